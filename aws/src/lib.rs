@@ -1,0 +1,1 @@
+//! cdkd-aws: adapters over the AWS SDK (being written).

@@ -1,0 +1,3 @@
+pub mod force_unlock;
+pub mod state;
+pub mod workflow;

@@ -1,0 +1,35 @@
+//! Options every command takes, and logging setup.
+
+use clap::Args;
+
+#[derive(Debug, Clone, Args)]
+pub struct GlobalOpts {
+    /// The state bucket (default: env CDKD_STATE_BUCKET, else cdkd-state-<account id>).
+    #[arg(long, global = true, env = "CDKD_STATE_BUCKET")]
+    pub state_bucket: Option<String>,
+    /// The key prefix of cdkd state in the bucket.
+    #[arg(long, global = true, default_value = "cdkd")]
+    pub state_prefix: String,
+    /// The AWS region of the CLI (default: AWS_REGION, else us-east-1).
+    #[arg(long, global = true)]
+    pub region: Option<String>,
+    /// The AWS profile to use.
+    #[arg(long, global = true)]
+    pub profile: Option<String>,
+    /// Debug logging on stderr.
+    #[arg(long, short = 'v', global = true)]
+    pub verbose: bool,
+}
+
+/// Human log lines on stderr; stdout is reserved for output.
+pub fn init_logging(verbose: bool) {
+    let level = if verbose { "debug" } else { "warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .with_target(false)
+        .try_init();
+}

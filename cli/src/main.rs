@@ -1,0 +1,59 @@
+//! cdkd-flow: runs cdkd's long operations as Step Functions workflows and renders cdkd
+//! state straight from S3. This file only parses the command line and dispatches; each
+//! command lives in `cmd/<name>.rs`.
+
+mod cmd;
+mod error;
+mod global;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::CliError;
+use crate::global::GlobalOpts;
+
+/// Run cdkd's destroy and export as durable workflows, and read cdkd state from S3.
+#[derive(Debug, Parser)]
+#[command(name = "cdkd-flow", version, about, long_about = None)]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalOpts,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Read cdkd state records straight from the state bucket.
+    #[command(subcommand)]
+    State(cmd::state::StateCommand),
+    /// Delete a stack's lock.json unconditionally (use only when its holder is gone).
+    ForceUnlock(cmd::force_unlock::Args),
+    /// Run a Step Functions definition in-process with the local engine.
+    #[command(subcommand)]
+    Workflow(cmd::workflow::WorkflowCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    global::init_logging(cli.global.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: could not start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::State(c) => cmd::state::run(&cli.global, c).await,
+            Command::ForceUnlock(a) => cmd::force_unlock::run(&cli.global, a).await,
+            Command::Workflow(c) => cmd::workflow::run(&cli.global, c).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => e.report(),
+    }
+}

@@ -1,0 +1,1 @@
+//! Destroy decisions (being written).

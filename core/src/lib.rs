@@ -1,0 +1,13 @@
+//! cdkd-core: the domain of cdkd-flow. Pure: no AWS SDK, no tokio, no I/O.
+//!
+//! Decisions live here and are tested with plain unit tests; `cdkd-aws` moves bytes,
+//! `cdkd-functions` wires steps, the CLI prints what the renderers return.
+
+pub mod contention;
+pub mod destroy;
+pub mod json;
+pub mod keys;
+pub mod lock;
+pub mod render;
+pub mod state;
+pub mod text;

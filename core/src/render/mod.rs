@@ -1,0 +1,1 @@
+//! Pure renderers for the state views (being written).

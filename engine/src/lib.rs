@@ -1,0 +1,1 @@
+//! cdkd-engine (being written).

@@ -1,0 +1,1 @@
+//! Test harness: starts the local AWS emulator (being written).
