@@ -1,0 +1,1 @@
+//! cdkd-deleters (being written).
