@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The demo: run under scripts/with-emulator.sh (make demo). Seeds the emulator with a
+# realistic cdkd state bucket, then runs cdkd-flow on it.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin="${CDKD_FLOW_BIN:-$here/target/debug/cdkd-flow}"
+"$here/.venv/bin/python" "$here/scripts/demo_seed.py"
+run() { printf '\n$ cdkd-flow %s\n' "$*"; "$bin" "$@" || printf '(exit %s)\n' "$?"; }
+run state list
+run state list --long
+run state list --tree
+run state show Platform --show-nested
+run state show Locked
+run state resources WebApp --stack-region us-east-1 --long
+run state show WebApp
+run force-unlock Locked --stack-region us-east-1
+run state list --long --json
