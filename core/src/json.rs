@@ -1,1 +1,501 @@
-//! (being written)
+//! JavaScript-compatible JSON (S&L §3.3, views §1.5/§1.6).
+//!
+//! cdkd is JavaScript: it reads records with `JSON.parse` and writes them with
+//! `JSON.stringify`. This module reproduces what matters for byte parity and for not
+//! rejecting what cdkd accepts: JS own-key order, the ECMAScript Number-to-String
+//! algorithm, `JSON.stringify`'s string escapes, and the `--json` payload escaping.
+//!
+//! Decisions (documented here because the spec asks for an explicit choice):
+//! - Bytes are decoded as UTF-8 the way cdkd's SDK body decoder does (`TextDecoder`):
+//!   invalid sequences become U+FFFD and one leading BOM is dropped.
+//! - An escaped lone surrogate (`"\ud800"`) is refused by name: `serde_json` strings
+//!   cannot hold one, and reading it lossily would change the value on the next write.
+//! - Nesting: parsing runs on a growable stack (`serde_stacker`), so deep input never
+//!   overflows it. Values deeper than [`MAX_PARSE_DEPTH`] are refused by name (and
+//!   dismantled without recursion), because every later recursive step over a
+//!   `serde_json::Value` (its `Clone`, `Drop`, `PartialEq`) would otherwise risk the
+//!   stack. `JSON.parse` accepts deeper input; this is a deliberate difference.
+//!   [`MAX_PARSE_DEPTH`] is well above [`MAX_STRINGIFY_DEPTH`], so a value too deep to
+//!   stringify is still read and renders as `(unserializable)`.
+
+use serde::Deserialize;
+use serde_json::{Map, Number, Value};
+use unicode_general_category::{get_general_category, GeneralCategory};
+
+/// Nesting budget of [`stringify`]/[`stringify_pretty`]: a container nested deeper than
+/// this makes them return `None` (the caller prints `(unserializable)`).
+pub const MAX_STRINGIFY_DEPTH: usize = 1000;
+
+/// Deepest nesting [`parse_json`] accepts. Deeper input is refused by name.
+///
+/// Measured: `Value::clone` of a value about 1500 levels deep overflows a 2 MiB thread
+/// stack (the default for test and tokio worker threads) in a debug build, and `Drop`
+/// and `PartialEq` recurse the same way. 1100 keeps every ordinary operation on a
+/// returned value safe while still leaving room above [`MAX_STRINGIFY_DEPTH`].
+pub const MAX_PARSE_DEPTH: usize = 1100;
+
+/// Parses JSON like `JSON.parse` (see the module notes for the explicit differences).
+/// Duplicate keys: the last value wins, at the position of the first.
+/// The error is the parser's message, on one line.
+pub fn parse_json(bytes: &[u8]) -> Result<Value, String> {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = {
+        let stacked = serde_stacker::Deserializer::new(&mut de);
+        Value::deserialize(stacked).map_err(|e| parser_message(text, &e.to_string()))?
+    };
+    de.end().map_err(|e| parser_message(text, &e.to_string()))?;
+    let depth = depth_of(&value);
+    if depth > MAX_PARSE_DEPTH {
+        dismantle(value);
+        return Err(format!(
+            "JSON nesting of {depth} levels exceeds the supported maximum of {MAX_PARSE_DEPTH}"
+        ));
+    }
+    Ok(value)
+}
+
+fn parser_message(text: &str, msg: &str) -> String {
+    match find_lone_surrogate(text) {
+        Some(unit) => format!(
+            "lone UTF-16 surrogate escape \\u{unit:04x} in a string is not supported ({msg})"
+        ),
+        None => msg.to_string(),
+    }
+}
+
+/// The first escaped lone surrogate (`\ud800` not followed by a low surrogate escape, or
+/// a low surrogate escape without a high one) inside a string literal of `text`.
+fn find_lone_surrogate(text: &str) -> Option<u16> {
+    let b = text.as_bytes();
+    let hex4 = |i: usize| -> Option<u16> {
+        let s = b.get(i..i + 4)?;
+        u16::from_str_radix(std::str::from_utf8(s).ok()?, 16).ok()
+    };
+    let escape_at = |i: usize| -> Option<u16> {
+        if b.get(i) == Some(&b'\\') && b.get(i + 1) == Some(&b'u') {
+            hex4(i + 2)
+        } else {
+            None
+        }
+    };
+    let mut in_string = false;
+    let mut i = 0;
+    while i < b.len() {
+        match (in_string, b[i]) {
+            (false, b'"') => in_string = true,
+            (true, b'"') => in_string = false,
+            (true, b'\\') => {
+                if let Some(unit) = escape_at(i) {
+                    if (0xD800..0xDC00).contains(&unit) {
+                        match escape_at(i + 6) {
+                            Some(low) if (0xDC00..0xE000).contains(&low) => {
+                                i += 12;
+                                continue;
+                            }
+                            _ => return Some(unit),
+                        }
+                    }
+                    if (0xDC00..0xE000).contains(&unit) {
+                        return Some(unit);
+                    }
+                    i += 6;
+                    continue;
+                }
+                i += 2;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Nesting depth without recursion: a scalar is 0, `[]`/`{}` is 1, `[[1]]` is 2.
+pub fn depth_of(v: &Value) -> usize {
+    let mut max = 0;
+    let mut stack: Vec<(&Value, usize)> = vec![(v, 0)];
+    while let Some((v, d)) = stack.pop() {
+        match v {
+            Value::Array(a) => {
+                max = max.max(d + 1);
+                stack.extend(a.iter().map(|c| (c, d + 1)));
+            }
+            Value::Object(o) => {
+                max = max.max(d + 1);
+                stack.extend(o.values().map(|c| (c, d + 1)));
+            }
+            _ => {}
+        }
+    }
+    max
+}
+
+/// Drops a value of any depth without recursing.
+fn dismantle(v: Value) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(a) => stack.extend(a),
+            Value::Object(o) => stack.extend(o.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+/// ECMAScript `Number::toString` of a JSON number (which JS holds as a double).
+pub fn js_number(n: &Number) -> String {
+    let f = if let Some(u) = n.as_u64() {
+        u as f64
+    } else if let Some(i) = n.as_i64() {
+        i as f64
+    } else {
+        n.as_f64().unwrap_or(f64::NAN)
+    };
+    js_f64(f)
+}
+
+/// ECMAScript `Number::toString` of a double (`NaN`, `Infinity` included).
+pub fn js_f64(f: f64) -> String {
+    if f == 0.0 {
+        return "0".to_string();
+    }
+    ryu_js::Buffer::new().format(f).to_string()
+}
+
+/// Canonical array index of JS: `"0"` or a digit string without leading zero whose
+/// value is below 2^32 − 1.
+pub fn array_index(key: &str) -> Option<u32> {
+    let b = key.as_bytes();
+    if b.is_empty() || b.len() > 10 || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if b.len() > 1 && b[0] == b'0' {
+        return None;
+    }
+    let n: u64 = key.parse().ok()?;
+    if n < u64::from(u32::MAX) {
+        u32::try_from(n).ok()
+    } else {
+        None
+    }
+}
+
+/// JS own-key order: array-index keys ascending numerically, then the rest in
+/// insertion order.
+pub fn ordered_entries(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    let mut indexed: Vec<(u32, (&String, &Value))> = Vec::new();
+    let mut rest: Vec<(&String, &Value)> = Vec::new();
+    for (k, v) in map {
+        match array_index(k) {
+            Some(i) => indexed.push((i, (k, v))),
+            None => rest.push((k, v)),
+        }
+    }
+    indexed.sort_by_key(|(i, _)| *i);
+    indexed.into_iter().map(|(_, e)| e).chain(rest).collect()
+}
+
+/// `JSON.stringify(v)` (compact). `None` when nesting exceeds [`MAX_STRINGIFY_DEPTH`].
+pub fn stringify(v: &Value) -> Option<String> {
+    let mut out = String::new();
+    write_value(&mut out, v, None, 0, MAX_STRINGIFY_DEPTH).ok()?;
+    Some(out)
+}
+
+/// `JSON.stringify(v, null, 2)`. `None` when nesting exceeds [`MAX_STRINGIFY_DEPTH`].
+pub fn stringify_pretty(v: &Value) -> Option<String> {
+    let mut out = String::new();
+    write_value(&mut out, v, Some(2), 0, MAX_STRINGIFY_DEPTH).ok()?;
+    Some(out)
+}
+
+/// The `--json` payload of views §1.6: `JSON.stringify(v, null, 2)` with every raw
+/// Cc/Cf/Zl/Zp code point (except the layout `\n`) escaped as lowercase `\uXXXX` per
+/// UTF-16 unit, plus a final `\n`.
+///
+/// Fallback: a value deeper than [`MAX_STRINGIFY_DEPTH`] (cdkd would fail) is still
+/// serialised in full, with the same writer and a budget of [`MAX_PARSE_DEPTH`] + 1;
+/// every value [`parse_json`] returns fits in it. A value built in memory deeper than
+/// that prints `null` (never a panic).
+pub fn json_payload(v: &Value) -> String {
+    let pretty = stringify_pretty(v).or_else(|| {
+        let mut out = String::new();
+        write_value(&mut out, v, Some(2), 0, MAX_PARSE_DEPTH + 1)
+            .ok()
+            .map(|()| out)
+    });
+    let mut text = escape_invisible(pretty.as_deref().unwrap_or("null"));
+    text.push('\n');
+    text
+}
+
+/// Escapes every Cc/Cf/Zl/Zp code point except `\n` as lowercase `\uXXXX` per UTF-16
+/// code unit (views §1.6 step 2).
+pub fn escape_invisible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c != '\n' && is_invisible(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{:04x}", u));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// True for Unicode general categories Cc, Cf, Zl, Zp.
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        get_general_category(c),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+    )
+}
+
+/// Writes one JSON string literal with `JSON.stringify`'s escapes.
+pub fn write_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+struct TooDeep;
+
+fn newline(out: &mut String, indent: Option<usize>, level: usize) {
+    if let Some(n) = indent {
+        out.push('\n');
+        out.extend(std::iter::repeat_n(' ', n * level));
+    }
+}
+
+fn write_value(
+    out: &mut String,
+    v: &Value,
+    indent: Option<usize>,
+    depth: usize,
+    budget: usize,
+) -> Result<(), TooDeep> {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&js_number(n)),
+        Value::String(s) => write_json_string(out, s),
+        Value::Array(a) => {
+            if depth >= budget {
+                return Err(TooDeep);
+            }
+            if a.is_empty() {
+                out.push_str("[]");
+                return Ok(());
+            }
+            out.push('[');
+            for (i, item) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, indent, depth + 1);
+                write_value(out, item, indent, depth + 1, budget)?;
+            }
+            newline(out, indent, depth);
+            out.push(']');
+        }
+        Value::Object(o) => {
+            if depth >= budget {
+                return Err(TooDeep);
+            }
+            if o.is_empty() {
+                out.push_str("{}");
+                return Ok(());
+            }
+            out.push('{');
+            for (i, (k, item)) in ordered_entries(o).into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, indent, depth + 1);
+                write_json_string(out, k);
+                out.push(':');
+                if indent.is_some() {
+                    out.push(' ');
+                }
+                write_value(out, item, indent, depth + 1, budget)?;
+            }
+            newline(out, indent, depth);
+            out.push('}');
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn num(s: &str) -> String {
+        match parse_json(s.as_bytes()).unwrap() {
+            Value::Number(n) => js_number(&n),
+            other => panic!("not a number: {other}"),
+        }
+    }
+
+    #[test]
+    fn js_number_uses_ecmascript_number_to_string() {
+        assert_eq!(num("1e21"), "1e+21");
+        assert_eq!(num("1e20"), "100000000000000000000");
+        assert_eq!(num("0.0000001"), "1e-7");
+        assert_eq!(num("0.000001"), "0.000001");
+        assert_eq!(num("-0"), "0");
+        assert_eq!(num("-0.0"), "0");
+        assert_eq!(num("8.0"), "8");
+        assert_eq!(num("2.5"), "2.5");
+        assert_eq!(num("-12"), "-12");
+        assert_eq!(num("0.1"), "0.1");
+        assert_eq!(num("123456789012345678901"), "123456789012345680000");
+        assert_eq!(num("18446744073709551615"), "18446744073709552000");
+        assert_eq!(num("9007199254740993"), "9007199254740992");
+        assert_eq!(num("1.7976931348623157e308"), "1.7976931348623157e+308");
+    }
+
+    #[test]
+    fn key_order_puts_array_indices_first_numerically() {
+        let v =
+            parse_json(br#"{"b":1,"10":2,"2":3,"01":4,"4294967295":5,"4294967294":6}"#).unwrap();
+        let keys: Vec<&str> = ordered_entries(v.as_object().unwrap())
+            .into_iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(keys, ["2", "10", "4294967294", "b", "01", "4294967295"]);
+    }
+
+    #[test]
+    fn duplicate_keys_last_value_wins_at_first_position() {
+        let v = parse_json(br#"{"a":1,"b":2,"a":3}"#).unwrap();
+        assert_eq!(stringify(&v).unwrap(), r#"{"a":3,"b":2}"#);
+    }
+
+    #[test]
+    fn stringify_matches_json_stringify_escapes() {
+        let v = json!("q\" b\\ \u{8}\u{c}\n\r\t\u{1}\u{1b}\u{7f}\u{2028}/é");
+        assert_eq!(
+            stringify(&v).unwrap(),
+            "\"q\\\" b\\\\ \\b\\f\\n\\r\\t\\u0001\\u001b\u{7f}\u{2028}/é\""
+        );
+    }
+
+    #[test]
+    fn stringify_pretty_matches_json_stringify_indent_2() {
+        let v = parse_json(br#"{"a":[],"b":{},"c":[1,{"d":null}],"e":true}"#).unwrap();
+        assert_eq!(
+            stringify_pretty(&v).unwrap(),
+            "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    1,\n    {\n      \"d\": null\n    }\n  ],\n  \"e\": true\n}"
+        );
+        assert_eq!(
+            stringify(&v).unwrap(),
+            r#"{"a":[],"b":{},"c":[1,{"d":null}],"e":true}"#
+        );
+    }
+
+    fn nested(depth: usize) -> Vec<u8> {
+        let mut s = "[".repeat(depth);
+        s.push_str(&"]".repeat(depth));
+        s.into_bytes()
+    }
+
+    #[test]
+    fn stringify_returns_none_beyond_depth_budget() {
+        let ok = parse_json(&nested(MAX_STRINGIFY_DEPTH)).unwrap();
+        assert!(stringify(&ok).is_some());
+        let deep = parse_json(&nested(MAX_STRINGIFY_DEPTH + 1)).unwrap();
+        assert_eq!(stringify(&deep), None);
+        assert_eq!(stringify_pretty(&deep), None);
+        let payload = json_payload(&deep);
+        assert!(payload.starts_with("[\n  [\n"));
+        assert!(payload.ends_with("]\n"));
+    }
+
+    #[test]
+    fn parse_json_refuses_very_deep_nesting_by_name_without_crashing() {
+        let err = parse_json(&nested(200_000)).unwrap_err();
+        assert!(err.contains("nesting"), "{err}");
+        let v = parse_json(&nested(MAX_PARSE_DEPTH)).unwrap();
+        assert_eq!(depth_of(&v), MAX_PARSE_DEPTH);
+        dismantle(v);
+    }
+
+    #[test]
+    fn parse_json_refuses_lone_surrogate_by_name() {
+        let err = parse_json(br#"{"a":"\ud800"}"#).unwrap_err();
+        assert!(
+            err.contains("lone UTF-16 surrogate escape \\ud800"),
+            "{err}"
+        );
+        let err = parse_json(br#"{"a":"\uDC00x"}"#).unwrap_err();
+        assert!(err.contains("surrogate escape \\udc00"), "{err}");
+        let err = parse_json(br#"{"a":"\ud800\u0041"}"#).unwrap_err();
+        assert!(err.contains("surrogate"), "{err}");
+        // An escaped backslash followed by text is not an escape; other errors keep the
+        // parser's own message.
+        let err = parse_json(br#"{"a":"\\ud800", }"#).unwrap_err();
+        assert!(!err.contains("surrogate"), "{err}");
+        // A valid pair is fine.
+        let v = parse_json(br#""\ud83d\ude00""#).unwrap();
+        assert_eq!(v, json!("\u{1f600}"));
+    }
+
+    #[test]
+    fn parse_json_decodes_like_text_decoder() {
+        assert_eq!(parse_json(b"\xef\xbb\xbf{}").unwrap(), json!({}));
+        assert_eq!(parse_json(b"\"a\xffb\"").unwrap(), json!("a\u{fffd}b"));
+        assert!(parse_json(b"{} x").is_err());
+        assert!(parse_json(b"").is_err());
+    }
+
+    #[test]
+    fn json_payload_escapes_cc_cf_zl_zp_lowercase_per_utf16_unit() {
+        let v =
+            json!({"k": "A\u{2028}B\u{9b}C\u{7f}D\u{202e}E\u{200b}F\u{e0001}G\u{ad}H\u{1b}I\nJ"});
+        assert_eq!(
+            json_payload(&v),
+            "{\n  \"k\": \"A\\u2028B\\u009bC\\u007fD\\u202eE\\u200bF\\udb40\\udc01G\\u00adH\\u001bI\\nJ\"\n}\n"
+        );
+        // Round trip: the payload parses back to the value.
+        assert_eq!(parse_json(json_payload(&v).as_bytes()).unwrap(), v);
+    }
+
+    #[test]
+    fn json_payload_of_views_table_1_6a() {
+        let cases = [
+            ("A\u{1b}[31mB", "\"A\\u001b[31mB\"\n"),
+            ("A\nB", "\"A\\nB\"\n"),
+            ("A\u{2028}B", "\"A\\u2028B\"\n"),
+            ("A\u{202e}B", "\"A\\u202eB\"\n"),
+            ("A\u{200b}B", "\"A\\u200bB\"\n"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(json_payload(&json!(input)), want, "{input:?}");
+        }
+        assert_eq!(json_payload(&Value::Null), "null\n");
+    }
+}
