@@ -1,1 +1,139 @@
-//! (being written)
+//! The contention refusal (S&L §7): one line naming the holder, its operation, when the
+//! lock expires, and the recovery command (`cdkd-flow force-unlock …`) when every value
+//! in it can be printed faithfully.
+
+use crate::keys::DEFAULT_PREFIX;
+use crate::lock::{expiry_phrase, LockInfo};
+use crate::text::{
+    ascii_only_str, display_ident_str, flatten_str, or_unrenderable, shell_quote, STACK_NAME_CAP,
+};
+
+/// Which kind of stack the lock guards (only the noun changes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subject {
+    Stack,
+    NestedStack,
+    NestedStackChild,
+}
+
+impl Subject {
+    pub fn noun(self) -> &'static str {
+        match self {
+            Subject::Stack => "stack",
+            Subject::NestedStack => "nested stack",
+            Subject::NestedStackChild => "nested-stack child",
+        }
+    }
+}
+
+/// Everything the refusal names besides the lock.
+#[derive(Clone, Copy, Debug)]
+pub struct ContentionContext<'a> {
+    pub subject: Subject,
+    pub stack: &'a str,
+    /// `None` for a legacy (region-less) lock.
+    pub region: Option<&'a str>,
+    pub profile: Option<&'a str>,
+    /// The resolved state bucket, when known.
+    pub bucket: Option<&'a str>,
+    pub prefix: &'a str,
+}
+
+/// Longest value (in code points) the recovery command may carry.
+pub const MAX_COMMAND_VALUE_CHARS: usize = 1152;
+
+/// The sentence that replaces the recovery command when it cannot be printed.
+pub const NO_RECOVERY_COMMAND: &str = "No recovery command can be shown: a value it needs (the stack name, region, profile, state bucket or state prefix) is unrenderable, empty, longer than 1152 characters, or begins with '-'; inspect the lock object (lock.json) in the state bucket directly.";
+
+const ADVICE_NAMED: &str =
+    "That process is still running — wait for it to finish. Only if you are certain it is gone";
+const ADVICE_UNNAMED: &str =
+    "Wait for it to finish, or if you are certain no other process is active";
+
+/// The refusal line (no newline). `lock` is the holder read best-effort (`None`: absent
+/// or unreadable, the default text is kept).
+pub fn contention_message(ctx: &ContentionContext, lock: Option<&LockInfo>, now_ms: i64) -> String {
+    let stack = display_ident_str(ctx.stack, STACK_NAME_CAP);
+    let region = match ctx.region {
+        Some(r) => format!(" ({})", or_unrenderable(ascii_only_str(r))),
+        None => String::new(),
+    };
+    let (held, named) = held_clause(lock, now_ms);
+    let advice = if named { ADVICE_NAMED } else { ADVICE_UNNAMED };
+    let head = format!(
+        "Could not acquire lock for {} {stack}{region} — {held}.",
+        ctx.subject.noun()
+    );
+    match recovery_command(ctx) {
+        Some(cmd) => format!("{head} {advice}, run: {cmd}"),
+        None => format!("{head} {advice}. {NO_RECOVERY_COMMAND}"),
+    }
+}
+
+/// `(clause, holder named)`.
+fn held_clause(lock: Option<&LockInfo>, now_ms: i64) -> (String, bool) {
+    let Some(lock) = lock else {
+        return ("another cdkd process holds it".to_string(), false);
+    };
+    let expiry = expiry_phrase(lock.expires_at.as_ref(), now_ms);
+    // Owner and operation were flattened when the lock was read; flatten again in case
+    // a caller built the LockInfo by hand (idempotent).
+    let owner = flatten_str(&lock.owner);
+    if owner.is_empty() {
+        return (format!("held by an unnamed holder, {expiry}"), false);
+    }
+    let op = lock
+        .operation
+        .as_deref()
+        .map(flatten_str)
+        .filter(|op| !op.is_empty())
+        .map(|op| format!(", operation: {op}"))
+        .unwrap_or_default();
+    (format!("held by {owner}{op}, {expiry}"), true)
+}
+
+/// A value is printable in the command when sanitising leaves it unchanged and it is
+/// non-empty, at most 1152 code points and does not start with `-`.
+fn printable(value: &str, sanitised: &str) -> bool {
+    value == sanitised
+        && !value.is_empty()
+        && value.chars().count() <= MAX_COMMAND_VALUE_CHARS
+        && !value.starts_with('-')
+}
+
+/// `cdkd-flow force-unlock <stack> [--stack-region R] [--profile P] [--state-bucket B]
+/// [--state-prefix X]`, or `None` when any value cannot be reproduced faithfully.
+pub fn recovery_command(ctx: &ContentionContext) -> Option<String> {
+    let ascii_ok = |v: &str| printable(v, &ascii_only_str(v));
+    let flat_ok = |v: &str| printable(v, &flatten_str(v));
+    if !ascii_ok(ctx.stack) {
+        return None;
+    }
+    let mut cmd = format!("cdkd-flow force-unlock {}", shell_quote(ctx.stack));
+    if let Some(region) = ctx.region {
+        if !ascii_ok(region) {
+            return None;
+        }
+        cmd.push_str(&format!(" --stack-region {}", shell_quote(region)));
+    }
+    if let Some(profile) = ctx.profile.filter(|p| !p.is_empty()) {
+        if !flat_ok(profile) {
+            return None;
+        }
+        cmd.push_str(&format!(" --profile {}", shell_quote(profile)));
+    }
+    if let Some(bucket) = ctx.bucket.filter(|b| !b.is_empty()) {
+        if !flat_ok(bucket) {
+            return None;
+        }
+        cmd.push_str(&format!(" --state-bucket {}", shell_quote(bucket)));
+    }
+    if ctx.prefix != DEFAULT_PREFIX {
+        // An empty prefix is a real, different prefix: it is printed as ''.
+        if !ctx.prefix.is_empty() && !flat_ok(ctx.prefix) {
+            return None;
+        }
+        cmd.push_str(&format!(" --state-prefix {}", shell_quote(ctx.prefix)));
+    }
+    Some(cmd)
+}

@@ -213,22 +213,26 @@ pub fn stringify_pretty(v: &Value) -> Option<String> {
     Some(out)
 }
 
+/// `JSON.stringify(v, null, 2)` with no depth budget. The writer grows its stack on the
+/// heap when needed (`stacker`), so no depth can overflow it. Used for writing records
+/// back, where dropping data is not an option.
+pub fn stringify_pretty_unbounded(v: &Value) -> String {
+    let mut out = String::new();
+    // Cannot fail: the budget is never reached.
+    let _ = write_value(&mut out, v, Some(2), 0, usize::MAX);
+    out
+}
+
 /// The `--json` payload of views §1.6: `JSON.stringify(v, null, 2)` with every raw
 /// Cc/Cf/Zl/Zp code point (except the layout `\n`) escaped as lowercase `\uXXXX` per
 /// UTF-16 unit, plus a final `\n`.
 ///
-/// Fallback: a value deeper than [`MAX_STRINGIFY_DEPTH`] (cdkd would fail) is still
-/// serialised in full, with the same writer and a budget of [`MAX_PARSE_DEPTH`] + 1;
-/// every value [`parse_json`] returns fits in it. A value built in memory deeper than
-/// that prints `null` (never a panic).
+/// Fallback: a value deeper than [`MAX_STRINGIFY_DEPTH`] (where cdkd's `JSON.stringify`
+/// would fail) is still serialised in full, by [`stringify_pretty_unbounded`]: the
+/// payload stays a faithful, parseable serialisation and nothing panics.
 pub fn json_payload(v: &Value) -> String {
-    let pretty = stringify_pretty(v).or_else(|| {
-        let mut out = String::new();
-        write_value(&mut out, v, Some(2), 0, MAX_PARSE_DEPTH + 1)
-            .ok()
-            .map(|()| out)
-    });
-    let mut text = escape_invisible(pretty.as_deref().unwrap_or("null"));
+    let pretty = stringify_pretty(v).unwrap_or_else(|| stringify_pretty_unbounded(v));
+    let mut text = escape_invisible(&pretty);
     text.push('\n');
     text
 }
@@ -290,6 +294,18 @@ fn newline(out: &mut String, indent: Option<usize>, level: usize) {
 }
 
 fn write_value(
+    out: &mut String,
+    v: &Value,
+    indent: Option<usize>,
+    depth: usize,
+    budget: usize,
+) -> Result<(), TooDeep> {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        write_value_inner(out, v, indent, depth, budget)
+    })
+}
+
+fn write_value_inner(
     out: &mut String,
     v: &Value,
     indent: Option<usize>,
@@ -433,6 +449,8 @@ mod tests {
         let payload = json_payload(&deep);
         assert!(payload.starts_with("[\n  [\n"));
         assert!(payload.ends_with("]\n"));
+        assert_eq!(parse_json(payload.as_bytes()).unwrap(), deep);
+        assert_eq!(payload, format!("{}\n", stringify_pretty_unbounded(&deep)));
     }
 
     #[test]

@@ -1,1 +1,201 @@
-//! (being written)
+//! The S3 key layout of cdkd state (S&L §2) and the ordering of stack refs (views §1.7).
+
+use std::cmp::Ordering;
+
+/// Default `--state-prefix`.
+pub const DEFAULT_PREFIX: &str = "cdkd";
+
+/// One state record's identity: a stack and its record region (`None` for a legacy
+/// region-less record).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StackRef {
+    pub stack: String,
+    pub region: Option<String>,
+}
+
+impl StackRef {
+    pub fn new(stack: impl Into<String>, region: Option<impl Into<String>>) -> Self {
+        StackRef {
+            stack: stack.into(),
+            region: region.map(Into::into),
+        }
+    }
+}
+
+/// Compares strings by UTF-16 code units, like JS `<`.
+pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+impl Ord for StackRef {
+    /// Views §1.7: stack name, then region, both by UTF-16 code units; a region-less
+    /// ref sorts after every region of the same name.
+    fn cmp(&self, other: &Self) -> Ordering {
+        cmp_utf16(&self.stack, &other.stack).then_with(|| match (&self.region, &other.region) {
+            (Some(a), Some(b)) => cmp_utf16(a, b),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        })
+    }
+}
+
+impl PartialOrd for StackRef {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// `{prefix}/{stack}/{region}/state.json`.
+pub fn state_key(prefix: &str, stack: &str, region: &str) -> String {
+    format!("{prefix}/{stack}/{region}/state.json")
+}
+
+/// `{prefix}/{stack}/state.json` (legacy v1, read-only).
+pub fn legacy_state_key(prefix: &str, stack: &str) -> String {
+    format!("{prefix}/{stack}/state.json")
+}
+
+/// `{prefix}/{stack}/{region}/lock.json`, or the legacy `{prefix}/{stack}/lock.json`
+/// when `region` is `None`.
+pub fn lock_key(prefix: &str, stack: &str, region: Option<&str>) -> String {
+    match region {
+        Some(region) => format!("{prefix}/{stack}/{region}/lock.json"),
+        None => format!("{prefix}/{stack}/lock.json"),
+    }
+}
+
+/// `{prefix}/_index/{region}/exports.json`.
+pub fn exports_index_key(prefix: &str, region: &str) -> String {
+    format!("{prefix}/_index/{region}/exports.json")
+}
+
+/// `{prefix}/{stack}/{region}/rollback-journal.json`.
+pub fn rollback_journal_key(prefix: &str, stack: &str, region: &str) -> String {
+    format!("{prefix}/{stack}/{region}/rollback-journal.json")
+}
+
+/// A nested child's stack name: `{parent}~{logical_id}`.
+pub fn child_stack_name(parent: &str, logical_id: &str) -> String {
+    format!("{parent}~{logical_id}")
+}
+
+/// The `ListObjectsV2` prefix: `{prefix}/`.
+pub fn list_prefix(prefix: &str) -> String {
+    format!("{prefix}/")
+}
+
+/// What a listed key names (S&L §2.1 step 2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListedKey {
+    /// `{prefix}/{stack}/{region}/state.json`.
+    State { stack: String, region: String },
+    /// `{prefix}/{stack}/state.json`; the region is inside the body.
+    LegacyState { stack: String },
+}
+
+/// Classifies a listed key: only keys ending `/state.json` under `{prefix}/` count; 3
+/// segments is a region-scoped record (skipped if a segment is empty), 2 a legacy
+/// record (skipped if the stack is empty), any other depth is ignored.
+pub fn parse_listed_key(prefix: &str, key: &str) -> Option<ListedKey> {
+    if !key.ends_with("/state.json") {
+        return None;
+    }
+    let rest = key.strip_prefix(&list_prefix(prefix))?;
+    let segments: Vec<&str> = rest.split('/').collect();
+    match segments.as_slice() {
+        [stack, region, "state.json"] if !stack.is_empty() && !region.is_empty() => {
+            Some(ListedKey::State {
+                stack: (*stack).to_string(),
+                region: (*region).to_string(),
+            })
+        }
+        [stack, "state.json"] if !stack.is_empty() => Some(ListedKey::LegacyState {
+            stack: (*stack).to_string(),
+        }),
+        _ => None,
+    }
+}
+
+/// A listed key that will not decode under `EncodingType=url`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("listed key is not valid url encoding: {0}")]
+    BadEscape(String),
+    #[error("listed key does not decode to UTF-8: {0}")]
+    NotUtf8(String),
+}
+
+/// Decodes a key listed with `EncodingType=url`: `+` becomes a space first, then
+/// percent-escapes are decoded. A malformed escape or non-UTF-8 result is an error
+/// (the listing is refused; the message is flattened).
+pub fn decode_url_listed_key(raw: &str) -> Result<String, KeyError> {
+    let shown = || crate::text::flatten_str(raw);
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b'%' => {
+                let hex = bytes
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .ok_or_else(|| KeyError::BadEscape(shown()))?;
+                out.push(hex);
+                i += 3;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|_| KeyError::NotUtf8(shown()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_layout_s_and_l_2() {
+        assert_eq!(
+            state_key("cdkd", "App", "us-east-1"),
+            "cdkd/App/us-east-1/state.json"
+        );
+        assert_eq!(legacy_state_key("cdkd", "App"), "cdkd/App/state.json");
+        assert_eq!(
+            lock_key("cdkd", "App", Some("us-east-1")),
+            "cdkd/App/us-east-1/lock.json"
+        );
+        assert_eq!(lock_key("cdkd", "App", None), "cdkd/App/lock.json");
+        assert_eq!(
+            exports_index_key("cdkd", "eu-west-1"),
+            "cdkd/_index/eu-west-1/exports.json"
+        );
+        assert_eq!(
+            rollback_journal_key("cdkd", "App", "us-east-1"),
+            "cdkd/App/us-east-1/rollback-journal.json"
+        );
+        assert_eq!(child_stack_name(&child_stack_name("A", "B"), "C"), "A~B~C");
+        assert_eq!(list_prefix("cdkd"), "cdkd/");
+    }
+
+    #[test]
+    fn empty_prefix_is_taken_literally() {
+        assert_eq!(state_key("", "App", "r"), "/App/r/state.json");
+        assert_eq!(
+            parse_listed_key("", "/App/r/state.json"),
+            Some(ListedKey::State {
+                stack: "App".into(),
+                region: "r".into()
+            })
+        );
+    }
+}

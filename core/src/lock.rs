@@ -1,1 +1,163 @@
-//! (being written)
+//! cdkd's `lock.json` (S&L §5) and the pure parts of the lock protocol (§6): the body
+//! we write, the tolerant reader, expiry, the renewal interval.
+
+use serde_json::{Map, Value};
+
+use crate::json::{js_f64, parse_json, stringify_pretty};
+use crate::text::{ascii_only_str, flatten, flatten_str, or_unrenderable};
+
+/// cdkd's lock TTL: 30 minutes.
+pub const LOCK_TTL_MS: i64 = 1_800_000;
+
+/// Renewal interval for a TTL (S&L §6.4): max(1 s, min(2 min, TTL/4)).
+pub fn renew_interval_ms(ttl_ms: i64) -> i64 {
+    (ttl_ms / 4).clamp(1_000, 120_000)
+}
+
+/// The owner string this project writes: `cdkd-flow:<run-id>`.
+pub fn flow_owner(run_id: &str) -> String {
+    format!("cdkd-flow:{run_id}")
+}
+
+/// A lock body this process writes (cdkd's shape).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LockBody {
+    pub owner: String,
+    pub timestamp: i64,
+    pub expires_at: i64,
+    /// Written only when non-empty.
+    pub operation: Option<String>,
+}
+
+impl LockBody {
+    /// A fresh lock: `timestamp = now`, `expiresAt = now + ttl`.
+    pub fn new(
+        owner: impl Into<String>,
+        now_ms: i64,
+        ttl_ms: i64,
+        operation: Option<String>,
+    ) -> Self {
+        LockBody {
+            owner: owner.into(),
+            timestamp: now_ms,
+            expires_at: now_ms.saturating_add(ttl_ms),
+            operation: operation.filter(|op| !op.is_empty()),
+        }
+    }
+
+    /// The renewal body: identical except `expiresAt = now + ttl`.
+    pub fn renewed(&self, now_ms: i64, ttl_ms: i64) -> LockBody {
+        LockBody {
+            expires_at: now_ms.saturating_add(ttl_ms),
+            ..self.clone()
+        }
+    }
+
+    /// `JSON.stringify(lock, null, 2)` with keys `owner`, `timestamp`, `expiresAt`
+    /// and `operation` (only when non-empty).
+    pub fn to_json(&self) -> String {
+        let mut m = Map::new();
+        m.insert("owner".into(), Value::String(self.owner.clone()));
+        m.insert("timestamp".into(), Value::from(self.timestamp));
+        m.insert("expiresAt".into(), Value::from(self.expires_at));
+        if let Some(op) = self.operation.as_deref().filter(|op| !op.is_empty()) {
+            m.insert("operation".into(), Value::String(op.to_string()));
+        }
+        // Flat object of scalars: the depth budget cannot be reached.
+        stringify_pretty(&Value::Object(m)).unwrap_or_default()
+    }
+}
+
+/// A lock as read (S&L §5 `getLockInfo`). `owner` and `operation` are sanitised here, at
+/// the single read point (flatten, views §1.2); everything else passes through.
+#[derive(Clone, Debug)]
+pub struct LockInfo {
+    /// Flattened; `""` when absent or null.
+    pub owner: String,
+    /// Flattened; `None` only when the body had no `operation` key.
+    pub operation: Option<String>,
+    pub timestamp: Option<Value>,
+    pub expires_at: Option<Value>,
+    /// The whole body as parsed.
+    pub raw: Map<String, Value>,
+}
+
+/// `lock.json` that is not valid JSON.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LockParseError {
+    /// The parser's message, flattened and ASCII-only.
+    #[error("lock.json is not valid JSON: {0}")]
+    InvalidJson(String),
+}
+
+/// Reads a lock body: invalid JSON → error; valid JSON that is not an object → `None`
+/// (readers treat it as no lock, although the object still blocks acquires).
+pub fn parse_lock(bytes: &[u8]) -> Result<Option<LockInfo>, LockParseError> {
+    let value = parse_json(bytes)
+        .map_err(|m| LockParseError::InvalidJson(or_unrenderable(ascii_only_str(&m))))?;
+    let Value::Object(raw) = value else {
+        return Ok(None);
+    };
+    Ok(Some(LockInfo {
+        owner: flatten(raw.get("owner")),
+        operation: raw.get("operation").map(|v| flatten(Some(v))),
+        timestamp: raw.get("timestamp").cloned(),
+        expires_at: raw.get("expiresAt").cloned(),
+        raw,
+    }))
+}
+
+fn finite(v: Option<&Value>) -> Option<f64> {
+    v.and_then(Value::as_f64).filter(|f| f.is_finite())
+}
+
+/// The takeover test: `now >= expiresAt`; a non-finite `expiresAt` (absent, `{}`,
+/// `"soon"`, a numeric string) counts as expired.
+pub fn is_expired(info: &LockInfo, now_ms: i64) -> bool {
+    match finite(info.expires_at.as_ref()) {
+        Some(e) => now_ms as f64 >= e,
+        None => true,
+    }
+}
+
+/// `expires in <d>` / `expired <d> ago` / `expires at an unknown time` (S&L §7).
+pub fn expiry_phrase(expires_at: Option<&Value>, now_ms: i64) -> String {
+    match finite(expires_at) {
+        None => "expires at an unknown time".to_string(),
+        Some(e) => {
+            let left = e - now_ms as f64;
+            if left > 0.0 {
+                format!("expires in {}", format_duration_f64(left))
+            } else {
+                format!("expired {} ago", format_duration_f64(-left))
+            }
+        }
+    }
+}
+
+/// `<n>s` below a minute, else `<m>m<s>s` (minutes unbounded), from whole seconds =
+/// floor(ms / 1000).
+pub fn format_duration_ms(ms: i64) -> String {
+    format_duration_f64(ms as f64)
+}
+
+fn format_duration_f64(ms: f64) -> String {
+    let secs = (ms / 1000.0).floor();
+    if secs < 60.0 {
+        format!("{}s", js_f64(secs))
+    } else {
+        let m = (secs / 60.0).floor();
+        let s = secs - m * 60.0;
+        format!("{}m{}s", js_f64(m), js_f64(s))
+    }
+}
+
+/// True when the stored lock is exactly the body this process wrote (same sanitised
+/// owner, same `timestamp`, same `expiresAt`): a renew answered 412 that actually
+/// landed.
+pub fn is_own_body(info: &LockInfo, body: &LockBody) -> bool {
+    let same = |v: Option<&Value>, n: i64| v.and_then(Value::as_f64) == Some(n as f64);
+    info.owner == flatten_str(&body.owner)
+        && same(info.timestamp.as_ref(), body.timestamp)
+        && same(info.expires_at.as_ref(), body.expires_at)
+}

@@ -1,1 +1,338 @@
-//! (being written)
+//! cdkd's `state.json` (S&L §3): a tolerant reader over untyped JSON and the writer of
+//! S&L §2.3.
+//!
+//! The record is kept as the whole parsed object ([`StateRecord::body`], insertion
+//! ordered), so a writer preserves every field it does not interpret, at its position.
+//! Accessors judge one field at a time and never panic; shape problems inside the record
+//! are left to each command (read-only views repair and warn, writers refuse by name via
+//! [`StateRecord::check_writable`]).
+
+use std::ops::RangeInclusive;
+
+use serde_json::{Map, Value};
+
+use crate::json::{js_number, parse_json, stringify};
+use crate::text::{ascii_only_str, flatten_str, or_unrenderable};
+
+/// The schema version writers stamp.
+pub const CURRENT_VERSION: u64 = 10;
+/// Every schema version a reader accepts.
+pub const SUPPORTED_VERSIONS: RangeInclusive<u64> = 1..=10;
+
+/// One parsed `state.json`.
+#[derive(Clone, Debug)]
+pub struct StateRecord {
+    /// The whole parsed object, nothing dropped (the region is the key's, see
+    /// [`parse_state`]).
+    pub body: Map<String, Value>,
+    /// The body's own `region` when it differed from the key's region (S&L §2.2 step 2,
+    /// `divergentBodyRegion`); `None` when it agreed, was absent, or no key region was
+    /// given.
+    pub divergent_body_region: Option<Value>,
+}
+
+/// The shape of the `resources` member.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ResourcesShape<'a> {
+    Absent,
+    Null,
+    Map(&'a Map<String, Value>),
+    Other(&'a Value),
+}
+
+/// A nested child's valid link to its parent (views §3.5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParentLink {
+    pub stack: String,
+    pub logical_id: Option<String>,
+    pub region: Option<String>,
+}
+
+/// A record cdkd-flow refuses to read (or, for the `Malformed*` variants, to write).
+/// Every message is one line; attacker-influenced values are flattened (stack names,
+/// values) or ASCII-only (regions), and an empty one reads `<unrenderable>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    #[error("State file for stack '{stack}' is not valid JSON: {message}")]
+    InvalidJson { stack: String, message: String },
+    #[error("State file for stack '{stack}' ({region}) is not a JSON object (its root is {kind})")]
+    NotAnObject {
+        stack: String,
+        region: String,
+        kind: &'static str,
+    },
+    #[error(
+        "Unsupported state schema version {version} for stack '{stack}'. This cdkd-flow binary supports versions 1, 2, 3, 4, 5, 6, 7, 8, 9, 10. Upgrade cdkd-flow (or use an up-to-date cdkd) to a version that supports schema {version}."
+    )]
+    UnsupportedVersion { stack: String, version: String },
+    #[error("State record for stack '{stack}' ({region}) is malformed: '{field}' is {kind}, not a JSON object; refusing to write it")]
+    MalformedContainer {
+        stack: String,
+        region: String,
+        field: &'static str,
+        kind: &'static str,
+    },
+    #[error("State record for stack '{stack}' ({region}) is malformed: resource '{logical_id}' is {kind}, not a JSON object; refusing to write it")]
+    MalformedResource {
+        stack: String,
+        region: String,
+        logical_id: String,
+        kind: &'static str,
+    },
+}
+
+/// The JSON kind of a value as a noun phrase (`an array`, `null`, …), for messages.
+pub fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn shown_stack(stack: &str) -> String {
+    or_unrenderable(flatten_str(stack))
+}
+
+fn shown_region(region: Option<&str>) -> String {
+    match region {
+        Some(r) => or_unrenderable(ascii_only_str(r)),
+        None => "no region, legacy key".to_string(),
+    }
+}
+
+/// A version value as shown in the refusal: numbers in JS form, anything else as
+/// compact JSON (so the string `"8"` is told apart from the number), flattened.
+fn shown_version(v: &Value) -> String {
+    let text = match v {
+        Value::Number(n) => js_number(n),
+        other => stringify(other).unwrap_or_else(|| "(unserializable)".to_string()),
+    };
+    let flat = or_unrenderable(flatten_str(&text));
+    if flat.chars().count() > 64 {
+        let cut: String = flat.chars().take(64).collect();
+        format!("{cut}…")
+    } else {
+        flat
+    }
+}
+
+/// A `version` value a reader accepts: a JSON number strictly equal to one of 1..=10.
+pub fn accepted_version(v: &Value) -> Option<u64> {
+    let f = v.as_f64()?;
+    SUPPORTED_VERSIONS.clone().find(|n| *n as f64 == f)
+}
+
+/// Reads one record (S&L §3.2 reader rules, §2.2 region authority).
+///
+/// - invalid JSON → [`StateError::InvalidJson`]; a non-object root →
+///   [`StateError::NotAnObject`] naming stack and region;
+/// - `version` must be absent or a JSON number equal to 1..=10, else
+///   [`StateError::UnsupportedVersion`];
+/// - with `key_region` given, a body `region` that is present and not that string is
+///   replaced (in place) by the key's region and kept in
+///   [`StateRecord::divergent_body_region`].
+///
+/// Nothing else is validated.
+pub fn parse_state(
+    stack: &str,
+    key_region: Option<&str>,
+    bytes: &[u8],
+) -> Result<StateRecord, StateError> {
+    let value = parse_json(bytes).map_err(|message| StateError::InvalidJson {
+        stack: shown_stack(stack),
+        message: or_unrenderable(flatten_str(&message)),
+    })?;
+    let mut body = match value {
+        Value::Object(map) => map,
+        other => {
+            return Err(StateError::NotAnObject {
+                stack: shown_stack(stack),
+                region: shown_region(key_region),
+                kind: kind_of(&other),
+            })
+        }
+    };
+    if let Some(v) = body.get("version") {
+        if accepted_version(v).is_none() {
+            return Err(StateError::UnsupportedVersion {
+                stack: shown_stack(stack),
+                version: shown_version(v),
+            });
+        }
+    }
+    let mut divergent_body_region = None;
+    if let Some(kr) = key_region {
+        let agrees = match body.get("region") {
+            None => true,
+            Some(Value::String(s)) => s == kr,
+            Some(_) => false,
+        };
+        if !agrees {
+            divergent_body_region = body.insert("region".to_string(), Value::String(kr.into()));
+        }
+    }
+    Ok(StateRecord {
+        body,
+        divergent_body_region,
+    })
+}
+
+/// The record as cdkd's `saveState` writes it (S&L §2.3): `lastModified` = `now_ms`,
+/// then `version` = 10, `stackName` = `stack`, `region` = `region`, each replaced at its
+/// existing position or appended in that order (cdkd's callers set `lastModified` on the
+/// record before `saveState` spreads the three forced fields over it). Every other
+/// field is preserved at its position; keys in JS order; `JSON.stringify(…, null, 2)`
+/// bytes without a trailing newline.
+pub fn serialize_for_write(record: &StateRecord, stack: &str, region: &str, now_ms: i64) -> String {
+    let mut body = record.body.clone();
+    body.insert("lastModified".to_string(), Value::from(now_ms));
+    body.insert("version".to_string(), Value::from(CURRENT_VERSION));
+    body.insert("stackName".to_string(), Value::String(stack.to_string()));
+    body.insert("region".to_string(), Value::String(region.to_string()));
+    crate::json::stringify_pretty_unbounded(&Value::Object(body))
+}
+
+impl StateRecord {
+    /// A record over an already parsed body (no divergent region).
+    pub fn from_body(body: Map<String, Value>) -> Self {
+        StateRecord {
+            body,
+            divergent_body_region: None,
+        }
+    }
+
+    /// The raw `version` member (absent → `None`).
+    pub fn version_value(&self) -> Option<&Value> {
+        self.body.get("version")
+    }
+
+    /// The schema version when it is an accepted one; `None` when absent (a record read
+    /// by [`parse_state`] has no other possibility).
+    pub fn version(&self) -> Option<u64> {
+        self.version_value().and_then(accepted_version)
+    }
+
+    pub fn stack_name(&self) -> Option<&Value> {
+        self.body.get("stackName")
+    }
+
+    pub fn region(&self) -> Option<&Value> {
+        self.body.get("region")
+    }
+
+    /// The region when it is a JSON string.
+    pub fn region_str(&self) -> Option<&str> {
+        self.region().and_then(Value::as_str)
+    }
+
+    pub fn resources_value(&self) -> Option<&Value> {
+        self.body.get("resources")
+    }
+
+    pub fn resources(&self) -> ResourcesShape<'_> {
+        match self.resources_value() {
+            None => ResourcesShape::Absent,
+            Some(Value::Null) => ResourcesShape::Null,
+            Some(Value::Object(m)) => ResourcesShape::Map(m),
+            Some(other) => ResourcesShape::Other(other),
+        }
+    }
+
+    pub fn outputs_value(&self) -> Option<&Value> {
+        self.body.get("outputs")
+    }
+
+    /// `lastModified` when it is a finite JSON number.
+    pub fn last_modified(&self) -> Option<f64> {
+        self.body
+            .get("lastModified")
+            .and_then(Value::as_f64)
+            .filter(|f| f.is_finite())
+    }
+
+    /// The v6 parent link, only when valid (views §3.5): `parentStack` a JSON string and
+    /// `parentRegion` absent or a string; `parentLogicalId` kept only if a string.
+    pub fn parent_link(&self) -> Option<ParentLink> {
+        let stack = self.body.get("parentStack")?.as_str()?;
+        let region = match self.body.get("parentRegion") {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => return None,
+        };
+        let logical_id = self
+            .body
+            .get("parentLogicalId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        Some(ParentLink {
+            stack: stack.to_string(),
+            logical_id,
+            region,
+        })
+    }
+
+    pub fn skipped_outputs(&self) -> Option<&Value> {
+        self.body.get("skippedOutputs")
+    }
+
+    /// `exportNames` (v9). Absent ≠ empty: absent means every output key is importable.
+    pub fn export_names(&self) -> Option<&Value> {
+        self.body.get("exportNames")
+    }
+
+    pub fn imports(&self) -> Option<&Value> {
+        self.body.get("imports")
+    }
+
+    pub fn output_reads(&self) -> Option<&Value> {
+        self.body.get("outputReads")
+    }
+
+    /// `orphans`: must be carried forward verbatim by every writer.
+    pub fn orphans(&self) -> Option<&Value> {
+        self.body.get("orphans")
+    }
+
+    /// True when the record was read from a legacy region-less body (no `region`
+    /// string).
+    pub fn is_region_less(&self) -> bool {
+        self.region_str().is_none()
+    }
+
+    /// Writers refuse a record whose shape they cannot read (S&L §3.2): `resources`
+    /// absent, null or not an object, a resource entry that is not an object, or
+    /// `outputs` present but not an object. Names stack, region, field and kind.
+    pub fn check_writable(&self, stack: &str, region: &str) -> Result<(), StateError> {
+        let malformed = |field: &'static str, kind: &'static str| StateError::MalformedContainer {
+            stack: shown_stack(stack),
+            region: shown_region(Some(region)),
+            field,
+            kind,
+        };
+        match self.resources() {
+            ResourcesShape::Absent => return Err(malformed("resources", "absent")),
+            ResourcesShape::Null => return Err(malformed("resources", "null")),
+            ResourcesShape::Other(v) => return Err(malformed("resources", kind_of(v))),
+            ResourcesShape::Map(m) => {
+                for (id, entry) in crate::json::ordered_entries(m) {
+                    if !entry.is_object() {
+                        return Err(StateError::MalformedResource {
+                            stack: shown_stack(stack),
+                            region: shown_region(Some(region)),
+                            logical_id: or_unrenderable(flatten_str(id)),
+                            kind: kind_of(entry),
+                        });
+                    }
+                }
+            }
+        }
+        match self.outputs_value() {
+            None | Some(Value::Object(_)) => Ok(()),
+            Some(v) => Err(malformed("outputs", kind_of(v))),
+        }
+    }
+}
