@@ -1,1 +1,13 @@
-//! Destroy decisions (being written).
+//! Destroy decisions (spec `destroy.md`): the delete graph, the next wave, per-record
+//! decisions, plan-time refusals, the data the workflow steps carry, Cloud Control
+//! identifiers, the custom-resource Delete request, and the crash-safety invariants.
+//! Pure: inputs are records as JSON, outputs are plain data.
+
+pub mod custom_resource;
+pub mod decide;
+pub mod graph;
+pub mod identifiers;
+pub mod invariant;
+pub mod model;
+pub mod refusals;
+pub mod waves;

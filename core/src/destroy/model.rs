@@ -1,0 +1,592 @@
+//! Plain data a destroy run carries between workflow steps: row outcomes, in-flight
+//! delete handles, the wave result, the run record (`_runs/<run-id>/progress.json`) and
+//! the report (`report.json`). Also the pure timing decisions (how long to wait before the
+//! next wave) and the deterministic Cloud Control `ClientToken`.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// What happened to one record in a run (spec §0 "row outcome", §2.7 `blocked`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "camelCase")]
+pub enum RowOutcome {
+    /// The delete call succeeded; the record is removed from state.
+    Deleted,
+    /// The resource was already gone (NotFound under the region guard); removed from state.
+    AlreadyGone,
+    /// `Retain` / `RetainExceptOnCreate`: no call; the record stays until the file goes.
+    Retained,
+    /// The deleter declined (custom resource FAILED, missing input); record kept.
+    Skipped { reason: String },
+    /// The delete failed; record kept.
+    Failed { error: String },
+    /// Not attempted because a record that must be deleted first failed or was skipped.
+    Blocked { by: String },
+    /// Not attempted because a stop was requested; record kept.
+    Interrupted,
+}
+
+impl RowOutcome {
+    /// Settled for unblocking (spec §2.7): deleted, already gone, retained.
+    pub fn is_settled(&self) -> bool {
+        matches!(self, Self::Deleted | Self::AlreadyGone | Self::Retained)
+    }
+
+    /// Failed or skipped: blocks everything it must precede (spec §2.7 [R]).
+    pub fn blocks(&self) -> bool {
+        matches!(
+            self,
+            Self::Failed { .. } | Self::Skipped { .. } | Self::Blocked { .. }
+        )
+    }
+
+    /// The record is gone from AWS: it must be removed from state.
+    pub fn removes_record(&self) -> bool {
+        matches!(self, Self::Deleted | Self::AlreadyGone)
+    }
+
+    /// Forces the state file to be preserved at finish (spec §2.12 step 1 with [R]).
+    pub fn preserves_state(&self) -> bool {
+        matches!(
+            self,
+            Self::Failed { .. } | Self::Skipped { .. } | Self::Blocked { .. } | Self::Interrupted
+        )
+    }
+
+    /// Short word used in reports and progress lines.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Deleted => "deleted",
+            Self::AlreadyGone => "already gone",
+            Self::Retained => "retained",
+            Self::Skipped { .. } => "skipped",
+            Self::Failed { .. } => "failed",
+            Self::Blocked { .. } => "blocked",
+            Self::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// How an in-flight delete is resumed by the next wave invocation (spec §2.14, §4.7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum InFlightKind {
+    /// Cloud Control `DeleteResource` in progress.
+    #[serde(rename_all = "camelCase")]
+    CloudControl {
+        request_token: String,
+        client_token: String,
+    },
+    /// Custom-resource Delete sent; the answer arrives at `response_key` in the bucket.
+    #[serde(rename_all = "camelCase")]
+    CustomResource {
+        request_id: String,
+        response_key: String,
+        deadline_ms: u64,
+        /// `sync` (poll every 2 s for 30 s) or `async` (up to 60 min), spec §4.4.
+        mode: CustomResourceMode,
+    },
+    /// An SDK deleter waiting until the resource is gone (NAT gateway, RDS, ...).
+    #[serde(rename_all = "camelCase")]
+    Sdk {
+        /// Deleter-specific step name, e.g. `waitGone`.
+        phase: String,
+        /// Deleter-specific opaque data (ids it needs to poll), small.
+        #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+        data: serde_json::Value,
+        deadline_ms: u64,
+    },
+    /// A nested child destroy running as its own execution (spec §5.3).
+    #[serde(rename_all = "camelCase")]
+    NestedStack { child_stack: String },
+}
+
+/// Custom-resource response waiting mode (spec §4.4 step 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CustomResourceMode {
+    Sync,
+    Async,
+}
+
+/// One delete that was started and not yet settled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InFlight {
+    pub logical_id: String,
+    #[serde(flatten)]
+    pub kind: InFlightKind,
+    pub started_ms: u64,
+    /// When a poll is next expected to find it done (see [`next_expected_done_ms`]).
+    pub expected_done_ms: u64,
+    /// Polls that found it still running.
+    #[serde(default)]
+    pub polls: u32,
+}
+
+/// What a wave invocation returns to the state machine (small: payload cap 256 KiB).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WaveResult {
+    /// Records still to settle (in flight, ready, or waiting for others).
+    pub pending: u32,
+    /// Records settled as deleted / already gone / retained so far in this run.
+    pub done: u32,
+    /// Records failed, skipped or blocked so far in this run.
+    pub failed: u32,
+    /// Seconds the `Wait` state should sleep before the next wave (0 = go on at once).
+    pub wait_seconds: u64,
+}
+
+impl WaveResult {
+    /// The loop ends when nothing is pending.
+    pub fn finished(&self) -> bool {
+        self.pending == 0
+    }
+}
+
+/// The run record (`_runs/<run-id>/progress.json`, spec §2.11 [R]): with `state.json`
+/// it is enough to recompute the next wave.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress {
+    pub run_id: String,
+    pub stack: String,
+    pub region: String,
+    /// Outcome of every record settled in this run, by logical id.
+    #[serde(default)]
+    pub outcomes: BTreeMap<String, RowOutcome>,
+    #[serde(default)]
+    pub in_flight: Vec<InFlight>,
+    /// Wave invocations so far.
+    #[serde(default)]
+    pub waves: u32,
+    /// A stop was requested (spec §2.13): start nothing new.
+    #[serde(default)]
+    pub stop_requested: bool,
+}
+
+/// One line of `report.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportRow {
+    pub logical_id: String,
+    pub resource_type: String,
+    pub physical_id: Option<String>,
+    #[serde(flatten)]
+    pub outcome: RowOutcome,
+}
+
+/// How the stack's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RunResult {
+    /// Everything deleted or retained: the state file is deleted.
+    Clean,
+    /// Something failed, was skipped or blocked: the remaining records are kept.
+    Partial,
+    /// A stop was requested: the remaining records are kept.
+    Interrupted,
+}
+
+/// Counts per outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportCounts {
+    pub deleted: u32,
+    pub already_gone: u32,
+    pub retained: u32,
+    pub skipped: u32,
+    pub failed: u32,
+    pub blocked: u32,
+    pub interrupted: u32,
+}
+
+/// `report.json` for one stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DestroyReport {
+    pub run_id: String,
+    pub stack: String,
+    pub region: String,
+    pub result: RunResult,
+    pub counts: ReportCounts,
+    pub rows: Vec<ReportRow>,
+    /// What to do next on a partial run (e.g. re-run the destroy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
+}
+
+/// Input row for [`build_report`]: a record of the stack at plan time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedRow {
+    pub logical_id: String,
+    pub resource_type: String,
+    pub physical_id: Option<String>,
+}
+
+/// Builds the report from the records planned and the run's outcomes. A planned record
+/// with no outcome is `interrupted` (it was never settled). Rows keep plan order.
+pub fn build_report(
+    run_id: &str,
+    stack: &str,
+    region: &str,
+    planned: &[PlannedRow],
+    outcomes: &BTreeMap<String, RowOutcome>,
+    stop_requested: bool,
+) -> DestroyReport {
+    let mut counts = ReportCounts::default();
+    let mut rows = Vec::with_capacity(planned.len());
+    for p in planned {
+        let outcome = outcomes
+            .get(&p.logical_id)
+            .cloned()
+            .unwrap_or(RowOutcome::Interrupted);
+        match &outcome {
+            RowOutcome::Deleted => counts.deleted += 1,
+            RowOutcome::AlreadyGone => counts.already_gone += 1,
+            RowOutcome::Retained => counts.retained += 1,
+            RowOutcome::Skipped { .. } => counts.skipped += 1,
+            RowOutcome::Failed { .. } => counts.failed += 1,
+            RowOutcome::Blocked { .. } => counts.blocked += 1,
+            RowOutcome::Interrupted => counts.interrupted += 1,
+        }
+        rows.push(ReportRow {
+            logical_id: p.logical_id.clone(),
+            resource_type: p.resource_type.clone(),
+            physical_id: p.physical_id.clone(),
+            outcome,
+        });
+    }
+    let preserve = rows.iter().any(|r| r.outcome.preserves_state());
+    let result = if !preserve {
+        RunResult::Clean
+    } else if stop_requested || counts.interrupted > 0 && counts.failed + counts.skipped == 0 {
+        RunResult::Interrupted
+    } else {
+        RunResult::Partial
+    };
+    let next_step = match result {
+        RunResult::Clean => None,
+        RunResult::Interrupted => Some(format!(
+            "state.json keeps the {} resource(s) not destroyed; run `cdkd-flow destroy {}` again to finish",
+            counts.interrupted + counts.failed + counts.skipped + counts.blocked + counts.retained,
+            stack
+        )),
+        RunResult::Partial => Some(format!(
+            "state.json keeps {} failed, {} skipped and {} blocked resource(s); fix the failures, then run `cdkd-flow destroy {}` again",
+            counts.failed, counts.skipped, counts.blocked, stack
+        )),
+    };
+    DestroyReport {
+        run_id: run_id.to_string(),
+        stack: stack.to_string(),
+        region: region.to_string(),
+        result,
+        counts,
+        rows,
+        next_step,
+    }
+}
+
+/// Bounds for the `Wait` state between waves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitBounds {
+    pub min_seconds: u64,
+    pub max_seconds: u64,
+}
+
+impl Default for WaitBounds {
+    /// 1 s at least (a `Wait` of 0 would spin), 60 s at most (a completion is noticed
+    /// within a minute even when an estimate was far too long).
+    fn default() -> Self {
+        Self {
+            min_seconds: 1,
+            max_seconds: 60,
+        }
+    }
+}
+
+/// How long the `Wait` state sleeps before the next wave: until the earliest expected
+/// completion among the in-flight deletes, rounded up to a second and clamped to
+/// `bounds`. Nothing in flight → 0 (the next wave can start at once).
+pub fn wait_seconds(now_ms: u64, in_flight: &[InFlight], bounds: WaitBounds) -> u64 {
+    let Some(earliest) = in_flight.iter().map(|f| f.expected_done_ms).min() else {
+        return 0;
+    };
+    let delta_ms = earliest.saturating_sub(now_ms);
+    let secs = delta_ms.div_ceil(1000);
+    secs.clamp(
+        bounds.min_seconds,
+        bounds.max_seconds.max(bounds.min_seconds),
+    )
+}
+
+/// What a wave invocation does when it has nothing to start and deletes are in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitDecision {
+    /// Sleep this long inside the invocation, then poll again (saves two transitions).
+    Inline { millis: u64 },
+    /// Return and let the `Wait` state sleep this many seconds.
+    Return { seconds: u64 },
+}
+
+/// Short waits are cheaper inside the running Lambda than as a `Wait` state (two state
+/// transitions and a new invocation). Sleep inline when the earliest expected completion
+/// is at most `inline_max_ms` away and the invocation still has `inline_max_ms` of its
+/// soft budget left; otherwise return a `Wait` of [`wait_seconds`].
+pub fn decide_wait(
+    now_ms: u64,
+    in_flight: &[InFlight],
+    inline_max_ms: u64,
+    budget_left_ms: u64,
+    bounds: WaitBounds,
+) -> WaitDecision {
+    let Some(earliest) = in_flight.iter().map(|f| f.expected_done_ms).min() else {
+        return WaitDecision::Return { seconds: 0 };
+    };
+    let delta = earliest.saturating_sub(now_ms);
+    if delta <= inline_max_ms && budget_left_ms >= delta.saturating_add(inline_max_ms) {
+        WaitDecision::Inline { millis: delta }
+    } else {
+        WaitDecision::Return {
+            seconds: wait_seconds(now_ms, in_flight, bounds),
+        }
+    }
+}
+
+/// Typical delete latency by resource type, used for the first expected completion.
+/// A coarse table: a wrong guess costs one extra poll, never correctness.
+pub fn typical_delete_ms(resource_type: &str) -> u64 {
+    match resource_type {
+        "AWS::CDK::Metadata" => 0,
+        "AWS::CloudFront::Distribution" => 15 * 60_000,
+        "AWS::RDS::DBInstance" | "AWS::RDS::DBCluster" | "AWS::Redshift::Cluster" => 8 * 60_000,
+        "AWS::ElastiCache::ReplicationGroup" | "AWS::ElastiCache::CacheCluster" => 6 * 60_000,
+        "AWS::OpenSearchService::Domain" | "AWS::Elasticsearch::Domain" => 10 * 60_000,
+        "AWS::EKS::Cluster" => 10 * 60_000,
+        "AWS::EC2::NatGateway" => 60_000,
+        "AWS::Lambda::Function" => 3_000,
+        "AWS::EC2::Subnet" | "AWS::EC2::SecurityGroup" | "AWS::EC2::VPC" => 5_000,
+        "AWS::DynamoDB::Table" => 20_000,
+        "AWS::S3::Bucket" => 2_000,
+        t if t.starts_with("Custom::") || t == "AWS::CloudFormation::CustomResource" => 10_000,
+        t if t.starts_with("AWS::IAM::") => 2_000,
+        _ => 5_000,
+    }
+}
+
+/// When to poll a delete again after a poll found it still running: Cloud Control's own
+/// cadence (spec §3.1), 1 s growing ×1.5 per poll, capped at 10 s, counted from `now`.
+pub fn next_expected_done_ms(now_ms: u64, polls_so_far: u32) -> u64 {
+    let mut delay = 1000.0_f64;
+    for _ in 0..polls_so_far.min(20) {
+        delay = (delay * 1.5).min(10_000.0);
+    }
+    now_ms.saturating_add(delay.ceil() as u64)
+}
+
+/// Deterministic Cloud Control `ClientToken` for (run, stack, logical id, attempt): a
+/// re-driven wave invocation sends the same token, so Cloud Control cannot start a second
+/// delete. UUID-shaped (8-4-4-4-12 lowercase hex) from a SHA-256 digest; fits Cloud
+/// Control's pattern `[-A-Za-z0-9+/=]+` and 128-char limit. Each part is length-prefixed
+/// so that no two different inputs hash the same bytes.
+pub fn client_token(run_id: &str, stack: &str, logical_id: &str, attempt: u32) -> String {
+    let mut h = Sha256::new();
+    for part in [run_id, stack, logical_id] {
+        h.update((part.len() as u64).to_be_bytes());
+        h.update(part.as_bytes());
+    }
+    h.update(attempt.to_be_bytes());
+    let d = h.finalize();
+    let hex: String = d[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flight(id: &str, expected: u64) -> InFlight {
+        InFlight {
+            logical_id: id.into(),
+            kind: InFlightKind::CloudControl {
+                request_token: "t".into(),
+                client_token: "c".into(),
+            },
+            started_ms: 0,
+            expected_done_ms: expected,
+            polls: 0,
+        }
+    }
+
+    #[test]
+    fn outcome_serializes_with_tag_and_fields() {
+        let v = serde_json::to_value(RowOutcome::Blocked { by: "Fn".into() }).unwrap();
+        assert_eq!(v, serde_json::json!({"outcome": "blocked", "by": "Fn"}));
+        let v = serde_json::to_value(RowOutcome::AlreadyGone).unwrap();
+        assert_eq!(v, serde_json::json!({"outcome": "alreadyGone"}));
+        let back: RowOutcome =
+            serde_json::from_value(serde_json::json!({"outcome": "failed", "error": "x"})).unwrap();
+        assert_eq!(back, RowOutcome::Failed { error: "x".into() });
+    }
+
+    #[test]
+    fn settled_outcomes_unblock_and_failures_block_rule_2_7() {
+        assert!(RowOutcome::Deleted.is_settled());
+        assert!(RowOutcome::AlreadyGone.is_settled());
+        assert!(RowOutcome::Retained.is_settled());
+        assert!(RowOutcome::Failed { error: "e".into() }.blocks());
+        assert!(RowOutcome::Skipped { reason: "r".into() }.blocks());
+        assert!(!RowOutcome::Retained.blocks());
+        assert!(!RowOutcome::Retained.removes_record());
+    }
+
+    #[test]
+    fn in_flight_round_trips_through_progress_json() {
+        let p = Progress {
+            run_id: "r1".into(),
+            stack: "S".into(),
+            region: "us-east-1".into(),
+            outcomes: [("A".to_string(), RowOutcome::Deleted)].into(),
+            in_flight: vec![
+                flight("B", 5),
+                InFlight {
+                    logical_id: "C".into(),
+                    kind: InFlightKind::CustomResource {
+                        request_id: "cdkd-1-abc".into(),
+                        response_key: "custom-resource-responses/cdkd-1-abc.json".into(),
+                        deadline_ms: 99,
+                        mode: CustomResourceMode::Async,
+                    },
+                    started_ms: 1,
+                    expected_done_ms: 2,
+                    polls: 3,
+                },
+            ],
+            waves: 2,
+            stop_requested: false,
+        };
+        let text = serde_json::to_string(&p).unwrap();
+        assert!(text.contains("\"kind\":\"customResource\""));
+        assert!(text.contains("\"requestToken\":\"t\""));
+        let back: Progress = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, p);
+    }
+
+    #[test]
+    fn wait_is_until_earliest_expected_completion_not_fixed() {
+        let f = [flight("A", 17_500), flight("B", 9_200)];
+        assert_eq!(wait_seconds(1_000, &f, WaitBounds::default()), 9);
+        assert_eq!(wait_seconds(8_000, &f, WaitBounds::default()), 2);
+    }
+
+    #[test]
+    fn wait_is_clamped_to_bounds() {
+        let b = WaitBounds::default();
+        assert_eq!(wait_seconds(10_000, &[flight("A", 5_000)], b), 1);
+        assert_eq!(wait_seconds(0, &[flight("A", 3_600_000)], b), 60);
+        assert_eq!(wait_seconds(0, &[], b), 0);
+    }
+
+    #[test]
+    fn short_waits_happen_inline_when_budget_allows() {
+        let f = [flight("A", 3_000)];
+        assert_eq!(
+            decide_wait(1_000, &f, 5_000, 600_000, WaitBounds::default()),
+            WaitDecision::Inline { millis: 2_000 }
+        );
+        assert_eq!(
+            decide_wait(1_000, &f, 5_000, 4_000, WaitBounds::default()),
+            WaitDecision::Return { seconds: 2 }
+        );
+        assert_eq!(
+            decide_wait(
+                1_000,
+                &[flight("A", 30_000)],
+                5_000,
+                600_000,
+                WaitBounds::default()
+            ),
+            WaitDecision::Return { seconds: 29 }
+        );
+    }
+
+    #[test]
+    fn poll_backoff_follows_cloud_control_cadence_rule_3_1() {
+        assert_eq!(next_expected_done_ms(0, 0), 1000);
+        assert_eq!(next_expected_done_ms(0, 1), 1500);
+        assert_eq!(next_expected_done_ms(0, 2), 2250);
+        assert_eq!(next_expected_done_ms(0, 30), 10_000);
+    }
+
+    #[test]
+    fn client_token_is_deterministic_uuid_shaped_and_distinct() {
+        let a = client_token("run-1", "S", "Fn", 0);
+        assert_eq!(a, client_token("run-1", "S", "Fn", 0));
+        assert_eq!(a.len(), 36);
+        let parts: Vec<&str> = a.split('-').collect();
+        assert_eq!(
+            parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
+            [8, 4, 4, 4, 12]
+        );
+        assert!(a.chars().all(|c| c == '-' || c.is_ascii_hexdigit()));
+        assert_ne!(a, client_token("run-1", "S", "Fn", 1));
+        assert_ne!(a, client_token("run-2", "S", "Fn", 0));
+        assert_ne!(
+            client_token("ab", "c", "Fn", 0),
+            client_token("a", "bc", "Fn", 0)
+        );
+    }
+
+    #[test]
+    fn report_marks_unsettled_rows_interrupted_and_names_next_step() {
+        let planned = vec![
+            PlannedRow {
+                logical_id: "A".into(),
+                resource_type: "AWS::SNS::Topic".into(),
+                physical_id: Some("arn".into()),
+            },
+            PlannedRow {
+                logical_id: "B".into(),
+                resource_type: "AWS::IAM::Role".into(),
+                physical_id: None,
+            },
+        ];
+        let mut o = BTreeMap::new();
+        o.insert("A".to_string(), RowOutcome::Deleted);
+        let r = build_report("r", "S", "us-east-1", &planned, &o, true);
+        assert_eq!(r.result, RunResult::Interrupted);
+        assert_eq!(r.rows[1].outcome, RowOutcome::Interrupted);
+        assert!(r.next_step.unwrap().contains("cdkd-flow destroy S"));
+        o.insert("B".to_string(), RowOutcome::Retained);
+        let r = build_report("r", "S", "us-east-1", &planned, &o, false);
+        assert_eq!(r.result, RunResult::Clean);
+        assert_eq!(r.counts.retained, 1);
+        assert!(r.next_step.is_none());
+    }
+
+    #[test]
+    fn report_partial_when_blocked_rule_2_12() {
+        let planned = vec![PlannedRow {
+            logical_id: "Role".into(),
+            resource_type: "AWS::IAM::Role".into(),
+            physical_id: None,
+        }];
+        let mut o = BTreeMap::new();
+        o.insert("Role".to_string(), RowOutcome::Blocked { by: "Fn".into() });
+        let r = build_report("r", "S", "us-east-1", &planned, &o, false);
+        assert_eq!(r.result, RunResult::Partial);
+        let v = serde_json::to_value(&r.rows[0]).unwrap();
+        assert_eq!(v["outcome"], "blocked");
+        assert_eq!(v["by"], "Fn");
+    }
+}
