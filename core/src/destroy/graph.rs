@@ -233,7 +233,9 @@ impl DeleteGraph {
     /// Builds the graph from a record's `resources` object.
     pub fn build(resources: &Map<String, Value>) -> Result<Self, DamagedResources> {
         let mut g = DeleteGraph::default();
-        for (id, entry) in resources {
+        // JavaScript key order (integer-like keys first), as cdkd iterates records.
+        let entries = crate::json::ordered_entries(resources);
+        for &(id, entry) in &entries {
             let obj = entry
                 .as_object()
                 .ok_or_else(|| DamagedResources::EntryNotObject {
@@ -258,7 +260,7 @@ impl DeleteGraph {
         };
 
         // (a) recorded dependencies and leftover intrinsics.
-        for (a, (id, entry)) in resources.iter().enumerate() {
+        for (a, &(id, entry)) in entries.iter().enumerate() {
             let obj = entry.as_object().expect("checked above");
             match obj.get("dependencies") {
                 None | Some(Value::Null) => {}

@@ -3,7 +3,8 @@
 //! the stack and the cause; record text is flattened onto one line.
 
 use super::graph::{CycleError, DamagedResources, DeleteGraph, GraphWarning};
-use crate::text::flatten_str;
+use crate::state::StateRecord;
+use crate::text::{ascii_only_str, flatten_str, or_unrenderable};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -14,6 +15,21 @@ pub struct StackRecord<'a> {
     pub stack: &'a str,
     pub key_region: &'a str,
     pub body: &'a Map<String, Value>,
+    /// The body's own region when the reader replaced it with the key's
+    /// (`StateRecord::divergent_body_region`).
+    pub divergent_body_region: Option<&'a Value>,
+}
+
+impl<'a> StackRecord<'a> {
+    /// A record as `state::parse_state` returned it.
+    pub fn from_state(stack: &'a str, key_region: &'a str, record: &'a StateRecord) -> Self {
+        Self {
+            stack,
+            key_region,
+            body: &record.body,
+            divergent_body_region: record.divergent_body_region.as_ref(),
+        }
+    }
 }
 
 /// Plan options that change refusals.
@@ -96,8 +112,8 @@ impl fmt::Display for Refusal {
             write!(
                 f,
                 "refusing to destroy stack '{}' ({}): ",
-                flatten_str(stack),
-                flatten_str(region)
+                or_unrenderable(flatten_str(stack)),
+                or_unrenderable(ascii_only_str(region))
             )
         };
         match self {
@@ -131,7 +147,7 @@ impl fmt::Display for Refusal {
                         format!(
                             "'{}' ({}) importing '{}'",
                             flatten_str(&c.consumer_stack),
-                            flatten_str(&c.consumer_region),
+                            or_unrenderable(ascii_only_str(&c.consumer_region)),
                             flatten_str(&c.export_name)
                         )
                     })
@@ -331,14 +347,16 @@ pub fn check_plan(
     }
 
     // Region authority (S&L §2.2): a body region that differs from the key.
-    if let Some(r) = body.get("region") {
-        if r.as_str() != Some(target.key_region) {
-            return Err(Refusal::DivergentRegion {
-                stack,
-                region,
-                body_kind: kind_of(r),
-            });
-        }
+    let divergent = target.divergent_body_region.or_else(|| {
+        body.get("region")
+            .filter(|r| r.as_str() != Some(target.key_region))
+    });
+    if let Some(r) = divergent {
+        return Err(Refusal::DivergentRegion {
+            stack,
+            region,
+            body_kind: kind_of(r),
+        });
     }
 
     // 3. Strong references.
@@ -382,6 +400,7 @@ mod tests {
             stack,
             key_region: region,
             body: b,
+            divergent_body_region: None,
         }
     }
 
@@ -552,6 +571,19 @@ mod tests {
         ));
         let n = body(json!({"region": null, "resources": {"T": {"resourceType": "X"}}}));
         assert!(check_plan(&rec("S", "us-east-1", &n), &[], RefusalOptions::default()).is_err());
+    }
+
+    #[test]
+    fn divergent_region_seen_through_parsed_record_s_and_l_2_2() {
+        let bytes = br#"{"region": "eu-west-1", "resources": {"T": {"resourceType": "X"}}}"#;
+        let record = crate::state::parse_state("S", Some("us-east-1"), bytes).unwrap();
+        let err = check_plan(
+            &StackRecord::from_state("S", "us-east-1", &record),
+            &[],
+            RefusalOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), "DivergentRegion");
     }
 
     #[test]
