@@ -1,1 +1,190 @@
-//! cdkd-engine (being written).
+//! cdkd-engine: runs an Amazon States Language definition in-process, with Step
+//! Functions' semantics (the `--local` mode of cdkd-flow).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), cdkd_engine::LoadError> {
+//! use std::{collections::HashMap, sync::Arc};
+//! use cdkd_engine::{Engine, EngineOptions, NoTasks, StateMachine};
+//! let sm = StateMachine::load(r#"{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}"#, &HashMap::new())?;
+//! let engine = Engine::new(Arc::new(NoTasks), EngineOptions::default());
+//! let outcome = engine.run(&sm, serde_json::json!({"a": 1})).await;
+//! # Ok(()) }
+//! ```
+//!
+//! Supported: Task (lambda:invoke, a Lambda ARN, states:startExecution.sync / .sync:2),
+//! Pass, Choice, Wait, Succeed, Fail, Map (inline), Parallel, Retry, Catch, the JSONPath
+//! fields, the context object and the intrinsic functions in `intrinsic::FUNCTIONS`.
+//! Refused at load time: JSONata, variables (Assign), Distributed Map (ItemReader,
+//! ResultWriter, ItemBatcher, ToleratedFailure*, Mode DISTRIBUTED), other Task
+//! resources, unknown state types and fields.
+
+mod choice;
+mod error;
+mod events;
+mod exec;
+pub mod intrinsic;
+mod load;
+mod model;
+pub mod path;
+mod task;
+mod template;
+pub mod testfns;
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use serde_json::Value;
+
+pub use error::{names, Failure, LoadError};
+pub use events::{Event, EventKind, Observer};
+pub use task::{NoTasks, TaskError, TaskHandler};
+
+/// A loaded and validated definition.
+#[derive(Debug, Clone)]
+pub struct StateMachine {
+    name: String,
+    graph: Arc<model::Graph>,
+    timeout_seconds: Option<f64>,
+}
+
+impl StateMachine {
+    /// Parse `definition`, apply `${Name}` substitutions and validate it.
+    pub fn load(definition: &str, subs: &HashMap<String, String>) -> Result<Self, LoadError> {
+        let v: Value =
+            serde_json::from_str(definition).map_err(|e| LoadError::Json(e.to_string()))?;
+        Self::from_value(v, subs)
+    }
+
+    /// As `load`, from parsed JSON.
+    pub fn from_value(v: Value, subs: &HashMap<String, String>) -> Result<Self, LoadError> {
+        let v = load::substitute(v, subs)?;
+        let graph = load::load_definition(&v)?;
+        Ok(StateMachine {
+            name: "local".into(),
+            graph: Arc::new(graph),
+            timeout_seconds: load::machine_timeout(&v)?,
+        })
+    }
+
+    /// The state machine's name (in `$$.StateMachine.Name` and execution ids).
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// How an execution ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Succeeded(Value),
+    Failed(Failure),
+}
+
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// Multiplies every Wait and Retry interval: 1.0 waits for real, 0.0 not at all.
+    pub time_scale: f64,
+    /// Multiplies TimeoutSeconds / HeartbeatSeconds (kept separate so that `time_scale
+    /// 0` does not make every timeout fire at once).
+    pub timeout_scale: f64,
+    /// Region and account used in the ARNs of executions and state machines.
+    pub region: String,
+    pub account: String,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            time_scale: 1.0,
+            timeout_scale: 1.0,
+            region: "us-east-1".into(),
+            account: "123456789012".into(),
+        }
+    }
+}
+
+/// Runs state machines. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    handler: Arc<dyn TaskHandler>,
+    options: EngineOptions,
+    observer: Option<Observer>,
+    machines: RwLock<HashMap<String, StateMachine>>,
+}
+
+impl Engine {
+    pub fn new(handler: Arc<dyn TaskHandler>, options: EngineOptions) -> Self {
+        Engine {
+            inner: Arc::new(Inner {
+                handler,
+                options,
+                observer: None,
+                machines: RwLock::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Every event of every execution (children included) goes to `observer`.
+    pub fn with_observer(self, observer: Observer) -> Self {
+        let inner = match Arc::try_unwrap(self.inner) {
+            Ok(mut i) => {
+                i.observer = Some(observer);
+                i
+            }
+            Err(shared) => Inner {
+                handler: shared.handler.clone(),
+                options: shared.options.clone(),
+                observer: Some(observer),
+                machines: RwLock::new(
+                    shared
+                        .machines
+                        .read()
+                        .map(|m| m.clone())
+                        .unwrap_or_default(),
+                ),
+            },
+        };
+        Engine {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The ARN this engine gives a state machine of that name.
+    pub fn state_machine_arn(&self, name: &str) -> String {
+        let o = &self.inner.options;
+        format!(
+            "arn:aws:states:{}:{}:stateMachine:{name}",
+            o.region, o.account
+        )
+    }
+
+    /// Make `sm` startable by `states:startExecution.sync[:2]` under `arn` (a full ARN;
+    /// a bare name is also accepted and matched against the ARN's last part).
+    pub fn register(&self, arn: impl Into<String>, sm: StateMachine) {
+        if let Ok(mut m) = self.inner.machines.write() {
+            m.insert(arn.into(), sm);
+        }
+    }
+
+    /// Run one execution with a generated name.
+    pub async fn run(&self, sm: &StateMachine, input: Value) -> Outcome {
+        let name = uuid::Uuid::new_v4().to_string();
+        self.run_named(sm, input, &name).await
+    }
+
+    /// Run one execution named `name` (`$$.Execution.Name`).
+    pub async fn run_named(&self, sm: &StateMachine, input: Value, name: &str) -> Outcome {
+        match exec::run_execution(self.inner.clone(), sm.clone(), input, name.to_string()).await {
+            Ok(v) => Outcome::Succeeded(v),
+            Err(f) => Outcome::Failed(f),
+        }
+    }
+}

@@ -1,0 +1,1076 @@
+//! The interpreter: runs a graph of states with Step Functions' input/output processing,
+//! Retry, Catch, Map, Parallel and the context object.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt, TryStreamExt};
+use serde_json::{json, Map, Value};
+
+use crate::error::{names, Failure};
+use crate::events::{Event, EventKind};
+use crate::model::*;
+use crate::path::JsonPath;
+use crate::template::{Template, TemplateError};
+use crate::{Inner, StateMachine};
+
+enum Step {
+    Next(String, Value),
+    End(Value),
+}
+
+struct Run {
+    inner: Arc<Inner>,
+    exec_name: String,
+    /// `Execution` and `StateMachine` parts of the context object.
+    base_ctx: Map<String, Value>,
+    events: AtomicU64,
+}
+
+fn ts(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// Run a whole execution: events ExecutionStarted ... ExecutionSucceeded/Failed.
+pub(crate) fn run_execution(
+    inner: Arc<Inner>,
+    sm: StateMachine,
+    input: Value,
+    name: String,
+) -> BoxFuture<'static, Result<Value, Failure>> {
+    async move {
+        let o = &inner.options;
+        let sm_arn = format!(
+            "arn:aws:states:{}:{}:stateMachine:{}",
+            o.region, o.account, sm.name
+        );
+        let exec_arn = format!(
+            "arn:aws:states:{}:{}:execution:{}:{}",
+            o.region, o.account, sm.name, name
+        );
+        let mut base = Map::new();
+        base.insert(
+            "Execution".into(),
+            json!({
+                "Id": exec_arn,
+                "Input": input.clone(),
+                "Name": name,
+                "RoleArn": format!("arn:aws:iam::{}:role/cdkd-flow-local", o.account),
+                "StartTime": ts(Utc::now()),
+                "RedriveCount": 0,
+            }),
+        );
+        base.insert(
+            "StateMachine".into(),
+            json!({"Id": sm_arn, "Name": sm.name}),
+        );
+        let run = Run {
+            inner: inner.clone(),
+            exec_name: name.clone(),
+            base_ctx: base,
+            events: AtomicU64::new(0),
+        };
+        run.emit(
+            EventKind::ExecutionStarted,
+            None,
+            Some(input.clone()),
+            None,
+            None,
+        );
+        let graph = sm.graph.clone();
+        let fut = run.run_graph(&graph, input);
+        let res = match sm.timeout_seconds {
+            Some(t) => {
+                let d = t * run.inner.options.timeout_scale;
+                match tokio::time::timeout(Duration::from_secs_f64(d.max(0.0)), fut).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        let f = Failure::new(
+                            names::TIMEOUT,
+                            "The execution timed out (TimeoutSeconds).",
+                        );
+                        run.emit_full(
+                            EventKind::ExecutionTimedOut,
+                            None,
+                            None,
+                            None,
+                            Some(&f),
+                            None,
+                        );
+                        return Err(f);
+                    }
+                }
+            }
+            None => fut.await,
+        };
+        match &res {
+            Ok(v) => run.emit(
+                EventKind::ExecutionSucceeded,
+                None,
+                None,
+                Some(v.clone()),
+                None,
+            ),
+            Err(f) => run.emit_full(EventKind::ExecutionFailed, None, None, None, Some(f), None),
+        };
+        res
+    }
+    .boxed()
+}
+
+fn runtime(state: &str, entered_event: u64, msg: &str) -> Failure {
+    Failure::new(
+        names::RUNTIME,
+        format!("An error occurred while executing the state '{state}' (entered at the event id #{entered_event}). {msg}"),
+    )
+}
+
+fn error_matches(list: &[String], error: &str) -> bool {
+    if error == names::RUNTIME {
+        return false;
+    }
+    list.iter().any(|e| {
+        e == error || e == names::ALL || (e == names::TASK_FAILED && error != names::TIMEOUT)
+    })
+}
+
+/// Per-state data the helpers need.
+struct Cur<'a> {
+    state: &'a State,
+    entered_id: u64,
+    entered: DateTime<Utc>,
+}
+
+impl Run {
+    fn emit(
+        &self,
+        kind: EventKind,
+        state: Option<&str>,
+        input: Option<Value>,
+        output: Option<Value>,
+        details: Option<Value>,
+    ) -> u64 {
+        self.emit_full(kind, state, input, output, None, details)
+    }
+
+    fn emit_full(
+        &self,
+        kind: EventKind,
+        state: Option<&str>,
+        input: Option<Value>,
+        output: Option<Value>,
+        failure: Option<&Failure>,
+        details: Option<Value>,
+    ) -> u64 {
+        let id = self.events.fetch_add(1, Ordering::SeqCst) + 1;
+        if let Some(obs) = &self.inner.observer {
+            obs(&Event {
+                id,
+                timestamp: Utc::now(),
+                execution: self.exec_name.clone(),
+                kind,
+                state: state.map(str::to_string),
+                input,
+                output,
+                error: failure.map(|f| f.error.clone()),
+                cause: failure.map(|f| f.cause.clone()),
+                details,
+            });
+        }
+        id
+    }
+
+    fn ctx(&self, c: &Cur, retry: u32, extra: Option<(&str, Value)>) -> Value {
+        let mut m = self.base_ctx.clone();
+        m.insert(
+            "State".into(),
+            json!({"EnteredTime": ts(c.entered), "Name": c.state.name, "RetryCount": retry}),
+        );
+        if let Some((k, v)) = extra {
+            m.insert(k.into(), v);
+        }
+        Value::Object(m)
+    }
+
+    async fn sleep(&self, seconds: f64) {
+        let s = seconds * self.inner.options.time_scale;
+        if s > 0.0 && s.is_finite() {
+            tokio::time::sleep(Duration::from_secs_f64(s)).await;
+        }
+    }
+
+    fn run_graph<'a>(
+        &'a self,
+        g: &'a Graph,
+        input: Value,
+    ) -> BoxFuture<'a, Result<Value, Failure>> {
+        async move {
+            let mut name = g.start_at.clone();
+            let mut input = input;
+            loop {
+                let st = g.states.get(&name).ok_or_else(|| {
+                    Failure::new(names::RUNTIME, format!("no state named '{name}'"))
+                })?;
+                match self.run_state(st, input).await? {
+                    Step::Next(n, out) => {
+                        name = n;
+                        input = out;
+                    }
+                    Step::End(out) => return Ok(out),
+                }
+            }
+        }
+        .boxed()
+    }
+
+    fn input_path(&self, c: &Cur, raw: &Value, ctx: &Value) -> Result<Value, Failure> {
+        match &c.state.input_path {
+            None => Ok(json!({})),
+            Some(p) => {
+                let root = if p.context { ctx } else { raw };
+                p.select(root).ok_or_else(|| {
+                    runtime(
+                        &c.state.name,
+                        c.entered_id,
+                        &format!(
+                            "Invalid path '{}' : No results for path: {}",
+                            p.text, p.text
+                        ),
+                    )
+                })
+            }
+        }
+    }
+
+    fn output_path(&self, c: &Cur, v: Value, ctx: &Value) -> Result<Value, Failure> {
+        match &c.state.output_path {
+            None => Ok(json!({})),
+            Some(p) if p.is_root() && !p.context => Ok(v),
+            Some(p) => {
+                let root = if p.context { ctx } else { &v };
+                p.select(root).ok_or_else(|| {
+                    runtime(
+                        &c.state.name,
+                        c.entered_id,
+                        &format!(
+                            "Invalid path '{}' : No results for path: {}",
+                            p.text, p.text
+                        ),
+                    )
+                })
+            }
+        }
+    }
+
+    fn template(
+        &self,
+        c: &Cur,
+        t: &Template,
+        input: &Value,
+        ctx: &Value,
+        field: &str,
+    ) -> Result<Value, Failure> {
+        t.eval(input, ctx).map_err(|e| match e {
+            TemplateError::Path { field: f, path } => runtime(
+                &c.state.name,
+                c.entered_id,
+                &format!(
+                    "The JSONPath '{path}' specified for the field '{f}' could not be found in the input '{}'",
+                    serde_json::to_string(input).unwrap_or_default()
+                ),
+            ),
+            TemplateError::Intrinsic { field: f, message } => Failure::new(
+                names::INTRINSIC_FAILURE,
+                format!("The intrinsic function in {field} field '{f}' failed: {message}"),
+            ),
+        })
+    }
+
+    fn result_path(
+        &self,
+        c: &Cur,
+        rp: &Option<JsonPath>,
+        raw: &Value,
+        result: Value,
+    ) -> Result<Value, Failure> {
+        match rp {
+            None => Ok(raw.clone()),
+            Some(p) => p.write(raw.clone(), result).map_err(|m| {
+                Failure::new(
+                    names::RESULT_PATH_MATCH_FAILURE,
+                    format!("State '{}': {m}", c.state.name),
+                )
+            }),
+        }
+    }
+
+    async fn run_state(&self, st: &State, raw: Value) -> Result<Step, Failure> {
+        let ty = st.kind.type_name();
+        let entered = Utc::now();
+        let entered_id = self.emit(
+            EventKind::StateEntered(ty),
+            Some(&st.name),
+            Some(raw.clone()),
+            None,
+            None,
+        );
+        let c = Cur {
+            state: st,
+            entered_id,
+            entered,
+        };
+        let res = self.state_body(&c, raw).await;
+        match res {
+            Ok((next, out)) => {
+                self.emit(
+                    EventKind::StateExited(ty),
+                    Some(&st.name),
+                    None,
+                    Some(out.clone()),
+                    None,
+                );
+                Ok(match next {
+                    Some(n) => Step::Next(n, out),
+                    None => Step::End(out),
+                })
+            }
+            Err(f) => Err(f),
+        }
+    }
+
+    /// Returns the next state (None = end) and the state's output.
+    async fn state_body(
+        &self,
+        c: &Cur<'_>,
+        raw: Value,
+    ) -> Result<(Option<String>, Value), Failure> {
+        let st = c.state;
+        let next = st.next.clone();
+        match &st.kind {
+            Kind::Pass {
+                result,
+                parameters,
+                result_path,
+            } => {
+                let ctx = self.ctx(c, 0, None);
+                let eff = self.input_path(c, &raw, &ctx)?;
+                let eff = match parameters {
+                    Some(t) => self.template(c, t, &eff, &ctx, "Parameters")?,
+                    None => eff,
+                };
+                let r = result.clone().unwrap_or(eff);
+                let out = self.result_path(c, result_path, &raw, r)?;
+                Ok((next, self.output_path(c, out, &ctx)?))
+            }
+            Kind::Succeed => {
+                let ctx = self.ctx(c, 0, None);
+                let eff = self.input_path(c, &raw, &ctx)?;
+                Ok((None, self.output_path(c, eff, &ctx)?))
+            }
+            Kind::Fail { error, cause } => {
+                let ctx = self.ctx(c, 0, None);
+                let eval = |x: &Option<StrOrPath>, what: &str| -> Result<String, Failure> {
+                    match x {
+                        None => Ok(String::new()),
+                        Some(StrOrPath::Str(s)) => Ok(s.clone()),
+                        Some(StrOrPath::Path(p)) => {
+                            let root = if p.context { &ctx } else { &raw };
+                            match p.select(root) {
+                                Some(Value::String(s)) => Ok(s),
+                                Some(_) => Err(runtime(
+                                    &st.name,
+                                    c.entered_id,
+                                    &format!("The {what}Path '{}' must select a string", p.text),
+                                )),
+                                None => Err(runtime(
+                                    &st.name,
+                                    c.entered_id,
+                                    &format!("Invalid path '{}' : No results for path", p.text),
+                                )),
+                            }
+                        }
+                        Some(StrOrPath::Call(f)) => match f.eval(&raw, &ctx) {
+                            Ok(Value::String(s)) => Ok(s),
+                            Ok(_) => Err(runtime(
+                                &st.name,
+                                c.entered_id,
+                                &format!("The {what}Path function must return a string"),
+                            )),
+                            Err(e) => Err(Failure::new(names::INTRINSIC_FAILURE, format!("{e:?}"))),
+                        },
+                    }
+                };
+                Err(Failure::new(eval(error, "Error")?, eval(cause, "Cause")?))
+            }
+            Kind::Choice { choices, default } => {
+                let ctx = self.ctx(c, 0, None);
+                let eff = self.input_path(c, &raw, &ctx)?;
+                let mut target = None;
+                for (rule, n) in choices {
+                    let hit = crate::choice::eval(rule, &eff, &ctx)
+                        .map_err(|m| runtime(&st.name, c.entered_id, &m))?;
+                    if hit {
+                        target = Some(n.clone());
+                        break;
+                    }
+                }
+                let target = match target.or_else(|| default.clone()) {
+                    Some(t) => t,
+                    None => {
+                        return Err(Failure::new(
+                            names::NO_CHOICE_MATCHED,
+                            format!(
+                            "No Choice Rules matched and no Default is specified in state '{}'.",
+                            st.name
+                        ),
+                        ))
+                    }
+                };
+                Ok((Some(target), self.output_path(c, eff, &ctx)?))
+            }
+            Kind::Wait(w) => {
+                let ctx = self.ctx(c, 0, None);
+                let eff = self.input_path(c, &raw, &ctx)?;
+                let secs = match w {
+                    WaitSpec::Seconds(s) => self.seconds(c, s, &eff, "SecondsPath")?,
+                    WaitSpec::Timestamp(t) => until(t).unwrap_or(0.0),
+                    WaitSpec::TimestampPath(p) => {
+                        let v = p.select(&eff).ok_or_else(|| {
+                            runtime(
+                                &st.name,
+                                c.entered_id,
+                                &format!("Invalid path '{}' : No results for path", p.text),
+                            )
+                        })?;
+                        let s = v.as_str().ok_or_else(|| {
+                            runtime(
+                                &st.name,
+                                c.entered_id,
+                                &format!(
+                                    "The TimestampPath '{}' must select a timestamp string",
+                                    p.text
+                                ),
+                            )
+                        })?;
+                        if crate::choice::parse_timestamp(s).is_none() {
+                            return Err(runtime(&st.name, c.entered_id, &format!("The TimestampPath '{}' selects '{s}', which is not an RFC 3339 timestamp", p.text)));
+                        }
+                        until(s).unwrap_or(0.0)
+                    }
+                };
+                self.emit(
+                    EventKind::WaitStateWaiting,
+                    Some(&st.name),
+                    None,
+                    None,
+                    Some(json!({"seconds": secs})),
+                );
+                self.sleep(secs).await;
+                Ok((next, self.output_path(c, eff, &ctx)?))
+            }
+            Kind::Task(t) => self
+                .retry_catch(c, &t.common, raw, |retry, raw| {
+                    self.task_attempt(c, t, raw, retry).boxed()
+                })
+                .await
+                .map(|(n, v)| (n.or(next), v)),
+            Kind::Map(m) => self
+                .retry_catch(c, &m.common, raw, |retry, raw| {
+                    self.map_attempt(c, m, raw, retry).boxed()
+                })
+                .await
+                .map(|(n, v)| (n.or(next), v)),
+            Kind::Parallel(p) => self
+                .retry_catch(c, &p.common, raw, |retry, raw| {
+                    self.parallel_attempt(c, p, raw, retry).boxed()
+                })
+                .await
+                .map(|(n, v)| (n.or(next), v)),
+        }
+    }
+
+    fn seconds(&self, c: &Cur, s: &Seconds, eff: &Value, field: &str) -> Result<f64, Failure> {
+        match s {
+            Seconds::Fixed(n) => Ok(*n),
+            Seconds::Path(p) => {
+                let v = p.select(eff).ok_or_else(|| {
+                    runtime(
+                        &c.state.name,
+                        c.entered_id,
+                        &format!("Invalid path '{}' : No results for path", p.text),
+                    )
+                })?;
+                match v.as_f64() {
+                    Some(n) if n >= 0.0 && n.fract() == 0.0 => Ok(n),
+                    _ => Err(runtime(
+                        &c.state.name,
+                        c.entered_id,
+                        &format!(
+                            "The {field} '{}' must select a non-negative integer, found {v}",
+                            p.text
+                        ),
+                    )),
+                }
+            }
+        }
+    }
+
+    /// Retry and Catch around one state's attempts. Returns (Some(catcher's Next), output)
+    /// when a catcher took the error.
+    async fn retry_catch<'a, F>(
+        &'a self,
+        c: &Cur<'a>,
+        common: &'a Common,
+        raw: Value,
+        attempt: F,
+    ) -> Result<(Option<String>, Value), Failure>
+    where
+        F: Fn(u32, Value) -> BoxFuture<'a, Result<Value, Failure>>,
+    {
+        let mut counts = vec![0u32; common.retry.len()];
+        let mut total = 0u32;
+        loop {
+            let f = match attempt(total, raw.clone()).await {
+                Ok(v) => return Ok((None, v)),
+                Err(f) => f,
+            };
+            if let Some(i) = common
+                .retry
+                .iter()
+                .position(|r| error_matches(&r.error_equals, &f.error))
+            {
+                let r = &common.retry[i];
+                if counts[i] < r.max_attempts {
+                    let d = retry_delay(r, counts[i]);
+                    counts[i] += 1;
+                    total += 1;
+                    self.emit_full(
+                        EventKind::StateRetryScheduled,
+                        Some(&c.state.name),
+                        None,
+                        None,
+                        Some(&f),
+                        Some(json!({"attempt": total, "delaySeconds": d})),
+                    );
+                    self.sleep(d).await;
+                    continue;
+                }
+            }
+            if let Some(cat) = common
+                .catch
+                .iter()
+                .find(|k| error_matches(&k.error_equals, &f.error))
+            {
+                let err = json!({"Error": f.error, "Cause": f.cause});
+                let out = self.result_path(c, &cat.result_path, &raw, err)?;
+                self.emit(
+                    EventKind::StateExited(c.state.kind.type_name()),
+                    Some(&c.state.name),
+                    None,
+                    Some(out.clone()),
+                    Some(json!({"caughtError": f.error, "next": cat.next})),
+                );
+                return Ok((Some(cat.next.clone()), out));
+            }
+            return Err(f);
+        }
+    }
+
+    async fn task_attempt(
+        &self,
+        c: &Cur<'_>,
+        t: &TaskSpec,
+        raw: Value,
+        retry: u32,
+    ) -> Result<Value, Failure> {
+        let token = uuid::Uuid::new_v4().to_string();
+        let ctx = self.ctx(c, retry, Some(("Task", json!({"Token": token}))));
+        let eff = self.input_path(c, &raw, &ctx)?;
+        let params = match &t.parameters {
+            Some(p) => self.template(c, p, &eff, &ctx, "Parameters")?,
+            None => eff.clone(),
+        };
+        let timeout = match (&t.timeout, &t.heartbeat) {
+            (None, None) => None,
+            (a, b) => {
+                let a = a
+                    .as_ref()
+                    .map(|s| self.seconds(c, s, &eff, "TimeoutSecondsPath"))
+                    .transpose()?;
+                let b = b
+                    .as_ref()
+                    .map(|s| self.seconds(c, s, &eff, "HeartbeatSecondsPath"))
+                    .transpose()?;
+                [a, b].into_iter().flatten().reduce(f64::min)
+            }
+        };
+        let resource_name = match &t.resource {
+            Resource::LambdaInvoke => "arn:aws:states:::lambda:invoke".to_string(),
+            Resource::LambdaArn(a) => a.clone(),
+            Resource::StartExecutionSync { v2: true } => {
+                "arn:aws:states:::states:startExecution.sync:2".into()
+            }
+            Resource::StartExecutionSync { v2: false } => {
+                "arn:aws:states:::states:startExecution.sync".into()
+            }
+        };
+        self.emit(
+            EventKind::TaskScheduled,
+            Some(&c.state.name),
+            Some(params.clone()),
+            None,
+            Some(json!({"resource": resource_name})),
+        );
+        self.emit(
+            EventKind::TaskStarted,
+            Some(&c.state.name),
+            None,
+            None,
+            None,
+        );
+        let call = self.invoke(&t.resource, params);
+        let result = match timeout {
+            None => call.await,
+            Some(s) => {
+                let d = s * self.inner.options.timeout_scale;
+                match tokio::time::timeout(Duration::from_secs_f64(d.max(0.0)), call).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        let f = Failure::new(
+                            names::TIMEOUT,
+                            format!(
+                                "The task of state '{}' did not finish within {s} seconds.",
+                                c.state.name
+                            ),
+                        );
+                        self.emit_full(
+                            EventKind::TaskTimedOut,
+                            Some(&c.state.name),
+                            None,
+                            None,
+                            Some(&f),
+                            None,
+                        );
+                        return Err(f);
+                    }
+                }
+            }
+        };
+        let result = match result {
+            Ok(v) => {
+                self.emit(
+                    EventKind::TaskSucceeded,
+                    Some(&c.state.name),
+                    None,
+                    Some(v.clone()),
+                    None,
+                );
+                v
+            }
+            Err(f) => {
+                self.emit_full(
+                    EventKind::TaskFailed,
+                    Some(&c.state.name),
+                    None,
+                    None,
+                    Some(&f),
+                    None,
+                );
+                return Err(f);
+            }
+        };
+        let sel = match &t.common.result_selector {
+            Some(s) => self.template(c, s, &result, &ctx, "ResultSelector")?,
+            None => result,
+        };
+        let out = self.result_path(c, &t.common.result_path, &raw, sel)?;
+        self.output_path(c, out, &ctx)
+    }
+
+    async fn invoke(&self, r: &Resource, params: Value) -> Result<Value, Failure> {
+        match r {
+            Resource::LambdaInvoke => {
+                let function = params
+                    .get("FunctionName")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| {
+                        Failure::new(
+                            names::RUNTIME,
+                            "lambda:invoke: FunctionName must be a string",
+                        )
+                    })?
+                    .to_string();
+                let payload = params.get("Payload").cloned().unwrap_or_else(|| json!({}));
+                let out = self
+                    .inner
+                    .handler
+                    .invoke(&function, payload)
+                    .await
+                    .map_err(|e| Failure::new(e.error, e.cause))?;
+                Ok(json!({
+                    "ExecutedVersion": "$LATEST",
+                    "Payload": out,
+                    "SdkHttpMetadata": {"AllHttpHeaders": {}, "HttpHeaders": {}, "HttpStatusCode": 200},
+                    "SdkResponseMetadata": {"RequestId": uuid::Uuid::new_v4().to_string()},
+                    "StatusCode": 200
+                }))
+            }
+            Resource::LambdaArn(arn) => self
+                .inner
+                .handler
+                .invoke(arn, params)
+                .await
+                .map_err(|e| Failure::new(e.error, e.cause)),
+            Resource::StartExecutionSync { v2 } => self.start_execution(params, *v2).await,
+        }
+    }
+
+    async fn start_execution(&self, params: Value, v2: bool) -> Result<Value, Failure> {
+        let arn = params
+            .get("StateMachineArn")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                Failure::new(
+                    names::RUNTIME,
+                    "startExecution: StateMachineArn must be a string",
+                )
+            })?
+            .to_string();
+        let sm = {
+            let machines = self.inner.machines.read().map_err(|_| {
+                Failure::new(names::RUNTIME, "the state machine registry is poisoned")
+            })?;
+            machines
+                .get(&arn)
+                .or_else(|| {
+                    machines
+                        .iter()
+                        .find(|(k, _)| k.rsplit(':').next() == arn.rsplit(':').next())
+                        .map(|(_, v)| v)
+                })
+                .cloned()
+        };
+        let Some(sm) = sm else {
+            return Err(Failure::new(
+                "StepFunctions.StateMachineDoesNotExistException",
+                format!(
+                    "State Machine Does Not Exist: '{arn}' (not registered with the local engine)"
+                ),
+            ));
+        };
+        let input = match params.get("Input") {
+            None => json!({}),
+            Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| {
+                Failure::new(
+                    "StepFunctions.InvalidExecutionInputException",
+                    format!("Input is not JSON: {e}"),
+                )
+            })?,
+            Some(v) => v.clone(),
+        };
+        let name = params
+            .get("Name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let o = &self.inner.options;
+        let sm_arn = format!(
+            "arn:aws:states:{}:{}:stateMachine:{}",
+            o.region, o.account, sm.name
+        );
+        let exec_arn = format!(
+            "arn:aws:states:{}:{}:execution:{}:{}",
+            o.region, o.account, sm.name, name
+        );
+        let start = Utc::now().timestamp_millis();
+        let res = run_execution(self.inner.clone(), sm, input.clone(), name.clone()).await;
+        let stop = Utc::now().timestamp_millis();
+        let enc = |v: &Value| {
+            if v2 {
+                v.clone()
+            } else {
+                Value::String(v.to_string())
+            }
+        };
+        let mut d = json!({
+            "ExecutionArn": exec_arn,
+            "Input": enc(&input),
+            "InputDetails": {"Included": true},
+            "Name": name,
+            "RedriveCount": 0,
+            "RedriveStatus": "NOT_REDRIVABLE",
+            "StartDate": start,
+            "StateMachineArn": sm_arn,
+            "StopDate": stop,
+        });
+        match res {
+            Ok(out) => {
+                d["Output"] = enc(&out);
+                d["OutputDetails"] = json!({"Included": true});
+                d["Status"] = json!("SUCCEEDED");
+                Ok(d)
+            }
+            Err(f) => {
+                d["Status"] = json!("FAILED");
+                d["Error"] = json!(f.error);
+                d["Cause"] = json!(f.cause);
+                d["RedriveStatus"] = json!("REDRIVABLE");
+                Err(Failure::new(names::TASK_FAILED, d.to_string()))
+            }
+        }
+    }
+
+    async fn map_attempt(
+        &self,
+        c: &Cur<'_>,
+        m: &MapSpec,
+        raw: Value,
+        retry: u32,
+    ) -> Result<Value, Failure> {
+        let ctx = self.ctx(c, retry, None);
+        let eff = self.input_path(c, &raw, &ctx)?;
+        let items = match &m.items_path {
+            None => eff.clone(),
+            Some(p) => {
+                let root = if p.context { &ctx } else { &eff };
+                p.select(root).ok_or_else(|| {
+                    runtime(
+                        &c.state.name,
+                        c.entered_id,
+                        &format!("Invalid path '{}' : No results for path", p.text),
+                    )
+                })?
+            }
+        };
+        let Value::Array(items) = items else {
+            return Err(runtime(
+                &c.state.name,
+                c.entered_id,
+                "Map state input must be an array (check ItemsPath)",
+            ));
+        };
+        let conc = match &m.max_concurrency {
+            None => 0.0,
+            Some(s) => self.seconds(c, s, &eff, "MaxConcurrencyPath")?,
+        };
+        let n = if conc <= 0.0 {
+            items.len().max(1)
+        } else {
+            conc as usize
+        };
+        self.emit(
+            EventKind::MapStateStarted,
+            Some(&c.state.name),
+            None,
+            None,
+            Some(json!({"length": items.len()})),
+        );
+        let mut inputs = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            let v = match &m.item_selector {
+                Some(t) => {
+                    let ictx = self.ctx(
+                        c,
+                        retry,
+                        Some(("Map", json!({"Item": {"Index": i, "Value": item}}))),
+                    );
+                    self.template(c, t, &eff, &ictx, "ItemSelector")?
+                }
+                None => item,
+            };
+            inputs.push((i, v));
+        }
+        let name = &c.state.name;
+        let res: Result<Vec<Value>, Failure> =
+            futures::stream::iter(inputs.into_iter().map(|(i, v)| async move {
+                self.emit(
+                    EventKind::MapIterationStarted,
+                    Some(name),
+                    Some(v.clone()),
+                    None,
+                    Some(json!({"index": i})),
+                );
+                match self.run_graph(&m.processor, v).await {
+                    Ok(out) => {
+                        self.emit(
+                            EventKind::MapIterationSucceeded,
+                            Some(name),
+                            None,
+                            Some(out.clone()),
+                            Some(json!({"index": i})),
+                        );
+                        Ok(out)
+                    }
+                    Err(f) => {
+                        self.emit_full(
+                            EventKind::MapIterationFailed,
+                            Some(name),
+                            None,
+                            None,
+                            Some(&f),
+                            Some(json!({"index": i})),
+                        );
+                        Err(f)
+                    }
+                }
+            }))
+            .buffered(n)
+            .try_collect()
+            .await;
+        let results = match res {
+            Ok(r) => {
+                self.emit(EventKind::MapStateSucceeded, Some(name), None, None, None);
+                Value::Array(r)
+            }
+            Err(f) => {
+                self.emit_full(
+                    EventKind::MapStateFailed,
+                    Some(name),
+                    None,
+                    None,
+                    Some(&f),
+                    None,
+                );
+                return Err(f);
+            }
+        };
+        let sel = match &m.common.result_selector {
+            Some(s) => self.template(c, s, &results, &ctx, "ResultSelector")?,
+            None => results,
+        };
+        let out = self.result_path(c, &m.common.result_path, &raw, sel)?;
+        self.output_path(c, out, &ctx)
+    }
+
+    async fn parallel_attempt(
+        &self,
+        c: &Cur<'_>,
+        p: &ParallelSpec,
+        raw: Value,
+        retry: u32,
+    ) -> Result<Value, Failure> {
+        let ctx = self.ctx(c, retry, None);
+        let eff = self.input_path(c, &raw, &ctx)?;
+        let input = match &p.parameters {
+            Some(t) => self.template(c, t, &eff, &ctx, "Parameters")?,
+            None => eff,
+        };
+        let name = &c.state.name;
+        self.emit(
+            EventKind::ParallelStateStarted,
+            Some(name),
+            None,
+            None,
+            Some(json!({"branches": p.branches.len()})),
+        );
+        let res = futures::future::try_join_all(
+            p.branches.iter().map(|b| self.run_graph(b, input.clone())),
+        )
+        .await;
+        let results = match res {
+            Ok(r) => {
+                self.emit(
+                    EventKind::ParallelStateSucceeded,
+                    Some(name),
+                    None,
+                    None,
+                    None,
+                );
+                Value::Array(r)
+            }
+            Err(f) => {
+                self.emit_full(
+                    EventKind::ParallelStateFailed,
+                    Some(name),
+                    None,
+                    None,
+                    Some(&f),
+                    None,
+                );
+                return Err(f);
+            }
+        };
+        let sel = match &p.common.result_selector {
+            Some(s) => self.template(c, s, &results, &ctx, "ResultSelector")?,
+            None => results,
+        };
+        let out = self.result_path(c, &p.common.result_path, &raw, sel)?;
+        self.output_path(c, out, &ctx)
+    }
+}
+
+/// The delay before retry number `count + 1` of retrier `r`, in seconds.
+pub(crate) fn retry_delay(r: &Retrier, count: u32) -> f64 {
+    let mut d = r.interval_seconds * r.backoff_rate.powi(count as i32);
+    if let Some(m) = r.max_delay_seconds {
+        d = d.min(m);
+    }
+    if r.jitter == Jitter::Full {
+        use rand::Rng;
+        d = rand::thread_rng().gen_range(0.0..=d);
+    }
+    d
+}
+
+fn until(t: &str) -> Option<f64> {
+    let target = crate::choice::parse_timestamp(t)?;
+    let ms = target.timestamp_millis() - Utc::now().timestamp_millis();
+    Some((ms.max(0) as f64) / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(interval: f64, backoff: f64, max_delay: Option<f64>, jitter: Jitter) -> Retrier {
+        Retrier {
+            error_equals: vec!["States.ALL".into()],
+            interval_seconds: interval,
+            max_attempts: 5,
+            backoff_rate: backoff,
+            max_delay_seconds: max_delay,
+            jitter,
+        }
+    }
+
+    #[test]
+    fn retry_backoff_is_interval_times_rate_to_the_attempt() {
+        let x = r(3.0, 2.0, None, Jitter::None);
+        assert_eq!(
+            [0, 1, 2, 3].map(|n| retry_delay(&x, n)),
+            [3.0, 6.0, 12.0, 24.0]
+        );
+    }
+
+    #[test]
+    fn retry_max_delay_seconds_caps_the_backoff() {
+        let x = r(3.0, 2.0, Some(10.0), Jitter::None);
+        assert_eq!(
+            [0, 1, 2, 3].map(|n| retry_delay(&x, n)),
+            [3.0, 6.0, 10.0, 10.0]
+        );
+    }
+
+    #[test]
+    fn retry_full_jitter_stays_between_zero_and_the_backoff() {
+        let x = r(4.0, 2.0, None, Jitter::Full);
+        for _ in 0..200 {
+            let d = retry_delay(&x, 2);
+            assert!((0.0..=16.0).contains(&d));
+        }
+    }
+
+    #[test]
+    fn retry_error_matching_rules() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(error_matches(&v(&["States.ALL"]), "LockHeld"));
+        assert!(!error_matches(&v(&["States.ALL"]), "States.Runtime"));
+        assert!(error_matches(&v(&["States.TaskFailed"]), "LockHeld"));
+        assert!(!error_matches(&v(&["States.TaskFailed"]), "States.Timeout"));
+        assert!(error_matches(&v(&["States.Timeout"]), "States.Timeout"));
+        assert!(!error_matches(&v(&["A", "B"]), "C"));
+    }
+}
