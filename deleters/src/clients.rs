@@ -1,0 +1,46 @@
+//! Builds the SDK clients and the full [`Registry`] from one `SdkConfig` (the stack's
+//! region). S3 uses path-style addressing when an endpoint is set (the emulator).
+
+use std::sync::Arc;
+
+use aws_config::SdkConfig;
+
+use crate::cloudcontrol::CloudControlDeleter;
+use crate::custom::CustomResourceDeleter;
+use crate::registry::Registry;
+use crate::sdk::{
+    dynamodb::DynamoTableDeleter, iam_managed_policy::IamManagedPolicyDeleter, iam_policy::IamPolicyDeleter,
+    iam_role::IamRoleDeleter, kms::KmsKeyDeleter, lambda::LambdaFunctionDeleter, logs::LogGroupDeleter,
+    s3_bucket::S3BucketDeleter, sns::SnsTopicDeleter, sqs::SqsQueueDeleter, ssm::SsmParameterDeleter,
+};
+
+/// An S3 client for `cfg`, path-style when an endpoint is configured.
+pub fn s3_client(cfg: &SdkConfig) -> aws_sdk_s3::Client {
+    let conf = aws_sdk_s3::config::Builder::from(cfg)
+        .force_path_style(cfg.endpoint_url().is_some())
+        .build();
+    aws_sdk_s3::Client::from_conf(conf)
+}
+
+/// Every deleter, with clients for `cfg`'s region. `state_s3` is a client for the state
+/// bucket's region (it signs custom-resource response URLs).
+pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Registry {
+    let s3 = s3_client(cfg);
+    let iam = aws_sdk_iam::Client::new(cfg);
+    let lambda = aws_sdk_lambda::Client::new(cfg);
+    let sns = aws_sdk_sns::Client::new(cfg);
+    Registry::empty()
+        .with_sdk("AWS::S3::Bucket", Arc::new(S3BucketDeleter::new(s3)))
+        .with_sdk("AWS::SQS::Queue", Arc::new(SqsQueueDeleter::new(aws_sdk_sqs::Client::new(cfg))))
+        .with_sdk("AWS::SNS::Topic", Arc::new(SnsTopicDeleter::new(sns.clone())))
+        .with_sdk("AWS::IAM::Role", Arc::new(IamRoleDeleter::new(iam.clone())))
+        .with_sdk("AWS::IAM::Policy", Arc::new(IamPolicyDeleter::new(iam.clone())))
+        .with_sdk("AWS::IAM::ManagedPolicy", Arc::new(IamManagedPolicyDeleter::new(iam)))
+        .with_sdk("AWS::SSM::Parameter", Arc::new(SsmParameterDeleter::new(aws_sdk_ssm::Client::new(cfg))))
+        .with_sdk("AWS::DynamoDB::Table", Arc::new(DynamoTableDeleter::new(aws_sdk_dynamodb::Client::new(cfg))))
+        .with_sdk("AWS::Lambda::Function", Arc::new(LambdaFunctionDeleter::new(lambda.clone())))
+        .with_sdk("AWS::Logs::LogGroup", Arc::new(LogGroupDeleter::new(aws_sdk_cloudwatchlogs::Client::new(cfg))))
+        .with_sdk("AWS::KMS::Key", Arc::new(KmsKeyDeleter::new(aws_sdk_kms::Client::new(cfg))))
+        .with_custom_resources(Arc::new(CustomResourceDeleter::new(lambda, sns, state_s3)))
+        .with_cloud_control(Arc::new(CloudControlDeleter::new(aws_sdk_cloudcontrol::Client::new(cfg))))
+}

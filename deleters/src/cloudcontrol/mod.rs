@@ -1,0 +1,271 @@
+//! The Cloud Control deleter (spec §3.1): `DeleteResource` with a deterministic
+//! ClientToken, then `GetResourceRequestStatus` polls across wave invocations from the
+//! persisted RequestToken.
+//!
+//! Contract with the caller: `start` with the same `attempt` after a crash reuses the
+//! same ClientToken, so Cloud Control answers with the request already running instead
+//! of starting a second one. A throttled or 5xx status poll is retried in place (the
+//! answer is `InFlight` with the same token). An error from `poll` ends the request; if
+//! it is retryable, start again with `attempt + 1` (a fresh ClientToken).
+
+pub mod identifier;
+
+use async_trait::async_trait;
+use aws_sdk_cloudcontrol::types::{HandlerErrorCode, OperationStatus, ProgressEvent};
+use sha2::{Digest, Sha256};
+
+use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
+use crate::guard;
+use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
+use crate::request::DeleteRequest;
+use crate::Deleter;
+pub use identifier::{cloud_control_identifier, poll_cap_ms, CcIdentifier, NoIdentifier};
+
+/// First status poll delay, growth ×1.5, cap (spec §3.1).
+const POLL_FIRST_MS: u64 = 1000;
+const POLL_CAP_MS: u64 = 10_000;
+
+pub struct CloudControlDeleter {
+    cc: aws_sdk_cloudcontrol::Client,
+}
+
+/// The ClientToken of one delete attempt: a hash of run id, stack, logical id and
+/// attempt, so a resumed attempt reuses it and a new attempt does not.
+pub fn client_token(req: &DeleteRequest) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        "cdkd-flow-destroy",
+        req.run.run_id.as_str(),
+        req.run.stack.as_str(),
+        req.logical_id.as_str(),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    h.update(req.attempt.to_be_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn mentions_not_found(message: &str) -> bool {
+    message.contains("does not exist") || message.contains("not found") || message.contains("NotFound")
+}
+
+impl CloudControlDeleter {
+    pub fn new(cc: aws_sdk_cloudcontrol::Client) -> Self {
+        CloudControlDeleter { cc }
+    }
+
+    fn region(&self) -> Option<&str> {
+        self.cc.config().region().map(|r| r.as_ref())
+    }
+
+    fn in_flight(
+        req: &DeleteRequest,
+        request_token: &str,
+        client_token: &str,
+        started_ms: u64,
+        polls: u32,
+        retry_after_ms: Option<u64>,
+    ) -> Result<DeleteProgress, DeleteError> {
+        let now = now_ms();
+        let cap = poll_cap_ms(&req.resource_type);
+        if now.saturating_sub(started_ms) > cap {
+            return Err(DeleteError::new(
+                req,
+                DeleteErrorKind::Timeout,
+                format!(
+                    "Cloud Control delete (request {request_token}) still in progress after {} min",
+                    cap / 60_000
+                ),
+            ));
+        }
+        let next = now.saturating_add(backoff_ms(polls, POLL_FIRST_MS, POLL_CAP_MS));
+        Ok(DeleteProgress::InFlight {
+            handle: Handle::CloudControl {
+                request_token: request_token.to_owned(),
+                client_token: client_token.to_owned(),
+                started_ms,
+                polls,
+            },
+            expected_done_ms: next.max(retry_after_ms.unwrap_or(0)),
+        })
+    }
+
+    /// Reads one progress event.
+    fn judge(
+        &self,
+        req: &DeleteRequest,
+        ev: &ProgressEvent,
+        client_token: &str,
+        started_ms: u64,
+        polls: u32,
+    ) -> Result<DeleteProgress, DeleteError> {
+        let token = ev.request_token().unwrap_or_default();
+        let message = ev.status_message().unwrap_or_default();
+        match ev.operation_status() {
+            Some(OperationStatus::Success) => Ok(DeleteProgress::Done),
+            Some(OperationStatus::Failed) => {
+                let code = ev.error_code();
+                if code == Some(&HandlerErrorCode::NotFound) {
+                    let verified = cloud_control_identifier(req).map(|i| i.verified).unwrap_or(false);
+                    return guard::not_found(
+                        req,
+                        self.region(),
+                        verified,
+                        &format!("Cloud Control says the resource was not found ({message})"),
+                    );
+                }
+                let code_str = code.map(|c| c.as_str()).unwrap_or("(no error code)");
+                let mut err = DeleteError::failed(
+                    req,
+                    format!("Cloud Control delete (request {token}) failed: {code_str}: {message}"),
+                );
+                match code {
+                    Some(HandlerErrorCode::Throttling) => {
+                        err.retryable = true;
+                        err.throttling = true;
+                    }
+                    Some(
+                        HandlerErrorCode::ServiceInternalError
+                        | HandlerErrorCode::NetworkFailure
+                        | HandlerErrorCode::InternalFailure,
+                    ) => err.retryable = true,
+                    Some(HandlerErrorCode::AccessDenied) => err.message.push_str(
+                        " (the resource type's handler was denied an action; check the permissions Cloud Control acts with, not only the caller's)",
+                    ),
+                    _ => {}
+                }
+                Err(err)
+            }
+            Some(OperationStatus::CancelComplete) => Err(DeleteError::failed(
+                req,
+                format!("Cloud Control delete (request {token}) was cancelled: {message}"),
+            )),
+            // PENDING, IN_PROGRESS, CANCEL_IN_PROGRESS, unknown or absent: keep polling.
+            _ => {
+                let retry_after = ev
+                    .retry_after()
+                    .and_then(|t| t.to_millis().ok())
+                    .and_then(|ms| u64::try_from(ms).ok());
+                Self::in_flight(req, token, client_token, started_ms, polls, retry_after)
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Deleter for CloudControlDeleter {
+    async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
+        let ident = cloud_control_identifier(req).map_err(|NoIdentifier(m)| DeleteError::skipped(req, m))?;
+        let token = client_token(req);
+        let started = now_ms();
+        let sent = self
+            .cc
+            .delete_resource()
+            .type_name(&req.resource_type)
+            .identifier(&ident.identifier)
+            .client_token(&token)
+            .send()
+            .await;
+        match sent {
+            Ok(out) => {
+                let ev = out
+                    .progress_event()
+                    .filter(|ev| ev.request_token().is_some_and(|t| !t.is_empty()))
+                    .ok_or_else(|| DeleteError::failed(req, "Cloud Control DeleteResource answered without a RequestToken"))?;
+                self.judge(req, ev, &token, started, 0)
+            }
+            Err(e) => {
+                let info = aws_error_info(&e);
+                if info.code_is(&["UnsupportedActionException", "TypeNotFoundException"]) {
+                    return Err(DeleteError::new(
+                        req,
+                        DeleteErrorKind::Unsupported,
+                        format!("type not supported by Cloud Control: {}", info.message),
+                    ));
+                }
+                if info.code_is(&["ResourceNotFoundException"]) || (!info.retryable && mentions_not_found(&info.message)) {
+                    return guard::not_found(
+                        req,
+                        self.region(),
+                        ident.verified,
+                        &format!("Cloud Control says {} {} was not found", req.resource_type, ident.identifier),
+                    );
+                }
+                let mut info = info;
+                info.retryable |= info.code_is(&["ConcurrentOperationException"]);
+                Err(DeleteError::from_aws(req, "Cloud Control DeleteResource", &info))
+            }
+        }
+    }
+
+    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+        let Handle::CloudControl {
+            request_token,
+            client_token,
+            started_ms,
+            polls,
+        } = handle
+        else {
+            return Err(DeleteError::failed(req, format!("the Cloud Control deleter cannot resume {handle:?}")));
+        };
+        let polls = polls.saturating_add(1);
+        match self.cc.get_resource_request_status().request_token(request_token).send().await {
+            Ok(out) => {
+                let ev = out
+                    .progress_event()
+                    .ok_or_else(|| DeleteError::failed(req, "GetResourceRequestStatus answered without a progress event"))?;
+                self.judge(req, ev, client_token, *started_ms, polls)
+            }
+            Err(e) => {
+                let info = aws_error_info(&e);
+                if info.retryable {
+                    // Retry the status poll in place; never re-submit while the token lives.
+                    return Self::in_flight(req, request_token, client_token, *started_ms, polls, None);
+                }
+                let mut err = DeleteError::from_aws(req, "Cloud Control GetResourceRequestStatus", &info);
+                if info.code_is(&["RequestTokenNotFoundException"]) {
+                    err.retryable = true;
+                }
+                Err(err)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::RunContext;
+
+    fn req(attempt: u32) -> DeleteRequest {
+        DeleteRequest {
+            logical_id: "Thing".into(),
+            resource_type: "AWS::Foo::Bar".into(),
+            physical_id: "x".into(),
+            properties: serde_json::Value::Null,
+            attributes: serde_json::Value::Null,
+            provisioned_by: Some("cc-api".into()),
+            region: "us-east-1".into(),
+            attempt,
+            run: RunContext {
+                run_id: "run-1".into(),
+                stack: "S".into(),
+                state_bucket: "b".into(),
+                state_prefix: "cdkd".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn client_token_is_deterministic_per_run_stack_logical_id_and_attempt() {
+        assert_eq!(client_token(&req(0)), client_token(&req(0)));
+        assert_ne!(client_token(&req(0)), client_token(&req(1)));
+        let mut other = req(0);
+        other.run.run_id = "run-2".into();
+        assert_ne!(client_token(&req(0)), client_token(&other));
+        let t = client_token(&req(0));
+        assert_eq!(t.len(), 64);
+        assert!(t.bytes().all(|b| b.is_ascii_hexdigit()));
+    }
+}

@@ -1,0 +1,106 @@
+//! What a delete reports back: done, already gone, or still running with a handle that a
+//! later call (possibly another Lambda invocation) resumes.
+
+use serde::{Deserialize, Serialize};
+
+/// Outcome of `Deleter::start` / `Deleter::poll` when no error occurred.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "camelCase")]
+pub enum DeleteProgress {
+    /// The resource was deleted by this call (or the operation it polls finished).
+    Done,
+    /// The resource did not exist any more, and the deleter could confirm that (the
+    /// physical id is that API's identifier and the client's region is the record's).
+    AlreadyGone,
+    /// The delete is running. Persist `handle` and call `poll` again at or after
+    /// `expected_done_ms` (milliseconds since the Unix epoch).
+    #[serde(rename_all = "camelCase")]
+    InFlight { handle: Handle, expected_done_ms: u64 },
+}
+
+/// Resumable state of a delete in flight. Serializable so that it can be stored in the
+/// run record and handed to the next wave invocation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Handle {
+    /// A Cloud Control `DeleteResource` request.
+    #[serde(rename_all = "camelCase")]
+    CloudControl {
+        request_token: String,
+        client_token: String,
+        started_ms: u64,
+        /// Status polls so far (drives the 1 s ×1.5 → 10 s back-off).
+        polls: u32,
+    },
+    /// A custom-resource Delete request awaiting its response object.
+    #[serde(rename_all = "camelCase")]
+    CustomResource {
+        request_id: String,
+        /// Key of the response object in the state bucket.
+        response_key: String,
+        deadline_ms: u64,
+        /// Response polls so far (drives the 2 s ×1.5 → 30 s back-off).
+        polls: u32,
+    },
+    /// An SDK delete that completes asynchronously (for instance a DynamoDB table in
+    /// `DELETING`): poll re-describes the resource until it is gone.
+    #[serde(rename_all = "camelCase")]
+    AwaitGone {
+        started_ms: u64,
+        deadline_ms: u64,
+        polls: u32,
+    },
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> u64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// Back-off delay after `polls` polls: `first_ms` growing ×1.5 (rounded up), capped.
+pub fn backoff_ms(polls: u32, first_ms: u64, cap_ms: u64) -> u64 {
+    let mut delay = first_ms;
+    for _ in 0..polls {
+        delay = (delay * 3).div_ceil(2);
+        if delay >= cap_ms {
+            return cap_ms;
+        }
+    }
+    delay.min(cap_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cloud_control_poll_backoff_grows_by_half_up_to_ten_seconds() {
+        let seq: Vec<u64> = (0..8).map(|p| backoff_ms(p, 1000, 10_000)).collect();
+        assert_eq!(seq, vec![1000, 1500, 2250, 3375, 5063, 7595, 10_000, 10_000]);
+    }
+
+    #[test]
+    fn handle_round_trips_through_json_for_a_later_invocation() {
+        let h = Handle::CloudControl {
+            request_token: "rt".into(),
+            client_token: "ct".into(),
+            started_ms: 5,
+            polls: 2,
+        };
+        let p = DeleteProgress::InFlight {
+            handle: h,
+            expected_done_ms: 9,
+        };
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(
+            json,
+            r#"{"status":"inFlight","handle":{"kind":"cloudControl","requestToken":"rt","clientToken":"ct","startedMs":5,"polls":2},"expectedDoneMs":9}"#
+        );
+        let back: DeleteProgress = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, p);
+    }
+}

@@ -1,0 +1,196 @@
+//! `AWS::IAM::Policy` (an inline policy): delete the policy from every role, user and
+//! group the record names (spec §3.3). The physical id is the policy name; the legacy
+//! form `<name>:<role>` names one more role. NoSuchEntity for one principal is fine.
+
+use async_trait::async_trait;
+
+use crate::error::{aws_error_info, DeleteError};
+use crate::guard;
+use crate::progress::{DeleteProgress, Handle};
+use crate::request::DeleteRequest;
+use crate::Deleter;
+
+pub struct IamPolicyDeleter {
+    iam: aws_sdk_iam::Client,
+}
+
+impl IamPolicyDeleter {
+    pub fn new(iam: aws_sdk_iam::Client) -> Self {
+        IamPolicyDeleter { iam }
+    }
+}
+
+/// What the record says the policy is attached to.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InlinePolicyTarget {
+    pub policy_name: String,
+    pub roles: Vec<String>,
+    pub users: Vec<String>,
+    pub groups: Vec<String>,
+}
+
+/// A principal given as a name or as an ARN (`arn:aws:iam::1:role/path/name`) → the name.
+fn principal_name(p: &str) -> String {
+    if p.starts_with("arn:") {
+        p.rsplit('/').next().unwrap_or(p).to_owned()
+    } else {
+        p.to_owned()
+    }
+}
+
+fn push_unique(list: &mut Vec<String>, item: String) {
+    if !item.is_empty() && !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+/// Reads the policy name and principals from the physical id and the properties.
+/// `None` when the record lacks the name or names no principal.
+pub fn inline_policy_target(req: &DeleteRequest) -> Option<InlinePolicyTarget> {
+    let (name, legacy_role) = match req.physical_id.split_once(':') {
+        Some((name, role)) => (name.to_owned(), Some(role.to_owned())),
+        None => (req.physical_id.clone(), None),
+    };
+    let name = if name.is_empty() {
+        req.prop_str("PolicyName")?.to_owned()
+    } else {
+        name
+    };
+    let mut t = InlinePolicyTarget {
+        policy_name: name,
+        ..Default::default()
+    };
+    if let Some(r) = legacy_role {
+        push_unique(&mut t.roles, principal_name(&r));
+    }
+    for r in req.prop_str_list("Roles") {
+        push_unique(&mut t.roles, principal_name(&r));
+    }
+    for u in req.prop_str_list("Users") {
+        push_unique(&mut t.users, principal_name(&u));
+    }
+    for g in req.prop_str_list("Groups") {
+        push_unique(&mut t.groups, principal_name(&g));
+    }
+    if t.roles.is_empty() && t.users.is_empty() && t.groups.is_empty() {
+        return None;
+    }
+    Some(t)
+}
+
+#[async_trait]
+impl Deleter for IamPolicyDeleter {
+    async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
+        let Some(target) = inline_policy_target(req) else {
+            return Err(DeleteError::skipped(
+                req,
+                "the record names no policy name or no role, user or group to delete the inline policy from",
+            ));
+        };
+        let name = target.policy_name.as_str();
+        let iam = &self.iam;
+        let mut deleted = 0usize;
+        let mut missing = 0usize;
+        for role in &target.roles {
+            match iam.delete_role_policy().role_name(role).policy_name(name).send().await {
+                Ok(_) => deleted += 1,
+                Err(e) => {
+                    let info = aws_error_info(&e);
+                    if !info.code_is(&["NoSuchEntity"]) {
+                        return Err(DeleteError::from_aws(req, &format!("DeleteRolePolicy on role {role}"), &info));
+                    }
+                    missing += 1;
+                }
+            }
+        }
+        for user in &target.users {
+            match iam.delete_user_policy().user_name(user).policy_name(name).send().await {
+                Ok(_) => deleted += 1,
+                Err(e) => {
+                    let info = aws_error_info(&e);
+                    if !info.code_is(&["NoSuchEntity"]) {
+                        return Err(DeleteError::from_aws(req, &format!("DeleteUserPolicy on user {user}"), &info));
+                    }
+                    missing += 1;
+                }
+            }
+        }
+        for group in &target.groups {
+            match iam.delete_group_policy().group_name(group).policy_name(name).send().await {
+                Ok(_) => deleted += 1,
+                Err(e) => {
+                    let info = aws_error_info(&e);
+                    if !info.code_is(&["NoSuchEntity"]) {
+                        return Err(DeleteError::from_aws(req, &format!("DeleteGroupPolicy on group {group}"), &info));
+                    }
+                    missing += 1;
+                }
+            }
+        }
+        if deleted == 0 && missing > 0 {
+            return guard::not_found(
+                req,
+                iam.config().region().map(|r| r.as_ref()),
+                true,
+                &format!("IAM says inline policy {name} is on none of its {missing} principal(s)"),
+            );
+        }
+        Ok(DeleteProgress::Done)
+    }
+
+    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+        super::no_poll(req, handle)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::RunContext;
+    use serde_json::json;
+
+    fn req(physical_id: &str, properties: serde_json::Value) -> DeleteRequest {
+        DeleteRequest {
+            logical_id: "P".into(),
+            resource_type: "AWS::IAM::Policy".into(),
+            physical_id: physical_id.into(),
+            properties,
+            attributes: serde_json::Value::Null,
+            provisioned_by: None,
+            region: "us-east-1".into(),
+            attempt: 0,
+            run: RunContext {
+                run_id: "r".into(),
+                stack: "S".into(),
+                state_bucket: "b".into(),
+                state_prefix: "cdkd".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn inline_policy_physical_id_is_the_policy_name_and_principals_come_from_properties() {
+        let t = inline_policy_target(&req(
+            "Pol",
+            json!({"Roles": ["r1", "arn:aws:iam::1:role/path/r2"], "Users": ["u"], "Groups": ["g"]}),
+        ))
+        .unwrap();
+        assert_eq!(t.policy_name, "Pol");
+        assert_eq!(t.roles, vec!["r1", "r2"]);
+        assert_eq!(t.users, vec!["u"]);
+        assert_eq!(t.groups, vec!["g"]);
+    }
+
+    #[test]
+    fn inline_policy_legacy_name_colon_role_id_names_that_role() {
+        let t = inline_policy_target(&req("Pol:MyRole", json!({}))).unwrap();
+        assert_eq!(t.policy_name, "Pol");
+        assert_eq!(t.roles, vec!["MyRole"]);
+    }
+
+    #[test]
+    fn inline_policy_without_principals_is_skipped() {
+        assert_eq!(inline_policy_target(&req("Pol", json!({"PolicyName": "Pol"}))), None);
+        assert_eq!(inline_policy_target(&req("Pol", serde_json::Value::Null)), None);
+    }
+}

@@ -1,0 +1,26 @@
+//! SDK deleters: one module per resource type that this project deletes through the
+//! type's own API instead of Cloud Control (spec §3.3).
+
+pub mod dynamodb;
+pub mod iam_managed_policy;
+pub mod iam_policy;
+pub mod iam_role;
+pub mod kms;
+pub mod lambda;
+pub mod logs;
+pub mod s3_bucket;
+pub mod sns;
+pub mod sqs;
+pub mod ssm;
+
+use crate::error::DeleteError;
+use crate::progress::{DeleteProgress, Handle};
+use crate::request::DeleteRequest;
+
+/// The answer of `poll` for a deleter whose deletes finish inside `start`.
+pub(crate) fn no_poll(req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    Err(DeleteError::failed(
+        req,
+        format!("this deleter finishes inside start and cannot resume a {handle:?} handle"),
+    ))
+}
