@@ -1,17 +1,394 @@
-//! `cdkd-flow state ...` (being written).
+//! `cdkd-flow state list | show | resources` (spec/state-views.md §2-§5).
+//!
+//! This file only gathers data (the listing, the records and locks, read with bounded
+//! concurrency) and prints what the pure renderers in `cdkd_core::render` return:
+//! stdout for the view, stderr for the warnings.
+
+use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Subcommand;
+use cdkd_aws::store::now_ms;
+use cdkd_aws::{LoadedState, StateStore, StoreError};
+use cdkd_core::keys::StackRef;
+use cdkd_core::render::list::{
+    list_json, list_long_json, list_long_text, list_plain, LockRead, LongInput, RecordRead, RefView,
+};
+use cdkd_core::render::resolve::{
+    legacy_refusal, missing_nested_child, no_state_found, resolve_single,
+};
+use cdkd_core::render::resources::{render_resources, ResourcesMode};
+use cdkd_core::render::show::{
+    nested_child_ids, show_json, show_nested_json, show_nested_text, show_text, LockView, ShowNode,
+};
+use cdkd_core::render::tree::{build_tree, tree_json, tree_text, TreeEntry};
+use cdkd_core::render::Rendered;
+use clap::{Args, Subcommand};
+use futures::stream::{self, StreamExt};
 
+use crate::context::{self, Ctx};
 use crate::error::CliError;
 use crate::global::GlobalOpts;
 
+/// How many S3 reads `state list --long` / `--tree` and the nested walk keep in flight.
+const READ_CONCURRENCY: usize = 32;
+
 #[derive(Debug, Subcommand)]
 pub enum StateCommand {
-    /// List every state record under the prefix.
-    List,
+    /// List every state record under the prefix (legacy and nested included).
+    #[command(alias = "ls")]
+    List(ListArgs),
+    /// Show one stack's full record: metadata, lock, outputs, resources.
+    Show(ShowArgs),
+    /// List the resources recorded in one stack's record.
+    Resources(ResourcesArgs),
 }
 
-pub async fn run(_g: &GlobalOpts, _c: StateCommand) -> Result<ExitCode, CliError> {
-    Err(CliError::Usage("state: not implemented yet".into()))
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Show resource count, last-modified time and lock status.
+    #[arg(short = 'l', long)]
+    pub long: bool,
+    /// Output as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Render the parent -> child stack tree (reads each record's parent link).
+    #[arg(long, conflicts_with = "long")]
+    pub tree: bool,
+}
+
+fn non_empty(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        Err("the value must not be empty".to_string())
+    } else {
+        Ok(s.to_string())
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Stack name (the state record's stack segment).
+    pub stack: String,
+    /// Which region's record, when the stack has state in several.
+    #[arg(long, value_parser = non_empty)]
+    pub stack_region: Option<String>,
+    /// Also show every nested-stack child record, depth first.
+    #[arg(long)]
+    pub show_nested: bool,
+    /// Output the record and lock as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ResourcesArgs {
+    /// Stack name (the state record's stack segment).
+    pub stack: String,
+    /// Which region's record, when the stack has state in several.
+    #[arg(long, value_parser = non_empty)]
+    pub stack_region: Option<String>,
+    /// Include dependencies and attributes per resource.
+    #[arg(short = 'l', long)]
+    pub long: bool,
+    /// Output as JSON (wins over --long).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(g: &GlobalOpts, c: StateCommand) -> Result<ExitCode, CliError> {
+    let ctx = context::build(g).await?;
+    let result = match c {
+        StateCommand::List(a) => list(&ctx, &a).await,
+        StateCommand::Show(a) => show(&ctx, &a).await,
+        StateCommand::Resources(a) => resources(&ctx, &a).await,
+    };
+    match result {
+        Ok(rendered) => {
+            emit(&rendered);
+            Ok(ExitCode::SUCCESS)
+        }
+        // A refusal built by the renderers may span lines on purpose (the legacy
+        // refusal's `Migrate with:` line); every line of it is already sanitised.
+        Err(CliError::Refused(msg)) if msg.contains('\n') => {
+            let mut lines = msg.lines();
+            eprintln!("error: {}", lines.next().unwrap_or_default());
+            for l in lines {
+                eprintln!("{l}");
+            }
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Warnings to stderr (logger), then the view to stdout. A closed stdout is not an error.
+fn emit(r: &Rendered) {
+    for w in &r.warnings {
+        tracing::warn!("{w}");
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(r.stdout.as_bytes());
+    let _ = out.flush();
+}
+
+fn aws(e: StoreError) -> CliError {
+    CliError::Aws(e.to_string())
+}
+
+fn ref_view(r: &StackRef) -> RefView<'_> {
+    RefView {
+        stack: &r.stack,
+        region: r.region.as_deref(),
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// state list
+
+async fn list(ctx: &Ctx, a: &ListArgs) -> Result<Rendered, CliError> {
+    let refs = ctx.store.list_refs().await.map_err(aws)?;
+    let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
+    if a.tree {
+        let entries = tree_entries(&ctx.store, &refs).await;
+        let roots = build_tree(entries);
+        return Ok(if a.json {
+            tree_json(&roots)
+        } else {
+            tree_text(&roots)
+        });
+    }
+    if !a.long {
+        return Ok(if a.json {
+            list_json(&views)
+        } else {
+            list_plain(&views)
+        });
+    }
+    let reads = long_reads(&ctx.store, &refs).await;
+    let inputs: Vec<LongInput<'_>> = refs
+        .iter()
+        .zip(reads.iter())
+        .map(|(r, (record, lock))| LongInput {
+            r: ref_view(r),
+            record: match record {
+                RecordOutcome::NotFound => RecordRead::NotFound,
+                RecordOutcome::Failed => RecordRead::Failed,
+                RecordOutcome::Found(s) => RecordRead::Found(&s.record.body),
+            },
+            lock: *lock,
+        })
+        .collect();
+    Ok(if a.json {
+        list_long_json(&inputs)
+    } else {
+        list_long_text(&inputs)
+    })
+}
+
+enum RecordOutcome {
+    NotFound,
+    Failed,
+    Found(Box<LoadedState>),
+}
+
+/// `--long`: per ref, the record (region-scoped refs only) and the lock, each guarded on
+/// its own, with up to [`READ_CONCURRENCY`] refs in flight. Results in `refs` order.
+async fn long_reads(store: &StateStore, refs: &[StackRef]) -> Vec<(RecordOutcome, LockRead)> {
+    stream::iter(refs.iter())
+        .map(|r| async move {
+            let record = async {
+                match r.region.as_deref() {
+                    None => RecordOutcome::NotFound,
+                    Some(region) => match store.get_state(&r.stack, region).await {
+                        Ok(Some(s)) => RecordOutcome::Found(Box::new(s)),
+                        Ok(None) => RecordOutcome::NotFound,
+                        Err(e) => {
+                            tracing::debug!("state read failed: {e}");
+                            RecordOutcome::Failed
+                        }
+                    },
+                }
+            };
+            let lock = async {
+                match store.get_lock(&r.stack, r.region.as_deref()).await {
+                    Ok(Some(_)) => LockRead::Locked,
+                    Ok(None) => LockRead::Unlocked,
+                    Err(e) => {
+                        tracing::debug!("lock read failed: {e}");
+                        LockRead::Failed
+                    }
+                }
+            };
+            futures::join!(record, lock)
+        })
+        .buffered(READ_CONCURRENCY)
+        .collect()
+        .await
+}
+
+/// `--tree`: the parent link of every region-scoped record; a legacy, unreadable or
+/// vanished record is a root with no link.
+async fn tree_entries(store: &StateStore, refs: &[StackRef]) -> Vec<TreeEntry> {
+    stream::iter(refs.iter())
+        .map(|r| async move {
+            let Some(region) = r.region.as_deref() else {
+                return TreeEntry::unlinked(&r.stack, None);
+            };
+            match store.get_state(&r.stack, region).await {
+                Ok(Some(s)) => TreeEntry::from_record(&r.stack, Some(region), &s.record.body),
+                Ok(None) => TreeEntry::unlinked(&r.stack, Some(region)),
+                Err(e) => {
+                    tracing::debug!("state read failed: {e}");
+                    TreeEntry::unlinked(&r.stack, Some(region))
+                }
+            }
+        })
+        .buffered(READ_CONCURRENCY)
+        .collect()
+        .await
+}
+
+// ---------------------------------------------------------------------------------
+// state show / state resources: single-record resolution (§2)
+
+/// Resolves `stack` to one region-scoped ref, refusing an unknown, ambiguous or
+/// legacy-only stack by name.
+async fn resolve(ctx: &Ctx, stack: &str, stack_region: Option<&str>) -> Result<String, CliError> {
+    let refs = ctx.store.list_refs().await.map_err(aws)?;
+    let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
+    let one = resolve_single(stack, &views, stack_region).map_err(CliError::Refused)?;
+    match one.region {
+        Some(region) => Ok(region.to_string()),
+        None => Err(CliError::Refused(legacy_refusal(stack))),
+    }
+}
+
+async fn load_record(ctx: &Ctx, stack: &str, region: &str) -> Result<LoadedState, CliError> {
+    match ctx.store.get_state(stack, region).await {
+        Ok(Some(s)) => Ok(s),
+        Ok(None) => Err(CliError::Refused(no_state_found(
+            stack,
+            region,
+            &ctx.bucket,
+            &ctx.prefix,
+        ))),
+        Err(StoreError::Refused(msg)) => Err(CliError::Refused(msg)),
+        Err(e) => Err(aws(e)),
+    }
+}
+
+async fn read_lock(
+    store: &StateStore,
+    stack: &str,
+    region: &str,
+) -> Result<Option<LockView>, StoreError> {
+    Ok(store
+        .get_lock(stack, Some(region))
+        .await?
+        .map(|(info, _etag)| LockView::from_info(&info)))
+}
+
+// ---------------------------------------------------------------------------------
+// state show
+
+async fn show(ctx: &Ctx, a: &ShowArgs) -> Result<Rendered, CliError> {
+    let region = resolve(ctx, &a.stack, a.stack_region.as_deref()).await?;
+    let (state, lock) = futures::join!(
+        load_record(ctx, &a.stack, &region),
+        read_lock(&ctx.store, &a.stack, &region)
+    );
+    let state = state?;
+    let lock = lock.map_err(|e| match e {
+        StoreError::LockRead { .. } => CliError::Refused(e.to_string()),
+        other => aws(other),
+    })?;
+    let mut root = ShowNode {
+        stack: a.stack.clone(),
+        region: region.clone(),
+        record: state.record.body,
+        lock,
+        children: Vec::new(),
+    };
+    if !a.show_nested {
+        return Ok(if a.json {
+            show_json(&root)
+        } else {
+            show_text(&root, now_ms())
+        });
+    }
+    walk_children(ctx, &mut root).await?;
+    Ok(if a.json {
+        show_nested_json(&root)
+    } else {
+        show_nested_text(&root, now_ms())
+    })
+}
+
+/// §4.5: loads every nested child `<parent>~<logicalId>` in the parent's region,
+/// depth first in the parent's key order; a record whose `resources` is not a map has
+/// no children. A missing child refuses the command by name; a child's lock read
+/// failure reads as no lock.
+async fn walk_children(ctx: &Ctx, root: &mut ShowNode) -> Result<(), CliError> {
+    let mut pending: Vec<&mut ShowNode> = vec![root];
+    while let Some(node) = pending.pop() {
+        let ids = nested_child_ids(&node.record);
+        let parent = node.stack.clone();
+        let region = node.region.clone();
+        let loaded: Vec<Result<ShowNode, CliError>> = stream::iter(ids.into_iter())
+            .map(|id| {
+                let (parent, region) = (parent.clone(), region.clone());
+                async move {
+                    let child = cdkd_core::keys::child_stack_name(&parent, &id);
+                    let (state, lock) = futures::join!(
+                        ctx.store.get_state(&child, &region),
+                        read_lock(&ctx.store, &child, &region)
+                    );
+                    let record = match state {
+                        Ok(Some(s)) => s.record.body,
+                        Ok(None) => {
+                            return Err(CliError::Refused(missing_nested_child(
+                                &parent, &id, &child, &region,
+                            )))
+                        }
+                        Err(StoreError::Refused(msg)) => return Err(CliError::Refused(msg)),
+                        Err(e) => return Err(aws(e)),
+                    };
+                    Ok(ShowNode {
+                        stack: child,
+                        region,
+                        record,
+                        lock: lock.unwrap_or(None),
+                        children: Vec::new(),
+                    })
+                }
+            })
+            .buffered(READ_CONCURRENCY)
+            .collect()
+            .await;
+        for child in loaded {
+            node.children.push(child?);
+        }
+        pending.extend(node.children.iter_mut());
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------
+// state resources
+
+async fn resources(ctx: &Ctx, a: &ResourcesArgs) -> Result<Rendered, CliError> {
+    let region = resolve(ctx, &a.stack, a.stack_region.as_deref()).await?;
+    let state = load_record(ctx, &a.stack, &region).await?;
+    let mode = if a.json {
+        ResourcesMode::Json
+    } else if a.long {
+        ResourcesMode::Long
+    } else {
+        ResourcesMode::Plain
+    };
+    Ok(render_resources(
+        &a.stack,
+        &region,
+        &state.record.body,
+        mode,
+    ))
 }
