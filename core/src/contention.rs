@@ -137,3 +137,53 @@ pub fn recovery_command(ctx: &ContentionContext) -> Option<String> {
     }
     Some(cmd)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lock::parse_lock;
+
+    const NOW: i64 = 1_767_225_600_000;
+
+    fn ctx(stack: &str) -> ContentionContext<'_> {
+        ContentionContext {
+            subject: Subject::Stack,
+            stack,
+            region: Some("us-east-1"),
+            profile: Some("prod"),
+            bucket: Some("cdkd-state-111122223333"),
+            prefix: "cdkd",
+        }
+    }
+
+    fn lock(body: &str) -> LockInfo {
+        parse_lock(body.as_bytes()).unwrap().unwrap()
+    }
+
+    #[test]
+    fn snapshot_contention_named_holder_with_operation() {
+        let l = lock(
+            r#"{"owner":"cdkd-flow:run-7","timestamp":1,"expiresAt":1767226325000,"operation":"destroy"}"#,
+        );
+        insta::assert_snapshot!(contention_message(&ctx("App"), Some(&l), NOW));
+    }
+
+    #[test]
+    fn snapshot_contention_unnamed_holder_unknown_expiry_nested_child() {
+        let l = lock(r#"{"owner":"\u001b\u0007","expiresAt":"soon"}"#);
+        let c = ContentionContext {
+            subject: Subject::NestedStackChild,
+            ..ctx("Root~Child")
+        };
+        insta::assert_snapshot!(contention_message(&c, Some(&l), NOW));
+    }
+
+    #[test]
+    fn snapshot_contention_suppressed_command() {
+        let c = ContentionContext {
+            region: Some("us-east-1\u{2028}"),
+            ..ctx("--all")
+        };
+        insta::assert_snapshot!(contention_message(&c, None, NOW));
+    }
+}
