@@ -516,4 +516,13 @@ mod tests {
         }
         assert_eq!(json_payload(&Value::Null), "null\n");
     }
+
+    #[test]
+    fn snapshot_json_payload_escapes_and_key_order() {
+        let v = parse_json(
+            br#"{"name":"A\u001b[31mB\u2028C\u009bD\u200bE\udb40\udc01","b":1,"10":[1e21,-0,1e-7],"2":{"nested":"x\u007fy"},"empty":{},"list":[]}"#,
+        )
+        .unwrap();
+        insta::assert_snapshot!(json_payload(&v));
+    }
 }

@@ -161,3 +161,19 @@ pub fn is_own_body(info: &LockInfo, body: &LockBody) -> bool {
         && same(info.timestamp.as_ref(), body.timestamp)
         && same(info.expires_at.as_ref(), body.expires_at)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_lock_body_cdkd_shape_with_operation() {
+        let body = LockBody::new(
+            flow_owner("run-42"),
+            1_767_225_600_000,
+            LOCK_TTL_MS,
+            Some("destroy".into()),
+        );
+        insta::assert_snapshot!(body.to_json());
+    }
+}

@@ -336,3 +336,24 @@ impl StateRecord {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_serialize_for_write_v10_record_in_js_key_order() {
+        let body = br#"{"version":9,"stackName":"Old","region":"eu-west-1","resources":{"b":{"physicalId":"p","resourceType":"AWS::SQS::Queue","properties":{"N":1e21,"F":0.5},"observedBaselineRefused":true},"10":{"physicalId":"q","resourceType":"T","properties":{}},"2":null},"outputs":{"b":1,"10":["ns-1","ns-2"],"2":{}},"exportNames":[],"orphans":[{"logicalId":"O","orphanedAt":1,"state":{}}],"futureField":"\u001b\u2028","lastModified":5}"#;
+        let rec = parse_state("Root~Child", Some("us-east-1"), body).unwrap();
+        assert_eq!(
+            rec.divergent_body_region,
+            Some(Value::String("eu-west-1".into()))
+        );
+        insta::assert_snapshot!(serialize_for_write(
+            &rec,
+            "Root~Child",
+            "us-east-1",
+            1_767_225_600_000
+        ));
+    }
+}
