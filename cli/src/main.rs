@@ -3,6 +3,7 @@
 //! command lives in `cmd/<name>.rs`.
 
 mod cmd;
+mod context;
 mod error;
 mod global;
 

@@ -1,6 +1,18 @@
-//! `cdkd-flow force-unlock` (being written).
+//! `cdkd-flow force-unlock <stack> [--stack-region R]`: deletes a stack's `lock.json`
+//! unconditionally (S&L §6.6, state-views §9) and says what it deleted.
+//!
+//! Which lock: `--stack-region R` → that region's lock only. Without it: the stack's one
+//! record decides (a region-less legacy record → the legacy lock key); a stack with
+//! records in several regions is refused with the regions listed; a stack with no record
+//! → the CLI region.
+
 use std::process::ExitCode;
 
+use cdkd_core::keys::StackRef;
+use cdkd_core::lock::LockInfo;
+use cdkd_core::text::{display_ident_str, flatten_str, STACK_NAME_CAP};
+
+use crate::context;
 use crate::error::CliError;
 use crate::global::GlobalOpts;
 
@@ -13,6 +25,104 @@ pub struct Args {
     pub stack_region: Option<String>,
 }
 
-pub async fn run(_g: &GlobalOpts, _a: Args) -> Result<ExitCode, CliError> {
-    Err(CliError::Usage("force-unlock: not implemented yet".into()))
+/// Which lock key the command targets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `<prefix>/<stack>/<region>/lock.json`.
+    Region(String),
+    /// `<prefix>/<stack>/lock.json`.
+    Legacy,
+}
+
+/// Decides the target from the flag and the stack's refs (pure).
+pub fn choose_target(
+    stack: &str,
+    stack_region: Option<&str>,
+    refs: &[StackRef],
+    cli_region: &str,
+) -> Result<Target, CliError> {
+    if let Some(r) = stack_region.filter(|r| !r.is_empty()) {
+        return Ok(Target::Region(r.to_owned()));
+    }
+    let mine: Vec<&StackRef> = refs.iter().filter(|r| r.stack == stack).collect();
+    match mine.as_slice() {
+        [] => Ok(Target::Region(cli_region.to_owned())),
+        [one] => Ok(match &one.region {
+            Some(r) => Target::Region(r.clone()),
+            None => Target::Legacy,
+        }),
+        many => {
+            let regions: Vec<String> = many
+                .iter()
+                .map(|r| match &r.region {
+                    Some(r) => display_ident_str(r, cdkd_core::text::DEFAULT_CAP),
+                    None => "(legacy)".into(),
+                })
+                .collect();
+            Err(CliError::Refused(format!(
+                "Stack {} has records in several regions: {}. Name the one to unlock with --stack-region <region>.",
+                display_ident_str(stack, STACK_NAME_CAP),
+                regions.join(", ")
+            )))
+        }
+    }
+}
+
+/// The line printed after the delete (pure).
+pub fn released_line(stack: &str, target: &Target, info: Option<&LockInfo>) -> String {
+    let where_ = match target {
+        Target::Region(r) => format!(
+            "{} ({})",
+            display_ident_str(stack, STACK_NAME_CAP),
+            display_ident_str(r, cdkd_core::text::DEFAULT_CAP)
+        ),
+        Target::Legacy => format!(
+            "{} (legacy lock key)",
+            display_ident_str(stack, STACK_NAME_CAP)
+        ),
+    };
+    match info {
+        Some(i) => {
+            let owner = flatten_str(&i.owner);
+            let owner = if owner.is_empty() { "(unnamed)".to_owned() } else { owner };
+            let op = i
+                .operation
+                .as_deref()
+                .map(flatten_str)
+                .filter(|o| !o.is_empty())
+                .map(|o| format!(", operation: {o}"))
+                .unwrap_or_default();
+            format!("Released lock for stack {where_}, owner: {owner}{op}")
+        }
+        None => format!("No readable lock for stack {where_}; nothing held it (any lock object there was deleted)"),
+    }
+}
+
+pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
+    if a.stack.is_empty() {
+        return Err(CliError::Usage(
+            "Stack name is required. Usage: cdkd-flow force-unlock <stack-name>".into(),
+        ));
+    }
+    let ctx = context::build(g).await?;
+    let refs = if a.stack_region.as_deref().is_some_and(|r| !r.is_empty()) {
+        Vec::new()
+    } else {
+        ctx.store
+            .list_refs()
+            .await
+            .map_err(|e| CliError::Aws(e.to_string()))?
+    };
+    let target = choose_target(&a.stack, a.stack_region.as_deref(), &refs, &ctx.cli_region)?;
+    let region = match &target {
+        Target::Region(r) => Some(r.as_str()),
+        Target::Legacy => None,
+    };
+    let info = ctx
+        .locks
+        .force_release(&a.stack, region)
+        .await
+        .map_err(|e| CliError::Aws(e.to_string()))?;
+    println!("{}", released_line(&a.stack, &target, info.as_ref()));
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,82 @@
+//! Builds what every state command needs from the global options: the SDK
+//! configuration, the resolved state bucket, and the state store and lock manager over
+//! it (S&L §1).
+
+use cdkd_aws::bucket::{account_id, resolve_bucket, state_bucket_client};
+use cdkd_aws::config::{cli_region, load_sdk_config};
+use cdkd_aws::SdkConfig;
+use cdkd_aws::{LockManager, StateStore};
+
+use crate::error::CliError;
+use crate::global::GlobalOpts;
+
+/// The AWS side of a command.
+pub struct Ctx {
+    #[allow(dead_code)] // for commands that build other clients (workflows)
+    pub sdk: SdkConfig,
+    pub store: StateStore,
+    pub locks: LockManager,
+    pub bucket: String,
+    pub prefix: String,
+    #[allow(dead_code)] // for commands that print recovery commands
+    pub profile: Option<String>,
+    /// The CLI region of S&L §1.3 (`--region`, else `AWS_REGION`, lower-cased, else
+    /// `us-east-1`).
+    pub cli_region: String,
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Resolves the bucket and builds the clients. Errors are one line.
+pub async fn build(g: &GlobalOpts) -> Result<Ctx, CliError> {
+    let aws_region = env_nonempty("AWS_REGION");
+    let cli_region = cli_region(g.region.as_deref(), aws_region.as_deref());
+    // `--region`, else AWS_REGION (both folded to lower case), else the SDK chain.
+    let explicit_region = g
+        .region
+        .as_deref()
+        .filter(|r| !r.is_empty())
+        .or(aws_region.as_deref())
+        .map(str::to_lowercase);
+    let profile = g.profile.clone().filter(|p| !p.is_empty());
+    let sdk = load_sdk_config(profile.as_deref(), explicit_region.as_deref()).await;
+
+    // The account is needed for ExpectedBucketOwner (best effort) and for the default
+    // bucket name (then required: resolve_bucket asks STS again and reports its error).
+    let account = match account_id(&sdk).await {
+        Ok(a) => Some(a),
+        Err(e) => {
+            tracing::debug!("{e}");
+            None
+        }
+    };
+    // clap already folded CDKD_STATE_BUCKET into --state-bucket.
+    let resolved = resolve_bucket(
+        &sdk,
+        g.state_bucket.as_deref(),
+        None,
+        account.as_deref(),
+        &cli_region,
+    )
+    .await
+    .map_err(|e| CliError::Aws(e.to_string()))?;
+    let client = state_bucket_client(&sdk, &resolved.name, account.as_deref()).await;
+    let store = StateStore::new(
+        client,
+        resolved.name.clone(),
+        g.state_prefix.clone(),
+        account,
+    );
+    let locks = LockManager::new(store.clone(), profile.clone());
+    Ok(Ctx {
+        sdk,
+        store,
+        locks,
+        bucket: resolved.name,
+        prefix: g.state_prefix.clone(),
+        profile,
+        cli_region,
+    })
+}
