@@ -9,9 +9,12 @@ use crate::cloudcontrol::CloudControlDeleter;
 use crate::custom::CustomResourceDeleter;
 use crate::registry::Registry;
 use crate::sdk::{
-    dynamodb::DynamoTableDeleter, iam_managed_policy::IamManagedPolicyDeleter, iam_policy::IamPolicyDeleter,
-    iam_role::IamRoleDeleter, kms::KmsKeyDeleter, lambda::LambdaFunctionDeleter, logs::LogGroupDeleter,
-    s3_bucket::S3BucketDeleter, sns::SnsTopicDeleter, sqs::SqsQueueDeleter, ssm::SsmParameterDeleter,
+    bucket_policy::BucketPolicyDeleter, dynamodb::DynamoTableDeleter,
+    iam_managed_policy::IamManagedPolicyDeleter, iam_policy::IamPolicyDeleter,
+    iam_role::IamRoleDeleter, instance_profile::InstanceProfileDeleter, kms::KmsKeyDeleter,
+    lambda::LambdaFunctionDeleter, logs::LogGroupDeleter, queue_policy::QueuePolicyDeleter,
+    s3_bucket::S3BucketDeleter, sns::SnsTopicDeleter, sqs::SqsQueueDeleter,
+    ssm::SsmParameterDeleter, subscription::SubscriptionDeleter, topic_policy::TopicPolicyDeleter,
 };
 
 /// An S3 client for `cfg`, path-style when an endpoint is configured.
@@ -29,18 +32,73 @@ pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Re
     let iam = aws_sdk_iam::Client::new(cfg);
     let lambda = aws_sdk_lambda::Client::new(cfg);
     let sns = aws_sdk_sns::Client::new(cfg);
+    let sqs = aws_sdk_sqs::Client::new(cfg);
     Registry::empty()
-        .with_sdk("AWS::S3::Bucket", Arc::new(S3BucketDeleter::new(s3)))
-        .with_sdk("AWS::SQS::Queue", Arc::new(SqsQueueDeleter::new(aws_sdk_sqs::Client::new(cfg))))
-        .with_sdk("AWS::SNS::Topic", Arc::new(SnsTopicDeleter::new(sns.clone())))
+        .with_sdk(
+            "AWS::S3::Bucket",
+            Arc::new(S3BucketDeleter::new(s3.clone())),
+        )
+        .with_sdk(
+            "AWS::S3::BucketPolicy",
+            Arc::new(BucketPolicyDeleter::new(s3)),
+        )
+        .with_sdk(
+            "AWS::SQS::Queue",
+            Arc::new(SqsQueueDeleter::new(sqs.clone())),
+        )
+        .with_sdk(
+            "AWS::SQS::QueuePolicy",
+            Arc::new(QueuePolicyDeleter::new(sqs)),
+        )
+        .with_sdk(
+            "AWS::SNS::Topic",
+            Arc::new(SnsTopicDeleter::new(sns.clone())),
+        )
+        .with_sdk(
+            "AWS::SNS::TopicPolicy",
+            Arc::new(TopicPolicyDeleter::new(sns.clone())),
+        )
+        .with_sdk(
+            "AWS::SNS::Subscription",
+            Arc::new(SubscriptionDeleter::new(sns.clone())),
+        )
         .with_sdk("AWS::IAM::Role", Arc::new(IamRoleDeleter::new(iam.clone())))
-        .with_sdk("AWS::IAM::Policy", Arc::new(IamPolicyDeleter::new(iam.clone())))
-        .with_sdk("AWS::IAM::ManagedPolicy", Arc::new(IamManagedPolicyDeleter::new(iam)))
-        .with_sdk("AWS::SSM::Parameter", Arc::new(SsmParameterDeleter::new(aws_sdk_ssm::Client::new(cfg))))
-        .with_sdk("AWS::DynamoDB::Table", Arc::new(DynamoTableDeleter::new(aws_sdk_dynamodb::Client::new(cfg))))
-        .with_sdk("AWS::Lambda::Function", Arc::new(LambdaFunctionDeleter::new(lambda.clone())))
-        .with_sdk("AWS::Logs::LogGroup", Arc::new(LogGroupDeleter::new(aws_sdk_cloudwatchlogs::Client::new(cfg))))
-        .with_sdk("AWS::KMS::Key", Arc::new(KmsKeyDeleter::new(aws_sdk_kms::Client::new(cfg))))
+        .with_sdk(
+            "AWS::IAM::InstanceProfile",
+            Arc::new(InstanceProfileDeleter::new(iam.clone())),
+        )
+        .with_sdk(
+            "AWS::IAM::Policy",
+            Arc::new(IamPolicyDeleter::new(iam.clone())),
+        )
+        .with_sdk(
+            "AWS::IAM::ManagedPolicy",
+            Arc::new(IamManagedPolicyDeleter::new(iam)),
+        )
+        .with_sdk(
+            "AWS::SSM::Parameter",
+            Arc::new(SsmParameterDeleter::new(aws_sdk_ssm::Client::new(cfg))),
+        )
+        .with_sdk(
+            "AWS::DynamoDB::Table",
+            Arc::new(DynamoTableDeleter::new(aws_sdk_dynamodb::Client::new(cfg))),
+        )
+        .with_sdk(
+            "AWS::Lambda::Function",
+            Arc::new(LambdaFunctionDeleter::new(lambda.clone())),
+        )
+        .with_sdk(
+            "AWS::Logs::LogGroup",
+            Arc::new(LogGroupDeleter::new(aws_sdk_cloudwatchlogs::Client::new(
+                cfg,
+            ))),
+        )
+        .with_sdk(
+            "AWS::KMS::Key",
+            Arc::new(KmsKeyDeleter::new(aws_sdk_kms::Client::new(cfg))),
+        )
         .with_custom_resources(Arc::new(CustomResourceDeleter::new(lambda, sns, state_s3)))
-        .with_cloud_control(Arc::new(CloudControlDeleter::new(aws_sdk_cloudcontrol::Client::new(cfg))))
+        .with_cloud_control(Arc::new(CloudControlDeleter::new(
+            aws_sdk_cloudcontrol::Client::new(cfg),
+        )))
 }

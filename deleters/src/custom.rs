@@ -80,9 +80,18 @@ pub fn is_sns_token(token: &str) -> bool {
 }
 
 /// The Delete request sent to the handler.
-pub fn delete_request_body(req: &DeleteRequest, token: &str, request_id: &str, response_url: &str) -> Value {
-    let partition = guard::arn_partition(token).filter(|p| !p.is_empty()).unwrap_or("aws");
-    let account = guard::arn_account(token).filter(|a| !a.is_empty()).unwrap_or("000000000000");
+pub fn delete_request_body(
+    req: &DeleteRequest,
+    token: &str,
+    request_id: &str,
+    response_url: &str,
+) -> Value {
+    let partition = guard::arn_partition(token)
+        .filter(|p| !p.is_empty())
+        .unwrap_or("aws");
+    let account = guard::arn_account(token)
+        .filter(|a| !a.is_empty())
+        .unwrap_or("000000000000");
     json!({
         "RequestType": "Delete",
         "RequestId": request_id,
@@ -101,7 +110,9 @@ pub enum Response {
     /// No answer yet (missing, empty, or written for another request id).
     NotYet,
     Success,
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
     Unreadable(String),
 }
 
@@ -132,7 +143,11 @@ pub fn read_response(body: &[u8], request_id: &str) -> Response {
 }
 
 impl CustomResourceDeleter {
-    pub fn new(lambda: aws_sdk_lambda::Client, sns: aws_sdk_sns::Client, state_s3: aws_sdk_s3::Client) -> Self {
+    pub fn new(
+        lambda: aws_sdk_lambda::Client,
+        sns: aws_sdk_sns::Client,
+        state_s3: aws_sdk_s3::Client,
+    ) -> Self {
         CustomResourceDeleter {
             lambda,
             sns,
@@ -166,19 +181,26 @@ impl CustomResourceDeleter {
 
     fn sns_for(&self, token: &str) -> aws_sdk_sns::Client {
         match guard::arn_region(token).filter(|r| !r.is_empty()) {
-            Some(r) if self.sns.config().region().map(|x| x.as_ref()) != Some(r) => aws_sdk_sns::Client::from_conf(
-                self.sns
-                    .config()
-                    .to_builder()
-                    .region(aws_sdk_sns::config::Region::new(r.to_owned()))
-                    .build(),
-            ),
+            Some(r) if self.sns.config().region().map(|x| x.as_ref()) != Some(r) => {
+                aws_sdk_sns::Client::from_conf(
+                    self.sns
+                        .config()
+                        .to_builder()
+                        .region(aws_sdk_sns::config::Region::new(r.to_owned()))
+                        .build(),
+                )
+            }
             _ => self.sns.clone(),
         }
     }
 
     /// The handler's function no longer exists → the record can go (spec §4.1).
-    async fn function_gone(&self, req: &DeleteRequest, lambda: &aws_sdk_lambda::Client, token: &str) -> Option<Result<DeleteProgress, DeleteError>> {
+    async fn function_gone(
+        &self,
+        req: &DeleteRequest,
+        lambda: &aws_sdk_lambda::Client,
+        token: &str,
+    ) -> Option<Result<DeleteProgress, DeleteError>> {
         match lambda.get_function().function_name(token).send().await {
             Ok(_) => None,
             Err(e) => {
@@ -188,9 +210,18 @@ impl CustomResourceDeleter {
                 }
                 let client_region = lambda.config().region().map(|r| r.as_ref());
                 // The function's own region: the ARN's, or the record's for a bare name.
-                let expected = guard::arn_region(token).filter(|r| !r.is_empty()).unwrap_or(&req.region);
+                let expected = guard::arn_region(token)
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or(&req.region);
                 if client_region != Some(expected) {
-                    return Some(guard::not_found(req, None, true, &format!("Lambda says the handler {token} does not exist")));
+                    return Some(Err(DeleteError::new(
+                        req,
+                        DeleteErrorKind::CannotConfirmDeletion,
+                        format!(
+                            "cannot confirm deletion: Lambda says the handler {token} does not exist, but the client's region is {} while the handler's region is {expected}; rerun with the correct region",
+                            client_region.unwrap_or("(none)")
+                        ),
+                    )));
                 }
                 tracing::warn!(
                     logical_id = %req.logical_id,
@@ -201,7 +232,11 @@ impl CustomResourceDeleter {
         }
     }
 
-    fn deliver_error(req: &DeleteRequest, action: &str, info: &crate::error::AwsErrorInfo) -> DeleteError {
+    fn deliver_error(
+        req: &DeleteRequest,
+        action: &str,
+        info: &crate::error::AwsErrorInfo,
+    ) -> DeleteError {
         let mut e = DeleteError::from_aws(req, action, info);
         e.kind = DeleteErrorKind::Skipped;
         e
@@ -212,15 +247,24 @@ impl CustomResourceDeleter {
 impl Deleter for CustomResourceDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
         if !req.properties.is_object() {
-            return Err(DeleteError::skipped(req, "the record has no properties; the custom resource handler was not called"));
+            return Err(DeleteError::skipped(
+                req,
+                "the record has no properties; the custom resource handler was not called",
+            ));
         }
         let token = match req.properties.get("ServiceToken") {
             None | Some(Value::Null) => {
-                return Err(DeleteError::skipped(req, "the record has no ServiceToken; the custom resource handler was not called"))
+                return Err(DeleteError::skipped(
+                    req,
+                    "the record has no ServiceToken; the custom resource handler was not called",
+                ))
             }
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             Some(_) => {
-                return Err(DeleteError::failed(req, "the record's ServiceToken is not a string; the custom resource handler was not called"))
+                return Err(DeleteError::failed(
+                    req,
+                    "the record's ServiceToken is not a string; the custom resource handler was not called",
+                ))
             }
         };
         let sns = is_sns_token(&token);
@@ -242,7 +286,13 @@ impl Deleter for CustomResourceDeleter {
             .body(Vec::new().into())
             .send()
             .await
-            .map_err(|e| Self::deliver_error(req, "PutObject of the response placeholder", &aws_error_info(&e)))?;
+            .map_err(|e| {
+                Self::deliver_error(
+                    req,
+                    "PutObject of the response placeholder",
+                    &aws_error_info(&e),
+                )
+            })?;
         let presign = PresigningConfig::expires_in(Duration::from_secs(RESPONSE_URL_EXPIRY_SECS))
             .map_err(|e| DeleteError::failed(req, format!("presigning config: {e}")))?;
         let url = self
@@ -252,9 +302,19 @@ impl Deleter for CustomResourceDeleter {
             .key(&key)
             .presigned(presign)
             .await
-            .map_err(|e| DeleteError::failed(req, format!("presigning the response URL failed: {}", aws_smithy_types::error::display::DisplayErrorContext(&e))))?;
+            .map_err(|e| {
+                DeleteError::failed(
+                    req,
+                    format!(
+                        "presigning the response URL failed: {}",
+                        aws_smithy_types::error::display::DisplayErrorContext(&e)
+                    ),
+                )
+            })?;
         let body = delete_request_body(req, &token, &request_id, url.uri());
-        let payload = serde_json::to_vec(&body).map_err(|e| DeleteError::failed(req, format!("serializing the Delete request: {e}")))?;
+        let payload = serde_json::to_vec(&body).map_err(|e| {
+            DeleteError::failed(req, format!("serializing the Delete request: {e}"))
+        })?;
 
         let deadline_ms;
         if sns {
@@ -265,7 +325,13 @@ impl Deleter for CustomResourceDeleter {
                 .message(message)
                 .send()
                 .await
-                .map_err(|e| Self::deliver_error(req, "SNS Publish of the Delete request", &aws_error_info(&e)))?;
+                .map_err(|e| {
+                    Self::deliver_error(
+                        req,
+                        "SNS Publish of the Delete request",
+                        &aws_error_info(&e),
+                    )
+                })?;
             deadline_ms = now_ms().saturating_add(self.sns_deadline_ms);
         } else {
             lambda
@@ -275,7 +341,13 @@ impl Deleter for CustomResourceDeleter {
                 .payload(Blob::new(payload))
                 .send()
                 .await
-                .map_err(|e| Self::deliver_error(req, "Lambda Invoke of the Delete request", &aws_error_info(&e)))?;
+                .map_err(|e| {
+                    Self::deliver_error(
+                        req,
+                        "Lambda Invoke of the Delete request",
+                        &aws_error_info(&e),
+                    )
+                })?;
             deadline_ms = now_ms().saturating_add(self.lambda_deadline_ms);
         }
         Ok(DeleteProgress::InFlight {
@@ -289,7 +361,11 @@ impl Deleter for CustomResourceDeleter {
         })
     }
 
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         let Handle::CustomResource {
             request_id,
             response_key,
@@ -297,7 +373,10 @@ impl Deleter for CustomResourceDeleter {
             polls,
         } = handle
         else {
-            return Err(DeleteError::failed(req, format!("the custom resource deleter cannot resume {handle:?}")));
+            return Err(DeleteError::failed(
+                req,
+                format!("the custom resource deleter cannot resume {handle:?}"),
+            ));
         };
         let bucket = req.run.state_bucket.as_str();
         let not_yet = |polls: u32| {
@@ -308,11 +387,22 @@ impl Deleter for CustomResourceDeleter {
                     deadline_ms: *deadline_ms,
                     polls,
                 },
-                expected_done_ms: now_ms().saturating_add(backoff_ms(polls, POLL_FIRST_MS, POLL_CAP_MS)),
+                expected_done_ms: now_ms().saturating_add(backoff_ms(
+                    polls,
+                    POLL_FIRST_MS,
+                    POLL_CAP_MS,
+                )),
             })
         };
         let polls = polls.saturating_add(1);
-        let answer = match self.state_s3.get_object().bucket(bucket).key(response_key).send().await {
+        let answer = match self
+            .state_s3
+            .get_object()
+            .bucket(bucket)
+            .key(response_key)
+            .send()
+            .await
+        {
             Ok(out) => match out.body.collect().await {
                 Ok(bytes) => read_response(&bytes.into_bytes(), request_id),
                 Err(_) => Response::NotYet,
@@ -322,13 +412,27 @@ impl Deleter for CustomResourceDeleter {
                 if info.code_is(&["NoSuchKey"]) || info.retryable {
                     Response::NotYet
                 } else {
-                    return Err(DeleteError::from_aws(req, "GetObject of the custom resource response", &info));
+                    return Err(DeleteError::from_aws(
+                        req,
+                        "GetObject of the custom resource response",
+                        &info,
+                    ));
                 }
             }
         };
         let delete_response = || async {
-            if let Err(e) = self.state_s3.delete_object().bucket(bucket).key(response_key).send().await {
-                tracing::warn!("could not delete the custom resource response {response_key}: {}", aws_error_info(&e).message);
+            if let Err(e) = self
+                .state_s3
+                .delete_object()
+                .bucket(bucket)
+                .key(response_key)
+                .send()
+                .await
+            {
+                tracing::warn!(
+                    "could not delete the custom resource response {response_key}: {}",
+                    aws_error_info(&e).message
+                );
             }
         };
         match answer {
@@ -338,11 +442,17 @@ impl Deleter for CustomResourceDeleter {
             }
             Response::Failed { reason } => {
                 delete_response().await;
-                Err(DeleteError::skipped(req, format!("the custom resource handler answered FAILED: {reason}")))
+                Err(DeleteError::skipped(
+                    req,
+                    format!("the custom resource handler answered FAILED: {reason}"),
+                ))
             }
             Response::Unreadable(why) => {
                 delete_response().await;
-                Err(DeleteError::failed(req, format!("unreadable custom resource response at {response_key}: {why}")))
+                Err(DeleteError::failed(
+                    req,
+                    format!("unreadable custom resource response at {response_key}: {why}"),
+                ))
             }
             Response::NotYet if now_ms() > *deadline_ms => {
                 delete_response().await;
@@ -373,14 +483,28 @@ mod tests {
     #[test]
     fn custom_resource_response_success_failed_and_stale_answers() {
         assert_eq!(read_response(b"", "r1"), Response::NotYet);
-        assert_eq!(read_response(br#"{"Status":"SUCCESS","RequestId":"r1"}"#, "r1"), Response::Success);
-        assert_eq!(read_response(br#"{"Status":"SUCCESS"}"#, "r1"), Response::Success);
-        assert_eq!(read_response(br#"{"Status":"SUCCESS","RequestId":"old"}"#, "r1"), Response::NotYet);
+        assert_eq!(
+            read_response(br#"{"Status":"SUCCESS","RequestId":"r1"}"#, "r1"),
+            Response::Success
+        );
+        assert_eq!(
+            read_response(br#"{"Status":"SUCCESS"}"#, "r1"),
+            Response::Success
+        );
+        assert_eq!(
+            read_response(br#"{"Status":"SUCCESS","RequestId":"old"}"#, "r1"),
+            Response::NotYet
+        );
         assert_eq!(
             read_response(br#"{"Status":"FAILED","Reason":"boom"}"#, "r1"),
-            Response::Failed { reason: "boom".into() }
+            Response::Failed {
+                reason: "boom".into()
+            }
         );
-        assert!(matches!(read_response(b"nope", "r1"), Response::Unreadable(_)));
+        assert!(matches!(
+            read_response(b"nope", "r1"),
+            Response::Unreadable(_)
+        ));
     }
 
     #[test]
@@ -396,6 +520,8 @@ mod tests {
         let parts: Vec<&str> = id.splitn(3, '-').collect();
         assert_eq!(parts[0], "cdkd");
         assert!(parts[1].parse::<u64>().is_ok());
-        assert!(parts[2].bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+        assert!(parts[2]
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
     }
 }

@@ -175,7 +175,11 @@ where
 }
 
 /// (throttling, retryable) for a service answer.
-pub fn classify_service_error(code: Option<&str>, status: Option<u16>, message: &str) -> (bool, bool) {
+pub fn classify_service_error(
+    code: Option<&str>,
+    status: Option<u16>,
+    message: &str,
+) -> (bool, bool) {
     let throttling = code.is_some_and(|c| THROTTLING_CODES.contains(&c))
         || status == Some(429)
         || message.contains("Too Many Requests")
@@ -193,7 +197,11 @@ mod tests {
     #[test]
     fn throttling_codes_are_retryable_and_flagged_as_throttling() {
         for code in THROTTLING_CODES {
-            assert_eq!(classify_service_error(Some(code), Some(400), "x"), (true, true), "{code}");
+            assert_eq!(
+                classify_service_error(Some(code), Some(400), "x"),
+                (true, true),
+                "{code}"
+            );
         }
     }
 
@@ -209,13 +217,20 @@ mod tests {
     #[test]
     fn dependency_violation_message_is_transient_but_not_throttling() {
         assert_eq!(
-            classify_service_error(Some("DependencyViolation"), Some(400), "resource sg-1 has a dependent object: DependencyViolation"),
+            classify_service_error(
+                Some("DependencyViolation"),
+                Some(400),
+                "resource sg-1 has a dependent object: DependencyViolation"
+            ),
             (false, true)
         );
     }
 
     #[test]
     fn not_found_wording_is_not_retryable_by_itself() {
-        assert_eq!(classify_service_error(Some("NoSuchEntity"), Some(404), "Role x does not exist"), (false, false));
+        assert_eq!(
+            classify_service_error(Some("NoSuchEntity"), Some(404), "Role x does not exist"),
+            (false, false)
+        );
     }
 }

@@ -124,10 +124,20 @@ mod tests {
 
     #[test]
     fn region_guard_not_found_in_other_region_cannot_confirm_deletion() {
-        let e = not_found(&req("us-east-1"), Some("eu-west-1"), true, "topic not found").unwrap_err();
+        let e = not_found(
+            &req("us-east-1"),
+            Some("eu-west-1"),
+            true,
+            "topic not found",
+        )
+        .unwrap_err();
         assert_eq!(e.kind, DeleteErrorKind::CannotConfirmDeletion);
         assert!(e.to_string().contains("cannot confirm deletion"), "{e}");
-        assert!(e.to_string().contains("AWS::SNS::Topic arn:aws:sns:us-east-1:1:t"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("AWS::SNS::Topic arn:aws:sns:us-east-1:1:t"),
+            "{e}"
+        );
         assert!(e.to_string().contains("eu-west-1"), "{e}");
     }
 

@@ -35,5 +35,9 @@ pub trait Deleter: Send + Sync {
     /// Continues a delete that `start` (or an earlier `poll`) left `InFlight`. After an
     /// error the handle is finished; if the error is retryable the caller may `start`
     /// again (with `attempt + 1`).
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError>;
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError>;
 }

@@ -16,7 +16,11 @@ impl Deleter for NoOpDeleter {
         Ok(DeleteProgress::Done)
     }
 
-    async fn poll(&self, _req: &DeleteRequest, _handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        _req: &DeleteRequest,
+        _handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         Ok(DeleteProgress::Done)
     }
 }

@@ -15,7 +15,10 @@ pub enum DeleteProgress {
     /// The delete is running. Persist `handle` and call `poll` again at or after
     /// `expected_done_ms` (milliseconds since the Unix epoch).
     #[serde(rename_all = "camelCase")]
-    InFlight { handle: Handle, expected_done_ms: u64 },
+    InFlight {
+        handle: Handle,
+        expected_done_ms: u64,
+    },
 }
 
 /// Resumable state of a delete in flight. Serializable so that it can be stored in the
@@ -80,7 +83,10 @@ mod tests {
     #[test]
     fn cloud_control_poll_backoff_grows_by_half_up_to_ten_seconds() {
         let seq: Vec<u64> = (0..8).map(|p| backoff_ms(p, 1000, 10_000)).collect();
-        assert_eq!(seq, vec![1000, 1500, 2250, 3375, 5063, 7595, 10_000, 10_000]);
+        assert_eq!(
+            seq,
+            vec![1000, 1500, 2250, 3375, 5063, 7595, 10_000, 10_000]
+        );
     }
 
     #[test]

@@ -119,20 +119,26 @@ impl Registry {
     }
 
     pub fn route_for(&self, resource_type: &str, provisioned_by: Option<&str>) -> Route {
-        route(resource_type, provisioned_by, self.sdk.contains_key(resource_type))
+        route(
+            resource_type,
+            provisioned_by,
+            self.sdk.contains_key(resource_type),
+        )
     }
 
     /// The deleter for a record, or why there is none.
     pub fn deleter_for(&self, req: &DeleteRequest) -> Result<Arc<dyn Deleter>, DeleteError> {
-        let missing = |what: &str| DeleteError::new(req, DeleteErrorKind::Unsupported, format!("no {what} deleter is configured"));
+        let missing = |what: &str| {
+            DeleteError::new(
+                req,
+                DeleteErrorKind::Unsupported,
+                format!("no {what} deleter is configured"),
+            )
+        };
         match self.route_for(&req.resource_type, req.provisioned_by.as_deref()) {
             Route::NoOp => Ok(Arc::new(crate::noop::NoOpDeleter)),
             Route::CustomResource => self.custom.clone().ok_or_else(|| missing("custom-resource")),
-            Route::Sdk => self
-                .sdk
-                .get(&req.resource_type)
-                .cloned()
-                .ok_or_else(|| missing("SDK")),
+            Route::Sdk => self.sdk.get(&req.resource_type).cloned().ok_or_else(|| missing("SDK")),
             Route::CloudControl => self.cloud_control.clone().ok_or_else(|| missing("Cloud Control")),
             Route::NestedStack => Err(DeleteError::new(
                 req,
@@ -149,7 +155,11 @@ impl Registry {
     }
 
     /// Routes and polls a delete in flight.
-    pub async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    pub async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         self.deleter_for(req)?.poll(req, handle).await
     }
 }
@@ -165,19 +175,34 @@ mod tests {
 
     #[test]
     fn routing_custom_resources_never_use_cloud_control() {
-        assert_eq!(route("Custom::Thing", Some("cc-api"), false), Route::CustomResource);
-        assert_eq!(route("AWS::CloudFormation::CustomResource", None, false), Route::CustomResource);
+        assert_eq!(
+            route("Custom::Thing", Some("cc-api"), false),
+            Route::CustomResource
+        );
+        assert_eq!(
+            route("AWS::CloudFormation::CustomResource", None, false),
+            Route::CustomResource
+        );
     }
 
     #[test]
     fn routing_cc_api_records_go_to_cloud_control_even_with_an_sdk_deleter() {
-        assert_eq!(route("AWS::S3::Bucket", Some("cc-api"), true), Route::CloudControl);
+        assert_eq!(
+            route("AWS::S3::Bucket", Some("cc-api"), true),
+            Route::CloudControl
+        );
     }
 
     #[test]
     fn routing_scheduler_schedule_never_goes_to_cloud_control() {
-        assert!(matches!(route("AWS::Scheduler::Schedule", Some("cc-api"), false), Route::Unsupported(_)));
-        assert_eq!(route("AWS::Scheduler::Schedule", Some("cc-api"), true), Route::Sdk);
+        assert!(matches!(
+            route("AWS::Scheduler::Schedule", Some("cc-api"), false),
+            Route::Unsupported(_)
+        ));
+        assert_eq!(
+            route("AWS::Scheduler::Schedule", Some("cc-api"), true),
+            Route::Sdk
+        );
     }
 
     #[test]
@@ -193,11 +218,17 @@ mod tests {
 
     #[test]
     fn routing_nested_stacks_belong_to_the_workflow() {
-        assert_eq!(route("AWS::CloudFormation::Stack", None, false), Route::NestedStack);
+        assert_eq!(
+            route("AWS::CloudFormation::Stack", None, false),
+            Route::NestedStack
+        );
     }
 
     #[test]
     fn routing_types_cloud_control_cannot_delete_are_unsupported_without_sdk_deleter() {
-        assert!(matches!(route("AWS::IAM::User", None, false), Route::Unsupported(_)));
+        assert!(matches!(
+            route("AWS::IAM::User", None, false),
+            Route::Unsupported(_)
+        ));
     }
 }

@@ -128,9 +128,7 @@ pub fn cloud_control_identifier(req: &DeleteRequest) -> Result<CcIdentifier, NoI
     let last = id.rsplit('|').next().unwrap_or(id);
     match t {
         // Composite ids already in Cloud Control form.
-        "AWS::EC2::Route" | "AWS::ApiGateway::Method" | "AWS::S3Tables::Namespace" => {
-            verified(id.to_owned())
-        }
+        "AWS::EC2::Route" | "AWS::ApiGateway::Method" | "AWS::S3Tables::Namespace" => verified(id.to_owned()),
         "AWS::EC2::EIP" if id.contains('|') => verified(id.to_owned()),
         "AWS::EC2::EIP" => Err(NoIdentifier(
             "an EIP recorded with only one part of <publicIp>|<allocationId> needs a DescribeAddresses lookup".into(),
@@ -151,9 +149,9 @@ pub fn cloud_control_identifier(req: &DeleteRequest) -> Result<CcIdentifier, NoI
             unverified(format!("{}|{id}", prop(req, "ApiId")?))
         }
         "AWS::EC2::VPCGatewayAttachment" => {
-            let (gw, vpc) = id.split_once('|').ok_or_else(|| {
-                NoIdentifier(format!("expected <gateway id>|<vpc id>, got {id}"))
-            })?;
+            let (gw, vpc) = id
+                .split_once('|')
+                .ok_or_else(|| NoIdentifier(format!("expected <gateway id>|<vpc id>, got {id}")))?;
             let kind = if gw.starts_with("igw-") || req.prop_str("InternetGatewayId").is_some() {
                 "IGW"
             } else if gw.starts_with("vgw-") || req.prop_str("VpnGatewayId").is_some() {
@@ -215,7 +213,13 @@ mod tests {
     use crate::request::RunContext;
     use serde_json::json;
 
-    fn req(t: &str, id: &str, props: serde_json::Value, attrs: serde_json::Value, by: Option<&str>) -> DeleteRequest {
+    fn req(
+        t: &str,
+        id: &str,
+        props: serde_json::Value,
+        attrs: serde_json::Value,
+        by: Option<&str>,
+    ) -> DeleteRequest {
         DeleteRequest {
             logical_id: "L".into(),
             resource_type: t.into(),
@@ -234,53 +238,119 @@ mod tests {
         }
     }
 
-    fn cc(t: &str, id: &str, props: serde_json::Value, attrs: serde_json::Value) -> Result<CcIdentifier, NoIdentifier> {
+    fn cc(
+        t: &str,
+        id: &str,
+        props: serde_json::Value,
+        attrs: serde_json::Value,
+    ) -> Result<CcIdentifier, NoIdentifier> {
         cloud_control_identifier(&req(t, id, props, attrs, Some("sdk")))
     }
 
     #[test]
     fn cc_api_records_use_the_physical_id_verbatim_and_trust_not_found() {
-        let r = cloud_control_identifier(&req("AWS::Foo::Bar", "a|b", json!({}), json!({}), Some("cc-api"))).unwrap();
-        assert_eq!(r, CcIdentifier { identifier: "a|b".into(), verified: true });
+        let r = cloud_control_identifier(&req(
+            "AWS::Foo::Bar",
+            "a|b",
+            json!({}),
+            json!({}),
+            Some("cc-api"),
+        ))
+        .unwrap();
+        assert_eq!(
+            r,
+            CcIdentifier {
+                identifier: "a|b".into(),
+                verified: true
+            }
+        );
     }
 
     #[test]
     fn same_value_types_use_the_sdk_physical_id() {
-        let r = cc("AWS::Events::Rule", "arn:aws:events:us-east-1:1:rule/r", json!({}), json!({})).unwrap();
+        let r = cc(
+            "AWS::Events::Rule",
+            "arn:aws:events:us-east-1:1:rule/r",
+            json!({}),
+            json!({}),
+        )
+        .unwrap();
         assert!(r.verified);
         assert_eq!(r.identifier, "arn:aws:events:us-east-1:1:rule/r");
     }
 
     #[test]
     fn identifier_translation_api_gateway_resource_prefixes_rest_api_id() {
-        let r = cc("AWS::ApiGateway::Resource", "res1", json!({"RestApiId": "api1"}), json!({})).unwrap();
+        let r = cc(
+            "AWS::ApiGateway::Resource",
+            "res1",
+            json!({"RestApiId": "api1"}),
+            json!({}),
+        )
+        .unwrap();
         assert_eq!(r.identifier, "api1|res1");
     }
 
     #[test]
     fn identifier_translation_api_gateway_deployment_puts_deployment_first() {
-        let r = cc("AWS::ApiGateway::Deployment", "dep1", json!({"RestApiId": "api1"}), json!({})).unwrap();
+        let r = cc(
+            "AWS::ApiGateway::Deployment",
+            "dep1",
+            json!({"RestApiId": "api1"}),
+            json!({}),
+        )
+        .unwrap();
         assert_eq!(r.identifier, "dep1|api1");
     }
 
     #[test]
     fn identifier_translation_gateway_attachment_uses_igw_or_vgw_tag() {
-        let r = cc("AWS::EC2::VPCGatewayAttachment", "igw-1|vpc-1", json!({}), json!({})).unwrap();
+        let r = cc(
+            "AWS::EC2::VPCGatewayAttachment",
+            "igw-1|vpc-1",
+            json!({}),
+            json!({}),
+        )
+        .unwrap();
         assert_eq!(r.identifier, "IGW|vpc-1");
-        let r = cc("AWS::EC2::VPCGatewayAttachment", "vgw-1|vpc-1", json!({}), json!({})).unwrap();
+        let r = cc(
+            "AWS::EC2::VPCGatewayAttachment",
+            "vgw-1|vpc-1",
+            json!({}),
+            json!({}),
+        )
+        .unwrap();
         assert_eq!(r.identifier, "VGW|vpc-1");
     }
 
     #[test]
     fn identifier_translation_security_group_ingress_uses_the_sgr_attribute() {
-        let r = cc("AWS::EC2::SecurityGroupIngress", "sg-1|tcp|80|80", json!({}), json!({"Id": "sgr-9"})).unwrap();
+        let r = cc(
+            "AWS::EC2::SecurityGroupIngress",
+            "sg-1|tcp|80|80",
+            json!({}),
+            json!({"Id": "sgr-9"}),
+        )
+        .unwrap();
         assert_eq!(r.identifier, "sgr-9");
-        assert!(cc("AWS::EC2::SecurityGroupIngress", "sg-1|tcp|80|80", json!({}), json!({})).is_err());
+        assert!(cc(
+            "AWS::EC2::SecurityGroupIngress",
+            "sg-1|tcp|80|80",
+            json!({}),
+            json!({})
+        )
+        .is_err());
     }
 
     #[test]
     fn identifier_translation_lambda_permission_is_function_and_statement() {
-        let r = cc("AWS::Lambda::Permission", "arn:aws:lambda:us-east-1:1:function:f|stmt", json!({"FunctionName": "f"}), json!({})).unwrap();
+        let r = cc(
+            "AWS::Lambda::Permission",
+            "arn:aws:lambda:us-east-1:1:function:f|stmt",
+            json!({"FunctionName": "f"}),
+            json!({}),
+        )
+        .unwrap();
         assert_eq!(r.identifier, "f|stmt");
     }
 
@@ -292,7 +362,13 @@ mod tests {
 
     #[test]
     fn identifier_translation_webacl_parses_name_id_scope_from_the_arn() {
-        let r = cc("AWS::WAFv2::WebACL", "arn:aws:wafv2:us-east-1:1:regional/webacl/acl/abc", json!({}), json!({})).unwrap();
+        let r = cc(
+            "AWS::WAFv2::WebACL",
+            "arn:aws:wafv2:us-east-1:1:regional/webacl/acl/abc",
+            json!({}),
+            json!({}),
+        )
+        .unwrap();
         assert_eq!(r.identifier, "acl|abc|REGIONAL");
     }
 
@@ -303,13 +379,25 @@ mod tests {
 
     #[test]
     fn types_without_a_derivable_cc_identifier_are_refused() {
-        assert!(cc("AWS::Route53::RecordSet", "Z|a.example.com|A", json!({}), json!({})).is_err());
+        assert!(cc(
+            "AWS::Route53::RecordSet",
+            "Z|a.example.com|A",
+            json!({}),
+            json!({})
+        )
+        .is_err());
     }
 
     #[test]
     fn unknown_sdk_written_types_are_sent_verbatim_but_not_found_is_not_trusted() {
         let r = cc("AWS::Foo::Bar", "x", json!({}), json!({})).unwrap();
-        assert_eq!(r, CcIdentifier { identifier: "x".into(), verified: false });
+        assert_eq!(
+            r,
+            CcIdentifier {
+                identifier: "x".into(),
+                verified: false
+            }
+        );
     }
 
     #[test]

@@ -47,7 +47,9 @@ pub fn client_token(req: &DeleteRequest) -> String {
 }
 
 fn mentions_not_found(message: &str) -> bool {
-    message.contains("does not exist") || message.contains("not found") || message.contains("NotFound")
+    message.contains("does not exist")
+        || message.contains("not found")
+        || message.contains("NotFound")
 }
 
 impl CloudControlDeleter {
@@ -79,7 +81,13 @@ impl CloudControlDeleter {
                 ),
             ));
         }
-        let next = now.saturating_add(backoff_ms(polls, POLL_FIRST_MS, POLL_CAP_MS));
+        // The start's own answer is followed by an immediate poll; after the k-th poll
+        // answers IN_PROGRESS the wait is 1 s ×1.5^(k-1), capped at 10 s.
+        let wait = match polls {
+            0 => 0,
+            k => backoff_ms(k - 1, POLL_FIRST_MS, POLL_CAP_MS),
+        };
+        let next = now.saturating_add(wait);
         Ok(DeleteProgress::InFlight {
             handle: Handle::CloudControl {
                 request_token: request_token.to_owned(),
@@ -107,7 +115,9 @@ impl CloudControlDeleter {
             Some(OperationStatus::Failed) => {
                 let code = ev.error_code();
                 if code == Some(&HandlerErrorCode::NotFound) {
-                    let verified = cloud_control_identifier(req).map(|i| i.verified).unwrap_or(false);
+                    let verified = cloud_control_identifier(req)
+                        .map(|i| i.verified)
+                        .unwrap_or(false);
                     return guard::not_found(
                         req,
                         self.region(),
@@ -156,7 +166,8 @@ impl CloudControlDeleter {
 #[async_trait]
 impl Deleter for CloudControlDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
-        let ident = cloud_control_identifier(req).map_err(|NoIdentifier(m)| DeleteError::skipped(req, m))?;
+        let ident = cloud_control_identifier(req)
+            .map_err(|NoIdentifier(m)| DeleteError::skipped(req, m))?;
         let token = client_token(req);
         let started = now_ms();
         let sent = self
@@ -172,7 +183,12 @@ impl Deleter for CloudControlDeleter {
                 let ev = out
                     .progress_event()
                     .filter(|ev| ev.request_token().is_some_and(|t| !t.is_empty()))
-                    .ok_or_else(|| DeleteError::failed(req, "Cloud Control DeleteResource answered without a RequestToken"))?;
+                    .ok_or_else(|| {
+                        DeleteError::failed(
+                            req,
+                            "Cloud Control DeleteResource answered without a RequestToken",
+                        )
+                    })?;
                 self.judge(req, ev, &token, started, 0)
             }
             Err(e) => {
@@ -184,22 +200,35 @@ impl Deleter for CloudControlDeleter {
                         format!("type not supported by Cloud Control: {}", info.message),
                     ));
                 }
-                if info.code_is(&["ResourceNotFoundException"]) || (!info.retryable && mentions_not_found(&info.message)) {
+                if info.code_is(&["ResourceNotFoundException"])
+                    || (!info.retryable && mentions_not_found(&info.message))
+                {
                     return guard::not_found(
                         req,
                         self.region(),
                         ident.verified,
-                        &format!("Cloud Control says {} {} was not found", req.resource_type, ident.identifier),
+                        &format!(
+                            "Cloud Control says {} {} was not found",
+                            req.resource_type, ident.identifier
+                        ),
                     );
                 }
                 let mut info = info;
                 info.retryable |= info.code_is(&["ConcurrentOperationException"]);
-                Err(DeleteError::from_aws(req, "Cloud Control DeleteResource", &info))
+                Err(DeleteError::from_aws(
+                    req,
+                    "Cloud Control DeleteResource",
+                    &info,
+                ))
             }
         }
     }
 
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         let Handle::CloudControl {
             request_token,
             client_token,
@@ -207,23 +236,43 @@ impl Deleter for CloudControlDeleter {
             polls,
         } = handle
         else {
-            return Err(DeleteError::failed(req, format!("the Cloud Control deleter cannot resume {handle:?}")));
+            return Err(DeleteError::failed(
+                req,
+                format!("the Cloud Control deleter cannot resume {handle:?}"),
+            ));
         };
         let polls = polls.saturating_add(1);
-        match self.cc.get_resource_request_status().request_token(request_token).send().await {
+        match self
+            .cc
+            .get_resource_request_status()
+            .request_token(request_token)
+            .send()
+            .await
+        {
             Ok(out) => {
-                let ev = out
-                    .progress_event()
-                    .ok_or_else(|| DeleteError::failed(req, "GetResourceRequestStatus answered without a progress event"))?;
+                let ev = out.progress_event().ok_or_else(|| {
+                    DeleteError::failed(
+                        req,
+                        "GetResourceRequestStatus answered without a progress event",
+                    )
+                })?;
                 self.judge(req, ev, client_token, *started_ms, polls)
             }
             Err(e) => {
                 let info = aws_error_info(&e);
                 if info.retryable {
                     // Retry the status poll in place; never re-submit while the token lives.
-                    return Self::in_flight(req, request_token, client_token, *started_ms, polls, None);
+                    return Self::in_flight(
+                        req,
+                        request_token,
+                        client_token,
+                        *started_ms,
+                        polls,
+                        None,
+                    );
                 }
-                let mut err = DeleteError::from_aws(req, "Cloud Control GetResourceRequestStatus", &info);
+                let mut err =
+                    DeleteError::from_aws(req, "Cloud Control GetResourceRequestStatus", &info);
                 if info.code_is(&["RequestTokenNotFoundException"]) {
                     err.retryable = true;
                 }

@@ -28,7 +28,13 @@ impl DynamoTableDeleter {
 
     /// `Some(status)` while the table exists, `None` once DescribeTable says it is gone.
     async fn describe(&self, req: &DeleteRequest) -> Result<Option<String>, DeleteError> {
-        match self.ddb.describe_table().table_name(&req.physical_id).send().await {
+        match self
+            .ddb
+            .describe_table()
+            .table_name(&req.physical_id)
+            .send()
+            .await
+        {
             Ok(out) => Ok(Some(
                 out.table()
                     .and_then(|t| t.table_status())
@@ -103,7 +109,11 @@ impl Deleter for DynamoTableDeleter {
         }
     }
 
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         let Handle::AwaitGone {
             started_ms,
             deadline_ms,
@@ -119,7 +129,10 @@ impl Deleter for DynamoTableDeleter {
                     return Err(DeleteError::new(
                         req,
                         DeleteErrorKind::Timeout,
-                        format!("table still exists (status {status}) after the delete budget of {} min", TABLE_DELETE_BUDGET_MS / 60_000),
+                        format!(
+                            "table still exists (status {status}) after the delete budget of {} min",
+                            TABLE_DELETE_BUDGET_MS / 60_000
+                        ),
                     ));
                 }
                 Ok(Self::in_flight(*started_ms, polls.saturating_add(1)))

@@ -22,13 +22,22 @@ impl IamManagedPolicyDeleter {
 /// `arn:<partition>:iam::<account>:policy/...`
 pub fn is_policy_arn(id: &str) -> bool {
     guard::arn_service(id) == Some("iam")
-        && id.splitn(6, ':').nth(5).is_some_and(|r| r.starts_with("policy/"))
+        && id
+            .splitn(6, ':')
+            .nth(5)
+            .is_some_and(|r| r.starts_with("policy/"))
 }
 
 fn ignore_missing<E>(
     req: &DeleteRequest,
     action: &str,
-    r: Result<E, aws_smithy_runtime_api::client::result::SdkError<impl aws_smithy_types::error::metadata::ProvideErrorMetadata + std::error::Error + 'static, aws_smithy_runtime_api::client::orchestrator::HttpResponse>>,
+    r: Result<
+        E,
+        aws_smithy_runtime_api::client::result::SdkError<
+            impl aws_smithy_types::error::metadata::ProvideErrorMetadata + std::error::Error + 'static,
+            aws_smithy_runtime_api::client::orchestrator::HttpResponse,
+        >,
+    >,
 ) -> Result<(), DeleteError> {
     match r {
         Ok(_) => Ok(()),
@@ -61,22 +70,43 @@ impl Deleter for IamManagedPolicyDeleter {
             return Err(DeleteError::from_aws(req, "GetPolicy", &info));
         }
 
-        let mut pages = iam.list_entities_for_policy().policy_arn(arn).into_paginator().send();
+        let mut pages = iam
+            .list_entities_for_policy()
+            .policy_arn(arn)
+            .into_paginator()
+            .send();
         while let Some(page) = pages.next().await {
-            let page = page.map_err(|e| DeleteError::from_aws(req, "ListEntitiesForPolicy", &aws_error_info(&e)))?;
+            let page = page.map_err(|e| {
+                DeleteError::from_aws(req, "ListEntitiesForPolicy", &aws_error_info(&e))
+            })?;
             for r in page.policy_roles() {
                 let Some(name) = r.role_name() else { continue };
-                let out = iam.detach_role_policy().role_name(name).policy_arn(arn).send().await;
+                let out = iam
+                    .detach_role_policy()
+                    .role_name(name)
+                    .policy_arn(arn)
+                    .send()
+                    .await;
                 ignore_missing(req, &format!("DetachRolePolicy from role {name}"), out)?;
             }
             for u in page.policy_users() {
                 let Some(name) = u.user_name() else { continue };
-                let out = iam.detach_user_policy().user_name(name).policy_arn(arn).send().await;
+                let out = iam
+                    .detach_user_policy()
+                    .user_name(name)
+                    .policy_arn(arn)
+                    .send()
+                    .await;
                 ignore_missing(req, &format!("DetachUserPolicy from user {name}"), out)?;
             }
             for g in page.policy_groups() {
                 let Some(name) = g.group_name() else { continue };
-                let out = iam.detach_group_policy().group_name(name).policy_arn(arn).send().await;
+                let out = iam
+                    .detach_group_policy()
+                    .group_name(name)
+                    .policy_arn(arn)
+                    .send()
+                    .await;
                 ignore_missing(req, &format!("DetachGroupPolicy from group {name}"), out)?;
             }
         }
@@ -92,7 +122,12 @@ impl Deleter for IamManagedPolicyDeleter {
             .map_err(|e| DeleteError::from_aws(req, "ListPolicyVersions", &aws_error_info(&e)))?;
         for v in versions.iter().filter(|v| !v.is_default_version()) {
             let Some(id) = v.version_id() else { continue };
-            let out = iam.delete_policy_version().policy_arn(arn).version_id(id).send().await;
+            let out = iam
+                .delete_policy_version()
+                .policy_arn(arn)
+                .version_id(id)
+                .send()
+                .await;
             ignore_missing(req, &format!("DeletePolicyVersion {id}"), out)?;
         }
 
@@ -107,7 +142,11 @@ impl Deleter for IamManagedPolicyDeleter {
         }
     }
 
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         super::no_poll(req, handle)
     }
 }

@@ -92,36 +92,66 @@ impl Deleter for IamPolicyDeleter {
         let mut deleted = 0usize;
         let mut missing = 0usize;
         for role in &target.roles {
-            match iam.delete_role_policy().role_name(role).policy_name(name).send().await {
+            match iam
+                .delete_role_policy()
+                .role_name(role)
+                .policy_name(name)
+                .send()
+                .await
+            {
                 Ok(_) => deleted += 1,
                 Err(e) => {
                     let info = aws_error_info(&e);
                     if !info.code_is(&["NoSuchEntity"]) {
-                        return Err(DeleteError::from_aws(req, &format!("DeleteRolePolicy on role {role}"), &info));
+                        return Err(DeleteError::from_aws(
+                            req,
+                            &format!("DeleteRolePolicy on role {role}"),
+                            &info,
+                        ));
                     }
                     missing += 1;
                 }
             }
         }
         for user in &target.users {
-            match iam.delete_user_policy().user_name(user).policy_name(name).send().await {
+            match iam
+                .delete_user_policy()
+                .user_name(user)
+                .policy_name(name)
+                .send()
+                .await
+            {
                 Ok(_) => deleted += 1,
                 Err(e) => {
                     let info = aws_error_info(&e);
                     if !info.code_is(&["NoSuchEntity"]) {
-                        return Err(DeleteError::from_aws(req, &format!("DeleteUserPolicy on user {user}"), &info));
+                        return Err(DeleteError::from_aws(
+                            req,
+                            &format!("DeleteUserPolicy on user {user}"),
+                            &info,
+                        ));
                     }
                     missing += 1;
                 }
             }
         }
         for group in &target.groups {
-            match iam.delete_group_policy().group_name(group).policy_name(name).send().await {
+            match iam
+                .delete_group_policy()
+                .group_name(group)
+                .policy_name(name)
+                .send()
+                .await
+            {
                 Ok(_) => deleted += 1,
                 Err(e) => {
                     let info = aws_error_info(&e);
                     if !info.code_is(&["NoSuchEntity"]) {
-                        return Err(DeleteError::from_aws(req, &format!("DeleteGroupPolicy on group {group}"), &info));
+                        return Err(DeleteError::from_aws(
+                            req,
+                            &format!("DeleteGroupPolicy on group {group}"),
+                            &info,
+                        ));
                     }
                     missing += 1;
                 }
@@ -138,7 +168,11 @@ impl Deleter for IamPolicyDeleter {
         Ok(DeleteProgress::Done)
     }
 
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         super::no_poll(req, handle)
     }
 }
@@ -190,7 +224,13 @@ mod tests {
 
     #[test]
     fn inline_policy_without_principals_is_skipped() {
-        assert_eq!(inline_policy_target(&req("Pol", json!({"PolicyName": "Pol"}))), None);
-        assert_eq!(inline_policy_target(&req("Pol", serde_json::Value::Null)), None);
+        assert_eq!(
+            inline_policy_target(&req("Pol", json!({"PolicyName": "Pol"}))),
+            None
+        );
+        assert_eq!(
+            inline_policy_target(&req("Pol", serde_json::Value::Null)),
+            None
+        );
     }
 }

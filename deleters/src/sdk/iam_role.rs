@@ -51,13 +51,27 @@ impl Deleter for IamRoleDeleter {
             .send()
             .try_collect()
             .await
-            .map_err(|e| DeleteError::from_aws(req, "ListAttachedRolePolicies", &aws_error_info(&e)))?;
+            .map_err(|e| {
+                DeleteError::from_aws(req, "ListAttachedRolePolicies", &aws_error_info(&e))
+            })?;
         for policy in attached {
-            let Some(arn) = policy.policy_arn() else { continue };
-            if let Err(e) = iam.detach_role_policy().role_name(role).policy_arn(arn).send().await {
+            let Some(arn) = policy.policy_arn() else {
+                continue;
+            };
+            if let Err(e) = iam
+                .detach_role_policy()
+                .role_name(role)
+                .policy_arn(arn)
+                .send()
+                .await
+            {
                 let info = aws_error_info(&e);
                 if !info.code_is(&["NoSuchEntity"]) {
-                    return Err(DeleteError::from_aws(req, &format!("DetachRolePolicy {arn}"), &info));
+                    return Err(DeleteError::from_aws(
+                        req,
+                        &format!("DetachRolePolicy {arn}"),
+                        &info,
+                    ));
                 }
             }
         }
@@ -72,10 +86,20 @@ impl Deleter for IamRoleDeleter {
             .await
             .map_err(|e| DeleteError::from_aws(req, "ListRolePolicies", &aws_error_info(&e)))?;
         for name in inline {
-            if let Err(e) = iam.delete_role_policy().role_name(role).policy_name(&name).send().await {
+            if let Err(e) = iam
+                .delete_role_policy()
+                .role_name(role)
+                .policy_name(&name)
+                .send()
+                .await
+            {
                 let info = aws_error_info(&e);
                 if !info.code_is(&["NoSuchEntity"]) {
-                    return Err(DeleteError::from_aws(req, &format!("DeleteRolePolicy {name}"), &info));
+                    return Err(DeleteError::from_aws(
+                        req,
+                        &format!("DeleteRolePolicy {name}"),
+                        &info,
+                    ));
                 }
             }
         }
@@ -88,7 +112,9 @@ impl Deleter for IamRoleDeleter {
             .send()
             .try_collect()
             .await
-            .map_err(|e| DeleteError::from_aws(req, "ListInstanceProfilesForRole", &aws_error_info(&e)))?;
+            .map_err(|e| {
+                DeleteError::from_aws(req, "ListInstanceProfilesForRole", &aws_error_info(&e))
+            })?;
         for profile in profiles {
             let name = profile.instance_profile_name();
             if let Err(e) = iam
@@ -122,7 +148,11 @@ impl Deleter for IamRoleDeleter {
         }
     }
 
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         super::no_poll(req, handle)
     }
 }

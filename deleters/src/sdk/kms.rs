@@ -38,7 +38,10 @@ pub fn pending_window_days(req: &DeleteRequest) -> i32 {
 fn is_key_id(id: &str, region: Option<&str>) -> bool {
     if id.starts_with("arn:") {
         return region.is_some_and(|r| guard::arn_in(id, "kms", r))
-            && id.splitn(6, ':').nth(5).is_some_and(|r| r.starts_with("key/"));
+            && id
+                .splitn(6, ':')
+                .nth(5)
+                .is_some_and(|r| r.starts_with("key/"));
     }
     let uuid = id.len() == 36
         && id.bytes().enumerate().all(|(i, b)| {
@@ -48,7 +51,9 @@ fn is_key_id(id: &str, region: Option<&str>) -> bool {
                 b.is_ascii_hexdigit()
             }
         });
-    uuid || (id.starts_with("mrk-") && id.len() > 4 && id[4..].bytes().all(|b| b.is_ascii_hexdigit()))
+    uuid || (id.starts_with("mrk-")
+        && id.len() > 4
+        && id[4..].bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 #[async_trait]
@@ -83,8 +88,15 @@ impl Deleter for KmsKeyDeleter {
                         .send()
                         .await
                         .ok()
-                        .and_then(|o| o.key_metadata().and_then(|m| m.key_state()).map(|s| s.as_str().to_owned()));
-                    if matches!(state.as_deref(), Some("PendingDeletion" | "PendingReplicaDeletion")) {
+                        .and_then(|o| {
+                            o.key_metadata()
+                                .and_then(|m| m.key_state())
+                                .map(|s| s.as_str().to_owned())
+                        });
+                    if matches!(
+                        state.as_deref(),
+                        Some("PendingDeletion" | "PendingReplicaDeletion")
+                    ) {
                         return Ok(DeleteProgress::AlreadyGone);
                     }
                 }
@@ -93,7 +105,11 @@ impl Deleter for KmsKeyDeleter {
         }
     }
 
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         super::no_poll(req, handle)
     }
 }

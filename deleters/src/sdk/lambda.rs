@@ -30,7 +30,13 @@ fn is_function_id(id: &str, region: Option<&str>) -> bool {
 impl Deleter for LambdaFunctionDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
         let name = req.physical_id.as_str();
-        match self.lambda.delete_function().function_name(name).send().await {
+        match self
+            .lambda
+            .delete_function()
+            .function_name(name)
+            .send()
+            .await
+        {
             Ok(_) => Ok(DeleteProgress::Done),
             Err(e) => {
                 let info = aws_error_info(&e);
@@ -48,7 +54,11 @@ impl Deleter for LambdaFunctionDeleter {
         }
     }
 
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         super::no_poll(req, handle)
     }
 }

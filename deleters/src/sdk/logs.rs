@@ -22,7 +22,13 @@ impl LogGroupDeleter {
 impl Deleter for LogGroupDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
         let name = req.physical_id.as_str();
-        match self.logs.delete_log_group().log_group_name(name).send().await {
+        match self
+            .logs
+            .delete_log_group()
+            .log_group_name(name)
+            .send()
+            .await
+        {
             Ok(_) => Ok(DeleteProgress::Done),
             Err(e) => {
                 let info = aws_error_info(&e);
@@ -39,7 +45,11 @@ impl Deleter for LogGroupDeleter {
         }
     }
 
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         super::no_poll(req, handle)
     }
 }

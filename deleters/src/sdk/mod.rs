@@ -1,17 +1,22 @@
 //! SDK deleters: one module per resource type that this project deletes through the
 //! type's own API instead of Cloud Control (spec §3.3).
 
+pub mod bucket_policy;
 pub mod dynamodb;
 pub mod iam_managed_policy;
 pub mod iam_policy;
 pub mod iam_role;
+pub mod instance_profile;
 pub mod kms;
 pub mod lambda;
 pub mod logs;
+pub mod queue_policy;
 pub mod s3_bucket;
 pub mod sns;
 pub mod sqs;
 pub mod ssm;
+pub mod subscription;
+pub mod topic_policy;
 
 use crate::error::DeleteError;
 use crate::progress::{DeleteProgress, Handle};

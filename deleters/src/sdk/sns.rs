@@ -28,17 +28,30 @@ impl Deleter for SnsTopicDeleter {
             let info = aws_error_info(&e);
             if info.code_is(&["NotFound", "NotFoundException"]) {
                 let is_id = region.is_some_and(|r| guard::arn_in(arn, "sns", r));
-                return guard::not_found(req, region, is_id, &format!("SNS says topic {arn} does not exist"));
+                return guard::not_found(
+                    req,
+                    region,
+                    is_id,
+                    &format!("SNS says topic {arn} does not exist"),
+                );
             }
             return Err(DeleteError::from_aws(req, "GetTopicAttributes", &info));
         }
         match self.sns.delete_topic().topic_arn(arn).send().await {
             Ok(_) => Ok(DeleteProgress::Done),
-            Err(e) => Err(DeleteError::from_aws(req, "DeleteTopic", &aws_error_info(&e))),
+            Err(e) => Err(DeleteError::from_aws(
+                req,
+                "DeleteTopic",
+                &aws_error_info(&e),
+            )),
         }
     }
 
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         super::no_poll(req, handle)
     }
 }

@@ -26,7 +26,8 @@ const QUEUE_MISSING: &[&str] = &[
 
 /// Only a URL is a queue identifier for DeleteQueue.
 pub fn is_queue_url(id: &str) -> bool {
-    (id.starts_with("https://") || id.starts_with("http://")) && id.rsplit('/').next().is_some_and(|n| !n.is_empty())
+    (id.starts_with("https://") || id.starts_with("http://"))
+        && id.rsplit('/').next().is_some_and(|n| !n.is_empty())
 }
 
 #[async_trait]
@@ -50,7 +51,11 @@ impl Deleter for SqsQueueDeleter {
         }
     }
 
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         super::no_poll(req, handle)
     }
 }

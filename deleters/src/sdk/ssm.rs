@@ -39,7 +39,11 @@ impl Deleter for SsmParameterDeleter {
         }
     }
 
-    async fn poll(&self, req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         super::no_poll(req, handle)
     }
 }

@@ -1,0 +1,90 @@
+//! `AWS::SNS::TopicPolicy`: set the `Policy` attribute to "" on every topic ARN of the
+//! comma-joined physical id (and `properties.Topics`). A missing topic is fine; all
+//! missing = gone (spec §3.3).
+
+use async_trait::async_trait;
+
+use crate::error::{aws_error_info, DeleteError};
+use crate::guard;
+use crate::progress::{DeleteProgress, Handle};
+use crate::request::DeleteRequest;
+use crate::Deleter;
+
+pub struct TopicPolicyDeleter {
+    sns: aws_sdk_sns::Client,
+}
+
+impl TopicPolicyDeleter {
+    pub fn new(sns: aws_sdk_sns::Client) -> Self {
+        TopicPolicyDeleter { sns }
+    }
+}
+
+/// The topic ARNs the policy is on.
+pub fn policy_topics(req: &DeleteRequest) -> Vec<String> {
+    let mut topics: Vec<String> = req
+        .physical_id
+        .split(',')
+        .map(str::trim)
+        .filter(|t| t.starts_with("arn:"))
+        .map(str::to_owned)
+        .collect();
+    for t in req.prop_str_list("Topics") {
+        if !topics.contains(&t) {
+            topics.push(t);
+        }
+    }
+    topics
+}
+
+#[async_trait]
+impl Deleter for TopicPolicyDeleter {
+    async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
+        let topics = policy_topics(req);
+        if topics.is_empty() {
+            return Err(DeleteError::skipped(req, "the record names no topic ARN"));
+        }
+        let region = self.sns.config().region().map(|r| r.as_ref());
+        let mut missing = 0;
+        for arn in &topics {
+            let sent = self
+                .sns
+                .set_topic_attributes()
+                .topic_arn(arn)
+                .attribute_name("Policy")
+                .attribute_value("")
+                .send()
+                .await;
+            if let Err(e) = sent {
+                let info = aws_error_info(&e);
+                if info.code_is(&["NotFound", "NotFoundException"]) {
+                    missing += 1;
+                    continue;
+                }
+                return Err(DeleteError::from_aws(
+                    req,
+                    &format!("SetTopicAttributes Policy=\"\" on {arn}"),
+                    &info,
+                ));
+            }
+        }
+        if missing == topics.len() {
+            let ids = region.is_some_and(|r| topics.iter().all(|t| guard::arn_in(t, "sns", r)));
+            return guard::not_found(
+                req,
+                region,
+                ids,
+                "SNS says none of the policy's topics exists",
+            );
+        }
+        Ok(DeleteProgress::Done)
+    }
+
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
+        super::no_poll(req, handle)
+    }
+}
