@@ -5,6 +5,7 @@
 
 pub mod contention;
 pub mod destroy;
+pub mod exports;
 pub mod json;
 pub mod keys;
 pub mod lock;

@@ -1,0 +1,90 @@
+//! What the steps need from outside: AWS clients (or test doubles), the deleters for a
+//! region, the clock and the time budgets.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_config::{Region, SdkConfig};
+use cdkd_aws::{LockManager, StateStore};
+use cdkd_deleters::Registry;
+
+/// Builds the deleter registry for a stack's region.
+pub type RegistryFactory = Arc<dyn Fn(&str) -> Registry + Send + Sync>;
+/// Milliseconds since the Unix epoch.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+#[derive(Clone)]
+pub struct Deps {
+    /// S3 client for the state bucket.
+    pub s3: aws_sdk_s3::Client,
+    /// Sent as `ExpectedBucketOwner` when known.
+    pub expected_owner: Option<String>,
+    pub registry_for: RegistryFactory,
+    pub now_ms: Clock,
+    pub budgets: Budgets,
+}
+
+/// Time limits of one wave invocation.
+#[derive(Debug, Clone, Copy)]
+pub struct Budgets {
+    /// Stop starting new work after this long (Lambda's limit is 15 minutes).
+    pub wave_soft: Duration,
+    /// A wave waits inline (instead of returning to a `Wait` state) when the earliest
+    /// delete in flight is expected within this long.
+    pub inline_wait: Duration,
+    /// Deletes started at once.
+    pub max_parallel: usize,
+    /// Attempts of a delete that fails with a retryable error before it counts as failed.
+    pub max_attempts: u32,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets {
+            wave_soft: Duration::from_secs(10 * 60),
+            inline_wait: Duration::from_secs(5),
+            max_parallel: 16,
+            max_attempts: 4,
+        }
+    }
+}
+
+impl Deps {
+    /// The real thing: the SDK's default chain (honouring `AWS_ENDPOINT_URL`), every
+    /// deleter with clients for the stack's region.
+    pub async fn from_sdk(sdk: SdkConfig, expected_owner: Option<String>) -> Deps {
+        let s3 = cdkd_aws::config::s3_client(&sdk);
+        let state_s3 = s3.clone();
+        let base = sdk.clone();
+        let registry_for: RegistryFactory = Arc::new(move |region: &str| {
+            let cfg = base.to_builder().region(Region::new(region.to_string())).build();
+            cdkd_deleters::clients::registry_from_config(&cfg, state_s3.clone())
+        });
+        Deps {
+            s3,
+            expected_owner,
+            registry_for,
+            now_ms: Arc::new(cdkd_aws::store::now_ms),
+            budgets: Budgets::default(),
+        }
+    }
+
+    /// Loads the SDK configuration from the environment (Lambda or the CLI).
+    pub async fn from_env() -> Deps {
+        let sdk = cdkd_aws::config::load_sdk_config(None, None).await;
+        let owner = cdkd_aws::bucket::account_id(&sdk).await.ok();
+        Deps::from_sdk(sdk, owner).await
+    }
+
+    pub fn store(&self, bucket: &str, prefix: &str) -> StateStore {
+        StateStore::new(self.s3.clone(), bucket, prefix, self.expected_owner.clone())
+    }
+
+    pub fn locks(&self, bucket: &str, prefix: &str) -> LockManager {
+        LockManager::new(self.store(bucket, prefix), None)
+    }
+
+    pub fn now(&self) -> i64 {
+        (self.now_ms)()
+    }
+}

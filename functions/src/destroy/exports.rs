@@ -1,0 +1,72 @@
+//! Removing a destroyed stack from its region's exports index (S&L §4, destroy §2.12
+//! step 4): read with its ETag (rebuild from the region's records when missing or
+//! unreadable), drop the stack's entries, write `If-Match` the ETag read, retry on 412
+//! up to 5 times (100 ms doubling to 1 s). Never fails the destroy: problems are warnings.
+
+use std::time::Duration;
+
+use cdkd_aws::StateStore;
+use cdkd_core::exports::{parse_index, rebuild, remove_producer, serialize};
+use cdkd_core::keys::exports_index_key;
+use serde_json::{Map, Value};
+
+pub async fn remove_stack(store: &StateStore, stack: &str, region: &str) {
+    if let Err(e) = try_remove(store, stack, region).await {
+        tracing::warn!("exports index of {region} not updated after destroying {stack}: {e}");
+    }
+}
+
+async fn try_remove(store: &StateStore, stack: &str, region: &str) -> Result<(), String> {
+    let key = exports_index_key(&store.prefix, region);
+    let mut delay = Duration::from_millis(100);
+    for _ in 0..5 {
+        let (mut index, etag) = match store.get_raw(&key).await.map_err(|e| e.to_string())? {
+            Some((bytes, etag)) => match parse_index(&bytes) {
+                Ok(i) => (i, Some(etag)),
+                Err(cdkd_core::exports::IndexError::Unreadable(_)) => (rebuilt(store, region).await?, None),
+                Err(e) => return Err(e.to_string()),
+            },
+            None => (rebuilt(store, region).await?, None),
+        };
+        if !remove_producer(&mut index, stack, region) && etag.is_some() {
+            return Ok(());
+        }
+        index.insert("lastModified".into(), Value::from(cdkd_aws::store::now_ms()));
+        let mut put = store
+            .client
+            .put_object()
+            .bucket(&store.bucket)
+            .key(&key)
+            .content_type("application/json")
+            .set_expected_bucket_owner(store.expected_owner.clone())
+            .body(serialize(&index).into_bytes().into());
+        if let Some(etag) = &etag {
+            put = put.if_match(etag);
+        }
+        match put.send().await {
+            Ok(_) => return Ok(()),
+            Err(e) => {
+                let f = cdkd_aws::s3err::Failure::from_sdk(&e);
+                if !f.is_precondition_failed() {
+                    return Err(f.message);
+                }
+            }
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_secs(1));
+    }
+    Err("the index kept changing (5 conditional writes lost)".into())
+}
+
+/// The index rebuilt from every record of the region (the destroyed stack's record is
+/// already gone, so it contributes nothing).
+async fn rebuilt(store: &StateStore, region: &str) -> Result<Map<String, Value>, String> {
+    let refs = store.list_refs().await.map_err(|e| e.to_string())?;
+    let mut records = Vec::new();
+    for r in refs.into_iter().filter(|r| r.region.as_deref() == Some(region)) {
+        if let Ok(Some(l)) = store.get_state(&r.stack, region).await {
+            records.push((r.stack, l.record.body));
+        }
+    }
+    Ok(rebuild(region, records.iter().map(|(s, b)| (s.as_str(), b)), cdkd_aws::store::now_ms()))
+}

@@ -1,0 +1,111 @@
+//! `destroy-finish`: write `report.json` (per resource: deleted / already gone /
+//! retained / failed with the error / blocked by X / interrupted), release every lock
+//! still held, and say whether the run destroyed everything.
+
+use cdkd_aws::HeldLock;
+use cdkd_core::destroy::model::{build_report, DestroyReport, PlannedRow, ReportCounts, RunResult};
+use serde::{Deserialize, Serialize};
+
+use super::plan::release_all;
+use super::{DestroyRun, RunRef};
+use crate::deps::Deps;
+use crate::error::StepError;
+use crate::runs;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FinishInput {
+    pub run: RunRef,
+    pub locks: Vec<HeldLock>,
+}
+
+/// `report.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunReport {
+    pub run_id: String,
+    pub stack: String,
+    pub region: String,
+    /// Every stack destroyed (retained resources stay in AWS by design).
+    pub complete: bool,
+    /// The error that ended the run early, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<String>,
+    /// Children first, the root stack last.
+    pub stacks: Vec<DestroyReport>,
+    /// Where `orphans` entries of destroyed records were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orphans: Vec<String>,
+}
+
+/// What the step returns (the execution's output): small, the rows are in the report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FinishOutput {
+    pub run_id: String,
+    pub complete: bool,
+    pub report_key: String,
+    pub stacks: Vec<StackSummary>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StackSummary {
+    pub stack: String,
+    pub region: String,
+    pub result: RunResult,
+    pub counts: ReportCounts,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
+}
+
+pub async fn run(input: FinishInput, deps: &Deps) -> Result<FinishOutput, StepError> {
+    let store = deps.store(&input.run.bucket, &input.run.prefix);
+    let rec: DestroyRun = runs::read(&store, &runs::progress_key(&input.run.prefix, &input.run.run_id))
+        .await?
+        .ok_or_else(|| StepError::bad_input(format!("run {} has no progress.json", input.run.run_id)))?;
+    let report = report_of(&input.run, &rec, None);
+    let key = runs::report_key(&input.run.prefix, &input.run.run_id);
+    runs::write(&store, &key, &report).await?;
+    release_all(&deps.locks(&input.run.bucket, &input.run.prefix), &input.locks).await;
+    Ok(FinishOutput {
+        run_id: report.run_id.clone(),
+        complete: report.complete,
+        report_key: key,
+        stacks: report
+            .stacks
+            .iter()
+            .map(|s| StackSummary {
+                stack: s.stack.clone(),
+                region: s.region.clone(),
+                result: s.result,
+                counts: s.counts,
+                next_step: s.next_step.clone(),
+            })
+            .collect(),
+    })
+}
+
+/// The report of a run as far as it got.
+pub fn report_of(run: &RunRef, rec: &DestroyRun, aborted: Option<String>) -> RunReport {
+    let stacks: Vec<DestroyReport> = rec
+        .stacks
+        .iter()
+        .map(|s| {
+            let planned: Vec<PlannedRow> = s.planned.iter().map(PlannedRow::from).collect();
+            build_report(&rec.run_id, &s.stack, &s.region, &planned, &s.outcomes, rec.stop_requested)
+        })
+        .collect();
+    let complete = aborted.is_none()
+        && rec.stacks.iter().all(|s| s.finished == Some(RunResult::Clean))
+        && stacks.iter().all(|s| s.result == RunResult::Clean);
+    RunReport {
+        run_id: rec.run_id.clone(),
+        stack: run.stack.clone(),
+        region: run.region.clone(),
+        complete,
+        aborted,
+        stacks,
+        orphans: rec.stacks.iter().filter_map(|s| s.orphans_key.clone()).collect(),
+    }
+}

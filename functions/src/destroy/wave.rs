@@ -1,0 +1,360 @@
+//! `destroy-wave`: one Lambda call per wave. Renew the locks; for the first unsettled
+//! stack poll the deletes in flight, start every record whose dependents are settled,
+//! drop confirmed deletes from `state.json`; when a stack is settled delete its record
+//! (clean) or keep it (partial) and go on with the next; return how long to wait.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use cdkd_aws::{HeldLock, StateStore};
+use cdkd_core::destroy::decide::{decide, DecideOptions, Decision, Route};
+use cdkd_core::destroy::graph::DeleteGraph;
+use cdkd_core::destroy::model::{RowOutcome, RunResult};
+use cdkd_core::destroy::waves::ready_set;
+use cdkd_core::keys::child_stack_name;
+use cdkd_core::text::flatten_str;
+use cdkd_deleters::{DeleteError, DeleteErrorKind, DeleteProgress, Registry, RunContext};
+use futures::stream::{self, StreamExt};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::record::{delete_request, remove_resources, resources_of};
+use super::{Carry, DestroyRun, Flight, Retry, RunRef, StackRun};
+use crate::deps::Deps;
+use crate::error::StepError;
+use crate::runs;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WaveInput {
+    pub run: RunRef,
+    pub locks: Vec<HeldLock>,
+}
+
+/// Longest `Wait` between two waves: a completion is noticed within a minute even when
+/// an estimate was far off.
+const MAX_WAIT_SECONDS: u64 = 60;
+
+struct Ctx<'a> {
+    deps: &'a Deps,
+    store: StateStore,
+    registry: Registry,
+    run: &'a RunRef,
+    skip_final_snapshot: bool,
+    deadline: Instant,
+}
+
+impl Ctx<'_> {
+    fn run_context(&self, stack: &str) -> RunContext {
+        RunContext {
+            run_id: self.run.run_id.clone(),
+            stack: stack.to_string(),
+            state_bucket: self.run.bucket.clone(),
+            state_prefix: self.run.prefix.clone(),
+        }
+    }
+    fn now(&self) -> u64 {
+        self.deps.now().max(0) as u64
+    }
+}
+
+pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
+    let started = Instant::now();
+    let WaveInput { run, locks } = input;
+    let store = deps.store(&run.bucket, &run.prefix);
+    let lock_manager = deps.locks(&run.bucket, &run.prefix);
+    // A lost lock stops the run before it touches anything.
+    let mut held = Vec::with_capacity(locks.len());
+    for h in &locks {
+        held.push(lock_manager.renew(h).await?);
+    }
+    let key = runs::progress_key(&run.prefix, &run.run_id);
+    let mut rec: DestroyRun = runs::read(&store, &key)
+        .await?
+        .ok_or_else(|| StepError::bad_input(format!("run {} has no progress.json under s3://{}/{}", run.run_id, run.bucket, run.prefix)))?;
+    rec.waves += 1;
+    let ctx = Ctx {
+        deps,
+        store: store.clone(),
+        registry: (deps.registry_for)(&run.region),
+        run: &run,
+        skip_final_snapshot: rec.skip_final_snapshot,
+        deadline: started + deps.budgets.wave_soft,
+    };
+
+    let mut wait_ms = 0u64;
+    while let Some(idx) = rec.stacks.iter().position(|s| s.finished.is_none()) {
+        let children: BTreeMap<String, RunResult> =
+            rec.stacks.iter().filter_map(|s| s.finished.map(|f| (s.stack.clone(), f))).collect();
+        let stop = rec.stop_requested;
+        let step = step_stack(&ctx, &mut rec.stacks[idx], &children, stop).await?;
+        if step.finished {
+            finish_stack(&ctx, &mut rec.stacks[idx], &mut held, stop).await?;
+            continue;
+        }
+        if Instant::now() >= ctx.deadline {
+            break;
+        }
+        if step.progressed {
+            continue;
+        }
+        // Only waiting now: for deletes in flight or retries due later.
+        let delta = step.earliest_ms.map_or(1000, |t| t.saturating_sub(ctx.now()));
+        if Duration::from_millis(delta) <= deps.budgets.inline_wait && Instant::now() + Duration::from_millis(delta) < ctx.deadline {
+            tokio::time::sleep(Duration::from_millis(delta)).await;
+            continue;
+        }
+        wait_ms = delta;
+        break;
+    }
+    runs::write(&store, &key, &rec).await?;
+    let settled = rec.settled();
+    Ok(Carry {
+        remaining: rec.remaining(),
+        settled,
+        wait_seconds: if settled { 0 } else { wait_ms.div_ceil(1000).min(MAX_WAIT_SECONDS) },
+        run,
+        locks: held,
+    })
+}
+
+struct StackStep {
+    progressed: bool,
+    finished: bool,
+    earliest_ms: Option<u64>,
+}
+
+async fn step_stack(
+    ctx: &Ctx<'_>,
+    sr: &mut StackRun,
+    children: &BTreeMap<String, RunResult>,
+    stop: bool,
+) -> Result<StackStep, StepError> {
+    let Some(loaded) = ctx.store.get_state(&sr.stack, &sr.region).await? else {
+        // Gone already: a retried step that deleted it, or removed by hand.
+        return Ok(StackStep { progressed: true, finished: true, earliest_ms: None });
+    };
+    let resources = resources_of(&sr.stack, &sr.region, &loaded.record)?;
+    let graph = DeleteGraph::build(&resources)
+        .map_err(|d| StepError::refused(format!("Stack '{}' ({}): {d}", flatten_str(&sr.stack), flatten_str(&sr.region))))?;
+    let max_parallel = ctx.deps.budgets.max_parallel.max(1);
+    let mut progressed = false;
+    let mut gone: Vec<String> = Vec::new();
+
+    // 1. Deletes in flight whose expected completion has come.
+    let now = ctx.now();
+    let due: Vec<(String, Flight)> = sr
+        .in_flight
+        .iter()
+        .filter(|(_, f)| f.expected_done_ms <= now)
+        .map(|(id, f)| (id.clone(), f.clone()))
+        .collect();
+    let polled: Vec<(String, u32, Result<DeleteProgress, DeleteError>)> = stream::iter(due)
+        .map(|(id, f)| {
+            let entry = resources.get(&id).and_then(Value::as_object).cloned();
+            let run_ctx = ctx.run_context(&sr.stack);
+            let region = sr.region.clone();
+            async move {
+                let res = match entry {
+                    // Already dropped from state by an earlier attempt of this wave.
+                    None => Ok(DeleteProgress::AlreadyGone),
+                    Some(entry) => {
+                        let req = delete_request(&id, &entry, &region, f.attempt, run_ctx);
+                        ctx.registry.poll(&req, &f.handle).await
+                    }
+                };
+                (id, f.attempt, res)
+            }
+        })
+        .buffer_unordered(max_parallel)
+        .collect()
+        .await;
+    for (id, attempt, res) in polled {
+        progressed |= apply(ctx, sr, &id, attempt, res, &mut gone);
+    }
+
+    // 2. What is ready now; what is blocked by a failure.
+    let flying: BTreeSet<String> = sr.in_flight.keys().cloned().collect();
+    let rs = ready_set(&graph, &sr.outcomes, &flying);
+    for (id, by) in rs.blocked {
+        sr.outcomes.insert(id, RowOutcome::Blocked { by });
+        progressed = true;
+    }
+    gone.extend(rs.remove_from_state);
+
+    // 3. Start every ready record (nothing new after a stop request or past the budget).
+    if !stop && Instant::now() < ctx.deadline {
+        let now = ctx.now();
+        let ready: Vec<String> = rs
+            .ready
+            .into_iter()
+            .filter(|id| sr.retries.get(id).is_none_or(|r| r.not_before_ms <= now))
+            .collect();
+        let opts = DecideOptions { skip_final_snapshot: ctx.skip_final_snapshot, now_ms: now };
+        let started: Vec<(String, u32, Started)> = stream::iter(ready)
+            .map(|id| {
+                let entry = resources.get(&id).and_then(Value::as_object).cloned().unwrap_or_default();
+                let attempt = sr.retries.get(&id).map_or(0, |r| r.attempts);
+                let stack = sr.stack.clone();
+                let region = sr.region.clone();
+                async move {
+                    let started = match decide(&entry, opts) {
+                        Decision::Retain => Started::Outcome(RowOutcome::Retained),
+                        Decision::NoOp => Started::Outcome(RowOutcome::Deleted),
+                        Decision::Fail { error } => Started::Outcome(RowOutcome::Failed { error }),
+                        Decision::Skip { reason } => Started::Outcome(RowOutcome::Skipped { reason }),
+                        Decision::Delete(plan) if plan.route == Route::NestedStack => {
+                            Started::Outcome(nested_outcome(&child_stack_name(&stack, &id), children))
+                        }
+                        Decision::Delete(_) => {
+                            let req = delete_request(&id, &entry, &region, attempt, ctx.run_context(&stack));
+                            Started::Call(ctx.registry.start(&req).await)
+                        }
+                    };
+                    (id, attempt, started)
+                }
+            })
+            .buffer_unordered(max_parallel)
+            .collect()
+            .await;
+        for (id, attempt, s) in started {
+            match s {
+                Started::Outcome(o) => {
+                    if o.removes_record() {
+                        gone.push(id.clone());
+                    }
+                    sr.retries.remove(&id);
+                    sr.outcomes.insert(id, o);
+                    progressed = true;
+                }
+                Started::Call(res) => progressed |= apply(ctx, sr, &id, attempt, res, &mut gone),
+            }
+        }
+    }
+
+    // 4. Drop what is confirmed gone from state.json.
+    if !gone.is_empty() {
+        gone.sort();
+        gone.dedup();
+        remove_resources(&ctx.store, &sr.stack, &sr.region, loaded, &gone).await?;
+    }
+
+    // 5. Settled? Nothing in flight, nothing ready or waiting (or a stop was requested).
+    let flying: BTreeSet<String> = sr.in_flight.keys().cloned().collect();
+    let after = ready_set(&graph, &sr.outcomes, &flying);
+    let finished = if stop { sr.in_flight.is_empty() } else { after.is_finished() && after.blocked.is_empty() };
+    let earliest_ms = sr
+        .in_flight
+        .values()
+        .map(|f| f.expected_done_ms)
+        .chain(sr.retries.iter().filter(|(id, _)| !sr.outcomes.contains_key(*id)).map(|(_, r)| r.not_before_ms))
+        .min();
+    Ok(StackStep { progressed, finished, earliest_ms })
+}
+
+enum Started {
+    Outcome(RowOutcome),
+    Call(Result<DeleteProgress, DeleteError>),
+}
+
+/// Records what a start or poll answered. Returns whether a record was settled.
+fn apply(
+    ctx: &Ctx<'_>,
+    sr: &mut StackRun,
+    id: &str,
+    attempt: u32,
+    res: Result<DeleteProgress, DeleteError>,
+    gone: &mut Vec<String>,
+) -> bool {
+    let settle = |sr: &mut StackRun, outcome: RowOutcome| {
+        sr.in_flight.remove(id);
+        sr.retries.remove(id);
+        sr.outcomes.insert(id.to_string(), outcome);
+    };
+    match res {
+        Ok(DeleteProgress::Done) => {
+            settle(sr, RowOutcome::Deleted);
+            gone.push(id.to_string());
+            true
+        }
+        Ok(DeleteProgress::AlreadyGone) => {
+            settle(sr, RowOutcome::AlreadyGone);
+            gone.push(id.to_string());
+            true
+        }
+        Ok(DeleteProgress::InFlight { handle, expected_done_ms }) => {
+            sr.in_flight.insert(id.to_string(), Flight { handle, expected_done_ms, attempt });
+            false
+        }
+        Err(e) if e.kind == DeleteErrorKind::Skipped => {
+            settle(sr, RowOutcome::Skipped { reason: flatten_str(&e.to_string()) });
+            true
+        }
+        Err(e) if e.retryable && attempt + 1 < ctx.deps.budgets.max_attempts => {
+            sr.in_flight.remove(id);
+            let delay = 2_000u64.saturating_mul(1 << attempt.min(6));
+            sr.retries.insert(
+                id.to_string(),
+                Retry { attempts: attempt + 1, not_before_ms: ctx.now() + delay, last_error: flatten_str(&e.to_string()) },
+            );
+            false
+        }
+        Err(e) => {
+            settle(sr, RowOutcome::Failed { error: flatten_str(&e.to_string()) });
+            true
+        }
+    }
+}
+
+/// A nested-stack row settles with its child: the child runs earlier in the same run
+/// (children first). A child with no record at plan time is already gone.
+fn nested_outcome(child: &str, children: &BTreeMap<String, RunResult>) -> RowOutcome {
+    match children.get(child) {
+        None => RowOutcome::AlreadyGone,
+        Some(RunResult::Clean) => RowOutcome::Deleted,
+        Some(other) => RowOutcome::Failed {
+            error: format!(
+                "nested stack {} was not fully destroyed ({}); its state record keeps what is left",
+                flatten_str(child),
+                match other {
+                    RunResult::Interrupted => "interrupted",
+                    _ => "some of its resources failed",
+                }
+            ),
+        },
+    }
+}
+
+/// A settled stack: on a clean run delete its record (after saving any `orphans`
+/// entries) and release its lock; otherwise keep the record for a re-run.
+async fn finish_stack(ctx: &Ctx<'_>, sr: &mut StackRun, held: &mut Vec<HeldLock>, stop: bool) -> Result<(), StepError> {
+    let preserve = stop || sr.outcomes.values().any(RowOutcome::preserves_state);
+    if preserve {
+        sr.finished = Some(if stop { RunResult::Interrupted } else { RunResult::Partial });
+        return Ok(());
+    }
+    if let Some(loaded) = ctx.store.get_state(&sr.stack, &sr.region).await? {
+        if let Some(Value::Array(orphans)) = loaded.record.orphans() {
+            if !orphans.is_empty() {
+                let key = format!(
+                    "{}/orphans/{}.json",
+                    runs::run_prefix(&ctx.run.prefix, &ctx.run.run_id),
+                    sr.stack.replace('/', "_")
+                );
+                runs::write(&ctx.store, &key, &Value::Array(orphans.clone())).await?;
+                sr.orphans_key = Some(key);
+            }
+        }
+        ctx.store.delete_state(&sr.stack, &sr.region).await?;
+    }
+    super::exports::remove_stack(&ctx.store, &sr.stack, &sr.region).await;
+    sr.finished = Some(RunResult::Clean);
+    if let Some(pos) = held.iter().position(|h| h.stack == sr.stack) {
+        let h = held.remove(pos);
+        let locks = ctx.deps.locks(&ctx.run.bucket, &ctx.run.prefix);
+        if let Err(e) = locks.release(&h).await {
+            tracing::warn!("{e}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,71 @@
+//! The error a step returns. `name` is what the state machine's `Retry` and `Catch`
+//! match on (it becomes the Lambda error type); `message` is one line naming the stack
+//! and the cause.
+
+use cdkd_aws::{LockError, StoreError};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{name}: {message}")]
+pub struct StepError {
+    pub name: String,
+    pub message: String,
+}
+
+/// Error names used by the definitions in `statemachines/`.
+pub mod names {
+    /// The run refuses to act on this stack (damaged record, nested child, importers...).
+    pub const REFUSED: &str = "Refused";
+    /// Another process holds the stack's lock.
+    pub const LOCK_HELD: &str = "LockHeld";
+    /// The lock this run held was taken over or removed: stop before touching anything.
+    pub const LOCK_LOST: &str = "LockLost";
+    /// A state write lost a race with another writer.
+    pub const CONFLICT: &str = "Conflict";
+    /// A passing AWS failure; the definitions retry it.
+    pub const TRANSIENT: &str = "Transient";
+    /// The step's input is not what the definition should pass.
+    pub const BAD_INPUT: &str = "BadInput";
+}
+
+impl StepError {
+    pub fn new(name: &str, message: impl Into<String>) -> Self {
+        StepError {
+            name: name.to_string(),
+            message: one_line(&message.into()),
+        }
+    }
+    pub fn refused(message: impl Into<String>) -> Self {
+        Self::new(names::REFUSED, message)
+    }
+    pub fn bad_input(message: impl Into<String>) -> Self {
+        Self::new(names::BAD_INPUT, message)
+    }
+    pub fn transient(message: impl Into<String>) -> Self {
+        Self::new(names::TRANSIENT, message)
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split(['\n', '\r']).map(str::trim).filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+impl From<StoreError> for StepError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Conflict { .. } => StepError::new(names::CONFLICT, e.to_string()),
+            StoreError::Refused(_) | StoreError::LockRead { .. } => StepError::refused(e.to_string()),
+            other => StepError::transient(other.to_string()),
+        }
+    }
+}
+
+impl From<LockError> for StepError {
+    fn from(e: LockError) -> Self {
+        match e {
+            LockError::Held { .. } => StepError::new(names::LOCK_HELD, e.to_string()),
+            LockError::Lost { .. } => StepError::new(names::LOCK_LOST, e.to_string()),
+            LockError::Aws { .. } => StepError::transient(e.to_string()),
+        }
+    }
+}

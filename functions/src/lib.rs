@@ -1,0 +1,17 @@
+//! cdkd-functions: the workflow steps. A step is `async fn(input, &Deps) -> Result<Output,
+//! StepError>`: it reads its input, asks `cdkd-core` to decide and `cdkd-aws` /
+//! `cdkd-deleters` to act, and returns a small result (Step Functions caps a payload at
+//! 256 KiB; anything large lives under `<prefix>/_runs/<run-id>/`).
+//!
+//! The same functions run in Lambda (`src/bin/<step>.rs`) and in-process under
+//! `cdkd-engine` (`cdkd-flow destroy --local`), dispatched by [`steps::invoke`].
+
+pub mod deps;
+pub mod destroy;
+pub mod error;
+pub mod lambda;
+pub mod runs;
+pub mod steps;
+
+pub use deps::Deps;
+pub use error::StepError;

@@ -1,0 +1,74 @@
+//! The steps by name: what a Lambda binary serves and what the local engine calls.
+//! A definition names a step through a substitution (`${DestroyPlanFunctionArn}`); the
+//! table below is the single list of steps, substitutions and binaries.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::deps::Deps;
+use crate::destroy;
+use crate::error::StepError;
+
+/// (step name = Lambda binary name, definition substitution).
+pub const STEPS: &[(&str, &str)] = &[
+    ("destroy-plan", "DestroyPlanFunctionArn"),
+    ("destroy-wave", "DestroyWaveFunctionArn"),
+    ("destroy-finish", "DestroyFinishFunctionArn"),
+    ("destroy-abort", "DestroyAbortFunctionArn"),
+];
+
+/// The step a substitution name stands for.
+pub fn step_for_substitution(sub: &str) -> Option<&'static str> {
+    STEPS.iter().find(|(_, s)| *s == sub).map(|(n, _)| *n)
+}
+
+fn parse<T: DeserializeOwned>(step: &str, payload: Value) -> Result<T, StepError> {
+    serde_json::from_value(payload).map_err(|e| StepError::bad_input(format!("{step}: unexpected input: {e}")))
+}
+
+fn out<T: Serialize>(v: T) -> Result<Value, StepError> {
+    serde_json::to_value(v).map_err(|e| StepError::bad_input(format!("cannot serialize a step's output: {e}")))
+}
+
+/// Runs the step named `step` on `payload`.
+pub async fn invoke(step: &str, payload: Value, deps: &Deps) -> Result<Value, StepError> {
+    match step {
+        "destroy-plan" => out(destroy::plan::run(parse(step, payload)?, deps).await?),
+        "destroy-wave" => out(destroy::wave::run(parse(step, payload)?, deps).await?),
+        "destroy-finish" => out(destroy::finish::run(parse(step, payload)?, deps).await?),
+        "destroy-abort" => out(destroy::abort::run(parse(step, payload)?, deps).await?),
+        other => Err(StepError::bad_input(format!("no step named '{other}'"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_step_has_a_lambda_binary() {
+        for (step, _) in STEPS {
+            let path = format!("{}/src/bin/{step}.rs", env!("CARGO_MANIFEST_DIR"));
+            assert!(std::path::Path::new(&path).exists(), "missing Lambda main {path}");
+        }
+    }
+
+    #[test]
+    fn every_substitution_in_the_definitions_names_a_step() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../statemachines");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if !path.to_string_lossy().ends_with(".asl.json") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for part in text.split("${").skip(1) {
+                let name = &part[..part.find('}').unwrap()];
+                if name.ends_with("FunctionArn") {
+                    assert!(step_for_substitution(name).is_some(), "{}: ${{{name}}} names no step", path.display());
+                }
+            }
+        }
+    }
+}
