@@ -14,5 +14,5 @@ pub mod store;
 
 pub use aws_config::SdkConfig;
 pub use bucket::{BucketError, BucketSource, ResolvedBucket};
-pub use lock::{HeldLock, LockError, LockManager, ReleaseOutcome};
+pub use lock::{ForceReleased, HeldLock, LockError, LockManager, ReleaseOutcome};
 pub use store::{LoadedState, Precondition, StateStore, StoreError};

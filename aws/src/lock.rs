@@ -100,6 +100,17 @@ pub enum ReleaseOutcome {
     NotOurs,
 }
 
+/// What `force_release_detailed` found before deleting.
+#[derive(Debug, Clone)]
+pub enum ForceReleased {
+    /// A readable lock (its holder, sanitised).
+    Held(LockInfo),
+    /// An object that is not a readable lock (or could not be read); deleted anyway.
+    Unreadable,
+    /// No lock object.
+    Absent,
+}
+
 /// The lock protocol over one bucket and prefix.
 #[derive(Debug, Clone)]
 pub struct LockManager {
@@ -390,12 +401,27 @@ impl LockManager {
         stack: &str,
         region: Option<&str>,
     ) -> Result<Option<LockInfo>, LockError> {
-        let info = match self.read(stack, region).await {
-            Ok(Some((info, _))) => info,
-            _ => None,
+        Ok(match self.force_release_detailed(stack, region).await? {
+            ForceReleased::Held(info) => Some(info),
+            ForceReleased::Unreadable | ForceReleased::Absent => None,
+        })
+    }
+
+    /// `force_release`, saying whether a lock object was there at all.
+    pub async fn force_release_detailed(
+        &self,
+        stack: &str,
+        region: Option<&str>,
+    ) -> Result<ForceReleased, LockError> {
+        let found = match self.read(stack, region).await {
+            Ok(Some((Some(info), _))) => ForceReleased::Held(info),
+            Ok(Some((None, _))) => ForceReleased::Unreadable,
+            Ok(None) => ForceReleased::Absent,
+            // A read failure is ignored: the delete below is what matters.
+            Err(_) => ForceReleased::Unreadable,
         };
-        match &info {
-            Some(i) => tracing::warn!(
+        match &found {
+            ForceReleased::Held(i) => tracing::warn!(
                 "Force releasing lock for stack: {} ({}), owner: {}{}, expired: {}",
                 flatten_str(stack),
                 region_label(region),
@@ -406,7 +432,7 @@ impl LockManager {
                     .unwrap_or_default(),
                 is_expired(i, now_ms())
             ),
-            None => tracing::debug!(
+            _ => tracing::debug!(
                 "no readable lock for stack {} ({}); deleting the object regardless",
                 flatten_str(stack),
                 region_label(region)
@@ -416,6 +442,6 @@ impl LockManager {
             .delete_raw(&self.key(stack, region), None)
             .await
             .map_err(|f| self.aws("force-release", stack, region, f))?;
-        Ok(info)
+        Ok(found)
     }
 }

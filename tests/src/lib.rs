@@ -217,3 +217,53 @@ pub fn cdkd_lock_body(
     s.push_str("\n}");
     s
 }
+
+/// The `cdkd-flow` binary of this workspace (target/<profile>/cdkd-flow), built once per
+/// test process with the same cargo.
+pub fn cli_binary() -> std::path::PathBuf {
+    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        // The test executable lives in target/<profile>/deps/.
+        let exe = std::env::current_exe().expect("current exe");
+        let profile_dir = exe
+            .parent()
+            .and_then(|d| d.parent())
+            .expect("target dir")
+            .to_path_buf();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "-q", "-p", "cdkd-flow", "--bin", "cdkd-flow"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "cargo build -p cdkd-flow failed");
+        let bin = profile_dir.join("cdkd-flow");
+        assert!(bin.exists(), "{} missing after build", bin.display());
+        bin
+    })
+    .clone()
+}
+
+/// What a CLI run printed and returned.
+#[derive(Debug)]
+pub struct CliRun {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `cdkd-flow <args>` against the emulator with extra environment variables.
+pub fn run_cli_env(args: &[&str], env: &[(&str, &str)]) -> CliRun {
+    endpoint();
+    let mut cmd = std::process::Command::new(cli_binary());
+    cmd.args(args).env("NO_COLOR", "1").env_remove("RUST_LOG");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run cdkd-flow");
+    CliRun {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

@@ -8,9 +8,9 @@
 
 use std::process::ExitCode;
 
+use cdkd_aws::ForceReleased;
 use cdkd_core::keys::StackRef;
-use cdkd_core::lock::LockInfo;
-use cdkd_core::text::{display_ident_str, flatten_str, STACK_NAME_CAP};
+use cdkd_core::text::{display_ident_str, flatten_str, DEFAULT_CAP, STACK_NAME_CAP};
 
 use crate::context;
 use crate::error::CliError;
@@ -55,7 +55,7 @@ pub fn choose_target(
             let regions: Vec<String> = many
                 .iter()
                 .map(|r| match &r.region {
-                    Some(r) => display_ident_str(r, cdkd_core::text::DEFAULT_CAP),
+                    Some(r) => display_ident_str(r, DEFAULT_CAP),
                     None => "(legacy)".into(),
                 })
                 .collect();
@@ -69,22 +69,20 @@ pub fn choose_target(
 }
 
 /// The line printed after the delete (pure).
-pub fn released_line(stack: &str, target: &Target, info: Option<&LockInfo>) -> String {
+pub fn released_line(stack: &str, target: &Target, found: &ForceReleased) -> String {
+    let stack = display_ident_str(stack, STACK_NAME_CAP);
     let where_ = match target {
-        Target::Region(r) => format!(
-            "{} ({})",
-            display_ident_str(stack, STACK_NAME_CAP),
-            display_ident_str(r, cdkd_core::text::DEFAULT_CAP)
-        ),
-        Target::Legacy => format!(
-            "{} (legacy lock key)",
-            display_ident_str(stack, STACK_NAME_CAP)
-        ),
+        Target::Region(r) => format!("{stack} ({})", display_ident_str(r, DEFAULT_CAP)),
+        Target::Legacy => format!("{stack} (legacy lock key)"),
     };
-    match info {
-        Some(i) => {
+    match found {
+        ForceReleased::Held(i) => {
             let owner = flatten_str(&i.owner);
-            let owner = if owner.is_empty() { "(unnamed)".to_owned() } else { owner };
+            let owner = if owner.is_empty() {
+                "(unnamed)".to_owned()
+            } else {
+                owner
+            };
             let op = i
                 .operation
                 .as_deref()
@@ -94,7 +92,10 @@ pub fn released_line(stack: &str, target: &Target, info: Option<&LockInfo>) -> S
                 .unwrap_or_default();
             format!("Released lock for stack {where_}, owner: {owner}{op}")
         }
-        None => format!("No readable lock for stack {where_}; nothing held it (any lock object there was deleted)"),
+        ForceReleased::Unreadable => {
+            format!("Deleted an unreadable lock object for stack {where_}.")
+        }
+        ForceReleased::Absent => format!("No lock found for stack {where_}; nothing to release."),
     }
 }
 
@@ -118,11 +119,79 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         Target::Region(r) => Some(r.as_str()),
         Target::Legacy => None,
     };
-    let info = ctx
+    let found = ctx
         .locks
-        .force_release(&a.stack, region)
+        .force_release_detailed(&a.stack, region)
         .await
         .map_err(|e| CliError::Aws(e.to_string()))?;
-    println!("{}", released_line(&a.stack, &target, info.as_ref()));
+    println!("{}", released_line(&a.stack, &target, &found));
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(stack: &str, region: Option<&str>) -> StackRef {
+        StackRef::new(stack, region)
+    }
+
+    #[test]
+    fn force_unlock_stack_region_flag_wins_over_the_listing() {
+        let refs = [r("App", Some("eu-west-1")), r("App", Some("us-east-1"))];
+        assert_eq!(
+            choose_target("App", Some("ap-south-1"), &refs, "us-east-1").unwrap(),
+            Target::Region("ap-south-1".into())
+        );
+    }
+
+    #[test]
+    fn force_unlock_empty_stack_region_counts_as_not_given() {
+        let refs = [r("App", Some("eu-west-1"))];
+        assert_eq!(
+            choose_target("App", Some(""), &refs, "us-east-1").unwrap(),
+            Target::Region("eu-west-1".into())
+        );
+    }
+
+    #[test]
+    fn force_unlock_legacy_only_record_targets_legacy_key() {
+        let refs = [r("Leg", None), r("Other", Some("us-east-1"))];
+        assert_eq!(
+            choose_target("Leg", None, &refs, "us-east-1").unwrap(),
+            Target::Legacy
+        );
+    }
+
+    #[test]
+    fn force_unlock_no_record_uses_cli_region() {
+        assert_eq!(
+            choose_target("Ghost", None, &[r("App", Some("eu-west-1"))], "us-west-2").unwrap(),
+            Target::Region("us-west-2".into())
+        );
+    }
+
+    #[test]
+    fn force_unlock_several_regions_refused_naming_them() {
+        let refs = [
+            r("App", None),
+            r("App", Some("eu-west-1")),
+            r("App", Some("us-east-1")),
+        ];
+        let err = choose_target("App", None, &refs, "us-east-1").unwrap_err();
+        assert!(matches!(err, CliError::Refused(_)));
+        assert_eq!(
+            err.to_string(),
+            "Stack App has records in several regions: (legacy), eu-west-1, us-east-1. Name the one to unlock with --stack-region <region>."
+        );
+    }
+
+    #[test]
+    fn force_unlock_line_quotes_an_unplain_stack_name() {
+        let line = released_line("My Stack", &Target::Legacy, &ForceReleased::Absent);
+        assert_eq!(
+            line,
+            "No lock found for stack \"My Stack\" (legacy lock key); nothing to release."
+        );
+    }
 }
