@@ -566,13 +566,6 @@ impl Run {
             {
                 let err = json!({"Error": f.error, "Cause": f.cause});
                 let out = self.result_path(c, &cat.result_path, &raw, err)?;
-                self.emit(
-                    EventKind::StateExited(c.state.kind.type_name()),
-                    Some(&c.state.name),
-                    None,
-                    Some(out.clone()),
-                    Some(json!({"caughtError": f.error, "next": cat.next})),
-                );
                 return Ok((Some(cat.next.clone()), out));
             }
             return Err(f);

@@ -37,7 +37,7 @@ use serde_json::Value;
 
 pub use error::{names, Failure, LoadError};
 pub use events::{Event, EventKind, Observer};
-pub use task::{NoTasks, TaskError, TaskHandler};
+pub use task::{Dispatch, NoTasks, TaskError, TaskHandler};
 
 /// A loaded and validated definition.
 #[derive(Debug, Clone)]

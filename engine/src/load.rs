@@ -84,7 +84,32 @@ pub fn load_definition(v: &Value) -> Result<Graph, LoadError> {
         ],
         "the definition",
     )?;
-    graph(obj, None)
+    let g = graph(obj, None)?;
+    let mut seen = HashSet::new();
+    unique_names(&g, &mut seen)?;
+    Ok(g)
+}
+
+/// State names are unique across the whole machine, nested branches and processors
+/// included (Step Functions refuses duplicates).
+fn unique_names<'a>(g: &'a Graph, seen: &mut HashSet<&'a str>) -> Result<(), LoadError> {
+    let mut names: Vec<&String> = g.states.keys().collect();
+    names.sort();
+    for n in names {
+        if !seen.insert(n.as_str()) {
+            return Err(invalid(Some(n), "a state with this name already exists (state names are unique across the machine, branches included)"));
+        }
+        match &g.states[n].kind {
+            Kind::Map(m) => unique_names(&m.processor, seen)?,
+            Kind::Parallel(p) => {
+                for b in &p.branches {
+                    unique_names(b, seen)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Top-level TimeoutSeconds, if any.

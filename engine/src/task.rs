@@ -38,3 +38,40 @@ impl TaskHandler for NoTasks {
         ))
     }
 }
+
+/// Routes each function name to its own handler; an unknown name fails as Lambda does
+/// (`Lambda.ResourceNotFoundException`).
+#[derive(Default, Clone)]
+pub struct Dispatch {
+    routes: std::collections::HashMap<String, std::sync::Arc<dyn TaskHandler>>,
+}
+
+impl Dispatch {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Calls naming `function` (a FunctionName value or a Lambda ARN) go to `handler`.
+    pub fn route(&mut self, function: impl Into<String>, handler: std::sync::Arc<dyn TaskHandler>) {
+        self.routes.insert(function.into(), handler);
+    }
+
+    pub fn knows(&self, function: &str) -> bool {
+        self.routes.contains_key(function)
+    }
+}
+
+#[async_trait]
+impl TaskHandler for Dispatch {
+    async fn invoke(&self, function: &str, payload: Value) -> Result<Value, TaskError> {
+        match self.routes.get(function) {
+            Some(h) => h.invoke(function, payload).await,
+            None => Err(TaskError::new(
+                "Lambda.ResourceNotFoundException",
+                format!(
+                    "Function not found: {function} (no local step or test function has this name)"
+                ),
+            )),
+        }
+    }
+}

@@ -1,17 +1,344 @@
-//! `cdkd-flow workflow run` (being written).
-use std::process::ExitCode;
+//! `cdkd-flow workflow run`: run a Step Functions definition in-process with cdkd-engine.
+//!
+//! Task states are resolved through a `StepRegistry`: the project's steps, keyed by the
+//! definition-substitution name their `FunctionName` uses (`DestroyPlanFunctionArn`...),
+//! plus the engine's test functions (`cdkd-flow:test:echo`, ...).
 
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use cdkd_engine::testfns::{self, TestFunctions};
+use cdkd_engine::{Dispatch, Engine, EngineOptions, Event, Outcome, StateMachine, TaskHandler};
 use clap::Subcommand;
+use serde_json::{json, Value};
 
 use crate::error::CliError;
 use crate::global::GlobalOpts;
 
+const RUN_HELP: &str = "\
+Runs an Amazon States Language definition in-process, with Step Functions' semantics, and \
+prints the result. With --json stdout is exactly {\"status\":\"SUCCEEDED\",\"output\":...} \
+or {\"status\":\"FAILED\",\"error\":\"...\",\"cause\":\"...\"}. Exit 0 when the execution \
+succeeded, 1 when it failed or the definition was refused, 2 for a usage error.
+
+Task states:
+  - arn:aws:states:::lambda:invoke with a FunctionName, or a Lambda function ARN, are \
+resolved to the project's steps by the substitution name of their FunctionName (e.g. \
+${DestroyPlanFunctionArn}); unless --sub gives a value, such a name is substituted with \
+a local ARN routed to the step.
+  - Test functions, usable as FunctionName without any substitution:
+      cdkd-flow:test:echo   returns its payload
+      cdkd-flow:test:fail   fails with payload.error (default TestError) / payload.cause
+      cdkd-flow:test:flaky  fails with payload.error (default Flaky) the first \
+payload.failures (default 1) calls per payload.key, then returns {key, attempts}
+      cdkd-flow:test:sleep  sleeps payload.seconds, then returns its payload
+  - arn:aws:states:::states:startExecution.sync[:2] runs a definition given with \
+--machine NAME=FILE as a child execution; ${NAME} is substituted with its ARN.
+
+Refused at load time (one line naming the state and the feature): JSONata, variables \
+(Assign), Distributed Map (ItemReader, ResultWriter, ItemBatcher, ToleratedFailure*, \
+Mode DISTRIBUTED), other Task resources, unknown state types and fields.";
+
 #[derive(Debug, Subcommand)]
 pub enum WorkflowCommand {
-    /// Run a definition in-process.
-    Run,
+    /// Run a definition in-process with the local engine.
+    #[command(long_about = RUN_HELP)]
+    Run(RunArgs),
 }
 
-pub async fn run(_g: &GlobalOpts, _c: WorkflowCommand) -> Result<ExitCode, CliError> {
-    Err(CliError::Usage("workflow: not implemented yet".into()))
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The definition file (Amazon States Language, JSON).
+    pub definition: PathBuf,
+    /// The execution input (JSON; default {}).
+    #[arg(long, conflicts_with = "input_file")]
+    pub input: Option<String>,
+    /// Read the execution input from a file.
+    #[arg(long, value_name = "FILE")]
+    pub input_file: Option<PathBuf>,
+    /// A definition substitution: every ${NAME} in the definition becomes VALUE.
+    #[arg(long = "sub", value_name = "NAME=VALUE")]
+    pub subs: Vec<String>,
+    /// Register another definition for states:startExecution.sync[:2]; ${NAME} becomes
+    /// its state machine ARN.
+    #[arg(long = "machine", value_name = "NAME=FILE")]
+    pub machines: Vec<String>,
+    /// Do not wait: Wait states and Retry intervals take no time.
+    #[arg(long)]
+    pub fast: bool,
+    /// Multiply every Wait and Retry interval by this factor (1 = real time).
+    #[arg(long, value_name = "FACTOR", conflicts_with = "fast")]
+    pub time_scale: Option<f64>,
+    /// The execution's name ($$.Execution.Name; default a random UUID).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Print only {"status":...} JSON on stdout (no progress on stderr).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The project's step implementations for Task states, keyed by the substitution name
+/// the definitions use for their FunctionName (e.g. `DestroyPlanFunctionArn`).
+#[derive(Default, Clone)]
+pub struct StepRegistry {
+    steps: BTreeMap<String, Arc<dyn TaskHandler>>,
+}
+
+// Filled by the steps as they are written; until then only tests insert.
+#[cfg_attr(not(test), allow(dead_code))]
+impl StepRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn insert(&mut self, substitution_name: impl Into<String>, step: Arc<dyn TaskHandler>) {
+        self.steps.insert(substitution_name.into(), step);
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.steps.keys().map(String::as_str)
+    }
+}
+
+/// The steps `workflow run` knows. The project's steps register here as they are written.
+pub fn project_steps() -> StepRegistry {
+    StepRegistry::new()
+}
+
+/// The FunctionName a registered step gets when no --sub gives one.
+pub fn local_function_arn(region: &str, substitution_name: &str) -> String {
+    format!("arn:aws:lambda:{region}:123456789012:function:cdkd-flow-local-{substitution_name}")
+}
+
+fn split_pair(s: &str, flag: &str) -> Result<(String, String), CliError> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(CliError::Usage(format!(
+            "{flag} takes NAME=VALUE, got '{s}'"
+        ))),
+    }
+}
+
+fn read(path: &PathBuf, what: &str) -> Result<String, CliError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| CliError::Refused(format!("cannot read {what} {}: {e}", path.display())))
+}
+
+/// Everything a run needs, built from the command line and a step registry.
+pub struct Prepared {
+    pub engine: Engine,
+    pub machine: StateMachine,
+}
+
+/// Load the definitions, wire Task states to `registry` and the test functions.
+pub fn prepare(
+    a: &RunArgs,
+    registry: &StepRegistry,
+    region: &str,
+    observer: Option<cdkd_engine::Observer>,
+) -> Result<Prepared, CliError> {
+    let mut subs: HashMap<String, String> = HashMap::new();
+    let mut dispatch = Dispatch::new();
+    let tests: Arc<dyn TaskHandler> = Arc::new(TestFunctions::new());
+    for n in testfns::NAMES {
+        dispatch.route(*n, tests.clone());
+    }
+    let user: Vec<(String, String)> = a
+        .subs
+        .iter()
+        .map(|s| split_pair(s, "--sub"))
+        .collect::<Result<_, _>>()?;
+    let machines: Vec<(String, String)> = a
+        .machines
+        .iter()
+        .map(|s| split_pair(s, "--machine"))
+        .collect::<Result<_, _>>()?;
+    for (name, step) in &registry.steps {
+        let value = user
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| local_function_arn(region, name));
+        dispatch.route(value.clone(), step.clone());
+        subs.insert(name.clone(), value);
+    }
+    let options = EngineOptions {
+        time_scale: if a.fast {
+            0.0
+        } else {
+            a.time_scale.unwrap_or(1.0)
+        },
+        region: region.to_string(),
+        ..EngineOptions::default()
+    };
+    if !(options.time_scale >= 0.0 && options.time_scale.is_finite()) {
+        return Err(CliError::Usage(
+            "--time-scale must be a finite number >= 0".into(),
+        ));
+    }
+    let mut engine = Engine::new(Arc::new(dispatch), options);
+    if let Some(o) = observer {
+        engine = engine.with_observer(o);
+    }
+    for (name, _) in &machines {
+        subs.insert(name.clone(), engine.state_machine_arn(name));
+    }
+    for (k, v) in user {
+        subs.insert(k, v);
+    }
+    let refuse = |what: &str, e: cdkd_engine::LoadError| {
+        let hint = match &e {
+            cdkd_engine::LoadError::MissingSubstitution { name } => {
+                format!(" (give it with --sub {name}=VALUE or --machine {name}=FILE)")
+            }
+            _ => String::new(),
+        };
+        CliError::Refused(format!("{what}: {e}{hint}"))
+    };
+    for (name, file) in &machines {
+        let text = read(&PathBuf::from(file), "the definition")?;
+        let sm = StateMachine::load(&text, &subs)
+            .map_err(|e| refuse(file, e))?
+            .with_name(name.clone());
+        engine.register(engine.state_machine_arn(name), sm);
+    }
+    let text = read(&a.definition, "the definition")?;
+    let stem = a
+        .definition
+        .file_name()
+        .and_then(|s| s.to_str())
+        .map(|s| {
+            s.trim_end_matches(".json")
+                .trim_end_matches(".asl")
+                .to_string()
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "local".into());
+    let machine = StateMachine::load(&text, &subs)
+        .map_err(|e| refuse(&a.definition.display().to_string(), e))?
+        .with_name(stem);
+    Ok(Prepared { engine, machine })
+}
+
+fn parse_input(a: &RunArgs) -> Result<Value, CliError> {
+    let (text, what) = match (&a.input, &a.input_file) {
+        (Some(t), _) => (t.clone(), "--input".to_string()),
+        (None, Some(f)) => (read(f, "the input file")?, f.display().to_string()),
+        (None, None) => return Ok(json!({})),
+    };
+    serde_json::from_str(&text)
+        .map_err(|e| CliError::Usage(format!("{what} is not valid JSON: {e}")))
+}
+
+/// Terminal-safe text: control characters are shown escaped.
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+/// One progress line for an event (stderr, human mode).
+pub fn render_event(e: &Event) -> String {
+    let mut line = format!("{:>4} {}", e.id, e.kind.name());
+    if let Some(s) = &e.state {
+        line.push_str(&format!(" {}", sanitize(s)));
+    }
+    if let Some(err) = &e.error {
+        line.push_str(&format!(" error={}", sanitize(err)));
+    }
+    if let Some(d) = &e.details {
+        line.push_str(&format!(" {}", sanitize(&d.to_string())));
+    }
+    line
+}
+
+/// The --json result line.
+pub fn render_json(o: &Outcome) -> String {
+    match o {
+        Outcome::Succeeded(v) => json!({"status": "SUCCEEDED", "output": v}).to_string(),
+        Outcome::Failed(f) => {
+            json!({"status": "FAILED", "error": f.error, "cause": f.cause}).to_string()
+        }
+    }
+}
+
+/// The human result.
+pub fn render_text(o: &Outcome) -> String {
+    match o {
+        Outcome::Succeeded(v) => format!(
+            "status: SUCCEEDED\noutput: {}",
+            sanitize_multiline(&serde_json::to_string_pretty(v).unwrap_or_default())
+        ),
+        Outcome::Failed(f) => format!(
+            "status: FAILED\nerror: {}\ncause: {}",
+            sanitize(&f.error),
+            sanitize(&f.cause)
+        ),
+    }
+}
+
+fn sanitize_multiline(s: &str) -> String {
+    s.lines().map(sanitize).collect::<Vec<_>>().join("\n")
+}
+
+pub async fn run(g: &GlobalOpts, c: WorkflowCommand) -> Result<ExitCode, CliError> {
+    let WorkflowCommand::Run(a) = c;
+    let input = parse_input(&a)?;
+    let region = g.region.clone().unwrap_or_else(|| "us-east-1".into());
+    let observer: Option<cdkd_engine::Observer> = if a.json {
+        None
+    } else {
+        Some(Arc::new(|e: &Event| eprintln!("{}", render_event(e))))
+    };
+    let p = prepare(&a, &project_steps(), &region, observer)?;
+    let outcome = match &a.name {
+        Some(n) => p.engine.run_named(&p.machine, input, n).await,
+        None => p.engine.run(&p.machine, input).await,
+    };
+    if a.json {
+        println!("{}", render_json(&outcome));
+    } else {
+        println!("{}", render_text(&outcome));
+    }
+    Ok(match outcome {
+        Outcome::Succeeded(_) => ExitCode::SUCCESS,
+        Outcome::Failed(_) => ExitCode::from(1),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workflow_json_result_has_exactly_status_and_output_or_error_and_cause() {
+        assert_eq!(
+            render_json(&Outcome::Succeeded(json!({"a": [1]}))),
+            r#"{"status":"SUCCEEDED","output":{"a":[1]}}"#
+        );
+        assert_eq!(
+            render_json(&Outcome::Failed(cdkd_engine::Failure::new(
+                "LockHeld",
+                "held by \"x\""
+            ))),
+            r#"{"status":"FAILED","error":"LockHeld","cause":"held by \"x\""}"#
+        );
+    }
+
+    #[test]
+    fn workflow_text_result_escapes_control_characters() {
+        let t = render_text(&Outcome::Failed(cdkd_engine::Failure::new(
+            "E\u{1b}[31m",
+            "a\nb",
+        )));
+        assert_eq!(t, "status: FAILED\nerror: E\\u{1b}[31m\ncause: a\\nb");
+    }
 }
