@@ -61,6 +61,31 @@ impl Deleter for KmsKeyDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
         let key = req.physical_id.as_str();
         let region = self.kms.config().region().map(|r| r.as_ref());
+        // Already pending deletion: nothing to do (ScheduleKeyDeletion would fail, or
+        // on some implementations silently move the date).
+        match self.kms.describe_key().key_id(key).send().await {
+            Ok(out) => {
+                let state = out
+                    .key_metadata()
+                    .and_then(|m| m.key_state())
+                    .map(|s| s.as_str());
+                if matches!(state, Some("PendingDeletion" | "PendingReplicaDeletion")) {
+                    return Ok(DeleteProgress::AlreadyGone);
+                }
+            }
+            Err(e) => {
+                let info = aws_error_info(&e);
+                if info.code_is(&["NotFoundException"]) {
+                    return guard::not_found(
+                        req,
+                        region,
+                        is_key_id(key, region),
+                        &format!("KMS says key {key} does not exist"),
+                    );
+                }
+                return Err(DeleteError::from_aws(req, "DescribeKey", &info));
+            }
+        }
         let sent = self
             .kms
             .schedule_key_deletion()

@@ -1,6 +1,8 @@
-//! `AWS::SNS::TopicPolicy`: set the `Policy` attribute to "" on every topic ARN of the
-//! comma-joined physical id (and `properties.Topics`). A missing topic is fine; all
-//! missing = gone (spec §3.3).
+//! `AWS::SNS::TopicPolicy`: put every topic of the comma-joined physical id (and of
+//! `properties.Topics`) back on SNS's default access policy. cdkd sets `Policy` to ""
+//! instead (spec §3.3); the default policy is what a topic without a TopicPolicy has, and
+//! an empty string is not accepted everywhere (the emulator answers 500). A missing topic
+//! is fine; all missing = gone.
 
 use async_trait::async_trait;
 
@@ -37,6 +39,33 @@ pub fn policy_topics(req: &DeleteRequest) -> Vec<String> {
     topics
 }
 
+/// The access policy SNS gives a new topic (owner account from the ARN).
+pub fn default_topic_policy(topic_arn: &str) -> String {
+    let account = guard::arn_account(topic_arn).unwrap_or_default();
+    serde_json::json!({
+        "Version": "2008-10-17",
+        "Id": "__default_policy_ID",
+        "Statement": [{
+            "Sid": "__default_statement_ID",
+            "Effect": "Allow",
+            "Principal": {"AWS": "*"},
+            "Action": [
+                "SNS:GetTopicAttributes",
+                "SNS:SetTopicAttributes",
+                "SNS:AddPermission",
+                "SNS:RemovePermission",
+                "SNS:DeleteTopic",
+                "SNS:Subscribe",
+                "SNS:ListSubscriptionsByTopic",
+                "SNS:Publish"
+            ],
+            "Resource": topic_arn,
+            "Condition": {"StringEquals": {"AWS:SourceOwner": account}}
+        }]
+    })
+    .to_string()
+}
+
 #[async_trait]
 impl Deleter for TopicPolicyDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
@@ -52,7 +81,7 @@ impl Deleter for TopicPolicyDeleter {
                 .set_topic_attributes()
                 .topic_arn(arn)
                 .attribute_name("Policy")
-                .attribute_value("")
+                .attribute_value(default_topic_policy(arn))
                 .send()
                 .await;
             if let Err(e) = sent {
@@ -63,7 +92,7 @@ impl Deleter for TopicPolicyDeleter {
                 }
                 return Err(DeleteError::from_aws(
                     req,
-                    &format!("SetTopicAttributes Policy=\"\" on {arn}"),
+                    &format!("SetTopicAttributes Policy=<default> on {arn}"),
                     &info,
                 ));
             }
