@@ -10,5 +10,6 @@ pub mod json;
 pub mod keys;
 pub mod lock;
 pub mod render;
+pub mod runview;
 pub mod state;
 pub mod text;

@@ -15,3 +15,14 @@ pub mod steps;
 
 pub use deps::Deps;
 pub use error::StepError;
+
+/// The state machine definitions, as deployed (`statemachines/`).
+pub mod definitions {
+    pub const DESTROY: &str = include_str!("../../statemachines/destroy.asl.json");
+
+    /// Substitutions that route every step's `FunctionName` to the step itself: what the
+    /// local engine uses in place of the deployed Lambda ARNs.
+    pub fn local_substitutions() -> std::collections::HashMap<String, String> {
+        crate::steps::STEPS.iter().map(|(step, sub)| (sub.to_string(), step.to_string())).collect()
+    }
+}

@@ -1,0 +1,109 @@
+//! Renders what a workflow run did, for people: the destroy report (`report.json`) as
+//! text. Pure; untrusted text (ids, types, error messages from AWS) is stripped or
+//! flattened onto one line before it is printed.
+
+use crate::destroy::model::{DestroyReport, RowOutcome, RunResult};
+use crate::text::{flatten_str, strip};
+
+fn counts_line(r: &DestroyReport) -> String {
+    let c = &r.counts;
+    let parts = [
+        (c.deleted, "deleted"),
+        (c.already_gone, "already gone"),
+        (c.retained, "retained"),
+        (c.skipped, "skipped"),
+        (c.failed, "failed"),
+        (c.blocked, "blocked"),
+        (c.interrupted, "not attempted"),
+    ];
+    let s: Vec<String> = parts.iter().filter(|(n, _)| *n > 0).map(|(n, w)| format!("{n} {w}")).collect();
+    if s.is_empty() {
+        "no resources".to_string()
+    } else {
+        s.join(", ")
+    }
+}
+
+fn outcome_text(o: &RowOutcome) -> String {
+    match o {
+        RowOutcome::Skipped { reason } => format!("skipped: {}", flatten_str(reason)),
+        RowOutcome::Failed { error } => format!("failed: {}", flatten_str(error)),
+        RowOutcome::Blocked { by } => format!("blocked by {}", strip(by)),
+        other => other.label().to_string(),
+    }
+}
+
+/// The destroy report of a run: one block per stack (children first), a row per
+/// resource, and what to do next when something is left.
+pub fn render_destroy_report(stacks: &[DestroyReport], complete: bool, aborted: Option<&str>) -> String {
+    let mut out = Vec::new();
+    for r in stacks {
+        let head = match r.result {
+            RunResult::Clean => "Destroyed",
+            RunResult::Partial => "Partly destroyed",
+            RunResult::Interrupted => "Interrupted",
+        };
+        out.push(format!("{head} {} ({}): {}", strip(&r.stack), strip(&r.region), counts_line(r)));
+        let id_w = r.rows.iter().map(|x| strip(&x.logical_id).chars().count()).max().unwrap_or(0);
+        let ty_w = r.rows.iter().map(|x| strip(&x.resource_type).chars().count()).max().unwrap_or(0);
+        for row in &r.rows {
+            let id = strip(&row.logical_id);
+            let ty = strip(&row.resource_type);
+            out.push(format!(
+                "  {id}{}  {ty}{}  {}",
+                " ".repeat(id_w - id.chars().count()),
+                " ".repeat(ty_w - ty.chars().count()),
+                outcome_text(&row.outcome)
+            ));
+        }
+        if let Some(next) = &r.next_step {
+            out.push(format!("  next: {}", flatten_str(next)));
+        }
+    }
+    if let Some(a) = aborted {
+        out.push(format!("The run stopped early: {}", flatten_str(a)));
+    }
+    out.push(if complete {
+        "Every stack is destroyed; its state records are deleted.".to_string()
+    } else {
+        "Not everything was destroyed: the state records keep what is left.".to_string()
+    });
+    let mut s = out.join("\n");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::destroy::model::{build_report, PlannedRow};
+    use std::collections::BTreeMap;
+
+    fn planned(id: &str, ty: &str) -> PlannedRow {
+        PlannedRow { logical_id: id.into(), resource_type: ty.into(), physical_id: Some(format!("{id}-phys")) }
+    }
+
+    #[test]
+    fn destroy_report_clean_run_names_every_row() {
+        let rows = vec![planned("Topic", "AWS::SNS::Topic"), planned("Queue", "AWS::SQS::Queue"), planned("Keep", "AWS::S3::Bucket")];
+        let mut o = BTreeMap::new();
+        o.insert("Topic".to_string(), RowOutcome::Deleted);
+        o.insert("Queue".to_string(), RowOutcome::AlreadyGone);
+        o.insert("Keep".to_string(), RowOutcome::Retained);
+        let r = build_report("run-1", "Shop", "us-east-1", &rows, &o, false);
+        insta::assert_snapshot!(render_destroy_report(&[r], true, None));
+    }
+
+    #[test]
+    fn destroy_report_partial_run_says_what_blocked_what_and_flattens_errors() {
+        let rows = vec![planned("Role", "AWS::IAM::Role"), planned("Policy", "AWS::IAM::Policy"), planned("Fn\u{1b}[31m", "AWS::Lambda::Function")];
+        let mut o = BTreeMap::new();
+        o.insert("Policy".to_string(), RowOutcome::Failed { error: "AccessDenied:\nnot allowed".into() });
+        o.insert("Role".to_string(), RowOutcome::Blocked { by: "Policy".into() });
+        o.insert("Fn\u{1b}[31m".to_string(), RowOutcome::Deleted);
+        let r = build_report("run-2", "Shop", "us-east-1", &rows, &o, false);
+        let text = render_destroy_report(&[r], false, Some("Transient: S3\nslow"));
+        assert!(!text.contains('\u{1b}'), "no raw escape reaches the terminal");
+        insta::assert_snapshot!(text);
+    }
+}
