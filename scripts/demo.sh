@@ -15,3 +15,8 @@ run state resources WebApp --stack-region us-east-1 --long
 run state show WebApp
 run force-unlock Locked --stack-region us-east-1
 run state list --long --json
+# The destroy workflow, run in-process by the engine: deletes WebApp's real emulator
+# resources (SNS topic, SQS queue, S3 bucket, SSM parameter, IAM role and policy),
+# dependents first, then its state record.
+run destroy WebApp --stack-region us-east-1 --local --fast
+run state list
