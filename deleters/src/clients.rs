@@ -9,12 +9,13 @@ use crate::cloudcontrol::CloudControlDeleter;
 use crate::custom::CustomResourceDeleter;
 use crate::registry::Registry;
 use crate::sdk::{
-    bucket_policy::BucketPolicyDeleter, dynamodb::DynamoTableDeleter,
+    bucket_policy::BucketPolicyDeleter, dynamodb::DynamoTableDeleter, iam_group::IamGroupDeleter,
     iam_managed_policy::IamManagedPolicyDeleter, iam_policy::IamPolicyDeleter,
-    iam_role::IamRoleDeleter, instance_profile::InstanceProfileDeleter, kms::KmsKeyDeleter,
-    lambda::LambdaFunctionDeleter, logs::LogGroupDeleter, queue_policy::QueuePolicyDeleter,
-    s3_bucket::S3BucketDeleter, sns::SnsTopicDeleter, sqs::SqsQueueDeleter,
-    ssm::SsmParameterDeleter, subscription::SubscriptionDeleter, topic_policy::TopicPolicyDeleter,
+    iam_role::IamRoleDeleter, iam_user::IamUserDeleter, instance_profile::InstanceProfileDeleter,
+    kms::KmsKeyDeleter, lambda::LambdaFunctionDeleter, layer_version::LayerVersionDeleter,
+    logs::LogGroupDeleter, queue_policy::QueuePolicyDeleter, s3_bucket::S3BucketDeleter,
+    sns::SnsTopicDeleter, sqs::SqsQueueDeleter, ssm::SsmParameterDeleter,
+    subscription::SubscriptionDeleter, topic_policy::TopicPolicyDeleter,
 };
 
 /// An S3 client for `cfg`, path-style when an endpoint is configured.
@@ -63,6 +64,11 @@ pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Re
             Arc::new(SubscriptionDeleter::new(sns.clone())),
         )
         .with_sdk("AWS::IAM::Role", Arc::new(IamRoleDeleter::new(iam.clone())))
+        .with_sdk("AWS::IAM::User", Arc::new(IamUserDeleter::new(iam.clone())))
+        .with_sdk(
+            "AWS::IAM::Group",
+            Arc::new(IamGroupDeleter::new(iam.clone())),
+        )
         .with_sdk(
             "AWS::IAM::InstanceProfile",
             Arc::new(InstanceProfileDeleter::new(iam.clone())),
@@ -86,6 +92,10 @@ pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Re
         .with_sdk(
             "AWS::Lambda::Function",
             Arc::new(LambdaFunctionDeleter::new(lambda.clone())),
+        )
+        .with_sdk(
+            "AWS::Lambda::LayerVersion",
+            Arc::new(LayerVersionDeleter::new(lambda.clone())),
         )
         .with_sdk(
             "AWS::Logs::LogGroup",

@@ -522,3 +522,29 @@ fn client_any(region: &str, rules: &[&Rule]) -> Client {
         .region(aws_sdk_cloudcontrol::config::Region::new(region.clone()))
         .retry_config(RetryConfig::disabled()))
 }
+
+#[tokio::test]
+async fn cloud_control_failure_from_a_dependency_still_in_use_is_retryable() {
+    let rule = status_rule(failed_event(
+        "rt-1",
+        HandlerErrorCode::GeneralServiceException,
+        "resource sg-123 has a dependent object (Service: Ec2, Status Code: 400, Error Code: DependencyViolation)",
+    ));
+    let d = CloudControlDeleter::new(client("us-east-1", &[&rule]));
+    let e = d
+        .poll(&dg(), &handle("rt-1", now_ms(), 0))
+        .await
+        .unwrap_err();
+    assert!(e.retryable && !e.throttling, "{e:?}");
+    let rule = status_rule(failed_event(
+        "rt-1",
+        HandlerErrorCode::ResourceConflict,
+        "busy",
+    ));
+    let d = CloudControlDeleter::new(client("us-east-1", &[&rule]));
+    let e = d
+        .poll(&dg(), &handle("rt-1", now_ms(), 0))
+        .await
+        .unwrap_err();
+    assert!(e.retryable, "{e:?}");
+}

@@ -1082,3 +1082,132 @@ async fn iam_instance_profile_delete_removes_roles_then_the_profile() {
         .await
         .expect("the role itself must stay");
 }
+
+#[tokio::test]
+async fn iam_user_delete_removes_keys_login_policies_and_groups_then_the_user() {
+    let iam = aws_sdk_iam::Client::new(&cfg(HOME).await);
+    let user = unique("del-user");
+    let group = unique("user-group");
+    iam.create_user().user_name(&user).send().await.unwrap();
+    iam.create_group().group_name(&group).send().await.unwrap();
+    iam.add_user_to_group()
+        .group_name(&group)
+        .user_name(&user)
+        .send()
+        .await
+        .unwrap();
+    iam.create_access_key()
+        .user_name(&user)
+        .send()
+        .await
+        .unwrap();
+    iam.create_login_profile()
+        .user_name(&user)
+        .password("Secret-Passw0rd!")
+        .send()
+        .await
+        .unwrap();
+    iam.put_user_policy()
+        .user_name(&user)
+        .policy_name("inline")
+        .policy_document(POLICY)
+        .send()
+        .await
+        .unwrap();
+    let managed = iam
+        .create_policy()
+        .policy_name(unique("user-mp"))
+        .policy_document(POLICY)
+        .send()
+        .await
+        .unwrap()
+        .policy
+        .unwrap()
+        .arn
+        .unwrap();
+    iam.attach_user_policy()
+        .user_name(&user)
+        .policy_arn(&managed)
+        .send()
+        .await
+        .unwrap();
+
+    let r = req("AWS::IAM::User", &user, json!({}));
+    assert_delete_rules(&r).await;
+    assert!(
+        iam.get_user().user_name(&user).send().await.is_err(),
+        "user still exists"
+    );
+    let g = iam.get_group().group_name(&group).send().await.unwrap();
+    assert!(g.users().is_empty(), "user still in the group");
+}
+
+#[tokio::test]
+async fn iam_group_delete_removes_members_and_policies_then_the_group() {
+    let iam = aws_sdk_iam::Client::new(&cfg(HOME).await);
+    let user = unique("grp-user");
+    let group = unique("del-group");
+    iam.create_user().user_name(&user).send().await.unwrap();
+    iam.create_group().group_name(&group).send().await.unwrap();
+    iam.add_user_to_group()
+        .group_name(&group)
+        .user_name(&user)
+        .send()
+        .await
+        .unwrap();
+    iam.put_group_policy()
+        .group_name(&group)
+        .policy_name("inline")
+        .policy_document(POLICY)
+        .send()
+        .await
+        .unwrap();
+    let managed = iam
+        .create_policy()
+        .policy_name(unique("grp-mp"))
+        .policy_document(POLICY)
+        .send()
+        .await
+        .unwrap()
+        .policy
+        .unwrap()
+        .arn
+        .unwrap();
+    iam.attach_group_policy()
+        .group_name(&group)
+        .policy_arn(&managed)
+        .send()
+        .await
+        .unwrap();
+
+    let r = req("AWS::IAM::Group", &group, json!({}));
+    assert_delete_rules(&r).await;
+    assert!(
+        iam.get_group().group_name(&group).send().await.is_err(),
+        "group still exists"
+    );
+    iam.get_user()
+        .user_name(&user)
+        .send()
+        .await
+        .expect("the member itself must stay");
+}
+
+#[tokio::test]
+async fn lambda_layer_version_delete_gone_then_already_gone_and_region_guarded() {
+    let lambda = aws_sdk_lambda::Client::new(&cfg(HOME).await);
+    let out = lambda
+        .publish_layer_version()
+        .layer_name(unique("del-layer"))
+        .content(
+            aws_sdk_lambda::types::LayerVersionContentInput::builder()
+                .zip_file(aws_sdk_lambda::primitives::Blob::new(empty_zip()))
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let arn = out.layer_version_arn.unwrap();
+    let r = req("AWS::Lambda::LayerVersion", &arn, json!({}));
+    assert_delete_rules(&r).await;
+}

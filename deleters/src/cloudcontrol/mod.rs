@@ -140,6 +140,10 @@ impl CloudControlDeleter {
                         | HandlerErrorCode::NetworkFailure
                         | HandlerErrorCode::InternalFailure,
                     ) => err.retryable = true,
+                    // Another operation on the resource, or a dependent not gone yet
+                    // (a security group still used by an ENI): worth another attempt.
+                    Some(HandlerErrorCode::ResourceConflict | HandlerErrorCode::NotStabilized) => err.retryable = true,
+                    _ if crate::error::TRANSIENT_PHRASES.iter().any(|p| message.contains(p)) => err.retryable = true,
                     Some(HandlerErrorCode::AccessDenied) => err.message.push_str(
                         " (the resource type's handler was denied an action; check the permissions Cloud Control acts with, not only the caller's)",
                     ),
