@@ -72,10 +72,14 @@ impl RowOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum InFlightKind {
-    /// Cloud Control `DeleteResource` in progress.
+    /// Cloud Control `DeleteResource`. Persist the handle with `request_token: None`
+    /// *before* calling (write-ahead intent): a re-entered wave re-sends an unsent or
+    /// unconfirmed intent with the same `client_token` (idempotent), even after a stop
+    /// request, so a lost response can never lead to a second, different delete request.
     #[serde(rename_all = "camelCase")]
     CloudControl {
-        request_token: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_token: Option<String>,
         client_token: String,
     },
     /// Custom-resource Delete sent; the answer arrives at `response_key` in the bucket.
@@ -118,7 +122,7 @@ pub struct InFlight {
     #[serde(flatten)]
     pub kind: InFlightKind,
     pub started_ms: u64,
-    /// When a poll is next expected to find it done (see [`next_expected_done_ms`]).
+    /// When to poll it next (see [`first_poll_ms`], [`next_poll_ms`]).
     pub expected_done_ms: u64,
     /// Polls that found it still running.
     #[serde(default)]
@@ -377,14 +381,19 @@ pub fn typical_delete_ms(resource_type: &str) -> u64 {
     }
 }
 
-/// When to poll a delete again after a poll found it still running: Cloud Control's own
-/// cadence (spec §3.1), 1 s growing ×1.5 per poll, capped at 10 s, counted from `now`.
-pub fn next_expected_done_ms(now_ms: u64, polls_so_far: u32) -> u64 {
-    let mut delay = 1000.0_f64;
-    for _ in 0..polls_so_far.min(20) {
-        delay = (delay * 1.5).min(10_000.0);
-    }
-    now_ms.saturating_add(delay.ceil() as u64)
+/// When to poll a delete first: half its type's typical latency (the fast half of the
+/// deletes is noticed without a wasted wait), at least 1 s after the start.
+pub fn first_poll_ms(started_ms: u64, resource_type: &str) -> u64 {
+    started_ms.saturating_add((typical_delete_ms(resource_type) / 2).max(1000))
+}
+
+/// When to poll again after a poll found the delete still running: a tenth of the time
+/// it has run so far, clamped to 1–30 s. A completion is then noticed at most ~10 % (or
+/// 1 s) late, which keeps a chain of deletes within 1.1 × its critical path, while a
+/// long delete costs only logarithmically many polls.
+pub fn next_poll_ms(started_ms: u64, now_ms: u64) -> u64 {
+    let elapsed = now_ms.saturating_sub(started_ms);
+    now_ms.saturating_add((elapsed / 10).clamp(1000, 30_000))
 }
 
 /// Deterministic Cloud Control `ClientToken` for (run, stack, logical id, attempt): a
@@ -419,7 +428,7 @@ mod tests {
         InFlight {
             logical_id: id.into(),
             kind: InFlightKind::CloudControl {
-                request_token: "t".into(),
+                request_token: Some("t".into()),
                 client_token: "c".into(),
             },
             started_ms: 0,
@@ -521,11 +530,12 @@ mod tests {
     }
 
     #[test]
-    fn poll_backoff_follows_cloud_control_cadence_rule_3_1() {
-        assert_eq!(next_expected_done_ms(0, 0), 1000);
-        assert_eq!(next_expected_done_ms(0, 1), 1500);
-        assert_eq!(next_expected_done_ms(0, 2), 2250);
-        assert_eq!(next_expected_done_ms(0, 30), 10_000);
+    fn polls_are_spaced_by_a_tenth_of_elapsed_time_within_1_to_30_s() {
+        assert_eq!(first_poll_ms(0, "AWS::EC2::NatGateway"), 30_000);
+        assert_eq!(first_poll_ms(0, "AWS::CDK::Metadata"), 1000);
+        assert_eq!(next_poll_ms(0, 2_000), 3_000);
+        assert_eq!(next_poll_ms(0, 50_000), 55_000);
+        assert_eq!(next_poll_ms(0, 3_600_000), 3_630_000);
     }
 
     #[test]
