@@ -271,6 +271,8 @@ impl LockManager {
                     region_label(region),
                     flatten_str(&expired.owner)
                 );
+                // No purge here: the release (or a force-unlock) purges every
+                // noncurrent version of the key, the expired holder's included.
                 Ok(self.held_lock(stack, region, new_etag, body))
             }
             // Someone renewed, released or took it over first; or the endpoint will not
@@ -291,6 +293,22 @@ impl LockManager {
                 Err(self.held_now(stack, region).await)
             }
             Err(f) => Err(self.aws("acquire", stack, region, f)),
+        }
+    }
+
+    /// Purges the lock key's noncurrent versions (renewals pile them up on a versioned
+    /// bucket); never fails the caller.
+    async fn purge(&self, stack: &str, region: Option<&str>, warn: bool) {
+        if let Err(e) = self
+            .store
+            .purge_noncurrent_versions(&self.key(stack, region))
+            .await
+        {
+            if warn {
+                tracing::warn!("could not purge old versions of the lock: {e}");
+            } else {
+                tracing::debug!("could not purge old versions of the lock: {e}");
+            }
         }
     }
 
@@ -355,7 +373,10 @@ impl LockManager {
         let region = held.region.as_deref();
         let key = self.key(&held.stack, region);
         match self.store.delete_raw_strict(&key, Some(&held.etag)).await {
-            Ok(()) => Ok(ReleaseOutcome::Released),
+            Ok(()) => {
+                self.purge(&held.stack, region, false).await;
+                Ok(ReleaseOutcome::Released)
+            }
             Err(f) if f.is_no_such_key() => Ok(ReleaseOutcome::AlreadyGone),
             Err(f) if f.is_precondition_failed() => {
                 tracing::warn!(
@@ -442,6 +463,7 @@ impl LockManager {
             .delete_raw(&self.key(stack, region), None)
             .await
             .map_err(|f| self.aws("force-release", stack, region, f))?;
+        self.purge(stack, region, true).await;
         Ok(found)
     }
 }

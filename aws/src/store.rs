@@ -321,6 +321,89 @@ impl StateStore {
             .map_err(|e| Failure::from_sdk(&e))
     }
 
+    /// Deletes the noncurrent versions of exactly `key` (rows of `ListObjectVersions`
+    /// whose `IsLatest` is false, delete markers included) in batches of at most 1000;
+    /// the current version is never touched. Returns how many were deleted. On an
+    /// unversioned bucket there is nothing to delete.
+    pub async fn purge_noncurrent_versions(&self, key: &str) -> Result<usize, StoreError> {
+        use aws_sdk_s3::types::{Delete, ObjectIdentifier};
+        let mut doomed: Vec<ObjectIdentifier> = Vec::new();
+        let (mut key_marker, mut version_marker): (Option<String>, Option<String>) = (None, None);
+        loop {
+            let out = self
+                .client
+                .list_object_versions()
+                .bucket(&self.bucket)
+                .prefix(key)
+                .set_key_marker(key_marker.take())
+                .set_version_id_marker(version_marker.take())
+                .set_expected_bucket_owner(self.expected_owner.clone())
+                .send()
+                .await
+                .map_err(|e| self.object_error(key, Failure::from_sdk(&e)))?;
+            let rows = out
+                .versions()
+                .iter()
+                .map(|v| (v.key(), v.version_id(), v.is_latest()))
+                .chain(
+                    out.delete_markers()
+                        .iter()
+                        .map(|m| (m.key(), m.version_id(), m.is_latest())),
+                );
+            for (k, version, latest) in rows {
+                if k == Some(key) && latest != Some(true) {
+                    if let Some(v) = version.filter(|v| !v.is_empty() && *v != "null") {
+                        if let Ok(id) = ObjectIdentifier::builder().key(key).version_id(v).build() {
+                            doomed.push(id);
+                        }
+                    }
+                }
+            }
+            if out.is_truncated() == Some(true) {
+                key_marker = out.next_key_marker().map(str::to_owned);
+                version_marker = out.next_version_id_marker().map(str::to_owned);
+                if key_marker.is_none() && version_marker.is_none() {
+                    break;
+                }
+            } else {
+                break;
+            }
+        }
+        let total = doomed.len();
+        for batch in doomed.chunks(1000) {
+            let delete = Delete::builder()
+                .set_objects(Some(batch.to_vec()))
+                .quiet(true)
+                .build()
+                .map_err(|e| StoreError::Object {
+                    bucket: flatten_str(&self.bucket),
+                    key: flatten_str(key),
+                    message: flatten_str(&e.to_string()),
+                })?;
+            let out = self
+                .client
+                .delete_objects()
+                .bucket(&self.bucket)
+                .delete(delete)
+                .set_expected_bucket_owner(self.expected_owner.clone())
+                .send()
+                .await
+                .map_err(|e| self.object_error(key, Failure::from_sdk(&e)))?;
+            if let Some(err) = out.errors().first() {
+                return Err(StoreError::Object {
+                    bucket: flatten_str(&self.bucket),
+                    key: flatten_str(key),
+                    message: flatten_str(&format!(
+                        "could not delete a noncurrent version: {} {}",
+                        err.code().unwrap_or_default(),
+                        err.message().unwrap_or_default()
+                    )),
+                });
+            }
+        }
+        Ok(total)
+    }
+
     /// Reads one record (S&L §2.2): the region key, else the legacy key when its body's
     /// region is absent/falsy or equal to `region` (then `migration_pending`).
     pub async fn get_state(

@@ -470,3 +470,53 @@ async fn lock_acquire_in_missing_bucket_is_an_aws_error_not_contention() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test]
+async fn lock_release_purges_noncurrent_versions_left_by_renewals() {
+    // S&L §6.4/§6.5: each renewal leaves a version on a versioned bucket; release purges
+    // the key's noncurrent versions (the current row, a delete marker, stays).
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    enable_versioning(&s3, &bucket).await;
+    let mgr = locks(&s3, &bucket);
+    let held = mgr
+        .acquire("App", Some(REGION), "cdkd-flow:run-12", None)
+        .await
+        .unwrap();
+    let held = mgr.renew(&held).await.unwrap();
+    let held = mgr.renew(&held).await.unwrap();
+    assert_eq!(version_counts(&s3, &bucket, KEY).await, (3, 0));
+    assert_eq!(mgr.release(&held).await.unwrap(), ReleaseOutcome::Released);
+    assert_eq!(version_counts(&s3, &bucket, KEY).await, (0, 1));
+}
+
+#[tokio::test]
+async fn lock_force_release_purges_noncurrent_versions_and_spares_other_keys() {
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    enable_versioning(&s3, &bucket).await;
+    let now = now_ms();
+    for i in 0..3 {
+        put_raw(
+            &s3,
+            &bucket,
+            KEY,
+            cdkd_lock_body(&format!("o{i}@h:1"), now, now + 600_000, None),
+        )
+        .await;
+    }
+    // A key that shares the lock key as a prefix is not the lock key.
+    put_raw(&s3, &bucket, "cdkd/App/us-east-1/lock.json.bak", "x").await;
+    put_raw(&s3, &bucket, "cdkd/App/us-east-1/lock.json.bak", "y").await;
+    let info = locks(&s3, &bucket)
+        .force_release("App", Some(REGION))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(info.owner, "o2@h:1");
+    assert_eq!(version_counts(&s3, &bucket, KEY).await, (0, 1));
+    assert_eq!(
+        version_counts(&s3, &bucket, "cdkd/App/us-east-1/lock.json.bak").await,
+        (2, 0)
+    );
+}
