@@ -160,7 +160,7 @@ async fn views_cli_list_long_degrades_rows_and_warns_on_stderr() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn views_cli_list_tree_and_tree_long_refused_at_parse() {
+async fn list_16_tree_long_refused_before_any_s3_call_and_views_cli_list_tree() {
     let b = bucket_with(&[
         ("cdkd/Root/us-east-1/state.json", record("Root", "us-east-1", "{}")),
         (
