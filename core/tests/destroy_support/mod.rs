@@ -302,7 +302,7 @@ fn remove_record(
 ) -> Result<(), Crash> {
     io.op()?;
     if let Some(state) = store.state.as_mut() {
-        state.remove(id);
+        state.shift_remove(id); // keep the other records in place
         store.state_writes += 1;
         let records: BTreeSet<String> = state.keys().cloned().collect();
         if let Err(e) = check_state_superset(&aws.live, Some(&records), &aws.retain) {
