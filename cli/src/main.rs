@@ -11,7 +11,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::CliError;
 use crate::global::GlobalOpts;
 
 /// Run cdkd's destroy and export as durable workflows, and read cdkd state from S3.
