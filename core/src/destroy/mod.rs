@@ -9,5 +9,6 @@ pub mod graph;
 pub mod identifiers;
 pub mod invariant;
 pub mod model;
+pub mod order;
 pub mod refusals;
 pub mod waves;
