@@ -6,6 +6,7 @@ mod cmd;
 mod context;
 mod error;
 mod global;
+mod local;
 
 use std::process::ExitCode;
 

@@ -243,6 +243,9 @@ pub fn json_payload(v: &Value) -> String {
 /// Escapes every Cc/Cf/Zl/Zp code point except `\n` as lowercase `\uXXXX` per UTF-16
 /// code unit (views §1.6 step 2).
 pub fn escape_invisible(s: &str) -> String {
+    if s.bytes().all(|b| (b' '..=b'~').contains(&b) || b == b'\n') {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if c != '\n' && is_invisible(c) {
@@ -259,6 +262,10 @@ pub fn escape_invisible(s: &str) -> String {
 
 /// True for Unicode general categories Cc, Cf, Zl, Zp.
 pub fn is_invisible(c: char) -> bool {
+    // Printable ASCII is never Cc/Cf/Zl/Zp: skip the table for the common case.
+    if (' '..='~').contains(&c) {
+        return false;
+    }
     matches!(
         get_general_category(c),
         GeneralCategory::Control

@@ -5,11 +5,12 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use cdkd_engine::{Engine, EngineOptions, Event, EventKind, Outcome, StateMachine, TaskError, TaskHandler};
+use cdkd_engine::{Engine, EngineOptions, Event, EventKind, Outcome, StateMachine};
 use cdkd_functions::destroy::finish::RunReport;
 use cdkd_functions::destroy::DestroyInput;
-use cdkd_functions::{definitions, runs, steps, Deps};
+use cdkd_functions::{definitions, runs, Deps};
+
+use crate::local::LocalSteps;
 use serde_json::Value;
 
 use crate::context;
@@ -54,17 +55,6 @@ pub struct Args {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-}
-
-struct LocalSteps {
-    deps: Deps,
-}
-
-#[async_trait]
-impl TaskHandler for LocalSteps {
-    async fn invoke(&self, function: &str, payload: Value) -> Result<Value, TaskError> {
-        steps::invoke(function, payload, &self.deps).await.map_err(|e| TaskError::new(e.name, e.message))
-    }
 }
 
 pub fn default_run_id(kind: &str, stack: &str, now_ms: i64) -> String {

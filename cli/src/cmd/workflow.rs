@@ -86,8 +86,6 @@ pub struct StepRegistry {
     steps: BTreeMap<String, Arc<dyn TaskHandler>>,
 }
 
-// Filled by the steps as they are written; until then only tests insert.
-#[cfg_attr(not(test), allow(dead_code))]
 impl StepRegistry {
     pub fn new() -> Self {
         Self::default()
@@ -97,6 +95,7 @@ impl StepRegistry {
         self.steps.insert(substitution_name.into(), step);
     }
 
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.steps.keys().map(String::as_str)
     }
@@ -104,7 +103,11 @@ impl StepRegistry {
 
 /// The steps `workflow run` knows. The project's steps register here as they are written.
 pub fn project_steps() -> StepRegistry {
-    StepRegistry::new()
+    let mut r = StepRegistry::new();
+    for (sub, handler) in crate::local::lazy_steps() {
+        r.insert(sub, handler);
+    }
+    r
 }
 
 /// The FunctionName a registered step gets when no --sub gives one.

@@ -1,0 +1,46 @@
+//! The project's workflow steps as engine task handlers: what `--local` runs and what
+//! `workflow run` resolves a step's substitution name to.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use cdkd_engine::{TaskError, TaskHandler};
+use cdkd_functions::{steps, Deps};
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+/// Runs the step its FunctionName names (`destroy-plan`...) with these dependencies.
+pub struct LocalSteps {
+    pub deps: Deps,
+}
+
+#[async_trait]
+impl TaskHandler for LocalSteps {
+    async fn invoke(&self, function: &str, payload: Value) -> Result<Value, TaskError> {
+        steps::invoke(function, payload, &self.deps).await.map_err(|e| TaskError::new(e.name, e.message))
+    }
+}
+
+/// One step whose dependencies are built from the environment on its first call (so
+/// `workflow run` on a definition without the project's steps needs no AWS setup).
+pub struct LazyStep {
+    step: &'static str,
+    deps: Arc<OnceCell<Deps>>,
+}
+
+#[async_trait]
+impl TaskHandler for LazyStep {
+    async fn invoke(&self, _function: &str, payload: Value) -> Result<Value, TaskError> {
+        let deps = self.deps.get_or_init(Deps::from_env).await;
+        steps::invoke(self.step, payload, deps).await.map_err(|e| TaskError::new(e.name, e.message))
+    }
+}
+
+/// Every project step, keyed by its definition-substitution name.
+pub fn lazy_steps() -> Vec<(&'static str, Arc<dyn TaskHandler>)> {
+    let deps = Arc::new(OnceCell::new());
+    steps::STEPS
+        .iter()
+        .map(|(step, sub)| (*sub, Arc::new(LazyStep { step, deps: deps.clone() }) as Arc<dyn TaskHandler>))
+        .collect()
+}
