@@ -261,7 +261,9 @@ impl DeleteGraph {
 
         // (a) recorded dependencies and leftover intrinsics.
         for (a, &(id, entry)) in entries.iter().enumerate() {
-            let obj = entry.as_object().expect("checked above");
+            let Some(obj) = entry.as_object() else {
+                continue; // refused in the first pass
+            };
             match obj.get("dependencies") {
                 None | Some(Value::Null) => {}
                 Some(Value::Array(deps)) => {
