@@ -9,13 +9,15 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build test demo lint clean
+.PHONY: help setup build test demo lint bench bench-destroy clean
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
 	@echo "make test   - run every test (unit, snapshot, emulator end-to-end)"
 	@echo "make build  - build the workspace"
-	@echo "make lint   - cargo fmt --check and clippy"
+	@echo "make lint   - cargo fmt --check, clippy, asl-validator and cfn-lint"
+	@echo "make bench  - state view figures (show of 2,500 resources; list --long over 1,000 records)"
+	@echo "make bench-destroy - simulated destroys: makespan / critical path, state transitions"
 
 $(VENV)/.installed: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +43,12 @@ demo: setup
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+bench: setup
+	scripts/bench-views.sh
+
+bench-destroy:
+	$(CARGO) run -q -p cdkd-core --example destroy_sim -- --seeds 10
 
 clean:
 	rm -rf target .emulator
