@@ -39,6 +39,7 @@ fn main() {
     let mut worst: f64 = 0.0;
     let mut all_ok = true;
     let mut total_trans = 0u64;
+    let mut total_lambda = 0u64;
     let mut runs = 0u64;
     for n in [50usize, 100, 200, 300, 500] {
         for seed in 0..seeds {
@@ -50,6 +51,7 @@ fn main() {
             worst = worst.max(r.ratio());
             let trans = r.tasks + r.waits;
             total_trans += trans as u64;
+            total_lambda += r.lambda_ms;
             runs += 1;
             println!(
                 "{:>5} {:>5} {:>10.1} {:>10.1} {:>10.1} {:>7.3} {:>6} {:>6} {:>7}  {}",
@@ -67,9 +69,10 @@ fn main() {
         }
     }
     println!(
-        "worst makespan/bound {:.3}; mean transitions (Task+Wait) per run {:.1}; target makespan <= 1.1 x bound + {} s: {}",
+        "worst makespan/bound {:.3}; mean transitions (Task+Wait) per run {:.1}; mean Lambda time per run {:.0} s; target makespan <= 1.1 x bound + {} s: {}",
         worst,
         total_trans as f64 / runs as f64,
+        total_lambda as f64 / 1000.0 / runs as f64,
         slack_ms / 1000,
         if all_ok { "met" } else { "MISSED" }
     );
@@ -91,20 +94,22 @@ fn main() {
             },
         ),
     ] {
-        let (mut worst, mut trans, mut n_runs) = (0f64, 0u64, 0u64);
+        let (mut worst, mut trans, mut n_runs, mut lambda) = (0f64, 0u64, 0u64, 0u64);
         for n in [50usize, 100, 200, 300, 500] {
             for seed in 0..seeds {
                 let mut rng = StdRng::seed_from_u64(seed * 1000 + n as u64);
                 let r = simulate(&random_stack(&mut rng, n, true, 0.05), &alt);
                 worst = worst.max(r.ratio());
                 trans += (r.tasks + r.waits) as u64;
+                lambda += r.lambda_ms;
                 n_runs += 1;
             }
         }
         println!(
-            "{label}: worst makespan/bound {:.3}, mean transitions (Task+Wait) per run {:.1}",
+            "{label}: worst makespan/bound {:.3}, mean transitions (Task+Wait) per run {:.1}, mean Lambda time per run {:.0} s",
             worst,
-            trans as f64 / n_runs as f64
+            trans as f64 / n_runs as f64,
+            lambda as f64 / 1000.0 / n_runs as f64
         );
     }
 }

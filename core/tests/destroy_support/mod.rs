@@ -570,6 +570,8 @@ pub struct SimResult {
     pub tasks: u32,
     pub waits: u32,
     pub records: usize,
+    /// Time spent inside wave invocations (Lambda billing), inline sleeps included.
+    pub lambda_ms: u64,
 }
 
 impl SimResult {
@@ -611,9 +613,11 @@ pub fn simulate(stack: &Stack, cfg: &Config) -> SimResult {
     let mut io = Io::default();
     let mut violations = Vec::new();
     let (mut t, mut tasks, mut waits) = (0u64, 1u32, 0u32); // plan task
+    let mut lambda_ms = 0;
     loop {
         tasks += 1;
         let exit = wave(&mut store, &mut aws, &mut io, cfg, t, &mut violations).expect("no crash");
+        lambda_ms += exit.now - t;
         t = exit.now;
         if exit.finished {
             break;
@@ -637,5 +641,6 @@ pub fn simulate(stack: &Stack, cfg: &Config) -> SimResult {
         tasks,
         waits,
         records: stack.resources.len(),
+        lambda_ms,
     }
 }
