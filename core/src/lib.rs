@@ -4,6 +4,7 @@
 //! `cdkd-functions` wires steps, the CLI prints what the renderers return.
 
 pub mod contention;
+pub mod cleanup;
 pub mod destroy;
 pub mod exports;
 pub mod json;
