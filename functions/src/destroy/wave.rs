@@ -16,7 +16,7 @@ use cdkd_core::text::flatten_str;
 use cdkd_deleters::{DeleteError, DeleteErrorKind, DeleteProgress, Registry, RunContext};
 use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::record::{delete_request, remove_resources, resources_of};
 use super::{Carry, DestroyRun, Flight, Retry, RunRef, StackRun};
@@ -66,7 +66,7 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
     // A lost lock stops the run before it touches anything.
     let mut held = Vec::with_capacity(locks.len());
     for h in &locks {
-        held.push(lock_manager.renew(h).await?);
+        held.push(renew(&lock_manager, h).await?);
     }
     let key = runs::progress_key(&run.prefix, &run.run_id);
     let mut rec: DestroyRun = runs::read(&store, &key)
@@ -90,7 +90,12 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
         let step = step_stack(&ctx, &mut rec.stacks[idx], &children, stop).await?;
         if step.finished {
             finish_stack(&ctx, &mut rec.stacks[idx], &mut held, stop).await?;
+            runs::write(&store, &key, &rec).await?;
             continue;
+        }
+        if step.progressed {
+            // Saved as it goes, so a retry after a crash redoes as little as possible.
+            runs::write(&store, &key, &rec).await?;
         }
         if Instant::now() >= ctx.deadline {
             break;
@@ -118,6 +123,35 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
     })
 }
 
+/// Renews a held lock. A wave that renewed and then died (a Lambda timeout, a lost
+/// answer) leaves its retry holding the previous ETag: the lock is still this run's when
+/// its owner (`cdkd-flow:<run-id>`) and acquisition timestamp are the ones the plan
+/// wrote, and then its current ETag is adopted. Anything else is a lost lock.
+async fn renew(locks: &cdkd_aws::LockManager, h: &HeldLock) -> Result<HeldLock, StepError> {
+    match locks.renew(h).await {
+        Ok(next) => Ok(next),
+        Err(cdkd_aws::LockError::Lost { .. }) => {
+            let current = locks.store.get_lock(&h.stack, h.region.as_deref()).await?;
+            match current {
+                Some((info, etag))
+                    if info.owner == h.body.owner
+                        && info.timestamp.as_ref().and_then(Value::as_i64) == Some(h.body.timestamp) =>
+                {
+                    Ok(locks.renew(&HeldLock { etag, ..h.clone() }).await?)
+                }
+                _ => Err(StepError::new(
+                    crate::error::names::LOCK_LOST,
+                    format!(
+                        "Lost the lock for stack '{}': it was removed or another process holds it now; stopping before touching anything",
+                        flatten_str(&h.stack)
+                    ),
+                )),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 struct StackStep {
     progressed: bool,
     finished: bool,
@@ -132,9 +166,13 @@ async fn step_stack(
 ) -> Result<StackStep, StepError> {
     let Some(loaded) = ctx.store.get_state(&sr.stack, &sr.region).await? else {
         // Gone already: a retried step that deleted it, or removed by hand.
+        settle_removed(sr, &Map::new());
         return Ok(StackStep { progressed: true, finished: true, earliest_ms: None });
     };
     let resources = resources_of(&sr.stack, &sr.region, &loaded.record)?;
+    // A planned record this run no longer finds in state was removed after a confirmed
+    // delete by an earlier invocation that died before it saved its progress.
+    settle_removed(sr, &resources);
     let graph = DeleteGraph::build(&resources)
         .map_err(|d| StepError::refused(format!("Stack '{}' ({}): {d}", flatten_str(&sr.stack), flatten_str(&sr.region))))?;
     let max_parallel = ctx.deps.budgets.max_parallel.max(1);
@@ -250,6 +288,18 @@ async fn step_stack(
         .chain(sr.retries.iter().filter(|(id, _)| !sr.outcomes.contains_key(*id)).map(|(_, r)| r.not_before_ms))
         .min();
     Ok(StackStep { progressed, finished, earliest_ms })
+}
+
+/// Planned records missing from `resources` (we hold the lock: only this run removes
+/// records, and only after a confirmed delete) count as deleted.
+fn settle_removed(sr: &mut StackRun, resources: &Map<String, Value>) {
+    for p in &sr.planned {
+        if !resources.contains_key(&p.logical_id) && !sr.outcomes.contains_key(&p.logical_id) {
+            sr.in_flight.remove(&p.logical_id);
+            sr.retries.remove(&p.logical_id);
+            sr.outcomes.insert(p.logical_id.clone(), RowOutcome::Deleted);
+        }
+    }
 }
 
 enum Started {
