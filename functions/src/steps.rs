@@ -16,6 +16,7 @@ pub const STEPS: &[(&str, &str)] = &[
     ("destroy-wave", "DestroyWaveFunctionArn"),
     ("destroy-finish", "DestroyFinishFunctionArn"),
     ("destroy-abort", "DestroyAbortFunctionArn"),
+    ("cleanup-select", "CleanupSelectFunctionArn"),
 ];
 
 /// The step a substitution name stands for.
@@ -38,6 +39,7 @@ pub async fn invoke(step: &str, payload: Value, deps: &Deps) -> Result<Value, St
         "destroy-wave" => out(destroy::wave::run(parse(step, payload)?, deps).await?),
         "destroy-finish" => out(destroy::finish::run(parse(step, payload)?, deps).await?),
         "destroy-abort" => out(destroy::abort::run(parse(step, payload)?, deps).await?),
+        "cleanup-select" => out(crate::cleanup::run(parse(step, payload)?, deps).await?),
         other => Err(StepError::bad_input(format!("no step named '{other}'"))),
     }
 }
