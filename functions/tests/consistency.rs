@@ -270,3 +270,51 @@ fn template_parser_reads_tags_and_nested_mappings() {
     assert_eq!(subs["XFunctionArn"], "!GetAtt F.Arn");
     assert_eq!(o["AArn"].prop("Value"), Some("!Ref A"));
 }
+
+/// The schedule's target input (a folded `!Sub` block), with sample parameter values.
+fn schedule_input(text: &str, values: &[(&str, &str)]) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.trim() == "Input: !Sub >-")
+        .expect("the schedule's Target.Input is a folded !Sub block");
+    let base = lines[start].len() - lines[start].trim_start().len();
+    let mut json = lines[start + 1..]
+        .iter()
+        .take_while(|l| l.len() - l.trim_start().len() > base)
+        .map(|l| l.trim())
+        .collect::<Vec<_>>()
+        .join(" ");
+    for (k, v) in values {
+        json = json.replace(&format!("${{{k}}}"), v);
+    }
+    json
+}
+
+#[test]
+fn schedule_input_is_a_valid_cleanup_select_input() {
+    let text = std::fs::read_to_string(root().join("infra/template.yaml")).unwrap();
+    let values = [
+        ("StateBucket", "my-state"),
+        ("StatePrefix", "cdkd"),
+        ("StackNamePattern", "preview-*"),
+        ("MinimumAge", "7d"),
+        ("Regions", "us-east-1,eu-west-1"),
+        ("DryRun", "true"),
+    ];
+    let json = schedule_input(&text, &values);
+    assert!(!json.contains("${"), "unsubstituted parameter in {json}");
+    let input: cdkd_functions::cleanup::CleanupInput =
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{json}: {e}"));
+    assert_eq!(input.state_bucket, "my-state");
+    assert_eq!(input.pattern, "preview-*");
+    assert_eq!(input.minimum_age, "7d");
+    assert_eq!(input.regions, vec!["us-east-1", "eu-west-1"]);
+    assert!(input.dry_run);
+    let (resources, _) = template();
+    let schedule = resources
+        .values()
+        .find(|r| r.kind == "AWS::Scheduler::Schedule")
+        .expect("a schedule");
+    assert_eq!(schedule.prop("Arn"), Some("!Ref CleanupStateMachine"));
+}
