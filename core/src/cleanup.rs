@@ -27,8 +27,8 @@ use crate::keys::StackRef;
 
 /// A stack-name pattern. `*` matches any run of characters (also none), `?` exactly one
 /// character; every other character matches itself, case-sensitively. The pattern must
-/// match the whole name. There are no character classes and no escapes (CloudFormation
-/// and cdkd stack names cannot contain `*` or `?`).
+/// match the whole name. There are no character classes and no escapes: a `*` or `?` in
+/// a (hand-edited) stack name is matched by the wildcards, never literally.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NamePattern(Vec<char>);
 
