@@ -201,3 +201,49 @@ async fn cleanup_dry_run_selects_but_deletes_nothing() {
         .await
         .is_some());
 }
+
+#[tokio::test]
+async fn cleanup_one_failed_destroy_does_not_stop_the_others() {
+    let sdk = h::sdk().await;
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let good = seed_stack(&sdk, &s3, &bucket, "pr-good").await;
+    // A damaged record: selected (old, unlocked) but refused by destroy-plan.
+    let damaged = json!({"version": 10, "stackName": "pr-bad", "region": "us-east-1", "resources": "oops", "lastModified": 1});
+    h::put_raw(
+        &s3,
+        &bucket,
+        "cdkd/pr-bad/us-east-1/state.json",
+        damaged.to_string(),
+    )
+    .await;
+    let (engine, cleanup) = engine_and_cleanup(&sdk).await;
+
+    let out = engine
+        .run(
+            &cleanup,
+            json!({"stateBucket": bucket, "pattern": "pr-*", "minimumAge": "1d"}),
+        )
+        .await;
+    let Outcome::Succeeded(summary) = out else {
+        panic!("cleanup failed: {out:?}")
+    };
+    assert_eq!(summary["succeededCount"], json!(1), "{summary:#}");
+    assert_eq!(summary["failedCount"], json!(1), "{summary:#}");
+    assert_eq!(summary["failed"][0]["stack"], json!("pr-bad"));
+    assert_eq!(summary["failed"][0]["status"], json!("FAILED"));
+    assert!(summary["failed"][0]["error"].is_string(), "{summary:#}");
+    assert_eq!(summary["succeeded"][0]["stack"], json!("pr-good"));
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    assert!(sqs
+        .get_queue_attributes()
+        .queue_url(&good.0)
+        .send()
+        .await
+        .is_err());
+    assert!(
+        h::get_text(&s3, &bucket, "cdkd/pr-bad/us-east-1/state.json")
+            .await
+            .is_some()
+    );
+}
