@@ -9,13 +9,15 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build test demo lint bench bench-destroy clean
+.PHONY: help setup build test demo lint lambdas deploy bench bench-destroy clean
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
 	@echo "make test   - run every test (unit, snapshot, emulator end-to-end)"
 	@echo "make build  - build the workspace"
 	@echo "make lint   - cargo fmt --check, clippy, asl-validator and cfn-lint"
+	@echo "make lambdas - build every step's Lambda binary (cargo-lambda, provided.al2023) and zip it"
+	@echo "make deploy - make lambdas, then sam deploy infra/template.yaml (needs AWS credentials)"
 	@echo "make bench  - state view figures (show of 2,500 resources; list --long over 1,000 records)"
 	@echo "make bench-destroy - simulated destroys: makespan / critical path, state transitions"
 
@@ -40,9 +42,38 @@ demo: setup
 	$(CARGO) build -p cdkd-flow
 	scripts/with-emulator.sh scripts/demo.sh
 
-lint:
+LAMBDA_TOOLS := $(VENV)/.lambda-tools
+SAM_TOOLS := $(VENV)/.sam-tools
+LAMBDA_PATH := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
+
+$(LAMBDA_TOOLS): $(VENV)/.installed
+	$(VPY) -m pip install --quiet --disable-pip-version-check cargo-lambda ziglang
+	touch $@
+
+$(SAM_TOOLS): $(VENV)/.installed
+	$(VPY) -m pip install --quiet --disable-pip-version-check aws-sam-cli
+	touch $@
+
+lint: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(VENV)/bin/cfn-lint infra/template.yaml
+	node_modules/.bin/asl-validator $(addprefix --json-path ,$(wildcard statemachines/*.asl.json))
+
+# target/lambda/<step>/bootstrap (what infra/template.yaml's CodeUri points at) and
+# zips under target/lambda/zip/<arch>/<step>/bootstrap.zip; arm64 only when its Rust target is installed.
+lambdas: $(LAMBDA_TOOLS)
+	$(LAMBDA_PATH) $(CARGO) lambda build --release --x86-64 -p cdkd-functions
+	$(LAMBDA_PATH) $(CARGO) lambda build --release --x86-64 -p cdkd-functions --output-format zip --lambda-dir target/lambda/zip/x86_64
+	if rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then \
+	  $(LAMBDA_PATH) $(CARGO) lambda build --release --arm64 -p cdkd-functions --output-format zip --lambda-dir target/lambda/zip/arm64; \
+	else echo "arm64: rustup target aarch64-unknown-linux-gnu not installed, skipped"; fi
+	@for z in target/lambda/zip/*/*/bootstrap.zip; do echo "$$z $$(stat -c %s $$z) bytes"; done
+
+# Needs AWS credentials. Override parameters: make deploy PARAMS='StateBucket=my-state DeletePolicyArn=arn:aws:iam::123456789012:policy/cdkd-flow-delete'
+deploy: lambdas $(SAM_TOOLS)
+	cd infra && $(CURDIR)/$(VENV)/bin/sam validate --lint --template template.yaml
+	cd infra && $(CURDIR)/$(VENV)/bin/sam deploy --template-file template.yaml --config-file samconfig.toml $(if $(PARAMS),--parameter-overrides $(PARAMS))
 
 bench: setup
 	scripts/bench-views.sh

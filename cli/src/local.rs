@@ -17,7 +17,9 @@ pub struct LocalSteps {
 #[async_trait]
 impl TaskHandler for LocalSteps {
     async fn invoke(&self, function: &str, payload: Value) -> Result<Value, TaskError> {
-        steps::invoke(function, payload, &self.deps).await.map_err(|e| TaskError::new(e.name, e.message))
+        steps::invoke(function, payload, &self.deps)
+            .await
+            .map_err(|e| TaskError::new(e.name, e.message))
     }
 }
 
@@ -32,7 +34,9 @@ pub struct LazyStep {
 impl TaskHandler for LazyStep {
     async fn invoke(&self, _function: &str, payload: Value) -> Result<Value, TaskError> {
         let deps = self.deps.get_or_init(Deps::from_env).await;
-        steps::invoke(self.step, payload, deps).await.map_err(|e| TaskError::new(e.name, e.message))
+        steps::invoke(self.step, payload, deps)
+            .await
+            .map_err(|e| TaskError::new(e.name, e.message))
     }
 }
 
@@ -41,6 +45,14 @@ pub fn lazy_steps() -> Vec<(&'static str, Arc<dyn TaskHandler>)> {
     let deps = Arc::new(OnceCell::new());
     steps::STEPS
         .iter()
-        .map(|(step, sub)| (*sub, Arc::new(LazyStep { step, deps: deps.clone() }) as Arc<dyn TaskHandler>))
+        .map(|(step, sub)| {
+            (
+                *sub,
+                Arc::new(LazyStep {
+                    step,
+                    deps: deps.clone(),
+                }) as Arc<dyn TaskHandler>,
+            )
+        })
         .collect()
 }

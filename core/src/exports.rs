@@ -45,12 +45,19 @@ pub fn remove_producer(index: &mut Map<String, Value>, stack: &str, region: &str
 }
 
 /// Builds the index of `region` from its records: every importable output of each.
-pub fn rebuild<'a>(region: &str, records: impl IntoIterator<Item = (&'a str, &'a Map<String, Value>)>, now_ms: i64) -> Map<String, Value> {
+pub fn rebuild<'a>(
+    region: &str,
+    records: impl IntoIterator<Item = (&'a str, &'a Map<String, Value>)>,
+    now_ms: i64,
+) -> Map<String, Value> {
     let mut exports = Map::new();
     for (stack, body) in records {
         let outputs = body.get("outputs").and_then(Value::as_object);
         for name in exportable_outputs(body) {
-            let value = outputs.and_then(|o| o.get(&name)).cloned().unwrap_or(Value::Null);
+            let value = outputs
+                .and_then(|o| o.get(&name))
+                .cloned()
+                .unwrap_or(Value::Null);
             let mut entry = Map::new();
             entry.insert("value".into(), value);
             entry.insert("producerStack".into(), Value::String(stack.to_string()));
@@ -82,22 +89,33 @@ mod tests {
 
     #[test]
     fn exports_index_remove_drops_only_the_producers_own_region_entries() {
-        let mut idx = obj(json!({"indexVersion": 1, "region": "us-east-1", "exports": {
+        let mut idx = obj(
+            json!({"indexVersion": 1, "region": "us-east-1", "exports": {
             "A": {"value": 1, "producerStack": "Shop", "producerRegion": "us-east-1"},
             "B": {"value": 2, "producerStack": "Shop", "producerRegion": "eu-west-1"},
-            "C": {"value": 3, "producerStack": "Other", "producerRegion": "us-east-1"}}}));
+            "C": {"value": 3, "producerStack": "Other", "producerRegion": "us-east-1"}}}),
+        );
         assert!(remove_producer(&mut idx, "Shop", "us-east-1"));
-        assert_eq!(idx["exports"], json!({
+        assert_eq!(
+            idx["exports"],
+            json!({
             "B": {"value": 2, "producerStack": "Shop", "producerRegion": "eu-west-1"},
-            "C": {"value": 3, "producerStack": "Other", "producerRegion": "us-east-1"}}));
-        assert!(!remove_producer(&mut idx, "Shop", "us-east-1"), "a second removal changes nothing");
+            "C": {"value": 3, "producerStack": "Other", "producerRegion": "us-east-1"}})
+        );
+        assert!(
+            !remove_producer(&mut idx, "Shop", "us-east-1"),
+            "a second removal changes nothing"
+        );
     }
 
     #[test]
     fn exports_index_newer_version_is_refused_with_upgrade() {
         let e = parse_index(br#"{"indexVersion": 2, "exports": {}}"#).unwrap_err();
         assert!(e.to_string().contains("Upgrade"), "{e}");
-        assert!(matches!(parse_index(b"not json"), Err(IndexError::Unreadable(_))));
+        assert!(matches!(
+            parse_index(b"not json"),
+            Err(IndexError::Unreadable(_))
+        ));
     }
 
     #[test]
@@ -105,8 +123,11 @@ mod tests {
         let a = obj(json!({"outputs": {"X": "x", "Y": "y"}, "exportNames": ["Y"]}));
         let b = obj(json!({"outputs": {"Z": [1, 2]}}));
         let idx = rebuild("us-east-1", [("A", &a), ("B", &b)], 7);
-        assert_eq!(Value::Object(idx), json!({"indexVersion": 1, "region": "us-east-1", "exports": {
+        assert_eq!(
+            Value::Object(idx),
+            json!({"indexVersion": 1, "region": "us-east-1", "exports": {
             "Y": {"value": "y", "producerStack": "A", "producerRegion": "us-east-1"},
-            "Z": {"value": [1, 2], "producerStack": "B", "producerRegion": "us-east-1"}}, "lastModified": 7}));
+            "Z": {"value": [1, 2], "producerStack": "B", "producerRegion": "us-east-1"}}, "lastModified": 7})
+        );
     }
 }

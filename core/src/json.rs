@@ -494,7 +494,10 @@ mod tests {
 
     #[test]
     fn parse_json_decodes_like_node_buffer_to_string() {
-        assert!(parse_json(b"\xef\xbb\xbf{}").is_err(), "JSON.parse refuses a BOM");
+        assert!(
+            parse_json(b"\xef\xbb\xbf{}").is_err(),
+            "JSON.parse refuses a BOM"
+        );
         assert_eq!(parse_json(b"\"a\xffb\"").unwrap(), json!("a\u{fffd}b"));
         assert!(parse_json(b"{} x").is_err());
         assert!(parse_json(b"").is_err());

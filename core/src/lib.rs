@@ -3,8 +3,8 @@
 //! Decisions live here and are tested with plain unit tests; `cdkd-aws` moves bytes,
 //! `cdkd-functions` wires steps, the CLI prints what the renderers return.
 
-pub mod contention;
 pub mod cleanup;
+pub mod contention;
 pub mod destroy;
 pub mod exports;
 pub mod json;

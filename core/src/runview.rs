@@ -16,7 +16,11 @@ fn counts_line(r: &DestroyReport) -> String {
         (c.blocked, "blocked"),
         (c.interrupted, "not attempted"),
     ];
-    let s: Vec<String> = parts.iter().filter(|(n, _)| *n > 0).map(|(n, w)| format!("{n} {w}")).collect();
+    let s: Vec<String> = parts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, w)| format!("{n} {w}"))
+        .collect();
     if s.is_empty() {
         "no resources".to_string()
     } else {
@@ -35,7 +39,11 @@ fn outcome_text(o: &RowOutcome) -> String {
 
 /// The destroy report of a run: one block per stack (children first), a row per
 /// resource, and what to do next when something is left.
-pub fn render_destroy_report(stacks: &[DestroyReport], complete: bool, aborted: Option<&str>) -> String {
+pub fn render_destroy_report(
+    stacks: &[DestroyReport],
+    complete: bool,
+    aborted: Option<&str>,
+) -> String {
     let mut out = Vec::new();
     for r in stacks {
         let head = match r.result {
@@ -43,9 +51,24 @@ pub fn render_destroy_report(stacks: &[DestroyReport], complete: bool, aborted: 
             RunResult::Partial => "Partly destroyed",
             RunResult::Interrupted => "Interrupted",
         };
-        out.push(format!("{head} {} ({}): {}", strip(&r.stack), strip(&r.region), counts_line(r)));
-        let id_w = r.rows.iter().map(|x| strip(&x.logical_id).chars().count()).max().unwrap_or(0);
-        let ty_w = r.rows.iter().map(|x| strip(&x.resource_type).chars().count()).max().unwrap_or(0);
+        out.push(format!(
+            "{head} {} ({}): {}",
+            strip(&r.stack),
+            strip(&r.region),
+            counts_line(r)
+        ));
+        let id_w = r
+            .rows
+            .iter()
+            .map(|x| strip(&x.logical_id).chars().count())
+            .max()
+            .unwrap_or(0);
+        let ty_w = r
+            .rows
+            .iter()
+            .map(|x| strip(&x.resource_type).chars().count())
+            .max()
+            .unwrap_or(0);
         for row in &r.rows {
             let id = strip(&row.logical_id);
             let ty = strip(&row.resource_type);
@@ -80,12 +103,20 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn planned(id: &str, ty: &str) -> PlannedRow {
-        PlannedRow { logical_id: id.into(), resource_type: ty.into(), physical_id: Some(format!("{id}-phys")) }
+        PlannedRow {
+            logical_id: id.into(),
+            resource_type: ty.into(),
+            physical_id: Some(format!("{id}-phys")),
+        }
     }
 
     #[test]
     fn destroy_report_clean_run_names_every_row() {
-        let rows = vec![planned("Topic", "AWS::SNS::Topic"), planned("Queue", "AWS::SQS::Queue"), planned("Keep", "AWS::S3::Bucket")];
+        let rows = vec![
+            planned("Topic", "AWS::SNS::Topic"),
+            planned("Queue", "AWS::SQS::Queue"),
+            planned("Keep", "AWS::S3::Bucket"),
+        ];
         let mut o = BTreeMap::new();
         o.insert("Topic".to_string(), RowOutcome::Deleted);
         o.insert("Queue".to_string(), RowOutcome::AlreadyGone);
@@ -96,14 +127,31 @@ mod tests {
 
     #[test]
     fn destroy_report_partial_run_says_what_blocked_what_and_flattens_errors() {
-        let rows = vec![planned("Role", "AWS::IAM::Role"), planned("Policy", "AWS::IAM::Policy"), planned("Fn\u{1b}[31m", "AWS::Lambda::Function")];
+        let rows = vec![
+            planned("Role", "AWS::IAM::Role"),
+            planned("Policy", "AWS::IAM::Policy"),
+            planned("Fn\u{1b}[31m", "AWS::Lambda::Function"),
+        ];
         let mut o = BTreeMap::new();
-        o.insert("Policy".to_string(), RowOutcome::Failed { error: "AccessDenied:\nnot allowed".into() });
-        o.insert("Role".to_string(), RowOutcome::Blocked { by: "Policy".into() });
+        o.insert(
+            "Policy".to_string(),
+            RowOutcome::Failed {
+                error: "AccessDenied:\nnot allowed".into(),
+            },
+        );
+        o.insert(
+            "Role".to_string(),
+            RowOutcome::Blocked {
+                by: "Policy".into(),
+            },
+        );
         o.insert("Fn\u{1b}[31m".to_string(), RowOutcome::Deleted);
         let r = build_report("run-2", "Shop", "us-east-1", &rows, &o, false);
         let text = render_destroy_report(&[r], false, Some("Transient: S3\nslow"));
-        assert!(!text.contains('\u{1b}'), "no raw escape reaches the terminal");
+        assert!(
+            !text.contains('\u{1b}'),
+            "no raw escape reaches the terminal"
+        );
         insta::assert_snapshot!(text);
     }
 }

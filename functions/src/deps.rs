@@ -57,7 +57,10 @@ impl Deps {
         let state_s3 = s3.clone();
         let base = sdk.clone();
         let registry_for: RegistryFactory = Arc::new(move |region: &str| {
-            let cfg = base.to_builder().region(Region::new(region.to_string())).build();
+            let cfg = base
+                .to_builder()
+                .region(Region::new(region.to_string()))
+                .build();
             cdkd_deleters::clients::registry_from_config(&cfg, state_s3.clone())
         });
         Deps {

@@ -47,14 +47,20 @@ impl StepError {
 }
 
 fn one_line(s: &str) -> String {
-    s.split(['\n', '\r']).map(str::trim).filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" ")
+    s.split(['\n', '\r'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl From<StoreError> for StepError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Conflict { .. } => StepError::new(names::CONFLICT, e.to_string()),
-            StoreError::Refused(_) | StoreError::LockRead { .. } => StepError::refused(e.to_string()),
+            StoreError::Refused(_) | StoreError::LockRead { .. } => {
+                StepError::refused(e.to_string())
+            }
             other => StepError::transient(other.to_string()),
         }
     }

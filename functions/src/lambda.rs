@@ -9,7 +9,10 @@ use crate::error::StepError;
 
 impl From<StepError> for Diagnostic {
     fn from(e: StepError) -> Self {
-        Diagnostic { error_type: e.name, error_message: e.message }
+        Diagnostic {
+            error_type: e.name,
+            error_message: e.message,
+        }
     }
 }
 
@@ -17,7 +20,9 @@ impl From<StepError> for Diagnostic {
 pub async fn serve(step: &'static str) -> Result<(), lambda_runtime::Error> {
     tracing_subscriber::fmt()
         .json()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
         .with_current_span(false)
         .without_time()
         .init();

@@ -24,6 +24,9 @@ pub mod definitions {
     /// Substitutions that route every step's `FunctionName` to the step itself: what the
     /// local engine uses in place of the deployed Lambda ARNs.
     pub fn local_substitutions() -> std::collections::HashMap<String, String> {
-        crate::steps::STEPS.iter().map(|(step, sub)| (sub.to_string(), step.to_string())).collect()
+        crate::steps::STEPS
+            .iter()
+            .map(|(step, sub)| (sub.to_string(), step.to_string()))
+            .collect()
     }
 }

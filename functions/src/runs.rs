@@ -20,17 +20,27 @@ pub fn report_key(prefix: &str, run_id: &str) -> String {
 }
 
 /// Reads a JSON artifact; `None` when it does not exist.
-pub async fn read<T: DeserializeOwned>(store: &StateStore, key: &str) -> Result<Option<T>, StepError> {
+pub async fn read<T: DeserializeOwned>(
+    store: &StateStore,
+    key: &str,
+) -> Result<Option<T>, StepError> {
     let Some((bytes, _etag)) = store.get_raw(key).await? else {
         return Ok(None);
     };
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .map_err(|e| StepError::bad_input(format!("run artifact s3://{}/{key} is not readable: {e}", store.bucket)))
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+        StepError::bad_input(format!(
+            "run artifact s3://{}/{key} is not readable: {e}",
+            store.bucket
+        ))
+    })
 }
 
 /// Writes a JSON artifact (pretty, so a person can read it in the console).
-pub async fn write<T: Serialize>(store: &StateStore, key: &str, value: &T) -> Result<(), StepError> {
+pub async fn write<T: Serialize>(
+    store: &StateStore,
+    key: &str,
+    value: &T,
+) -> Result<(), StepError> {
     let body = serde_json::to_vec_pretty(value)
         .map_err(|e| StepError::bad_input(format!("cannot serialize run artifact {key}: {e}")))?;
     store.put_raw(key, body).await?;

@@ -25,11 +25,13 @@ pub fn step_for_substitution(sub: &str) -> Option<&'static str> {
 }
 
 fn parse<T: DeserializeOwned>(step: &str, payload: Value) -> Result<T, StepError> {
-    serde_json::from_value(payload).map_err(|e| StepError::bad_input(format!("{step}: unexpected input: {e}")))
+    serde_json::from_value(payload)
+        .map_err(|e| StepError::bad_input(format!("{step}: unexpected input: {e}")))
 }
 
 fn out<T: Serialize>(v: T) -> Result<Value, StepError> {
-    serde_json::to_value(v).map_err(|e| StepError::bad_input(format!("cannot serialize a step's output: {e}")))
+    serde_json::to_value(v)
+        .map_err(|e| StepError::bad_input(format!("cannot serialize a step's output: {e}")))
 }
 
 /// Runs the step named `step` on `payload`.
@@ -52,7 +54,10 @@ mod tests {
     fn every_step_has_a_lambda_binary() {
         for (step, _) in STEPS {
             let path = format!("{}/src/bin/{step}.rs", env!("CARGO_MANIFEST_DIR"));
-            assert!(std::path::Path::new(&path).exists(), "missing Lambda main {path}");
+            assert!(
+                std::path::Path::new(&path).exists(),
+                "missing Lambda main {path}"
+            );
         }
     }
 
@@ -68,7 +73,11 @@ mod tests {
             for part in text.split("${").skip(1) {
                 let name = &part[..part.find('}').unwrap()];
                 if name.ends_with("FunctionArn") {
-                    assert!(step_for_substitution(name).is_some(), "{}: ${{{name}}} names no step", path.display());
+                    assert!(
+                        step_for_substitution(name).is_some(),
+                        "{}: ${{{name}}} names no step",
+                        path.display()
+                    );
                 }
             }
         }

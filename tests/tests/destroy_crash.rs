@@ -77,7 +77,11 @@ impl Deleter for FaultDeleter {
         if async_delete {
             // A delete that completes later: the next poll finds it gone.
             return Ok(DeleteProgress::InFlight {
-                handle: Handle::AwaitGone { started_ms: 0, deadline_ms: u64::MAX, polls: 0 },
+                handle: Handle::AwaitGone {
+                    started_ms: 0,
+                    deadline_ms: u64::MAX,
+                    polls: 0,
+                },
                 expected_done_ms: 0,
             });
         }
@@ -85,29 +89,50 @@ impl Deleter for FaultDeleter {
         if kill_after {
             self.die().await;
         }
-        Ok(if existed { DeleteProgress::Done } else { DeleteProgress::AlreadyGone })
+        Ok(if existed {
+            DeleteProgress::Done
+        } else {
+            DeleteProgress::AlreadyGone
+        })
     }
 
-    async fn poll(&self, req: &DeleteRequest, _handle: &Handle) -> Result<DeleteProgress, DeleteError> {
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        _handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
         let kill_after = self.cloud.lock().unwrap().roll();
         let existed = self.delete(&req.physical_id);
         if kill_after {
             self.die().await;
         }
-        Ok(if existed { DeleteProgress::Done } else { DeleteProgress::AlreadyGone })
+        Ok(if existed {
+            DeleteProgress::Done
+        } else {
+            DeleteProgress::AlreadyGone
+        })
     }
 }
 
 /// A random stack: `n` records, each depending on some earlier ones.
 fn random_record(stack: &str, seed: u64, n: usize) -> (Map<String, Value>, Vec<String>) {
-    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407) | 1;
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407)
+        | 1;
     let mut next = move || {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         x
     };
-    let types = ["AWS::SNS::Topic", "AWS::SQS::Queue", "AWS::Logs::LogGroup", "AWS::Kinesis::Stream", "AWS::ECS::Cluster"];
+    let types = [
+        "AWS::SNS::Topic",
+        "AWS::SQS::Queue",
+        "AWS::Logs::LogGroup",
+        "AWS::Kinesis::Stream",
+        "AWS::ECS::Cluster",
+    ];
     let mut resources = Map::new();
     let mut ids = Vec::new();
     for i in 0..n {
@@ -144,15 +169,35 @@ async fn invoke(deps: &Deps, kill: &Notify, step: &str, payload: Value) -> Ran {
 
 async fn state_ids(store: &cdkd_aws::StateStore, stack: &str) -> Option<BTreeSet<String>> {
     let loaded = store.get_state(stack, "us-east-1").await.unwrap()?;
-    let res = loaded.record.body.get("resources").and_then(Value::as_object).cloned().unwrap_or_default();
-    Some(res.values().filter_map(|e| e.get("physicalId").and_then(Value::as_str).map(str::to_string)).collect())
+    let res = loaded
+        .record
+        .body
+        .get("resources")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    Some(
+        res.values()
+            .filter_map(|e| {
+                e.get("physicalId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .collect(),
+    )
 }
 
 async fn one_seed(seed: u64, s3: &aws_sdk_s3::Client, bucket: &str) -> (u32, u32) {
     let stack = format!("Crash{seed}");
     let n = 8 + (seed % 13) as usize;
     let (record, phys) = random_record(&stack, seed, n);
-    h::put_raw(s3, bucket, &format!("cdkd/{stack}/us-east-1/state.json"), serde_json::to_vec(&record).unwrap()).await;
+    h::put_raw(
+        s3,
+        bucket,
+        &format!("cdkd/{stack}/us-east-1/state.json"),
+        serde_json::to_vec(&record).unwrap(),
+    )
+    .await;
     let cloud = Arc::new(Mutex::new(Cloud {
         live: phys.iter().cloned().collect(),
         rng: seed.wrapping_mul(0x9E3779B97F4A7C15) | 1,
@@ -160,8 +205,13 @@ async fn one_seed(seed: u64, s3: &aws_sdk_s3::Client, bucket: &str) -> (u32, u32
         ..Cloud::default()
     }));
     let kill = Arc::new(Notify::new());
-    let deleter: Arc<dyn Deleter> = Arc::new(FaultDeleter { cloud: cloud.clone(), kill: kill.clone() });
-    let registry = Registry::empty().with_cloud_control(deleter.clone()).with_custom_resources(deleter);
+    let deleter: Arc<dyn Deleter> = Arc::new(FaultDeleter {
+        cloud: cloud.clone(),
+        kill: kill.clone(),
+    });
+    let registry = Registry::empty()
+        .with_cloud_control(deleter.clone())
+        .with_custom_resources(deleter);
     let mut deps = Deps::from_sdk(h::sdk().await, None).await;
     deps.registry_for = Arc::new(move |_| registry.clone());
     deps.budgets.inline_wait = std::time::Duration::from_millis(0);
@@ -176,7 +226,14 @@ async fn one_seed(seed: u64, s3: &aws_sdk_s3::Client, bucket: &str) -> (u32, u32
         allow_nested_child: false,
         skip_final_snapshot: false,
     };
-    let Ran::Done(plan) = invoke(&deps, &kill, "destroy-plan", json!({"input": input, "runId": run_id})).await else {
+    let Ran::Done(plan) = invoke(
+        &deps,
+        &kill,
+        "destroy-plan",
+        json!({"input": input, "runId": run_id}),
+    )
+    .await
+    else {
         panic!("the plan deletes nothing and cannot be killed by the deleter")
     };
     let mut carry: Carry = serde_json::from_value(plan.expect("plan")).unwrap();
@@ -187,29 +244,59 @@ async fn one_seed(seed: u64, s3: &aws_sdk_s3::Client, bucket: &str) -> (u32, u32
         let payload = json!({"run": carry.run, "locks": carry.locks});
         match invoke(&deps, &kill, "destroy-wave", payload).await {
             Ran::Killed => kills += 1,
-            Ran::Done(r) => carry = serde_json::from_value(r.unwrap_or_else(|e| panic!("seed {seed}: wave failed: {e}"))).unwrap(),
+            Ran::Done(r) => {
+                carry = serde_json::from_value(
+                    r.unwrap_or_else(|e| panic!("seed {seed}: wave failed: {e}")),
+                )
+                .unwrap()
+            }
         }
         // The invariant, after every invocation, killed or not.
         let live = cloud.lock().unwrap().live.clone();
         match state_ids(&store, &stack).await {
-            Some(ids) => assert!(live.is_subset(&ids), "seed {seed}: state.json lost a live resource: live {live:?}, state {ids:?}"),
-            None => assert!(live.is_empty(), "seed {seed}: state.json deleted while {live:?} exist"),
+            Some(ids) => assert!(
+                live.is_subset(&ids),
+                "seed {seed}: state.json lost a live resource: live {live:?}, state {ids:?}"
+            ),
+            None => assert!(
+                live.is_empty(),
+                "seed {seed}: state.json deleted while {live:?} exist"
+            ),
         }
         if carry.settled {
             break;
         }
     }
-    let Ran::Done(fin) = invoke(&deps, &kill, "destroy-finish", json!({"run": carry.run, "locks": carry.locks})).await else {
+    let Ran::Done(fin) = invoke(
+        &deps,
+        &kill,
+        "destroy-finish",
+        json!({"run": carry.run, "locks": carry.locks}),
+    )
+    .await
+    else {
         panic!("finish deletes nothing")
     };
     let fin = fin.expect("finish");
     assert_eq!(fin["complete"], json!(true), "seed {seed}: {fin}");
     let c = cloud.lock().unwrap();
     assert!(c.live.is_empty(), "seed {seed}: left behind {:?}", c.live);
-    assert!(c.deletions.values().all(|&n| n == 1), "seed {seed}: deleted twice: {:?}", c.deletions);
+    assert!(
+        c.deletions.values().all(|&n| n == 1),
+        "seed {seed}: deleted twice: {:?}",
+        c.deletions
+    );
     assert_eq!(c.deletions.len(), phys.len());
-    assert!(state_ids(&store, &stack).await.is_none(), "seed {seed}: state.json left");
-    assert!(h::get_text(s3, bucket, &format!("cdkd/{stack}/us-east-1/lock.json")).await.is_none(), "seed {seed}: lock left");
+    assert!(
+        state_ids(&store, &stack).await.is_none(),
+        "seed {seed}: state.json left"
+    );
+    assert!(
+        h::get_text(s3, bucket, &format!("cdkd/{stack}/us-east-1/lock.json"))
+            .await
+            .is_none(),
+        "seed {seed}: lock left"
+    );
     (kills, waves)
 }
 
@@ -224,5 +311,8 @@ async fn destroy_survives_kills_at_random_points_over_100_seeds() {
         waves += w;
     }
     println!("100 seeds: {kills} kills, {waves} wave invocations");
-    assert!(kills >= 100, "the faults must actually fire ({kills} kills)");
+    assert!(
+        kills >= 100,
+        "the faults must actually fire ({kills} kills)"
+    );
 }

@@ -59,7 +59,17 @@ pub struct Args {
 
 pub fn default_run_id(kind: &str, stack: &str, now_ms: i64) -> String {
     // Execution names allow [A-Za-z0-9-_] and 80 characters.
-    let clean: String = stack.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).take(48).collect();
+    let clean: String = stack
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(48)
+        .collect();
     format!("{kind}-{clean}-{now_ms}")
 }
 
@@ -71,7 +81,10 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     }
     let ctx = context::build(g).await?;
     let deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
-    let run_id = a.run_id.clone().unwrap_or_else(|| default_run_id("destroy", &a.stack, cdkd_aws::store::now_ms()));
+    let run_id = a
+        .run_id
+        .clone()
+        .unwrap_or_else(|| default_run_id("destroy", &a.stack, cdkd_aws::store::now_ms()));
     let input = DestroyInput {
         stack: a.stack.clone(),
         stack_region: a.stack_region.clone(),
@@ -84,27 +97,42 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let sm = StateMachine::load(definitions::DESTROY, &definitions::local_substitutions())
         .map_err(|e| CliError::Refused(format!("the destroy definition does not load: {e}")))?
         .with_name("cdkd-flow-destroy");
-    let options = EngineOptions { time_scale: if a.fast { 0.0 } else { 1.0 }, ..EngineOptions::default() };
-    let engine = Engine::new(Arc::new(LocalSteps { deps: deps.clone() }), options).with_observer(Arc::new(progress_line));
-    eprintln!("destroy {}: run {run_id}", cdkd_core::text::flatten_str(&a.stack));
+    let options = EngineOptions {
+        time_scale: if a.fast { 0.0 } else { 1.0 },
+        ..EngineOptions::default()
+    };
+    let engine = Engine::new(Arc::new(LocalSteps { deps: deps.clone() }), options)
+        .with_observer(Arc::new(progress_line));
+    eprintln!(
+        "destroy {}: run {run_id}",
+        cdkd_core::text::flatten_str(&a.stack)
+    );
     let outcome = engine.run_named(&sm, input, &run_id).await;
 
     let store = deps.store(&ctx.bucket, &ctx.prefix);
-    let report: Option<RunReport> = runs::read(&store, &runs::report_key(&ctx.prefix, &run_id)).await.ok().flatten();
+    let report: Option<RunReport> = runs::read(&store, &runs::report_key(&ctx.prefix, &run_id))
+        .await
+        .ok()
+        .flatten();
     let (complete, failure) = match &outcome {
         Outcome::Succeeded(_) => (true, None),
         Outcome::Failed(f) => (false, Some(format!("{}: {}", f.error, f.cause))),
     };
     match (&report, a.json) {
         (Some(r), true) => println!("{}", serde_json::to_string_pretty(r).unwrap_or_default()),
-        (Some(r), false) => print!("{}", cdkd_core::runview::render_destroy_report(&r.stacks, r.complete, r.aborted.as_deref())),
+        (Some(r), false) => print!(
+            "{}",
+            cdkd_core::runview::render_destroy_report(&r.stacks, r.complete, r.aborted.as_deref())
+        ),
         (None, _) => {}
     }
     match (complete, report.is_some(), failure) {
         (true, _, _) => Ok(ExitCode::SUCCESS),
         (false, true, _) => Ok(ExitCode::from(1)),
         // Refused before anything was planned: the plan's message is the error.
-        (false, false, f) => Err(CliError::Refused(f.unwrap_or_else(|| "the destroy failed".into()))),
+        (false, false, f) => Err(CliError::Refused(
+            f.unwrap_or_else(|| "the destroy failed".into()),
+        )),
     }
 }
 
@@ -113,8 +141,14 @@ fn progress_line(e: &Event) {
     match &e.kind {
         EventKind::TaskSucceeded if e.state.as_deref() == Some("Wave") => {
             let out = e.output.as_ref();
-            let remaining = out.and_then(|o| o.pointer("/Payload/remaining")).and_then(Value::as_u64).unwrap_or(0);
-            let wait = out.and_then(|o| o.pointer("/Payload/waitSeconds")).and_then(Value::as_u64).unwrap_or(0);
+            let remaining = out
+                .and_then(|o| o.pointer("/Payload/remaining"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            let wait = out
+                .and_then(|o| o.pointer("/Payload/waitSeconds"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
             if wait > 0 {
                 eprintln!("  wave: {remaining} resource(s) left, next check in {wait}s");
             } else {
@@ -125,7 +159,10 @@ fn progress_line(e: &Event) {
             let state = e.state.as_deref().unwrap_or("a step");
             let error = e.error.as_deref().unwrap_or("");
             let cause = e.cause.as_deref().unwrap_or("");
-            eprintln!("  {state} failed: {error}: {}", cdkd_core::text::flatten_str(cause));
+            eprintln!(
+                "  {state} failed: {error}: {}",
+                cdkd_core::text::flatten_str(cause)
+            );
         }
         _ => {}
     }

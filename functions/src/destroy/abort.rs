@@ -32,11 +32,27 @@ pub struct AbortOutput {
 
 pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepError> {
     let store = deps.store(&input.run.bucket, &input.run.prefix);
-    let what = |k: &str| input.error.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let cause = format!("{}: {}", what("Error"), cdkd_core::text::flatten_str(&what("Cause")));
+    let what = |k: &str| {
+        input
+            .error
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let cause = format!(
+        "{}: {}",
+        what("Error"),
+        cdkd_core::text::flatten_str(&what("Cause"))
+    );
     let mut report_key = None;
     // The report is best effort: the locks must be released whatever happens.
-    match runs::read::<DestroyRun>(&store, &runs::progress_key(&input.run.prefix, &input.run.run_id)).await {
+    match runs::read::<DestroyRun>(
+        &store,
+        &runs::progress_key(&input.run.prefix, &input.run.run_id),
+    )
+    .await
+    {
         Ok(Some(rec)) => {
             let report = report_of(&input.run, &rec, Some(cause));
             let key = runs::report_key(&input.run.prefix, &input.run.run_id);
@@ -48,6 +64,13 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
         Ok(None) => {}
         Err(e) => tracing::warn!("progress of run {} not readable: {e}", input.run.run_id),
     }
-    release_all(&deps.locks(&input.run.bucket, &input.run.prefix), &input.locks).await;
-    Ok(AbortOutput { report_key, released: input.locks.len() })
+    release_all(
+        &deps.locks(&input.run.bucket, &input.run.prefix),
+        &input.locks,
+    )
+    .await;
+    Ok(AbortOutput {
+        report_key,
+        released: input.locks.len(),
+    })
 }

@@ -23,7 +23,9 @@ async fn try_remove(store: &StateStore, stack: &str, region: &str) -> Result<(),
         let (mut index, etag) = match store.get_raw(&key).await.map_err(|e| e.to_string())? {
             Some((bytes, etag)) => match parse_index(&bytes) {
                 Ok(i) => (i, Some(etag)),
-                Err(cdkd_core::exports::IndexError::Unreadable(_)) => (rebuilt(store, region).await?, None),
+                Err(cdkd_core::exports::IndexError::Unreadable(_)) => {
+                    (rebuilt(store, region).await?, None)
+                }
                 Err(e) => return Err(e.to_string()),
             },
             None => (rebuilt(store, region).await?, None),
@@ -31,7 +33,10 @@ async fn try_remove(store: &StateStore, stack: &str, region: &str) -> Result<(),
         if !remove_producer(&mut index, stack, region) && etag.is_some() {
             return Ok(());
         }
-        index.insert("lastModified".into(), Value::from(cdkd_aws::store::now_ms()));
+        index.insert(
+            "lastModified".into(),
+            Value::from(cdkd_aws::store::now_ms()),
+        );
         let mut put = store
             .client
             .put_object()
@@ -63,10 +68,17 @@ async fn try_remove(store: &StateStore, stack: &str, region: &str) -> Result<(),
 async fn rebuilt(store: &StateStore, region: &str) -> Result<Map<String, Value>, String> {
     let refs = store.list_refs().await.map_err(|e| e.to_string())?;
     let mut records = Vec::new();
-    for r in refs.into_iter().filter(|r| r.region.as_deref() == Some(region)) {
+    for r in refs
+        .into_iter()
+        .filter(|r| r.region.as_deref() == Some(region))
+    {
         if let Ok(Some(l)) = store.get_state(&r.stack, region).await {
             records.push((r.stack, l.record.body));
         }
     }
-    Ok(rebuild(region, records.iter().map(|(s, b)| (s.as_str(), b)), cdkd_aws::store::now_ms()))
+    Ok(rebuild(
+        region,
+        records.iter().map(|(s, b)| (s.as_str(), b)),
+        cdkd_aws::store::now_ms(),
+    ))
 }

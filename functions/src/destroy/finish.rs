@@ -61,13 +61,22 @@ pub struct StackSummary {
 
 pub async fn run(input: FinishInput, deps: &Deps) -> Result<FinishOutput, StepError> {
     let store = deps.store(&input.run.bucket, &input.run.prefix);
-    let rec: DestroyRun = runs::read(&store, &runs::progress_key(&input.run.prefix, &input.run.run_id))
-        .await?
-        .ok_or_else(|| StepError::bad_input(format!("run {} has no progress.json", input.run.run_id)))?;
+    let rec: DestroyRun = runs::read(
+        &store,
+        &runs::progress_key(&input.run.prefix, &input.run.run_id),
+    )
+    .await?
+    .ok_or_else(|| {
+        StepError::bad_input(format!("run {} has no progress.json", input.run.run_id))
+    })?;
     let report = report_of(&input.run, &rec, None);
     let key = runs::report_key(&input.run.prefix, &input.run.run_id);
     runs::write(&store, &key, &report).await?;
-    release_all(&deps.locks(&input.run.bucket, &input.run.prefix), &input.locks).await;
+    release_all(
+        &deps.locks(&input.run.bucket, &input.run.prefix),
+        &input.locks,
+    )
+    .await;
     Ok(FinishOutput {
         run_id: report.run_id.clone(),
         complete: report.complete,
@@ -93,11 +102,21 @@ pub fn report_of(run: &RunRef, rec: &DestroyRun, aborted: Option<String>) -> Run
         .iter()
         .map(|s| {
             let planned: Vec<PlannedRow> = s.planned.iter().map(PlannedRow::from).collect();
-            build_report(&rec.run_id, &s.stack, &s.region, &planned, &s.outcomes, rec.stop_requested)
+            build_report(
+                &rec.run_id,
+                &s.stack,
+                &s.region,
+                &planned,
+                &s.outcomes,
+                rec.stop_requested,
+            )
         })
         .collect();
     let complete = aborted.is_none()
-        && rec.stacks.iter().all(|s| s.finished == Some(RunResult::Clean))
+        && rec
+            .stacks
+            .iter()
+            .all(|s| s.finished == Some(RunResult::Clean))
         && stacks.iter().all(|s| s.result == RunResult::Clean);
     RunReport {
         run_id: rec.run_id.clone(),
@@ -106,6 +125,10 @@ pub fn report_of(run: &RunRef, rec: &DestroyRun, aborted: Option<String>) -> Run
         complete,
         aborted,
         stacks,
-        orphans: rec.stacks.iter().filter_map(|s| s.orphans_key.clone()).collect(),
+        orphans: rec
+            .stacks
+            .iter()
+            .filter_map(|s| s.orphans_key.clone())
+            .collect(),
     }
 }

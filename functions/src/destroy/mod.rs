@@ -149,7 +149,12 @@ impl DestroyRun {
         self.stacks
             .iter()
             .filter(|s| s.finished.is_none())
-            .map(|s| s.planned.iter().filter(|p| !s.outcomes.contains_key(&p.logical_id)).count() as u32)
+            .map(|s| {
+                s.planned
+                    .iter()
+                    .filter(|p| !s.outcomes.contains_key(&p.logical_id))
+                    .count() as u32
+            })
             .sum()
     }
 

@@ -48,13 +48,18 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
 
     // Refusals, before any lock: the root as asked, children as part of their parent.
     let others = consumers(&store, &region, &stacks).await?;
-    let other_refs: Vec<StackRecord<'_>> =
-        others.iter().map(|(s, r)| StackRecord::from_state(s, &region, r)).collect();
+    let other_refs: Vec<StackRecord<'_>> = others
+        .iter()
+        .map(|(s, r)| StackRecord::from_state(s, &region, r))
+        .collect();
     for (stack, record) in &stacks {
         let is_root = *stack == input.stack;
-        let opts = RefusalOptions { allow_nested_child: !is_root || input.allow_nested_child };
+        let opts = RefusalOptions {
+            allow_nested_child: !is_root || input.allow_nested_child,
+        };
         let target = StackRecord::from_state(stack, &region, record);
-        check_plan(&target, &other_refs, opts).map_err(|r| StepError::new(r.code(), r.to_string()))?;
+        check_plan(&target, &other_refs, opts)
+            .map_err(|r| StepError::new(r.code(), r.to_string()))?;
     }
 
     // Every lock, root first; on contention give back what was taken.
@@ -62,7 +67,10 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
     let owner = flow_owner(&run_id);
     let mut held: Vec<HeldLock> = Vec::new();
     for (stack, _) in stacks.iter().rev() {
-        match locks.acquire(stack, Some(&region), &owner, Some("destroy")).await {
+        match locks
+            .acquire(stack, Some(&region), &owner, Some("destroy"))
+            .await
+        {
             Ok(h) => held.push(h),
             Err(e) => {
                 release_all(&locks, &held).await;
@@ -91,7 +99,12 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
             },
             None => Vec::new(),
         };
-        plan.push(StackRun { stack: stack.clone(), region: region.clone(), planned, ..StackRun::default() });
+        plan.push(StackRun {
+            stack: stack.clone(),
+            region: region.clone(),
+            planned,
+            ..StackRun::default()
+        });
     }
     let record = DestroyRun {
         run_id: run_id.clone(),
@@ -101,7 +114,13 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         waves: 0,
         stop_requested: false,
     };
-    if let Err(e) = runs::write(&store, &runs::progress_key(&input.state_prefix, &run_id), &record).await {
+    if let Err(e) = runs::write(
+        &store,
+        &runs::progress_key(&input.state_prefix, &run_id),
+        &record,
+    )
+    .await
+    {
         release_all(&locks, &held).await;
         return Err(e);
     }
@@ -122,13 +141,20 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
 }
 
 /// The record's region: `--stack-region`, else the only region the stack has state in.
-async fn resolve_region(store: &StateStore, stack: &str, asked: Option<&str>) -> Result<String, StepError> {
+async fn resolve_region(
+    store: &StateStore,
+    stack: &str,
+    asked: Option<&str>,
+) -> Result<String, StepError> {
     if let Some(r) = asked.filter(|r| !r.is_empty()) {
         return Ok(r.to_string());
     }
     let refs = store.list_refs().await?;
-    let mut regions: Vec<Option<String>> =
-        refs.into_iter().filter(|r| r.stack == stack).map(|r| r.region).collect();
+    let mut regions: Vec<Option<String>> = refs
+        .into_iter()
+        .filter(|r| r.stack == stack)
+        .map(|r| r.region)
+        .collect();
     regions.dedup();
     match regions.as_slice() {
         [] => Err(StepError::refused(format!(
@@ -181,7 +207,9 @@ async fn collect(
     let children: Vec<String> = match loaded.record.resources() {
         cdkd_core::state::ResourcesShape::Map(m) => m
             .iter()
-            .filter(|(_, e)| e.get("resourceType").and_then(Value::as_str) == Some("AWS::CloudFormation::Stack"))
+            .filter(|(_, e)| {
+                e.get("resourceType").and_then(Value::as_str) == Some("AWS::CloudFormation::Stack")
+            })
             .map(|(id, _)| child_stack_name(stack, id))
             .collect(),
         _ => Vec::new(),
@@ -223,7 +251,11 @@ async fn consumers(
     Ok(read.into_iter().flatten().collect())
 }
 
-fn planned_rows(stack: &str, region: &str, record: &StateRecord) -> Result<Vec<Planned>, StepError> {
+fn planned_rows(
+    stack: &str,
+    region: &str,
+    record: &StateRecord,
+) -> Result<Vec<Planned>, StepError> {
     let resources = resources_of(stack, region, record)?;
     // The graph was checked for cycles by `check_plan`; build it again only for its
     // record order (the report's row order).
@@ -234,7 +266,12 @@ fn planned_rows(stack: &str, region: &str, record: &StateRecord) -> Result<Vec<P
         .iter()
         .map(|n| {
             let entry = resources.get(&n.logical_id);
-            let field = |k: &str| entry.and_then(|e| e.get(k)).and_then(Value::as_str).map(str::to_string);
+            let field = |k: &str| {
+                entry
+                    .and_then(|e| e.get(k))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
             Planned {
                 logical_id: n.logical_id.clone(),
                 resource_type: field("resourceType").unwrap_or_default(),

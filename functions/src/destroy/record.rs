@@ -11,7 +11,11 @@ use serde_json::{Map, Value};
 use crate::error::StepError;
 
 /// The record's resources, or a refusal naming the stack when the bag is not an object.
-pub fn resources_of(stack: &str, region: &str, record: &StateRecord) -> Result<Map<String, Value>, StepError> {
+pub fn resources_of(
+    stack: &str,
+    region: &str,
+    record: &StateRecord,
+) -> Result<Map<String, Value>, StepError> {
     match record.resources() {
         ResourcesShape::Map(m) => Ok(m.clone()),
         ResourcesShape::Absent | ResourcesShape::Null => Ok(Map::new()),
@@ -79,10 +83,18 @@ pub async fn remove_resources(
 ) -> Result<Option<LoadedState>, StepError> {
     for _ in 0..4 {
         let next = trimmed(&loaded.record, removed);
-        let pre = if loaded.migration_pending { Precondition::None } else { Precondition::IfMatch(loaded.etag.clone()) };
+        let pre = if loaded.migration_pending {
+            Precondition::None
+        } else {
+            Precondition::IfMatch(loaded.etag.clone())
+        };
         match store.put_state(stack, region, &next, pre).await {
             Ok(etag) => {
-                return Ok(Some(LoadedState { record: next, etag, migration_pending: false }));
+                return Ok(Some(LoadedState {
+                    record: next,
+                    etag,
+                    migration_pending: false,
+                }));
             }
             Err(StoreError::Conflict { .. }) => match store.get_state(stack, region).await? {
                 Some(fresh) => loaded = fresh,
@@ -93,7 +105,11 @@ pub async fn remove_resources(
     }
     Err(StepError::new(
         crate::error::names::CONFLICT,
-        format!("state.json of stack '{}' ({}) kept changing under the destroy; retry", flatten_str(stack), flatten_str(region)),
+        format!(
+            "state.json of stack '{}' ({}) kept changing under the destroy; retry",
+            flatten_str(stack),
+            flatten_str(region)
+        ),
     ))
 }
 
@@ -137,6 +153,10 @@ mod tests {
         let r = rec(json!({"resources": [1, 2]}));
         let e = resources_of("Shop", "us-east-1", &r).unwrap_err();
         assert_eq!(e.name, "Refused");
-        assert!(e.message.contains("Stack 'Shop' (us-east-1)"), "{}", e.message);
+        assert!(
+            e.message.contains("Stack 'Shop' (us-east-1)"),
+            "{}",
+            e.message
+        );
     }
 }

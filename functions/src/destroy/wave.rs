@@ -69,9 +69,12 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
         held.push(renew(&lock_manager, h).await?);
     }
     let key = runs::progress_key(&run.prefix, &run.run_id);
-    let mut rec: DestroyRun = runs::read(&store, &key)
-        .await?
-        .ok_or_else(|| StepError::bad_input(format!("run {} has no progress.json under s3://{}/{}", run.run_id, run.bucket, run.prefix)))?;
+    let mut rec: DestroyRun = runs::read(&store, &key).await?.ok_or_else(|| {
+        StepError::bad_input(format!(
+            "run {} has no progress.json under s3://{}/{}",
+            run.run_id, run.bucket, run.prefix
+        ))
+    })?;
     rec.waves += 1;
     let ctx = Ctx {
         deps,
@@ -84,8 +87,11 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
 
     let mut wait_ms = 0u64;
     while let Some(idx) = rec.stacks.iter().position(|s| s.finished.is_none()) {
-        let children: BTreeMap<String, RunResult> =
-            rec.stacks.iter().filter_map(|s| s.finished.map(|f| (s.stack.clone(), f))).collect();
+        let children: BTreeMap<String, RunResult> = rec
+            .stacks
+            .iter()
+            .filter_map(|s| s.finished.map(|f| (s.stack.clone(), f)))
+            .collect();
         let stop = rec.stop_requested;
         let step = step_stack(&ctx, &mut rec.stacks[idx], &children, stop).await?;
         if step.finished {
@@ -104,8 +110,12 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
             continue;
         }
         // Only waiting now: for deletes in flight or retries due later.
-        let delta = step.earliest_ms.map_or(1000, |t| t.saturating_sub(ctx.now()));
-        if Duration::from_millis(delta) <= deps.budgets.inline_wait && Instant::now() + Duration::from_millis(delta) < ctx.deadline {
+        let delta = step
+            .earliest_ms
+            .map_or(1000, |t| t.saturating_sub(ctx.now()));
+        if Duration::from_millis(delta) <= deps.budgets.inline_wait
+            && Instant::now() + Duration::from_millis(delta) < ctx.deadline
+        {
             tokio::time::sleep(Duration::from_millis(delta)).await;
             continue;
         }
@@ -117,7 +127,11 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
     Ok(Carry {
         remaining: rec.remaining(),
         settled,
-        wait_seconds: if settled { 0 } else { wait_ms.div_ceil(1000).min(MAX_WAIT_SECONDS) },
+        wait_seconds: if settled {
+            0
+        } else {
+            wait_ms.div_ceil(1000).min(MAX_WAIT_SECONDS)
+        },
         run,
         locks: held,
     })
@@ -167,14 +181,23 @@ async fn step_stack(
     let Some(loaded) = ctx.store.get_state(&sr.stack, &sr.region).await? else {
         // Gone already: a retried step that deleted it, or removed by hand.
         settle_removed(sr, &Map::new());
-        return Ok(StackStep { progressed: true, finished: true, earliest_ms: None });
+        return Ok(StackStep {
+            progressed: true,
+            finished: true,
+            earliest_ms: None,
+        });
     };
     let resources = resources_of(&sr.stack, &sr.region, &loaded.record)?;
     // A planned record this run no longer finds in state was removed after a confirmed
     // delete by an earlier invocation that died before it saved its progress.
     settle_removed(sr, &resources);
-    let graph = DeleteGraph::build(&resources)
-        .map_err(|d| StepError::refused(format!("Stack '{}' ({}): {d}", flatten_str(&sr.stack), flatten_str(&sr.region))))?;
+    let graph = DeleteGraph::build(&resources).map_err(|d| {
+        StepError::refused(format!(
+            "Stack '{}' ({}): {d}",
+            flatten_str(&sr.stack),
+            flatten_str(&sr.region)
+        ))
+    })?;
     let max_parallel = ctx.deps.budgets.max_parallel.max(1);
     let mut progressed = false;
     let mut gone: Vec<String> = Vec::new();
@@ -228,10 +251,17 @@ async fn step_stack(
             .into_iter()
             .filter(|id| sr.retries.get(id).is_none_or(|r| r.not_before_ms <= now))
             .collect();
-        let opts = DecideOptions { skip_final_snapshot: ctx.skip_final_snapshot, now_ms: now };
+        let opts = DecideOptions {
+            skip_final_snapshot: ctx.skip_final_snapshot,
+            now_ms: now,
+        };
         let started: Vec<(String, u32, Started)> = stream::iter(ready)
             .map(|id| {
-                let entry = resources.get(&id).and_then(Value::as_object).cloned().unwrap_or_default();
+                let entry = resources
+                    .get(&id)
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
                 let attempt = sr.retries.get(&id).map_or(0, |r| r.attempts);
                 let stack = sr.stack.clone();
                 let region = sr.region.clone();
@@ -240,12 +270,23 @@ async fn step_stack(
                         Decision::Retain => Started::Outcome(RowOutcome::Retained),
                         Decision::NoOp => Started::Outcome(RowOutcome::Deleted),
                         Decision::Fail { error } => Started::Outcome(RowOutcome::Failed { error }),
-                        Decision::Skip { reason } => Started::Outcome(RowOutcome::Skipped { reason }),
+                        Decision::Skip { reason } => {
+                            Started::Outcome(RowOutcome::Skipped { reason })
+                        }
                         Decision::Delete(plan) if plan.route == Route::NestedStack => {
-                            Started::Outcome(nested_outcome(&child_stack_name(&stack, &id), children))
+                            Started::Outcome(nested_outcome(
+                                &child_stack_name(&stack, &id),
+                                children,
+                            ))
                         }
                         Decision::Delete(_) => {
-                            let req = delete_request(&id, &entry, &region, attempt, ctx.run_context(&stack));
+                            let req = delete_request(
+                                &id,
+                                &entry,
+                                &region,
+                                attempt,
+                                ctx.run_context(&stack),
+                            );
                             Started::Call(ctx.registry.start(&req).await)
                         }
                     };
@@ -280,14 +321,27 @@ async fn step_stack(
     // 5. Settled? Nothing in flight, nothing ready or waiting (or a stop was requested).
     let flying: BTreeSet<String> = sr.in_flight.keys().cloned().collect();
     let after = ready_set(&graph, &sr.outcomes, &flying);
-    let finished = if stop { sr.in_flight.is_empty() } else { after.is_finished() && after.blocked.is_empty() };
+    let finished = if stop {
+        sr.in_flight.is_empty()
+    } else {
+        after.is_finished() && after.blocked.is_empty()
+    };
     let earliest_ms = sr
         .in_flight
         .values()
         .map(|f| f.expected_done_ms)
-        .chain(sr.retries.iter().filter(|(id, _)| !sr.outcomes.contains_key(*id)).map(|(_, r)| r.not_before_ms))
+        .chain(
+            sr.retries
+                .iter()
+                .filter(|(id, _)| !sr.outcomes.contains_key(*id))
+                .map(|(_, r)| r.not_before_ms),
+        )
         .min();
-    Ok(StackStep { progressed, finished, earliest_ms })
+    Ok(StackStep {
+        progressed,
+        finished,
+        earliest_ms,
+    })
 }
 
 /// Planned records missing from `resources` (we hold the lock: only this run removes
@@ -297,7 +351,8 @@ fn settle_removed(sr: &mut StackRun, resources: &Map<String, Value>) {
         if !resources.contains_key(&p.logical_id) && !sr.outcomes.contains_key(&p.logical_id) {
             sr.in_flight.remove(&p.logical_id);
             sr.retries.remove(&p.logical_id);
-            sr.outcomes.insert(p.logical_id.clone(), RowOutcome::Deleted);
+            sr.outcomes
+                .insert(p.logical_id.clone(), RowOutcome::Deleted);
         }
     }
 }
@@ -332,12 +387,27 @@ fn apply(
             gone.push(id.to_string());
             true
         }
-        Ok(DeleteProgress::InFlight { handle, expected_done_ms }) => {
-            sr.in_flight.insert(id.to_string(), Flight { handle, expected_done_ms, attempt });
+        Ok(DeleteProgress::InFlight {
+            handle,
+            expected_done_ms,
+        }) => {
+            sr.in_flight.insert(
+                id.to_string(),
+                Flight {
+                    handle,
+                    expected_done_ms,
+                    attempt,
+                },
+            );
             false
         }
         Err(e) if e.kind == DeleteErrorKind::Skipped => {
-            settle(sr, RowOutcome::Skipped { reason: flatten_str(&e.to_string()) });
+            settle(
+                sr,
+                RowOutcome::Skipped {
+                    reason: flatten_str(&e.to_string()),
+                },
+            );
             true
         }
         Err(e) if e.retryable && attempt + 1 < ctx.deps.budgets.max_attempts => {
@@ -345,12 +415,21 @@ fn apply(
             let delay = 2_000u64.saturating_mul(1 << attempt.min(6));
             sr.retries.insert(
                 id.to_string(),
-                Retry { attempts: attempt + 1, not_before_ms: ctx.now() + delay, last_error: flatten_str(&e.to_string()) },
+                Retry {
+                    attempts: attempt + 1,
+                    not_before_ms: ctx.now() + delay,
+                    last_error: flatten_str(&e.to_string()),
+                },
             );
             false
         }
         Err(e) => {
-            settle(sr, RowOutcome::Failed { error: flatten_str(&e.to_string()) });
+            settle(
+                sr,
+                RowOutcome::Failed {
+                    error: flatten_str(&e.to_string()),
+                },
+            );
             true
         }
     }
@@ -377,10 +456,19 @@ fn nested_outcome(child: &str, children: &BTreeMap<String, RunResult>) -> RowOut
 
 /// A settled stack: on a clean run delete its record (after saving any `orphans`
 /// entries) and release its lock; otherwise keep the record for a re-run.
-async fn finish_stack(ctx: &Ctx<'_>, sr: &mut StackRun, held: &mut Vec<HeldLock>, stop: bool) -> Result<(), StepError> {
+async fn finish_stack(
+    ctx: &Ctx<'_>,
+    sr: &mut StackRun,
+    held: &mut Vec<HeldLock>,
+    stop: bool,
+) -> Result<(), StepError> {
     let preserve = stop || sr.outcomes.values().any(RowOutcome::preserves_state);
     if preserve {
-        sr.finished = Some(if stop { RunResult::Interrupted } else { RunResult::Partial });
+        sr.finished = Some(if stop {
+            RunResult::Interrupted
+        } else {
+            RunResult::Partial
+        });
         return Ok(());
     }
     if let Some(loaded) = ctx.store.get_state(&sr.stack, &sr.region).await? {
