@@ -20,3 +20,5 @@ run state list --long --json
 # dependents first, then its state record.
 run destroy WebApp --stack-region us-east-1 --local --fast
 run state list
+# The scheduled cleanup, as a dry run: which stacks match and are old enough.
+run cleanup --pattern 'Platform*' --older-than 30m --dry-run --local --fast

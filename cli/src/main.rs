@@ -31,6 +31,8 @@ enum Command {
     State(cmd::state::StateCommand),
     /// Destroy a stack from its cdkd state, dependents first (a Step Functions workflow).
     Destroy(cmd::destroy::Args),
+    /// Destroy every stack matching a name pattern and older than an age (the scheduled cleanup).
+    Cleanup(cmd::cleanup::Args),
     /// Delete a stack's lock.json unconditionally (use only when its holder is gone).
     ForceUnlock(cmd::force_unlock::Args),
     /// Run a Step Functions definition in-process with the local engine.
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::State(c) => cmd::state::run(&cli.global, c).await,
+            Command::Cleanup(a) => cmd::cleanup::run(&cli.global, a).await,
             Command::Destroy(a) => cmd::destroy::run(&cli.global, a).await,
             Command::ForceUnlock(a) => cmd::force_unlock::run(&cli.global, a).await,
             Command::Workflow(c) => cmd::workflow::run(&cli.global, c).await,

@@ -4,6 +4,7 @@
 //! `cdkd-functions` wires steps, the CLI prints what the renderers return.
 
 pub mod cleanup;
+pub mod cleanup_view;
 pub mod contention;
 pub mod destroy;
 pub mod exports;

@@ -1,3 +1,4 @@
+pub mod cleanup;
 pub mod destroy;
 pub mod force_unlock;
 pub mod state;

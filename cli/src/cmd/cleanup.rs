@@ -1,0 +1,89 @@
+//! `cdkd-flow cleanup --pattern P --older-than 7d [--dry-run] --local`: the scheduled
+//! cleanup workflow (`statemachines/cleanup.asl.json`) run in-process: select the stacks
+//! whose name matches and whose record is old enough, then run the destroy workflow on
+//! each as a child execution (`states:startExecution.sync:2`).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use cdkd_engine::{Engine, EngineOptions, Outcome, StateMachine};
+use cdkd_functions::{definitions, Deps};
+use serde_json::{json, Value};
+
+use crate::context;
+use crate::error::CliError;
+use crate::global::GlobalOpts;
+use crate::local::LocalSteps;
+
+const HELP: &str = "\
+Selects every stack whose name matches --pattern (`*` any run of characters, `?` one \
+character, the whole name, case-sensitive) and whose state record was last modified at \
+least --older-than ago (30m, 12h, 7d, 1w), skipping locked stacks, nested children (they \
+go with their parent), legacy records without a region and unreadable records; then \
+destroys each selected stack with the destroy workflow, at most 4 at once. One failed \
+destroy does not stop the others. --dry-run only prints the selection. This is what the \
+EventBridge schedule of the deployed backend runs.
+
+Exit status: 0 when every selected stack was destroyed (or on a dry run), 1 otherwise.";
+
+#[derive(Debug, clap::Args)]
+#[command(long_about = HELP)]
+pub struct Args {
+    /// Stack-name pattern (`*` and `?`).
+    #[arg(long)]
+    pub pattern: String,
+    /// Minimum age of the record by its lastModified (e.g. 7d, 12h, 30m).
+    #[arg(long, value_name = "AGE")]
+    pub older_than: String,
+    /// Only these regions (repeat or comma-separate); default every region.
+    #[arg(long = "region-filter", value_name = "REGION", value_delimiter = ',')]
+    pub regions: Vec<String>,
+    /// Print what would be destroyed; destroy nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Run the workflow in this process instead of starting the deployed state machine.
+    #[arg(long)]
+    pub local: bool,
+    /// With --local: do not sleep in Wait states.
+    #[arg(long, requires = "local")]
+    pub fast: bool,
+}
+
+pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
+    if !a.local {
+        return Err(CliError::Usage(
+            "cleanup runs with --local for now: starting the deployed state machine comes with the AWS backend (make deploy)".into(),
+        ));
+    }
+    let ctx = context::build(g).await?;
+    let deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
+    let options = EngineOptions { time_scale: if a.fast { 0.0 } else { 1.0 }, ..EngineOptions::default() };
+    let engine = Engine::new(Arc::new(LocalSteps { deps }), options);
+    let load = |text: &str, name: &str, subs: &std::collections::HashMap<String, String>| {
+        StateMachine::load(text, subs)
+            .map(|sm| sm.with_name(name))
+            .map_err(|e| CliError::Refused(format!("the {name} definition does not load: {e}")))
+    };
+    let mut subs = definitions::local_substitutions();
+    let destroy = load(definitions::DESTROY, "cdkd-flow-destroy", &subs)?;
+    let destroy_arn = engine.state_machine_arn("cdkd-flow-destroy");
+    engine.register(destroy_arn.clone(), destroy);
+    subs.insert("DestroyStateMachineArn".into(), destroy_arn);
+    let cleanup = load(definitions::CLEANUP, "cdkd-flow-cleanup", &subs)?;
+    let input = json!({
+        "stateBucket": ctx.bucket,
+        "statePrefix": ctx.prefix,
+        "pattern": a.pattern,
+        "minimumAge": a.older_than,
+        "regions": a.regions,
+        "dryRun": a.dry_run,
+    });
+    match engine.run(&cleanup, input).await {
+        Outcome::Succeeded(out) => {
+            print!("{}", cdkd_core::cleanup_view::render_cleanup(&out));
+            let failed = out.get("failedCount").and_then(Value::as_u64).unwrap_or(0);
+            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Outcome::Failed(f) => Err(CliError::Refused(format!("cleanup failed: {}: {}", f.error, f.cause))),
+    }
+}
