@@ -35,7 +35,10 @@ setup: $(VENV)/.installed node_modules/.installed
 build:
 	$(CARGO) build --workspace --all-targets
 
+# One build of every target with the features `cargo test --workspace` resolves (the CLI
+# end-to-end tests run the cdkd-flow binary from it), then the tests on the emulator.
 test: setup
+	$(CARGO) build --workspace --all-targets
 	scripts/with-emulator.sh $(CARGO) test --workspace --no-fail-fast
 
 demo: setup

@@ -219,7 +219,9 @@ pub fn cdkd_lock_body(
 }
 
 /// The `cdkd-flow` binary of this workspace (target/<profile>/cdkd-flow), built once per
-/// test process with the same cargo.
+/// test process with the same cargo. It builds every target, so that it resolves the
+/// same features as `cargo test --workspace` and reuses its artifacts (a plain
+/// `cargo build -p cdkd-flow` would compile every SDK crate a second time).
 pub fn cli_binary() -> std::path::PathBuf {
     static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
@@ -232,11 +234,11 @@ pub fn cli_binary() -> std::path::PathBuf {
             .to_path_buf();
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = std::process::Command::new(cargo)
-            .args(["build", "-q", "-p", "cdkd-flow", "--bin", "cdkd-flow"])
+            .args(["build", "-q", "--workspace", "--all-targets"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("run cargo build");
-        assert!(status.success(), "cargo build -p cdkd-flow failed");
+        assert!(status.success(), "cargo build --workspace --all-targets failed");
         let bin = profile_dir.join("cdkd-flow");
         assert!(bin.exists(), "{} missing after build", bin.display());
         bin

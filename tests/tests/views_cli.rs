@@ -25,11 +25,11 @@ fn binary() -> PathBuf {
             .to_path_buf();
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
-            .args(["build", "-q", "-p", "cdkd-flow", "--bin", "cdkd-flow"])
+            .args(["build", "-q", "--workspace", "--all-targets"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("run cargo build");
-        assert!(status.success(), "cargo build -p cdkd-flow failed");
+        assert!(status.success(), "cargo build --workspace --all-targets failed");
         let bin = profile_dir.join("cdkd-flow");
         assert!(bin.exists(), "{} missing after build", bin.display());
         bin
