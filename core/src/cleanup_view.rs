@@ -6,7 +6,9 @@ use serde_json::Value;
 use crate::text::{flatten, strip};
 
 fn stack_line(v: &Value) -> String {
-    let stack = strip(&crate::text::js_string(v.get("stack").unwrap_or(&Value::Null)));
+    let stack = strip(&crate::text::js_string(
+        v.get("stack").unwrap_or(&Value::Null),
+    ));
     match v.get("stackRegion").and_then(Value::as_str) {
         Some(r) => format!("{stack} ({})", strip(r)),
         None => stack,
@@ -14,7 +16,10 @@ fn stack_line(v: &Value) -> String {
 }
 
 fn list(v: &Value, key: &str) -> Vec<Value> {
-    v.get(key).and_then(Value::as_array).cloned().unwrap_or_default()
+    v.get(key)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// One block per list: what was selected (or would be, on a dry run), what was skipped
@@ -24,12 +29,20 @@ pub fn render_cleanup(out: &Value) -> String {
     let selected = list(out, "selected");
     let skipped = list(out, "skipped");
     let mut lines = Vec::new();
-    let head = if dry { "would be destroyed (dry run)" } else { "selected for destroy" };
+    let head = if dry {
+        "would be destroyed (dry run)"
+    } else {
+        "selected for destroy"
+    };
     lines.push(format!("{} stack(s) {head}", selected.len()));
     lines.extend(selected.iter().map(|s| format!("  {}", stack_line(s))));
     if !skipped.is_empty() {
         lines.push(format!("{} stack(s) skipped", skipped.len()));
-        lines.extend(skipped.iter().map(|s| format!("  {}: {}", stack_line(s), flatten(s.get("reason")))));
+        lines.extend(
+            skipped
+                .iter()
+                .map(|s| format!("  {}: {}", stack_line(s), flatten(s.get("reason")))),
+        );
     }
     if !dry {
         let ok = list(out, "succeeded");
@@ -37,7 +50,12 @@ pub fn render_cleanup(out: &Value) -> String {
         lines.push(format!("{} destroyed, {} failed", ok.len(), failed.len()));
         lines.extend(ok.iter().map(|s| format!("  destroyed {}", stack_line(s))));
         lines.extend(failed.iter().map(|s| {
-            format!("  failed {}: {}: {}", stack_line(s), flatten(s.get("error")), flatten(s.get("cause")))
+            format!(
+                "  failed {}: {}: {}",
+                stack_line(s),
+                flatten(s.get("error")),
+                flatten(s.get("cause"))
+            )
         }));
     }
     let mut s = lines.join("\n");

@@ -238,7 +238,10 @@ pub fn cli_binary() -> std::path::PathBuf {
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("run cargo build");
-        assert!(status.success(), "cargo build --workspace --all-targets failed");
+        assert!(
+            status.success(),
+            "cargo build --workspace --all-targets failed"
+        );
         let bin = profile_dir.join("cdkd-flow");
         assert!(bin.exists(), "{} missing after build", bin.display());
         bin

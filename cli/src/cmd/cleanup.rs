@@ -57,7 +57,10 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     }
     let ctx = context::build(g).await?;
     let deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
-    let options = EngineOptions { time_scale: if a.fast { 0.0 } else { 1.0 }, ..EngineOptions::default() };
+    let options = EngineOptions {
+        time_scale: if a.fast { 0.0 } else { 1.0 },
+        ..EngineOptions::default()
+    };
     let engine = Engine::new(Arc::new(LocalSteps { deps }), options);
     let load = |text: &str, name: &str, subs: &std::collections::HashMap<String, String>| {
         StateMachine::load(text, subs)
@@ -82,8 +85,15 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         Outcome::Succeeded(out) => {
             print!("{}", cdkd_core::cleanup_view::render_cleanup(&out));
             let failed = out.get("failedCount").and_then(Value::as_u64).unwrap_or(0);
-            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
-        Outcome::Failed(f) => Err(CliError::Refused(format!("cleanup failed: {}: {}", f.error, f.cause))),
+        Outcome::Failed(f) => Err(CliError::Refused(format!(
+            "cleanup failed: {}: {}",
+            f.error, f.cause
+        ))),
     }
 }
