@@ -104,7 +104,7 @@ pub enum ReleaseOutcome {
 #[derive(Debug, Clone)]
 pub enum ForceReleased {
     /// A readable lock (its holder, sanitised).
-    Held(LockInfo),
+    Held(Box<LockInfo>),
     /// An object that is not a readable lock (or could not be read); deleted anyway.
     Unreadable,
     /// No lock object.
@@ -423,7 +423,7 @@ impl LockManager {
         region: Option<&str>,
     ) -> Result<Option<LockInfo>, LockError> {
         Ok(match self.force_release_detailed(stack, region).await? {
-            ForceReleased::Held(info) => Some(info),
+            ForceReleased::Held(info) => Some(*info),
             ForceReleased::Unreadable | ForceReleased::Absent => None,
         })
     }
@@ -435,7 +435,7 @@ impl LockManager {
         region: Option<&str>,
     ) -> Result<ForceReleased, LockError> {
         let found = match self.read(stack, region).await {
-            Ok(Some((Some(info), _))) => ForceReleased::Held(info),
+            Ok(Some((Some(info), _))) => ForceReleased::Held(Box::new(info)),
             Ok(Some((None, _))) => ForceReleased::Unreadable,
             Ok(None) => ForceReleased::Absent,
             // A read failure is ignored: the delete below is what matters.

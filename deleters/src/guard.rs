@@ -75,7 +75,7 @@ pub fn arn_service(arn: &str) -> Option<&str> {
 
 /// The account part of an ARN.
 pub fn arn_account(arn: &str) -> Option<&str> {
-    arn.splitn(6, ':').nth(4)
+    arn.split(':').nth(4)
 }
 
 /// The partition part of an ARN.

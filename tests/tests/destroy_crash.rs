@@ -279,7 +279,15 @@ async fn one_seed(seed: u64, s3: &aws_sdk_s3::Client, bucket: &str) -> (u32, u32
     };
     let fin = fin.expect("finish");
     assert_eq!(fin["complete"], json!(true), "seed {seed}: {fin}");
-    let c = cloud.lock().unwrap();
+    let (live, deletions) = {
+        let c = cloud.lock().unwrap();
+        (c.live.clone(), c.deletions.clone())
+    };
+    let c = Cloud {
+        live,
+        deletions,
+        ..Cloud::default()
+    };
     assert!(c.live.is_empty(), "seed {seed}: left behind {:?}", c.live);
     assert!(
         c.deletions.values().all(|&n| n == 1),

@@ -333,7 +333,7 @@ async fn walk_children(ctx: &Ctx, root: &mut ShowNode) -> Result<(), CliError> {
         let ids = nested_child_ids(&node.record);
         let parent = node.stack.clone();
         let region = node.region.clone();
-        let loaded: Vec<Result<ShowNode, CliError>> = stream::iter(ids.into_iter())
+        let loaded: Vec<Result<ShowNode, CliError>> = stream::iter(ids)
             .map(|id| {
                 let (parent, region) = (parent.clone(), region.clone());
                 async move {

@@ -95,7 +95,7 @@ impl StepRegistry {
         self.steps.insert(substitution_name.into(), step);
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[allow(dead_code)]
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.steps.keys().map(String::as_str)
     }
