@@ -8,6 +8,7 @@
 
 pub mod bucket;
 pub mod config;
+pub mod exports;
 pub mod lock;
 pub mod s3err;
 pub mod store;

@@ -8,7 +8,6 @@
 //! recompute the next wave after a crash or a retry.
 
 pub mod abort;
-mod exports;
 pub mod finish;
 pub mod plan;
 pub mod record;

@@ -485,7 +485,9 @@ async fn finish_stack(
         }
         ctx.store.delete_state(&sr.stack, &sr.region).await?;
     }
-    super::exports::remove_stack(&ctx.store, &sr.stack, &sr.region).await;
+    ctx.store
+        .remove_from_exports_index(&sr.stack, &sr.region)
+        .await;
     sr.finished = Some(RunResult::Clean);
     if let Some(pos) = held.iter().position(|h| h.stack == sr.stack) {
         let h = held.remove(pos);

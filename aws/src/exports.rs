@@ -1,18 +1,22 @@
-//! Removing a destroyed stack from its region's exports index (S&L §4, destroy §2.12
+//! Removing a stack from its region's exports index (S&L §4, destroy §2.12
 //! step 4): read with its ETag (rebuild from the region's records when missing or
 //! unreadable), drop the stack's entries, write `If-Match` the ETag read, retry on 412
 //! up to 5 times (100 ms doubling to 1 s). Never fails the destroy: problems are warnings.
 
 use std::time::Duration;
 
-use cdkd_aws::StateStore;
+use crate::store::{now_ms, Precondition, StateStore};
 use cdkd_core::exports::{parse_index, rebuild, remove_producer, serialize};
 use cdkd_core::keys::exports_index_key;
 use serde_json::{Map, Value};
 
-pub async fn remove_stack(store: &StateStore, stack: &str, region: &str) {
-    if let Err(e) = try_remove(store, stack, region).await {
-        tracing::warn!("exports index of {region} not updated after destroying {stack}: {e}");
+impl StateStore {
+    /// Drops `(stack, region)`'s exports from the region's index; problems are logged
+    /// as warnings, never returned (the index is a derived view).
+    pub async fn remove_from_exports_index(&self, stack: &str, region: &str) {
+        if let Err(e) = try_remove(self, stack, region).await {
+            tracing::warn!("exports index of {region} not updated after destroying {stack}: {e}");
+        }
     }
 }
 
@@ -33,29 +37,18 @@ async fn try_remove(store: &StateStore, stack: &str, region: &str) -> Result<(),
         if !remove_producer(&mut index, stack, region) && etag.is_some() {
             return Ok(());
         }
-        index.insert(
-            "lastModified".into(),
-            Value::from(cdkd_aws::store::now_ms()),
-        );
-        let mut put = store
-            .client
-            .put_object()
-            .bucket(&store.bucket)
-            .key(&key)
-            .content_type("application/json")
-            .set_expected_bucket_owner(store.expected_owner.clone())
-            .body(serialize(&index).into_bytes().into());
-        if let Some(etag) = &etag {
-            put = put.if_match(etag);
-        }
-        match put.send().await {
+        index.insert("lastModified".into(), Value::from(now_ms()));
+        let pre = match &etag {
+            Some(e) => Precondition::IfMatch(e.clone()),
+            None => Precondition::None,
+        };
+        match store
+            .put_raw_conditional(&key, serialize(&index).into_bytes(), &pre)
+            .await
+        {
             Ok(_) => return Ok(()),
-            Err(e) => {
-                let f = cdkd_aws::s3err::Failure::from_sdk(&e);
-                if !f.is_precondition_failed() {
-                    return Err(f.message);
-                }
-            }
+            Err(f) if f.is_precondition_failed() => {}
+            Err(f) => return Err(f.message),
         }
         tokio::time::sleep(delay).await;
         delay = (delay * 2).min(Duration::from_secs(1));
@@ -79,6 +72,6 @@ async fn rebuilt(store: &StateStore, region: &str) -> Result<Map<String, Value>,
     Ok(rebuild(
         region,
         records.iter().map(|(s, b)| (s.as_str(), b)),
-        cdkd_aws::store::now_ms(),
+        now_ms(),
     ))
 }
