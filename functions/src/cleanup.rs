@@ -164,6 +164,7 @@ pub async fn run(input: CleanupInput, deps: &Deps) -> Result<CleanupSelection, S
                 state_prefix: input.state_prefix.clone(),
                 allow_nested_child: false,
                 skip_final_snapshot: false,
+                remove_protection: false,
             })
             .collect(),
         skipped: selection

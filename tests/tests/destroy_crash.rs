@@ -225,6 +225,7 @@ async fn one_seed(seed: u64, s3: &aws_sdk_s3::Client, bucket: &str) -> (u32, u32
         state_prefix: "cdkd".into(),
         allow_nested_child: false,
         skip_final_snapshot: false,
+        remove_protection: false,
     };
     let Ran::Done(plan) = invoke(
         &deps,

@@ -92,6 +92,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         state_prefix: ctx.prefix.clone(),
         allow_nested_child: a.allow_nested_child,
         skip_final_snapshot: a.skip_final_snapshot,
+        remove_protection: false,
     };
     let input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;
     let sm = StateMachine::load(definitions::DESTROY, &definitions::local_substitutions())

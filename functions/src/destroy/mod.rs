@@ -36,6 +36,9 @@ pub struct DestroyInput {
     /// Ignore `DeletionPolicy: Snapshot` (data loss, explicit).
     #[serde(default)]
     pub skip_final_snapshot: bool,
+    /// Turn per-resource deletion protection off before deleting (explicit opt-in).
+    #[serde(default)]
+    pub remove_protection: bool,
 }
 
 fn default_prefix() -> String {
