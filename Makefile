@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build test demo lint lambdas deploy bench bench-destroy clean
+.PHONY: help setup build test demo lint lambdas lambda-init cost deploy bench bench-destroy clean
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
@@ -17,6 +17,8 @@ help:
 	@echo "make build  - build the workspace"
 	@echo "make lint   - cargo fmt --check, clippy, asl-validator and cfn-lint"
 	@echo "make lambdas - build every step's Lambda binary (cargo-lambda, provided.al2023) and zip it"
+	@echo "make lambda-init - each Lambda binary's zip size and local cold-start init time (fake Runtime API)"
+	@echo "make cost   - measured cost of a destroy of N resources (state transitions, Lambda GB-s) on the emulator"
 	@echo "make deploy - make lambdas, then sam deploy infra/template.yaml (needs AWS credentials)"
 	@echo "make bench  - state view figures (show of 2,500 resources; list --long over 1,000 records)"
 	@echo "make bench-destroy - simulated destroys: makespan / critical path, state transitions"
@@ -65,13 +67,28 @@ lint: setup
 
 # target/lambda/<step>/bootstrap (what infra/template.yaml's CodeUri points at) and
 # zips under target/lambda/zip/<arch>/<step>/bootstrap.zip; arm64 only when its Rust target is installed.
+# The bootstraps always go to ./target/lambda (the template's CodeUri), whatever
+# CARGO_TARGET_DIR says (cargo lambda's default is $CARGO_TARGET_DIR/lambda).
 lambdas: $(LAMBDA_TOOLS)
-	$(LAMBDA_PATH) $(CARGO) lambda build --release --x86-64 -p cdkd-functions
+	$(LAMBDA_PATH) $(CARGO) lambda build --release --x86-64 -p cdkd-functions --lambda-dir target/lambda
 	$(LAMBDA_PATH) $(CARGO) lambda build --release --x86-64 -p cdkd-functions --output-format zip --lambda-dir target/lambda/zip/x86_64
 	if rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then \
 	  $(LAMBDA_PATH) $(CARGO) lambda build --release --arm64 -p cdkd-functions --output-format zip --lambda-dir target/lambda/zip/arm64; \
 	else echo "arm64: rustup target aarch64-unknown-linux-gnu not installed, skipped"; fi
-	@for z in target/lambda/zip/*/*/bootstrap.zip; do echo "$$z $$(stat -c %s $$z) bytes"; done
+	@for f in target/lambda/*/bootstrap target/lambda/zip/*/*/bootstrap.zip; do echo "$$f $$(stat -c %s $$f) bytes"; done
+
+# Init time of every bootstrap built by `make lambdas`, against a fake Lambda Runtime API
+# on 127.0.0.1 (and the emulator for one cleanup-select invocation); table on stdout,
+# figures in target/lambda/init-times.json.
+lambda-init: lambdas
+	scripts/with-emulator.sh $(VPY) scripts/lambda_init_time.py --runs 7 --json target/lambda/init-times.json
+
+# Cost of a destroy of N resources, measured through the engine on the emulator. Not part
+# of `make test`. Uses the debug build `make test` makes (no separate feature set).
+COST_SIZES ?= 10,50,200
+cost: setup
+	$(CARGO) build --workspace --all-targets
+	scripts/with-emulator.sh $${CARGO_TARGET_DIR:-target}/debug/examples/destroy_cost --sizes $(COST_SIZES)
 
 # Needs AWS credentials. Override parameters: make deploy PARAMS='StateBucket=my-state DeletePolicyArn=arn:aws:iam::123456789012:policy/cdkd-flow-delete'
 deploy: lambdas $(SAM_TOOLS)
