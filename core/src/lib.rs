@@ -11,6 +11,8 @@ pub mod exports;
 pub mod json;
 pub mod keys;
 pub mod lock;
+pub mod plan_view;
+pub mod progress_view;
 pub mod render;
 pub mod runview;
 pub mod state;
