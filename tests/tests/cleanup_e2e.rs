@@ -6,11 +6,13 @@
 //!
 //! Run: `scripts/with-emulator.sh cargo test -p cdkd-tests --test cleanup_e2e`.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use aws_config::SdkConfig;
-use cdkd_engine::{Engine, EngineOptions, Outcome, StateMachine, TaskError, TaskHandler};
+use cdkd_engine::{
+    Engine, EngineOptions, Event, EventKind, Outcome, StateMachine, TaskError, TaskHandler,
+};
 use cdkd_functions::{definitions, steps, Deps};
 use cdkd_tests as h;
 use serde_json::{json, Value};
@@ -202,8 +204,22 @@ async fn cleanup_dry_run_selects_but_deletes_nothing() {
         .is_some());
 }
 
+/// The `Summary` state's output: what a person reads in the execution history when the
+/// run ends in `CleanupIncomplete` (the execution has no output then).
+fn summary_capture(engine: Engine) -> (Engine, Arc<Mutex<Option<Value>>>) {
+    let seen = Arc::new(Mutex::new(None));
+    let sink = seen.clone();
+    let engine = engine.with_observer(Arc::new(move |e: &Event| {
+        if e.kind == EventKind::StateExited("Pass") && e.state.as_deref() == Some("Summary") {
+            *sink.lock().unwrap() = e.output.clone();
+        }
+    }));
+    (engine, seen)
+}
+
 #[tokio::test]
-async fn cleanup_one_failed_destroy_does_not_stop_the_others() {
+async fn cleanup_one_failed_destroy_does_not_stop_the_others_and_fails_the_run_as_cleanup_incomplete(
+) {
     let sdk = h::sdk().await;
     let s3 = h::s3().await;
     let bucket = h::fresh_bucket(&s3).await;
@@ -218,6 +234,7 @@ async fn cleanup_one_failed_destroy_does_not_stop_the_others() {
     )
     .await;
     let (engine, cleanup) = engine_and_cleanup(&sdk).await;
+    let (engine, seen) = summary_capture(engine);
 
     let out = engine
         .run(
@@ -225,9 +242,28 @@ async fn cleanup_one_failed_destroy_does_not_stop_the_others() {
             json!({"stateBucket": bucket, "pattern": "pr-*", "minimumAge": "1d"}),
         )
         .await;
-    let Outcome::Succeeded(summary) = out else {
-        panic!("cleanup failed: {out:?}")
+    let Outcome::Failed(failure) = out else {
+        panic!("a cleanup with a failed destroy must fail: {out:?}")
     };
+    assert_eq!(failure.error, "CleanupIncomplete");
+    let cause: Value = serde_json::from_str(&failure.cause).expect("the cause is JSON");
+    assert_eq!(cause["failedCount"], json!(1), "{cause:#}");
+    assert_eq!(cause["succeededCount"], json!(1), "{cause:#}");
+    assert_eq!(cause["selectedCount"], json!(2), "{cause:#}");
+    assert_eq!(cause["failedStacks"], json!(["pr-bad"]), "{cause:#}");
+    assert!(
+        cause["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("1 of 2 selected stacks were not destroyed"),
+        "{cause:#}"
+    );
+
+    let summary = seen
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the Summary state ran before the Fail state");
     assert_eq!(summary["succeededCount"], json!(1), "{summary:#}");
     assert_eq!(summary["failedCount"], json!(1), "{summary:#}");
     assert_eq!(summary["failed"][0]["stack"], json!("pr-bad"));
