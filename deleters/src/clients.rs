@@ -9,7 +9,9 @@ use crate::cloudcontrol::CloudControlDeleter;
 use crate::custom::CustomResourceDeleter;
 use crate::registry::Registry;
 use crate::sdk::{
-    bucket_policy::BucketPolicyDeleter, dynamodb::DynamoTableDeleter, iam_group::IamGroupDeleter,
+    bucket_policy::BucketPolicyDeleter, dynamodb::DynamoTableDeleter,
+    ec2_security_group::SecurityGroupDeleter, eventbus::EventBusDeleter,
+    events_rule::EventsRuleDeleter, iam_group::IamGroupDeleter,
     iam_managed_policy::IamManagedPolicyDeleter, iam_policy::IamPolicyDeleter,
     iam_role::IamRoleDeleter, iam_user::IamUserDeleter, instance_profile::InstanceProfileDeleter,
     kms::KmsKeyDeleter, lambda::LambdaFunctionDeleter, layer_version::LayerVersionDeleter,
@@ -17,6 +19,11 @@ use crate::sdk::{
     sns::SnsTopicDeleter, sqs::SqsQueueDeleter, ssm::SsmParameterDeleter,
     subscription::SubscriptionDeleter, topic_policy::TopicPolicyDeleter,
 };
+
+/// The SDK crates of the EC2 and EventBridge deleters, for callers (and tests) that build
+/// matching clients.
+pub use aws_sdk_ec2;
+pub use aws_sdk_eventbridge;
 
 /// An S3 client for `cfg`, path-style when an endpoint is configured.
 pub fn s3_client(cfg: &SdkConfig) -> aws_sdk_s3::Client {
@@ -34,6 +41,8 @@ pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Re
     let lambda = aws_sdk_lambda::Client::new(cfg);
     let sns = aws_sdk_sns::Client::new(cfg);
     let sqs = aws_sdk_sqs::Client::new(cfg);
+    let ec2 = aws_sdk_ec2::Client::new(cfg);
+    let events = aws_sdk_eventbridge::Client::new(cfg);
     Registry::empty()
         .with_sdk(
             "AWS::S3::Bucket",
@@ -91,7 +100,19 @@ pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Re
         )
         .with_sdk(
             "AWS::Lambda::Function",
-            Arc::new(LambdaFunctionDeleter::new(lambda.clone())),
+            Arc::new(LambdaFunctionDeleter::new(lambda.clone(), ec2.clone())),
+        )
+        .with_sdk(
+            "AWS::EC2::SecurityGroup",
+            Arc::new(SecurityGroupDeleter::new(ec2)),
+        )
+        .with_sdk(
+            "AWS::Events::Rule",
+            Arc::new(EventsRuleDeleter::new(events.clone())),
+        )
+        .with_sdk(
+            "AWS::Events::EventBus",
+            Arc::new(EventBusDeleter::new(events)),
         )
         .with_sdk(
             "AWS::Lambda::LayerVersion",
@@ -111,4 +132,32 @@ pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Re
         .with_cloud_control(Arc::new(CloudControlDeleter::new(
             aws_sdk_cloudcontrol::Client::new(cfg),
         )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Route;
+
+    #[test]
+    fn registry_routes_security_groups_event_buses_and_rules_to_their_sdk_deleters() {
+        let cfg = SdkConfig::builder()
+            .region(aws_config::Region::new("us-east-1"))
+            .behavior_version(aws_config::BehaviorVersion::latest())
+            .build();
+        let reg = registry_from_config(&cfg, s3_client(&cfg));
+        for t in [
+            "AWS::EC2::SecurityGroup",
+            "AWS::Events::EventBus",
+            "AWS::Events::Rule",
+            "AWS::Lambda::Function",
+        ] {
+            assert_eq!(reg.route_for(t, Some("sdk")), Route::Sdk, "{t}");
+            assert_eq!(reg.route_for(t, None), Route::Sdk, "{t}");
+        }
+        assert_eq!(
+            reg.route_for("AWS::Events::Rule", Some("cc-api")),
+            Route::CloudControl
+        );
+    }
 }

@@ -213,7 +213,10 @@ mod tests {
 
     #[test]
     fn routing_every_other_type_goes_to_cloud_control() {
-        assert_eq!(route("AWS::Events::Rule", None, false), Route::CloudControl);
+        assert_eq!(
+            route("AWS::Events::Archive", None, false),
+            Route::CloudControl
+        );
     }
 
     #[test]

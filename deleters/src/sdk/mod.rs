@@ -3,6 +3,10 @@
 
 pub mod bucket_policy;
 pub mod dynamodb;
+pub mod ec2_security_group;
+pub mod eni;
+pub mod eventbus;
+pub mod events_rule;
 pub mod iam_group;
 pub mod iam_managed_policy;
 pub mod iam_policy;
@@ -24,6 +28,24 @@ pub mod topic_policy;
 use crate::error::DeleteError;
 use crate::progress::{DeleteProgress, Handle};
 use crate::request::DeleteRequest;
+
+/// Most items (rules, network interfaces) a failure message names before it only counts
+/// the rest.
+pub const NAMED_IN_MESSAGES: usize = 5;
+
+/// `a, b, c (and N more)`: at most [`NAMED_IN_MESSAGES`] items, then a count.
+pub fn name_some(items: &[String]) -> String {
+    let shown: Vec<&str> = items
+        .iter()
+        .take(NAMED_IN_MESSAGES)
+        .map(String::as_str)
+        .collect();
+    let mut s = shown.join(", ");
+    if items.len() > NAMED_IN_MESSAGES {
+        s.push_str(&format!(" (and {} more)", items.len() - NAMED_IN_MESSAGES));
+    }
+    s
+}
 
 /// The answer of `poll` for a deleter whose deletes finish inside `start`.
 pub(crate) fn no_poll(req: &DeleteRequest, handle: &Handle) -> Result<DeleteProgress, DeleteError> {
@@ -58,5 +80,17 @@ where
                 Err(DeleteError::from_aws(req, action, &info))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_at_most_five_items_then_count_the_rest() {
+        let items: Vec<String> = (1..=7).map(|i| format!("r{i}")).collect();
+        assert_eq!(name_some(&items), "r1, r2, r3, r4, r5 (and 2 more)");
+        assert_eq!(name_some(&items[..2]), "r1, r2");
     }
 }

@@ -1,0 +1,260 @@
+//! `AWS::EC2::SecurityGroup`: the physical id is the group id (`sg-…`).
+//!
+//! Each call first sweeps the Lambda network interfaces that still use the group
+//! (`AWS Lambda VPC ENI…`, status `available` → `DeleteNetworkInterface`, spec §3.3). While
+//! any interface uses the group, or `DeleteSecurityGroup` answers `DependencyViolation`,
+//! the delete stays in flight and a later call tries again; the handle keeps the deadline
+//! (30 min from the first call) across wave invocations. After it the row fails naming the
+//! group and what still uses it. `InvalidGroup.NotFound` counts as gone only under the
+//! region guard.
+
+use async_trait::async_trait;
+
+use super::eni::{self, EniSummary, SweepError};
+use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
+use crate::guard;
+use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
+use crate::request::DeleteRequest;
+use crate::Deleter;
+
+/// How long a group may stay in use before the delete gives up.
+pub const SECURITY_GROUP_DELETE_BUDGET_MS: u64 = 30 * 60 * 1000;
+
+/// First retry delay after the group was found in use (×1.5 per retry, capped).
+const RETRY_FIRST_MS: u64 = 5_000;
+const RETRY_CAP_MS: u64 = 30_000;
+
+pub struct SecurityGroupDeleter {
+    ec2: aws_sdk_ec2::Client,
+}
+
+/// A security group id: `sg-` followed by hex digits.
+pub fn is_group_id(id: &str) -> bool {
+    id.strip_prefix("sg-")
+        .is_some_and(|hex| !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Why the group cannot be deleted yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum InUse {
+    /// Network interfaces still use it (Lambda's not yet available, or others').
+    Interfaces {
+        lambda: Vec<EniSummary>,
+        others: Vec<EniSummary>,
+        swept: usize,
+    },
+    /// `DeleteSecurityGroup` answered `DependencyViolation`.
+    Dependency(String),
+    /// A retryable failure of an AWS call (throttling, 5xx).
+    Transient(String),
+}
+
+impl InUse {
+    fn describe(&self) -> String {
+        match self {
+            InUse::Interfaces {
+                lambda,
+                others,
+                swept,
+            } => {
+                let mut parts = Vec::new();
+                if !lambda.is_empty() {
+                    let names: Vec<String> = lambda.iter().map(EniSummary::describe).collect();
+                    parts.push(format!(
+                        "Lambda network interfaces not yet released: {}",
+                        super::name_some(&names)
+                    ));
+                }
+                if !others.is_empty() {
+                    let names: Vec<String> = others.iter().map(EniSummary::describe).collect();
+                    parts.push(format!(
+                        "other network interfaces: {}",
+                        super::name_some(&names)
+                    ));
+                }
+                if parts.is_empty() {
+                    format!("{swept} Lambda network interface(s) were just deleted")
+                } else {
+                    parts.join("; ")
+                }
+            }
+            InUse::Dependency(msg) => format!("DeleteSecurityGroup says: {msg}"),
+            InUse::Transient(msg) => format!("the last attempt failed: {msg}"),
+        }
+    }
+}
+
+impl SecurityGroupDeleter {
+    pub fn new(ec2: aws_sdk_ec2::Client) -> Self {
+        SecurityGroupDeleter { ec2 }
+    }
+
+    fn region(&self) -> Option<&str> {
+        self.ec2.config().region().map(|r| r.as_ref())
+    }
+
+    /// One attempt: sweep, then delete if nothing uses the group any more.
+    async fn attempt(
+        &self,
+        req: &DeleteRequest,
+        started_ms: u64,
+        deadline_ms: u64,
+        polls: u32,
+    ) -> Result<DeleteProgress, DeleteError> {
+        let group = req.physical_id.as_str();
+        let in_use = match eni::sweep(
+            &self.ec2,
+            "group-id",
+            std::slice::from_ref(&req.physical_id),
+            eni::is_lambda_eni,
+        )
+        .await
+        {
+            Ok(sweep) => {
+                if sweep.deleted.is_empty() && sweep.remaining.is_empty() && sweep.others.is_empty()
+                {
+                    None
+                } else {
+                    if !sweep.deleted.is_empty() {
+                        tracing::info!(
+                            group,
+                            interfaces = ?sweep.deleted,
+                            "deleted Lambda network interfaces that kept the security group in use"
+                        );
+                    }
+                    Some(InUse::Interfaces {
+                        lambda: sweep.remaining,
+                        others: sweep.others,
+                        swept: sweep.deleted.len(),
+                    })
+                }
+            }
+            Err(SweepError { info, .. }) if info.retryable => Some(InUse::Transient(info.message)),
+            Err(SweepError { action, info }) => {
+                return Err(DeleteError::from_aws(req, action, &info))
+            }
+        };
+        let in_use = match in_use {
+            Some(u) => u,
+            None => match self
+                .ec2
+                .delete_security_group()
+                .group_id(group)
+                .send()
+                .await
+            {
+                Ok(_) => return Ok(DeleteProgress::Done),
+                Err(e) => {
+                    let info = aws_error_info(&e);
+                    if info.code_is(&["InvalidGroup.NotFound"]) {
+                        return guard::not_found(
+                            req,
+                            self.region(),
+                            is_group_id(group),
+                            &format!("EC2 says security group {group} does not exist"),
+                        );
+                    }
+                    if info.code_is(&["DependencyViolation"])
+                        || info.message.contains("dependent object")
+                    {
+                        InUse::Dependency(info.message)
+                    } else if info.retryable {
+                        InUse::Transient(info.message)
+                    } else {
+                        return Err(DeleteError::from_aws(req, "DeleteSecurityGroup", &info));
+                    }
+                }
+            },
+        };
+        let now = now_ms();
+        if eni::past_deadline(now, deadline_ms) {
+            return Err(DeleteError::new(
+                req,
+                DeleteErrorKind::Timeout,
+                format!(
+                    "security group {group} is still in use after {} min: {}",
+                    SECURITY_GROUP_DELETE_BUDGET_MS / 60_000,
+                    in_use.describe()
+                ),
+            ));
+        }
+        tracing::debug!(group, reason = %in_use.describe(), "security group in use; retrying later");
+        Ok(DeleteProgress::InFlight {
+            handle: Handle::AwaitGone {
+                started_ms,
+                deadline_ms,
+                polls,
+            },
+            expected_done_ms: eni::next_poll_ms(
+                now,
+                backoff_ms(polls, RETRY_FIRST_MS, RETRY_CAP_MS),
+                deadline_ms,
+            ),
+        })
+    }
+}
+
+#[async_trait]
+impl Deleter for SecurityGroupDeleter {
+    async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
+        let started = now_ms();
+        self.attempt(
+            req,
+            started,
+            eni::deadline_ms(started, SECURITY_GROUP_DELETE_BUDGET_MS),
+            0,
+        )
+        .await
+    }
+
+    async fn poll(
+        &self,
+        req: &DeleteRequest,
+        handle: &Handle,
+    ) -> Result<DeleteProgress, DeleteError> {
+        let Handle::AwaitGone {
+            started_ms,
+            deadline_ms,
+            polls,
+        } = handle
+        else {
+            return super::no_poll(req, handle);
+        };
+        self.attempt(req, *started_ms, *deadline_ms, polls.saturating_add(1))
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_id_is_sg_dash_hex_only() {
+        assert!(is_group_id("sg-0123abcdef"));
+        assert!(!is_group_id("sg-"));
+        assert!(!is_group_id("my-group"));
+        assert!(!is_group_id("sg-xyz"));
+    }
+
+    #[test]
+    fn in_use_message_names_the_interfaces_that_still_use_the_group() {
+        let u = InUse::Interfaces {
+            lambda: vec![EniSummary {
+                id: "eni-1".into(),
+                status: "in-use".into(),
+                description: "AWS Lambda VPC ENI-fn-1".into(),
+            }],
+            others: vec![EniSummary {
+                id: "eni-2".into(),
+                status: "in-use".into(),
+                description: "web server".into(),
+            }],
+            swept: 0,
+        };
+        assert_eq!(
+            u.describe(),
+            "Lambda network interfaces not yet released: eni-1 (in-use, \"AWS Lambda VPC ENI-fn-1\"); other network interfaces: eni-2 (in-use, \"web server\")"
+        );
+    }
+}
