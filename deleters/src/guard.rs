@@ -45,6 +45,27 @@ pub fn not_found(
     Ok(DeleteProgress::AlreadyGone)
 }
 
+/// Refuses a delete that must take a final snapshot (`DeletionPolicy: Snapshot`) when the
+/// deleter cannot take one (`why` says why): the row fails with
+/// `FINAL_SNAPSHOT_UNSUPPORTED` naming type, logical id and stack, and nothing is
+/// deleted. Every deleter that has no snapshot parameter calls this before any AWS call.
+pub fn refuse_final_snapshot(req: &DeleteRequest, why: &str) -> Result<(), DeleteError> {
+    match &req.options.final_snapshot {
+        None => Ok(()),
+        Some(snapshot) => Err(DeleteError::new(
+            req,
+            DeleteErrorKind::Unsupported,
+            cdkd_core::destroy::decide::final_snapshot_refusal(
+                &req.resource_type,
+                &req.logical_id,
+                &req.run.stack,
+                snapshot,
+                why,
+            ),
+        )),
+    }
+}
+
 /// The region part of an ARN (`arn:partition:service:region:account:resource`).
 pub fn arn_region(arn: &str) -> Option<&str> {
     let mut parts = arn.splitn(6, ':');
@@ -111,7 +132,25 @@ mod tests {
                 state_bucket: "b".into(),
                 state_prefix: "cdkd".into(),
             },
+            options: Default::default(),
         }
+    }
+
+    #[test]
+    fn final_snapshot_is_refused_by_name_before_any_call_rule_2_8_3() {
+        let mut r = req("us-east-1");
+        assert_eq!(refuse_final_snapshot(&r, "no"), Ok(()));
+        r.options.final_snapshot = Some(cdkd_core::destroy::decide::FinalSnapshot::Identifier(
+            "t-final-20261129-123456".into(),
+        ));
+        let e = refuse_final_snapshot(&r, "this deleter has no snapshot parameter").unwrap_err();
+        assert_eq!(e.kind, DeleteErrorKind::Unsupported);
+        assert!(!e.retryable);
+        assert!(
+            e.message
+                .starts_with("FINAL_SNAPSHOT_UNSUPPORTED: AWS::SNS::Topic T in stack S"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -3,6 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The handle type is core's (one type for the deleters, the workflow and the
+/// simulations): a `kind`-tagged enum, serializable into the run record.
+pub use cdkd_core::destroy::handle::Handle;
+
 /// Outcome of `Deleter::start` / `Deleter::poll` when no error occurred.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "camelCase")]
@@ -18,40 +22,6 @@ pub enum DeleteProgress {
     InFlight {
         handle: Handle,
         expected_done_ms: u64,
-    },
-}
-
-/// Resumable state of a delete in flight. Serializable so that it can be stored in the
-/// run record and handed to the next wave invocation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum Handle {
-    /// A Cloud Control `DeleteResource` request.
-    #[serde(rename_all = "camelCase")]
-    CloudControl {
-        request_token: String,
-        client_token: String,
-        started_ms: u64,
-        /// Status polls so far (drives the 1 s ×1.5 → 10 s back-off).
-        polls: u32,
-    },
-    /// A custom-resource Delete request awaiting its response object.
-    #[serde(rename_all = "camelCase")]
-    CustomResource {
-        request_id: String,
-        /// Key of the response object in the state bucket.
-        response_key: String,
-        deadline_ms: u64,
-        /// Response polls so far (drives the 2 s ×1.5 → 30 s back-off).
-        polls: u32,
-    },
-    /// An SDK delete that completes asynchronously (for instance a DynamoDB table in
-    /// `DELETING`): poll re-describes the resource until it is gone.
-    #[serde(rename_all = "camelCase")]
-    AwaitGone {
-        started_ms: u64,
-        deadline_ms: u64,
-        polls: u32,
     },
 }
 
@@ -90,9 +60,9 @@ mod tests {
     }
 
     #[test]
-    fn handle_round_trips_through_json_for_a_later_invocation() {
+    fn in_flight_progress_round_trips_through_json_for_a_later_invocation() {
         let h = Handle::CloudControl {
-            request_token: "rt".into(),
+            request_token: Some("rt".into()),
             client_token: "ct".into(),
             started_ms: 5,
             polls: 2,

@@ -33,6 +33,7 @@ fn req(resource_type: &str, physical_id: &str, provisioned_by: &str) -> DeleteRe
             state_bucket: "bucket".into(),
             state_prefix: "cdkd".into(),
         },
+        options: Default::default(),
     }
 }
 
@@ -78,7 +79,7 @@ fn status_rule(ev: ProgressEvent) -> Rule {
 
 fn handle(token: &str, started_ms: u64, polls: u32) -> Handle {
     Handle::CloudControl {
-        request_token: token.into(),
+        request_token: Some(token.into()),
         client_token: "ct".into(),
         started_ms,
         polls,
@@ -125,7 +126,7 @@ async fn cloud_control_start_uses_the_recorded_id_and_a_deterministic_client_tok
     else {
         panic!("wrong handle {handle:?}");
     };
-    assert_eq!(request_token, "rt-1");
+    assert_eq!(request_token.as_deref(), Some("rt-1"));
     assert_eq!(ct, expected_token);
     assert_eq!(polls, 0);
     assert!(
@@ -334,13 +335,102 @@ async fn cloud_control_resource_not_found_from_another_region_cannot_confirm_del
 }
 
 #[tokio::test]
-async fn cloud_control_not_found_for_an_untranslated_sdk_id_cannot_confirm_deletion() {
+async fn cloud_control_not_found_for_an_unverified_identifier_cannot_confirm_deletion() {
     let rule = not_found_rule();
     let d = CloudControlDeleter::new(client("us-east-1", &[&rule]));
-    // Written by an SDK provider, type not on the "same value" list.
-    let r = req("AWS::CodeDeploy::DeploymentGroup", "group", "sdk");
+    // Written by an SDK provider; the identifier is joined in an order not read from
+    // the type schema, so NotFound cannot be trusted.
+    let mut r = req(
+        "AWS::ECS::Service",
+        "arn:aws:ecs:us-east-1:1:service/c/s",
+        "sdk",
+    );
+    r.properties = json!({"Cluster": "c"});
     let e = d.start(&r).await.unwrap_err();
     assert_eq!(e.kind, DeleteErrorKind::CannotConfirmDeletion, "{e}");
+    assert_eq!(rule.num_calls(), 1);
+}
+
+#[tokio::test]
+async fn cloud_control_untranslatable_sdk_id_is_skipped_without_a_call_rule_3_2() {
+    let rule = not_found_rule();
+    let d = CloudControlDeleter::new(client("us-east-1", &[&rule]));
+    // Written by an SDK provider, type not on the "same value" list: no guess.
+    let r = req("AWS::CodeDeploy::DeploymentGroup", "group", "sdk");
+    let e = d.start(&r).await.unwrap_err();
+    assert_eq!(e.kind, DeleteErrorKind::Skipped, "{e}");
+    assert_eq!(rule.num_calls(), 0);
+}
+
+#[tokio::test]
+async fn cloud_control_refuses_a_final_snapshot_without_any_call_rule_2_8_3() {
+    let del = mock!(Client::delete_resource).then_output(|| {
+        DeleteResourceOutput::builder()
+            .progress_event(event("rt-1", OperationStatus::Success))
+            .build()
+    });
+    let d = CloudControlDeleter::new(client("us-east-1", &[&del]));
+    let mut r = req("AWS::RDS::DBInstance", "db1", "cc-api");
+    r.options.final_snapshot = Some(cdkd_deleters::request::FinalSnapshot::Identifier(
+        "db1-final-20261129-123456".into(),
+    ));
+    let e = d.start(&r).await.unwrap_err();
+    assert_eq!(e.kind, DeleteErrorKind::Unsupported, "{e}");
+    assert!(!e.retryable);
+    assert!(
+        e.message
+            .starts_with("FINAL_SNAPSHOT_UNSUPPORTED: AWS::RDS::DBInstance Group in stack Stack"),
+        "{e}"
+    );
+    // Resuming an intent (no request token) is refused the same way.
+    let intent = Handle::CloudControl {
+        request_token: None,
+        client_token: client_token(&r),
+        started_ms: now_ms(),
+        polls: 0,
+    };
+    assert!(d.poll(&r, &intent).await.is_err());
+    assert_eq!(del.num_calls(), 0);
+    // Without the snapshot (skipFinalSnapshot) the same record is deleted.
+    r.options.final_snapshot = None;
+    assert_eq!(d.start(&r).await, Ok(DeleteProgress::Done));
+    assert_eq!(del.num_calls(), 1);
+}
+
+#[tokio::test]
+async fn cloud_control_intent_without_request_token_is_resent_with_the_same_client_token() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let del = mock!(Client::delete_resource)
+        .match_requests(move |i| {
+            s.lock()
+                .unwrap()
+                .push(i.client_token().unwrap_or_default().to_owned());
+            true
+        })
+        .then_output(|| {
+            DeleteResourceOutput::builder()
+                .progress_event(event("rt-5", OperationStatus::InProgress))
+                .build()
+        });
+    let d = CloudControlDeleter::new(client("us-east-1", &[&del]));
+    let r = dg();
+    let intent = Handle::CloudControl {
+        request_token: None,
+        client_token: client_token(&r),
+        started_ms: now_ms(),
+        polls: 0,
+    };
+    let out = d.poll(&r, &intent).await.unwrap();
+    let DeleteProgress::InFlight {
+        handle: Handle::CloudControl { request_token, .. },
+        ..
+    } = out
+    else {
+        panic!("expected InFlight, got {out:?}");
+    };
+    assert_eq!(request_token.as_deref(), Some("rt-5"));
+    assert_eq!(*seen.lock().unwrap(), vec![client_token(&r)]);
 }
 
 #[tokio::test]
@@ -405,7 +495,7 @@ async fn cloud_control_throttled_status_poll_is_retried_in_place_with_the_same_r
     else {
         panic!("expected InFlight, got {out:?}");
     };
-    assert_eq!(request_token, "rt-7");
+    assert_eq!(request_token.as_deref(), Some("rt-7"));
     assert_eq!(polls, 3);
 }
 
@@ -547,4 +637,74 @@ async fn cloud_control_failure_from_a_dependency_still_in_use_is_retryable() {
         .await
         .unwrap_err();
     assert!(e.retryable, "{e:?}");
+}
+
+#[tokio::test]
+async fn cloud_control_remove_protection_patches_the_property_off_then_deletes_rule_3_1() {
+    use aws_sdk_cloudcontrol::operation::update_resource::UpdateResourceOutput;
+    let patches = Arc::new(Mutex::new(Vec::new()));
+    let p = patches.clone();
+    let update = mock!(Client::update_resource)
+        .match_requests(move |i| {
+            p.lock()
+                .unwrap()
+                .push(i.patch_document().unwrap_or_default().to_owned());
+            i.identifier() == Some("prod-cluster")
+        })
+        .then_output(|| {
+            UpdateResourceOutput::builder()
+                .progress_event(event("up-1", OperationStatus::InProgress))
+                .build()
+        });
+    let status = mock!(Client::get_resource_request_status)
+        .match_requests(|i| i.request_token() == Some("up-1"))
+        .then_output(|| {
+            GetResourceRequestStatusOutput::builder()
+                .progress_event(event("up-1", OperationStatus::Success))
+                .build()
+        });
+    let delete = mock!(Client::delete_resource).then_output(|| {
+        DeleteResourceOutput::builder()
+            .progress_event(event("rt-2", OperationStatus::Success))
+            .build()
+    });
+    let d = CloudControlDeleter::new(client("us-east-1", &[&update, &status, &delete]));
+    let mut r = req("AWS::EKS::Cluster", "prod-cluster", "cc-api");
+    r.options.remove_protection = true;
+    let out = d.start(&r).await.unwrap();
+    let DeleteProgress::InFlight { handle, .. } = out else {
+        panic!("expected the unprotect step, got {out:?}");
+    };
+    assert!(
+        matches!(&handle, Handle::Steps { phase, .. } if phase == "unprotect"),
+        "{handle:?}"
+    );
+    assert_eq!(
+        delete.num_calls(),
+        0,
+        "no delete before the protection is off"
+    );
+    // Resumed from the persisted handle (next invocation).
+    let handle: Handle = serde_json::from_value(serde_json::to_value(&handle).unwrap()).unwrap();
+    assert_eq!(d.poll(&r, &handle).await, Ok(DeleteProgress::Done));
+    assert_eq!(delete.num_calls(), 1);
+    let patch: Value = serde_json::from_str(&patches.lock().unwrap()[0]).unwrap();
+    assert_eq!(
+        patch,
+        json!([{"op": "add", "path": "/DeletionProtection", "value": false}])
+    );
+}
+
+#[tokio::test]
+async fn cloud_control_without_remove_protection_sends_no_update_rule_3_1() {
+    let delete = mock!(Client::delete_resource).then_output(|| {
+        DeleteResourceOutput::builder()
+            .progress_event(event("rt-3", OperationStatus::Success))
+            .build()
+    });
+    // Sequential mode: an UpdateResource call would not match the only rule and fail.
+    let d = CloudControlDeleter::new(client("us-east-1", &[&delete]));
+    let r = req("AWS::EKS::Cluster", "prod-cluster", "cc-api");
+    assert_eq!(d.start(&r).await, Ok(DeleteProgress::Done));
+    assert_eq!(delete.num_calls(), 1);
 }

@@ -37,6 +37,7 @@ fn req(properties: Value) -> DeleteRequest {
             state_bucket: "state-bucket".into(),
             state_prefix: "cdkd".into(),
         },
+        options: Default::default(),
     }
 }
 

@@ -131,6 +131,7 @@ fn request(f: &Fixture) -> DeleteRequest {
             state_bucket: f.bucket.clone(),
             state_prefix: "cdkd".into(),
         },
+        options: Default::default(),
     }
 }
 

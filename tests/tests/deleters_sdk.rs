@@ -56,6 +56,7 @@ fn req(resource_type: &str, physical_id: &str, properties: Value) -> DeleteReque
             state_bucket: "unused".into(),
             state_prefix: "cdkd".into(),
         },
+        options: Default::default(),
     }
 }
 
@@ -719,6 +720,7 @@ fn record_request(record: &Value, logical_id: &str, run_id: &str) -> DeleteReque
             state_bucket: "unused".into(),
             state_prefix: "cdkd".into(),
         },
+        options: Default::default(),
     }
 }
 

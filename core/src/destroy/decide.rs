@@ -1,6 +1,7 @@
 //! The per-record decision inside a wave (spec §2.8 steps 2–4, §4.1 pre-checks): retain,
 //! no-op, refuse, skip, or delete through which route and with which final snapshot.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// What to do with one ready record.
@@ -44,14 +45,43 @@ pub enum Route {
     ByType,
 }
 
-/// Final snapshot handling for `DeletionPolicy: Snapshot` (spec §2.8 step 3).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Final snapshot handling for `DeletionPolicy: Snapshot` (spec §2.8 step 3). Carried
+/// to the deleter in its request; a deleter that cannot honour it must refuse the delete
+/// ([`FINAL_SNAPSHOT_UNSUPPORTED`]), never delete without the snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum FinalSnapshot {
     /// Pass this identifier to the type's own delete call.
     Identifier(String),
     /// Create a snapshot, wait for it, then delete normally (EBS volume, Redshift
     /// cluster, ElastiCache replication group).
     SnapshotFirst,
+}
+
+impl FinalSnapshot {
+    /// What the snapshot would have been, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            FinalSnapshot::Identifier(id) => format!("final snapshot {id}"),
+            FinalSnapshot::SnapshotFirst => "a snapshot taken before the delete".to_string(),
+        }
+    }
+}
+
+/// The refusal of a delete that would lose its final snapshot: no deleter for the record
+/// can take one (Cloud Control has no snapshot parameter; no SDK deleter for the type
+/// takes the identifier). Names the error code, type, logical id and stack.
+pub fn final_snapshot_refusal(
+    resource_type: &str,
+    logical_id: &str,
+    stack: &str,
+    snapshot: &FinalSnapshot,
+    why: &str,
+) -> String {
+    format!(
+        "{FINAL_SNAPSHOT_UNSUPPORTED}: {resource_type} {logical_id} in stack {stack} has DeletionPolicy Snapshot ({}), but {why}; nothing was deleted. Snapshot and delete it by hand, or destroy with skipFinalSnapshot to delete it without a snapshot",
+        snapshot.describe()
+    )
 }
 
 /// Inputs of the decision that are not in the record.
@@ -349,6 +379,35 @@ mod tests {
                 route: Route::ByType,
                 final_snapshot: Some(FinalSnapshot::SnapshotFirst)
             })
+        );
+    }
+
+    #[test]
+    fn final_snapshot_refusal_names_code_type_logical_id_and_stack_rule_2_8_3() {
+        let m = final_snapshot_refusal(
+            "AWS::RDS::DBInstance",
+            "Db",
+            "Shop",
+            &FinalSnapshot::Identifier("db-final-20261129-123456".into()),
+            "Cloud Control's delete has no snapshot parameter",
+        );
+        assert!(
+            m.starts_with("FINAL_SNAPSHOT_UNSUPPORTED: AWS::RDS::DBInstance Db in stack Shop"),
+            "{m}"
+        );
+        assert!(m.contains("db-final-20261129-123456"), "{m}");
+        assert!(m.contains("nothing was deleted"), "{m}");
+    }
+
+    #[test]
+    fn final_snapshot_serializes_for_the_delete_request() {
+        let v = serde_json::to_value(FinalSnapshot::Identifier("x".into())).unwrap();
+        assert_eq!(v, json!({"identifier": "x"}));
+        let v = serde_json::to_value(FinalSnapshot::SnapshotFirst).unwrap();
+        assert_eq!(v, json!("snapshotFirst"));
+        assert_eq!(
+            serde_json::from_value::<FinalSnapshot>(json!({"identifier": "x"})).unwrap(),
+            FinalSnapshot::Identifier("x".into())
         );
     }
 

@@ -14,12 +14,39 @@ pub enum CcIdentifier {
     Identifier(String),
     /// Composite: join the values with `|` in the order of the type schema's
     /// `primaryIdentifier` (read from `DescribeType`, see [`join_in_schema_order`]).
+    /// The fields are listed in the order this project believes the schema has; a
+    /// caller that joins them in that order without `DescribeType` must not trust a
+    /// NotFound answer for the result ([`CcIdentifier::trusted_not_found`]).
     Fields(Vec<(String, String)>),
     /// No Cloud Control identifier can be derived: use the type's SDK deleter.
     KeepSdk { reason: String },
     /// An input is missing or the type's identifier is unverified: skip the row (record
     /// kept) rather than guess.
     Skip { reason: String },
+}
+
+impl CcIdentifier {
+    /// The identifier to send without a `DescribeType` lookup: `Identifier` as is,
+    /// `Fields` joined with `|` in the listed order. `None` for `KeepSdk` / `Skip`.
+    pub fn as_sent(&self) -> Option<String> {
+        match self {
+            CcIdentifier::Identifier(s) => Some(s.clone()),
+            CcIdentifier::Fields(f) => Some(
+                f.iter()
+                    .map(|(_, v)| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join("|"),
+            ),
+            CcIdentifier::KeepSdk { .. } | CcIdentifier::Skip { .. } => None,
+        }
+    }
+
+    /// Whether a NotFound answer for [`Self::as_sent`] may count as "already deleted"
+    /// (spec §3.2 hazard): only for an identifier known to be Cloud Control's, never for
+    /// fields joined in an order not read from the schema.
+    pub fn trusted_not_found(&self) -> bool {
+        matches!(self, CcIdentifier::Identifier(_))
+    }
 }
 
 /// Types whose SDK physical id is the Cloud Control identifier (spec §3.2 "same value").
@@ -238,8 +265,8 @@ pub fn cloud_control_identifier(
                     return Err(skip("AWS::WAFv2::WebACL physical id is not a WebACL ARN"));
                 }
                 CcIdentifier::Fields(vec![
-                    ("Id".into(), parts[3].to_string()),
                     ("Name".into(), parts[2].to_string()),
+                    ("Id".into(), parts[3].to_string()),
                     ("Scope".into(), scope.to_string()),
                 ])
             }
@@ -462,11 +489,25 @@ mod tests {
         assert_eq!(
             id("AWS::WAFv2::WebACL", arn, json!({}), json!({})),
             CcIdentifier::Fields(vec![
-                ("Id".into(), "abc-123".into()),
                 ("Name".into(), "my-acl".into()),
+                ("Id".into(), "abc-123".into()),
                 ("Scope".into(), "REGIONAL".into())
             ])
         );
+    }
+
+    #[test]
+    fn joined_fields_are_sent_but_not_found_is_not_trusted_rule_3_2_hazard() {
+        let arn = "arn:aws:wafv2:us-east-1:123:regional/webacl/my-acl/abc-123";
+        let w = id("AWS::WAFv2::WebACL", arn, json!({}), json!({}));
+        assert_eq!(w.as_sent().as_deref(), Some("my-acl|abc-123|REGIONAL"));
+        assert!(!w.trusted_not_found());
+        let s = id("AWS::SQS::Queue", "https://q", json!({}), json!({}));
+        assert_eq!(s.as_sent().as_deref(), Some("https://q"));
+        assert!(s.trusted_not_found());
+        let k = id("AWS::IAM::Policy", "p", json!({}), json!({}));
+        assert_eq!(k.as_sent(), None);
+        assert!(!k.trusted_not_found());
     }
 
     #[test]

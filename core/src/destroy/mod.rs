@@ -6,6 +6,7 @@
 pub mod custom_resource;
 pub mod decide;
 pub mod graph;
+pub mod handle;
 pub mod identifiers;
 pub mod invariant;
 pub mod model;

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
+pub use super::handle::Handle;
+
 /// What happened to one record in a run (spec §0 "row outcome", §2.7 `blocked`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "camelCase")]
@@ -68,44 +70,6 @@ impl RowOutcome {
     }
 }
 
-/// How an in-flight delete is resumed by the next wave invocation (spec §2.14, §4.7).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum InFlightKind {
-    /// Cloud Control `DeleteResource`. Persist the handle with `request_token: None`
-    /// *before* calling (write-ahead intent): a re-entered wave re-sends an unsent or
-    /// unconfirmed intent with the same `client_token` (idempotent), even after a stop
-    /// request, so a lost response can never lead to a second, different delete request.
-    #[serde(rename_all = "camelCase")]
-    CloudControl {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        request_token: Option<String>,
-        client_token: String,
-    },
-    /// Custom-resource Delete sent; the answer arrives at `response_key` in the bucket.
-    #[serde(rename_all = "camelCase")]
-    CustomResource {
-        request_id: String,
-        response_key: String,
-        deadline_ms: u64,
-        /// `sync` (poll every 2 s for 30 s) or `async` (up to 60 min), spec §4.4.
-        mode: CustomResourceMode,
-    },
-    /// An SDK deleter waiting until the resource is gone (NAT gateway, RDS, ...).
-    #[serde(rename_all = "camelCase")]
-    Sdk {
-        /// Deleter-specific step name, e.g. `waitGone`.
-        phase: String,
-        /// Deleter-specific opaque data (ids it needs to poll), small.
-        #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
-        data: serde_json::Value,
-        deadline_ms: u64,
-    },
-    /// A nested child destroy running as its own execution (spec §5.3).
-    #[serde(rename_all = "camelCase")]
-    NestedStack { child_stack: String },
-}
-
 /// Custom-resource response waiting mode (spec §4.4 step 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -114,19 +78,16 @@ pub enum CustomResourceMode {
     Async,
 }
 
-/// One delete that was started and not yet settled.
+/// One delete that was started and not yet settled, as the run record keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InFlight {
     pub logical_id: String,
+    /// How to resume it ([`Handle`], the one handle type of the workspace).
     #[serde(flatten)]
-    pub kind: InFlightKind,
-    pub started_ms: u64,
+    pub handle: Handle,
     /// When to poll it next (see [`first_poll_ms`], [`next_poll_ms`]).
     pub expected_done_ms: u64,
-    /// Polls that found it still running.
-    #[serde(default)]
-    pub polls: u32,
 }
 
 /// What a wave invocation returns to the state machine (small: payload cap 256 KiB).
@@ -180,7 +141,18 @@ pub struct ReportRow {
     pub physical_id: Option<String>,
     #[serde(flatten)]
     pub outcome: RowOutcome,
+    /// Said of a row that was not settled although its delete was sent: it may still be
+    /// deleting in AWS ([`UNCONFIRMED_DELETE_NOTE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
+
+/// The note of a row whose delete request was sent (or may have been) but whose end was
+/// never seen, for instance when a stop request or an error ended the run after a crash
+/// lost the request's handle. A later run uses a new ClientToken, so it cannot resume
+/// that request: the user must know the resource may be going away.
+pub const UNCONFIRMED_DELETE_NOTE: &str =
+    "unknown: a delete request was sent and its end was not seen; the resource may still be deleting in AWS";
 
 /// How the stack's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -220,6 +192,35 @@ pub struct DestroyReport {
     /// What to do next on a partial run (e.g. re-run the destroy).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_step: Option<String>,
+    /// Logical ids whose delete was sent but not seen to end: they may still be deleting
+    /// in AWS (see [`note_unconfirmed_deletes`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub maybe_deleting: Vec<String>,
+}
+
+/// Marks the rows of `unconfirmed` (logical ids whose delete request was sent and never
+/// seen to end) that the run left unsettled: each gets [`UNCONFIRMED_DELETE_NOTE`], the
+/// report lists them in `maybe_deleting`, and the next step tells the user to check
+/// them in AWS before re-running. Settled rows are left alone.
+pub fn note_unconfirmed_deletes(report: &mut DestroyReport, unconfirmed: &[String]) {
+    for row in &mut report.rows {
+        if row.outcome == RowOutcome::Interrupted && unconfirmed.contains(&row.logical_id) {
+            row.note = Some(UNCONFIRMED_DELETE_NOTE.to_string());
+            report.maybe_deleting.push(row.logical_id.clone());
+        }
+    }
+    if report.maybe_deleting.is_empty() {
+        return;
+    }
+    let list = report.maybe_deleting.join(", ");
+    let warn = format!(
+        "{} resource(s) may still be deleting in AWS (a delete request was sent and its end was not seen): {list}; check them in AWS before running the destroy again",
+        report.maybe_deleting.len()
+    );
+    report.next_step = Some(match report.next_step.take() {
+        Some(step) => format!("{warn}. Then: {step}"),
+        None => warn,
+    });
 }
 
 /// Input row for [`build_report`]: a record of the stack at plan time.
@@ -261,6 +262,7 @@ pub fn build_report(
             resource_type: p.resource_type.clone(),
             physical_id: p.physical_id.clone(),
             outcome,
+            note: None,
         });
     }
     let preserve = rows.iter().any(|r| r.outcome.preserves_state());
@@ -291,6 +293,7 @@ pub fn build_report(
         counts,
         rows,
         next_step,
+        maybe_deleting: Vec::new(),
     }
 }
 
@@ -427,13 +430,13 @@ mod tests {
     fn flight(id: &str, expected: u64) -> InFlight {
         InFlight {
             logical_id: id.into(),
-            kind: InFlightKind::CloudControl {
+            handle: Handle::CloudControl {
                 request_token: Some("t".into()),
                 client_token: "c".into(),
+                started_ms: 0,
+                polls: 0,
             },
-            started_ms: 0,
             expected_done_ms: expected,
-            polls: 0,
         }
     }
 
@@ -470,15 +473,13 @@ mod tests {
                 flight("B", 5),
                 InFlight {
                     logical_id: "C".into(),
-                    kind: InFlightKind::CustomResource {
+                    handle: Handle::CustomResource {
                         request_id: "cdkd-1-abc".into(),
                         response_key: "custom-resource-responses/cdkd-1-abc.json".into(),
                         deadline_ms: 99,
-                        mode: CustomResourceMode::Async,
+                        polls: 3,
                     },
-                    started_ms: 1,
                     expected_done_ms: 2,
-                    polls: 3,
                 },
             ],
             waves: 2,
@@ -582,6 +583,46 @@ mod tests {
         assert_eq!(r.result, RunResult::Clean);
         assert_eq!(r.counts.retained, 1);
         assert!(r.next_step.is_none());
+    }
+
+    #[test]
+    fn report_names_rows_whose_delete_may_still_be_in_progress_after_a_stop_rule_2_13() {
+        let planned: Vec<PlannedRow> = ["A", "B", "C"]
+            .iter()
+            .map(|id| PlannedRow {
+                logical_id: id.to_string(),
+                resource_type: "AWS::Logs::LogGroup".into(),
+                physical_id: Some(id.to_lowercase()),
+            })
+            .collect();
+        let mut o = BTreeMap::new();
+        o.insert("A".to_string(), RowOutcome::Deleted);
+        let mut r = build_report("r", "S", "us-east-1", &planned, &o, true);
+        // A was sent and settled; B was sent and lost; C was never sent.
+        note_unconfirmed_deletes(&mut r, &["A".to_string(), "B".to_string()]);
+        assert_eq!(r.maybe_deleting, vec!["B".to_string()]);
+        assert_eq!(r.rows[0].note, None);
+        assert_eq!(r.rows[1].note.as_deref(), Some(UNCONFIRMED_DELETE_NOTE));
+        assert_eq!(r.rows[2].note, None);
+        assert_eq!(r.rows[2].outcome, RowOutcome::Interrupted);
+        let next = r.next_step.clone().unwrap();
+        assert!(
+            next.starts_with("1 resource(s) may still be deleting in AWS"),
+            "{next}"
+        );
+        assert!(next.contains(": B;"), "{next}");
+        assert!(next.contains("cdkd-flow destroy S"), "{next}");
+        let v = serde_json::to_value(&r.rows[1]).unwrap();
+        assert_eq!(v["outcome"], "interrupted");
+        assert_eq!(v["note"], UNCONFIRMED_DELETE_NOTE);
+        // Nothing unconfirmed: the report is unchanged.
+        let mut clean = build_report("r", "S", "us-east-1", &planned, &o, true);
+        let before = clean.clone();
+        note_unconfirmed_deletes(&mut clean, &[]);
+        assert_eq!(clean, before);
+        assert!(!serde_json::to_string(&clean)
+            .unwrap()
+            .contains("maybeDeleting"));
     }
 
     #[test]

@@ -17,8 +17,8 @@ use cdkd_core::destroy::decide::{decide, DecideOptions, Decision};
 use cdkd_core::destroy::graph::DeleteGraph;
 use cdkd_core::destroy::invariant::{check_delete_order, check_state_superset};
 use cdkd_core::destroy::model::{
-    client_token, decide_wait, first_poll_ms, next_poll_ms, typical_delete_ms, InFlight,
-    InFlightKind, Progress, RowOutcome, WaitBounds, WaitDecision,
+    client_token, decide_wait, first_poll_ms, next_poll_ms, typical_delete_ms, Handle, InFlight,
+    Progress, RowOutcome, WaitBounds, WaitDecision,
 };
 use cdkd_core::destroy::waves::ready_set;
 use rand::rngs::StdRng;
@@ -341,13 +341,16 @@ pub fn wave(
         // Poll the deletes that are due.
         let mut still = Vec::new();
         for mut f in std::mem::take(&mut progress.in_flight) {
-            let InFlightKind::CloudControl {
-                request_token: Some(request_token),
-                ..
-            } = &f.kind
-            else {
-                still.push(f);
-                continue;
+            let (request_token, started_ms) = match &f.handle {
+                Handle::CloudControl {
+                    request_token: Some(t),
+                    started_ms,
+                    ..
+                } => (t.clone(), *started_ms),
+                _ => {
+                    still.push(f);
+                    continue;
+                }
             };
             if f.expected_done_ms > now {
                 still.push(f);
@@ -355,10 +358,12 @@ pub fn wave(
             }
             io.op()?;
             now += cfg.call_ms;
-            match aws.poll(request_token, now) {
+            match aws.poll(&request_token, now) {
                 Poll::Pending => {
-                    f.expected_done_ms = next_poll_ms(f.started_ms, now);
-                    f.polls += 1;
+                    f.expected_done_ms = next_poll_ms(started_ms, now);
+                    if let Handle::CloudControl { polls, .. } = &mut f.handle {
+                        *polls += 1;
+                    }
                     still.push(f);
                 }
                 Poll::Done => {
@@ -436,13 +441,13 @@ pub fn wave(
                         intents = true;
                         progress.in_flight.push(InFlight {
                             logical_id: id.clone(),
-                            kind: InFlightKind::CloudControl {
+                            handle: Handle::CloudControl {
                                 request_token: None,
                                 client_token: client_token(&run_id, &stack, id, 0),
+                                started_ms: now,
+                                polls: 0,
                             },
-                            started_ms: now,
                             expected_done_ms: first_poll_ms(now, ty),
-                            polls: 0,
                         });
                     }
                 }
@@ -504,10 +509,11 @@ fn send_intents(
 ) -> Result<(), Crash> {
     let mut gone = Vec::new();
     for f in progress.in_flight.iter_mut() {
-        let InFlightKind::CloudControl {
+        let Handle::CloudControl {
             request_token,
             client_token,
-        } = &mut f.kind
+            ..
+        } = &mut f.handle
         else {
             continue;
         };

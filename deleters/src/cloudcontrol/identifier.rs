@@ -1,193 +1,50 @@
-//! Which Cloud Control identifier to delete a record by (spec §3.2). A wrong identifier
-//! can come back as NotFound, which would drop a live resource from state, so every
-//! identifier carries whether it is known to be Cloud Control's: only then may NotFound
-//! count as deleted.
+//! Which Cloud Control identifier to delete a record by (spec §3.2). The table itself is
+//! core's ([`cdkd_core::destroy::identifiers`]); this module turns its answer into what
+//! the deleter sends, and whether NotFound for it may count as deleted. A wrong
+//! identifier can come back as NotFound, which would drop a live resource from state, so
+//! only an identifier known to be Cloud Control's is trusted.
 
+use cdkd_core::destroy::identifiers::{cloud_control_identifier as core_identifier, CcIdentifier};
+use serde_json::Value;
+
+use crate::error::{DeleteError, DeleteErrorKind};
 use crate::request::DeleteRequest;
 
 /// The identifier to send and whether NotFound for it may be trusted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CcIdentifier {
+pub struct CcTarget {
     pub identifier: String,
     /// True when the identifier is known to be Cloud Control's primary identifier.
     pub verified: bool,
 }
 
-/// Why no Cloud Control identifier can be built (the row is skipped, record kept).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NoIdentifier(pub String);
-
-/// Types whose SDK-written physical id is already Cloud Control's identifier.
-pub const SAME_VALUE_TYPES: &[&str] = &[
-    "AWS::S3::Bucket",
-    "AWS::IAM::Role",
-    "AWS::IAM::User",
-    "AWS::IAM::Group",
-    "AWS::IAM::InstanceProfile",
-    "AWS::IAM::ManagedPolicy",
-    "AWS::Lambda::Function",
-    "AWS::DynamoDB::Table",
-    "AWS::DynamoDB::GlobalTable",
-    "AWS::SQS::Queue",
-    "AWS::SNS::Topic",
-    "AWS::Logs::LogGroup",
-    "AWS::EC2::VPC",
-    "AWS::EC2::Subnet",
-    "AWS::EC2::SecurityGroup",
-    "AWS::EC2::InternetGateway",
-    "AWS::EC2::RouteTable",
-    "AWS::EC2::NatGateway",
-    "AWS::CloudFront::Distribution",
-    "AWS::CloudFront::CloudFrontOriginAccessIdentity",
-    "AWS::Route53::HostedZone",
-    "AWS::SecretsManager::Secret",
-    "AWS::Events::Rule",
-    "AWS::Events::EventBus",
-    "AWS::ApiGatewayV2::Api",
-    "AWS::CloudWatch::Alarm",
-    "AWS::Kinesis::Stream",
-    "AWS::SSM::Parameter",
-    "AWS::StepFunctions::StateMachine",
-    "AWS::Cognito::UserPool",
-    "AWS::ECR::Repository",
-    "AWS::ECS::Cluster",
-    "AWS::ECS::TaskDefinition",
-    "AWS::ElasticLoadBalancingV2::LoadBalancer",
-    "AWS::ElasticLoadBalancingV2::TargetGroup",
-    "AWS::ElasticLoadBalancingV2::Listener",
-    "AWS::KMS::Key",
-    "AWS::KMS::Alias",
-    "AWS::Lambda::Url",
-    "AWS::EFS::FileSystem",
-    "AWS::EFS::AccessPoint",
-    "AWS::CertificateManager::Certificate",
-];
-
-/// Types whose only Cloud Control identifier is generated and cannot be derived from
-/// what cdkd records: they need their own deleter.
-pub const NO_CC_IDENTIFIER_TYPES: &[&str] = &[
-    "AWS::IAM::Policy",
-    "AWS::Route53::RecordSet",
-    "AWS::Glue::Table",
-    "AWS::SNS::TopicPolicy",
-    "AWS::SQS::QueuePolicy",
-    "AWS::EC2::NetworkAclEntry",
-];
-
-fn prop<'a>(req: &'a DeleteRequest, key: &str) -> Result<&'a str, NoIdentifier> {
-    req.prop_str(key).filter(|s| !s.is_empty()).ok_or_else(|| {
-        NoIdentifier(format!(
-            "the record's properties lack {key}, needed to build the Cloud Control identifier of {}",
-            req.resource_type
-        ))
-    })
-}
-
-fn attr<'a>(req: &'a DeleteRequest, key: &str) -> Result<&'a str, NoIdentifier> {
-    req.attr_str(key).filter(|s| !s.is_empty()).ok_or_else(|| {
-        NoIdentifier(format!(
-            "the record's attributes lack {key}, needed to build the Cloud Control identifier of {}",
-            req.resource_type
-        ))
-    })
-}
-
-fn verified(identifier: String) -> Result<CcIdentifier, NoIdentifier> {
-    Ok(CcIdentifier {
-        identifier,
-        verified: true,
-    })
-}
-
-fn unverified(identifier: String) -> Result<CcIdentifier, NoIdentifier> {
-    Ok(CcIdentifier {
-        identifier,
-        verified: false,
-    })
-}
-
-/// The Cloud Control identifier for `req`.
-pub fn cloud_control_identifier(req: &DeleteRequest) -> Result<CcIdentifier, NoIdentifier> {
-    let id = req.physical_id.as_str();
-    if id.is_empty() {
-        return Err(NoIdentifier("the record has an empty physical id".into()));
-    }
-    // Written through Cloud Control: the id is Cloud Control's own.
-    if req.provisioned_by.as_deref() == Some("cc-api") {
-        return verified(id.to_owned());
-    }
-    let t = req.resource_type.as_str();
-    if SAME_VALUE_TYPES.contains(&t) {
-        return verified(id.to_owned());
-    }
-    if NO_CC_IDENTIFIER_TYPES.contains(&t) {
-        return Err(NoIdentifier(format!(
-            "{t} has no Cloud Control identifier that can be derived from the record"
-        )));
-    }
-    let last = id.rsplit('|').next().unwrap_or(id);
-    match t {
-        // Composite ids already in Cloud Control form.
-        "AWS::EC2::Route" | "AWS::ApiGateway::Method" | "AWS::S3Tables::Namespace" => verified(id.to_owned()),
-        "AWS::EC2::EIP" if id.contains('|') => verified(id.to_owned()),
-        "AWS::EC2::EIP" => Err(NoIdentifier(
-            "an EIP recorded with only one part of <publicIp>|<allocationId> needs a DescribeAddresses lookup".into(),
-        )),
-        "AWS::Lambda::EventInvokeConfig" if id.contains('|') => verified(id.to_owned()),
-        "AWS::Lambda::EventInvokeConfig" => verified(format!("{id}|$LATEST")),
-        // Translations (SDK id -> Cloud Control fields).
-        "AWS::ApiGateway::Resource" | "AWS::ApiGateway::Authorizer" => {
-            verified(format!("{}|{id}", prop(req, "RestApiId")?))
-        }
-        "AWS::ApiGateway::Deployment" => verified(format!("{id}|{}", prop(req, "RestApiId")?)),
-        "AWS::ApiGateway::Stage" => verified(format!("{}|{id}", prop(req, "RestApiId")?)),
-        "AWS::ApiGatewayV2::Integration" | "AWS::ApiGatewayV2::Route" => {
-            verified(format!("{}|{id}", prop(req, "ApiId")?))
-        }
-        // Order not confirmed with DescribeType: NotFound cannot be trusted.
-        "AWS::ApiGatewayV2::Stage" | "AWS::ApiGatewayV2::Authorizer" => {
-            unverified(format!("{}|{id}", prop(req, "ApiId")?))
-        }
-        "AWS::EC2::VPCGatewayAttachment" => {
-            let (gw, vpc) = id
-                .split_once('|')
-                .ok_or_else(|| NoIdentifier(format!("expected <gateway id>|<vpc id>, got {id}")))?;
-            let kind = if gw.starts_with("igw-") || req.prop_str("InternetGatewayId").is_some() {
-                "IGW"
-            } else if gw.starts_with("vgw-") || req.prop_str("VpnGatewayId").is_some() {
-                "VGW"
-            } else {
-                return Err(NoIdentifier(format!("cannot tell the gateway kind of {gw}")));
-            };
-            verified(format!("{kind}|{vpc}"))
-        }
-        "AWS::EC2::SecurityGroupIngress" => verified(attr(req, "Id")?.to_owned()),
-        "AWS::AppSync::DataSource" => verified(attr(req, "DataSourceArn")?.to_owned()),
-        "AWS::AppSync::Resolver" => verified(attr(req, "ResolverArn")?.to_owned()),
-        "AWS::S3Tables::Table" => verified(attr(req, "TableARN")?.to_owned()),
-        "AWS::Lambda::Permission" => verified(format!("{}|{last}", prop(req, "FunctionName")?)),
-        "AWS::ECS::Service" => unverified(format!("{id}|{}", prop(req, "Cluster")?)),
-        "AWS::WAFv2::WebACL" => {
-            // arn:aws:wafv2:<region>:<account>:<regional|global>/webacl/<name>/<id>
-            let resource = id.splitn(6, ':').nth(5).unwrap_or("");
-            let parts: Vec<&str> = resource.split('/').collect();
-            match parts.as_slice() {
-                [scope, "webacl", name, wid] => {
-                    let scope = match *scope {
-                        "regional" => "REGIONAL",
-                        "global" => "CLOUDFRONT",
-                        other => return Err(NoIdentifier(format!("unknown WebACL scope {other}"))),
-                    };
-                    verified(format!("{name}|{wid}|{scope}"))
-                }
-                _ => Err(NoIdentifier(format!("not a WebACL ARN: {id}"))),
+/// The Cloud Control target for `req`, or the error that ends the row without a call:
+/// `Skipped` when an input is missing or the identifier is unverified (record kept, no
+/// guess), `Unsupported` when only an SDK deleter could address the type.
+pub fn cloud_control_target(req: &DeleteRequest) -> Result<CcTarget, DeleteError> {
+    let ident = core_identifier(
+        &req.resource_type,
+        &req.physical_id,
+        req.properties.as_object(),
+        req.attributes.as_object(),
+        req.provisioned_by.as_deref(),
+    );
+    match ident.as_sent() {
+        Some(identifier) => Ok(CcTarget {
+            identifier,
+            verified: ident.trusted_not_found(),
+        }),
+        None => match ident {
+            CcIdentifier::KeepSdk { reason } => Err(DeleteError::new(
+                req,
+                DeleteErrorKind::Unsupported,
+                format!("{reason}; it needs an SDK deleter, and none is configured for it"),
+            )),
+            CcIdentifier::Skip { reason } => Err(DeleteError::skipped(req, reason)),
+            CcIdentifier::Identifier(_) | CcIdentifier::Fields(_) => {
+                Err(DeleteError::skipped(req, "no Cloud Control identifier"))
             }
-        }
-        "AWS::CodeCommit::Repository" | "AWS::S3Vectors::VectorBucket" => Err(NoIdentifier(format!(
-            "{t} needs an identifier lookup that is not implemented"
-        ))),
-        // Anything else: send the id as recorded, but never trust NotFound for it.
-        _ => unverified(id.to_owned()),
+        },
     }
 }
 
@@ -207,19 +64,32 @@ pub fn poll_cap_ms(resource_type: &str) -> u64 {
     }
 }
 
+/// A deletion-protection property Cloud Control can turn off with `UpdateResource`
+/// before the delete (spec §3.1 `removeProtection`): the JSON-patch value that means
+/// "off" for the type, or `None` for types without one.
+pub fn protection_off_patch(resource_type: &str) -> Option<(&'static str, Value)> {
+    Some(match resource_type {
+        "AWS::DSQL::Cluster" => ("/DeletionProtectionEnabled", Value::Bool(false)),
+        "AWS::NeptuneGraph::Graph" => ("/DeletionProtection", Value::Bool(false)),
+        "AWS::SMSVOICE::ProtectConfiguration" => ("/DeletionProtectionEnabled", Value::Bool(false)),
+        "AWS::VerifiedPermissions::PolicyStore" => (
+            "/DeletionProtection",
+            serde_json::json!({"Mode": "DISABLED"}),
+        ),
+        "AWS::EKS::Cluster" | "AWS::RDS::GlobalCluster" | "AWS::DocDB::GlobalCluster" => {
+            ("/DeletionProtection", Value::Bool(false))
+        }
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::request::RunContext;
     use serde_json::json;
 
-    fn req(
-        t: &str,
-        id: &str,
-        props: serde_json::Value,
-        attrs: serde_json::Value,
-        by: Option<&str>,
-    ) -> DeleteRequest {
+    fn req(t: &str, id: &str, props: Value, attrs: Value, by: Option<&str>) -> DeleteRequest {
         DeleteRequest {
             logical_id: "L".into(),
             resource_type: t.into(),
@@ -235,21 +105,17 @@ mod tests {
                 state_bucket: "b".into(),
                 state_prefix: "cdkd".into(),
             },
+            options: Default::default(),
         }
     }
 
-    fn cc(
-        t: &str,
-        id: &str,
-        props: serde_json::Value,
-        attrs: serde_json::Value,
-    ) -> Result<CcIdentifier, NoIdentifier> {
-        cloud_control_identifier(&req(t, id, props, attrs, Some("sdk")))
+    fn cc(t: &str, id: &str, props: Value, attrs: Value) -> Result<CcTarget, DeleteError> {
+        cloud_control_target(&req(t, id, props, attrs, Some("sdk")))
     }
 
     #[test]
     fn cc_api_records_use_the_physical_id_verbatim_and_trust_not_found() {
-        let r = cloud_control_identifier(&req(
+        let r = cloud_control_target(&req(
             "AWS::Foo::Bar",
             "a|b",
             json!({}),
@@ -259,7 +125,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             r,
-            CcIdentifier {
+            CcTarget {
                 identifier: "a|b".into(),
                 verified: true
             }
@@ -280,88 +146,7 @@ mod tests {
     }
 
     #[test]
-    fn identifier_translation_api_gateway_resource_prefixes_rest_api_id() {
-        let r = cc(
-            "AWS::ApiGateway::Resource",
-            "res1",
-            json!({"RestApiId": "api1"}),
-            json!({}),
-        )
-        .unwrap();
-        assert_eq!(r.identifier, "api1|res1");
-    }
-
-    #[test]
-    fn identifier_translation_api_gateway_deployment_puts_deployment_first() {
-        let r = cc(
-            "AWS::ApiGateway::Deployment",
-            "dep1",
-            json!({"RestApiId": "api1"}),
-            json!({}),
-        )
-        .unwrap();
-        assert_eq!(r.identifier, "dep1|api1");
-    }
-
-    #[test]
-    fn identifier_translation_gateway_attachment_uses_igw_or_vgw_tag() {
-        let r = cc(
-            "AWS::EC2::VPCGatewayAttachment",
-            "igw-1|vpc-1",
-            json!({}),
-            json!({}),
-        )
-        .unwrap();
-        assert_eq!(r.identifier, "IGW|vpc-1");
-        let r = cc(
-            "AWS::EC2::VPCGatewayAttachment",
-            "vgw-1|vpc-1",
-            json!({}),
-            json!({}),
-        )
-        .unwrap();
-        assert_eq!(r.identifier, "VGW|vpc-1");
-    }
-
-    #[test]
-    fn identifier_translation_security_group_ingress_uses_the_sgr_attribute() {
-        let r = cc(
-            "AWS::EC2::SecurityGroupIngress",
-            "sg-1|tcp|80|80",
-            json!({}),
-            json!({"Id": "sgr-9"}),
-        )
-        .unwrap();
-        assert_eq!(r.identifier, "sgr-9");
-        assert!(cc(
-            "AWS::EC2::SecurityGroupIngress",
-            "sg-1|tcp|80|80",
-            json!({}),
-            json!({})
-        )
-        .is_err());
-    }
-
-    #[test]
-    fn identifier_translation_lambda_permission_is_function_and_statement() {
-        let r = cc(
-            "AWS::Lambda::Permission",
-            "arn:aws:lambda:us-east-1:1:function:f|stmt",
-            json!({"FunctionName": "f"}),
-            json!({}),
-        )
-        .unwrap();
-        assert_eq!(r.identifier, "f|stmt");
-    }
-
-    #[test]
-    fn identifier_translation_event_invoke_config_bare_name_means_latest() {
-        let r = cc("AWS::Lambda::EventInvokeConfig", "fn", json!({}), json!({})).unwrap();
-        assert_eq!(r.identifier, "fn|$LATEST");
-    }
-
-    #[test]
-    fn identifier_translation_webacl_parses_name_id_scope_from_the_arn() {
+    fn identifier_translation_webacl_is_sent_in_schema_order_but_not_found_untrusted() {
         let r = cc(
             "AWS::WAFv2::WebACL",
             "arn:aws:wafv2:us-east-1:1:regional/webacl/acl/abc",
@@ -370,34 +155,31 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.identifier, "acl|abc|REGIONAL");
+        assert!(!r.verified);
     }
 
     #[test]
     fn identifier_translation_missing_input_skips_instead_of_guessing() {
-        assert!(cc("AWS::ApiGateway::Stage", "prod", json!({}), json!({})).is_err());
+        let e = cc("AWS::ApiGateway::Stage", "prod", json!({}), json!({})).unwrap_err();
+        assert_eq!(e.kind, DeleteErrorKind::Skipped);
     }
 
     #[test]
-    fn types_without_a_derivable_cc_identifier_are_refused() {
-        assert!(cc(
+    fn types_without_a_derivable_cc_identifier_need_an_sdk_deleter() {
+        let e = cc(
             "AWS::Route53::RecordSet",
             "Z|a.example.com|A",
             json!({}),
-            json!({})
+            json!({}),
         )
-        .is_err());
+        .unwrap_err();
+        assert_eq!(e.kind, DeleteErrorKind::Unsupported);
     }
 
     #[test]
-    fn unknown_sdk_written_types_are_sent_verbatim_but_not_found_is_not_trusted() {
-        let r = cc("AWS::Foo::Bar", "x", json!({}), json!({})).unwrap();
-        assert_eq!(
-            r,
-            CcIdentifier {
-                identifier: "x".into(),
-                verified: false
-            }
-        );
+    fn unknown_sdk_written_types_are_skipped_never_sent_by_guess_rule_3_2() {
+        let e = cc("AWS::Foo::Bar", "x", json!({}), json!({})).unwrap_err();
+        assert_eq!(e.kind, DeleteErrorKind::Skipped);
     }
 
     #[test]
@@ -405,5 +187,22 @@ mod tests {
         assert_eq!(poll_cap_ms("AWS::SQS::Queue"), 15 * 60_000);
         assert_eq!(poll_cap_ms("AWS::RDS::DBCluster"), 60 * 60_000);
         assert_eq!(poll_cap_ms("AWS::EKS::Cluster"), 30 * 60_000);
+    }
+
+    #[test]
+    fn remove_protection_patches_the_types_of_spec_3_1() {
+        assert_eq!(
+            protection_off_patch("AWS::EKS::Cluster"),
+            Some(("/DeletionProtection", Value::Bool(false)))
+        );
+        assert_eq!(
+            protection_off_patch("AWS::VerifiedPermissions::PolicyStore"),
+            Some(("/DeletionProtection", json!({"Mode": "DISABLED"})))
+        );
+        assert_eq!(
+            protection_off_patch("AWS::DSQL::Cluster").map(|p| p.0),
+            Some("/DeletionProtectionEnabled")
+        );
+        assert_eq!(protection_off_patch("AWS::SQS::Queue"), None);
     }
 }

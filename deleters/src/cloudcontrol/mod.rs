@@ -12,38 +12,35 @@ pub mod identifier;
 
 use async_trait::async_trait;
 use aws_sdk_cloudcontrol::types::{HandlerErrorCode, OperationStatus, ProgressEvent};
-use sha2::{Digest, Sha256};
 
 use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
 use crate::guard;
 use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
 use crate::Deleter;
-pub use identifier::{cloud_control_identifier, poll_cap_ms, CcIdentifier, NoIdentifier};
+pub use identifier::{cloud_control_target, poll_cap_ms, protection_off_patch, CcTarget};
 
 /// First status poll delay, growth ×1.5, cap (spec §3.1).
 const POLL_FIRST_MS: u64 = 1000;
 const POLL_CAP_MS: u64 = 10_000;
 
+/// Why Cloud Control cannot honour `DeletionPolicy: Snapshot` (spec §3.1).
+pub const NO_SNAPSHOT_PARAMETER: &str =
+    "Cloud Control's DeleteResource has no snapshot parameter and cdkd-flow has no SDK deleter for this type that takes one";
+
 pub struct CloudControlDeleter {
     cc: aws_sdk_cloudcontrol::Client,
 }
 
-/// The ClientToken of one delete attempt: a hash of run id, stack, logical id and
-/// attempt, so a resumed attempt reuses it and a new attempt does not.
+/// The ClientToken of one delete attempt (core's derivation: run id, stack, logical id,
+/// attempt), so a resumed attempt of the same run reuses it and a new attempt does not.
 pub fn client_token(req: &DeleteRequest) -> String {
-    let mut h = Sha256::new();
-    for part in [
-        "cdkd-flow-destroy",
-        req.run.run_id.as_str(),
-        req.run.stack.as_str(),
-        req.logical_id.as_str(),
-    ] {
-        h.update(part.as_bytes());
-        h.update([0u8]);
-    }
-    h.update(req.attempt.to_be_bytes());
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    cdkd_core::destroy::model::client_token(
+        &req.run.run_id,
+        &req.run.stack,
+        &req.logical_id,
+        req.attempt,
+    )
 }
 
 fn mentions_not_found(message: &str) -> bool {
@@ -90,7 +87,7 @@ impl CloudControlDeleter {
         let next = now.saturating_add(wait);
         Ok(DeleteProgress::InFlight {
             handle: Handle::CloudControl {
-                request_token: request_token.to_owned(),
+                request_token: Some(request_token.to_owned()),
                 client_token: client_token.to_owned(),
                 started_ms,
                 polls,
@@ -115,7 +112,7 @@ impl CloudControlDeleter {
             Some(OperationStatus::Failed) => {
                 let code = ev.error_code();
                 if code == Some(&HandlerErrorCode::NotFound) {
-                    let verified = cloud_control_identifier(req)
+                    let verified = cloud_control_target(req)
                         .map(|i| i.verified)
                         .unwrap_or(false);
                     return guard::not_found(
@@ -167,19 +164,21 @@ impl CloudControlDeleter {
     }
 }
 
-#[async_trait]
-impl Deleter for CloudControlDeleter {
-    async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
-        let ident = cloud_control_identifier(req)
-            .map_err(|NoIdentifier(m)| DeleteError::skipped(req, m))?;
-        let token = client_token(req);
-        let started = now_ms();
+impl CloudControlDeleter {
+    /// Sends `DeleteResource` with `token` and reads the answer.
+    async fn send_delete(
+        &self,
+        req: &DeleteRequest,
+        ident: &CcTarget,
+        token: &str,
+        started: u64,
+    ) -> Result<DeleteProgress, DeleteError> {
         let sent = self
             .cc
             .delete_resource()
             .type_name(&req.resource_type)
             .identifier(&ident.identifier)
-            .client_token(&token)
+            .client_token(token)
             .send()
             .await;
         match sent {
@@ -193,7 +192,7 @@ impl Deleter for CloudControlDeleter {
                             "Cloud Control DeleteResource answered without a RequestToken",
                         )
                     })?;
-                self.judge(req, ev, &token, started, 0)
+                self.judge(req, ev, token, started, 0)
             }
             Err(e) => {
                 let info = aws_error_info(&e);
@@ -227,12 +226,164 @@ impl Deleter for CloudControlDeleter {
             }
         }
     }
+}
+
+/// The step of a protected resource: its protection property being turned off
+/// (`UpdateResource`), awaited before the delete.
+pub const PHASE_UNPROTECT: &str = "unprotect";
+/// How long the protection update may take before the delete is tried anyway.
+const UNPROTECT_BUDGET_MS: u64 = 15 * 60_000;
+
+impl CloudControlDeleter {
+    /// `removeProtection` for the types of spec §3.1: `UpdateResource` with a JSON patch
+    /// turning the protection property off. `Some(request token)` while it runs; `None`
+    /// when it finished at once or failed (a failure is only a warning: the delete then
+    /// fails loudly if the protection is still on).
+    async fn send_unprotect(&self, req: &DeleteRequest, ident: &CcTarget) -> Option<String> {
+        let (path, value) = protection_off_patch(&req.resource_type)?;
+        let patch = serde_json::json!([{"op": "add", "path": path, "value": value}]).to_string();
+        match self
+            .cc
+            .update_resource()
+            .type_name(&req.resource_type)
+            .identifier(&ident.identifier)
+            .patch_document(patch)
+            .send()
+            .await
+        {
+            Ok(out) => {
+                let ev = out.progress_event()?;
+                match ev.operation_status() {
+                    Some(OperationStatus::Pending | OperationStatus::InProgress) => {
+                        ev.request_token().map(str::to_owned)
+                    }
+                    Some(OperationStatus::Failed) => {
+                        tracing::warn!(
+                            "{} {}: turning deletion protection off failed: {}",
+                            req.resource_type,
+                            req.physical_id,
+                            ev.status_message().unwrap_or_default()
+                        );
+                        None
+                    }
+                    _ => None,
+                }
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "{} {}: turning deletion protection off failed: {}",
+                    req.resource_type,
+                    req.physical_id,
+                    aws_error_info(&e).message
+                );
+                None
+            }
+        }
+    }
+
+    fn unprotecting(token: &str, started_ms: u64, polls: u32) -> DeleteProgress {
+        DeleteProgress::InFlight {
+            handle: Handle::Steps {
+                phase: PHASE_UNPROTECT.to_owned(),
+                data: serde_json::json!({"requestToken": token}),
+                started_ms,
+                deadline_ms: started_ms.saturating_add(UNPROTECT_BUDGET_MS),
+                polls,
+            },
+            expected_done_ms: now_ms().saturating_add(backoff_ms(
+                polls,
+                POLL_FIRST_MS,
+                POLL_CAP_MS,
+            )),
+        }
+    }
+
+    /// Polls the protection update; once it ended (or its budget did), sends the delete.
+    async fn poll_unprotect(
+        &self,
+        req: &DeleteRequest,
+        token: &str,
+        started_ms: u64,
+        deadline_ms: u64,
+        polls: u32,
+    ) -> Result<DeleteProgress, DeleteError> {
+        let status = self
+            .cc
+            .get_resource_request_status()
+            .request_token(token)
+            .send()
+            .await;
+        let running = match &status {
+            Ok(out) => matches!(
+                out.progress_event().and_then(|e| e.operation_status()),
+                Some(OperationStatus::Pending | OperationStatus::InProgress)
+            ),
+            Err(e) => aws_error_info(e).retryable,
+        };
+        if running && now_ms() <= deadline_ms {
+            return Ok(Self::unprotecting(
+                token,
+                started_ms,
+                polls.saturating_add(1),
+            ));
+        }
+        if let Ok(out) = &status {
+            if let Some(ev) = out
+                .progress_event()
+                .filter(|e| e.operation_status() == Some(&OperationStatus::Failed))
+            {
+                tracing::warn!(
+                    "{} {}: turning deletion protection off failed: {}",
+                    req.resource_type,
+                    req.physical_id,
+                    ev.status_message().unwrap_or_default()
+                );
+            }
+        }
+        let ident = cloud_control_target(req)?;
+        self.send_delete(req, &ident, &client_token(req), now_ms())
+            .await
+    }
+}
+
+#[async_trait]
+impl Deleter for CloudControlDeleter {
+    async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
+        // Never delete what must be snapshotted first: Cloud Control cannot.
+        guard::refuse_final_snapshot(req, NO_SNAPSHOT_PARAMETER)?;
+        let ident = cloud_control_target(req)?;
+        let started = now_ms();
+        if req.options.remove_protection {
+            if let Some(token) = self.send_unprotect(req, &ident).await {
+                return Ok(Self::unprotecting(&token, started, 0));
+            }
+        }
+        let token = client_token(req);
+        self.send_delete(req, &ident, &token, started).await
+    }
 
     async fn poll(
         &self,
         req: &DeleteRequest,
         handle: &Handle,
     ) -> Result<DeleteProgress, DeleteError> {
+        if let Handle::Steps {
+            phase,
+            data,
+            started_ms,
+            deadline_ms,
+            polls,
+        } = handle
+        {
+            if let (true, Some(token)) = (
+                phase == PHASE_UNPROTECT,
+                data.get("requestToken").and_then(serde_json::Value::as_str),
+            ) {
+                return self
+                    .poll_unprotect(req, token, *started_ms, *deadline_ms, *polls)
+                    .await;
+            }
+        }
         let Handle::CloudControl {
             request_token,
             client_token,
@@ -244,6 +395,15 @@ impl Deleter for CloudControlDeleter {
                 req,
                 format!("the Cloud Control deleter cannot resume {handle:?}"),
             ));
+        };
+        let Some(request_token) = request_token else {
+            // A write-ahead intent: the request may not have been sent. Re-sending it
+            // with the same ClientToken is idempotent.
+            guard::refuse_final_snapshot(req, NO_SNAPSHOT_PARAMETER)?;
+            let ident = cloud_control_target(req)?;
+            return self
+                .send_delete(req, &ident, client_token, *started_ms)
+                .await;
         };
         let polls = polls.saturating_add(1);
         match self
@@ -307,6 +467,7 @@ mod tests {
                 state_bucket: "b".into(),
                 state_prefix: "cdkd".into(),
             },
+            options: Default::default(),
         }
     }
 
@@ -318,7 +479,11 @@ mod tests {
         other.run.run_id = "run-2".into();
         assert_ne!(client_token(&req(0)), client_token(&other));
         let t = client_token(&req(0));
-        assert_eq!(t.len(), 64);
-        assert!(t.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(
+            t,
+            cdkd_core::destroy::model::client_token("run-1", "S", "Thing", 0)
+        );
+        assert!(t.len() <= 128);
+        assert!(t.bytes().all(|b| b == b'-' || b.is_ascii_hexdigit()));
     }
 }

@@ -1,6 +1,12 @@
 //! `AWS::DynamoDB::Table`: DeleteTable by name, then poll DescribeTable until the table
 //! is gone (asynchronous: the handle survives across wave invocations). Budget 30 min
 //! (spec §2.8 step 5).
+//!
+//! Deletion protection (spec §3.3): with `removeProtection` a protected table is first
+//! updated to `DeletionProtectionEnabled=false`, then the deleter waits until the table
+//! is ACTIVE and unprotected (a [`Handle::Steps`] in phase `unprotect`, resumable across
+//! calls) and deletes it. Without the flag a protected table fails with a message naming
+//! it and saying to re-run with `--remove-protection`.
 
 use async_trait::async_trait;
 
@@ -13,8 +19,17 @@ use crate::Deleter;
 /// How long a table may take to disappear.
 pub const TABLE_DELETE_BUDGET_MS: u64 = 30 * 60 * 1000;
 
+/// The step of a protected table: protection being turned off, waiting for ACTIVE.
+pub const PHASE_UNPROTECT: &str = "unprotect";
+
 pub struct DynamoTableDeleter {
     ddb: aws_sdk_dynamodb::Client,
+}
+
+/// What DescribeTable says of a table that exists.
+struct TableState {
+    status: String,
+    protected: bool,
 }
 
 impl DynamoTableDeleter {
@@ -26,8 +41,8 @@ impl DynamoTableDeleter {
         self.ddb.config().region().map(|r| r.as_ref())
     }
 
-    /// `Some(status)` while the table exists, `None` once DescribeTable says it is gone.
-    async fn describe(&self, req: &DeleteRequest) -> Result<Option<String>, DeleteError> {
+    /// `Some(state)` while the table exists, `None` once DescribeTable says it is gone.
+    async fn describe(&self, req: &DeleteRequest) -> Result<Option<TableState>, DeleteError> {
         match self
             .ddb
             .describe_table()
@@ -35,12 +50,17 @@ impl DynamoTableDeleter {
             .send()
             .await
         {
-            Ok(out) => Ok(Some(
-                out.table()
+            Ok(out) => Ok(Some(TableState {
+                status: out
+                    .table()
                     .and_then(|t| t.table_status())
                     .map(|s| s.as_str().to_owned())
                     .unwrap_or_default(),
-            )),
+                protected: out
+                    .table()
+                    .and_then(|t| t.deletion_protection_enabled())
+                    .unwrap_or(false),
+            })),
             Err(e) => {
                 let info = aws_error_info(&e);
                 if info.code_is(&["ResourceNotFoundException"]) {
@@ -63,21 +83,50 @@ impl DynamoTableDeleter {
             expected_done_ms: now.saturating_add(backoff_ms(polls, 2000, 20_000)),
         }
     }
-}
 
-/// A table name (3-255 of letters, digits, `_`, `-`, `.`).
-fn is_table_name(id: &str) -> bool {
-    (3..=255).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
-}
+    fn unprotecting(started_ms: u64, polls: u32) -> DeleteProgress {
+        DeleteProgress::InFlight {
+            handle: Handle::Steps {
+                phase: PHASE_UNPROTECT.to_owned(),
+                data: serde_json::Value::Null,
+                started_ms,
+                deadline_ms: started_ms.saturating_add(TABLE_DELETE_BUDGET_MS),
+                polls,
+            },
+            expected_done_ms: now_ms().saturating_add(backoff_ms(polls, 1000, 10_000)),
+        }
+    }
 
-#[async_trait]
-impl Deleter for DynamoTableDeleter {
-    async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
+    /// The failure of a protected table when the run did not ask to remove protection.
+    fn protected_error(req: &DeleteRequest) -> DeleteError {
+        DeleteError::failed(
+            req,
+            format!(
+                "DynamoDB table {} has deletion protection enabled; nothing was deleted. Re-run the destroy with --remove-protection to turn it off and delete the table",
+                req.physical_id
+            ),
+        )
+    }
+
+    /// Turns deletion protection off (UpdateTable).
+    async fn unprotect(&self, req: &DeleteRequest) -> Result<(), DeleteError> {
+        self.ddb
+            .update_table()
+            .table_name(&req.physical_id)
+            .deletion_protection_enabled(false)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| DeleteError::from_aws(req, "UpdateTable", &aws_error_info(&e)))
+    }
+
+    /// DeleteTable and what it means; `started` is when this delete began.
+    async fn delete(
+        &self,
+        req: &DeleteRequest,
+        started: u64,
+    ) -> Result<DeleteProgress, DeleteError> {
         let name = req.physical_id.as_str();
-        let started = now_ms();
         match self.ddb.delete_table().table_name(name).send().await {
             Ok(_) => {}
             Err(e) => {
@@ -93,12 +142,20 @@ impl Deleter for DynamoTableDeleter {
                 if info.code_is(&["ResourceInUseException"]) {
                     // Already being deleted (an earlier attempt) → wait for it; another
                     // state (creating, updating) → try again later.
-                    if self.describe(req).await?.as_deref() == Some("DELETING") {
+                    if self.describe(req).await?.map(|t| t.status).as_deref() == Some("DELETING") {
                         return Ok(Self::in_flight(started, 0));
                     }
                     let mut info = info;
                     info.retryable = true;
                     return Err(DeleteError::from_aws(req, "DeleteTable", &info));
+                }
+                if is_protection_refusal(info.code.as_deref(), &info.message) {
+                    if req.options.remove_protection {
+                        // Protection came back (or was missed): turn it off and wait.
+                        self.unprotect(req).await?;
+                        return Ok(Self::unprotecting(started, 0));
+                    }
+                    return Err(Self::protected_error(req));
                 }
                 return Err(DeleteError::from_aws(req, "DeleteTable", &info));
             }
@@ -108,38 +165,138 @@ impl Deleter for DynamoTableDeleter {
             Some(_) => Ok(Self::in_flight(started, 0)),
         }
     }
+}
+
+/// A table name (3-255 of letters, digits, `_`, `-`, `.`).
+fn is_table_name(id: &str) -> bool {
+    (3..=255).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+}
+
+/// DeleteTable's refusal of a protected table: a ValidationException that speaks of
+/// deletion protection (AWS: "currently protected against deletion"; the emulator:
+/// "while DeletionProtectionEnabled is set to True").
+pub fn is_protection_refusal(code: Option<&str>, message: &str) -> bool {
+    code == Some("ValidationException")
+        && (message.contains("protected against deletion")
+            || message.contains("DeletionProtectionEnabled")
+            || message.contains("deletion protection"))
+}
+
+#[async_trait]
+impl Deleter for DynamoTableDeleter {
+    async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
+        guard::refuse_final_snapshot(req, "DynamoDB's DeleteTable takes no final snapshot")?;
+        let started = now_ms();
+        if req.options.remove_protection {
+            // Look first: a protected table is unprotected before any delete call.
+            match self.describe(req).await {
+                Ok(Some(t)) if t.protected => {
+                    self.unprotect(req).await?;
+                    return Ok(Self::unprotecting(started, 0));
+                }
+                // Gone, unprotected, or not describable: DeleteTable decides.
+                Ok(_) | Err(_) => {}
+            }
+        }
+        self.delete(req, started).await
+    }
 
     async fn poll(
         &self,
         req: &DeleteRequest,
         handle: &Handle,
     ) -> Result<DeleteProgress, DeleteError> {
-        let Handle::AwaitGone {
-            started_ms,
-            deadline_ms,
-            polls,
-        } = handle
-        else {
-            return super::no_poll(req, handle);
-        };
-        match self.describe(req).await {
-            Ok(None) => Ok(DeleteProgress::Done),
-            Ok(Some(status)) => {
-                if now_ms() > *deadline_ms {
-                    return Err(DeleteError::new(
-                        req,
-                        DeleteErrorKind::Timeout,
-                        format!(
-                            "table still exists (status {status}) after the delete budget of {} min",
-                            TABLE_DELETE_BUDGET_MS / 60_000
-                        ),
-                    ));
+        match handle {
+            Handle::Steps {
+                phase,
+                started_ms,
+                deadline_ms,
+                polls,
+                ..
+            } if phase == PHASE_UNPROTECT => {
+                let state = match self.describe(req).await {
+                    Ok(s) => s,
+                    Err(e) if e.retryable => {
+                        return Ok(Self::unprotecting(*started_ms, polls.saturating_add(1)))
+                    }
+                    Err(e) => return Err(e),
+                };
+                match state {
+                    // Gone meanwhile: DeleteTable says so under the region guard.
+                    None => self.delete(req, *started_ms).await,
+                    Some(t) if t.status == "ACTIVE" && !t.protected => {
+                        self.delete(req, *started_ms).await
+                    }
+                    Some(t) => {
+                        if now_ms() > *deadline_ms {
+                            return Err(DeleteError::new(
+                                req,
+                                DeleteErrorKind::Timeout,
+                                format!(
+                                    "table still {} (deletion protection {}) after {} min of waiting to delete it",
+                                    t.status,
+                                    if t.protected { "on" } else { "off" },
+                                    TABLE_DELETE_BUDGET_MS / 60_000
+                                ),
+                            ));
+                        }
+                        Ok(Self::unprotecting(*started_ms, polls.saturating_add(1)))
+                    }
                 }
-                Ok(Self::in_flight(*started_ms, polls.saturating_add(1)))
             }
-            // A throttled or failed describe is retried in place on the next poll.
-            Err(e) if e.retryable => Ok(Self::in_flight(*started_ms, polls.saturating_add(1))),
-            Err(e) => Err(e),
+            Handle::AwaitGone {
+                started_ms,
+                deadline_ms,
+                polls,
+            } => match self.describe(req).await {
+                Ok(None) => Ok(DeleteProgress::Done),
+                Ok(Some(t)) => {
+                    if now_ms() > *deadline_ms {
+                        return Err(DeleteError::new(
+                            req,
+                            DeleteErrorKind::Timeout,
+                            format!(
+                                "table still exists (status {}) after the delete budget of {} min",
+                                t.status,
+                                TABLE_DELETE_BUDGET_MS / 60_000
+                            ),
+                        ));
+                    }
+                    Ok(Self::in_flight(*started_ms, polls.saturating_add(1)))
+                }
+                // A throttled or failed describe is retried in place on the next poll.
+                Err(e) if e.retryable => Ok(Self::in_flight(*started_ms, polls.saturating_add(1))),
+                Err(e) => Err(e),
+            },
+            _ => super::no_poll(req, handle),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_protection_refusal;
+
+    #[test]
+    fn protection_refusal_is_recognised_from_aws_and_emulator_wording() {
+        assert!(is_protection_refusal(
+            Some("ValidationException"),
+            "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first."
+        ));
+        assert!(is_protection_refusal(
+            Some("ValidationException"),
+            "1 validation error detected: Table 't' can't be deleted while DeletionProtectionEnabled is set to True"
+        ));
+        assert!(!is_protection_refusal(
+            Some("ValidationException"),
+            "1 validation error detected: TableName too short"
+        ));
+        assert!(!is_protection_refusal(
+            Some("ResourceInUseException"),
+            "protected against deletion"
+        ));
     }
 }

@@ -199,6 +199,7 @@ mod tests {
                 state_bucket: "b".into(),
                 state_prefix: "cdkd".into(),
             },
+            options: Default::default(),
         }
     }
 

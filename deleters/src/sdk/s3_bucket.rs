@@ -1,22 +1,216 @@
-//! `AWS::S3::Bucket`: DeleteBucket by name. A bucket that still holds objects is refused
-//! with a message naming it; this deleter never deletes objects.
+//! `AWS::S3::Bucket`: DeleteBucket by name (spec §3.3, statement 53).
+//!
+//! A bucket that still holds objects is refused with a message naming it, unless the
+//! record's tags include `aws-cdk:auto-delete-objects` = `true` (CDK's `autoDeleteObjects`):
+//! then every object version and delete marker is deleted (`DeleteObjects`, batches of
+//! up to 1000) and the bucket deleted. Emptying a large bucket takes longer than one call:
+//! each call stops after its budget and answers `InFlight` with a [`Handle::Steps`] in
+//! phase `emptying`; the next call lists from the start again (what was deleted is gone
+//! from the listing), so nothing needs to be remembered between calls.
+
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 
 use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::{now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
 use crate::Deleter;
 
+/// The tag CDK puts on a bucket whose objects may be deleted with it.
+pub const AUTO_DELETE_TAG: &str = "aws-cdk:auto-delete-objects";
+/// The step of a bucket being emptied.
+pub const PHASE_EMPTYING: &str = "emptying";
+/// `DeleteObjects` takes at most 1000 keys.
+pub const MAX_BATCH: usize = 1000;
+/// How long one call empties before it answers `InFlight`.
+pub const DEFAULT_CALL_BUDGET: Duration = Duration::from_secs(60);
+/// How long emptying may go on across calls before the delete fails.
+pub const EMPTY_DEADLINE_MS: u64 = 60 * 60 * 1000;
+/// Emptied, yet DeleteBucket still says "not empty" (objects written meanwhile): tries.
+const EMPTY_ROUNDS: u32 = 3;
+
 pub struct S3BucketDeleter {
     s3: aws_sdk_s3::Client,
+    batch: usize,
+    call_budget: Duration,
 }
 
 impl S3BucketDeleter {
     pub fn new(s3: aws_sdk_s3::Client) -> Self {
-        S3BucketDeleter { s3 }
+        S3BucketDeleter {
+            s3,
+            batch: MAX_BATCH,
+            call_budget: DEFAULT_CALL_BUDGET,
+        }
     }
+
+    /// Keys per `DeleteObjects` batch (1..=1000; tests use small ones).
+    pub fn with_batch(mut self, batch: usize) -> Self {
+        self.batch = batch.clamp(1, MAX_BATCH);
+        self
+    }
+
+    /// How long one call may empty before answering `InFlight`.
+    pub fn with_call_budget(mut self, budget: Duration) -> Self {
+        self.call_budget = budget;
+        self
+    }
+
+    fn region(&self) -> Option<&str> {
+        self.s3.config().region().map(|r| r.as_ref())
+    }
+
+    fn emptying(started_ms: u64, polls: u32) -> DeleteProgress {
+        DeleteProgress::InFlight {
+            handle: Handle::Steps {
+                phase: PHASE_EMPTYING.to_owned(),
+                data: serde_json::Value::Null,
+                started_ms,
+                deadline_ms: started_ms.saturating_add(EMPTY_DEADLINE_MS),
+                polls,
+            },
+            // Go on at once: the work is ours, not AWS's.
+            expected_done_ms: now_ms(),
+        }
+    }
+
+    /// Deletes one batch of object versions / delete markers. `Ok(0)` when none is left.
+    async fn delete_one_batch(&self, req: &DeleteRequest) -> Result<usize, DeleteError> {
+        let bucket = req.physical_id.as_str();
+        let listed = self
+            .s3
+            .list_object_versions()
+            .bucket(bucket)
+            .max_keys(i32::try_from(self.batch).unwrap_or(1000))
+            .send()
+            .await
+            .map_err(|e| DeleteError::from_aws(req, "ListObjectVersions", &aws_error_info(&e)))?;
+        let mut ids = Vec::new();
+        let versions = listed.versions().iter().map(|v| (v.key(), v.version_id()));
+        let markers = listed
+            .delete_markers()
+            .iter()
+            .map(|m| (m.key(), m.version_id()));
+        for (key, version) in versions.chain(markers).take(self.batch) {
+            let Some(key) = key else { continue };
+            let id = ObjectIdentifier::builder()
+                .key(key)
+                .set_version_id(version.map(str::to_owned))
+                .build()
+                .map_err(|e| DeleteError::failed(req, format!("DeleteObjects request: {e}")))?;
+            ids.push(id);
+        }
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let n = ids.len();
+        let delete = Delete::builder()
+            .set_objects(Some(ids))
+            .quiet(true)
+            .build()
+            .map_err(|e| DeleteError::failed(req, format!("DeleteObjects request: {e}")))?;
+        let out = self
+            .s3
+            .delete_objects()
+            .bucket(bucket)
+            .delete(delete)
+            .send()
+            .await
+            .map_err(|e| DeleteError::from_aws(req, "DeleteObjects", &aws_error_info(&e)))?;
+        if let Some(first) = out.errors().first() {
+            let mut err = DeleteError::failed(
+                req,
+                format!(
+                    "emptying bucket {bucket}: {} object(s) could not be deleted, first {} ({}): {}",
+                    out.errors().len(),
+                    first.key().unwrap_or("?"),
+                    first.code().unwrap_or("?"),
+                    first.message().unwrap_or("")
+                ),
+            );
+            err.retryable = true;
+            return Err(err);
+        }
+        Ok(n)
+    }
+
+    /// Empties for up to the call budget, then deletes the bucket. `InFlight` when the
+    /// budget ran out first.
+    async fn empty_then_delete(
+        &self,
+        req: &DeleteRequest,
+        started_ms: u64,
+        polls: u32,
+    ) -> Result<DeleteProgress, DeleteError> {
+        if now_ms() > started_ms.saturating_add(EMPTY_DEADLINE_MS) {
+            return Err(DeleteError::new(
+                req,
+                DeleteErrorKind::Timeout,
+                format!(
+                    "bucket {} still not empty after {} min of deleting its objects",
+                    req.physical_id,
+                    EMPTY_DEADLINE_MS / 60_000
+                ),
+            ));
+        }
+        let until = Instant::now() + self.call_budget;
+        for _ in 0..EMPTY_ROUNDS {
+            loop {
+                if self.delete_one_batch(req).await? == 0 {
+                    break;
+                }
+                if Instant::now() >= until {
+                    return Ok(Self::emptying(started_ms, polls.saturating_add(1)));
+                }
+            }
+            match self.delete_bucket(req).await? {
+                Deleted::Yes(p) => return Ok(p),
+                // Written to meanwhile: empty again.
+                Deleted::NotEmpty => {}
+            }
+        }
+        let mut err = DeleteError::new(
+            req,
+            DeleteErrorKind::NotEmpty,
+            format!(
+                "bucket {} was emptied {EMPTY_ROUNDS} times and is still not empty: something keeps writing to it",
+                req.physical_id
+            ),
+        );
+        err.retryable = true;
+        Err(err)
+    }
+
+    async fn delete_bucket(&self, req: &DeleteRequest) -> Result<Deleted, DeleteError> {
+        let bucket = req.physical_id.as_str();
+        match self.s3.delete_bucket().bucket(bucket).send().await {
+            Ok(_) => Ok(Deleted::Yes(DeleteProgress::Done)),
+            Err(e) => {
+                let info = aws_error_info(&e);
+                if info.code_is(&["NoSuchBucket"]) {
+                    return guard::not_found(
+                        req,
+                        self.region(),
+                        is_bucket_name(bucket),
+                        &format!("S3 says bucket {bucket} does not exist"),
+                    )
+                    .map(Deleted::Yes);
+                }
+                if info.code_is(&["BucketNotEmpty"]) {
+                    return Ok(Deleted::NotEmpty);
+                }
+                Err(DeleteError::from_aws(req, "DeleteBucket", &info))
+            }
+        }
+    }
+}
+
+enum Deleted {
+    Yes(DeleteProgress),
+    NotEmpty,
 }
 
 /// S3 bucket naming rules (3-63 of lower-case letters, digits, `.` and `-`, starting and
@@ -29,33 +223,28 @@ pub fn is_bucket_name(id: &str) -> bool {
     (3..=63).contains(&id.len()) && ok_chars && edge(id.bytes().next()) && edge(id.bytes().last())
 }
 
+/// The record opts in to having its objects deleted with it.
+pub fn auto_delete_objects(req: &DeleteRequest) -> bool {
+    req.has_tag(AUTO_DELETE_TAG, "true")
+}
+
 #[async_trait]
 impl Deleter for S3BucketDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
+        guard::refuse_final_snapshot(req, "S3 buckets have no snapshots")?;
         let bucket = req.physical_id.as_str();
-        match self.s3.delete_bucket().bucket(bucket).send().await {
-            Ok(_) => Ok(DeleteProgress::Done),
-            Err(e) => {
-                let info = aws_error_info(&e);
-                if info.code_is(&["NoSuchBucket"]) {
-                    return guard::not_found(
-                        req,
-                        self.s3.config().region().map(|r| r.as_ref()),
-                        is_bucket_name(bucket),
-                        &format!("S3 says bucket {bucket} does not exist"),
-                    );
-                }
-                if info.code_is(&["BucketNotEmpty"]) {
-                    return Err(DeleteError::new(
-                        req,
-                        DeleteErrorKind::NotEmpty,
-                        format!(
-                            "bucket {bucket} is not empty; cdkd-flow does not delete objects: empty the bucket (every object version too, if versioning was ever on) and run the destroy again"
-                        ),
-                    ));
-                }
-                Err(DeleteError::from_aws(req, "DeleteBucket", &info))
+        match self.delete_bucket(req).await? {
+            Deleted::Yes(p) => Ok(p),
+            Deleted::NotEmpty if auto_delete_objects(req) => {
+                self.empty_then_delete(req, now_ms(), 0).await
             }
+            Deleted::NotEmpty => Err(DeleteError::new(
+                req,
+                DeleteErrorKind::NotEmpty,
+                format!(
+                    "bucket {bucket} is not empty; cdkd-flow deletes objects only of a bucket tagged {AUTO_DELETE_TAG}=true (CDK autoDeleteObjects): empty the bucket (every object version too, if versioning was ever on) and run the destroy again"
+                ),
+            )),
         }
     }
 
@@ -64,7 +253,17 @@ impl Deleter for S3BucketDeleter {
         req: &DeleteRequest,
         handle: &Handle,
     ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
+        match handle {
+            Handle::Steps {
+                phase,
+                started_ms,
+                polls,
+                ..
+            } if phase == PHASE_EMPTYING && auto_delete_objects(req) => {
+                self.empty_then_delete(req, *started_ms, *polls).await
+            }
+            _ => super::no_poll(req, handle),
+        }
     }
 }
 

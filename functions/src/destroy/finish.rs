@@ -3,7 +3,9 @@
 //! still held, and say whether the run destroyed everything.
 
 use cdkd_aws::HeldLock;
-use cdkd_core::destroy::model::{build_report, DestroyReport, PlannedRow, ReportCounts, RunResult};
+use cdkd_core::destroy::model::{
+    build_report, note_unconfirmed_deletes, DestroyReport, PlannedRow, ReportCounts, RunResult,
+};
 use serde::{Deserialize, Serialize};
 
 use super::plan::release_all;
@@ -102,14 +104,18 @@ pub fn report_of(run: &RunRef, rec: &DestroyRun, aborted: Option<String>) -> Run
         .iter()
         .map(|s| {
             let planned: Vec<PlannedRow> = s.planned.iter().map(PlannedRow::from).collect();
-            build_report(
+            let mut report = build_report(
                 &rec.run_id,
                 &s.stack,
                 &s.region,
                 &planned,
                 &s.outcomes,
                 rec.stop_requested,
-            )
+            );
+            // Deletes sent and never seen to end (a stop or an error after a crash lost
+            // their answer): a later run cannot resume them, so the user must know.
+            note_unconfirmed_deletes(&mut report, &s.unconfirmed());
+            report
         })
         .collect();
     let complete = aborted.is_none()

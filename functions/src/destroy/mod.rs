@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 
 use cdkd_aws::HeldLock;
 use cdkd_core::destroy::model::{PlannedRow, RowOutcome, RunResult};
+use cdkd_deleters::request::DeleteOptions;
 use cdkd_deleters::Handle;
 use serde::{Deserialize, Serialize};
 
@@ -79,6 +80,10 @@ pub struct DestroyRun {
     pub run_id: String,
     pub started_ms: i64,
     pub skip_final_snapshot: bool,
+    /// `removeProtection`: deleters turn deletion protection off before deleting.
+    /// Absent in run records written before it existed: off.
+    #[serde(default)]
+    pub remove_protection: bool,
     /// Children before parents (depth-first post-order); the root stack is last.
     pub stacks: Vec<StackRun>,
     pub waves: u32,
@@ -102,6 +107,13 @@ pub struct StackRun {
     /// Retryable failures so far, and when the record may be tried again.
     #[serde(default)]
     pub retries: BTreeMap<String, Retry>,
+    /// Write-ahead marks: records whose delete call is about to be or was sent with this
+    /// attempt, saved before the call. A mark without a handle in `in_flight` means the
+    /// answer was lost (a crash): the call is sent again with the same attempt (the
+    /// same Cloud Control ClientToken, so it resumes the first request), even after a
+    /// stop request; a report lists any mark still unsettled as "may still be deleting".
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dispatched: BTreeMap<String, u32>,
     /// Set once the stack is settled: its state deleted (clean) or kept (partial).
     #[serde(default)]
     pub finished: Option<RunResult>,
@@ -136,6 +148,10 @@ pub struct Flight {
     pub handle: Handle,
     pub expected_done_ms: u64,
     pub attempt: u32,
+    /// The options the delete was started with (final snapshot, protection), so every
+    /// poll sends the same request. Absent in records written before it existed.
+    #[serde(default)]
+    pub options: DeleteOptions,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,6 +160,24 @@ pub struct Retry {
     pub attempts: u32,
     pub not_before_ms: u64,
     pub last_error: String,
+}
+
+impl StackRun {
+    /// Records whose delete was sent (or may have been) and is not settled: in flight
+    /// with a handle, or marked dispatched with the answer lost. If the run ends now,
+    /// these may still be deleting in AWS.
+    pub fn unconfirmed(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .in_flight
+            .keys()
+            .chain(self.dispatched.keys())
+            .filter(|id| !self.outcomes.contains_key(*id))
+            .cloned()
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
 }
 
 impl DestroyRun {

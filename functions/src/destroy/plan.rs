@@ -110,6 +110,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         run_id: run_id.clone(),
         started_ms: deps.now(),
         skip_final_snapshot: input.skip_final_snapshot,
+        remove_protection: input.remove_protection,
         stacks: plan,
         waves: 0,
         stop_requested: false,

@@ -5,6 +5,7 @@
 use cdkd_aws::{LoadedState, Precondition, StateStore, StoreError};
 use cdkd_core::state::{ResourcesShape, StateRecord};
 use cdkd_core::text::flatten_str;
+use cdkd_deleters::request::DeleteOptions;
 use cdkd_deleters::{DeleteRequest, RunContext};
 use serde_json::{Map, Value};
 
@@ -39,6 +40,7 @@ pub fn delete_request(
     region: &str,
     attempt: u32,
     run: RunContext,
+    options: DeleteOptions,
 ) -> DeleteRequest {
     DeleteRequest {
         logical_id: logical_id.to_string(),
@@ -50,6 +52,7 @@ pub fn delete_request(
         region: region.to_string(),
         attempt,
         run,
+        options,
     }
 }
 

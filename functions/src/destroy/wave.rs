@@ -13,7 +13,10 @@ use cdkd_core::destroy::model::{RowOutcome, RunResult};
 use cdkd_core::destroy::waves::ready_set;
 use cdkd_core::keys::child_stack_name;
 use cdkd_core::text::flatten_str;
-use cdkd_deleters::{DeleteError, DeleteErrorKind, DeleteProgress, Registry, RunContext};
+use cdkd_deleters::request::DeleteOptions;
+use cdkd_deleters::{
+    DeleteError, DeleteErrorKind, DeleteProgress, DeleteRequest, Registry, RunContext,
+};
 use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -41,6 +44,7 @@ struct Ctx<'a> {
     registry: Registry,
     run: &'a RunRef,
     skip_final_snapshot: bool,
+    remove_protection: bool,
     deadline: Instant,
 }
 
@@ -82,6 +86,7 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
         registry: (deps.registry_for)(&run.region),
         run: &run,
         skip_final_snapshot: rec.skip_final_snapshot,
+        remove_protection: rec.remove_protection,
         deadline: started + deps.budgets.wave_soft,
     };
 
@@ -210,7 +215,7 @@ async fn step_stack(
         .filter(|(_, f)| f.expected_done_ms <= now)
         .map(|(id, f)| (id.clone(), f.clone()))
         .collect();
-    let polled: Vec<(String, u32, Result<DeleteProgress, DeleteError>)> = stream::iter(due)
+    let polled: Vec<(String, Sent, Result<DeleteProgress, DeleteError>)> = stream::iter(due)
         .map(|(id, f)| {
             let entry = resources.get(&id).and_then(Value::as_object).cloned();
             let run_ctx = ctx.run_context(&sr.stack);
@@ -220,18 +225,29 @@ async fn step_stack(
                     // Already dropped from state by an earlier attempt of this wave.
                     None => Ok(DeleteProgress::AlreadyGone),
                     Some(entry) => {
-                        let req = delete_request(&id, &entry, &region, f.attempt, run_ctx);
+                        let req = delete_request(
+                            &id,
+                            &entry,
+                            &region,
+                            f.attempt,
+                            run_ctx,
+                            f.options.clone(),
+                        );
                         ctx.registry.poll(&req, &f.handle).await
                     }
                 };
-                (id, f.attempt, res)
+                let sent = Sent {
+                    attempt: f.attempt,
+                    options: f.options,
+                };
+                (id, sent, res)
             }
         })
         .buffer_unordered(max_parallel)
         .collect()
         .await;
-    for (id, attempt, res) in polled {
-        progressed |= apply(ctx, sr, &id, attempt, res, &mut gone);
+    for (id, sent, res) in polled {
+        progressed |= apply(ctx, sr, &id, sent, res, &mut gone);
     }
 
     // 2. What is ready now; what is blocked by a failure.
@@ -243,72 +259,129 @@ async fn step_stack(
     }
     gone.extend(rs.remove_from_state);
 
-    // 3. Start every ready record (nothing new after a stop request or past the budget).
-    if !stop && Instant::now() < ctx.deadline {
+    // 3. Start the ready records. A record that needs a delete call is first marked
+    //    dispatched and the mark saved (write-ahead); the call goes out on the next pass,
+    //    so a crash between the call and saving its answer leaves a mark, and the call is
+    //    sent again with the same attempt (same ClientToken: the first request resumes).
+    //    After a stop request nothing new starts, but marked calls are still sent: their
+    //    delete may already be running in AWS, and only its handle tells how it ends.
+    let mut to_start: Vec<String> = Vec::new();
+    if Instant::now() < ctx.deadline {
         let now = ctx.now();
-        let ready: Vec<String> = rs
-            .ready
-            .into_iter()
-            .filter(|id| sr.retries.get(id).is_none_or(|r| r.not_before_ms <= now))
-            .collect();
         let opts = DecideOptions {
             skip_final_snapshot: ctx.skip_final_snapshot,
             now_ms: now,
         };
-        let started: Vec<(String, u32, Started)> = stream::iter(ready)
-            .map(|id| {
-                let entry = resources
-                    .get(&id)
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default();
-                let attempt = sr.retries.get(&id).map_or(0, |r| r.attempts);
-                let stack = sr.stack.clone();
-                let region = sr.region.clone();
-                async move {
-                    let started = match decide(&entry, opts) {
-                        Decision::Retain => Started::Outcome(RowOutcome::Retained),
-                        Decision::NoOp => Started::Outcome(RowOutcome::Deleted),
-                        Decision::Fail { error } => Started::Outcome(RowOutcome::Failed { error }),
-                        Decision::Skip { reason } => {
-                            Started::Outcome(RowOutcome::Skipped { reason })
-                        }
-                        Decision::Delete(plan) if plan.route == Route::NestedStack => {
-                            Started::Outcome(nested_outcome(
-                                &child_stack_name(&stack, &id),
-                                children,
-                            ))
-                        }
-                        Decision::Delete(_) => {
-                            let req = delete_request(
-                                &id,
-                                &entry,
-                                &region,
-                                attempt,
-                                ctx.run_context(&stack),
-                            );
-                            Started::Call(ctx.registry.start(&req).await)
-                        }
+        let ready: Vec<String> = rs
+            .ready
+            .into_iter()
+            .filter(|id| !stop || sr.dispatched.contains_key(id))
+            .filter(|id| sr.retries.get(id).is_none_or(|r| r.not_before_ms <= now))
+            .collect();
+        for id in ready {
+            let entry = resources
+                .get(&id)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let attempt = sr
+                .dispatched
+                .get(&id)
+                .copied()
+                .unwrap_or_else(|| sr.retries.get(&id).map_or(0, |r| r.attempts));
+            let outcome = match decide(&entry, opts) {
+                Decision::Retain => Some(RowOutcome::Retained),
+                Decision::NoOp => Some(RowOutcome::Deleted),
+                Decision::Fail { error } => Some(RowOutcome::Failed { error }),
+                Decision::Skip { reason } => Some(RowOutcome::Skipped { reason }),
+                Decision::Delete(plan) if plan.route == Route::NestedStack => {
+                    Some(nested_outcome(&child_stack_name(&sr.stack, &id), children))
+                }
+                Decision::Delete(plan) => {
+                    let options = DeleteOptions {
+                        final_snapshot: plan.final_snapshot,
+                        remove_protection: ctx.remove_protection,
                     };
-                    (id, attempt, started)
-                }
-            })
-            .buffer_unordered(max_parallel)
-            .collect()
-            .await;
-        for (id, attempt, s) in started {
-            match s {
-                Started::Outcome(o) => {
-                    if o.removes_record() {
-                        gone.push(id.clone());
+                    let req = delete_request(
+                        &id,
+                        &entry,
+                        &sr.region,
+                        attempt,
+                        ctx.run_context(&sr.stack),
+                        options,
+                    );
+                    match refuse_unhonoured_snapshot(&ctx.registry, &req) {
+                        Some(error) => Some(RowOutcome::Failed { error }),
+                        None if sr.dispatched.contains_key(&id) => {
+                            to_start.push(id.clone());
+                            None
+                        }
+                        None => {
+                            sr.dispatched.insert(id.clone(), attempt);
+                            progressed = true;
+                            None
+                        }
                     }
-                    sr.retries.remove(&id);
-                    sr.outcomes.insert(id, o);
-                    progressed = true;
                 }
-                Started::Call(res) => progressed |= apply(ctx, sr, &id, attempt, res, &mut gone),
+            };
+            if let Some(o) = outcome {
+                if o.removes_record() {
+                    gone.push(id.clone());
+                }
+                sr.retries.remove(&id);
+                sr.dispatched.remove(&id);
+                sr.outcomes.insert(id, o);
+                progressed = true;
             }
         }
+    }
+    // Marks made in this pass are saved by the caller before any of their calls; marks
+    // saved earlier are sent now.
+    if !to_start.is_empty() {
+        let now = ctx.now();
+        let opts = DecideOptions {
+            skip_final_snapshot: ctx.skip_final_snapshot,
+            now_ms: now,
+        };
+        let started: Vec<(String, Sent, Result<DeleteProgress, DeleteError>)> =
+            stream::iter(to_start)
+                .map(|id| {
+                    let entry = resources
+                        .get(&id)
+                        .and_then(Value::as_object)
+                        .cloned()
+                        .unwrap_or_default();
+                    let attempt = sr.dispatched.get(&id).copied().unwrap_or(0);
+                    let final_snapshot = match decide(&entry, opts) {
+                        Decision::Delete(plan) => plan.final_snapshot,
+                        _ => None,
+                    };
+                    let options = DeleteOptions {
+                        final_snapshot,
+                        remove_protection: ctx.remove_protection,
+                    };
+                    let req = delete_request(
+                        &id,
+                        &entry,
+                        &sr.region,
+                        attempt,
+                        ctx.run_context(&sr.stack),
+                        options.clone(),
+                    );
+                    async move {
+                        let res = ctx.registry.start(&req).await;
+                        (id, Sent { attempt, options }, res)
+                    }
+                })
+                .buffer_unordered(max_parallel)
+                .collect()
+                .await;
+        for (id, sent, res) in started {
+            apply(ctx, sr, &id, sent, res, &mut gone);
+            // A handle (or an outcome) replaces the mark.
+            sr.dispatched.remove(&id);
+        }
+        progressed = true;
     }
 
     // 4. Drop what is confirmed gone from state.json.
@@ -322,7 +395,8 @@ async fn step_stack(
     let flying: BTreeSet<String> = sr.in_flight.keys().cloned().collect();
     let after = ready_set(&graph, &sr.outcomes, &flying);
     let finished = if stop {
-        sr.in_flight.is_empty()
+        // Marked calls still to be sent again keep the stack open (see step 3).
+        sr.in_flight.is_empty() && !sr.dispatched.keys().any(|id| after.ready.contains(id))
     } else {
         after.is_finished() && after.blocked.is_empty()
     };
@@ -351,15 +425,43 @@ fn settle_removed(sr: &mut StackRun, resources: &Map<String, Value>) {
         if !resources.contains_key(&p.logical_id) && !sr.outcomes.contains_key(&p.logical_id) {
             sr.in_flight.remove(&p.logical_id);
             sr.retries.remove(&p.logical_id);
+            sr.dispatched.remove(&p.logical_id);
             sr.outcomes
                 .insert(p.logical_id.clone(), RowOutcome::Deleted);
         }
     }
 }
 
-enum Started {
-    Outcome(RowOutcome),
-    Call(Result<DeleteProgress, DeleteError>),
+/// The attempt and options a delete call was sent with.
+struct Sent {
+    attempt: u32,
+    options: DeleteOptions,
+}
+
+/// Deleters that honour `options.final_snapshot` (none yet: cdkd-flow has no RDS,
+/// Neptune, DocDB, ElastiCache, Redshift or EBS deleter). Every other route would delete
+/// without the snapshot, so such a record fails with `FINAL_SNAPSHOT_UNSUPPORTED` before
+/// any call (spec §2.8 step 3: never lose the snapshot silently).
+const FINAL_SNAPSHOT_DELETERS: &[&str] = &[];
+
+/// The refusal for a delete that must take a final snapshot no deleter for it can take.
+fn refuse_unhonoured_snapshot(registry: &Registry, req: &DeleteRequest) -> Option<String> {
+    req.options.final_snapshot.as_ref()?;
+    let route = registry.route_for(&req.resource_type, req.provisioned_by.as_deref());
+    let why = match route {
+        cdkd_deleters::Route::Sdk
+            if FINAL_SNAPSHOT_DELETERS.contains(&req.resource_type.as_str()) =>
+        {
+            return None
+        }
+        cdkd_deleters::Route::CloudControl => cdkd_deleters::cloudcontrol::NO_SNAPSHOT_PARAMETER,
+        _ => "cdkd-flow has no deleter for this type that takes a final snapshot",
+    };
+    Some(flatten_str(
+        &cdkd_deleters::guard::refuse_final_snapshot(req, why)
+            .err()?
+            .message,
+    ))
 }
 
 /// Records what a start or poll answered. Returns whether a record was settled.
@@ -367,13 +469,15 @@ fn apply(
     ctx: &Ctx<'_>,
     sr: &mut StackRun,
     id: &str,
-    attempt: u32,
+    sent: Sent,
     res: Result<DeleteProgress, DeleteError>,
     gone: &mut Vec<String>,
 ) -> bool {
+    let Sent { attempt, options } = sent;
     let settle = |sr: &mut StackRun, outcome: RowOutcome| {
         sr.in_flight.remove(id);
         sr.retries.remove(id);
+        sr.dispatched.remove(id);
         sr.outcomes.insert(id.to_string(), outcome);
     };
     match res {
@@ -397,6 +501,7 @@ fn apply(
                     handle,
                     expected_done_ms,
                     attempt,
+                    options,
                 },
             );
             false
@@ -412,6 +517,7 @@ fn apply(
         }
         Err(e) if e.retryable && attempt + 1 < ctx.deps.budgets.max_attempts => {
             sr.in_flight.remove(id);
+            sr.dispatched.remove(id);
             let delay = 2_000u64.saturating_mul(1 << attempt.min(6));
             sr.retries.insert(
                 id.to_string(),
