@@ -7,6 +7,7 @@ mod context;
 mod error;
 mod global;
 mod local;
+mod watch;
 
 use std::process::ExitCode;
 

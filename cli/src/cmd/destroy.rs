@@ -1,40 +1,76 @@
-//! `cdkd-flow destroy <stack> --local`: runs the destroy workflow (the same definition
-//! that Step Functions runs) in-process with cdkd-engine, printing a line per wave on
-//! stderr and the report at the end.
+//! `cdkd-flow destroy <stack>... [--stack-region R] [--local] [--dry-run] [-y]`: plans
+//! every stack from its state (the same refusals and order as the workflow's plan step),
+//! prints the plan (`--dry-run`) or asks for confirmation (unless `-y`), then runs the
+//! destroy workflow for each stack, one after the other, consumers before producers,
+//! showing a bar per stack and a line per resource as it settles, and the report.
 
+use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use cdkd_aws::StateStore;
+use cdkd_core::contention::{contention_message, ContentionContext, Subject};
+use cdkd_core::destroy::decide::DecideOptions;
+use cdkd_core::destroy::model::RunResult;
+use cdkd_core::destroy::order::destroy_order;
+use cdkd_core::destroy::refusals::{needs_consumer_scan, StackRecord};
+use cdkd_core::keys::child_stack_name;
+use cdkd_core::lock::is_expired;
+use cdkd_core::plan_view::{
+    is_confirmation, plan_run, render_confirmation, render_plan, PlanRequest, RunPlan,
+    CONFIRM_QUESTION,
+};
+use cdkd_core::state::{ResourcesShape, StateRecord};
+use cdkd_core::text::{ascii_only_str, flatten_str, or_unrenderable};
 use cdkd_engine::{Engine, EngineOptions, Event, EventKind, Outcome, StateMachine};
 use cdkd_functions::destroy::finish::RunReport;
 use cdkd_functions::destroy::DestroyInput;
-use cdkd_functions::{definitions, runs, Deps};
-
-use crate::local::LocalSteps;
+use cdkd_functions::{definitions, Deps};
 use serde_json::Value;
 
-use crate::context;
+use crate::context::{self, Ctx};
 use crate::error::CliError;
 use crate::global::GlobalOpts;
+use crate::local::LocalSteps;
+use crate::watch::{watch_progress, WatchOptions, Watched};
 
 const HELP: &str = "\
-Deletes every resource recorded in the stack's cdkd state, dependents first, from the \
-state alone (no template), and its nested children before it. The stack's lock is held \
-for the whole run (cdkd and cdkd-flow exclude each other through it). Confirmed deletes \
-are removed from state.json as they happen, so an interrupted run can simply be started \
+Deletes every resource recorded in each stack's cdkd state, dependents first, from the \
+state alone (no template), and its nested children before it. Several stacks are \
+destroyed one after the other, each as its own run, a stack that imports from another \
+before it. Before anything is deleted every stack is planned from its record: a nested \
+child on its own, a stack whose exports another stack still imports, a damaged record, \
+a dependency cycle or a lock held by another process refuses the whole command, and \
+nothing is deleted.
+
+--dry-run prints the plan (the waves in the order they would be deleted, retained \
+resources, no-ops, rows that would fail and what they would block, refusals) and \
+changes nothing. Otherwise the command lists what it will delete and asks for 'yes' on \
+the terminal; -y/--yes skips the question, and without a terminal on stdin it is \
+required.
+
+While a run goes, each stack has a progress bar (plain lines when stderr is not a \
+terminal) and every resource gets a line as it settles. The stack's lock is held for \
+the whole run (cdkd and cdkd-flow exclude each other through it). Confirmed deletes are \
+removed from state.json as they happen, so an interrupted run can simply be started \
 again. A resource that fails keeps everything it depends on in state (reported as \
 'blocked by'); independent resources are still deleted. The report is also written to \
 <prefix>/_runs/<run-id>/report.json in the state bucket.
 
-Exit status: 0 when everything was destroyed, 1 when something is left or the destroy \
-was refused, 2 for a usage error.";
+Exit status: 0 when everything was destroyed (or the dry run refused nothing), 1 when \
+something is left, a destroy was refused or the confirmation was declined, 2 for a \
+usage error (including a missing -y when stdin is not a terminal).";
+
+/// Resources listed in the confirmation before `... and N more`.
+const CONFIRM_CAP: usize = 30;
 
 #[derive(Debug, clap::Args)]
 #[command(long_about = HELP)]
 pub struct Args {
-    /// The stack to destroy (its nested children come along).
-    pub stack: String,
-    /// The region of the stack's record (needed when the stack has state in several).
+    /// The stacks to destroy (their nested children come along).
+    #[arg(required = true, value_name = "STACK")]
+    pub stacks: Vec<String>,
+    /// The region of the stacks' records (needed when a stack has state in several).
     #[arg(long)]
     pub stack_region: Option<String>,
     /// Run the workflow in this process instead of starting the deployed state machine.
@@ -43,16 +79,27 @@ pub struct Args {
     /// With --local: do not sleep in Wait states (poll again at once).
     #[arg(long, requires = "local")]
     pub fast: bool,
+    /// Print the plan (order, retained, refusals); delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
     /// Destroy a nested child stack on its own.
     #[arg(long)]
     pub allow_nested_child: bool,
     /// Ignore DeletionPolicy: Snapshot (no final snapshot is taken: data loss).
     #[arg(long)]
     pub skip_final_snapshot: bool,
-    /// The run id (the execution name); default destroy-<stack>-<time>.
+    /// Turn per-resource deletion protection off before deleting.
+    #[arg(long)]
+    pub remove_protection: bool,
+    /// The run id (the execution name) of a single-stack destroy; default
+    /// destroy-<stack>-<time>.
     #[arg(long)]
     pub run_id: Option<String>,
-    /// Print the report as JSON on stdout.
+    /// Print the report as JSON on stdout (an array with one report per stack when
+    /// several are destroyed).
     #[arg(long)]
     pub json: bool,
 }
@@ -73,98 +120,455 @@ pub fn default_run_id(kind: &str, stack: &str, now_ms: i64) -> String {
     format!("{kind}-{clean}-{now_ms}")
 }
 
+fn name(s: &str) -> String {
+    or_unrenderable(ascii_only_str(s))
+}
+
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
-    if !a.local {
+    if !a.local && !a.dry_run {
         return Err(CliError::Usage(
             "destroy runs with --local for now: starting the deployed state machine comes with the AWS backend (make deploy)".into(),
         ));
     }
+    let mut stacks: Vec<String> = Vec::new();
+    for s in &a.stacks {
+        if s.is_empty() {
+            return Err(CliError::Usage("a stack name cannot be empty".into()));
+        }
+        if !stacks.contains(s) {
+            stacks.push(s.clone());
+        }
+    }
+    if a.run_id.is_some() && stacks.len() > 1 {
+        return Err(CliError::Usage(
+            "--run-id names the run of a single stack; leave it out when destroying several".into(),
+        ));
+    }
     let ctx = context::build(g).await?;
+    let plans = plan_all(&ctx, &stacks, &a).await?;
+
+    if a.dry_run {
+        print!("{}", render_plan(&plans));
+        return Ok(if plans.iter().any(|p| p.refusal.is_some()) {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    let refused: Vec<&RunPlan> = plans.iter().filter(|p| p.refusal.is_some()).collect();
+    if !refused.is_empty() {
+        for p in &refused {
+            eprintln!("{}", flatten_str(p.refusal.as_deref().unwrap_or_default()));
+        }
+        return Err(CliError::Refused(format!(
+            "{} of {} destroy{} refused; nothing was deleted",
+            refused.len(),
+            plans.len(),
+            if plans.len() == 1 { "" } else { "s" }
+        )));
+    }
+    if !a.yes {
+        confirm(&plans, &format!("s3://{}/{}", ctx.bucket, ctx.prefix)).await?;
+    }
+
     let deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
-    let run_id = a
-        .run_id
-        .clone()
-        .unwrap_or_else(|| default_run_id("destroy", &a.stack, cdkd_aws::store::now_ms()));
-    let input = DestroyInput {
-        stack: a.stack.clone(),
-        stack_region: a.stack_region.clone(),
-        state_bucket: ctx.bucket.clone(),
-        state_prefix: ctx.prefix.clone(),
-        allow_nested_child: a.allow_nested_child,
-        skip_final_snapshot: a.skip_final_snapshot,
-        remove_protection: false,
+    let store = deps.store(&ctx.bucket, &ctx.prefix);
+    let opts = WatchOptions::for_stderr(a.json);
+    let mut reports: Vec<RunReport> = Vec::new();
+    let mut all_clean = true;
+    for (i, plan) in plans.iter().enumerate() {
+        let run_id = a
+            .run_id
+            .clone()
+            .unwrap_or_else(|| default_run_id("destroy", &plan.stack, cdkd_aws::store::now_ms()));
+        eprintln!("destroy {}: run {run_id}", flatten_str(&plan.stack));
+        let input = DestroyInput {
+            stack: plan.stack.clone(),
+            stack_region: plan.region.clone().or_else(|| a.stack_region.clone()),
+            state_bucket: ctx.bucket.clone(),
+            state_prefix: ctx.prefix.clone(),
+            allow_nested_child: a.allow_nested_child,
+            skip_final_snapshot: a.skip_final_snapshot,
+            remove_protection: a.remove_protection,
+        };
+        let done = start_local(&deps, &input, &run_id, a.fast)?;
+        let watched = watch_progress(&store, &ctx.prefix, &run_id, done, &opts).await;
+        let verdict = verdict(&watched);
+        if let Some(r) = watched.report {
+            reports.push(r);
+        }
+        match verdict {
+            Verdict::Clean => {}
+            Verdict::Partial => all_clean = false,
+            Verdict::Stopped(why) => {
+                all_clean = false;
+                if let Some(why) = why {
+                    eprintln!("error: {}", flatten_str(&why));
+                }
+                let left: Vec<String> = plans[i + 1..].iter().map(|p| name(&p.stack)).collect();
+                if !left.is_empty() {
+                    eprintln!("not started: {}", left.join(", "));
+                }
+                break;
+            }
+        }
+    }
+    if a.json {
+        let out = match reports.as_slice() {
+            [one] if plans.len() == 1 => serde_json::to_string_pretty(one),
+            many => serde_json::to_string_pretty(many),
+        };
+        println!("{}", out.unwrap_or_default());
+    }
+    Ok(if all_clean {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// How one run ended, for the loop over stacks.
+enum Verdict {
+    /// Everything destroyed (retained resources allowed).
+    Clean,
+    /// Something failed, was skipped or blocked: the next stack still goes.
+    Partial,
+    /// Interrupted, refused or aborted: no further stack starts.
+    Stopped(Option<String>),
+}
+
+fn verdict(w: &Watched<Result<Outcome, String>>) -> Verdict {
+    let failure = match &w.output {
+        Ok(Outcome::Succeeded(_)) => None,
+        Ok(Outcome::Failed(f)) => Some(format!("{}: {}", f.error, f.cause)),
+        Err(e) => Some(e.clone()),
     };
-    let input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;
+    match &w.report {
+        Some(r) if r.complete => Verdict::Clean,
+        Some(r) => {
+            let interrupted = r.stacks.iter().any(|s| s.result == RunResult::Interrupted);
+            if interrupted || r.aborted.is_some() {
+                Verdict::Stopped(None)
+            } else {
+                Verdict::Partial
+            }
+        }
+        // Refused before anything was planned (a lock taken since the plan...).
+        None => Verdict::Stopped(Some(failure.unwrap_or_else(|| "the destroy failed".into()))),
+    }
+}
+
+/// Asks on stderr, reads the answer from stdin; refuses at once when stdin is not a
+/// terminal (a pipe or CI would otherwise hang or answer by accident).
+async fn confirm(plans: &[RunPlan], location: &str) -> Result<(), CliError> {
+    if !std::io::stdin().is_terminal() {
+        return Err(CliError::Usage(
+            "destroy asks for confirmation and stdin is not a terminal; pass -y (--yes) to destroy without asking, or --dry-run to see the plan".into(),
+        ));
+    }
+    eprint!(
+        "{}{CONFIRM_QUESTION}",
+        render_confirmation(plans, location, CONFIRM_CAP)
+    );
+    let _ = std::io::stderr().flush();
+    let answer = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line).map(|_| line)
+    })
+    .await
+    .map_err(|e| CliError::Usage(e.to_string()))?
+    .map_err(|e| CliError::Usage(format!("could not read the answer: {e}")))?;
+    if is_confirmation(&answer) {
+        Ok(())
+    } else {
+        Err(CliError::Refused(
+            "destroy not confirmed; nothing was deleted".into(),
+        ))
+    }
+}
+
+/// Starts the destroy workflow in this process (the engine on its own task) and returns
+/// what resolves when it ends.
+fn start_local(
+    deps: &Deps,
+    input: &DestroyInput,
+    run_id: &str,
+    fast: bool,
+) -> Result<impl std::future::Future<Output = Result<Outcome, String>>, CliError> {
+    let input = serde_json::to_value(input).map_err(|e| CliError::Usage(e.to_string()))?;
     let sm = StateMachine::load(definitions::DESTROY, &definitions::local_substitutions())
         .map_err(|e| CliError::Refused(format!("the destroy definition does not load: {e}")))?
         .with_name("cdkd-flow-destroy");
     let options = EngineOptions {
-        time_scale: if a.fast { 0.0 } else { 1.0 },
+        time_scale: if fast { 0.0 } else { 1.0 },
         ..EngineOptions::default()
     };
     let engine = Engine::new(Arc::new(LocalSteps { deps: deps.clone() }), options)
-        .with_observer(Arc::new(progress_line));
-    eprintln!(
-        "destroy {}: run {run_id}",
-        cdkd_core::text::flatten_str(&a.stack)
-    );
-    let outcome = engine.run_named(&sm, input, &run_id).await;
+        .with_observer(Arc::new(step_failure));
+    let run_id = run_id.to_string();
+    let task = tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await });
+    Ok(async move {
+        task.await
+            .map_err(|e| format!("the local run stopped: {e}"))
+    })
+}
 
-    let store = deps.store(&ctx.bucket, &ctx.prefix);
-    let report: Option<RunReport> = runs::read(&store, &runs::report_key(&ctx.prefix, &run_id))
-        .await
-        .ok()
-        .flatten();
-    let (complete, failure) = match &outcome {
-        Outcome::Succeeded(_) => (true, None),
-        Outcome::Failed(f) => (false, Some(format!("{}: {}", f.error, f.cause))),
-    };
-    match (&report, a.json) {
-        (Some(r), true) => println!("{}", serde_json::to_string_pretty(r).unwrap_or_default()),
-        (Some(r), false) => print!(
-            "{}",
-            cdkd_core::runview::render_destroy_report(&r.stacks, r.complete, r.aborted.as_deref())
-        ),
-        (None, _) => {}
-    }
-    match (complete, report.is_some(), failure) {
-        (true, _, _) => Ok(ExitCode::SUCCESS),
-        (false, true, _) => Ok(ExitCode::from(1)),
-        // Refused before anything was planned: the plan's message is the error.
-        (false, false, f) => Err(CliError::Refused(
-            f.unwrap_or_else(|| "the destroy failed".into()),
-        )),
+/// A step that failed (and may be retried) is logged; the bars show the rest.
+fn step_failure(e: &Event) {
+    if let EventKind::TaskFailed = &e.kind {
+        tracing::warn!(
+            "{} failed: {}: {}",
+            e.state.as_deref().unwrap_or("a step"),
+            e.error.as_deref().unwrap_or(""),
+            flatten_str(e.cause.as_deref().unwrap_or(""))
+        );
     }
 }
 
-/// One line on stderr per wave and per step that failed.
-fn progress_line(e: &Event) {
-    match &e.kind {
-        EventKind::TaskSucceeded if e.state.as_deref() == Some("Wave") => {
-            let out = e.output.as_ref();
-            let remaining = out
-                .and_then(|o| o.pointer("/Payload/remaining"))
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            let wait = out
-                .and_then(|o| o.pointer("/Payload/waitSeconds"))
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            if wait > 0 {
-                eprintln!("  wave: {remaining} resource(s) left, next check in {wait}s");
-            } else {
-                eprintln!("  wave: {remaining} resource(s) left");
+// ---------------------------------------------------------------------------------
+// Planning from the records (read only): what --dry-run prints and the prompt lists.
+
+/// A stack as asked, its region and its records, children first.
+struct Loaded {
+    stack: String,
+    region: String,
+    records: Vec<(String, StateRecord)>,
+}
+
+/// Plans every stack, in the order the runs would go (consumers before producers).
+async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>, CliError> {
+    let mut loaded: Vec<Loaded> = Vec::new();
+    let mut plans: Vec<RunPlan> = Vec::new();
+    for s in stacks {
+        match load(&ctx.store, s, a.stack_region.as_deref()).await {
+            Ok(l) => loaded.push(l),
+            Err(LoadError::Refused { region, why }) => {
+                plans.push(RunPlan::refused(s, region.as_deref(), why))
+            }
+            Err(LoadError::Aws(e)) => return Err(CliError::Aws(e)),
+        }
+    }
+    // Consumers first (spec §2.1.4), from each root record's imports / outputReads.
+    let order = {
+        let roots: Vec<StackRecord<'_>> = loaded
+            .iter()
+            .map(|l| {
+                let root = &l.records[l.records.len() - 1].1;
+                StackRecord::from_state(&l.stack, &l.region, root)
+            })
+            .collect();
+        destroy_order(&roots)
+    };
+    let now = cdkd_aws::store::now_ms();
+    let mut gone_before: Vec<String> = Vec::new();
+    for i in order {
+        let l = &loaded[i];
+        let others = consumers(&ctx.store, &l.region, &l.records, &gone_before)
+            .await
+            .map_err(CliError::Aws)?;
+        let other_refs: Vec<StackRecord<'_>> = others
+            .iter()
+            .map(|(s, r)| StackRecord::from_state(s, &l.region, r))
+            .collect();
+        let mut plan = plan_run(&PlanRequest {
+            stack: &l.stack,
+            region: &l.region,
+            stacks: &l.records,
+            others: &other_refs,
+            allow_nested_child: a.allow_nested_child,
+            decide: DecideOptions {
+                skip_final_snapshot: a.skip_final_snapshot,
+                now_ms: now.max(0) as u64,
+            },
+        });
+        if plan.refusal.is_none() {
+            plan.refusal = lock_refusal(ctx, l, now).await?;
+        }
+        gone_before.extend(l.records.iter().map(|(s, _)| s.clone()));
+        plans.push(plan);
+    }
+    Ok(plans)
+}
+
+enum LoadError {
+    Refused { region: Option<String>, why: String },
+    Aws(String),
+}
+
+/// Nested records deeper than this are refused, as in the plan step.
+const MAX_NESTING: usize = 16;
+
+async fn load(store: &StateStore, stack: &str, asked: Option<&str>) -> Result<Loaded, LoadError> {
+    let region = resolve_region(store, stack, asked).await?;
+    let mut records = Vec::new();
+    collect(store, stack, &region, 0, &mut records).await?;
+    Ok(Loaded {
+        stack: stack.to_string(),
+        region,
+        records,
+    })
+}
+
+/// `--stack-region`, else the only region the stack has state in (the plan step's rule
+/// and messages).
+async fn resolve_region(
+    store: &StateStore,
+    stack: &str,
+    asked: Option<&str>,
+) -> Result<String, LoadError> {
+    if let Some(r) = asked.filter(|r| !r.is_empty()) {
+        return Ok(r.to_string());
+    }
+    let refs = store
+        .list_refs()
+        .await
+        .map_err(|e| LoadError::Aws(e.to_string()))?;
+    let mut regions: Vec<Option<String>> = refs
+        .into_iter()
+        .filter(|r| r.stack == stack)
+        .map(|r| r.region)
+        .collect();
+    regions.dedup();
+    let why = match regions.as_slice() {
+        [Some(r)] => return Ok(r.clone()),
+        [] => format!(
+            "No state found for stack '{}'. Run 'cdkd-flow state list' to see available stacks.",
+            name(stack)
+        ),
+        [None] => format!(
+            "Stack '{}' has only a legacy state record without a region. A cdkd write migrates it to the region-scoped layout; re-run the destroy after it.",
+            name(stack)
+        ),
+        many => format!(
+            "Stack '{}' has state in multiple regions: {}. Re-run with --stack-region <region> to disambiguate.",
+            name(stack),
+            many.iter()
+                .map(|r| r.as_deref().map(name).unwrap_or_else(|| "(legacy)".into()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Err(LoadError::Refused { region: None, why })
+}
+
+/// The record and its nested children, depth-first post-order (children first).
+async fn collect(
+    store: &StateStore,
+    stack: &str,
+    region: &str,
+    depth: usize,
+    out: &mut Vec<(String, StateRecord)>,
+) -> Result<(), LoadError> {
+    let refused = |why: String| LoadError::Refused {
+        region: Some(region.to_string()),
+        why,
+    };
+    if depth > MAX_NESTING {
+        return Err(refused(format!(
+            "Stack '{}' ({region}) is nested more than {MAX_NESTING} levels deep; refusing to destroy",
+            name(stack)
+        )));
+    }
+    let loaded = match store.get_state(stack, region).await {
+        Ok(l) => l,
+        Err(e) => return Err(refused(flatten_str(&e.to_string()))),
+    };
+    let Some(loaded) = loaded else {
+        if depth == 0 {
+            return Err(refused(format!(
+                "No state found for stack '{}' ({}). Run 'cdkd-flow state list' to see available stacks.",
+                name(stack),
+                name(region)
+            )));
+        }
+        return Ok(());
+    };
+    let children: Vec<String> = match loaded.record.resources() {
+        ResourcesShape::Map(m) => m
+            .iter()
+            .filter(|(_, e)| {
+                e.get("resourceType").and_then(Value::as_str) == Some("AWS::CloudFormation::Stack")
+            })
+            .map(|(id, _)| child_stack_name(stack, id))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for child in children {
+        Box::pin(collect(store, &child, region, depth + 1, out)).await?;
+    }
+    out.push((stack.to_string(), loaded.record));
+    Ok(())
+}
+
+/// Other records of the region that may import what these stacks export, leaving out
+/// the stacks destroyed earlier in this command (they are gone by then).
+async fn consumers(
+    store: &StateStore,
+    region: &str,
+    stacks: &[(String, StateRecord)],
+    gone_before: &[String],
+) -> Result<Vec<(String, StateRecord)>, String> {
+    if !stacks.iter().any(|(_, r)| needs_consumer_scan(&r.body)) {
+        return Ok(Vec::new());
+    }
+    let refs = store.list_refs().await.map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for r in refs {
+        if r.region.as_deref() != Some(region)
+            || stacks.iter().any(|(s, _)| *s == r.stack)
+            || gone_before.contains(&r.stack)
+        {
+            continue;
+        }
+        // Unreadable records are left out of the scan (spec statement 24).
+        if let Ok(Some(l)) = store.get_state(&r.stack, region).await {
+            out.push((r.stack, l.record));
+        }
+    }
+    Ok(out)
+}
+
+/// A lock another process holds on any stack of the run (an expired lock is taken over
+/// by the run, so it does not refuse).
+async fn lock_refusal(ctx: &Ctx, l: &Loaded, now: i64) -> Result<Option<String>, CliError> {
+    for (stack, record) in &l.records {
+        let subject = if record.body.get("parentStack").is_some_and(|p| !p.is_null()) {
+            Subject::NestedStackChild
+        } else {
+            Subject::Stack
+        };
+        let c = ContentionContext {
+            subject,
+            stack,
+            region: Some(&l.region),
+            profile: ctx.profile.as_deref(),
+            bucket: Some(&ctx.bucket),
+            prefix: &ctx.prefix,
+        };
+        match ctx.store.get_lock(stack, Some(&l.region)).await {
+            Ok(None) => {}
+            Ok(Some((info, _))) if is_expired(&info, now) => {}
+            Ok(Some((info, _))) => return Ok(Some(contention_message(&c, Some(&info), now))),
+            Err(e) => {
+                return Ok(Some(format!(
+                    "{} The lock of stack '{}' cannot be read: {}",
+                    contention_message(&c, None, now),
+                    name(stack),
+                    flatten_str(&e.to_string())
+                )))
             }
         }
-        EventKind::TaskFailed => {
-            let state = e.state.as_deref().unwrap_or("a step");
-            let error = e.error.as_deref().unwrap_or("");
-            let cause = e.cause.as_deref().unwrap_or("");
-            eprintln!(
-                "  {state} failed: {error}: {}",
-                cdkd_core::text::flatten_str(cause)
-            );
-        }
-        _ => {}
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_run_id_is_an_execution_name() {
+        let id = default_run_id("destroy", "Shop~Net work", 5);
+        assert_eq!(id, "destroy-Shop_Net_work-5");
     }
 }

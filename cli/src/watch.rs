@@ -1,0 +1,270 @@
+//! Watching a destroy run while it goes, the same way for a local run (the engine in
+//! this process) and a remote one (a Step Functions execution): poll the run record
+//! `<prefix>/_runs/<run-id>/progress.json` until the run's own future resolves, draw a
+//! bar per stack on a terminal (plain lines otherwise), print a line per resource as it
+//! settles, then read `report.json` and print it.
+//!
+//! The text comes from `cdkd_core::progress_view` (pure, snapshot-tested); this module
+//! only polls, diffs and draws.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use cdkd_aws::StateStore;
+use cdkd_core::progress_view::{
+    newly_settled, phase_changes, render_settled, stack_label, stack_status, ProgressRow,
+    RunProgress, StackProgress,
+};
+use cdkd_functions::destroy::finish::RunReport;
+use cdkd_functions::destroy::{DestroyRun, StackRun};
+use cdkd_functions::runs;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// How to watch.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// Draw live bars with indicatif (stderr is a terminal); else print plain lines.
+    pub bars: bool,
+    /// How often `progress.json` is read.
+    pub poll: Duration,
+    /// Cells of a bar (live and plain).
+    pub bar_width: usize,
+    /// Print the report as text on stdout at the end (off for `--json`: the caller
+    /// prints the report JSON).
+    pub print_report: bool,
+}
+
+impl WatchOptions {
+    /// Bars when stderr is a terminal, a poll every 0.5 s, the text report unless `json`.
+    pub fn for_stderr(json: bool) -> Self {
+        WatchOptions {
+            bars: std::io::stderr().is_terminal(),
+            poll: Duration::from_millis(500),
+            bar_width: 30,
+            print_report: !json,
+        }
+    }
+}
+
+/// What the watched run returned, and its report when it wrote one.
+#[derive(Debug)]
+pub struct Watched<T> {
+    pub output: T,
+    pub report: Option<RunReport>,
+}
+
+/// The view model of one stack of a run record.
+pub fn stack_progress(s: &StackRun) -> StackProgress {
+    StackProgress {
+        stack: s.stack.clone(),
+        region: s.region.clone(),
+        rows: s
+            .planned
+            .iter()
+            .map(|p| ProgressRow {
+                logical_id: p.logical_id.clone(),
+                resource_type: p.resource_type.clone(),
+                physical_id: p.physical_id.clone(),
+                outcome: s.outcomes.get(&p.logical_id).cloned(),
+                in_flight: s.in_flight.contains_key(&p.logical_id),
+            })
+            .collect(),
+        finished: s.finished,
+    }
+}
+
+/// The view model of a run record (`progress.json`).
+pub fn run_progress(r: &DestroyRun) -> RunProgress {
+    RunProgress {
+        run_id: r.run_id.clone(),
+        stacks: r.stacks.iter().map(stack_progress).collect(),
+        waves: r.waves,
+        stop_requested: r.stop_requested,
+    }
+}
+
+/// Reads `progress.json` of a run; `None` when it is not there yet (or unreadable: the
+/// watcher just tries again at the next poll).
+pub async fn read_progress(store: &StateStore, prefix: &str, run_id: &str) -> Option<RunProgress> {
+    match runs::read::<DestroyRun>(store, &runs::progress_key(prefix, run_id)).await {
+        Ok(r) => r.as_ref().map(run_progress),
+        Err(e) => {
+            tracing::debug!("{e}");
+            None
+        }
+    }
+}
+
+/// Reads `report.json` of a run; `None` when the run wrote none (refused before it
+/// planned anything).
+pub async fn read_report(store: &StateStore, prefix: &str, run_id: &str) -> Option<RunReport> {
+    runs::read(store, &runs::report_key(prefix, run_id))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// The report as text (what `print_report` prints).
+pub fn report_text(r: &RunReport) -> String {
+    cdkd_core::runview::render_destroy_report(&r.stacks, r.complete, r.aborted.as_deref())
+}
+
+/// Polls the run's `progress.json` every `opts.poll` until `done` resolves, showing
+/// progress on stderr; then reads the record once more (so the last settled lines are
+/// not lost), reads `report.json`, prints it on stdout unless told not to, and returns
+/// `done`'s output with the report. `done` is whatever says the run has ended: the local
+/// engine's task, or a loop over the execution's status.
+pub async fn watch_progress<T>(
+    store: &StateStore,
+    prefix: &str,
+    run_id: &str,
+    done: impl Future<Output = T>,
+    opts: &WatchOptions,
+) -> Watched<T> {
+    let mut ui = Ui::new(opts);
+    let mut prev: Option<RunProgress> = None;
+    let mut tick = tokio::time::interval(opts.poll);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(done);
+    let output = loop {
+        tokio::select! {
+            out = &mut done => break out,
+            _ = tick.tick() => {
+                if let Some(next) = read_progress(store, prefix, run_id).await {
+                    ui.show(prev.as_ref(), &next);
+                    prev = Some(next);
+                }
+            }
+        }
+    };
+    if let Some(next) = read_progress(store, prefix, run_id).await {
+        ui.show(prev.as_ref(), &next);
+    }
+    ui.finish();
+    let report = read_report(store, prefix, run_id).await;
+    if opts.print_report {
+        if let Some(r) = &report {
+            print!("{}", report_text(r));
+        }
+    }
+    Watched { output, report }
+}
+
+/// Live bars (indicatif) or plain lines.
+enum Ui {
+    Bars {
+        multi: MultiProgress,
+        bars: BTreeMap<String, ProgressBar>,
+        width: usize,
+    },
+    Plain {
+        width: usize,
+    },
+}
+
+impl Ui {
+    fn new(opts: &WatchOptions) -> Self {
+        if opts.bars {
+            Ui::Bars {
+                multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
+                bars: BTreeMap::new(),
+                width: opts.bar_width,
+            }
+        } else {
+            Ui::Plain {
+                width: opts.bar_width,
+            }
+        }
+    }
+
+    fn show(&mut self, prev: Option<&RunProgress>, next: &RunProgress) {
+        let settled = newly_settled(prev, next);
+        match self {
+            Ui::Plain { width } => {
+                // A stack's resources, then its line (so "destroyed" comes last).
+                for s in &settled {
+                    eprintln!("  {}", render_settled(s));
+                }
+                for line in phase_changes(prev, next, *width) {
+                    eprintln!("{line}");
+                }
+            }
+            Ui::Bars { multi, bars, width } => {
+                for s in &settled {
+                    let _ = multi.println(format!("  {}", render_settled(s)));
+                }
+                for s in &next.stacks {
+                    let bar = bars.entry(s.stack.clone()).or_insert_with(|| {
+                        let template =
+                            format!("{{prefix}} [{{bar:{width}}}] {{pos}}/{{len}} {{msg}}");
+                        let style = ProgressStyle::with_template(&template)
+                            .unwrap_or_else(|_| ProgressStyle::default_bar())
+                            .progress_chars("#>-");
+                        let pb = multi.add(ProgressBar::new(u64::from(s.total())));
+                        pb.set_style(style);
+                        pb.set_prefix(stack_label(s));
+                        pb
+                    });
+                    bar.set_length(u64::from(s.total()));
+                    bar.set_position(u64::from(s.settled()));
+                    bar.set_message(stack_status(s, next.stop_requested));
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Ui::Bars { bars, .. } = self {
+            for b in bars.values() {
+                b.finish();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdkd_core::destroy::model::{RowOutcome, RunResult};
+
+    #[test]
+    fn progress_json_converts_to_the_progress_view_rows_in_plan_order() {
+        // progress.json as the wave step writes it.
+        let rec: DestroyRun = serde_json::from_value(serde_json::json!({
+            "runId": "r1", "startedMs": 1, "skipFinalSnapshot": false, "waves": 2,
+            "stacks": [{
+                "stack": "Shop", "region": "us-east-1",
+                "planned": [
+                    {"logicalId": "A", "resourceType": "AWS::SQS::Queue", "physicalId": "a"},
+                    {"logicalId": "B", "resourceType": "AWS::SNS::Topic"},
+                    {"logicalId": "C", "resourceType": "AWS::Foo::Bar"}
+                ],
+                "outcomes": {"B": {"outcome": "deleted"}},
+                "inFlight": {"C": {"handle": {"kind": "cloudControl", "requestToken": "rt",
+                    "clientToken": "ct", "startedMs": 5, "polls": 2}, "expectedDoneMs": 9, "attempt": 0}},
+                "finished": null
+            }]
+        }))
+        .unwrap();
+        let v = run_progress(&rec);
+        assert_eq!(v.run_id, "r1");
+        let s = &v.stacks[0];
+        assert_eq!(
+            s.rows
+                .iter()
+                .map(|r| r.logical_id.as_str())
+                .collect::<Vec<_>>(),
+            ["A", "B", "C"]
+        );
+        assert_eq!(s.rows[1].outcome, Some(RowOutcome::Deleted));
+        assert_eq!((s.settled(), s.in_flight(), s.total()), (1, 1, 3));
+        let mut rec = rec;
+        rec.stacks[0].finished = Some(RunResult::Partial);
+        assert_eq!(
+            stack_progress(&rec.stacks[0]).finished,
+            Some(RunResult::Partial)
+        );
+    }
+}
