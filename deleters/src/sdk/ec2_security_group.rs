@@ -11,7 +11,7 @@
 use async_trait::async_trait;
 
 use super::eni::{self, EniSummary, SweepError};
-use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
+use crate::error::{aws_error_info, AwsErrorInfo, DeleteError, DeleteErrorKind};
 use crate::guard;
 use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
@@ -84,6 +84,27 @@ impl InUse {
     }
 }
 
+/// What a failed `DeleteSecurityGroup` means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum DeleteAnswer {
+    NotFound,
+    /// Something still uses the group (or a transient failure): try again later.
+    InUse(InUse),
+    Fail(AwsErrorInfo),
+}
+
+fn delete_answer(info: AwsErrorInfo) -> DeleteAnswer {
+    if info.code_is(&["InvalidGroup.NotFound"]) {
+        DeleteAnswer::NotFound
+    } else if info.code_is(&["DependencyViolation"]) || info.message.contains("dependent object") {
+        DeleteAnswer::InUse(InUse::Dependency(info.message))
+    } else if info.retryable {
+        DeleteAnswer::InUse(InUse::Transient(info.message))
+    } else {
+        DeleteAnswer::Fail(info)
+    }
+}
+
 impl SecurityGroupDeleter {
     pub fn new(ec2: aws_sdk_ec2::Client) -> Self {
         SecurityGroupDeleter { ec2 }
@@ -144,26 +165,20 @@ impl SecurityGroupDeleter {
                 .await
             {
                 Ok(_) => return Ok(DeleteProgress::Done),
-                Err(e) => {
-                    let info = aws_error_info(&e);
-                    if info.code_is(&["InvalidGroup.NotFound"]) {
+                Err(e) => match delete_answer(aws_error_info(&e)) {
+                    DeleteAnswer::NotFound => {
                         return guard::not_found(
                             req,
                             self.region(),
                             is_group_id(group),
                             &format!("EC2 says security group {group} does not exist"),
-                        );
+                        )
                     }
-                    if info.code_is(&["DependencyViolation"])
-                        || info.message.contains("dependent object")
-                    {
-                        InUse::Dependency(info.message)
-                    } else if info.retryable {
-                        InUse::Transient(info.message)
-                    } else {
-                        return Err(DeleteError::from_aws(req, "DeleteSecurityGroup", &info));
+                    DeleteAnswer::InUse(u) => u,
+                    DeleteAnswer::Fail(info) => {
+                        return Err(DeleteError::from_aws(req, "DeleteSecurityGroup", &info))
                     }
-                }
+                },
             },
         };
         let now = now_ms();
@@ -235,6 +250,52 @@ mod tests {
         assert!(!is_group_id("sg-"));
         assert!(!is_group_id("my-group"));
         assert!(!is_group_id("sg-xyz"));
+    }
+
+    fn info(code: &str, message: &str, retryable: bool) -> AwsErrorInfo {
+        AwsErrorInfo {
+            code: Some(code.into()),
+            status: Some(400),
+            message: message.into(),
+            throttling: false,
+            retryable,
+        }
+    }
+
+    #[test]
+    fn security_group_dependency_violation_is_retried_later_not_failed() {
+        let msg = "DependencyViolation: resource sg-1 has a dependent object";
+        assert_eq!(
+            delete_answer(info("DependencyViolation", msg, true)),
+            DeleteAnswer::InUse(InUse::Dependency(msg.into()))
+        );
+        assert_eq!(
+            delete_answer(info(
+                "InvalidGroup.InUse",
+                "sg-1 has a dependent object",
+                false
+            )),
+            DeleteAnswer::InUse(InUse::Dependency("sg-1 has a dependent object".into()))
+        );
+    }
+
+    #[test]
+    fn security_group_not_found_goes_to_the_region_guard_and_other_errors_fail() {
+        assert_eq!(
+            delete_answer(info("InvalidGroup.NotFound", "no such group", false)),
+            DeleteAnswer::NotFound
+        );
+        assert_eq!(
+            delete_answer(info("RequestLimitExceeded", "slow down", true)),
+            DeleteAnswer::InUse(InUse::Transient("slow down".into()))
+        );
+        let denied = info("UnauthorizedOperation", "not allowed", false);
+        assert_eq!(delete_answer(denied.clone()), DeleteAnswer::Fail(denied));
+        let malformed = info("InvalidGroupId.Malformed", "bad id", false);
+        assert_eq!(
+            delete_answer(malformed.clone()),
+            DeleteAnswer::Fail(malformed)
+        );
     }
 
     #[test]
