@@ -265,7 +265,7 @@ async fn step_stack(
     //    sent again with the same attempt (same ClientToken: the first request resumes).
     //    After a stop request nothing new starts, but marked calls are still sent: their
     //    delete may already be running in AWS, and only its handle tells how it ends.
-    let mut to_start: Vec<String> = Vec::new();
+    let mut to_start: Vec<DeleteRequest> = Vec::new();
     if Instant::now() < ctx.deadline {
         let now = ctx.now();
         let opts = DecideOptions {
@@ -313,7 +313,7 @@ async fn step_stack(
                     match refuse_unhonoured_snapshot(&ctx.registry, &req) {
                         Some(error) => Some(RowOutcome::Failed { error }),
                         None if sr.dispatched.contains_key(&id) => {
-                            to_start.push(id.clone());
+                            to_start.push(req);
                             None
                         }
                         None => {
@@ -338,40 +338,15 @@ async fn step_stack(
     // Marks made in this pass are saved by the caller before any of their calls; marks
     // saved earlier are sent now.
     if !to_start.is_empty() {
-        let now = ctx.now();
-        let opts = DecideOptions {
-            skip_final_snapshot: ctx.skip_final_snapshot,
-            now_ms: now,
-        };
         let started: Vec<(String, Sent, Result<DeleteProgress, DeleteError>)> =
             stream::iter(to_start)
-                .map(|id| {
-                    let entry = resources
-                        .get(&id)
-                        .and_then(Value::as_object)
-                        .cloned()
-                        .unwrap_or_default();
-                    let attempt = sr.dispatched.get(&id).copied().unwrap_or(0);
-                    let final_snapshot = match decide(&entry, opts) {
-                        Decision::Delete(plan) => plan.final_snapshot,
-                        _ => None,
+                .map(|req| async move {
+                    let res = ctx.registry.start(&req).await;
+                    let sent = Sent {
+                        attempt: req.attempt,
+                        options: req.options,
                     };
-                    let options = DeleteOptions {
-                        final_snapshot,
-                        remove_protection: ctx.remove_protection,
-                    };
-                    let req = delete_request(
-                        &id,
-                        &entry,
-                        &sr.region,
-                        attempt,
-                        ctx.run_context(&sr.stack),
-                        options.clone(),
-                    );
-                    async move {
-                        let res = ctx.registry.start(&req).await;
-                        (id, Sent { attempt, options }, res)
-                    }
+                    (req.logical_id, sent, res)
                 })
                 .buffer_unordered(max_parallel)
                 .collect()
