@@ -25,7 +25,7 @@ use async_trait::async_trait;
 pub use error::{DeleteError, DeleteErrorKind};
 pub use progress::{DeleteProgress, Handle};
 pub use registry::{Registry, Route};
-pub use request::{DeleteRequest, RunContext};
+pub use request::{DeleteOptions, DeleteRequest, FinalSnapshot, RunContext};
 
 /// Deletes resources of one kind.
 #[async_trait]
