@@ -37,10 +37,14 @@ pub struct WatchOptions {
 }
 
 impl WatchOptions {
-    /// Bars when stderr is a terminal, a poll every 0.5 s, the text report unless `json`.
+    /// Bars when stderr is a terminal of a known size (at least 40 columns), a poll
+    /// every 0.5 s, the text report unless `json`.
     pub fn for_stderr(json: bool) -> Self {
+        let sized = console::Term::stderr()
+            .size_checked()
+            .is_some_and(|(_, cols)| cols >= 40);
         WatchOptions {
-            bars: std::io::stderr().is_terminal(),
+            bars: std::io::stderr().is_terminal() && sized,
             poll: Duration::from_millis(500),
             bar_width: 30,
             print_report: !json,

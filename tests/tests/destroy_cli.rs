@@ -391,3 +391,91 @@ async fn destroy_usage_errors_exit_2() {
     let r = cli(&bucket, &["destroy", "A"]);
     assert_eq!(r.code, 2, "without --local nor --dry-run: {r:?}");
 }
+
+/// Runs the binary on a pseudo-terminal (util-linux `script`), typing `answer`: stdin,
+/// stdout and stderr are a terminal, as for a person. Output is both streams, merged.
+fn cli_on_terminal(bucket: &str, args: &[&str], answer: &str) -> h::CliRun {
+    use std::io::Write;
+    h::endpoint();
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    // A terminal of a real size (script's own pseudo-terminal has none).
+    let mut cmd = vec![
+        "stty cols 120 rows 40; exec".to_string(),
+        quote(&h::cli_binary().to_string_lossy()),
+        "--state-bucket".into(),
+        quote(bucket),
+    ];
+    cmd.extend(args.iter().map(|a| quote(a)));
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &cmd.join(" "), "/dev/null"])
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux script runs");
+    let mut stdin = child.stdin.take().unwrap();
+    // Typed once the question is up (the prompt reads one line).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    stdin.write_all(answer.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    h::CliRun {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).replace('\r', ""),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn destroy_on_a_terminal_lists_what_it_deletes_and_needs_yes() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let stack = uniq("Term");
+    let (seeded, resources) = topic_and_queue().await;
+    put_record(&bucket, &stack, &record(&stack, resources, json!({}))).await;
+
+    // Anything but yes: nothing deleted, exit 1.
+    let r = cli_on_terminal(&bucket, &["destroy", &stack, "--local", "--fast"], "no\n");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stdout
+            .contains(&format!("This destroys 1 stack (3 resources)")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(&seeded.queue),
+        "the resources are listed: {}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("Type 'yes' to go on"), "{}", r.stdout);
+    assert!(r.stdout.contains("nothing was deleted"), "{}", r.stdout);
+    assert!(topic_exists(&seeded.topic).await);
+    assert!(queue_exists(&seeded.queue).await);
+
+    // yes: destroyed, exit 0.
+    let r = cli_on_terminal(&bucket, &["destroy", &stack, "--local", "--fast"], "yes\n");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!topic_exists(&seeded.topic).await);
+    assert!(!queue_exists(&seeded.queue).await);
+    // A live bar for the stack (drawn by indicatif) and a line per resource.
+    assert!(
+        r.stdout.contains(&format!("{stack} (us-east-1) [###"))
+            && r.stdout.contains("] 3/3 destroyed"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains(&format!("{stack}: Queue (AWS::SQS::Queue) deleted")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(&format!("Destroyed {stack} (us-east-1)")),
+        "{}",
+        r.stdout
+    );
+}
