@@ -213,7 +213,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             }
         }
     }
-    if a.json {
+    if a.json && !reports.is_empty() {
         let out = match reports.as_slice() {
             [one] if plans.len() == 1 => serde_json::to_string_pretty(one),
             many => serde_json::to_string_pretty(many),
