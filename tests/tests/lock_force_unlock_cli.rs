@@ -74,7 +74,8 @@ async fn lock_force_unlock_cli_legacy_only_record_targets_legacy_lock_key() {
 }
 
 #[tokio::test]
-async fn lock_force_unlock_cli_records_in_several_regions_refused_listing_regions() {
+async fn lock_force_unlock_cli_statement_64_unlocks_every_region_and_the_legacy_key() {
+    // state-views §9 step 2, statement 64: without --stack-region every record's lock goes.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     let now = now_ms();
@@ -88,17 +89,84 @@ async fn lock_force_unlock_cli_records_in_several_regions_refused_listing_region
         )
         .await;
     }
+    put_raw(&s3, &bucket, "cdkd/App/state.json", "{\"version\":1}").await;
+    put_raw(
+        &s3,
+        &bucket,
+        "cdkd/App/lock.json",
+        cdkd_lock_body("old@box:2", now, now + 600_000, None),
+    )
+    .await;
     let run = force_unlock(&bucket, &["App"], &[]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert_eq!(run.stdout, "");
+    assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
-        run.stderr.trim_end(),
-        "error: Stack App has records in several regions: eu-west-1, us-east-1. Name the one to unlock with --stack-region <region>."
+        run.stdout,
+        "Released lock for stack App (eu-west-1), owner: bob@host:1\n\
+         Released lock for stack App (us-east-1), owner: bob@host:1\n\
+         Released lock for stack App (legacy lock key), owner: old@box:2\n"
     );
-    for r in ["us-east-1", "eu-west-1"] {
-        assert!(get_raw(&s3, &bucket, &format!("cdkd/App/{r}/lock.json"))
-            .await
-            .is_some());
+    for key in [
+        "cdkd/App/us-east-1/lock.json",
+        "cdkd/App/eu-west-1/lock.json",
+        "cdkd/App/lock.json",
+    ] {
+        assert!(get_raw(&s3, &bucket, key).await.is_none(), "{key}");
+    }
+}
+
+#[tokio::test]
+async fn lock_force_unlock_cli_statement_64_stack_region_touches_only_that_key() {
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let now = now_ms();
+    put_raw(&s3, &bucket, "cdkd/App/us-east-1/state.json", "{}").await;
+    put_raw(&s3, &bucket, "cdkd/App/state.json", "{\"version\":1}").await;
+    for key in ["cdkd/App/us-east-1/lock.json", "cdkd/App/lock.json"] {
+        put_raw(
+            &s3,
+            &bucket,
+            key,
+            cdkd_lock_body("bob@host:1", now, now + 600_000, None),
+        )
+        .await;
+    }
+    let run = force_unlock(&bucket, &["App", "--stack-region", "us-east-1"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(get_raw(&s3, &bucket, "cdkd/App/us-east-1/lock.json")
+        .await
+        .is_none());
+    assert!(get_raw(&s3, &bucket, "cdkd/App/lock.json").await.is_some());
+}
+
+#[tokio::test]
+async fn lock_force_unlock_cli_several_stacks_positional_and_flag() {
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let now = now_ms();
+    for stack in ["A", "B"] {
+        put_raw(
+            &s3,
+            &bucket,
+            &format!("cdkd/{stack}/us-east-1/state.json"),
+            "{}",
+        )
+        .await;
+        put_raw(
+            &s3,
+            &bucket,
+            &format!("cdkd/{stack}/us-east-1/lock.json"),
+            cdkd_lock_body("bob@host:1", now, now + 600_000, None),
+        )
+        .await;
+    }
+    let run = force_unlock(&bucket, &["A", "--stack", "B"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for stack in ["A", "B"] {
+        assert!(
+            get_raw(&s3, &bucket, &format!("cdkd/{stack}/us-east-1/lock.json"))
+                .await
+                .is_none()
+        );
     }
 }
 

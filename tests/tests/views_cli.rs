@@ -79,6 +79,26 @@ fn record(stack: &str, region: &str, resources: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn views_cli_region_flag_deprecated_on_state_commands_but_honoured() {
+    // state-views §2: `--region` still works and prints a deprecation warning on stderr.
+    let b = bucket_with(&[(
+        "cdkd/App/us-east-1/state.json",
+        record("App", "us-east-1", "{}"),
+    )])
+    .await;
+    let r = run_cli(&b, &["state", "list", "--region", "us-east-1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "App (us-east-1)\n");
+    assert!(
+        r.stderr.starts_with("warning: --region is deprecated on state commands"),
+        "{}",
+        r.stderr
+    );
+    let r = run_cli(&b, &["state", "list"]);
+    assert!(!r.stderr.contains("deprecated"), "{}", r.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn views_cli_list_plain_sorted_and_empty_bucket() {
     let empty = bucket_with(&[]).await;
     let r = run_cli(&empty, &["state", "list"]);

@@ -1,10 +1,12 @@
-//! `cdkd-flow force-unlock <stack> [--stack-region R]`: deletes a stack's `lock.json`
+//! `cdkd-flow force-unlock <stack>... [--stack-region R]`: deletes stacks' `lock.json`
 //! unconditionally (S&L §6.6, state-views §9) and says what it deleted.
 //!
-//! Which lock: `--stack-region R` → that region's lock only. Without it: the stack's one
-//! record decides (a region-less legacy record → the legacy lock key); a stack with
-//! records in several regions is refused with the regions listed; a stack with no record
-//! → the CLI region.
+//! Which locks (state-views §9 step 2): `--stack-region R` → that region's lock only (no
+//! other key touched, not even the region-less one). Without it: the lock of every record
+//! of that name in the listing (a region-less legacy record → the legacy lock key); a
+//! stack with no record → the CLI region. A lock that cannot be deleted is reported and
+//! the walk goes on; the command then exits 1 naming every lock it could not release
+//! (§9 step 4, the [L] reading).
 
 use std::process::ExitCode;
 
@@ -16,11 +18,26 @@ use crate::context;
 use crate::error::CliError;
 use crate::global::GlobalOpts;
 
+const HELP: &str = "\
+Deletes a stack's lock.json unconditionally, whoever holds it. Use it only when the \
+holder is gone (a crashed cdkd or cdkd-flow run): running it against a live holder \
+leaves two writers on one stack.
+
+Without --stack-region every record of the stack is unlocked (each region, and the \
+legacy region-less lock key when the stack has a legacy record); a stack without any \
+record has its lock looked up in the CLI region (--region / AWS_REGION, else us-east-1). \
+A missing lock is success. When a lock cannot be deleted the others are still tried and \
+the command exits 1 naming every lock it could not release.";
+
 #[derive(Debug, clap::Args)]
+#[command(long_about = HELP)]
 pub struct Args {
-    /// The stack whose lock to delete.
-    pub stack: String,
-    /// The region of the stack's record.
+    /// The stacks whose locks to delete.
+    pub stacks: Vec<String>,
+    /// A stack whose lock to delete (same as a positional name; may be repeated).
+    #[arg(long = "stack", value_name = "NAME")]
+    pub stack_flag: Vec<String>,
+    /// Only this region's record of the stack (no other lock key is touched).
     #[arg(long)]
     pub stack_region: Option<String>,
 }
@@ -34,47 +51,49 @@ pub enum Target {
     Legacy,
 }
 
-/// Decides the target from the flag and the stack's refs (pure).
-pub fn choose_target(
+/// Decides the lock keys of one stack from the flag and the listing (pure, §9 step 2):
+/// the flag's region alone; else every ref of that name (regions in listing order, the
+/// legacy key last); else the CLI region.
+pub fn choose_targets(
     stack: &str,
     stack_region: Option<&str>,
     refs: &[StackRef],
     cli_region: &str,
-) -> Result<Target, CliError> {
+) -> Vec<Target> {
     if let Some(r) = stack_region.filter(|r| !r.is_empty()) {
-        return Ok(Target::Region(r.to_owned()));
+        return vec![Target::Region(r.to_owned())];
     }
-    let mine: Vec<&StackRef> = refs.iter().filter(|r| r.stack == stack).collect();
-    match mine.as_slice() {
-        [] => Ok(Target::Region(cli_region.to_owned())),
-        [one] => Ok(match &one.region {
-            Some(r) => Target::Region(r.clone()),
-            None => Target::Legacy,
-        }),
-        many => {
-            let regions: Vec<String> = many
-                .iter()
-                .map(|r| match &r.region {
-                    Some(r) => display_ident_str(r, DEFAULT_CAP),
-                    None => "(legacy)".into(),
-                })
-                .collect();
-            Err(CliError::Refused(format!(
-                "Stack {} has records in several regions: {}. Name the one to unlock with --stack-region <region>.",
-                display_ident_str(stack, STACK_NAME_CAP),
-                regions.join(", ")
-            )))
-        }
+    let mut regions: Vec<Target> = refs
+        .iter()
+        .filter(|r| r.stack == stack)
+        .filter_map(|r| r.region.clone().map(Target::Region))
+        .collect();
+    regions.sort_by(|a, b| match (a, b) {
+        (Target::Region(a), Target::Region(b)) => a.cmp(b),
+        _ => std::cmp::Ordering::Equal,
+    });
+    regions.dedup();
+    if refs.iter().any(|r| r.stack == stack && r.region.is_none()) {
+        regions.push(Target::Legacy);
+    }
+    if regions.is_empty() {
+        regions.push(Target::Region(cli_region.to_owned()));
+    }
+    regions
+}
+
+/// `<stack> (<region>)` or `<stack> (legacy lock key)`, rendered for a terminal.
+fn where_(stack: &str, target: &Target) -> String {
+    let stack = display_ident_str(stack, STACK_NAME_CAP);
+    match target {
+        Target::Region(r) => format!("{stack} ({})", display_ident_str(r, DEFAULT_CAP)),
+        Target::Legacy => format!("{stack} (legacy lock key)"),
     }
 }
 
 /// The line printed after the delete (pure).
 pub fn released_line(stack: &str, target: &Target, found: &ForceReleased) -> String {
-    let stack = display_ident_str(stack, STACK_NAME_CAP);
-    let where_ = match target {
-        Target::Region(r) => format!("{stack} ({})", display_ident_str(r, DEFAULT_CAP)),
-        Target::Legacy => format!("{stack} (legacy lock key)"),
-    };
+    let where_ = where_(stack, target);
     match found {
         ForceReleased::Held(i) => {
             let owner = flatten_str(&i.owner);
@@ -99,8 +118,18 @@ pub fn released_line(stack: &str, target: &Target, found: &ForceReleased) -> Str
     }
 }
 
+/// The closing error when some locks could not be deleted (pure).
+pub fn failures_line(failed: &[String]) -> String {
+    format!(
+        "Could not release {} lock(s): {}",
+        failed.len(),
+        failed.join("; ")
+    )
+}
+
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
-    if a.stack.is_empty() {
+    let stacks: Vec<String> = a.stacks.iter().chain(&a.stack_flag).cloned().collect();
+    if stacks.is_empty() || stacks.iter().any(String::is_empty) {
         return Err(CliError::Usage(
             "Stack name is required. Usage: cdkd-flow force-unlock <stack-name>".into(),
         ));
@@ -109,23 +138,37 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let refs = if a.stack_region.as_deref().is_some_and(|r| !r.is_empty()) {
         Vec::new()
     } else {
+        // A failure to list aborts at once (§9 step 4).
         ctx.store
             .list_refs()
             .await
             .map_err(|e| CliError::Aws(e.to_string()))?
     };
-    let target = choose_target(&a.stack, a.stack_region.as_deref(), &refs, &ctx.cli_region)?;
-    let region = match &target {
-        Target::Region(r) => Some(r.as_str()),
-        Target::Legacy => None,
-    };
-    let found = ctx
-        .locks
-        .force_release_detailed(&a.stack, region)
-        .await
-        .map_err(|e| CliError::Aws(e.to_string()))?;
-    println!("{}", released_line(&a.stack, &target, &found));
-    Ok(ExitCode::SUCCESS)
+    let mut failed = Vec::new();
+    for stack in &stacks {
+        for target in choose_targets(stack, a.stack_region.as_deref(), &refs, &ctx.cli_region) {
+            let region = match &target {
+                Target::Region(r) => Some(r.as_str()),
+                Target::Legacy => None,
+            };
+            match ctx.locks.force_release_detailed(stack, region).await {
+                Ok(found) => println!("{}", released_line(stack, &target, &found)),
+                Err(e) => {
+                    let line = format!(
+                        "{}: {}",
+                        where_(stack, &target),
+                        flatten_str(&e.to_string())
+                    );
+                    failed.push(line);
+                }
+            }
+        }
+    }
+    if failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err(CliError::Aws(failures_line(&failed)))
+    }
 }
 
 #[cfg(test)]
@@ -140,8 +183,8 @@ mod tests {
     fn force_unlock_stack_region_flag_wins_over_the_listing() {
         let refs = [r("App", Some("eu-west-1")), r("App", Some("us-east-1"))];
         assert_eq!(
-            choose_target("App", Some("ap-south-1"), &refs, "us-east-1").unwrap(),
-            Target::Region("ap-south-1".into())
+            choose_targets("App", Some("ap-south-1"), &refs, "us-east-1"),
+            vec![Target::Region("ap-south-1".into())]
         );
     }
 
@@ -149,8 +192,8 @@ mod tests {
     fn force_unlock_empty_stack_region_counts_as_not_given() {
         let refs = [r("App", Some("eu-west-1"))];
         assert_eq!(
-            choose_target("App", Some(""), &refs, "us-east-1").unwrap(),
-            Target::Region("eu-west-1".into())
+            choose_targets("App", Some(""), &refs, "us-east-1"),
+            vec![Target::Region("eu-west-1".into())]
         );
     }
 
@@ -158,31 +201,49 @@ mod tests {
     fn force_unlock_legacy_only_record_targets_legacy_key() {
         let refs = [r("Leg", None), r("Other", Some("us-east-1"))];
         assert_eq!(
-            choose_target("Leg", None, &refs, "us-east-1").unwrap(),
-            Target::Legacy
+            choose_targets("Leg", None, &refs, "us-east-1"),
+            vec![Target::Legacy]
         );
     }
 
     #[test]
     fn force_unlock_no_record_uses_cli_region() {
         assert_eq!(
-            choose_target("Ghost", None, &[r("App", Some("eu-west-1"))], "us-west-2").unwrap(),
-            Target::Region("us-west-2".into())
+            choose_targets("Ghost", None, &[r("App", Some("eu-west-1"))], "us-west-2"),
+            vec![Target::Region("us-west-2".into())]
         );
     }
 
     #[test]
-    fn force_unlock_several_regions_refused_naming_them() {
+    fn force_unlock_statement_64_every_region_and_the_legacy_key() {
         let refs = [
             r("App", None),
-            r("App", Some("eu-west-1")),
             r("App", Some("us-east-1")),
+            r("Other", Some("eu-west-1")),
+            r("App", Some("eu-west-1")),
         ];
-        let err = choose_target("App", None, &refs, "us-east-1").unwrap_err();
-        assert!(matches!(err, CliError::Refused(_)));
         assert_eq!(
-            err.to_string(),
-            "Stack App has records in several regions: (legacy), eu-west-1, us-east-1. Name the one to unlock with --stack-region <region>."
+            choose_targets("App", None, &refs, "us-east-1"),
+            vec![
+                Target::Region("eu-west-1".into()),
+                Target::Region("us-east-1".into()),
+                Target::Legacy
+            ]
+        );
+        assert_eq!(
+            choose_targets("App", Some("us-east-1"), &refs, "us-east-1"),
+            vec![Target::Region("us-east-1".into())]
+        );
+    }
+
+    #[test]
+    fn force_unlock_failures_are_named_together() {
+        assert_eq!(
+            failures_line(&[
+                "App (us-east-1): AccessDenied".into(),
+                "B (legacy lock key): x".into()
+            ]),
+            "Could not release 2 lock(s): App (us-east-1): AccessDenied; B (legacy lock key): x"
         );
     }
 

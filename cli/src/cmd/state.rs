@@ -94,7 +94,13 @@ pub struct ResourcesArgs {
     pub json: bool,
 }
 
+/// state-views §2: `--region` on a state subcommand is deprecated but still honoured.
+pub const REGION_DEPRECATION: &str = "warning: --region is deprecated on state commands (it only sets the CLI region used to find the state bucket); use --stack-region to select a stack's record, or AWS_REGION";
+
 pub async fn run(g: &GlobalOpts, c: StateCommand) -> Result<ExitCode, CliError> {
+    if g.region.is_some() {
+        eprintln!("{REGION_DEPRECATION}");
+    }
     let ctx = context::build(g).await?;
     let result = match c {
         StateCommand::List(a) => list(&ctx, &a).await,
