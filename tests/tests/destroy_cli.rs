@@ -440,8 +440,7 @@ async fn destroy_on_a_terminal_lists_what_it_deletes_and_needs_yes() {
     let r = cli_on_terminal(&bucket, &["destroy", &stack, "--local", "--fast"], "no\n");
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
-        r.stdout
-            .contains(&format!("This destroys 1 stack (3 resources)")),
+        r.stdout.contains("This destroys 1 stack (3 resources)"),
         "{}",
         r.stdout
     );
