@@ -211,7 +211,9 @@ pub struct SettledRow {
 }
 
 /// Rows whose outcome is new in `next` (absent or different in `prev`), in the order of
-/// `next` (stacks children first, rows in plan order). `prev: None` = everything settled.
+/// `next` (stacks children first, rows in plan order), each stack's newly blocked rows
+/// after its other rows (a row is never reported blocked before what blocks it).
+/// `prev: None` = everything settled.
 pub fn newly_settled(prev: Option<&RunProgress>, next: &RunProgress) -> Vec<SettledRow> {
     let before = |stack: &str, id: &str| -> Option<&RowOutcome> {
         prev?
@@ -226,7 +228,16 @@ pub fn newly_settled(prev: Option<&RunProgress>, next: &RunProgress) -> Vec<Sett
     };
     let mut out = Vec::new();
     for s in &next.stacks {
-        for r in &s.rows {
+        let blocked_last = s
+            .rows
+            .iter()
+            .filter(|r| !matches!(r.outcome, Some(RowOutcome::Blocked { .. })))
+            .chain(
+                s.rows
+                    .iter()
+                    .filter(|r| matches!(r.outcome, Some(RowOutcome::Blocked { .. }))),
+            );
+        for r in blocked_last {
             let Some(o) = &r.outcome else { continue };
             if before(&s.stack, &r.logical_id) == Some(o) {
                 continue;
@@ -431,6 +442,34 @@ mod tests {
         assert!(!text.contains('\u{1b}') && !text.contains('\u{202e}') && !text.contains('\r'));
         assert_eq!(lines.len(), 5);
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn settled_lines_name_a_blocked_row_after_what_blocks_it() {
+        let mut p = early();
+        p.stacks[1].rows = vec![
+            row(
+                "Topic",
+                "AWS::SNS::Topic",
+                Some(RowOutcome::Blocked { by: "Data".into() }),
+                false,
+            ),
+            row(
+                "Data",
+                "AWS::S3::Bucket",
+                Some(RowOutcome::Failed {
+                    error: "not empty".into(),
+                }),
+                false,
+            ),
+        ];
+        assert_eq!(
+            settled_lines(None, &p),
+            vec![
+                "Shop: Data (AWS::S3::Bucket) failed: not empty",
+                "Shop: Topic (AWS::SNS::Topic) blocked by Data"
+            ]
+        );
     }
 
     #[test]
