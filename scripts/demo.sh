@@ -17,8 +17,10 @@ run force-unlock Locked --stack-region us-east-1
 run state list --long --json
 # The destroy workflow, run in-process by the engine: deletes WebApp's real emulator
 # resources (SNS topic, SQS queue, S3 bucket, SSM parameter, IAM role and policy),
-# dependents first, then its state record.
-run destroy WebApp --stack-region us-east-1 --local --fast
+# dependents first, then its state record. First the plan (nothing changes), then the
+# run itself (-y: the demo has no terminal to answer the confirmation prompt).
+run destroy WebApp --stack-region us-east-1 --dry-run
+run destroy WebApp --stack-region us-east-1 --local --fast -y
 run state list
 # The scheduled cleanup, as a dry run: which stacks match and are old enough.
 run cleanup --pattern 'Platform*' --older-than 30m --dry-run --local --fast
