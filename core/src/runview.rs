@@ -72,8 +72,13 @@ pub fn render_destroy_report(
         for row in &r.rows {
             let id = strip(&row.logical_id);
             let ty = strip(&row.resource_type);
+            let note = row
+                .note
+                .as_deref()
+                .map(|n| format!(" ({})", flatten_str(n)))
+                .unwrap_or_default();
             out.push(format!(
-                "  {id}{}  {ty}{}  {}",
+                "  {id}{}  {ty}{}  {}{note}",
                 " ".repeat(id_w - id.chars().count()),
                 " ".repeat(ty_w - ty.chars().count()),
                 outcome_text(&row.outcome)
@@ -152,6 +157,23 @@ mod tests {
             !text.contains('\u{1b}'),
             "no raw escape reaches the terminal"
         );
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn destroy_report_row_whose_delete_may_still_run_carries_the_note() {
+        // destroy.md §2.14: a stop after a crash that lost a handle must say which
+        // resources may still be deleting in AWS.
+        let rows = vec![
+            planned("Db", "AWS::Neptune::DBCluster"),
+            planned("Q", "AWS::SQS::Queue"),
+        ];
+        let mut o = BTreeMap::new();
+        o.insert("Q".to_string(), RowOutcome::Deleted);
+        let mut r = build_report("run-3", "Shop", "us-east-1", &rows, &o, true);
+        crate::destroy::model::note_unconfirmed_deletes(&mut r, &["Db".to_string()]);
+        let text = render_destroy_report(&[r], false, Some("stopped"));
+        assert!(text.contains("may still be deleting in AWS"), "{text}");
         insta::assert_snapshot!(text);
     }
 }
