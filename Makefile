@@ -68,10 +68,11 @@ lint: setup
 # target/lambda/<step>/bootstrap (what infra/template.yaml's CodeUri points at) and
 # zips under target/lambda/zip/<arch>/<step>/bootstrap.zip; arm64 only when its Rust target is installed.
 # The bootstraps always go to ./target/lambda (the template's CodeUri), whatever
-# CARGO_TARGET_DIR says (cargo lambda's default is $CARGO_TARGET_DIR/lambda).
+# CARGO_TARGET_DIR says (cargo lambda's default is $CARGO_TARGET_DIR/lambda); the x86_64
+# zips are made from those very files (a second cargo build could see other sources).
 lambdas: $(LAMBDA_TOOLS)
 	$(LAMBDA_PATH) $(CARGO) lambda build --release --x86-64 -p cdkd-functions --lambda-dir target/lambda
-	$(LAMBDA_PATH) $(CARGO) lambda build --release --x86-64 -p cdkd-functions --output-format zip --lambda-dir target/lambda/zip/x86_64
+	$(VPY) scripts/lambda_zip.py target/lambda target/lambda/zip/x86_64
 	if rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then \
 	  $(LAMBDA_PATH) $(CARGO) lambda build --release --arm64 -p cdkd-functions --output-format zip --lambda-dir target/lambda/zip/arm64; \
 	else echo "arm64: rustup target aarch64-unknown-linux-gnu not installed, skipped"; fi
