@@ -78,10 +78,11 @@ lambdas: $(LAMBDA_TOOLS)
 	else echo "arm64: rustup target aarch64-unknown-linux-gnu not installed, skipped"; fi
 	@for f in target/lambda/*/bootstrap target/lambda/zip/*/*/bootstrap.zip; do echo "$$f $$(stat -c %s $$f) bytes"; done
 
-# Init time of every bootstrap built by `make lambdas`, against a fake Lambda Runtime API
-# on 127.0.0.1 (and the emulator for one cleanup-select invocation); table on stdout,
-# figures in target/lambda/init-times.json.
-lambda-init: lambdas
+# Init time of every bootstrap built by `make lambdas` (run it first; not a prerequisite,
+# as a rebuild takes minutes), against a fake Lambda Runtime API on 127.0.0.1 (and the
+# emulator for a cleanup-select invocation); table on stdout, figures in
+# target/lambda/init-times.json.
+lambda-init: setup
 	scripts/with-emulator.sh $(VPY) scripts/lambda_init_time.py --runs 7 --json target/lambda/init-times.json
 
 # Cost of a destroy of N resources, measured through the engine on the emulator. Not part
