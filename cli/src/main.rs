@@ -7,6 +7,7 @@ mod context;
 mod error;
 mod global;
 mod local;
+mod remote;
 mod watch;
 
 use std::process::ExitCode;
@@ -36,6 +37,9 @@ enum Command {
     Cleanup(cmd::cleanup::Args),
     /// Delete a stack's lock.json unconditionally (use only when its holder is gone).
     ForceUnlock(cmd::force_unlock::Args),
+    /// List, show, watch and stop the runs of the deployed state machines.
+    #[command(subcommand)]
+    Runs(cmd::runs::RunsCommand),
     /// Run a Step Functions definition in-process with the local engine.
     #[command(subcommand)]
     Workflow(cmd::workflow::WorkflowCommand),
@@ -60,6 +64,7 @@ fn main() -> ExitCode {
             Command::Cleanup(a) => cmd::cleanup::run(&cli.global, a).await,
             Command::Destroy(a) => cmd::destroy::run(&cli.global, a).await,
             Command::ForceUnlock(a) => cmd::force_unlock::run(&cli.global, a).await,
+            Command::Runs(c) => cmd::runs::run(&cli.global, c).await,
             Command::Workflow(c) => cmd::workflow::run(&cli.global, c).await,
         }
     });

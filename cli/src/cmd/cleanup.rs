@@ -14,6 +14,7 @@ use crate::context;
 use crate::error::CliError;
 use crate::global::GlobalOpts;
 use crate::local::LocalSteps;
+use crate::remote::{self, Kind};
 
 const HELP: &str = "\
 Selects every stack whose name matches --pattern (`*` any run of characters, `?` one \
@@ -22,7 +23,9 @@ least --older-than ago (30m, 12h, 7d, 1w), skipping locked stacks, nested childr
 go with their parent), legacy records without a region and unreadable records; then \
 destroys each selected stack with the destroy workflow, at most 4 at once. One failed \
 destroy does not stop the others. --dry-run only prints the selection. This is what the \
-EventBridge schedule of the deployed backend runs.
+EventBridge schedule of the deployed backend runs. Without --local the deployed cleanup \
+state machine is started (--state-machine-arn, else env CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN, \
+else the output of the backend stack) and watched until it ends.
 
 Exit status: 0 when every selected stack was destroyed (or on a dry run), 1 otherwise.";
 
@@ -47,15 +50,36 @@ pub struct Args {
     /// With --local: do not sleep in Wait states.
     #[arg(long, requires = "local")]
     pub fast: bool,
+    /// The run id (the execution name); default cleanup-<pattern>-<yyyymmddThhmmss>.
+    #[arg(long)]
+    pub run_id: Option<String>,
+    #[command(flatten)]
+    pub remote: crate::remote::RemoteArgs,
+}
+
+/// The execution input, the same for a local run and the deployed state machine.
+fn input(bucket: &str, prefix: &str, a: &Args) -> Value {
+    json!({
+        "stateBucket": bucket,
+        "statePrefix": prefix,
+        "pattern": a.pattern,
+        "minimumAge": a.older_than,
+        "regions": a.regions,
+        "dryRun": a.dry_run,
+    })
 }
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
-    if !a.local {
-        return Err(CliError::Usage(
-            "cleanup runs with --local for now: starting the deployed state machine comes with the AWS backend (make deploy)".into(),
-        ));
-    }
     let ctx = context::build(g).await?;
+    if !a.local {
+        let run_id = match &a.run_id {
+            Some(r) => r.clone(),
+            None => remote::execution_name("cleanup", &a.pattern, cdkd_aws::store::now_ms()),
+        };
+        let input = input(&ctx.bucket, &ctx.prefix, &a);
+        return remote::start_and_watch(&ctx.sdk, &a.remote, Kind::Cleanup, &run_id, &input, false)
+            .await;
+    }
     let deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
     let options = EngineOptions {
         time_scale: if a.fast { 0.0 } else { 1.0 },
@@ -73,15 +97,12 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     engine.register(destroy_arn.clone(), destroy);
     subs.insert("DestroyStateMachineArn".into(), destroy_arn);
     let cleanup = load(definitions::CLEANUP, "cdkd-flow-cleanup", &subs)?;
-    let input = json!({
-        "stateBucket": ctx.bucket,
-        "statePrefix": ctx.prefix,
-        "pattern": a.pattern,
-        "minimumAge": a.older_than,
-        "regions": a.regions,
-        "dryRun": a.dry_run,
-    });
-    match engine.run(&cleanup, input).await {
+    let input = input(&ctx.bucket, &ctx.prefix, &a);
+    let outcome = match &a.run_id {
+        Some(r) => engine.run_named(&cleanup, input, r).await,
+        None => engine.run(&cleanup, input).await,
+    };
+    match outcome {
         Outcome::Succeeded(out) => {
             print!("{}", cdkd_core::cleanup_view::render_cleanup(&out));
             let failed = out.get("failedCount").and_then(Value::as_u64).unwrap_or(0);

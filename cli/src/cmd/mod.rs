@@ -1,5 +1,6 @@
 pub mod cleanup;
 pub mod destroy;
 pub mod force_unlock;
+pub mod runs;
 pub mod state;
 pub mod workflow;

@@ -1,0 +1,730 @@
+//! Runs on the deployed backend: find the state machine (`--state-machine-arn`, the
+//! environment, or the backend stack's outputs), start an execution with a readable
+//! name (the run id), and watch it until it ends: status changes and failed steps from
+//! the execution history, progress from `<prefix>/_runs/<run-id>/progress.json`, the
+//! report at the end. Transient errors (a dropped connection, a laptop asleep) are
+//! retried with backoff, so a watch resumes where it was.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
+use cdkd_aws::{SdkConfig, StateStore};
+use cdkd_core::render::date::iso_from_ms;
+use cdkd_core::text::flatten_str;
+use cdkd_functions::destroy::finish::RunReport;
+use cdkd_functions::destroy::DestroyRun;
+use cdkd_functions::runs;
+use serde_json::Value;
+
+use crate::error::CliError;
+
+/// The backend stack `make deploy` creates (`stack_name` in infra/samconfig.toml).
+pub const DEFAULT_BACKEND_STACK: &str = "cdkd-flow";
+
+/// Which workflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Destroy,
+    Cleanup,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Destroy => "destroy",
+            Kind::Cleanup => "cleanup",
+        }
+    }
+
+    /// The environment variable that names the state machine.
+    pub fn env_var(self) -> &'static str {
+        match self {
+            Kind::Destroy => "CDKD_FLOW_DESTROY_STATE_MACHINE_ARN",
+            Kind::Cleanup => "CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN",
+        }
+    }
+
+    /// The backend stack's output (infra/template.yaml `Outputs`).
+    pub fn output_key(self) -> &'static str {
+        match self {
+            Kind::Destroy => "DestroyStateMachineArn",
+            Kind::Cleanup => "CleanupStateMachineArn",
+        }
+    }
+
+    /// The kind of a run from its execution input: a destroy names a `stack`, a cleanup
+    /// a `pattern`.
+    pub fn of_input(input: &Value) -> Option<Kind> {
+        if input.get("stack").is_some() {
+            Some(Kind::Destroy)
+        } else if input.get("pattern").is_some() {
+            Some(Kind::Cleanup)
+        } else {
+            None
+        }
+    }
+}
+
+/// Options of a command that starts a run on the deployed backend.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RemoteArgs {
+    /// The deployed state machine to start (default: env CDKD_FLOW_<KIND>_STATE_MACHINE_ARN,
+    /// else the backend stack's output).
+    #[arg(long, value_name = "ARN")]
+    pub state_machine_arn: Option<String>,
+    /// The CloudFormation stack of the deployed backend, whose outputs name the state
+    /// machines.
+    #[arg(long, value_name = "STACK", default_value = DEFAULT_BACKEND_STACK)]
+    pub backend_stack: String,
+    /// Start the run and return at once (watch it later with `cdkd-flow runs watch`).
+    #[arg(long, conflicts_with = "local")]
+    pub detach: bool,
+    /// Milliseconds between two polls of a watch.
+    #[arg(long, hide = true, default_value_t = 5000)]
+    pub poll_ms: u64,
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The state machine of `kind`: `flag`, else the environment, else the backend stack's
+/// output. The error names every source tried.
+pub async fn resolve_state_machine(
+    sdk: &SdkConfig,
+    kind: Kind,
+    flag: Option<&str>,
+    backend_stack: &str,
+) -> Result<String, CliError> {
+    if let Some(f) = flag.map(str::trim).filter(|f| !f.is_empty()) {
+        return Ok(f.to_string());
+    }
+    if let Some(v) = env_nonempty(kind.env_var()) {
+        return Ok(v.trim().to_string());
+    }
+    let why = match sfn::stack_output(sdk, backend_stack, kind.output_key()).await {
+        Ok(Some(arn)) => return Ok(arn),
+        Ok(None) => format!(
+            "the backend stack '{}' has no output {}",
+            flatten_str(backend_stack),
+            kind.output_key()
+        ),
+        Err(e) => e.to_string(),
+    };
+    Err(CliError::Refused(no_state_machine_message(kind, &why)))
+}
+
+/// The error when no source names the state machine.
+pub fn no_state_machine_message(kind: Kind, backend_why: &str) -> String {
+    format!(
+        "no {kind} state machine: --state-machine-arn not given, {env} not set, and {backend_why} \
+         (deploy the backend with make deploy, pass --backend-stack, or run with --local)",
+        kind = kind.name(),
+        env = kind.env_var(),
+    )
+}
+
+/// A readable execution name (the run id): `<kind>-<stack>-<yyyymmddThhmmss>` (UTC),
+/// within Step Functions' 80 characters of `[A-Za-z0-9-_]`; other characters of the
+/// stack name become `_`.
+pub fn execution_name(kind: &str, stack: &str, now_ms: i64) -> String {
+    let clean: String = stack
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(48)
+        .collect();
+    let iso = iso_from_ms(now_ms); // 2026-11-29T15:22:32.000Z
+    let stamp: String = iso
+        .chars()
+        .take(19)
+        .filter(|c| *c != '-' && *c != ':')
+        .collect();
+    format!("{kind}-{clean}-{stamp}")
+}
+
+/// A run id given by hand must be a valid execution name.
+pub fn check_execution_name(name: &str) -> Result<(), CliError> {
+    let ok = !name.is_empty()
+        && name.len() <= 80
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(CliError::Usage(format!(
+            "'{}' is not a valid run id: 1 to 80 characters of A-Z a-z 0-9 - _",
+            flatten_str(name)
+        )))
+    }
+}
+
+fn sfn_err(e: SfnError) -> CliError {
+    CliError::Aws(e.to_string())
+}
+
+/// Retries `f` while it fails with a transient error, with backoff (1 s doubling to 30 s),
+/// printing one line when the connection is lost and one when it is back.
+pub async fn retrying<T, F, Fut>(what: &str, mut f: F) -> Result<T, SfnError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, SfnError>>,
+{
+    let mut delay = Duration::from_secs(1);
+    let mut lost = false;
+    loop {
+        match f().await {
+            Err(e) if e.is_transient() => {
+                if !lost {
+                    eprintln!("  connection lost ({e}); retrying {what}");
+                    lost = true;
+                }
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(30));
+            }
+            other => {
+                if lost {
+                    eprintln!("  reconnected");
+                }
+                return other;
+            }
+        }
+    }
+}
+
+/// Starts `kind` on the deployed backend with `input`, named `run_id`, then watches it
+/// (unless `--detach`). Exit status: 0 when the run succeeded, 1 otherwise.
+pub async fn start_and_watch(
+    sdk: &SdkConfig,
+    remote: &RemoteArgs,
+    kind: Kind,
+    run_id: &str,
+    input: &Value,
+    json: bool,
+) -> Result<ExitCode, CliError> {
+    check_execution_name(run_id)?;
+    let arn = resolve_state_machine(
+        sdk,
+        kind,
+        remote.state_machine_arn.as_deref(),
+        &remote.backend_stack,
+    )
+    .await?;
+    let client = Sfn::for_arn(sdk, &arn);
+    let text = input.to_string();
+    let started = retrying("StartExecution", || client.start(&arn, run_id, &text))
+        .await
+        .map_err(sfn_err)?;
+    let verb = if started.reattached {
+        "already started; watching"
+    } else {
+        "started"
+    };
+    eprintln!(
+        "{} run {run_id} {verb} ({})",
+        kind.name(),
+        flatten_str(&started.execution_arn)
+    );
+    if remote.detach {
+        eprintln!("watch it with: cdkd-flow runs watch {run_id}");
+        println!("{}", flatten_str(&started.execution_arn));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let opts = WatchOpts {
+        poll: Duration::from_millis(remote.poll_ms),
+        json,
+    };
+    watch(sdk, &client, &started.execution_arn, &opts).await
+}
+
+/// How a watch prints and polls.
+#[derive(Debug, Clone)]
+pub struct WatchOpts {
+    pub poll: Duration,
+    /// The final report as JSON on stdout.
+    pub json: bool,
+}
+
+/// Where a run keeps its artifacts, from its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunPlace {
+    pub bucket: String,
+    pub prefix: String,
+}
+
+impl RunPlace {
+    pub fn of_input(input: &Value) -> Option<RunPlace> {
+        let bucket = input.get("stateBucket")?.as_str()?.to_string();
+        let prefix = input
+            .get("statePrefix")
+            .and_then(Value::as_str)
+            .unwrap_or(cdkd_core::keys::DEFAULT_PREFIX)
+            .to_string();
+        Some(RunPlace { bucket, prefix })
+    }
+}
+
+/// The store of a run's artifacts (the bucket named by its input).
+pub async fn run_store(sdk: &SdkConfig, place: &RunPlace) -> StateStore {
+    let client = cdkd_aws::bucket::state_bucket_client(sdk, &place.bucket, None).await;
+    StateStore::new(client, place.bucket.clone(), place.prefix.clone(), None)
+}
+
+/// One progress line from progress.json: what is left, per stack.
+pub fn render_remaining(run: &DestroyRun) -> String {
+    let per: Vec<String> = run
+        .stacks
+        .iter()
+        .map(|s| {
+            let left = if s.finished.is_some() {
+                0
+            } else {
+                s.planned
+                    .iter()
+                    .filter(|p| !s.outcomes.contains_key(&p.logical_id))
+                    .count()
+            };
+            format!("{} {}/{}", flatten_str(&s.stack), left, s.planned.len())
+        })
+        .collect();
+    let stop = if run.stop_requested {
+        ", stop requested"
+    } else {
+        ""
+    };
+    format!(
+        "  wave {}: {} resource(s) left ({}){stop}",
+        run.waves,
+        run.remaining(),
+        per.join(", ")
+    )
+}
+
+/// One line for a history event worth showing (a failed step), else `None`.
+pub fn render_event(e: &sfn::Event, last_state: Option<&str>) -> Option<String> {
+    let failed = e.kind.ends_with("Failed") || e.kind.ends_with("TimedOut");
+    if !failed || e.kind.starts_with("Execution") {
+        return None;
+    }
+    let state = last_state
+        .map(flatten_str)
+        .unwrap_or_else(|| "a step".into());
+    Some(format!(
+        "  {state} failed: {}: {}",
+        flatten_str(e.error.as_deref().unwrap_or(&e.kind)),
+        flatten_str(e.cause.as_deref().unwrap_or(""))
+    ))
+}
+
+/// The last line of a watch: the run's final status, and its error when it has one.
+pub fn render_final(x: &Execution) -> String {
+    let mut line = format!("run {}: {}", flatten_str(&x.name), x.status);
+    if let Some(err) = x.error.as_deref().filter(|s| !s.is_empty()) {
+        line.push_str(&format!(" ({}", flatten_str(err)));
+        if let Some(c) = x.cause.as_deref().filter(|s| !s.is_empty()) {
+            line.push_str(&format!(": {}", flatten_str(c)));
+        }
+        line.push(')');
+    }
+    line
+}
+
+/// The exit status of a finished run: 0 when it succeeded (a cleanup: and no destroy
+/// failed), 1 otherwise.
+pub fn exit_code_of(x: &Execution) -> u8 {
+    if x.status != "SUCCEEDED" {
+        return 1;
+    }
+    let failed = x
+        .output
+        .as_deref()
+        .and_then(|o| serde_json::from_str::<Value>(o).ok())
+        .and_then(|o| o.get("failedCount").and_then(Value::as_u64))
+        .unwrap_or(0);
+    u8::from(failed > 0)
+}
+
+/// Watches an execution until it ends, then prints its report (destroy) or summary
+/// (cleanup); returns the exit status of the run.
+pub async fn watch(
+    sdk: &SdkConfig,
+    client: &Sfn,
+    execution_arn: &str,
+    opts: &WatchOpts,
+) -> Result<ExitCode, CliError> {
+    let first = retrying("DescribeExecution", || client.describe(execution_arn))
+        .await
+        .map_err(sfn_err)?;
+    let input: Value = first
+        .input
+        .as_deref()
+        .and_then(|i| serde_json::from_str(i).ok())
+        .unwrap_or(Value::Null);
+    let kind = Kind::of_input(&input);
+    eprintln!("run {}: {}", flatten_str(&first.name), first.status);
+    let name = first.name.clone();
+    let follow = follow_execution(client, execution_arn, first, opts.poll);
+    let x = match (kind, RunPlace::of_input(&input)) {
+        (Some(Kind::Destroy), Some(place)) => {
+            let store = run_store(sdk, &place).await;
+            let (x, report) = with_progress(&store, &name, follow, opts).await;
+            let x = x?;
+            if opts.json {
+                if let Some(r) = &report {
+                    println!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
+                }
+            }
+            x
+        }
+        (Some(Kind::Cleanup), _) => {
+            let x = follow.await?;
+            if let Some(out) = x
+                .output
+                .as_deref()
+                .and_then(|o| serde_json::from_str::<Value>(o).ok())
+            {
+                if opts.json {
+                    println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+                } else {
+                    print!("{}", cdkd_core::cleanup_view::render_cleanup(&out));
+                }
+            }
+            x
+        }
+        _ => follow.await?,
+    };
+    eprintln!("{}", render_final(&x));
+    if x.status == "ABORTED" {
+        eprintln!("{}", aborted_warning(&x));
+    }
+    Ok(ExitCode::from(exit_code_of(&x)))
+}
+
+/// Polls the execution until it ends, printing its status changes and the steps that
+/// failed (from the history, each event once); returns its final description.
+async fn follow_execution(
+    client: &Sfn,
+    execution_arn: &str,
+    first: Execution,
+    poll: Duration,
+) -> Result<Execution, CliError> {
+    let mut x = first;
+    let mut last_status = x.status.clone();
+    let mut last_event = 0i64;
+    let mut last_state: Option<String> = None;
+    loop {
+        let events = retrying("GetExecutionHistory", || {
+            client.history(execution_arn, last_event)
+        })
+        .await
+        .map_err(sfn_err)?;
+        for e in &events {
+            last_event = last_event.max(e.id);
+            if let Some(line) = render_event(e, last_state.as_deref()) {
+                eprintln!("{line}");
+            }
+            if e.kind.ends_with("StateEntered") {
+                last_state = e.state.clone();
+            }
+        }
+        if x.status != last_status {
+            if !x.is_finished() {
+                eprintln!("run {}: {}", flatten_str(&x.name), x.status);
+            }
+            last_status = x.status.clone();
+        }
+        if x.is_finished() {
+            return Ok(x);
+        }
+        tokio::time::sleep(poll).await;
+        x = retrying("DescribeExecution", || client.describe(execution_arn))
+            .await
+            .map_err(sfn_err)?;
+    }
+}
+
+/// Shows the progress of a destroy run from its progress.json while `done` runs (a
+/// line with what is left per stack, whenever it changes), then reads its report and
+/// prints it unless `--json`.
+async fn with_progress<T>(
+    store: &StateStore,
+    run_id: &str,
+    done: impl std::future::Future<Output = T>,
+    opts: &WatchOpts,
+) -> (T, Option<RunReport>) {
+    let mut last = String::new();
+    let mut show = |line: Option<String>| {
+        if let Some(line) = line {
+            if line != last {
+                eprintln!("{line}");
+                last = line;
+            }
+        }
+    };
+    let mut tick = tokio::time::interval(opts.poll);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(done);
+    let out = loop {
+        tokio::select! {
+            out = &mut done => break out,
+            _ = tick.tick() => show(progress_line(store, run_id).await),
+        }
+    };
+    show(progress_line(store, run_id).await);
+    let report = read_report(store, run_id).await;
+    if !opts.json {
+        if let Some(r) = &report {
+            print!(
+                "{}",
+                cdkd_core::runview::render_destroy_report(
+                    &r.stacks,
+                    r.complete,
+                    r.aborted.as_deref()
+                )
+            );
+        }
+    }
+    (out, report)
+}
+
+/// The progress line of a destroy run, when its progress.json reads (best effort: a
+/// missing or unreadable one just prints nothing this poll).
+async fn progress_line(store: &StateStore, run_id: &str) -> Option<String> {
+    let key = runs::progress_key(&store.prefix, run_id);
+    match runs::read::<DestroyRun>(store, &key).await {
+        Ok(Some(run)) => Some(render_remaining(&run)),
+        Ok(None) => None,
+        Err(e) => {
+            tracing::debug!("{e}");
+            None
+        }
+    }
+}
+
+/// The destroy report of a run, when written.
+pub async fn read_report(store: &StateStore, run_id: &str) -> Option<RunReport> {
+    runs::read(store, &runs::report_key(&store.prefix, run_id))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// What an abrupt stop leaves behind; the force-unlock command only when every value
+/// it needs prints faithfully (S&L §7, as for a held lock).
+pub fn aborted_warning(x: &Execution) -> String {
+    let input: Value = x
+        .input
+        .as_deref()
+        .and_then(|i| serde_json::from_str(i).ok())
+        .unwrap_or(Value::Null);
+    let text = |k: &str| input.get(k).and_then(Value::as_str);
+    let Some(stack) = text("stack") else {
+        return "warning: the run was stopped abruptly: the destroy runs it started and the locks they hold carry on until they end or expire".into();
+    };
+    let prefix = text("statePrefix").unwrap_or(cdkd_core::keys::DEFAULT_PREFIX);
+    let cmd = cdkd_core::contention::recovery_command(&cdkd_core::contention::ContentionContext {
+        subject: cdkd_core::contention::Subject::Stack,
+        stack,
+        region: text("stackRegion"),
+        profile: None,
+        bucket: text("stateBucket"),
+        prefix,
+    });
+    let how = match cmd {
+        Some(c) => format!("or {c} removes it"),
+        None => "or it is removed with cdkd-flow force-unlock".into(),
+    };
+    format!(
+        "warning: the run was stopped abruptly: the lock of stack '{}' stays held until it expires (30 minutes after its last renewal) {how}",
+        flatten_str(stack)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // 2026-11-29T15:22:32.123Z
+    const T: i64 = 1_795_965_752_123;
+
+    #[test]
+    fn execution_name_is_kind_stack_and_utc_second() {
+        assert_eq!(iso_from_ms(T), "2026-11-29T15:22:32.123Z");
+        assert_eq!(
+            execution_name("destroy", "MyApp-dev", T),
+            "destroy-MyApp-dev-20261129T152232"
+        );
+    }
+
+    #[test]
+    fn execution_name_replaces_characters_step_functions_refuses() {
+        let n = execution_name("destroy", "a.b/c~d é", T);
+        assert_eq!(n, "destroy-a_b_c_d__-20261129T152232");
+        assert!(check_execution_name(&n).is_ok());
+    }
+
+    #[test]
+    fn execution_name_stays_within_80_characters_for_long_stacks() {
+        let n = execution_name("cleanup", &"x".repeat(200), T);
+        assert!(n.len() <= 80, "{}", n.len());
+        assert!(check_execution_name(&n).is_ok());
+    }
+
+    #[test]
+    fn run_id_given_by_hand_must_be_a_valid_execution_name() {
+        assert!(check_execution_name("destroy-app-1").is_ok());
+        assert!(check_execution_name("").is_err());
+        assert!(check_execution_name("a b").is_err());
+        assert!(check_execution_name(&"a".repeat(81)).is_err());
+    }
+
+    #[test]
+    fn no_state_machine_error_names_every_source_tried() {
+        let m = no_state_machine_message(
+            Kind::Cleanup,
+            "the backend stack 'cdkd-flow' does not exist",
+        );
+        assert!(m.contains("--state-machine-arn"), "{m}");
+        assert!(m.contains("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN"), "{m}");
+        assert!(
+            m.contains("the backend stack 'cdkd-flow' does not exist"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn kind_of_a_run_comes_from_its_input() {
+        assert_eq!(
+            Kind::of_input(&serde_json::json!({"stack": "a", "stateBucket": "b"})),
+            Some(Kind::Destroy)
+        );
+        assert_eq!(
+            Kind::of_input(&serde_json::json!({"pattern": "p-*", "stateBucket": "b"})),
+            Some(Kind::Cleanup)
+        );
+        assert_eq!(Kind::of_input(&serde_json::json!({})), None);
+    }
+
+    fn exec(status: &str, output: Option<&str>) -> Execution {
+        Execution {
+            arn: "arn".into(),
+            state_machine_arn: "sm".into(),
+            name: "destroy-a-1".into(),
+            status: status.into(),
+            start_ms: 0,
+            stop_ms: None,
+            input: Some(r#"{"stack":"a\u001b[31m"}"#.into()),
+            output: output.map(str::to_string),
+            error: None,
+            cause: None,
+        }
+    }
+
+    #[test]
+    fn watch_exit_status_is_0_only_for_succeeded() {
+        assert_eq!(exit_code_of(&exec("SUCCEEDED", None)), 0);
+        for s in ["FAILED", "ABORTED", "TIMED_OUT"] {
+            assert_eq!(exit_code_of(&exec(s, None)), 1, "{s}");
+        }
+    }
+
+    #[test]
+    fn watch_exit_status_of_a_cleanup_with_a_failed_destroy_is_1() {
+        assert_eq!(
+            exit_code_of(&exec("SUCCEEDED", Some(r#"{"failedCount":1}"#))),
+            1
+        );
+        assert_eq!(
+            exit_code_of(&exec("SUCCEEDED", Some(r#"{"failedCount":0}"#))),
+            0
+        );
+    }
+
+    #[test]
+    fn final_line_names_status_error_and_cause_flattened() {
+        let mut x = exec("FAILED", None);
+        x.error = Some("LockHeld".into());
+        x.cause = Some("held by\nsomeone".into());
+        assert_eq!(
+            render_final(&x),
+            "run destroy-a-1: FAILED (LockHeld: held by someone)"
+        );
+    }
+
+    #[test]
+    fn aborted_warning_says_the_lock_stays_held_and_sanitizes_the_stack() {
+        let w = aborted_warning(&exec("ABORTED", None));
+        assert!(w.contains("stays held until it expires"), "{w}");
+        assert!(w.contains("removed with cdkd-flow force-unlock"), "{w}");
+        assert!(!w.contains('\u{1b}'), "{w}");
+    }
+
+    #[test]
+    fn aborted_warning_prints_the_force_unlock_command_for_printable_values() {
+        let mut x = exec("ABORTED", None);
+        x.input = Some(
+            r#"{"stack":"My App","stackRegion":"eu-west-1","stateBucket":"b","statePrefix":"cdkd"}"#
+                .into(),
+        );
+        let w = aborted_warning(&x);
+        assert!(
+            w.ends_with("or cdkd-flow force-unlock 'My App' --stack-region eu-west-1 --state-bucket b removes it"),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn failed_steps_are_rendered_with_the_state_they_happened_in() {
+        let e = sfn::Event {
+            id: 7,
+            kind: "TaskFailed".into(),
+            timestamp_ms: 0,
+            state: None,
+            error: Some("Transient".into()),
+            cause: Some("throttled\r\n".into()),
+        };
+        assert_eq!(
+            render_event(&e, Some("Wave")).as_deref(),
+            Some("  Wave failed: Transient: throttled")
+        );
+        let ok = sfn::Event {
+            kind: "TaskSucceeded".into(),
+            ..e.clone()
+        };
+        assert_eq!(render_event(&ok, Some("Wave")), None);
+        let end = sfn::Event {
+            kind: "ExecutionFailed".into(),
+            ..e
+        };
+        assert_eq!(render_event(&end, None), None);
+    }
+
+    #[test]
+    fn remaining_line_counts_unsettled_records_per_stack() {
+        let run: DestroyRun = serde_json::from_value(serde_json::json!({
+            "runId": "r", "startedMs": 0, "skipFinalSnapshot": false, "waves": 3,
+            "stopRequested": true,
+            "stacks": [
+                {"stack": "App~Child", "region": "us-east-1",
+                 "planned": [{"logicalId": "A", "resourceType": "AWS::SQS::Queue"}],
+                 "finished": "clean"},
+                {"stack": "App", "region": "us-east-1",
+                 "planned": [{"logicalId": "B", "resourceType": "AWS::SQS::Queue"},
+                             {"logicalId": "C", "resourceType": "AWS::SNS::Topic"}],
+                 "outcomes": {"B": {"outcome": "deleted"}}}
+            ]
+        }))
+        .unwrap();
+        assert_eq!(
+            render_remaining(&run),
+            "  wave 3: 1 resource(s) left (App~Child 0/1, App 1/2), stop requested"
+        );
+    }
+}
