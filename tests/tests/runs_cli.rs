@@ -828,9 +828,19 @@ async fn flaky_proxy(down: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Str
                 continue;
             }
             let upstream = upstream.clone();
+            let down = down.clone();
             tokio::spawn(async move {
                 if let Ok(mut out) = tokio::net::TcpStream::connect(&upstream).await {
-                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
+                    // Kept-alive connections drop too when the network goes.
+                    let cut = async {
+                        while !down.load(Ordering::SeqCst) {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut out) => {}
+                        _ = cut => {}
+                    }
                 }
             });
         }
@@ -855,7 +865,8 @@ async fn runs_watch_survives_a_lost_connection_and_resumes() {
     ));
     tokio::time::sleep(Duration::from_millis(1500)).await;
     down.store(true, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(3000)).await;
+    // Longer than the SDK's own retries, so the watch sees the loss.
+    tokio::time::sleep(Duration::from_millis(12000)).await;
     put_progress(&bucket, &progress(name, 5, true, &["Table"])).await;
     down.store(false, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_millis(5000)).await;
