@@ -39,9 +39,12 @@ build:
 
 # One build of every target with the features `cargo test --workspace` resolves (the CLI
 # end-to-end tests run the cdkd-flow binary from it), then the tests on the emulator.
+# One test at a time within each binary: every test talks to one single-threaded emulator
+# whose Step Functions interpreter switch is emulator-wide (tests/tests/runs_cli.rs hangs
+# the emulator in some interleavings of its tests otherwise).
 test: setup
 	$(CARGO) build --workspace --all-targets
-	scripts/with-emulator.sh $(CARGO) test --workspace --no-fail-fast
+	scripts/with-emulator.sh $(CARGO) test --workspace --no-fail-fast -- --test-threads=1
 
 demo: setup
 	$(CARGO) build -p cdkd-flow

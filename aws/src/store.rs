@@ -283,6 +283,24 @@ impl StateStore {
         }
     }
 
+    /// Writes an object only if its ETag is still `etag`; returns the new ETag, or `None`
+    /// when the object changed in between (the precondition failed).
+    pub async fn put_raw_if_match(
+        &self,
+        key: &str,
+        body: Vec<u8>,
+        etag: &str,
+    ) -> Result<Option<String>, StoreError> {
+        match self
+            .put_raw_conditional(key, body, &Precondition::IfMatch(etag.to_owned()))
+            .await
+        {
+            Ok(t) => Ok(Some(t)),
+            Err(f) if f.is_precondition_failed() => Ok(None),
+            Err(f) => Err(self.object_error(key, f)),
+        }
+    }
+
     /// Writes an object unconditionally; returns its ETag.
     pub async fn put_raw(&self, key: &str, body: Vec<u8>) -> Result<String, StoreError> {
         self.put_raw_conditional(key, body, &Precondition::None)

@@ -32,6 +32,7 @@ use crate::context::{self, Ctx};
 use crate::error::CliError;
 use crate::global::GlobalOpts;
 use crate::local::LocalSteps;
+use crate::remote::{self, Kind, RemoteArgs};
 use crate::watch::{watch_progress, WatchOptions, Watched};
 
 const HELP: &str = "\
@@ -56,6 +57,12 @@ removed from state.json as they happen, so an interrupted run can simply be star
 again. A resource that fails keeps everything it depends on in state (reported as \
 'blocked by'); independent resources are still deleted. The report is also written to \
 <prefix>/_runs/<run-id>/report.json in the state bucket.
+
+Without --local the deployed destroy state machine is started, one execution per stack \
+named destroy-<stack>-<time> (the state machine from --state-machine-arn, else env \
+CDKD_FLOW_DESTROY_STATE_MACHINE_ARN, else the backend stack's outputs), and watched \
+until it ends; --detach returns once it has started (follow it with `cdkd-flow runs \
+watch <run>`). Closing the terminal does not stop a deployed run.
 
 Exit status: 0 when everything was destroyed (or the dry run refused nothing), 1 when \
 something is left, a destroy was refused or the confirmation was declined, 2 for a \
@@ -102,6 +109,8 @@ pub struct Args {
     /// several are destroyed).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 pub fn default_run_id(kind: &str, stack: &str, now_ms: i64) -> String {
@@ -125,10 +134,8 @@ fn name(s: &str) -> String {
 }
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
-    if !a.local && !a.dry_run {
-        return Err(CliError::Usage(
-            "destroy runs with --local for now: starting the deployed state machine comes with the AWS backend (make deploy)".into(),
-        ));
+    if let Some(id) = &a.run_id {
+        remote::check_execution_name(id)?;
     }
     let mut stacks: Vec<String> = Vec::new();
     for s in &a.stacks {
@@ -177,10 +184,15 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let mut reports: Vec<RunReport> = Vec::new();
     let mut all_clean = true;
     for (i, plan) in plans.iter().enumerate() {
-        let run_id = a
-            .run_id
-            .clone()
-            .unwrap_or_else(|| default_run_id("destroy", &plan.stack, cdkd_aws::store::now_ms()));
+        let now = cdkd_aws::store::now_ms();
+        let run_id = a.run_id.clone().unwrap_or_else(|| {
+            if a.local {
+                // Local runs are never re-attached: millisecond names keep them apart.
+                default_run_id("destroy", &plan.stack, now)
+            } else {
+                remote::execution_name("destroy", &plan.stack, now)
+            }
+        });
         eprintln!("destroy {}: run {run_id}", flatten_str(&plan.stack));
         let input = DestroyInput {
             stack: plan.stack.clone(),
@@ -191,6 +203,23 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             skip_final_snapshot: a.skip_final_snapshot,
             remove_protection: a.remove_protection,
         };
+        if !a.local {
+            // The deployed state machine: started under a readable execution name (a
+            // retried command re-attaches to the same run), then watched.
+            let code = remote::start_and_watch(
+                &ctx.sdk,
+                &a.remote,
+                Kind::Destroy,
+                &run_id,
+                &serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?,
+                a.json,
+            )
+            .await?;
+            if code != ExitCode::SUCCESS {
+                all_clean = false;
+            }
+            continue;
+        }
         let done = start_local(&deps, &input, &run_id, a.fast)?;
         let watched = watch_progress(&store, &ctx.prefix, &run_id, done, &opts).await;
         let verdict = verdict(&watched);

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::record::{delete_request, remove_resources, resources_of};
-use super::{Carry, DestroyRun, Flight, Retry, RunRef, StackRun};
+use super::{Carry, Flight, Retry, RunRef, StackRun};
 use crate::deps::Deps;
 use crate::error::StepError;
 use crate::runs;
@@ -73,40 +73,46 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
         held.push(renew(&lock_manager, h).await?);
     }
     let key = runs::progress_key(&run.prefix, &run.run_id);
-    let mut rec: DestroyRun = runs::read(&store, &key).await?.ok_or_else(|| {
+    let mut progress = runs::Progress::read(&store, &key).await?.ok_or_else(|| {
         StepError::bad_input(format!(
             "run {} has no progress.json under s3://{}/{}",
             run.run_id, run.bucket, run.prefix
         ))
     })?;
-    rec.waves += 1;
+    progress.rec.waves += 1;
     let ctx = Ctx {
         deps,
         store: store.clone(),
         registry: (deps.registry_for)(&run.region),
         run: &run,
-        skip_final_snapshot: rec.skip_final_snapshot,
-        remove_protection: rec.remove_protection,
+        skip_final_snapshot: progress.rec.skip_final_snapshot,
+        remove_protection: progress.rec.remove_protection,
         deadline: started + deps.budgets.wave_soft,
     };
 
     let mut wait_ms = 0u64;
-    while let Some(idx) = rec.stacks.iter().position(|s| s.finished.is_none()) {
-        let children: BTreeMap<String, RunResult> = rec
+    while let Some(idx) = progress
+        .rec
+        .stacks
+        .iter()
+        .position(|s| s.finished.is_none())
+    {
+        let children: BTreeMap<String, RunResult> = progress
+            .rec
             .stacks
             .iter()
             .filter_map(|s| s.finished.map(|f| (s.stack.clone(), f)))
             .collect();
-        let stop = rec.stop_requested;
-        let step = step_stack(&ctx, &mut rec.stacks[idx], &children, stop).await?;
+        let stop = progress.rec.stop_requested;
+        let step = step_stack(&ctx, &mut progress.rec.stacks[idx], &children, stop).await?;
         if step.finished {
-            finish_stack(&ctx, &mut rec.stacks[idx], &mut held, stop).await?;
-            runs::write(&store, &key, &rec).await?;
+            finish_stack(&ctx, &mut progress.rec.stacks[idx], &mut held, stop).await?;
+            progress.save(&store).await?;
             continue;
         }
         if step.progressed {
             // Saved as it goes, so a retry after a crash redoes as little as possible.
-            runs::write(&store, &key, &rec).await?;
+            progress.save(&store).await?;
         }
         if Instant::now() >= ctx.deadline {
             break;
@@ -127,10 +133,10 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
         wait_ms = delta;
         break;
     }
-    runs::write(&store, &key, &rec).await?;
-    let settled = rec.settled();
+    progress.save(&store).await?;
+    let settled = progress.rec.settled();
     Ok(Carry {
-        remaining: rec.remaining(),
+        remaining: progress.rec.remaining(),
         settled,
         wait_seconds: if settled {
             0
