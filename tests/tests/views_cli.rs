@@ -90,7 +90,8 @@ async fn views_cli_region_flag_deprecated_on_state_commands_but_honoured() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout, "App (us-east-1)\n");
     assert!(
-        r.stderr.starts_with("warning: --region is deprecated on state commands"),
+        r.stderr
+            .starts_with("warning: --region is deprecated on state commands"),
         "{}",
         r.stderr
     );
