@@ -40,11 +40,13 @@ build:
 # One build of every target with the features `cargo test --workspace` resolves (the CLI
 # end-to-end tests run the cdkd-flow binary from it), then the tests on the emulator.
 # One test at a time within each binary: every test talks to one single-threaded emulator
-# whose Step Functions interpreter switch is emulator-wide (tests/tests/runs_cli.rs hangs
-# the emulator in some interleavings of its tests otherwise).
+# whose Step Functions interpreter switch is emulator-wide. The runs tests (marked
+# ignore) get an emulator of their own: after the other suites, executions those left
+# could hold the single-threaded emulator.
 test: setup
 	$(CARGO) build --workspace --all-targets
 	scripts/with-emulator.sh $(CARGO) test --workspace --no-fail-fast -- --test-threads=1
+	scripts/with-emulator.sh $(CARGO) test --workspace --test runs_cli -- --ignored --test-threads=1
 
 demo: setup
 	$(CARGO) build -p cdkd-flow

@@ -142,9 +142,9 @@ async fn cleanup_select_keeps_only_old_unlocked_matching_top_level_stacks() {
         out["stacks"],
         json!([
             {"stack": "pr-1", "stackRegion": "us-east-1", "stateBucket": bucket, "statePrefix": "cdkd",
-             "allowNestedChild": false, "skipFinalSnapshot": false},
+             "allowNestedChild": false, "skipFinalSnapshot": false, "removeProtection": false},
             {"stack": "pr-2", "stackRegion": "eu-west-1", "stateBucket": bucket, "statePrefix": "cdkd",
-             "allowNestedChild": false, "skipFinalSnapshot": false},
+             "allowNestedChild": false, "skipFinalSnapshot": false, "removeProtection": false},
         ]),
         "{out:#}"
     );

@@ -388,8 +388,11 @@ async fn destroy_usage_errors_exit_2() {
     assert_eq!(r.code, 2, "{r:?}");
     let r = cli(&bucket, &["destroy", "A", "B", "--local", "--run-id", "x"]);
     assert_eq!(r.code, 2, "{r:?}");
+    // Without --local the deployed state machine would be started, but the stack is
+    // planned from its record first: no record, refused by name, nothing started.
     let r = cli(&bucket, &["destroy", "A"]);
-    assert_eq!(r.code, 2, "without --local nor --dry-run: {r:?}");
+    assert_eq!(r.code, 1, "without --local: {r:?}");
+    assert!(r.stderr.contains("No state found for stack 'A'"), "{r:?}");
 }
 
 /// Runs the binary on a pseudo-terminal (util-linux `script`), typing `answer`: stdin,

@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use cdkd_engine::{Engine, EngineOptions, Outcome, StateMachine};
+use cdkd_engine::{Engine, EngineOptions, Event, EventKind, Outcome, StateMachine};
 use cdkd_functions::{definitions, Deps};
 use serde_json::{json, Value};
 
@@ -85,7 +85,19 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         time_scale: if a.fast { 0.0 } else { 1.0 },
         ..EngineOptions::default()
     };
-    let engine = Engine::new(Arc::new(LocalSteps { deps }), options);
+    // The `Summary` state's output: when a destroy failed the run ends in
+    // `CleanupIncomplete` with no output, and the summary is what the user reads.
+    let summary: Arc<std::sync::Mutex<Option<Value>>> = Arc::default();
+    let sink = summary.clone();
+    let engine = Engine::new(Arc::new(LocalSteps { deps }), options).with_observer(Arc::new(
+        move |e: &Event| {
+            if e.kind == EventKind::StateExited("Pass") && e.state.as_deref() == Some("Summary") {
+                if let Ok(mut s) = sink.lock() {
+                    *s = e.output.clone();
+                }
+            }
+        },
+    ));
     let load = |text: &str, name: &str, subs: &std::collections::HashMap<String, String>| {
         StateMachine::load(text, subs)
             .map(|sm| sm.with_name(name))
@@ -112,9 +124,20 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 ExitCode::from(1)
             })
         }
-        Outcome::Failed(f) => Err(CliError::Refused(format!(
-            "cleanup failed: {}: {}",
-            f.error, f.cause
-        ))),
+        Outcome::Failed(f) => {
+            let seen = summary.lock().ok().and_then(|s| s.clone());
+            match seen {
+                // Some destroys failed: the summary says which; exit 1.
+                Some(out) if f.error == "CleanupIncomplete" => {
+                    print!("{}", cdkd_core::cleanup_view::render_cleanup(&out));
+                    Ok(ExitCode::from(1))
+                }
+                _ => Err(CliError::Refused(format!(
+                    "cleanup failed: {}: {}",
+                    f.error,
+                    cdkd_core::text::flatten_str(&f.cause)
+                ))),
+            }
+        }
     }
 }
