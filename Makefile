@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build test demo lint lambdas lambda-init cost deploy bench bench-destroy clean
+.PHONY: help setup build test test-runs demo lint lambdas lambda-init cost deploy bench bench-destroy clean
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
@@ -40,12 +40,15 @@ build:
 # One build of every target with the features `cargo test --workspace` resolves (the CLI
 # end-to-end tests run the cdkd-flow binary from it), then the tests on the emulator.
 # One test at a time within each binary: every test talks to one single-threaded emulator
-# whose Step Functions interpreter switch is emulator-wide. The runs tests (marked
-# ignore) get an emulator of their own: after the other suites, executions those left
-# could hold the single-threaded emulator.
+# whose Step Functions interpreter switch is emulator-wide.
 test: setup
 	$(CARGO) build --workspace --all-targets
 	scripts/with-emulator.sh $(CARGO) test --workspace --no-fail-fast -- --test-threads=1
+
+# The runs tests against the emulator's Step Functions (marked ignore: the single-threaded
+# emulator can hang in the middle of a request during them; see tests/tests/runs_cli.rs).
+test-runs: setup
+	$(CARGO) build --workspace --all-targets
 	scripts/with-emulator.sh $(CARGO) test --workspace --test runs_cli -- --ignored --test-threads=1
 
 demo: setup
