@@ -129,17 +129,7 @@ pub fn no_state_machine_message(kind: Kind, backend_why: &str) -> String {
 /// within Step Functions' 80 characters of `[A-Za-z0-9-_]`; other characters of the
 /// stack name become `_`.
 pub fn execution_name(kind: &str, stack: &str, now_ms: i64) -> String {
-    let clean: String = stack
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(48)
-        .collect();
+    let clean = name_segment(stack);
     let iso = iso_from_ms(now_ms); // 2026-11-29T15:22:32.000Z
     let stamp: String = iso
         .chars()
@@ -147,6 +137,22 @@ pub fn execution_name(kind: &str, stack: &str, now_ms: i64) -> String {
         .filter(|c| *c != '-' && *c != ':')
         .collect();
     format!("{kind}-{clean}-{stamp}")
+}
+
+/// A stack name as part of an execution name: `[A-Za-z0-9-_]` (anything else becomes
+/// `_`), at most 48 characters, leaving room for the kind and the time.
+pub fn name_segment(stack: &str) -> String {
+    stack
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(48)
+        .collect()
 }
 
 /// A run id given by hand must be a valid execution name.
@@ -478,17 +484,10 @@ async fn with_progress<T>(
         }
     };
     show(progress_line(store, run_id).await);
-    let report = read_report(store, run_id).await;
+    let report = crate::watch::read_report(store, &store.prefix, run_id).await;
     if !opts.json {
         if let Some(r) = &report {
-            print!(
-                "{}",
-                cdkd_core::runview::render_destroy_report(
-                    &r.stacks,
-                    r.complete,
-                    r.aborted.as_deref()
-                )
-            );
+            print!("{}", crate::watch::report_text(r));
         }
     }
     (out, report)
@@ -506,14 +505,6 @@ async fn progress_line(store: &StateStore, run_id: &str) -> Option<String> {
             None
         }
     }
-}
-
-/// The destroy report of a run, when written.
-pub async fn read_report(store: &StateStore, run_id: &str) -> Option<RunReport> {
-    runs::read(store, &runs::report_key(&store.prefix, run_id))
-        .await
-        .ok()
-        .flatten()
 }
 
 /// What an abrupt stop leaves behind; the force-unlock command only when every value

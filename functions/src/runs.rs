@@ -25,15 +25,24 @@ pub async fn read<T: DeserializeOwned>(
     store: &StateStore,
     key: &str,
 ) -> Result<Option<T>, StepError> {
-    let Some((bytes, _etag)) = store.get_raw(key).await? else {
+    Ok(read_with_etag(store, key).await?.map(|(v, _etag)| v))
+}
+
+/// Reads a JSON artifact with the ETag it was read at; `None` when it does not exist.
+async fn read_with_etag<T: DeserializeOwned>(
+    store: &StateStore,
+    key: &str,
+) -> Result<Option<(T, String)>, StepError> {
+    let Some((bytes, etag)) = store.get_raw(key).await? else {
         return Ok(None);
     };
-    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+    let value = serde_json::from_slice(&bytes).map_err(|e| {
         StepError::bad_input(format!(
             "run artifact s3://{}/{key} is not readable: {e}",
             store.bucket
         ))
-    })
+    })?;
+    Ok(Some((value, etag)))
 }
 
 /// Writes a JSON artifact (pretty, so a person can read it in the console).
@@ -59,20 +68,13 @@ pub struct Progress {
 impl Progress {
     /// Reads the run record; `None` when it does not exist.
     pub async fn read(store: &StateStore, key: &str) -> Result<Option<Progress>, StepError> {
-        let Some((bytes, etag)) = store.get_raw(key).await? else {
-            return Ok(None);
-        };
-        let rec = serde_json::from_slice(&bytes).map_err(|e| {
-            StepError::bad_input(format!(
-                "run artifact s3://{}/{key} is not readable: {e}",
-                store.bucket
-            ))
-        })?;
-        Ok(Some(Progress {
-            key: key.to_string(),
-            rec,
-            etag,
-        }))
+        Ok(read_with_etag(store, key)
+            .await?
+            .map(|(rec, etag)| Progress {
+                key: key.to_string(),
+                rec,
+                etag,
+            }))
     }
 
     /// Saves the record over the version it was read at. When someone else wrote in

@@ -5,6 +5,8 @@
 //! A test that needs the emulator calls [`endpoint`] (directly or through [`sdk`]): it
 //! panics when `AWS_ENDPOINT_URL` is unset, so such tests never pass silently without one.
 
+pub mod deleters;
+
 use aws_config::SdkConfig;
 use aws_sdk_s3::primitives::ByteStream;
 use cdkd_aws::{LockManager, StateStore};

@@ -6,74 +6,13 @@
 //!
 //! Run: `scripts/with-emulator.sh cargo test --workspace --test deleters_events`.
 
-use aws_config::{BehaviorVersion, Region, SdkConfig};
 use cdkd_deleters::clients::aws_sdk_eventbridge;
-use cdkd_deleters::clients::{registry_from_config, s3_client};
-use cdkd_deleters::{DeleteError, DeleteErrorKind, DeleteProgress, DeleteRequest, Registry};
-use serde_json::{json, Value};
-
-const HOME: &str = "us-east-1";
-const OTHER: &str = "eu-west-1";
-
-/// Emulator configuration for `region` (panics unless AWS_ENDPOINT_URL is the local
-/// emulator).
-async fn cfg(region: &str) -> SdkConfig {
-    let url = std::env::var("AWS_ENDPOINT_URL").unwrap_or_default();
-    assert!(
-        url.starts_with("http://127.0.0.1:") || url.starts_with("http://localhost:"),
-        "AWS_ENDPOINT_URL={url:?} is not the local emulator: run under scripts/with-emulator.sh"
-    );
-    aws_config::defaults(BehaviorVersion::latest())
-        .region(Region::new(region.to_owned()))
-        .load()
-        .await
-}
-
-async fn registry(region: &str) -> Registry {
-    let c = cfg(region).await;
-    registry_from_config(&c, s3_client(&c))
-}
+use cdkd_deleters::{DeleteErrorKind, DeleteProgress, DeleteRequest};
+use cdkd_tests::deleters::{cfg, delete, registry, req, unique, HOME, OTHER};
+use serde_json::json;
 
 async fn events() -> aws_sdk_eventbridge::Client {
     aws_sdk_eventbridge::Client::new(&cfg(HOME).await)
-}
-
-fn unique(tag: &str) -> String {
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    format!("{tag}-{}", &id[..16])
-}
-
-/// A request as the workflow persists it (parsed, so that fields added later keep
-/// their defaults).
-fn req(resource_type: &str, physical_id: &str, properties: Value) -> DeleteRequest {
-    serde_json::from_value(json!({
-        "logicalId": "Thing",
-        "resourceType": resource_type,
-        "physicalId": physical_id,
-        "properties": properties,
-        "provisionedBy": "sdk",
-        "region": HOME,
-        "run": {
-            "runId": "run-test",
-            "stack": "TestStack",
-            "stateBucket": "unused",
-            "statePrefix": "cdkd"
-        }
-    }))
-    .unwrap()
-}
-
-/// Starts the delete and polls it until it is no longer in flight.
-async fn delete(reg: &Registry, r: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
-    let mut progress = reg.start(r).await?;
-    for _ in 0..100 {
-        let DeleteProgress::InFlight { handle, .. } = &progress else {
-            return Ok(progress);
-        };
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        progress = reg.poll(r, handle).await?;
-    }
-    panic!("delete of {} still in flight", r.physical_id);
 }
 
 /// Gone after the delete (checked by `gone`), `AlreadyGone` on the second delete, and

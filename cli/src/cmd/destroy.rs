@@ -113,20 +113,10 @@ pub struct Args {
     pub remote: RemoteArgs,
 }
 
+/// A local run's id: an execution name with the time in milliseconds (local runs are
+/// never re-attached, so names must not repeat within a second).
 pub fn default_run_id(kind: &str, stack: &str, now_ms: i64) -> String {
-    // Execution names allow [A-Za-z0-9-_] and 80 characters.
-    let clean: String = stack
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(48)
-        .collect();
-    format!("{kind}-{clean}-{now_ms}")
+    format!("{kind}-{}-{now_ms}", remote::name_segment(stack))
 }
 
 fn name(s: &str) -> String {

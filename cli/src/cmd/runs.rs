@@ -420,7 +420,7 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
     let report = match (kind, RunPlace::of_input(&input)) {
         (Some(Kind::Destroy), Some(p)) => {
             let store = remote::run_store(sdk, &p).await;
-            remote::read_report(&store, &x.name).await
+            crate::watch::read_report(&store, &store.prefix, &x.name).await
         }
         _ => None,
     };
