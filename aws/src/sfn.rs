@@ -164,6 +164,26 @@ pub struct Event {
     pub state: Option<String>,
     pub error: Option<String>,
     pub cause: Option<String>,
+    /// For a `TaskSubmitted` of a `states:startExecution` task: the execution it
+    /// started (what a cleanup's Map runs per stack).
+    pub child_execution: Option<String>,
+    /// For a `...StateExited` event: the state's output.
+    pub output: Option<String>,
+}
+
+/// The execution a `states:startExecution[.sync[:2]]` task started, from the output
+/// of its `TaskSubmitted` event (`{"ExecutionArn": ..., "StartDate": ...}`).
+pub fn started_execution(
+    resource_type: &str,
+    resource: &str,
+    output: Option<&str>,
+) -> Option<String> {
+    if resource_type != "states" || !resource.starts_with("startExecution") {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(output?).ok()?;
+    let arn = v.get("ExecutionArn")?.as_str()?;
+    (!arn.is_empty()).then(|| arn.to_string())
 }
 
 fn event_of(e: &HistoryEvent) -> Event {
@@ -205,6 +225,13 @@ fn event_of(e: &HistoryEvent) -> Event {
         state,
         error: error.map(str::to_string),
         cause: cause.map(str::to_string),
+        child_execution: e
+            .task_submitted_event_details()
+            .and_then(|d| started_execution(d.resource_type(), d.resource(), d.output())),
+        output: e
+            .state_exited_event_details()
+            .and_then(|d| d.output())
+            .map(str::to_string),
     }
 }
 
@@ -381,7 +408,7 @@ impl Sfn {
                 _ => break,
             }
         }
-        out.sort_by(|a, b| b.start_ms.cmp(&a.start_ms));
+        out.sort_by_key(|x| std::cmp::Reverse(x.start_ms));
         out.truncate(limit);
         Ok(out)
     }
@@ -475,6 +502,38 @@ pub async fn stack_output(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn started_execution_comes_from_a_start_execution_task_submitted_output() {
+        let out =
+            r#"{"ExecutionArn":"arn:aws:states:us-east-1:1:execution:D:abc","StartDate":1.7E9}"#;
+        assert_eq!(
+            started_execution("states", "startExecution.sync:2", Some(out)).as_deref(),
+            Some("arn:aws:states:us-east-1:1:execution:D:abc")
+        );
+        assert_eq!(
+            started_execution("states", "startExecution", Some(out)).as_deref(),
+            Some("arn:aws:states:us-east-1:1:execution:D:abc")
+        );
+        // Another service's task, a missing or unreadable output: nothing.
+        assert_eq!(started_execution("lambda", "invoke", Some(out)), None);
+        assert_eq!(
+            started_execution("states", "startExecution.sync:2", None),
+            None
+        );
+        assert_eq!(
+            started_execution("states", "startExecution.sync:2", Some("not json")),
+            None
+        );
+        assert_eq!(
+            started_execution(
+                "states",
+                "startExecution.sync:2",
+                Some(r#"{"ExecutionArn":""}"#)
+            ),
+            None
+        );
+    }
 
     #[test]
     fn execution_arn_is_built_from_the_state_machine_arn_and_the_name() {

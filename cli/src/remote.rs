@@ -6,18 +6,17 @@
 //! retried with backoff, so a watch resumes where it was.
 
 use std::process::ExitCode;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
 use cdkd_aws::{SdkConfig, StateStore};
 use cdkd_core::render::date::iso_from_ms;
 use cdkd_core::text::flatten_str;
-use cdkd_functions::destroy::finish::RunReport;
-use cdkd_functions::destroy::DestroyRun;
-use cdkd_functions::runs;
 use serde_json::Value;
 
 use crate::error::CliError;
+use crate::watch::{show_progress, watch_progress, RunIds, WatchOptions};
 
 /// The backend stack `make deploy` creates (`stack_name` in infra/samconfig.toml).
 pub const DEFAULT_BACKEND_STACK: &str = "cdkd-flow";
@@ -283,36 +282,6 @@ pub async fn run_store(sdk: &SdkConfig, place: &RunPlace) -> StateStore {
     StateStore::new(client, place.bucket.clone(), place.prefix.clone(), None)
 }
 
-/// One progress line from progress.json: what is left, per stack.
-pub fn render_remaining(run: &DestroyRun) -> String {
-    let per: Vec<String> = run
-        .stacks
-        .iter()
-        .map(|s| {
-            let left = if s.finished.is_some() {
-                0
-            } else {
-                s.planned
-                    .iter()
-                    .filter(|p| !s.outcomes.contains_key(&p.logical_id))
-                    .count()
-            };
-            format!("{} {}/{}", flatten_str(&s.stack), left, s.planned.len())
-        })
-        .collect();
-    let stop = if run.stop_requested {
-        ", stop requested"
-    } else {
-        ""
-    };
-    format!(
-        "  wave {}: {} resource(s) left ({}){stop}",
-        run.waves,
-        run.remaining(),
-        per.join(", ")
-    )
-}
-
 /// One line for a history event worth showing (a failed step), else `None`.
 pub fn render_event(e: &sfn::Event, last_state: Option<&str>) -> Option<String> {
     let failed = e.kind.ends_with("Failed") || e.kind.ends_with("TimedOut");
@@ -327,6 +296,16 @@ pub fn render_event(e: &sfn::Event, last_state: Option<&str>) -> Option<String> 
         flatten_str(e.error.as_deref().unwrap_or(&e.kind)),
         flatten_str(e.cause.as_deref().unwrap_or(""))
     ))
+}
+
+/// The cleanup workflow's state whose output is the summary (statemachines/cleanup.asl.json).
+pub const SUMMARY_STATE: &str = "Summary";
+
+/// The run id of an execution: its name, the ARN's last field (what the destroy
+/// workflow takes as `$$.Execution.Name`).
+pub fn run_id_of(execution_arn: &str) -> Option<String> {
+    let name = execution_arn.rsplit(':').next()?;
+    (execution_arn.starts_with("arn:") && !name.is_empty()).then(|| name.to_string())
 }
 
 /// The last line of a watch: the run's final status, and its error when it has one.
@@ -376,23 +355,45 @@ pub async fn watch(
     let kind = Kind::of_input(&input);
     eprintln!("run {}: {}", flatten_str(&first.name), first.status);
     let name = first.name.clone();
-    let follow = follow_execution(client, execution_arn, first, opts.poll);
+    // The destroy runs a cleanup starts, found in its history as it goes.
+    let children = RunIds::default();
+    let summary: Mutex<Option<String>> = Mutex::new(None);
+    let follow = follow_execution(client, execution_arn, first, opts.poll, &children, &summary);
+    let wopts = WatchOptions {
+        poll: opts.poll,
+        ..WatchOptions::for_stderr(opts.json)
+    };
     let x = match (kind, RunPlace::of_input(&input)) {
         (Some(Kind::Destroy), Some(place)) => {
+            // The same bars and settled lines as a local run (crate::watch).
             let store = run_store(sdk, &place).await;
-            let (x, report) = with_progress(&store, &name, follow, opts).await;
-            let x = x?;
+            let watched = watch_progress(&store, &place.prefix, &name, follow, &wopts).await;
+            let x = watched.output?;
             if opts.json {
-                if let Some(r) = &report {
+                if let Some(r) = &watched.report {
                     println!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
                 }
             }
             x
         }
-        (Some(Kind::Cleanup), _) => {
-            let x = follow.await?;
-            if let Some(out) = x
+        (Some(Kind::Cleanup), place) => {
+            // A bar per stack and a line per settled resource of every destroy run the
+            // cleanup started; its own summary at the end.
+            let x = match place {
+                Some(place) => {
+                    let store = run_store(sdk, &place).await;
+                    show_progress(&store, &place.prefix, &children, follow, &wopts).await?
+                }
+                None => follow.await?,
+            };
+            // A cleanup in which a destroy failed ends in CleanupIncomplete with no
+            // output: its Summary state's output is what the user reads.
+            let seen = summary.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let out = x
                 .output
+                .clone()
+                .or_else(|| seen.filter(|_| x.error.as_deref() == Some("CleanupIncomplete")));
+            if let Some(out) = out
                 .as_deref()
                 .and_then(|o| serde_json::from_str::<Value>(o).ok())
             {
@@ -414,12 +415,15 @@ pub async fn watch(
 }
 
 /// Polls the execution until it ends, printing its status changes and the steps that
-/// failed (from the history, each event once); returns its final description.
+/// failed (from the history, each event once) and adding to `children` the run id of
+/// every execution it starts; returns its final description.
 async fn follow_execution(
     client: &Sfn,
     execution_arn: &str,
     first: Execution,
     poll: Duration,
+    children: &RunIds,
+    summary: &Mutex<Option<String>>,
 ) -> Result<Execution, CliError> {
     let mut x = first;
     let mut last_status = x.status.clone();
@@ -439,6 +443,12 @@ async fn follow_execution(
             if e.kind.ends_with("StateEntered") {
                 last_state = e.state.clone();
             }
+            if let Some(child) = e.child_execution.as_deref().and_then(run_id_of) {
+                children.add(&child);
+            }
+            if e.kind == "PassStateExited" && e.state.as_deref() == Some(SUMMARY_STATE) {
+                *summary.lock().unwrap_or_else(|p| p.into_inner()) = e.output.clone();
+            }
         }
         if x.status != last_status {
             if !x.is_finished() {
@@ -453,57 +463,6 @@ async fn follow_execution(
         x = retrying("DescribeExecution", || client.describe(execution_arn))
             .await
             .map_err(sfn_err)?;
-    }
-}
-
-/// Shows the progress of a destroy run from its progress.json while `done` runs (a
-/// line with what is left per stack, whenever it changes), then reads its report and
-/// prints it unless `--json`.
-async fn with_progress<T>(
-    store: &StateStore,
-    run_id: &str,
-    done: impl std::future::Future<Output = T>,
-    opts: &WatchOpts,
-) -> (T, Option<RunReport>) {
-    let mut last = String::new();
-    let mut show = |line: Option<String>| {
-        if let Some(line) = line {
-            if line != last {
-                eprintln!("{line}");
-                last = line;
-            }
-        }
-    };
-    let mut tick = tokio::time::interval(opts.poll);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tokio::pin!(done);
-    let out = loop {
-        tokio::select! {
-            out = &mut done => break out,
-            _ = tick.tick() => show(progress_line(store, run_id).await),
-        }
-    };
-    show(progress_line(store, run_id).await);
-    let report = crate::watch::read_report(store, &store.prefix, run_id).await;
-    if !opts.json {
-        if let Some(r) = &report {
-            print!("{}", crate::watch::report_text(r));
-        }
-    }
-    (out, report)
-}
-
-/// The progress line of a destroy run, when its progress.json reads (best effort: a
-/// missing or unreadable one just prints nothing this poll).
-async fn progress_line(store: &StateStore, run_id: &str) -> Option<String> {
-    let key = runs::progress_key(&store.prefix, run_id);
-    match runs::read::<DestroyRun>(store, &key).await {
-        Ok(Some(run)) => Some(render_remaining(&run)),
-        Ok(None) => None,
-        Err(e) => {
-            tracing::debug!("{e}");
-            None
-        }
     }
 }
 
@@ -680,6 +639,8 @@ mod tests {
             state: None,
             error: Some("Transient".into()),
             cause: Some("throttled\r\n".into()),
+            child_execution: None,
+            output: None,
         };
         assert_eq!(
             render_event(&e, Some("Wave")).as_deref(),
@@ -698,24 +659,12 @@ mod tests {
     }
 
     #[test]
-    fn remaining_line_counts_unsettled_records_per_stack() {
-        let run: DestroyRun = serde_json::from_value(serde_json::json!({
-            "runId": "r", "startedMs": 0, "skipFinalSnapshot": false, "waves": 3,
-            "stopRequested": true,
-            "stacks": [
-                {"stack": "App~Child", "region": "us-east-1",
-                 "planned": [{"logicalId": "A", "resourceType": "AWS::SQS::Queue"}],
-                 "finished": "clean"},
-                {"stack": "App", "region": "us-east-1",
-                 "planned": [{"logicalId": "B", "resourceType": "AWS::SQS::Queue"},
-                             {"logicalId": "C", "resourceType": "AWS::SNS::Topic"}],
-                 "outcomes": {"B": {"outcome": "deleted"}}}
-            ]
-        }))
-        .unwrap();
+    fn run_id_of_a_started_execution_is_its_name() {
         assert_eq!(
-            render_remaining(&run),
-            "  wave 3: 1 resource(s) left (App~Child 0/1, App 1/2), stop requested"
+            run_id_of("arn:aws:states:us-east-1:1:execution:cdkd-flow-destroy:9f1c-22").as_deref(),
+            Some("9f1c-22")
         );
+        assert_eq!(run_id_of("arn:aws:states:us-east-1:1:execution:M:"), None);
+        assert_eq!(run_id_of("no-arn"), None);
     }
 }

@@ -1,8 +1,9 @@
-//! Watching a destroy run while it goes, the same way for a local run (the engine in
-//! this process) and a remote one (a Step Functions execution): poll the run record
-//! `<prefix>/_runs/<run-id>/progress.json` until the run's own future resolves, draw a
-//! bar per stack on a terminal (plain lines otherwise), print a line per resource as it
-//! settles, then read `report.json` and print it.
+//! Watching destroy runs while they go, the same way for a local run (the engine in
+//! this process), a remote one (a Step Functions execution) and the destroy runs of a
+//! cleanup: poll each run record `<prefix>/_runs/<run-id>/progress.json` until the
+//! watched work's own future resolves, draw a bar per stack on a terminal (plain lines
+//! otherwise), print a line per resource as it settles, then (one destroy run) read
+//! `report.json` and print it.
 //!
 //! The text comes from `cdkd_core::progress_view` (pure, snapshot-tested); this module
 //! only polls, diffs and draws.
@@ -10,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cdkd_aws::StateStore;
@@ -115,18 +117,66 @@ pub fn report_text(r: &RunReport) -> String {
     cdkd_core::runview::render_destroy_report(&r.stacks, r.complete, r.aborted.as_deref())
 }
 
-/// Polls the run's `progress.json` every `opts.poll` until `done` resolves, showing
-/// progress on stderr; then reads the record once more (so the last settled lines are
-/// not lost), reads `report.json`, prints it on stdout unless told not to, and returns
-/// `done`'s output with the report. `done` is whatever says the run has ended: the local
-/// engine's task, or a loop over the execution's status.
-pub async fn watch_progress<T>(
+/// The runs a watch shows: the one destroy run, or the destroy runs a cleanup has
+/// started so far (the cleanup's watcher adds each as the execution history names it).
+#[derive(Debug, Clone, Default)]
+pub struct RunIds(Arc<Mutex<Vec<String>>>);
+
+impl RunIds {
+    pub fn one(run_id: &str) -> Self {
+        let ids = RunIds::default();
+        ids.add(run_id);
+        ids
+    }
+
+    /// Adds a run (once).
+    pub fn add(&self, run_id: &str) {
+        let mut v = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !v.iter().any(|x| x == run_id) {
+            v.push(run_id.to_string());
+        }
+    }
+
+    pub fn list(&self) -> Vec<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// Several runs' progress as one: their stacks in the order the runs were found, a stop
+/// requested when any run has one, the most waves of any. `None` when none reads yet.
+pub fn merge_progress(runs: Vec<RunProgress>) -> Option<RunProgress> {
+    let mut it = runs.into_iter();
+    let mut out = it.next()?;
+    for r in it {
+        out.stacks.extend(r.stacks);
+        out.waves = out.waves.max(r.waves);
+        out.stop_requested |= r.stop_requested;
+    }
+    Some(out)
+}
+
+async fn read_all(store: &StateStore, prefix: &str, ids: &RunIds) -> Option<RunProgress> {
+    let mut got = Vec::new();
+    for id in ids.list() {
+        if let Some(p) = read_progress(store, prefix, &id).await {
+            got.push(p);
+        }
+    }
+    merge_progress(got)
+}
+
+/// Polls the `progress.json` of every run in `ids` every `opts.poll` until `done`
+/// resolves, showing bars and settled lines on stderr; reads once more at the end (so
+/// the last settled lines are not lost) and returns `done`'s output. `done` is whatever
+/// says the watched work has ended: the local engine's task, or a loop over the
+/// execution's status.
+pub async fn show_progress<T>(
     store: &StateStore,
     prefix: &str,
-    run_id: &str,
+    ids: &RunIds,
     done: impl Future<Output = T>,
     opts: &WatchOptions,
-) -> Watched<T> {
+) -> T {
     let mut ui = Ui::new(opts);
     let mut prev: Option<RunProgress> = None;
     let mut tick = tokio::time::interval(opts.poll);
@@ -136,17 +186,30 @@ pub async fn watch_progress<T>(
         tokio::select! {
             out = &mut done => break out,
             _ = tick.tick() => {
-                if let Some(next) = read_progress(store, prefix, run_id).await {
+                if let Some(next) = read_all(store, prefix, ids).await {
                     ui.show(prev.as_ref(), &next);
                     prev = Some(next);
                 }
             }
         }
     };
-    if let Some(next) = read_progress(store, prefix, run_id).await {
+    if let Some(next) = read_all(store, prefix, ids).await {
         ui.show(prev.as_ref(), &next);
     }
     ui.finish();
+    output
+}
+
+/// [`show_progress`] of one destroy run, then its `report.json`: printed on stdout
+/// unless told not to, and returned with `done`'s output.
+pub async fn watch_progress<T>(
+    store: &StateStore,
+    prefix: &str,
+    run_id: &str,
+    done: impl Future<Output = T>,
+    opts: &WatchOptions,
+) -> Watched<T> {
+    let output = show_progress(store, prefix, &RunIds::one(run_id), done, opts).await;
     let report = read_report(store, prefix, run_id).await;
     if opts.print_report {
         if let Some(r) = &report {
@@ -270,5 +333,46 @@ mod tests {
             stack_progress(&rec.stacks[0]).finished,
             Some(RunResult::Partial)
         );
+    }
+
+    fn one_stack(run: &str, stack: &str, waves: u32, stop: bool) -> RunProgress {
+        RunProgress {
+            run_id: run.into(),
+            stacks: vec![StackProgress {
+                stack: stack.into(),
+                region: "us-east-1".into(),
+                rows: vec![],
+                finished: None,
+            }],
+            waves,
+            stop_requested: stop,
+        }
+    }
+
+    #[test]
+    fn cleanup_watch_merges_its_destroy_runs_stacks_in_the_order_found() {
+        assert_eq!(merge_progress(vec![]), None);
+        let m = merge_progress(vec![
+            one_stack("cleanup-1", "PreviewA", 2, false),
+            one_stack("d2", "PreviewB", 5, true),
+        ])
+        .unwrap();
+        assert_eq!(
+            m.stacks
+                .iter()
+                .map(|s| s.stack.as_str())
+                .collect::<Vec<_>>(),
+            ["PreviewA", "PreviewB"]
+        );
+        assert_eq!((m.waves, m.stop_requested), (5, true));
+    }
+
+    #[test]
+    fn run_ids_keep_each_run_once_in_the_order_added() {
+        let ids = RunIds::one("a");
+        let shared = ids.clone();
+        shared.add("b");
+        shared.add("a");
+        assert_eq!(ids.list(), ["a", "b"]);
     }
 }

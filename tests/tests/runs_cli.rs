@@ -647,7 +647,7 @@ async fn runs_stop_graceful_of_a_cleanup_run_is_refused_with_the_now_hint() {
 
 #[tokio::test]
 #[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
-async fn runs_watch_renders_remaining_counts_from_progress_json_and_exits_with_the_status() {
+async fn runs_watch_renders_settled_resources_and_stack_bars_from_progress_json_and_exits_with_the_status() {
     let _g = SERIAL.lock().await;
     interpreter(false).await;
     let b = backend().await;
@@ -680,23 +680,19 @@ async fn runs_watch_renders_remaining_counts_from_progress_json_and_exits_with_t
         .expect("watch ended")
         .unwrap();
     assert_eq!(r.code, 1, "{r:?}");
+    // The same renderer as a local run, off a terminal: a line per settled resource
+    // and a bar line when a stack changes phase, each once (not per poll).
     let lines: Vec<&str> = r.stderr.lines().collect();
-    let first = lines
-        .iter()
-        .position(|l| *l == "  wave 1: 4 resource(s) left (App~Nested 1/1, App 3/3)")
-        .unwrap_or_else(|| panic!("{}", r.stderr));
-    let second = lines
-        .iter()
-        .position(|l| *l == "  wave 2: 1 resource(s) left (App~Nested 0/1, App 1/3)")
-        .unwrap_or_else(|| panic!("{}", r.stderr));
-    assert!(first < second, "{}", r.stderr);
-    // A line per change, not per poll.
-    assert_eq!(
-        lines.iter().filter(|l| l.starts_with("  wave 1:")).count(),
-        1,
-        "{}",
-        r.stderr
-    );
+    let once = |want: &str| {
+        let n = lines.iter().filter(|l| **l == want).count();
+        assert_eq!(n, 1, "{want:?} printed {n} times:\n{}", r.stderr);
+    };
+    once("  App~Nested: Fn (AWS::Lambda::Function) deleted");
+    once("  App: Queue (AWS::SQS::Queue) deleted");
+    once("  App: Topic (AWS::SQS::Queue) deleted");
+    once("App~Nested (us-east-1) [##############################] 1/1 destroyed: 1 deleted");
+    once("App (us-east-1) [####################----------] 2/3 deleting: 2 deleted");
+    assert!(!r.stderr.contains("Table (AWS::SQS::Queue)"), "{}", r.stderr);
     assert!(
         r.stderr
             .lines()
@@ -923,7 +919,7 @@ async fn runs_watch_survives_a_lost_connection_and_resumes() {
     assert!(r.stderr.contains("connection lost"), "{}", r.stderr);
     assert!(r.stderr.contains("reconnected"), "{}", r.stderr);
     assert!(
-        r.stderr.contains("  wave 5: 1 resource(s) left"),
+        r.stderr.contains("  App: Topic (AWS::SQS::Queue) deleted"),
         "{}",
         r.stderr
     );

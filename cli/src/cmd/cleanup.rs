@@ -1,7 +1,8 @@
 //! `cdkd-flow cleanup --pattern P --older-than 7d [--dry-run] --local`: the scheduled
 //! cleanup workflow (`statemachines/cleanup.asl.json`) run in-process: select the stacks
 //! whose name matches and whose record is old enough, then run the destroy workflow on
-//! each as a child execution (`states:startExecution.sync:2`).
+//! each as a child execution (`states:startExecution.sync:2`), drawing each destroy's
+//! progress as it goes (a bar per stack, a line per settled resource).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use crate::error::CliError;
 use crate::global::GlobalOpts;
 use crate::local::LocalSteps;
 use crate::remote::{self, Kind};
+use crate::watch::{show_progress, RunIds, WatchOptions};
 
 const HELP: &str = "\
 Selects every stack whose name matches --pattern (`*` any run of characters, `?` one \
@@ -71,11 +73,11 @@ fn input(bucket: &str, prefix: &str, a: &Args) -> Value {
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let ctx = context::build(g).await?;
+    let run_id = match &a.run_id {
+        Some(r) => r.clone(),
+        None => remote::execution_name("cleanup", &a.pattern, cdkd_aws::store::now_ms()),
+    };
     if !a.local {
-        let run_id = match &a.run_id {
-            Some(r) => r.clone(),
-            None => remote::execution_name("cleanup", &a.pattern, cdkd_aws::store::now_ms()),
-        };
         let input = input(&ctx.bucket, &ctx.prefix, &a);
         return remote::start_and_watch(&ctx.sdk, &a.remote, Kind::Cleanup, &run_id, &input, false)
             .await;
@@ -89,12 +91,22 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     // `CleanupIncomplete` with no output, and the summary is what the user reads.
     let summary: Arc<std::sync::Mutex<Option<Value>>> = Arc::default();
     let sink = summary.clone();
+    // Every destroy run the cleanup starts (a child execution, named by the engine), so
+    // that its progress is drawn as it goes, as for a remote cleanup.
+    let children = RunIds::default();
+    let found = children.clone();
+    let own = run_id.clone();
     let engine = Engine::new(Arc::new(LocalSteps { deps }), options).with_observer(Arc::new(
         move |e: &Event| {
-            if e.kind == EventKind::StateExited("Pass") && e.state.as_deref() == Some("Summary") {
+            if e.kind == EventKind::StateExited("Pass")
+                && e.state.as_deref() == Some(remote::SUMMARY_STATE)
+            {
                 if let Ok(mut s) = sink.lock() {
                     *s = e.output.clone();
                 }
+            }
+            if e.kind == EventKind::ExecutionStarted && e.execution != own {
+                found.add(&e.execution);
             }
         },
     ));
@@ -110,10 +122,12 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     subs.insert("DestroyStateMachineArn".into(), destroy_arn);
     let cleanup = load(definitions::CLEANUP, "cdkd-flow-cleanup", &subs)?;
     let input = input(&ctx.bucket, &ctx.prefix, &a);
-    let outcome = match &a.run_id {
-        Some(r) => engine.run_named(&cleanup, input, r).await,
-        None => engine.run(&cleanup, input).await,
+    let opts = WatchOptions {
+        print_report: false,
+        ..WatchOptions::for_stderr(false)
     };
+    let run = engine.run_named(&cleanup, input, &run_id);
+    let outcome = show_progress(&ctx.store, &ctx.prefix, &children, run, &opts).await;
     match outcome {
         Outcome::Succeeded(out) => {
             print!("{}", cdkd_core::cleanup_view::render_cleanup(&out));

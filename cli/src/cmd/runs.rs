@@ -351,7 +351,7 @@ async fn list(sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, CliError> {
             .map_err(sfn_err)?;
         all.extend(xs.into_iter().map(|x| (*kind, x)));
     }
-    all.sort_by(|x, y| y.1.start_ms.cmp(&x.1.start_ms));
+    all.sort_by_key(|x| std::cmp::Reverse(x.1.start_ms));
     all.truncate(a.limit);
     // ListExecutions carries no input: describe each row for its stack.
     let rows: Vec<RunRow> =
