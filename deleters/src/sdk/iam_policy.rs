@@ -4,10 +4,11 @@
 
 use async_trait::async_trait;
 
-use crate::error::{aws_error_info, DeleteError};
+use crate::error::DeleteError;
 use crate::guard;
 use crate::progress::{DeleteProgress, Handle};
 use crate::request::DeleteRequest;
+use crate::sdk::iam_common::Principal;
 use crate::Deleter;
 
 pub struct IamPolicyDeleter {
@@ -27,6 +28,16 @@ pub struct InlinePolicyTarget {
     pub roles: Vec<String>,
     pub users: Vec<String>,
     pub groups: Vec<String>,
+}
+
+impl InlinePolicyTarget {
+    /// Every role, then every user, then every group the policy is on.
+    fn principals(&self) -> impl Iterator<Item = Principal<'_>> {
+        let roles = self.roles.iter().map(|n| Principal::Role(n));
+        let users = self.users.iter().map(|n| Principal::User(n));
+        let groups = self.groups.iter().map(|n| Principal::Group(n));
+        roles.chain(users).chain(groups)
+    }
 }
 
 /// A principal given as a name or as an ARN (`arn:aws:iam::1:role/path/name`) → the name.
@@ -91,69 +102,13 @@ impl Deleter for IamPolicyDeleter {
         let iam = &self.iam;
         let mut deleted = 0usize;
         let mut missing = 0usize;
-        for role in &target.roles {
-            match iam
-                .delete_role_policy()
-                .role_name(role)
-                .policy_name(name)
-                .send()
-                .await
-            {
-                Ok(_) => deleted += 1,
-                Err(e) => {
-                    let info = aws_error_info(&e);
-                    if !info.code_is(&["NoSuchEntity"]) {
-                        return Err(DeleteError::from_aws(
-                            req,
-                            &format!("DeleteRolePolicy on role {role}"),
-                            &info,
-                        ));
-                    }
-                    missing += 1;
-                }
-            }
-        }
-        for user in &target.users {
-            match iam
-                .delete_user_policy()
-                .user_name(user)
-                .policy_name(name)
-                .send()
-                .await
-            {
-                Ok(_) => deleted += 1,
-                Err(e) => {
-                    let info = aws_error_info(&e);
-                    if !info.code_is(&["NoSuchEntity"]) {
-                        return Err(DeleteError::from_aws(
-                            req,
-                            &format!("DeleteUserPolicy on user {user}"),
-                            &info,
-                        ));
-                    }
-                    missing += 1;
-                }
-            }
-        }
-        for group in &target.groups {
-            match iam
-                .delete_group_policy()
-                .group_name(group)
-                .policy_name(name)
-                .send()
-                .await
-            {
-                Ok(_) => deleted += 1,
-                Err(e) => {
-                    let info = aws_error_info(&e);
-                    if !info.code_is(&["NoSuchEntity"]) {
-                        return Err(DeleteError::from_aws(
-                            req,
-                            &format!("DeleteGroupPolicy on group {group}"),
-                            &info,
-                        ));
-                    }
-                    missing += 1;
+        for principal in target.principals() {
+            match principal.delete_inline_policy(iam, name).await {
+                Ok(()) => deleted += 1,
+                Err(info) if info.code_is(&["NoSuchEntity"]) => missing += 1,
+                Err(info) => {
+                    let action = format!("Delete{}Policy on {principal}", principal.kind());
+                    return Err(DeleteError::from_aws(req, &action, &info));
                 }
             }
         }

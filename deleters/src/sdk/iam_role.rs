@@ -4,10 +4,13 @@
 
 use async_trait::async_trait;
 
-use crate::error::{aws_error_info, DeleteError};
-use crate::guard;
+use crate::error::DeleteError;
 use crate::progress::{DeleteProgress, Handle};
 use crate::request::DeleteRequest;
+use crate::sdk::iam_common::{
+    all_items, deleted, existing, failed, not_found, remove_role_from_instance_profile, sent,
+    OnConflict, Principal,
+};
 use crate::Deleter;
 
 pub struct IamRoleDeleter {
@@ -30,122 +33,22 @@ impl Deleter for IamRoleDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
         let role = req.physical_id.as_str();
         let iam = &self.iam;
-        if let Err(e) = iam.get_role().role_name(role).send().await {
-            let info = aws_error_info(&e);
-            if info.code_is(&["NoSuchEntity"]) {
-                return guard::not_found(
-                    req,
-                    iam.config().region().map(|r| r.as_ref()),
-                    is_iam_name(role),
-                    &format!("IAM says role {role} does not exist"),
-                );
-            }
-            return Err(DeleteError::from_aws(req, "GetRole", &info));
+        let found = sent!(iam.get_role().role_name(role));
+        if existing(req, "GetRole", found)?.is_none() {
+            return not_found(req, iam, "role", role);
         }
 
-        let attached = iam
-            .list_attached_role_policies()
-            .role_name(role)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .map_err(|e| {
-                DeleteError::from_aws(req, "ListAttachedRolePolicies", &aws_error_info(&e))
-            })?;
-        for policy in attached {
-            let Some(arn) = policy.policy_arn() else {
-                continue;
-            };
-            if let Err(e) = iam
-                .detach_role_policy()
-                .role_name(role)
-                .policy_arn(arn)
-                .send()
-                .await
-            {
-                let info = aws_error_info(&e);
-                if !info.code_is(&["NoSuchEntity"]) {
-                    return Err(DeleteError::from_aws(
-                        req,
-                        &format!("DetachRolePolicy {arn}"),
-                        &info,
-                    ));
-                }
-            }
-        }
+        Principal::Role(role).remove_policies(req, iam).await?;
 
-        let inline = iam
-            .list_role_policies()
-            .role_name(role)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .map_err(|e| DeleteError::from_aws(req, "ListRolePolicies", &aws_error_info(&e)))?;
-        for name in inline {
-            if let Err(e) = iam
-                .delete_role_policy()
-                .role_name(role)
-                .policy_name(&name)
-                .send()
-                .await
-            {
-                let info = aws_error_info(&e);
-                if !info.code_is(&["NoSuchEntity"]) {
-                    return Err(DeleteError::from_aws(
-                        req,
-                        &format!("DeleteRolePolicy {name}"),
-                        &info,
-                    ));
-                }
-            }
-        }
-
-        let profiles = iam
-            .list_instance_profiles_for_role()
-            .role_name(role)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .map_err(|e| {
-                DeleteError::from_aws(req, "ListInstanceProfilesForRole", &aws_error_info(&e))
-            })?;
-        for profile in profiles {
+        let profiles = all_items!(iam.list_instance_profiles_for_role().role_name(role));
+        for profile in profiles.map_err(failed(req, "ListInstanceProfilesForRole"))? {
             let name = profile.instance_profile_name();
-            if let Err(e) = iam
-                .remove_role_from_instance_profile()
-                .instance_profile_name(name)
-                .role_name(role)
-                .send()
-                .await
-            {
-                let info = aws_error_info(&e);
-                if !info.code_is(&["NoSuchEntity"]) {
-                    return Err(DeleteError::from_aws(
-                        req,
-                        &format!("RemoveRoleFromInstanceProfile {name}"),
-                        &info,
-                    ));
-                }
-            }
+            remove_role_from_instance_profile(req, iam, name, role, name).await?;
         }
 
-        match iam.delete_role().role_name(role).send().await {
-            Ok(_) => Ok(DeleteProgress::Done),
-            // It existed a moment ago (GetRole above): someone else finished the job.
-            Err(e) if aws_error_info(&e).code_is(&["NoSuchEntity"]) => Ok(DeleteProgress::Done),
-            Err(e) => {
-                let mut info = aws_error_info(&e);
-                // A policy or profile attached between our listing and the delete.
-                info.retryable |= info.code_is(&["DeleteConflict"]);
-                Err(DeleteError::from_aws(req, "DeleteRole", &info))
-            }
-        }
+        // A policy or profile attached between our listing and the delete is retried.
+        let out = sent!(iam.delete_role().role_name(role));
+        deleted(req, "DeleteRole", OnConflict::Retry, out)
     }
 
     async fn poll(

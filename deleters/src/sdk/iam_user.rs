@@ -5,10 +5,12 @@
 use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
-use crate::guard;
 use crate::progress::{DeleteProgress, Handle};
 use crate::request::DeleteRequest;
-use crate::sdk::iam_role::is_iam_name;
+use crate::sdk::iam_common::{
+    all_items, deleted, existing, failed, not_found, remove_user_from_group, sent, OnConflict,
+    Principal,
+};
 use crate::sdk::ignore_no_such_entity;
 use crate::Deleter;
 
@@ -27,21 +29,14 @@ impl Deleter for IamUserDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
         let user = req.physical_id.as_str();
         let iam = &self.iam;
-        let has_boundary = match iam.get_user().user_name(user).send().await {
-            Ok(out) => out.user().and_then(|u| u.permissions_boundary()).is_some(),
-            Err(e) => {
-                let info = aws_error_info(&e);
-                if info.code_is(&["NoSuchEntity"]) {
-                    return guard::not_found(
-                        req,
-                        iam.config().region().map(|r| r.as_ref()),
-                        is_iam_name(user),
-                        &format!("IAM says user {user} does not exist"),
-                    );
-                }
-                return Err(DeleteError::from_aws(req, "GetUser", &info));
-            }
+        let found = sent!(iam.get_user().user_name(user));
+        let Some(found) = existing(req, "GetUser", found)? else {
+            return not_found(req, iam, "user", user);
         };
+        let has_boundary = found
+            .user()
+            .and_then(|u| u.permissions_boundary())
+            .is_some();
         let out = iam.delete_login_profile().user_name(user).send().await;
         ignore_no_such_entity(req, "DeleteLoginProfile", out)?;
 
@@ -67,65 +62,12 @@ impl Deleter for IamUserDeleter {
             ignore_no_such_entity(req, &format!("DeleteAccessKey {id}"), out)?;
         }
 
-        let attached = iam
-            .list_attached_user_policies()
-            .user_name(user)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .map_err(|e| {
-                DeleteError::from_aws(req, "ListAttachedUserPolicies", &aws_error_info(&e))
-            })?;
-        for p in attached {
-            let Some(arn) = p.policy_arn() else { continue };
-            let out = iam
-                .detach_user_policy()
-                .user_name(user)
-                .policy_arn(arn)
-                .send()
-                .await;
-            ignore_no_such_entity(req, &format!("DetachUserPolicy {arn}"), out)?;
-        }
+        Principal::User(user).remove_policies(req, iam).await?;
 
-        let inline = iam
-            .list_user_policies()
-            .user_name(user)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .map_err(|e| DeleteError::from_aws(req, "ListUserPolicies", &aws_error_info(&e)))?;
-        for name in inline {
-            let out = iam
-                .delete_user_policy()
-                .user_name(user)
-                .policy_name(&name)
-                .send()
-                .await;
-            ignore_no_such_entity(req, &format!("DeleteUserPolicy {name}"), out)?;
-        }
-
-        let groups = iam
-            .list_groups_for_user()
-            .user_name(user)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .map_err(|e| DeleteError::from_aws(req, "ListGroupsForUser", &aws_error_info(&e)))?;
-        for g in groups {
-            let name = g.group_name();
-            let out = iam
-                .remove_user_from_group()
-                .group_name(name)
-                .user_name(user)
-                .send()
-                .await;
-            ignore_no_such_entity(req, &format!("RemoveUserFromGroup {name}"), out)?;
+        let groups = all_items!(iam.list_groups_for_user().user_name(user));
+        for g in groups.map_err(failed(req, "ListGroupsForUser"))? {
+            let group = g.group_name();
+            remove_user_from_group(req, iam, group, user, group).await?;
         }
 
         if has_boundary {
@@ -137,15 +79,8 @@ impl Deleter for IamUserDeleter {
             ignore_no_such_entity(req, "DeleteUserPermissionsBoundary", out)?;
         }
 
-        match iam.delete_user().user_name(user).send().await {
-            Ok(_) => Ok(DeleteProgress::Done),
-            Err(e) if aws_error_info(&e).code_is(&["NoSuchEntity"]) => Ok(DeleteProgress::Done),
-            Err(e) => {
-                let mut info = aws_error_info(&e);
-                info.retryable |= info.code_is(&["DeleteConflict"]);
-                Err(DeleteError::from_aws(req, "DeleteUser", &info))
-            }
-        }
+        let out = sent!(iam.delete_user().user_name(user));
+        deleted(req, "DeleteUser", OnConflict::Retry, out)
     }
 
     async fn poll(

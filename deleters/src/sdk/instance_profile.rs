@@ -2,11 +2,12 @@
 
 use async_trait::async_trait;
 
-use crate::error::{aws_error_info, DeleteError};
-use crate::guard;
+use crate::error::DeleteError;
 use crate::progress::{DeleteProgress, Handle};
 use crate::request::DeleteRequest;
-use crate::sdk::iam_role::is_iam_name;
+use crate::sdk::iam_common::{
+    deleted, existing, not_found, remove_role_from_instance_profile, sent, OnConflict,
+};
 use crate::Deleter;
 
 pub struct InstanceProfileDeleter {
@@ -24,59 +25,16 @@ impl Deleter for InstanceProfileDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
         let name = req.physical_id.as_str();
         let iam = &self.iam;
-        let profile = match iam
-            .get_instance_profile()
-            .instance_profile_name(name)
-            .send()
-            .await
-        {
-            Ok(out) => out.instance_profile,
-            Err(e) => {
-                let info = aws_error_info(&e);
-                if info.code_is(&["NoSuchEntity"]) {
-                    return guard::not_found(
-                        req,
-                        iam.config().region().map(|r| r.as_ref()),
-                        is_iam_name(name),
-                        &format!("IAM says instance profile {name} does not exist"),
-                    );
-                }
-                return Err(DeleteError::from_aws(req, "GetInstanceProfile", &info));
-            }
+        let found = sent!(iam.get_instance_profile().instance_profile_name(name));
+        let Some(found) = existing(req, "GetInstanceProfile", found)? else {
+            return not_found(req, iam, "instance profile", name);
         };
-        for role in profile.iter().flat_map(|p| p.roles()) {
+        for role in found.instance_profile.iter().flat_map(|p| p.roles()) {
             let role = role.role_name();
-            if let Err(e) = iam
-                .remove_role_from_instance_profile()
-                .instance_profile_name(name)
-                .role_name(role)
-                .send()
-                .await
-            {
-                let info = aws_error_info(&e);
-                if !info.code_is(&["NoSuchEntity"]) {
-                    return Err(DeleteError::from_aws(
-                        req,
-                        &format!("RemoveRoleFromInstanceProfile {role}"),
-                        &info,
-                    ));
-                }
-            }
+            remove_role_from_instance_profile(req, iam, name, role, role).await?;
         }
-        match iam
-            .delete_instance_profile()
-            .instance_profile_name(name)
-            .send()
-            .await
-        {
-            Ok(_) => Ok(DeleteProgress::Done),
-            Err(e) if aws_error_info(&e).code_is(&["NoSuchEntity"]) => Ok(DeleteProgress::Done),
-            Err(e) => Err(DeleteError::from_aws(
-                req,
-                "DeleteInstanceProfile",
-                &aws_error_info(&e),
-            )),
-        }
+        let out = sent!(iam.delete_instance_profile().instance_profile_name(name));
+        deleted(req, "DeleteInstanceProfile", OnConflict::AsClassified, out)
     }
 
     async fn poll(

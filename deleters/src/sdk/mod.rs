@@ -7,6 +7,7 @@ pub mod ec2_security_group;
 pub mod eni;
 pub mod eventbus;
 pub mod events_rule;
+mod iam_common;
 pub mod iam_group;
 pub mod iam_managed_policy;
 pub mod iam_policy;
