@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build test test-runs demo lint lambdas lambda-init cost deploy bench bench-destroy clean
+.PHONY: help setup build test demo lint lambdas lambda-init cost deploy bench bench-destroy clean
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
@@ -44,12 +44,6 @@ build:
 test: setup
 	$(CARGO) build --workspace --all-targets
 	scripts/with-emulator.sh $(CARGO) test --workspace --no-fail-fast -- --test-threads=1
-
-# The runs tests against the emulator's Step Functions (marked ignore: the single-threaded
-# emulator can hang in the middle of a request during them; see tests/tests/runs_cli.rs).
-test-runs: setup
-	$(CARGO) build --workspace --all-targets
-	scripts/with-emulator.sh $(CARGO) test --workspace --test runs_cli -- --ignored --test-threads=1
 
 demo: setup
 	$(CARGO) build -p cdkd-flow

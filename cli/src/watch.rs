@@ -179,20 +179,35 @@ pub async fn show_progress<T>(
 ) -> T {
     let mut ui = Ui::new(opts);
     let mut prev: Option<RunProgress> = None;
-    let mut tick = tokio::time::interval(opts.poll);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tokio::pin!(done);
-    let output = loop {
-        tokio::select! {
-            out = &mut done => break out,
-            _ = tick.tick() => {
-                if let Some(next) = read_all(store, prefix, ids).await {
-                    ui.show(prev.as_ref(), &next);
-                    prev = Some(next);
+    let ended = tokio::sync::Notify::new();
+    // Two futures polled side by side, not a select loop: a slow read of progress.json
+    // (the SDK retrying through a lost network) must not starve `done`, which follows
+    // the execution and says when the connection is lost and back.
+    let work = async {
+        let out = done.await;
+        ended.notify_one();
+        out
+    };
+    let poller = async {
+        let mut tick = tokio::time::interval(opts.poll);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = ended.notified() => break,
+                _ = tick.tick() => {}
+            }
+            tokio::select! {
+                _ = ended.notified() => break,
+                next = read_all(store, prefix, ids) => {
+                    if let Some(next) = next {
+                        ui.show(prev.as_ref(), &next);
+                        prev = Some(next);
+                    }
                 }
             }
         }
     };
+    let (output, ()) = tokio::join!(work, poller);
     if let Some(next) = read_all(store, prefix, ids).await {
         ui.show(prev.as_ref(), &next);
     }

@@ -9,10 +9,7 @@
 //! binaries). With the emulator's interpreter off (moto's default) an execution stays
 //! RUNNING until it is stopped and its history is canned; the tests that need a run to
 //! end on its own turn the interpreter on for definitions without Lambda tasks. The
-//! interpreter switch is emulator-wide, so the tests of this file run one at a time, and
-//! are marked `ignore`: the single-threaded emulator has hung in the middle of a request
-//! during them (cause not found), so `make test` leaves them out and `make test-runs`
-//! runs them in an emulator of their own.
+//! interpreter switch is emulator-wide, so the tests of this file run one at a time.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -313,7 +310,6 @@ fn is_readable_name(name: &str, kind: &str, target: &str) -> bool {
 // ------------------------------------------------------------------- start
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn cleanup_without_local_starts_the_cleanup_state_machine_with_a_readable_name_and_the_local_input(
 ) {
     let _g = SERIAL.lock().await;
@@ -367,7 +363,6 @@ async fn cleanup_without_local_starts_the_cleanup_state_machine_with_a_readable_
 }
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn start_with_the_same_run_id_and_input_reattaches_and_with_another_input_is_refused() {
     let _g = SERIAL.lock().await;
     interpreter(false).await;
@@ -407,7 +402,6 @@ async fn start_with_the_same_run_id_and_input_reattaches_and_with_another_input_
 }
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn destroy_without_local_starts_the_destroy_state_machine_with_a_readable_name_and_the_input()
 {
     let _g = SERIAL.lock().await;
@@ -450,7 +444,6 @@ async fn destroy_without_local_starts_the_destroy_state_machine_with_a_readable_
 // ------------------------------------------------------------------- list
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn runs_list_json_shows_runs_of_both_state_machines_newest_first_with_stack_and_status() {
     let _g = SERIAL.lock().await;
     interpreter(false).await;
@@ -531,7 +524,6 @@ async fn runs_list_json_shows_runs_of_both_state_machines_newest_first_with_stac
 // ------------------------------------------------------------------- watch and stop
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn runs_stop_now_aborts_the_execution_and_watch_exits_1_warning_that_the_lock_stays_held() {
     let _g = SERIAL.lock().await;
     interpreter(false).await;
@@ -588,7 +580,6 @@ async fn runs_stop_now_aborts_the_execution_and_watch_exits_1_warning_that_the_l
 }
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn runs_stop_graceful_sets_stop_requested_in_progress_json_and_leaves_the_execution_running()
 {
     let _g = SERIAL.lock().await;
@@ -625,7 +616,6 @@ async fn runs_stop_graceful_sets_stop_requested_in_progress_json_and_leaves_the_
 }
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn runs_stop_graceful_of_a_cleanup_run_is_refused_with_the_now_hint() {
     let _g = SERIAL.lock().await;
     interpreter(false).await;
@@ -646,7 +636,6 @@ async fn runs_stop_graceful_of_a_cleanup_run_is_refused_with_the_now_hint() {
 }
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn runs_watch_renders_settled_resources_and_stack_bars_from_progress_json_and_exits_with_the_status() {
     let _g = SERIAL.lock().await;
     interpreter(false).await;
@@ -703,7 +692,6 @@ async fn runs_watch_renders_settled_resources_and_stack_bars_from_progress_json_
 }
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn runs_watch_exits_0_when_the_run_succeeded_and_prints_its_report() {
     let _g = SERIAL.lock().await;
     // The interpreter keeps its own state machines: on before creating, on while watching.
@@ -782,7 +770,6 @@ async fn runs_watch_exits_0_when_the_run_succeeded_and_prints_its_report() {
 }
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn runs_watch_exits_1_when_the_run_failed_naming_the_error() {
     let _g = SERIAL.lock().await;
     interpreter(true).await;
@@ -883,7 +870,6 @@ async fn flaky_proxy(down: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Str
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn runs_watch_survives_a_lost_connection_and_resumes() {
     use std::sync::atomic::Ordering;
     let _g = SERIAL.lock().await;
@@ -933,7 +919,6 @@ async fn runs_watch_survives_a_lost_connection_and_resumes() {
 // ------------------------------------------------------------------- ARN resolution
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn state_machine_arn_missing_everywhere_is_an_error_naming_every_source_tried() {
     let _g = SERIAL.lock().await;
     let stack = unique("no-backend");
@@ -975,7 +960,6 @@ async fn state_machine_arn_missing_everywhere_is_an_error_naming_every_source_tr
 }
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn state_machine_arn_comes_from_the_environment_when_no_flag_is_given() {
     let _g = SERIAL.lock().await;
     interpreter(false).await;
@@ -1036,7 +1020,6 @@ fn form_encode(s: &str) -> String {
 }
 
 #[tokio::test]
-#[ignore = "make test-runs: the single-threaded emulator can hang mid-request in these tests"]
 async fn state_machine_arn_comes_from_the_backend_stack_outputs() {
     let _g = SERIAL.lock().await;
     interpreter(false).await;
