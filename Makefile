@@ -9,13 +9,14 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build test demo lint lambdas lambda-init cost deploy bench bench-destroy clean
+.PHONY: help setup build test check-templates demo lint lambdas lambda-init cost deploy bench bench-destroy clean
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
-	@echo "make test   - run every test (unit, snapshot, emulator end-to-end)"
+	@echo "make test   - run every test (template checks, unit, snapshot, emulator end-to-end)"
+	@echo "make check-templates - cfn-lint and sam validate --lint on infra/template.yaml, asl-validator on statemachines/"
 	@echo "make build  - build the workspace"
-	@echo "make lint   - cargo fmt --check, clippy, asl-validator and cfn-lint"
+	@echo "make lint   - cargo fmt --check, clippy, and the template checks"
 	@echo "make lambdas - build every step's Lambda binary (cargo-lambda, provided.al2023) and zip it"
 	@echo "make lambda-init - each Lambda binary's zip size and local cold-start init time (fake Runtime API)"
 	@echo "make cost   - measured cost of a destroy of N resources (state transitions, Lambda GB-s) on the emulator"
@@ -41,7 +42,7 @@ build:
 # end-to-end tests run the cdkd-flow binary from it), then the tests on the emulator.
 # One test at a time within each binary: every test talks to one single-threaded emulator
 # whose Step Functions interpreter switch is emulator-wide.
-test: setup
+test: setup check-templates
 	$(CARGO) build --workspace --all-targets
 	scripts/with-emulator.sh $(CARGO) test --workspace --no-fail-fast -- --test-threads=1
 
@@ -50,22 +51,32 @@ demo: setup
 	scripts/with-emulator.sh scripts/demo.sh
 
 LAMBDA_TOOLS := $(VENV)/.lambda-tools
-SAM_TOOLS := $(VENV)/.sam-tools
+SAM_VENV := .venv-sam
+SAM_TOOLS := $(SAM_VENV)/.installed
 LAMBDA_PATH := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 
 $(LAMBDA_TOOLS): $(VENV)/.installed
 	$(VPY) -m pip install --quiet --disable-pip-version-check cargo-lambda ziglang
 	touch $@
 
-$(SAM_TOOLS): $(VENV)/.installed
-	$(VPY) -m pip install --quiet --disable-pip-version-check aws-sam-cli
+# SAM CLI in a virtualenv of its own: it pins Flask/Werkzeug versions of its own, and
+# the emulator (moto server) in .venv must keep the ones requirements-dev.txt names.
+$(SAM_TOOLS):
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check aws-sam-cli
 	touch $@
 
-lint: setup
+# The template and the state machine definitions: cfn-lint, `sam validate --lint` (offline:
+# no AWS call; dummy credentials so nothing looks further) and asl-validator.
+check-templates: setup $(SAM_TOOLS)
+	$(VENV)/bin/cfn-lint infra/template.yaml
+	cd infra && env -u AWS_PROFILE AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=none AWS_SECRET_ACCESS_KEY=none SAM_CLI_TELEMETRY=0 \
+	  $(CURDIR)/$(SAM_VENV)/bin/sam validate --lint --template template.yaml
+	node_modules/.bin/asl-validator $(addprefix --json-path ,$(wildcard statemachines/*.asl.json))
+
+lint: setup check-templates
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(VENV)/bin/cfn-lint infra/template.yaml
-	node_modules/.bin/asl-validator $(addprefix --json-path ,$(wildcard statemachines/*.asl.json))
 
 # target/lambda/<step>/bootstrap (what infra/template.yaml's CodeUri points at) and
 # zips under target/lambda/zip/<arch>/<step>/bootstrap.zip; arm64 only when its Rust target is installed.
@@ -96,8 +107,8 @@ cost: setup
 
 # Needs AWS credentials. Override parameters: make deploy PARAMS='StateBucket=my-state DeletePolicyArn=arn:aws:iam::123456789012:policy/cdkd-flow-delete'
 deploy: lambdas $(SAM_TOOLS)
-	cd infra && $(CURDIR)/$(VENV)/bin/sam validate --lint --template template.yaml
-	cd infra && $(CURDIR)/$(VENV)/bin/sam deploy --template-file template.yaml --config-file samconfig.toml $(if $(PARAMS),--parameter-overrides $(PARAMS))
+	cd infra && $(CURDIR)/$(SAM_VENV)/bin/sam validate --lint --template template.yaml
+	cd infra && $(CURDIR)/$(SAM_VENV)/bin/sam deploy --template-file template.yaml --config-file samconfig.toml $(if $(PARAMS),--parameter-overrides $(PARAMS))
 
 bench: setup
 	scripts/bench-views.sh

@@ -283,3 +283,57 @@ async fn cleanup_one_failed_destroy_does_not_stop_the_others_and_fails_the_run_a
             .is_some()
     );
 }
+
+#[tokio::test]
+async fn cleanup_local_cli_draws_each_destroy_runs_settled_resources_and_prints_the_summary() {
+    let sdk = h::sdk().await;
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    seed_stack(&sdk, &s3, &bucket, "pr-a").await;
+    seed_stack(&sdk, &s3, &bucket, "pr-b").await;
+    let (keep_queue, _) = seed_stack(&sdk, &s3, &bucket, "main").await;
+    let b = bucket.clone();
+    let r = tokio::task::spawn_blocking(move || {
+        h::run_cli_env(
+            &[
+                "--state-bucket",
+                &b,
+                "cleanup",
+                "--pattern",
+                "pr-*",
+                "--older-than",
+                "1d",
+                "--local",
+                "--fast",
+            ],
+            &[],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.code, 0, "{r:?}");
+    // Off a terminal: a line per settled resource of each destroy run the cleanup
+    // started, and a bar line when each stack is destroyed, each once.
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    for stack in ["pr-a", "pr-b"] {
+        for want in [
+            format!("  {stack}: Queue (AWS::SQS::Queue) deleted"),
+            format!("  {stack}: Topic (AWS::SNS::Topic) deleted"),
+            format!(
+                "{stack} (us-east-1) [##############################] 2/2 destroyed: 2 deleted"
+            ),
+        ] {
+            let n = lines.iter().filter(|l| **l == want).count();
+            assert_eq!(n, 1, "{want:?} printed {n} times:\n{}", r.stderr);
+        }
+    }
+    assert!(!r.stderr.contains("main"), "{}", r.stderr);
+    assert!(r.stdout.contains("2 destroyed, 0 failed"), "{r:?}");
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    assert!(sqs
+        .get_queue_attributes()
+        .queue_url(&keep_queue)
+        .send()
+        .await
+        .is_ok());
+}
