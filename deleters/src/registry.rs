@@ -1,6 +1,7 @@
 //! Picks the deleter for a record (spec §2.8 step 4, with this project's [R] default to
 //! Cloud Control): custom resources → the custom-resource deleter; no-op types → no-op;
-//! `provisionedBy: cc-api` → Cloud Control (except types that must not use it); a type
+//! `provisionedBy: cc-api` → Cloud Control (except types that must not use it, and the
+//! VPC-interface types of [`SDK_EVEN_WHEN_CC_API`]); a type
 //! with an SDK deleter → that deleter; nested stacks → the workflow; everything else →
 //! Cloud Control.
 
@@ -39,6 +40,10 @@ pub const NOT_FOR_CLOUD_CONTROL: &[&str] = &[
     "AWS::Scheduler::Schedule",
 ];
 
+/// Types whose SDK deleter is used even for a record Cloud Control created (the
+/// decision and its reasons are core's).
+pub use cdkd_core::destroy::decide::SDK_EVEN_WHEN_CC_API;
+
 /// True for `Custom::*` and `AWS::CloudFormation::CustomResource`.
 pub fn is_custom_resource(resource_type: &str) -> bool {
     resource_type.starts_with("Custom::") || resource_type == "AWS::CloudFormation::CustomResource"
@@ -69,7 +74,8 @@ pub fn route(resource_type: &str, provisioned_by: Option<&str>, has_sdk: bool) -
         return Route::NestedStack;
     }
     let cc_allowed = !NOT_FOR_CLOUD_CONTROL.contains(&resource_type);
-    if provisioned_by == Some("cc-api") && cc_allowed {
+    let sdk_anyway = has_sdk && SDK_EVEN_WHEN_CC_API.contains(&resource_type);
+    if provisioned_by == Some("cc-api") && cc_allowed && !sdk_anyway {
         return Route::CloudControl;
     }
     if has_sdk {
@@ -191,6 +197,15 @@ mod tests {
             route("AWS::S3::Bucket", Some("cc-api"), true),
             Route::CloudControl
         );
+    }
+
+    #[test]
+    fn routing_cc_api_lambda_and_security_group_use_the_sdk_deleter_that_sweeps_interfaces() {
+        for t in SDK_EVEN_WHEN_CC_API {
+            assert_eq!(route(t, Some("cc-api"), true), Route::Sdk, "{t}");
+            // Without an SDK deleter registered, Cloud Control as before.
+            assert_eq!(route(t, Some("cc-api"), false), Route::CloudControl, "{t}");
+        }
     }
 
     #[test]

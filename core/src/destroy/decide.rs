@@ -38,7 +38,8 @@ pub enum Route {
     /// Recorded `provisionedBy: cc-api`: Cloud Control with the recorded id.
     CloudControl,
     /// A type whose SDK deleter must be used whatever `provisionedBy` says
-    /// (`AWS::Scheduler::Schedule`: Cloud Control silently no-ops non-default groups).
+    /// (`AWS::Scheduler::Schedule`: Cloud Control silently no-ops non-default groups;
+    /// [`SDK_EVEN_WHEN_CC_API`]: Cloud Control leaves Lambda's VPC interfaces).
     Sdk,
     /// Not pinned: the deleter registry picks the type's SDK deleter, else Cloud
     /// Control with the identifier translation of spec §3.2.
@@ -117,6 +118,15 @@ pub fn should_retain(entry: &Map<String, Value>) -> bool {
     )
 }
 
+/// Types whose SDK deleter is used even for a record Cloud Control created
+/// (`provisionedBy: cc-api`; this project's deviation from cdkd, which sends those to
+/// Cloud Control): Cloud Control deletes a VPC Lambda function without the network
+/// interfaces Lambda leaves behind, and gives up on a security group still held by
+/// them, where the SDK deleters sweep the interfaces and wait for the group (30 min).
+/// Cloud Control's identifier of both types is the physical id the SDK deleter takes
+/// (the function name, the group id).
+pub const SDK_EVEN_WHEN_CC_API: &[&str] = &["AWS::Lambda::Function", "AWS::EC2::SecurityGroup"];
+
 /// Custom-resource types (spec §2.8 step 4).
 pub fn is_custom_resource(resource_type: &str) -> bool {
     resource_type.starts_with("Custom::") || resource_type == "AWS::CloudFormation::CustomResource"
@@ -187,7 +197,8 @@ pub fn decide(entry: &Map<String, Value>, opts: DecideOptions) -> Decision {
         }
     } else if ty == "AWS::CloudFormation::Stack" {
         Route::NestedStack
-    } else if ty == "AWS::Scheduler::Schedule" {
+    } else if ty == "AWS::Scheduler::Schedule" || (cc_pinned && SDK_EVEN_WHEN_CC_API.contains(&ty))
+    {
         Route::Sdk
     } else if cc_pinned {
         Route::CloudControl
@@ -457,6 +468,22 @@ mod tests {
             r(json!({"resourceType": "AWS::Logs::LogGroup"})),
             Route::ByType
         );
+    }
+
+    #[test]
+    fn cc_api_lambda_function_and_security_group_go_to_their_sdk_deleter_that_sweeps_interfaces() {
+        let r = |v: Value| match decide(&entry(v), opts()) {
+            Decision::Delete(p) => p.route,
+            d => panic!("{d:?}"),
+        };
+        for t in SDK_EVEN_WHEN_CC_API {
+            assert_eq!(
+                r(json!({"resourceType": t, "provisionedBy": "cc-api"})),
+                Route::Sdk,
+                "{t}"
+            );
+            assert_eq!(r(json!({"resourceType": t})), Route::ByType, "{t}");
+        }
     }
 
     #[test]
