@@ -47,7 +47,7 @@ test: setup check-templates
 	scripts/with-emulator.sh $(CARGO) test --workspace --no-fail-fast -- --test-threads=1
 
 demo: setup
-	$(CARGO) build -p cdkd-flow
+	$(CARGO) build --workspace --all-targets
 	scripts/with-emulator.sh scripts/demo.sh
 
 LAMBDA_TOOLS := $(VENV)/.lambda-tools

@@ -3,7 +3,11 @@
 # realistic cdkd state bucket, then runs cdkd-flow on it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin="${CDKD_FLOW_BIN:-$here/target/debug/cdkd-flow}"
+bin="${CDKD_FLOW_BIN:-${CARGO_TARGET_DIR:-$here/target}/debug/cdkd-flow}"
+if [[ ! -x "$bin" ]]; then
+  echo "demo: $bin is missing; build it first (make demo does)" >&2
+  exit 1
+fi
 "$here/.venv/bin/python" "$here/scripts/demo_seed.py"
 run() { printf '\n$ cdkd-flow %s\n' "$*"; "$bin" "$@" || printf '(exit %s)\n' "$?"; }
 run state list

@@ -13,6 +13,11 @@ pub use cdkd_core::destroy::handle::Handle;
 pub enum DeleteProgress {
     /// The resource was deleted by this call (or the operation it polls finished).
     Done,
+    /// Deleted, but something it leaves behind is the user's to clean up (a VPC Lambda
+    /// function's network interfaces still there at the deadline): the report shows
+    /// `warning` as the row's note.
+    #[serde(rename_all = "camelCase")]
+    DoneWithWarning { warning: String },
     /// The resource did not exist any more, and the deleter could confirm that (the
     /// physical id is that API's identifier and the client's region is the record's).
     AlreadyGone,

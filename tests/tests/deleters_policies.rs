@@ -347,6 +347,11 @@ impl Deleter for Recorder {
             self.kill.notify_one();
             std::future::pending::<()>().await;
         }
+        if req.logical_id.starts_with("Warn") {
+            return Ok(DeleteProgress::DoneWithWarning {
+                warning: format!("{} left eni-0abc\nbehind", req.physical_id),
+            });
+        }
         Ok(DeleteProgress::Done)
     }
 
@@ -644,4 +649,30 @@ async fn run_ending_after_a_crash_lost_a_delete_answer_reports_it_may_still_be_d
             .starts_with("1 resource(s) may still be deleting in AWS"),
         "{report}"
     );
+}
+
+#[tokio::test]
+async fn deleted_record_with_a_deleter_warning_keeps_the_warning_as_its_report_note() {
+    let f = flow(None).await;
+    let stack = "Warned";
+    f.put_stack(
+        stack,
+        json!({"WarnFn": {"resourceType": "AWS::Logs::LogGroup", "physicalId": "fn-1",
+                          "provisionedBy": "cc-api", "properties": {}},
+               "Quiet": {"resourceType": "AWS::Logs::LogGroup", "physicalId": "log-2",
+                         "provisionedBy": "cc-api", "properties": {}}}),
+    )
+    .await;
+    let carry = f.plan(stack, "run-warned", false).await;
+    let report = f.run_to_end(carry).await;
+    assert_eq!(report["stacks"][0]["result"], "clean", "{report}");
+    let warned = row(&report, "WarnFn");
+    assert_eq!(warned["outcome"], "deleted", "{report}");
+    // One line, as every text from AWS or a deleter in a report.
+    assert_eq!(
+        warned["note"],
+        json!("fn-1 left eni-0abc behind"),
+        "{report}"
+    );
+    assert!(row(&report, "Quiet").get("note").is_none(), "{report}");
 }

@@ -636,7 +636,8 @@ async fn runs_stop_graceful_of_a_cleanup_run_is_refused_with_the_now_hint() {
 }
 
 #[tokio::test]
-async fn runs_watch_renders_settled_resources_and_stack_bars_from_progress_json_and_exits_with_the_status() {
+async fn runs_watch_renders_settled_resources_and_stack_bars_from_progress_json_and_exits_with_the_status(
+) {
     let _g = SERIAL.lock().await;
     interpreter(false).await;
     let b = backend().await;
@@ -681,7 +682,11 @@ async fn runs_watch_renders_settled_resources_and_stack_bars_from_progress_json_
     once("  App: Topic (AWS::SQS::Queue) deleted");
     once("App~Nested (us-east-1) [##############################] 1/1 destroyed: 1 deleted");
     once("App (us-east-1) [####################----------] 2/3 deleting: 2 deleted");
-    assert!(!r.stderr.contains("Table (AWS::SQS::Queue)"), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("Table (AWS::SQS::Queue)"),
+        "{}",
+        r.stderr
+    );
     assert!(
         r.stderr
             .lines()

@@ -171,7 +171,8 @@ impl LambdaFunctionDeleter {
     }
 
     /// After the function is gone: delete its available interfaces; wait for the rest
-    /// until the deadline, then give up with a warning (the row is done either way).
+    /// until the deadline, then give up with a warning the report shows (the row is
+    /// done either way).
     async fn sweep_step(
         &self,
         req: &DeleteRequest,
@@ -191,21 +192,21 @@ impl LambdaFunctionDeleter {
                 format!("{action} failed: {}", info.message)
             }
             Err(SweepError { action, info }) => {
-                tracing::warn!(
-                    function = name,
+                let warning = format!(
                     "function deleted, but its VPC network interfaces were not cleaned up: {action} failed: {}",
                     info.message
                 );
-                return Ok(DeleteProgress::Done);
+                tracing::warn!(function = name, "{warning}");
+                return Ok(DeleteProgress::DoneWithWarning { warning });
             }
         };
         if eni::past_deadline(now_ms(), deadline_ms) {
-            tracing::warn!(
-                function = name,
-                "function deleted, but after {} min its VPC network interfaces are still there: {lingering}",
+            let warning = format!(
+                "function deleted, but after {} min its VPC network interfaces are still there (delete them once available): {lingering}",
                 VPC_CLEANUP_BUDGET_MS / 60_000
             );
-            return Ok(DeleteProgress::Done);
+            tracing::warn!(function = name, "{warning}");
+            return Ok(DeleteProgress::DoneWithWarning { warning });
         }
         Ok(in_flight(started_ms, deadline_ms, polls, SWEEP_POLL_MS))
     }

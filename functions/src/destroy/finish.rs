@@ -115,6 +115,12 @@ pub fn report_of(run: &RunRef, rec: &DestroyRun, aborted: Option<String>) -> Run
             // Deletes sent and never seen to end (a stop or an error after a crash lost
             // their answer): a later run cannot resume them, so the user must know.
             note_unconfirmed_deletes(&mut report, &s.unconfirmed());
+            // What a deleter said of a deleted record (e.g. interfaces left behind).
+            for row in &mut report.rows {
+                if let Some(n) = s.notes.get(&row.logical_id) {
+                    row.note.get_or_insert_with(|| n.clone());
+                }
+            }
             report
         })
         .collect();

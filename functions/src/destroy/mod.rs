@@ -114,6 +114,10 @@ pub struct StackRun {
     /// stop request; a report lists any mark still unsettled as "may still be deleting".
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub dispatched: BTreeMap<String, u32>,
+    /// What a deleter said the user must know of a deleted record (the report row's
+    /// note), by logical id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub notes: BTreeMap<String, String>,
     /// Set once the stack is settled: its state deleted (clean) or kept (partial).
     #[serde(default)]
     pub finished: Option<RunResult>,

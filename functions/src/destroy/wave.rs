@@ -467,6 +467,12 @@ fn apply(
             gone.push(id.to_string());
             true
         }
+        Ok(DeleteProgress::DoneWithWarning { warning }) => {
+            settle(sr, RowOutcome::Deleted);
+            sr.notes.insert(id.to_string(), flatten_str(&warning));
+            gone.push(id.to_string());
+            true
+        }
         Ok(DeleteProgress::AlreadyGone) => {
             settle(sr, RowOutcome::AlreadyGone);
             gone.push(id.to_string());
