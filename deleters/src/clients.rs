@@ -103,6 +103,12 @@ pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Re
             Arc::new(LambdaFunctionDeleter::new(lambda.clone(), ec2.clone())),
         )
         .with_sdk(
+            "AWS::EC2::Instance",
+            Arc::new(crate::sdk::ec2_instance::Ec2InstanceDeleter::new(
+                ec2.clone(),
+            )),
+        )
+        .with_sdk(
             "AWS::EC2::SecurityGroup",
             Arc::new(SecurityGroupDeleter::new(ec2)),
         )

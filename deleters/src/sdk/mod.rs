@@ -3,6 +3,7 @@
 
 pub mod bucket_policy;
 pub mod dynamodb;
+pub mod ec2_instance;
 pub mod ec2_security_group;
 pub mod eni;
 pub mod eventbus;
