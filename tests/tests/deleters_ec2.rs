@@ -262,51 +262,16 @@ async fn security_group_still_in_use_after_the_budget_fails_naming_the_group_and
 
 // ---------------------------------------------------------------- Lambda in a VPC
 
-const TRUST: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
-
-/// The smallest valid zip archive (an empty one).
-fn empty_zip() -> Vec<u8> {
-    let mut z = b"PK\x05\x06".to_vec();
-    z.extend_from_slice(&[0u8; 18]);
-    z
-}
-
-/// A function in `subnet` with `group`; returns its name.
+/// A function in `subnet` behind `group`; returns its name.
 async fn vpc_function(subnet: &str, group: &str) -> String {
-    let c = cfg(HOME).await;
-    let iam = aws_sdk_iam::Client::new(&c);
-    let lambda = aws_sdk_lambda::Client::new(&c);
-    let role = iam
-        .create_role()
-        .role_name(unique("fn-role"))
-        .assume_role_policy_document(TRUST)
-        .send()
-        .await
-        .unwrap()
-        .role
-        .unwrap()
-        .arn;
     let name = unique("vpc-fn");
-    lambda
-        .create_function()
-        .function_name(&name)
-        .runtime(aws_sdk_lambda::types::Runtime::Python312)
-        .handler("index.handler")
-        .role(role)
-        .code(
-            aws_sdk_lambda::types::FunctionCode::builder()
-                .zip_file(aws_sdk_lambda::primitives::Blob::new(empty_zip()))
-                .build(),
-        )
-        .vpc_config(
-            aws_sdk_lambda::types::VpcConfig::builder()
-                .subnet_ids(subnet)
-                .security_group_ids(group)
-                .build(),
-        )
-        .send()
-        .await
-        .unwrap();
+    cdkd_tests::fixtures::stub_function(
+        &cfg(HOME).await,
+        &name,
+        aws_sdk_lambda::types::Runtime::Python312,
+        Some((subnet, group)),
+    )
+    .await;
     name
 }
 
@@ -398,10 +363,14 @@ async fn lambda_in_vpc_waits_for_an_in_use_eni_and_after_the_budget_only_warns()
         "expected InFlight while its ENI is in use, got {progress:?}"
     );
     assert!(eni_exists(&ec2, &busy).await, "an in-use ENI was deleted");
-    // Past the budget: the row is done (a warning only), the ENI is left alone.
-    assert_eq!(
-        reg.poll(&r, &expired_handle()).await,
-        Ok(DeleteProgress::Done)
-    );
+    // Past the budget: the row is done with a warning (the report row's note) naming
+    // the interface left behind, and the ENI is left alone.
+    match reg.poll(&r, &expired_handle()).await {
+        Ok(DeleteProgress::DoneWithWarning { warning }) => {
+            assert!(warning.contains(&busy), "{warning}");
+            assert!(warning.contains("still there"), "{warning}");
+        }
+        other => panic!("expected done with a warning, got {other:?}"),
+    }
     assert!(eni_exists(&ec2, &busy).await);
 }

@@ -10,15 +10,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use aws_config::SdkConfig;
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
-};
-use cdkd_deleters::clients::{registry_from_config, s3_client};
-use cdkd_deleters::request::DeleteOptions;
+use cdkd_deleters::clients::s3_client;
 use cdkd_deleters::sdk::s3_bucket::S3BucketDeleter;
 use cdkd_deleters::{
     DeleteError, DeleteErrorKind, DeleteProgress, DeleteRequest, Deleter, Handle, Registry,
-    RunContext,
 };
 use cdkd_functions::destroy::{Carry, DestroyInput};
 use cdkd_functions::{runs, steps, Deps, StepError};
@@ -26,40 +21,15 @@ use cdkd_tests as h;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
-const HOME: &str = "us-east-1";
+use cdkd_tests::deleters::{req, unique, HOME};
 
 /// The emulator's configuration in the records' region (panics without the emulator).
 async fn cfg() -> SdkConfig {
-    h::sdk().await
+    cdkd_tests::deleters::cfg(HOME).await
 }
 
 async fn registry() -> Registry {
-    let c = cfg().await;
-    registry_from_config(&c, s3_client(&c))
-}
-
-fn unique(tag: &str) -> String {
-    h::unique_bucket_name(tag)
-}
-
-fn req(resource_type: &str, physical_id: &str, properties: Value) -> DeleteRequest {
-    DeleteRequest {
-        logical_id: "Thing".into(),
-        resource_type: resource_type.into(),
-        physical_id: physical_id.into(),
-        properties,
-        attributes: Value::Null,
-        provisioned_by: Some("sdk".into()),
-        region: HOME.into(),
-        attempt: 0,
-        run: RunContext {
-            run_id: "run-policies".into(),
-            stack: "PolicyStack".into(),
-            state_bucket: "unused".into(),
-            state_prefix: "cdkd".into(),
-        },
-        options: DeleteOptions::default(),
-    }
+    cdkd_tests::deleters::registry(HOME).await
 }
 
 /// Starts the delete and polls it until it is no longer in flight; returns the answer
@@ -109,27 +79,7 @@ async fn drive_registry(
 
 async fn protected_table(ddb: &aws_sdk_dynamodb::Client) -> String {
     let name = unique("protected");
-    ddb.create_table()
-        .table_name(&name)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("pk")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .unwrap(),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("pk")
-                .key_type(KeyType::Hash)
-                .build()
-                .unwrap(),
-        )
-        .billing_mode(BillingMode::PayPerRequest)
-        .deletion_protection_enabled(true)
-        .send()
-        .await
-        .unwrap();
+    cdkd_tests::fixtures::pk_table(ddb, &name, true).await;
     name
 }
 

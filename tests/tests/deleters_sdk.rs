@@ -209,7 +209,7 @@ async fn sns_topic_delete_by_arn_gone_then_already_gone_and_region_guarded() {
 
 // ---------------------------------------------------------------- IAM role
 
-const TRUST: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
+use cdkd_tests::fixtures::{empty_zip, LAMBDA_TRUST as TRUST};
 const POLICY: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":"*"}]}"#;
 
 #[tokio::test]
@@ -522,31 +522,9 @@ async fn ssm_parameter_delete_gone_then_already_gone_and_region_guarded() {
 
 #[tokio::test]
 async fn dynamodb_table_delete_polls_until_gone_then_already_gone_and_region_guarded() {
-    use aws_sdk_dynamodb::types::{
-        AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
-    };
     let ddb = aws_sdk_dynamodb::Client::new(&cfg(HOME).await);
     let name = unique("del-table");
-    ddb.create_table()
-        .table_name(&name)
-        .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("pk")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .unwrap(),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("pk")
-                .key_type(KeyType::Hash)
-                .build()
-                .unwrap(),
-        )
-        .send()
-        .await
-        .unwrap();
+    cdkd_tests::fixtures::pk_table(&ddb, &name, false).await;
     let r = req("AWS::DynamoDB::Table", &name, json!({}));
     assert_delete_rules(&r).await;
     assert!(
@@ -557,43 +535,13 @@ async fn dynamodb_table_delete_polls_until_gone_then_already_gone_and_region_gua
 
 // ---------------------------------------------------------------- Lambda function
 
-/// The smallest valid zip archive (an empty one).
-fn empty_zip() -> Vec<u8> {
-    let mut z = b"PK\x05\x06".to_vec();
-    z.extend_from_slice(&[0u8; 18]);
-    z
-}
-
 #[tokio::test]
 async fn lambda_function_delete_gone_then_already_gone_and_region_guarded() {
     let c = cfg(HOME).await;
-    let iam = aws_sdk_iam::Client::new(&c);
     let lambda = aws_sdk_lambda::Client::new(&c);
-    let role = iam
-        .create_role()
-        .role_name(unique("fn-role"))
-        .assume_role_policy_document(TRUST)
-        .send()
-        .await
-        .unwrap()
-        .role
-        .unwrap()
-        .arn;
     let name = unique("del-fn");
-    lambda
-        .create_function()
-        .function_name(&name)
-        .runtime(aws_sdk_lambda::types::Runtime::Python312)
-        .handler("index.handler")
-        .role(role)
-        .code(
-            aws_sdk_lambda::types::FunctionCode::builder()
-                .zip_file(aws_sdk_lambda::primitives::Blob::new(empty_zip()))
-                .build(),
-        )
-        .send()
-        .await
-        .unwrap();
+    cdkd_tests::fixtures::stub_function(&c, &name, aws_sdk_lambda::types::Runtime::Python312, None)
+        .await;
     let r = req("AWS::Lambda::Function", &name, json!({}));
     assert_delete_rules(&r).await;
     assert!(

@@ -127,26 +127,7 @@ async fn seed(sdk: &SdkConfig, stack: &str) -> Seeded {
         s.buckets.push(b);
         resources.push(r);
         let t = uniq("table");
-        ddb.create_table()
-            .table_name(&t)
-            .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
-            .attribute_definitions(
-                aws_sdk_dynamodb::types::AttributeDefinition::builder()
-                    .attribute_name("pk")
-                    .attribute_type(aws_sdk_dynamodb::types::ScalarAttributeType::S)
-                    .build()
-                    .unwrap(),
-            )
-            .key_schema(
-                aws_sdk_dynamodb::types::KeySchemaElement::builder()
-                    .attribute_name("pk")
-                    .key_type(aws_sdk_dynamodb::types::KeyType::Hash)
-                    .build()
-                    .unwrap(),
-            )
-            .send()
-            .await
-            .unwrap();
+        cdkd_tests::fixtures::pk_table(&ddb, &t, false).await;
         let mut r = res(&format!("Table{i}"), "AWS::DynamoDB::Table", json!({}), &[]);
         r.1["physicalId"] = json!(t);
         s.tables.push(t);

@@ -24,7 +24,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-const TRUST: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
 const SFN_ROLE: &str = "arn:aws:iam::123456789012:role/cdkd-flow-runs-cli";
 
 fn unique(tag: &str) -> String {
@@ -64,44 +63,15 @@ async fn interpreter(on: bool) {
     .await;
 }
 
-/// The smallest valid zip archive (an empty one).
-fn empty_zip() -> Vec<u8> {
-    let mut z = b"PK\x05\x06".to_vec();
-    z.extend_from_slice(&[0u8; 18]);
-    z
-}
-
 /// A Lambda function the emulator stores but cannot run; returns its ARN.
 async fn stub_function() -> String {
-    let c = sdk().await;
-    let iam = aws_sdk_iam::Client::new(&c);
-    let lambda = aws_sdk_lambda::Client::new(&c);
-    let role = iam
-        .create_role()
-        .role_name(unique("runs-stub"))
-        .assume_role_policy_document(TRUST)
-        .send()
-        .await
-        .unwrap()
-        .role
-        .unwrap()
-        .arn;
-    lambda
-        .create_function()
-        .function_name(unique("cdkd-flow-stub"))
-        .runtime(aws_sdk_lambda::types::Runtime::Providedal2023)
-        .handler("bootstrap")
-        .role(role)
-        .code(
-            aws_sdk_lambda::types::FunctionCode::builder()
-                .zip_file(aws_sdk_lambda::primitives::Blob::new(empty_zip()))
-                .build(),
-        )
-        .send()
-        .await
-        .unwrap()
-        .function_arn
-        .unwrap()
+    cdkd_tests::fixtures::stub_function(
+        &sdk().await,
+        &unique("cdkd-flow-stub"),
+        aws_sdk_lambda::types::Runtime::Providedal2023,
+        None,
+    )
+    .await
 }
 
 fn substitute(def: &str, subs: &[(&str, &str)]) -> String {

@@ -1,0 +1,97 @@
+//! Real emulator resources the tests create again and again: a Lambda function the
+//! emulator stores but cannot run (optionally in a VPC), and a DynamoDB table keyed
+//! by `pk` (optionally deletion-protected).
+
+use aws_config::SdkConfig;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+};
+use aws_sdk_lambda::primitives::Blob;
+use aws_sdk_lambda::types::{FunctionCode, Runtime, VpcConfig};
+
+/// The trust policy of a Lambda execution role.
+pub const LAMBDA_TRUST: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
+
+/// The smallest valid zip archive (an empty one).
+pub fn empty_zip() -> Vec<u8> {
+    let mut z = b"PK\x05\x06".to_vec();
+    z.extend_from_slice(&[0u8; 18]);
+    z
+}
+
+/// A new Lambda execution role named `name`; returns its ARN.
+pub async fn lambda_role(c: &SdkConfig, name: &str) -> String {
+    aws_sdk_iam::Client::new(c)
+        .create_role()
+        .role_name(name)
+        .assume_role_policy_document(LAMBDA_TRUST)
+        .send()
+        .await
+        .unwrap()
+        .role
+        .unwrap()
+        .arn
+}
+
+/// A Lambda function named `name` (empty code, a role of its own named `name`-role),
+/// in the subnet and security group of `vpc` when given; returns its ARN.
+pub async fn stub_function(
+    c: &SdkConfig,
+    name: &str,
+    runtime: Runtime,
+    vpc: Option<(&str, &str)>,
+) -> String {
+    let role = lambda_role(c, &format!("{name}-role")).await;
+    let handler = if runtime == Runtime::Providedal2023 {
+        "bootstrap"
+    } else {
+        "index.handler"
+    };
+    aws_sdk_lambda::Client::new(c)
+        .create_function()
+        .function_name(name)
+        .runtime(runtime)
+        .handler(handler)
+        .role(role)
+        .code(
+            FunctionCode::builder()
+                .zip_file(Blob::new(empty_zip()))
+                .build(),
+        )
+        .set_vpc_config(vpc.map(|(subnet, group)| {
+            VpcConfig::builder()
+                .subnet_ids(subnet)
+                .security_group_ids(group)
+                .build()
+        }))
+        .send()
+        .await
+        .unwrap()
+        .function_arn
+        .unwrap()
+}
+
+/// A pay-per-request DynamoDB table named `name` keyed by the string `pk`.
+pub async fn pk_table(ddb: &aws_sdk_dynamodb::Client, name: &str, deletion_protection: bool) {
+    ddb.create_table()
+        .table_name(name)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name("pk")
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .unwrap(),
+        )
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("pk")
+                .key_type(KeyType::Hash)
+                .build()
+                .unwrap(),
+        )
+        .deletion_protection_enabled(deletion_protection)
+        .send()
+        .await
+        .unwrap();
+}
