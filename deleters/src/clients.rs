@@ -153,6 +153,7 @@ mod tests {
             .build();
         let reg = registry_from_config(&cfg, s3_client(&cfg));
         for t in [
+            "AWS::EC2::Instance",
             "AWS::EC2::SecurityGroup",
             "AWS::Events::EventBus",
             "AWS::Events::Rule",
@@ -160,6 +161,11 @@ mod tests {
         ] {
             assert_eq!(reg.route_for(t, Some("sdk")), Route::Sdk, "{t}");
             assert_eq!(reg.route_for(t, None), Route::Sdk, "{t}");
+        }
+        // Created through Cloud Control, still deleted by the SDK deleter that sweeps
+        // Lambda's interfaces, waits for the group, or turns instance protection off.
+        for t in cdkd_core::destroy::decide::SDK_EVEN_WHEN_CC_API {
+            assert_eq!(reg.route_for(t, Some("cc-api")), Route::Sdk, "{t}");
         }
         assert_eq!(
             reg.route_for("AWS::Events::Rule", Some("cc-api")),

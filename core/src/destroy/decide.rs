@@ -122,10 +122,15 @@ pub fn should_retain(entry: &Map<String, Value>) -> bool {
 /// (`provisionedBy: cc-api`; this project's deviation from cdkd, which sends those to
 /// Cloud Control): Cloud Control deletes a VPC Lambda function without the network
 /// interfaces Lambda leaves behind, and gives up on a security group still held by
-/// them, where the SDK deleters sweep the interfaces and wait for the group (30 min).
-/// Cloud Control's identifier of both types is the physical id the SDK deleter takes
-/// (the function name, the group id).
-pub const SDK_EVEN_WHEN_CC_API: &[&str] = &["AWS::Lambda::Function", "AWS::EC2::SecurityGroup"];
+/// them, where the SDK deleters sweep the interfaces and wait for the group (30 min);
+/// an EC2 instance's API-termination protection is turned off through EC2 (spec §3.1
+/// removeProtection), which the SDK deleter does. Cloud Control's identifier of these
+/// types is the physical id the SDK deleter takes (function name, group id, instance id).
+pub const SDK_EVEN_WHEN_CC_API: &[&str] = &[
+    "AWS::Lambda::Function",
+    "AWS::EC2::SecurityGroup",
+    "AWS::EC2::Instance",
+];
 
 /// Custom-resource types (spec §2.8 step 4).
 pub fn is_custom_resource(resource_type: &str) -> bool {
