@@ -63,7 +63,7 @@ $(LAMBDA_TOOLS): $(VENV)/.installed
 # the emulator (moto server) in .venv must keep the ones requirements-dev.txt names.
 $(SAM_TOOLS):
 	$(PYTHON) -m venv $(SAM_VENV)
-	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check aws-sam-cli
+	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check aws-sam-cli==1.170.0
 	touch $@
 
 # The template and the state machine definitions: cfn-lint, `sam validate --lint` (offline:

@@ -48,7 +48,7 @@ def main() -> None:
             if key.data is None:
                 try:
                     conn, addr = listener.accept()
-                except (BlockingIOError, InterruptedError):
+                except OSError:  # nothing to accept after all, or a client gone before accept
                     continue
                 conn.setblocking(True)
                 sel.register(conn, selectors.EVENT_READ, addr)

@@ -16,7 +16,7 @@ use cdkd_core::text::flatten_str;
 use serde_json::Value;
 
 use crate::error::CliError;
-use crate::watch::{show_progress, watch_progress, RunIds, WatchOptions};
+use crate::watch::{show_progress, status_line, watch_progress, RunIds, WatchOptions};
 
 /// The backend stack `make deploy` creates (`stack_name` in infra/samconfig.toml).
 pub const DEFAULT_BACKEND_STACK: &str = "cdkd-flow";
@@ -188,7 +188,7 @@ where
         match f().await {
             Err(e) if e.is_transient() => {
                 if !lost {
-                    eprintln!("  connection lost ({e}); retrying {what}");
+                    status_line(&format!("  connection lost ({e}); retrying {what}"));
                     lost = true;
                 }
                 tokio::time::sleep(delay).await;
@@ -196,7 +196,7 @@ where
             }
             other => {
                 if lost {
-                    eprintln!("  reconnected");
+                    status_line("  reconnected");
                 }
                 return other;
             }
@@ -438,7 +438,7 @@ async fn follow_execution(
         for e in &events {
             last_event = last_event.max(e.id);
             if let Some(line) = render_event(e, last_state.as_deref()) {
-                eprintln!("{line}");
+                status_line(&line);
             }
             if e.kind.ends_with("StateEntered") {
                 last_state = e.state.clone();
@@ -452,7 +452,7 @@ async fn follow_execution(
         }
         if x.status != last_status {
             if !x.is_finished() {
-                eprintln!("run {}: {}", flatten_str(&x.name), x.status);
+                status_line(&format!("run {}: {}", flatten_str(&x.name), x.status));
             }
             last_status = x.status.clone();
         }

@@ -155,11 +155,21 @@ pub fn merge_progress(runs: Vec<RunProgress>) -> Option<RunProgress> {
     Some(out)
 }
 
-async fn read_all(store: &StateStore, prefix: &str, ids: &RunIds) -> Option<RunProgress> {
+/// Reads every run's `progress.json`; a run whose read fails this time keeps its last
+/// good snapshot in `seen` (dropping it would print its settled lines again later).
+async fn read_all(
+    store: &StateStore,
+    prefix: &str,
+    ids: &RunIds,
+    seen: &mut BTreeMap<String, RunProgress>,
+) -> Option<RunProgress> {
     let mut got = Vec::new();
     for id in ids.list() {
         if let Some(p) = read_progress(store, prefix, &id).await {
-            got.push(p);
+            seen.insert(id.clone(), p);
+        }
+        if let Some(p) = seen.get(&id) {
+            got.push(p.clone());
         }
     }
     merge_progress(got)
@@ -179,6 +189,7 @@ pub async fn show_progress<T>(
 ) -> T {
     let mut ui = Ui::new(opts);
     let mut prev: Option<RunProgress> = None;
+    let mut seen = BTreeMap::new();
     let ended = tokio::sync::Notify::new();
     // Two futures polled side by side, not a select loop: a slow read of progress.json
     // (the SDK retrying through a lost network) must not starve `done`, which follows
@@ -198,7 +209,7 @@ pub async fn show_progress<T>(
             }
             tokio::select! {
                 _ = ended.notified() => break,
-                next = read_all(store, prefix, ids) => {
+                next = read_all(store, prefix, ids, &mut seen) => {
                     if let Some(next) = next {
                         ui.show(prev.as_ref(), &next);
                         prev = Some(next);
@@ -208,7 +219,7 @@ pub async fn show_progress<T>(
         }
     };
     let (output, ()) = tokio::join!(work, poller);
-    if let Some(next) = read_all(store, prefix, ids).await {
+    if let Some(next) = read_all(store, prefix, ids, &mut seen).await {
         ui.show(prev.as_ref(), &next);
     }
     ui.finish();
@@ -234,11 +245,27 @@ pub async fn watch_progress<T>(
     Watched { output, report }
 }
 
+/// The bars being drawn, if any: lines printed meanwhile (an execution's status, a
+/// failed step, a lost connection) must go above them, or the next redraw erases them.
+static DRAWING: Mutex<Option<MultiProgress>> = Mutex::new(None);
+
+/// Prints a line on stderr, above the bars while a watch draws them.
+pub fn status_line(line: &str) {
+    let drawing = DRAWING.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    match drawing {
+        Some(multi) => {
+            let _ = multi.println(line);
+        }
+        None => eprintln!("{line}"),
+    }
+}
+
 /// Live bars (indicatif) or plain lines.
 enum Ui {
     Bars {
         multi: MultiProgress,
-        bars: BTreeMap<String, ProgressBar>,
+        /// By stack name and region.
+        bars: BTreeMap<(String, String), ProgressBar>,
         width: usize,
     },
     Plain {
@@ -249,8 +276,10 @@ enum Ui {
 impl Ui {
     fn new(opts: &WatchOptions) -> Self {
         if opts.bars {
+            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+            *DRAWING.lock().unwrap_or_else(|p| p.into_inner()) = Some(multi.clone());
             Ui::Bars {
-                multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
+                multi,
                 bars: BTreeMap::new(),
                 width: opts.bar_width,
             }
@@ -278,7 +307,8 @@ impl Ui {
                     let _ = multi.println(format!("  {}", render_settled(s)));
                 }
                 for s in &next.stacks {
-                    let bar = bars.entry(s.stack.clone()).or_insert_with(|| {
+                    let key = (s.stack.clone(), s.region.clone());
+                    let bar = bars.entry(key).or_insert_with(|| {
                         let template =
                             format!("{{prefix}} [{{bar:{width}}}] {{pos}}/{{len}} {{msg}}");
                         let style = ProgressStyle::with_template(&template)
@@ -302,6 +332,7 @@ impl Ui {
             for b in bars.values() {
                 b.finish();
             }
+            DRAWING.lock().unwrap_or_else(|p| p.into_inner()).take();
         }
     }
 }

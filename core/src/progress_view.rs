@@ -96,6 +96,11 @@ impl StackProgress {
         c
     }
 
+    /// The same stack of another snapshot: same name and region.
+    pub fn same_stack(&self, other: &StackProgress) -> bool {
+        self.stack == other.stack && self.region == other.region
+    }
+
     pub fn phase(&self, stop_requested: bool) -> StackPhase {
         if let Some(r) = self.finished {
             return StackPhase::Finished(r);
@@ -215,11 +220,12 @@ pub struct SettledRow {
 /// after its other rows (a row is never reported blocked before what blocks it).
 /// `prev: None` = everything settled.
 pub fn newly_settled(prev: Option<&RunProgress>, next: &RunProgress) -> Vec<SettledRow> {
-    let before = |stack: &str, id: &str| -> Option<&RowOutcome> {
+    // A stack is its name and region: a cleanup can destroy one name in two regions.
+    let before = |stack: &StackProgress, id: &str| -> Option<&RowOutcome> {
         prev?
             .stacks
             .iter()
-            .find(|s| s.stack == stack)?
+            .find(|s| s.same_stack(stack))?
             .rows
             .iter()
             .find(|r| r.logical_id == id)?
@@ -239,7 +245,7 @@ pub fn newly_settled(prev: Option<&RunProgress>, next: &RunProgress) -> Vec<Sett
             );
         for r in blocked_last {
             let Some(o) = &r.outcome else { continue };
-            if before(&s.stack, &r.logical_id) == Some(o) {
+            if before(s, &r.logical_id) == Some(o) {
                 continue;
             }
             out.push(SettledRow {
@@ -295,7 +301,7 @@ pub fn phase_changes(
         .iter()
         .filter(|s| {
             let was = prev
-                .and_then(|p| p.stacks.iter().find(|x| x.stack == s.stack))
+                .and_then(|p| p.stacks.iter().find(|x| x.same_stack(s)))
                 .map(|x| x.phase(prev.is_some_and(|p| p.stop_requested)));
             let now = s.phase(next.stop_requested);
             now != StackPhase::Waiting && was != Some(now)
@@ -401,6 +407,39 @@ mod tests {
             "nothing new, no line"
         );
         insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    #[test]
+    fn settled_lines_and_phases_tell_one_stack_name_in_two_regions_apart() {
+        // A cleanup destroys `Shop` in two regions: each settles and finishes on its own.
+        let one = |region: &str, done: bool| StackProgress {
+            stack: "Shop".into(),
+            region: region.into(),
+            rows: vec![row(
+                "Queue",
+                "AWS::SQS::Queue",
+                done.then_some(RowOutcome::Deleted),
+                false,
+            )],
+            finished: done.then_some(RunResult::Clean),
+        };
+        let run = |stacks| RunProgress {
+            run_id: "cleanup-1".into(),
+            stacks,
+            waves: 1,
+            stop_requested: false,
+        };
+        let first = run(vec![one("us-east-1", true), one("eu-west-1", false)]);
+        let second = run(vec![one("us-east-1", true), one("eu-west-1", true)]);
+        let lines = settled_lines(Some(&first), &second);
+        assert_eq!(
+            lines,
+            ["Shop: Queue (AWS::SQS::Queue) deleted"],
+            "{lines:?}"
+        );
+        let phases = phase_changes(Some(&first), &second, 4);
+        assert_eq!(phases.len(), 1, "{phases:?}");
+        assert!(phases[0].starts_with("Shop (eu-west-1)"), "{phases:?}");
     }
 
     #[test]

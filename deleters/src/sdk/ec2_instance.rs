@@ -282,6 +282,13 @@ impl Deleter for Ec2InstanceDeleter {
                 req,
                 &format!("EC2 says instance {id} is already terminated"),
             ),
+            // Already terminating (a run resumed after a lost answer): just wait; a
+            // protection change on it could be refused and fail the row for nothing.
+            Some(s) if s == "shutting-down" => Ok(Self::awaiting(
+                started,
+                deadline_ms(started, INSTANCE_TERMINATE_BUDGET_MS),
+                0,
+            )),
             Some(_) => self.attempt(req, started, 0).await,
         }
     }
