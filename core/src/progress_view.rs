@@ -209,6 +209,8 @@ pub fn render_bars(p: &RunProgress, bar_width: usize) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettledRow {
     pub stack: String,
+    /// Shown only when the run has this stack name in several regions (a cleanup).
+    pub region: Option<String>,
     pub logical_id: String,
     pub resource_type: String,
     pub physical_id: Option<String>,
@@ -250,6 +252,7 @@ pub fn newly_settled(prev: Option<&RunProgress>, next: &RunProgress) -> Vec<Sett
             }
             out.push(SettledRow {
                 stack: s.stack.clone(),
+                region: several_regions(next, &s.stack).then(|| s.region.clone()),
                 logical_id: r.logical_id.clone(),
                 resource_type: r.resource_type.clone(),
                 physical_id: r.physical_id.clone(),
@@ -271,11 +274,31 @@ pub fn outcome_phrase(o: &RowOutcome) -> String {
     }
 }
 
-/// `Shop: Topic (AWS::SNS::Topic) deleted`.
+/// True when `next` has the stack name `stack` in more than one region.
+fn several_regions(next: &RunProgress, stack: &str) -> bool {
+    let mut regions = next
+        .stacks
+        .iter()
+        .filter(|s| s.stack == stack)
+        .map(|s| s.region.as_str());
+    let first = regions.next();
+    regions.any(|r| Some(r) != first)
+}
+
+/// `Shop: Topic (AWS::SNS::Topic) deleted`; `Shop (eu-west-1): ...` when the run has
+/// `Shop` in several regions.
 pub fn render_settled(r: &SettledRow) -> String {
+    let stack = match &r.region {
+        Some(region) => format!(
+            "{} ({})",
+            or_unrenderable(strip(&r.stack)),
+            or_unrenderable(strip(region))
+        ),
+        None => or_unrenderable(strip(&r.stack)),
+    };
     format!(
         "{}: {} ({}) {}",
-        or_unrenderable(strip(&r.stack)),
+        stack,
         or_unrenderable(strip(&r.logical_id)),
         or_unrenderable(strip(&r.resource_type)),
         outcome_phrase(&r.outcome)
@@ -434,7 +457,7 @@ mod tests {
         let lines = settled_lines(Some(&first), &second);
         assert_eq!(
             lines,
-            ["Shop: Queue (AWS::SQS::Queue) deleted"],
+            ["Shop (eu-west-1): Queue (AWS::SQS::Queue) deleted"],
             "{lines:?}"
         );
         let phases = phase_changes(Some(&first), &second, 4);
