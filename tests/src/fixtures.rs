@@ -1,6 +1,6 @@
 //! Real emulator resources the tests create again and again: a Lambda function the
-//! emulator stores but cannot run (optionally in a VPC), and a DynamoDB table keyed
-//! by `pk` (optionally deletion-protected).
+//! emulator stores but cannot run (optionally in a VPC), a DynamoDB table keyed by
+//! `pk` (optionally deletion-protected), and an EC2 instance.
 
 use aws_config::SdkConfig;
 use aws_sdk_dynamodb::types::{
@@ -94,4 +94,26 @@ pub async fn pk_table(ddb: &aws_sdk_dynamodb::Client, name: &str, deletion_prote
         .send()
         .await
         .unwrap();
+}
+
+/// An AMI the emulator lists (DescribeImages).
+pub const EMULATOR_AMI: &str = "ami-12c6146b";
+
+/// A running EC2 instance (in `subnet` when given); returns its id.
+pub async fn run_instance(
+    ec2: &cdkd_deleters::clients::aws_sdk_ec2::Client,
+    subnet: Option<&str>,
+) -> String {
+    ec2.run_instances()
+        .image_id(EMULATOR_AMI)
+        .min_count(1)
+        .max_count(1)
+        .set_subnet_id(subnet.map(str::to_owned))
+        .send()
+        .await
+        .unwrap()
+        .instances()[0]
+        .instance_id()
+        .unwrap()
+        .to_owned()
 }

@@ -260,11 +260,16 @@ pub struct CliRun {
     pub stderr: String,
 }
 
-/// Runs `cdkd-flow <args>` against the emulator with extra environment variables.
+/// Runs `cdkd-flow <args>` against the emulator with extra environment variables (and
+/// no state machine from the environment unless given).
 pub fn run_cli_env(args: &[&str], env: &[(&str, &str)]) -> CliRun {
     endpoint();
     let mut cmd = std::process::Command::new(cli_binary());
-    cmd.args(args).env("NO_COLOR", "1").env_remove("RUST_LOG");
+    cmd.args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .env_remove("CDKD_FLOW_DESTROY_STATE_MACHINE_ARN")
+        .env_remove("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -274,4 +279,40 @@ pub fn run_cli_env(args: &[&str], env: &[(&str, &str)]) -> CliRun {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// POSTs raw to the emulator (its own `/moto-api/...`, or a form-encoded AWS call the
+/// SDKs here do not have) and returns the response; panics unless it is a 2xx.
+pub async fn emulator_post(path: &str, body: &str, extra_headers: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let url = endpoint();
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\n{extra_headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).await.unwrap();
+    assert!(
+        resp.starts_with("HTTP/1.1 2") || resp.starts_with("HTTP/1.0 2"),
+        "{path}: {resp}"
+    );
+    resp
+}
+
+/// Turns the emulator's Step Functions interpreter on or off (emulator-wide: tests that
+/// depend on it run one at a time).
+pub async fn set_emulator_interpreter(on: bool) {
+    let body = format!(r#"{{"stepfunctions": {{"execute_state_machine": {on}}}}}"#);
+    emulator_post(
+        "/moto-api/config",
+        &body,
+        "Content-Type: application/json\r\n",
+    )
+    .await;
 }

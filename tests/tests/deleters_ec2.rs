@@ -79,19 +79,7 @@ async fn eni(ec2: &aws_sdk_ec2::Client, subnet: &str, group: &str, description: 
 
 /// Attaches the interface to a new instance, so that its status is `in-use`.
 async fn put_in_use(ec2: &aws_sdk_ec2::Client, subnet: &str, eni_id: &str) {
-    let instance = ec2
-        .run_instances()
-        .image_id("ami-12c6146b")
-        .min_count(1)
-        .max_count(1)
-        .subnet_id(subnet)
-        .send()
-        .await
-        .unwrap()
-        .instances()[0]
-        .instance_id()
-        .unwrap()
-        .to_owned();
+    let instance = cdkd_tests::fixtures::run_instance(ec2, Some(subnet)).await;
     ec2.attach_network_interface()
         .network_interface_id(eni_id)
         .instance_id(instance)

@@ -16,25 +16,14 @@ use cdkd_deleters::{DeleteErrorKind, DeleteProgress, DeleteRequest, Handle};
 use cdkd_tests::deleters::{cfg, delete, registry, req, unique, HOME, OTHER};
 use serde_json::json;
 
-/// An AMI id moto lists in DescribeImages (its bundled Amazon Linux image).
-const AMI: &str = "ami-12c6146b";
+use cdkd_tests::fixtures::EMULATOR_AMI as AMI;
 
 async fn ec2() -> aws_sdk_ec2::Client {
     aws_sdk_ec2::Client::new(&cfg(HOME).await)
 }
 
 async fn run_instance(ec2: &aws_sdk_ec2::Client) -> String {
-    ec2.run_instances()
-        .image_id(AMI)
-        .min_count(1)
-        .max_count(1)
-        .send()
-        .await
-        .unwrap()
-        .instances()[0]
-        .instance_id()
-        .unwrap()
-        .to_owned()
+    cdkd_tests::fixtures::run_instance(ec2, None).await
 }
 
 async fn protect(ec2: &aws_sdk_ec2::Client, id: &str) {

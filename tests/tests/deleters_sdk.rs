@@ -6,75 +6,11 @@
 //!
 //! Run: `scripts/with-emulator.sh cargo test -p cdkd-tests --test deleters_sdk`.
 
-use aws_config::{BehaviorVersion, Region, SdkConfig};
 use cdkd_deleters::clients::{registry_from_config, s3_client};
-use cdkd_deleters::{
-    DeleteError, DeleteErrorKind, DeleteProgress, DeleteRequest, Registry, RunContext,
-};
+use cdkd_deleters::{DeleteErrorKind, DeleteProgress, DeleteRequest, RunContext};
 use serde_json::{json, Value};
 
-const HOME: &str = "us-east-1";
-const OTHER: &str = "eu-west-1";
-
-/// Emulator configuration for `region`. Panics unless AWS_ENDPOINT_URL is the local
-/// emulator, so these tests never pass without one and never reach anything else.
-async fn cfg(region: &str) -> SdkConfig {
-    let url = std::env::var("AWS_ENDPOINT_URL").unwrap_or_default();
-    assert!(
-        url.starts_with("http://127.0.0.1:") || url.starts_with("http://localhost:"),
-        "AWS_ENDPOINT_URL={url:?} is not the local emulator: run under scripts/with-emulator.sh"
-    );
-    aws_config::defaults(BehaviorVersion::latest())
-        .region(Region::new(region.to_owned()))
-        .load()
-        .await
-}
-
-async fn registry(region: &str) -> Registry {
-    let c = cfg(region).await;
-    registry_from_config(&c, s3_client(&c))
-}
-
-fn unique(tag: &str) -> String {
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    format!("{tag}-{}", &id[..16])
-}
-
-fn req(resource_type: &str, physical_id: &str, properties: Value) -> DeleteRequest {
-    DeleteRequest {
-        logical_id: "Thing".into(),
-        resource_type: resource_type.into(),
-        physical_id: physical_id.into(),
-        properties,
-        attributes: Value::Null,
-        provisioned_by: Some("sdk".into()),
-        region: HOME.into(),
-        attempt: 0,
-        run: RunContext {
-            run_id: "run-test".into(),
-            stack: "TestStack".into(),
-            state_bucket: "unused".into(),
-            state_prefix: "cdkd".into(),
-        },
-        options: Default::default(),
-    }
-}
-
-/// Starts the delete and polls it until it is no longer in flight.
-async fn delete(reg: &Registry, r: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
-    let mut progress = reg.start(r).await?;
-    for _ in 0..100 {
-        let DeleteProgress::InFlight { handle, .. } = &progress else {
-            return Ok(progress);
-        };
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        progress = reg.poll(r, handle).await?;
-    }
-    panic!(
-        "delete of {} {} still in flight",
-        r.resource_type, r.physical_id
-    );
-}
+use cdkd_tests::deleters::{cfg, delete, registry, req, unique, HOME, OTHER};
 
 /// The three rules every SDK deleter obeys: gone after delete, AlreadyGone on the second
 /// delete, and "cannot confirm deletion" from a client in another region.

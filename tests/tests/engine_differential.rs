@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 use aws_sdk_sfn::types::ExecutionStatus;
 use cdkd_engine::{Engine, EngineOptions, NoTasks, Outcome, StateMachine};
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A run's result in the shape of `cdkd-flow workflow run --json`.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,28 +126,6 @@ fn cases() -> Vec<(String, String, Value)> {
     out
 }
 
-/// Turn on the emulator's ASL interpreter (a moto-wide setting).
-async fn enable_emulator_interpreter() {
-    let url = cdkd_tests::endpoint();
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
-    let body = r#"{"stepfunctions": {"execute_state_machine": true}}"#;
-    let req = format!(
-        "POST /moto-api/config HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).await.unwrap();
-    assert!(
-        resp.starts_with("HTTP/1.1 2") || resp.starts_with("HTTP/1.0 2"),
-        "moto config: {resp}"
-    );
-}
-
 async fn run_engine(name: &str, def: &str, input: &Value) -> Res {
     let sm = StateMachine::load(def, &HashMap::new())
         .unwrap_or_else(|e| panic!("{name}: the engine refused the definition: {e}"))
@@ -244,7 +221,7 @@ async fn engine_matches_the_emulator_interpreter_on_every_differential_definitio
         "only {} differential definitions",
         cases.len()
     );
-    enable_emulator_interpreter().await;
+    cdkd_tests::set_emulator_interpreter(true).await;
     let sfn = aws_sdk_sfn::Client::new(&cdkd_tests::sdk().await);
     let mut report = Vec::new();
     for (name, def, input) in &cases {

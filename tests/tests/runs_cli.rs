@@ -11,16 +11,14 @@
 //! end on its own turn the interpreter on for definitions without Lambda tasks. The
 //! interpreter switch is emulator-wide, so the tests of this file run one at a time.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use aws_sdk_sfn::types::ExecutionStatus;
 use cdkd_functions::destroy::finish::report_of;
 use cdkd_functions::destroy::{DestroyRun, RunRef};
 use cdkd_functions::{definitions, runs};
-use cdkd_tests::{cli_binary, endpoint, fresh_bucket, get_text, put_raw, s3, sdk, CliRun};
+use cdkd_tests::{endpoint, fresh_bucket, get_text, put_raw, s3, sdk, CliRun};
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -30,37 +28,9 @@ fn unique(tag: &str) -> String {
     format!("{tag}-{}", &uuid::Uuid::new_v4().simple().to_string()[..8])
 }
 
-/// POSTs to the emulator's own API (moto-api), e.g. its config.
-async fn moto_post(path: &str, body: &str, extra_headers: &str) -> String {
-    let url = endpoint();
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
-    let req = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\n{extra_headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).await.unwrap();
-    assert!(
-        resp.starts_with("HTTP/1.1 2") || resp.starts_with("HTTP/1.0 2"),
-        "{path}: {resp}"
-    );
-    resp
-}
-
 /// Turns the emulator's ASL interpreter on or off (emulator-wide).
 async fn interpreter(on: bool) {
-    let body = format!(r#"{{"stepfunctions": {{"execute_state_machine": {on}}}}}"#);
-    moto_post(
-        "/moto-api/config",
-        &body,
-        "Content-Type: application/json\r\n",
-    )
-    .await;
+    cdkd_tests::set_emulator_interpreter(on).await;
 }
 
 /// A Lambda function the emulator stores but cannot run; returns its ARN.
@@ -140,6 +110,20 @@ impl Backend {
         }
     }
 
+    /// Both state machines through the environment instead of flags.
+    fn machine_env(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "CDKD_FLOW_DESTROY_STATE_MACHINE_ARN".into(),
+                self.destroy.clone(),
+            ),
+            (
+                "CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN".into(),
+                self.cleanup.clone(),
+            ),
+        ]
+    }
+
     fn machine_flags(&self) -> Vec<String> {
         vec![
             "--destroy-state-machine-arn".into(),
@@ -177,24 +161,10 @@ impl Backend {
 /// Runs the CLI with these arguments and environment (and no state machine in the
 /// environment unless given), off the async runtime.
 async fn cli(args: Vec<String>, env: Vec<(String, String)>) -> CliRun {
-    endpoint();
-    let bin = cli_binary();
     tokio::task::spawn_blocking(move || {
-        let mut cmd = Command::new(bin);
-        cmd.args(&args)
-            .env("NO_COLOR", "1")
-            .env_remove("RUST_LOG")
-            .env_remove("CDKD_FLOW_DESTROY_STATE_MACHINE_ARN")
-            .env_remove("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN");
-        for (k, v) in &env {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().expect("run cdkd-flow");
-        CliRun {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        cdkd_tests::run_cli_env(&args, &env)
     })
     .await
     .unwrap()
@@ -947,16 +917,7 @@ async fn state_machine_arn_comes_from_the_environment_when_no_flag_is_given() {
     .await;
     let r = cli(
         args(&["runs", "show", "destroy-Env-20261129T170000", "--json"]),
-        vec![
-            (
-                "CDKD_FLOW_DESTROY_STATE_MACHINE_ARN".into(),
-                b.destroy.clone(),
-            ),
-            (
-                "CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN".into(),
-                b.cleanup.clone(),
-            ),
-        ],
+        b.machine_env(),
     )
     .await;
     assert_eq!(r.code, 0, "{r:?}");
@@ -965,20 +926,7 @@ async fn state_machine_arn_comes_from_the_environment_when_no_flag_is_given() {
     assert_eq!(v["input"]["stack"], json!("Env"));
     assert_eq!(v["report"], Value::Null);
     // An unknown name under both machines is refused by name.
-    let r = cli(
-        args(&["runs", "watch", "destroy-Nope-1"]),
-        vec![
-            (
-                "CDKD_FLOW_DESTROY_STATE_MACHINE_ARN".into(),
-                b.destroy.clone(),
-            ),
-            (
-                "CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN".into(),
-                b.cleanup.clone(),
-            ),
-        ],
-    )
-    .await;
+    let r = cli(args(&["runs", "watch", "destroy-Nope-1"]), b.machine_env()).await;
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stderr.contains("no run named 'destroy-Nope-1'"), "{r:?}");
 }
@@ -1013,7 +961,7 @@ async fn state_machine_arn_comes_from_the_backend_stack_outputs() {
         form_encode(&stack),
         form_encode(&template)
     );
-    moto_post(
+    cdkd_tests::emulator_post(
         "/",
         &body,
         "Content-Type: application/x-www-form-urlencoded\r\nAuthorization: AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/cloudformation/aws4_request, SignedHeaders=host, Signature=0\r\n",
