@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build test check-templates demo lint lambdas lambda-init cost deploy bench bench-destroy clean
+.PHONY: help setup build build-cli test check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy clean
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
@@ -38,17 +38,34 @@ setup: $(VENV)/.installed node_modules/.installed
 build:
 	$(CARGO) build --workspace --all-targets
 
-# One build of every target with the features `cargo test --workspace` resolves (the CLI
-# end-to-end tests run the cdkd-flow binary from it), then the tests on the emulator.
-# One test at a time within each binary: every test talks to one single-threaded emulator
-# whose Step Functions interpreter switch is emulator-wide.
-test: setup check-templates
-	$(CARGO) build --workspace --all-targets
-	scripts/with-emulator.sh $(CARGO) test --workspace --no-fail-fast -- --test-threads=1
+# One build of every target (the CLI's end-to-end tests run the cdkd-flow binary cargo
+# built for them, CARGO_BIN_EXE_cdkd-flow). Then every crate's unit tests and the pure
+# integration binaries (`it`) in parallel, and the two binaries that talk to the emulator
+# (`e2e`: cdkd-tests and the CLI's) one test at a time: they share one single-threaded
+# emulator whose Step Functions interpreter switch is emulator-wide. Every cargo call
+# uses `--workspace`, so all of them share one feature set and one build. A failing group
+# does not stop the others; the target fails at the end if any failed.
+# The template checks (they install the SAM CLI) run beside the build: both mostly wait.
+test: setup
+	$(MAKE) --no-print-directory -j2 check-templates build
+	scripts/check-features.sh
+	@status=0; \
+	$(CARGO) test --workspace --no-fail-fast --lib --bins --test it || status=1; \
+	$(CARGO) test --workspace --no-fail-fast --doc || status=1; \
+	scripts/with-emulator.sh $(CARGO) test --workspace --no-fail-fast --test e2e -- --test-threads=1 || status=1; \
+	exit $$status
 
-demo: setup
-	$(CARGO) build --workspace --all-targets
+# The demo builds only the CLI; its features agree with the test build's
+# (scripts/check-features.sh), so this build is a prefix of `make test`'s.
+demo:
+	$(MAKE) --no-print-directory -j2 setup build-cli
 	scripts/with-emulator.sh scripts/demo.sh
+
+build-cli:
+	$(CARGO) build -p cdkd-flow --bin cdkd-flow
+
+check-features:
+	scripts/check-features.sh
 
 LAMBDA_TOOLS := $(VENV)/.lambda-tools
 SAM_VENV := .venv-sam
@@ -78,16 +95,17 @@ lint: setup check-templates
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-# target/lambda/<step>/bootstrap (what infra/template.yaml's CodeUri points at) and
-# zips under target/lambda/zip/<arch>/<step>/bootstrap.zip; arm64 only when its Rust target is installed.
+# target/lambda/cdkd-step/bootstrap, the one binary every step's function runs (its
+# Handler names the step; infra/template.yaml's Globals CodeUri points here), and its zip
+# under target/lambda/zip/<arch>/cdkd-step/bootstrap.zip; arm64 only when its Rust target is installed.
 # The bootstraps always go to ./target/lambda (the template's CodeUri), whatever
 # CARGO_TARGET_DIR says (cargo lambda's default is $CARGO_TARGET_DIR/lambda); the x86_64
 # zips are made from those very files (a second cargo build could see other sources).
 lambdas: $(LAMBDA_TOOLS)
-	$(LAMBDA_PATH) $(CARGO) lambda build --release --x86-64 -p cdkd-functions --lambda-dir target/lambda
+	$(LAMBDA_PATH) $(CARGO) lambda build --release --x86-64 -p cdkd-functions --bin cdkd-step --lambda-dir target/lambda
 	$(VPY) scripts/lambda_zip.py target/lambda target/lambda/zip/x86_64
 	if rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then \
-	  $(LAMBDA_PATH) $(CARGO) lambda build --release --arm64 -p cdkd-functions --output-format zip --lambda-dir target/lambda/zip/arm64; \
+	  $(LAMBDA_PATH) $(CARGO) lambda build --release --arm64 -p cdkd-functions --bin cdkd-step --output-format zip --lambda-dir target/lambda/zip/arm64; \
 	else echo "arm64: rustup target aarch64-unknown-linux-gnu not installed, skipped"; fi
 	@for f in target/lambda/*/bootstrap target/lambda/zip/*/*/bootstrap.zip; do echo "$$f $$(stat -c %s $$f) bytes"; done
 

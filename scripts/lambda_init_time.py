@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Cold-start init time of every step's Lambda binary, measured locally.
 
-Serves a fake Lambda Runtime API on 127.0.0.1 and starts each step's bootstrap (as built
-by `make lambdas`: target/lambda/<step>/bootstrap) with the environment Lambda gives a
-provided.al2023 function. Init time = process start -> the runtime's first
+Serves a fake Lambda Runtime API on 127.0.0.1 and starts the one bootstrap once per step
+(as built by `make lambdas`: target/lambda/cdkd-step/bootstrap, `_HANDLER` = the step)
+with the environment Lambda gives a provided.al2023 function. Init time = process start -> the runtime's first
 `GET /2018-06-01/runtime/invocation/next` (median of --runs runs). Lambda's own sandbox
 start-up comes on top of this.
 
@@ -148,6 +148,9 @@ class Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+BOOTSTRAP = "cdkd-step"
+
+
 def steps_from_source():
     text = (ROOT / "functions/src/steps.rs").read_text()
     block = text[text.index("pub const STEPS") :]
@@ -162,7 +165,7 @@ def memory_from_template():
     default = int(glob.group(1)) if glob else 128
     out = {}
     for block in re.split(r"\n(?=  [A-Za-z0-9]+:\n)", text):
-        step = re.search(r"CodeUri:\s*\.\./target/lambda/([a-z0-9-]+)/", block)
+        step = re.search(r"^\s+Handler:\s*([a-z0-9-]+)\s*$", block, re.M)
         if step:
             mem = re.search(r"^\s+MemorySize:\s*(\d+)", block, re.M)
             out[step.group(1)] = int(mem.group(1)) if mem else default
@@ -261,11 +264,12 @@ def main():
     memory = memory_from_template()
     rows = []
     for step in steps_from_source():
-        bootstrap = Path(args.lambda_dir) / step / "bootstrap"
+        # One bootstrap serves every step; the function's Handler (_HANDLER) picks it.
+        bootstrap = Path(args.lambda_dir) / BOOTSTRAP / "bootstrap"
         zips = {
-            arch.name: (arch / step / "bootstrap.zip").stat().st_size
+            arch.name: (arch / BOOTSTRAP / "bootstrap.zip").stat().st_size
             for arch in sorted(Path(args.zip_dir).glob("*"))
-            if (arch / step / "bootstrap.zip").exists()
+            if (arch / BOOTSTRAP / "bootstrap.zip").exists()
         }
         row = {"step": step, "zip_bytes": zips, "memory_mb": memory.get(step, 128)}
         if not bootstrap.exists():
@@ -276,6 +280,7 @@ def main():
         env = {
             "PATH": "/usr/bin:/bin",
             "AWS_LAMBDA_RUNTIME_API": "127.0.0.1:%d" % port,
+            "_HANDLER": step,
             "AWS_LAMBDA_FUNCTION_NAME": "cdkd-flow-%s" % step,
             "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(row["memory_mb"]),

@@ -13,6 +13,11 @@ middle of a request". This loop accepts every connection at once and handles a r
 only on a connection that has data to read (werkzeug answers `Connection: close`, so a
 connection carries one request). A connection that starts a request and stalls is
 dropped after REQUEST_TIMEOUT seconds.
+
+The app is moto's behind the project's extensions (scripts/moto_ext: CloudFormation's
+DescribeType from cfn-lint's registry schemas, paginated DescribeSecurityGroupRules).
+Before serving, a self-test checks the pinned versions and the registry; when it fails
+the emulator exits with status 2 and says why.
 Usage:
     python scripts/moto_server.py PORT
 """
@@ -32,11 +37,20 @@ def main() -> None:
         create_backend_app,
     )
 
+    from moto_ext import wrap
+    from moto_ext.selftest import SelfTestError, self_test
+
+    try:
+        self_test()
+    except SelfTestError as e:
+        print(f"emulator self-test failed: {e}", file=sys.stderr, flush=True)
+        sys.exit(2)
+
     class Handler(WSGIRequestHandler):
         # Applied to the connection by StreamRequestHandler.setup().
         timeout = REQUEST_TIMEOUT
 
-    app = DomainDispatcherApplication(create_backend_app)
+    app = wrap(DomainDispatcherApplication(create_backend_app))
     server = make_server("127.0.0.1", port, app, threaded=False, request_handler=Handler)
     listener = server.socket
     listener.setblocking(False)

@@ -1,5 +1,5 @@
-//! The state bucket (S&L §1.1-1.3): its name (flag, env, else the account's default,
-//! falling back to the legacy per-region default), the caller's account id (for
+//! The state bucket (docs/state-and-lock.md §1.1-1.3): its name (flag, env, else the account's
+//! default, falling back to the legacy per-region default), the caller's account id (for
 //! `ExpectedBucketOwner`), and the bucket's region.
 
 use aws_config::SdkConfig;
@@ -7,6 +7,7 @@ use cdkd_core::text::flatten_str;
 
 use crate::config::{endpoint_configured, s3_client, s3_client_in_region, FALLBACK_REGION};
 use crate::s3err::Failure;
+use crate::sdk_error::ErrorClass;
 
 /// Errors of bucket resolution. Every message is one line.
 #[derive(Debug, thiserror::Error)]
@@ -91,11 +92,10 @@ async fn probe(
         Ok(_) => Ok(Probe::Exists),
         Err(e) => {
             let f = Failure::from_sdk(&e);
-            match (f.status, f.code.as_deref()) {
-                (Some(301), _) | (Some(403), _) => Ok(Probe::Exists),
-                (Some(404), _) | (_, Some("NotFound")) | (_, Some("NoSuchBucket")) => {
-                    Ok(Probe::Missing)
-                }
+            match f.class {
+                _ if f.status == Some(301) => Ok(Probe::Exists),
+                ErrorClass::AccessDenied => Ok(Probe::Exists),
+                ErrorClass::NotFound => Ok(Probe::Missing),
                 _ => Err(BucketError::Probe {
                     bucket: flatten_str(bucket),
                     message: f.message,
@@ -122,8 +122,8 @@ async fn has_state(client: &aws_sdk_s3::Client, bucket: &str, owner: Option<&str
     }
 }
 
-/// Resolves the state bucket name (S&L §1.1): `flag`, else `env` (both verbatim, empty
-/// counts as absent), else `cdkd-state-<account>` / the legacy
+/// Resolves the state bucket name (docs/state-and-lock.md §1.1): `flag`, else `env` (both verbatim,
+/// empty counts as absent), else `cdkd-state-<account>` / the legacy
 /// `cdkd-state-<account>-<cli_region>`, probed with `HeadBucket` from a `us-east-1`
 /// client. `account` is the caller's account (needed only for the default).
 pub async fn resolve_bucket(

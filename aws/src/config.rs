@@ -56,7 +56,7 @@ fn s3_config(cfg: &SdkConfig, region: Option<&str>) -> aws_sdk_s3::Config {
     b.build()
 }
 
-/// The CLI region of S&L §1.3: `--region`, else `AWS_REGION`, lower-cased; else
+/// The CLI region of docs/state-and-lock.md §1.3: `--region`, else `AWS_REGION`, lower-cased; else
 /// `us-east-1`. The profile's `region =` is deliberately not consulted. An empty value
 /// counts as absent.
 pub fn cli_region(flag: Option<&str>, aws_region_env: Option<&str>) -> String {

@@ -1,6 +1,6 @@
-//! Removing a stack from its region's exports index (S&L §4, destroy §2.12
-//! step 4): read with its ETag (rebuild from the region's records when missing or
-//! unreadable), drop the stack's entries, write `If-Match` the ETag read, retry on 412
+//! Removing a stack from its region's exports index (docs/state-and-lock.md §4,
+//! docs/destroy.md §2.12 step 4): read with its ETag (rebuild from the region's records when
+//! missing or unreadable), drop the stack's entries, write `If-Match` the ETag read, retry on 412
 //! up to 5 times (100 ms doubling to 1 s). Never fails the destroy: problems are warnings.
 
 use std::time::Duration;

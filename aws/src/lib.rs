@@ -6,14 +6,26 @@
 //! - `store`: the state records in S3 (list, get, conditional put, delete, raw objects).
 //! - `lock`: cdkd's stack lock, fenced by ETag.
 //! - `sfn`: Step Functions runs (start, describe, history, list, stop) and the backend stack's outputs.
+//! - `cfn`, `ssm`, `ec2`: the reads of the export plan (type registry, destination
+//!   stacks, SSM parameters, security-group rules); `calls` counts requests by operation,
+//!   `throttle` retries a throttled call.
+//! - `sdk_error`: the one classifier of AWS SDK errors (throttling, not found, a failed
+//!   condition, denied, transient), for these adapters and the deleters.
 
 pub mod bucket;
+pub mod calls;
+pub mod cfn;
 pub mod config;
+pub mod ec2;
 pub mod exports;
 pub mod lock;
 pub mod s3err;
+pub mod sdk_error;
+pub mod sdk_message;
 pub mod sfn;
+pub mod ssm;
 pub mod store;
+pub mod throttle;
 
 pub use aws_config::SdkConfig;
 pub use bucket::{BucketError, BucketSource, ResolvedBucket};

@@ -1,4 +1,4 @@
-//! The fenced stack lock (DESIGN.md "The lock", S&L §6): cdkd's `lock.json`, acquired
+//! The fenced stack lock (docs/state-and-lock.md §6): cdkd's `lock.json`, acquired
 //! with `If-None-Match: *`, an expired lock taken over with `PutObject If-Match: <its
 //! ETag>` (never delete-then-put), renewed with `If-Match: <our ETag>`, released with a
 //! conditional DELETE. A held lock is plain data (stack, region, ETag, body) so workflow
@@ -198,8 +198,8 @@ impl LockManager {
         self.held(stack, region, info.as_ref())
     }
 
-    /// Acquires the lock of `(stack, region)` for `owner` (S&L §6.1-6.3): `If-None-Match:
-    /// *`; when a lock exists and has expired, replaces it with `PUT If-Match: <its
+    /// Acquires the lock of `(stack, region)` for `owner` (docs/state-and-lock.md §6.1-6.3):
+    /// `If-None-Match: *`; when a lock exists and has expired, replaces it with `PUT If-Match: <its
     /// ETag>`. Contention is `LockError::Held` with cdkd's refusal message.
     pub async fn acquire(
         &self,
@@ -335,9 +335,9 @@ impl LockManager {
         }
     }
 
-    /// Renews a held lock (S&L §6.4): same owner, timestamp and operation, `expiresAt =
-    /// now + TTL`, written `If-Match` our last ETag. A 412 whose stored body is exactly
-    /// the one this attempt wrote is adopted; any other 412, or a 404, is `Lost`.
+    /// Renews a held lock (docs/state-and-lock.md §6.4): same owner, timestamp and operation,
+    /// `expiresAt = now + TTL`, written `If-Match` our last ETag. A 412 whose stored body is
+    /// exactly the one this attempt wrote is adopted; any other 412, or a 404, is `Lost`.
     pub async fn renew(&self, held: &HeldLock) -> Result<HeldLock, LockError> {
         let region = held.region.as_deref();
         let key = self.key(&held.stack, region);
@@ -367,8 +367,8 @@ impl LockManager {
         }
     }
 
-    /// Releases a held lock (S&L §6.5): `DELETE If-Match` our ETag. Another holder's
-    /// lock is never deleted: a 412 leaves it (`NotOurs`); a 404 is `AlreadyGone`.
+    /// Releases a held lock (docs/state-and-lock.md §6.5): `DELETE If-Match` our ETag. Another
+    /// holder's lock is never deleted: a 412 leaves it (`NotOurs`); a 404 is `AlreadyGone`.
     pub async fn release(&self, held: &HeldLock) -> Result<ReleaseOutcome, LockError> {
         let region = held.region.as_deref();
         let key = self.key(&held.stack, region);
@@ -414,8 +414,8 @@ impl LockManager {
         }
     }
 
-    /// Deletes the lock of `(stack, region)` unconditionally (S&L §6.6; `None` region:
-    /// the legacy key) and returns what was there, when it could be read (a read failure
+    /// Deletes the lock of `(stack, region)` unconditionally (docs/state-and-lock.md §6.6; `None`
+    /// region: the legacy key) and returns what was there, when it could be read (a read failure
     /// or an unreadable body never stops the delete).
     pub async fn force_release(
         &self,

@@ -1,12 +1,13 @@
-//! Classifies an S3/STS SDK error into what the protocols need: the HTTP status, the
-//! error code, and a one-line message. Match on status and code (S3's precondition
-//! failures have no modeled variant), never on the deprecated `Unhandled`.
+//! An S3/STS/Step Functions SDK error as the protocols need it: the HTTP status, the
+//! error code, its class ([`crate::sdk_error`], the one classifier) and a one-line
+//! message. Match on the class, status and code (S3's precondition failures have no
+//! modeled variant), never on the deprecated `Unhandled`.
 
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use aws_smithy_runtime_api::client::result::SdkError;
-use aws_smithy_types::error::display::DisplayErrorContext;
-use cdkd_core::text::flatten_str;
+
+use crate::sdk_error::{classify, classify_code, ErrorClass};
 
 /// What an SDK call's failure was.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +18,8 @@ pub struct Failure {
     pub code: Option<String>,
     /// One line, sanitized, for messages.
     pub message: String,
+    /// What the failure means ([`crate::sdk_error::classify`]).
+    pub class: ErrorClass,
 }
 
 impl Failure {
@@ -26,21 +29,22 @@ impl Failure {
     {
         let status = e.raw_response().map(|r| r.status().as_u16());
         let code = e.code().map(str::to_owned);
-        let raw = match (e.code(), e.message()) {
-            (Some(c), Some(m)) => format!("{c}: {m}"),
-            (Some(c), None) => match status {
-                Some(s) => format!("{c} (HTTP {s})"),
-                None => c.to_owned(),
-            },
-            _ => match status {
-                Some(s) => format!("HTTP {s}: {}", DisplayErrorContext(e)),
-                None => DisplayErrorContext(e).to_string(),
-            },
-        };
         Failure {
             status,
             code,
-            message: flatten_str(&raw),
+            message: crate::sdk_message::readable(e),
+            class: classify(e),
+        }
+    }
+
+    /// A failure known only by its status, code and message (classified by
+    /// [`crate::sdk_error::classify_code`]).
+    pub fn from_parts(status: Option<u16>, code: Option<&str>, message: &str) -> Self {
+        Failure {
+            status,
+            code: code.map(str::to_owned),
+            message: message.to_owned(),
+            class: classify_code(code, status, message),
         }
     }
 
@@ -52,22 +56,20 @@ impl Failure {
     /// `ConditionalRequestConflict` for a racing conditional write: both mean "the object
     /// is not what you expected".
     pub fn is_precondition_failed(&self) -> bool {
-        self.status == Some(412)
-            || self.code_is("PreconditionFailed")
-            || self.code_is("ConditionalRequestConflict")
+        self.class == ErrorClass::Precondition
     }
 
     /// The object (not the bucket) does not exist.
     pub fn is_no_such_key(&self) -> bool {
-        if self.code_is("NoSuchBucket") {
-            return false;
-        }
-        self.code_is("NoSuchKey") || self.code_is("NotFound") || self.status == Some(404)
+        self.class == ErrorClass::NotFound && !self.code_is("NoSuchBucket")
     }
 
-    /// The endpoint or a policy will not evaluate the condition (403 / 501).
+    /// The endpoint or a policy will not evaluate the condition: access denied (403), or
+    /// 501 / `NotImplemented`.
     pub fn is_condition_unsupported(&self) -> bool {
-        matches!(self.status, Some(403) | Some(501)) || self.code_is("NotImplemented")
+        self.class == ErrorClass::AccessDenied
+            || self.status == Some(501)
+            || self.code_is("NotImplemented")
     }
 }
 
@@ -76,11 +78,7 @@ mod tests {
     use super::*;
 
     fn f(status: Option<u16>, code: Option<&str>) -> Failure {
-        Failure {
-            status,
-            code: code.map(str::to_owned),
-            message: String::new(),
-        }
+        Failure::from_parts(status, code, "")
     }
 
     #[test]

@@ -41,24 +41,10 @@ impl SfnError {
     }
 }
 
-/// A network failure (no response), throttling, or a server error.
+/// A network failure (no response), throttling, or a server error
+/// ([`crate::sdk_error`]).
 pub fn failure_is_transient(f: &Failure) -> bool {
-    let throttled = matches!(
-        f.code.as_deref(),
-        Some(
-            "ThrottlingException"
-                | "Throttling"
-                | "TooManyRequestsException"
-                | "ServiceUnavailable"
-                | "InternalFailure"
-                | "InternalServerError"
-                | "RequestTimeout"
-        )
-    );
-    match f.status {
-        None => f.code.is_none() || throttled,
-        Some(s) => s >= 500 || s == 429 || throttled,
-    }
+    f.class.is_retryable()
 }
 
 fn classify(op: &'static str, f: Failure) -> SfnError {
@@ -568,11 +554,7 @@ mod tests {
 
     #[test]
     fn transient_failures_are_network_throttling_and_5xx_only() {
-        let f = |status: Option<u16>, code: Option<&str>| Failure {
-            status,
-            code: code.map(str::to_string),
-            message: String::new(),
-        };
+        let f = |status: Option<u16>, code: Option<&str>| Failure::from_parts(status, code, "");
         assert!(failure_is_transient(&f(None, None)));
         assert!(failure_is_transient(&f(Some(503), None)));
         assert!(failure_is_transient(&f(

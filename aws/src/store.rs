@@ -1,5 +1,5 @@
-//! The S3 state store (S&L §2): list every record under a prefix, read a record with its
-//! ETag (legacy fallback included), write it conditionally, delete it, read raw objects
+//! The S3 state store (docs/state-and-lock.md §2): list every record under a prefix, read a record
+//! with its ETag (legacy fallback included), write it conditionally, delete it, read raw objects
 //! and the lock. Every call carries `ExpectedBucketOwner` when the owner is known.
 
 use aws_sdk_s3::primitives::ByteStream;
@@ -83,7 +83,7 @@ pub struct StateStore {
     pub client: aws_sdk_s3::Client,
     pub bucket: String,
     pub prefix: String,
-    /// The account id sent as `ExpectedBucketOwner` (S&L §1.2), when known.
+    /// The account id sent as `ExpectedBucketOwner` (docs/state-and-lock.md §1.2), when known.
     pub expected_owner: Option<String>,
 }
 
@@ -156,8 +156,8 @@ impl StateStore {
         Ok(out)
     }
 
-    /// The listed keys that name state records, classified (S&L §2.1 step 2), in listing
-    /// order, not de-duplicated.
+    /// The listed keys that name state records, classified (docs/state-and-lock.md §2.1 step 2), in
+    /// listing order, not de-duplicated.
     pub async fn list_record_keys(&self) -> Result<Vec<(String, ListedKey)>, StoreError> {
         Ok(self
             .list_keys()
@@ -167,7 +167,7 @@ impl StateStore {
             .collect())
     }
 
-    /// Every record ref under the prefix (S&L §2.1): region-scoped keys give
+    /// Every record ref under the prefix (docs/state-and-lock.md §2.1): region-scoped keys give
     /// `(stack, region)`; a legacy key gives the body's `region` when it is a JSON string,
     /// else none (a read failure never fails the listing). De-duplicated, sorted.
     pub async fn list_refs(&self) -> Result<Vec<StackRef>, StoreError> {
@@ -422,8 +422,8 @@ impl StateStore {
         Ok(total)
     }
 
-    /// Reads one record (S&L §2.2): the region key, else the legacy key when its body's
-    /// region is absent/falsy or equal to `region` (then `migration_pending`).
+    /// Reads one record (docs/state-and-lock.md §2.2): the region key, else the legacy key when its
+    /// body's region is absent/falsy or equal to `region` (then `migration_pending`).
     pub async fn get_state(
         &self,
         stack: &str,
@@ -470,8 +470,8 @@ impl StateStore {
         }))
     }
 
-    /// Writes one record to its region key (S&L §2.3); returns the new quoted ETag. A
-    /// failed precondition is `StoreError::Conflict`, never an overwrite.
+    /// Writes one record to its region key (docs/state-and-lock.md §2.3); returns the new quoted
+    /// ETag. A failed precondition is `StoreError::Conflict`, never an overwrite.
     pub async fn put_state(
         &self,
         stack: &str,
@@ -536,8 +536,8 @@ impl StateStore {
             })
     }
 
-    /// Deletes a record (S&L §2.4): the region key; the legacy key too when its body's
-    /// region equals `region`; the rollback journal best-effort.
+    /// Deletes a record (docs/state-and-lock.md §2.4): the region key; the legacy key too when its
+    /// body's region equals `region`; the rollback journal best-effort.
     pub async fn delete_state(&self, stack: &str, region: &str) -> Result<(), StoreError> {
         let del_err = |f: Failure| StoreError::Delete {
             stack: flatten_str(stack),

@@ -1,6 +1,6 @@
 //! Builds what every state command needs from the global options: the SDK
 //! configuration, the resolved state bucket, and the state store and lock manager over
-//! it (S&L §1).
+//! it (docs/state-and-lock.md §1).
 
 use cdkd_aws::bucket::{account_id, resolve_bucket, state_bucket_client};
 use cdkd_aws::config::{cli_region, load_sdk_config};
@@ -20,8 +20,8 @@ pub struct Ctx {
     pub prefix: String,
     #[allow(dead_code)] // for commands that print recovery commands
     pub profile: Option<String>,
-    /// The CLI region of S&L §1.3 (`--region`, else `AWS_REGION`, lower-cased, else
-    /// `us-east-1`).
+    /// The CLI region of docs/state-and-lock.md §1.3 (`--region`, else `AWS_REGION`, lower-cased,
+    /// else `us-east-1`).
     pub cli_region: String,
 }
 
@@ -60,8 +60,7 @@ pub async fn build(g: &GlobalOpts) -> Result<Ctx, CliError> {
         account.as_deref(),
         &cli_region,
     )
-    .await
-    .map_err(|e| CliError::Aws(e.to_string()))?;
+    .await?;
     let client = state_bucket_client(&sdk, &resolved.name, account.as_deref()).await;
     let store = StateStore::new(
         client,

@@ -3,6 +3,9 @@
 
 use std::process::ExitCode;
 
+use cdkd_aws::sfn::SfnError;
+use cdkd_aws::{BucketError, StoreError};
+
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     /// The command refused to act (bad record, held lock, ambiguous stack...).
@@ -14,6 +17,30 @@ pub enum CliError {
     /// The command line was wrong in a way clap could not see.
     #[error("{0}")]
     Usage(String),
+}
+
+/// A record that reads but cannot be used, or a lock that cannot be read, refuses; any
+/// other failure of the state bucket is an AWS error.
+impl From<StoreError> for CliError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Refused(msg) => CliError::Refused(msg),
+            e @ StoreError::LockRead { .. } => CliError::Refused(e.to_string()),
+            other => CliError::Aws(other.to_string()),
+        }
+    }
+}
+
+impl From<SfnError> for CliError {
+    fn from(e: SfnError) -> Self {
+        CliError::Aws(e.to_string())
+    }
+}
+
+impl From<BucketError> for CliError {
+    fn from(e: BucketError) -> Self {
+        CliError::Aws(e.to_string())
+    }
 }
 
 impl CliError {

@@ -1,27 +1,16 @@
-//! The project's workflow steps as engine task handlers: what `--local` runs and what
-//! `workflow run` resolves a step's substitution name to.
+//! The project's workflow steps as engine task handlers: what `--local` runs
+//! ([`LocalSteps`], the adapter of cdkd-functions) and what `workflow run` resolves a
+//! step's substitution name to.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use cdkd_engine::{TaskError, TaskHandler};
+pub use cdkd_functions::local::LocalSteps;
+use cdkd_functions::local::invoke_step;
 use cdkd_functions::{steps, Deps};
 use serde_json::Value;
 use tokio::sync::OnceCell;
-
-/// Runs the step its FunctionName names (`destroy-plan`...) with these dependencies.
-pub struct LocalSteps {
-    pub deps: Deps,
-}
-
-#[async_trait]
-impl TaskHandler for LocalSteps {
-    async fn invoke(&self, function: &str, payload: Value) -> Result<Value, TaskError> {
-        steps::invoke(function, payload, &self.deps)
-            .await
-            .map_err(|e| TaskError::new(e.name, e.message))
-    }
-}
 
 /// One step whose dependencies are built from the environment on its first call (so
 /// `workflow run` on a definition without the project's steps needs no AWS setup).
@@ -34,9 +23,7 @@ pub struct LazyStep {
 impl TaskHandler for LazyStep {
     async fn invoke(&self, _function: &str, payload: Value) -> Result<Value, TaskError> {
         let deps = self.deps.get_or_init(Deps::from_env).await;
-        steps::invoke(self.step, payload, deps)
-            .await
-            .map_err(|e| TaskError::new(e.name, e.message))
+        invoke_step(self.step, payload, deps).await
     }
 }
 

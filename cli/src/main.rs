@@ -5,8 +5,12 @@
 mod cmd;
 mod context;
 mod error;
+// The export command (issue 12) wires this module; until then its functions are unused.
+#[allow(dead_code)]
+mod export_source;
 mod global;
 mod local;
+mod out;
 mod remote;
 mod watch;
 
@@ -68,8 +72,13 @@ fn main() -> ExitCode {
             Command::Workflow(c) => cmd::workflow::run(&cli.global, c).await,
         }
     });
-    match result {
+    let code = match result {
         Ok(code) => code,
         Err(e) => e.report(),
+    };
+    if out::write_failed() {
+        ExitCode::from(1)
+    } else {
+        code
     }
 }

@@ -11,8 +11,10 @@ use std::time::Duration;
 
 use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
 use cdkd_aws::{SdkConfig, StateStore};
-use cdkd_core::render::date::iso_from_ms;
+use cdkd_core::view::date::iso_from_ms;
 use cdkd_core::text::flatten_str;
+use cdkd_core::view;
+use cdkd_core::view::runs::RunKind;
 use serde_json::Value;
 
 use crate::error::CliError;
@@ -28,12 +30,18 @@ pub enum Kind {
     Cleanup,
 }
 
+impl From<Kind> for RunKind {
+    fn from(k: Kind) -> Self {
+        match k {
+            Kind::Destroy => RunKind::Destroy,
+            Kind::Cleanup => RunKind::Cleanup,
+        }
+    }
+}
+
 impl Kind {
     pub fn name(self) -> &'static str {
-        match self {
-            Kind::Destroy => "destroy",
-            Kind::Cleanup => "cleanup",
-        }
+        RunKind::from(self).name()
     }
 
     /// The environment variable that names the state machine.
@@ -171,10 +179,6 @@ pub fn check_execution_name(name: &str) -> Result<(), CliError> {
     }
 }
 
-fn sfn_err(e: SfnError) -> CliError {
-    CliError::Aws(e.to_string())
-}
-
 /// Retries `f` while it fails with a transient error, with backoff (1 s doubling to 30 s),
 /// printing one line when the connection is lost and one when it is back.
 pub async fn retrying<T, F, Fut>(what: &str, mut f: F) -> Result<T, SfnError>
@@ -225,8 +229,7 @@ pub async fn start_and_watch(
     let client = Sfn::for_arn(sdk, &arn);
     let text = input.to_string();
     let started = retrying("StartExecution", || client.start(&arn, run_id, &text))
-        .await
-        .map_err(sfn_err)?;
+        .await?;
     let verb = if started.reattached {
         "already started; watching"
     } else {
@@ -239,7 +242,7 @@ pub async fn start_and_watch(
     );
     if remote.detach {
         eprintln!("watch it with: cdkd-flow runs watch {run_id}");
-        println!("{}", flatten_str(&started.execution_arn));
+        crate::out::println(&flatten_str(&started.execution_arn));
         return Ok(ExitCode::SUCCESS);
     }
     let opts = WatchOpts {
@@ -282,22 +285,6 @@ pub async fn run_store(sdk: &SdkConfig, place: &RunPlace) -> StateStore {
     StateStore::new(client, place.bucket.clone(), place.prefix.clone(), None)
 }
 
-/// One line for a history event worth showing (a failed step), else `None`.
-pub fn render_event(e: &sfn::Event, last_state: Option<&str>) -> Option<String> {
-    let failed = e.kind.ends_with("Failed") || e.kind.ends_with("TimedOut");
-    if !failed || e.kind.starts_with("Execution") {
-        return None;
-    }
-    let state = last_state
-        .map(flatten_str)
-        .unwrap_or_else(|| "a step".into());
-    Some(format!(
-        "  {state} failed: {}: {}",
-        flatten_str(e.error.as_deref().unwrap_or(&e.kind)),
-        flatten_str(e.cause.as_deref().unwrap_or(""))
-    ))
-}
-
 /// The cleanup workflow's state whose output is the summary (statemachines/cleanup.asl.json).
 pub const SUMMARY_STATE: &str = "Summary";
 
@@ -306,19 +293,6 @@ pub const SUMMARY_STATE: &str = "Summary";
 pub fn run_id_of(execution_arn: &str) -> Option<String> {
     let name = execution_arn.rsplit(':').next()?;
     (execution_arn.starts_with("arn:") && !name.is_empty()).then(|| name.to_string())
-}
-
-/// The last line of a watch: the run's final status, and its error when it has one.
-pub fn render_final(x: &Execution) -> String {
-    let mut line = format!("run {}: {}", flatten_str(&x.name), x.status);
-    if let Some(err) = x.error.as_deref().filter(|s| !s.is_empty()) {
-        line.push_str(&format!(" ({}", flatten_str(err)));
-        if let Some(c) = x.cause.as_deref().filter(|s| !s.is_empty()) {
-            line.push_str(&format!(": {}", flatten_str(c)));
-        }
-        line.push(')');
-    }
-    line
 }
 
 /// The exit status of a finished run: 0 when it succeeded (a cleanup: and no destroy
@@ -345,15 +319,14 @@ pub async fn watch(
     opts: &WatchOpts,
 ) -> Result<ExitCode, CliError> {
     let first = retrying("DescribeExecution", || client.describe(execution_arn))
-        .await
-        .map_err(sfn_err)?;
+        .await?;
     let input: Value = first
         .input
         .as_deref()
         .and_then(|i| serde_json::from_str(i).ok())
         .unwrap_or(Value::Null);
     let kind = Kind::of_input(&input);
-    eprintln!("run {}: {}", flatten_str(&first.name), first.status);
+    eprintln!("{}", view::runs::status_line(&first.name, &first.status));
     let name = first.name.clone();
     // The destroy runs a cleanup starts, found in its history as it goes.
     let children = RunIds::default();
@@ -371,7 +344,7 @@ pub async fn watch(
             let x = watched.output?;
             if opts.json {
                 if let Some(r) = &watched.report {
-                    println!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
+                    crate::out::println(&serde_json::to_string_pretty(r).unwrap_or_default());
                 }
             }
             x
@@ -398,18 +371,18 @@ pub async fn watch(
                 .and_then(|o| serde_json::from_str::<Value>(o).ok())
             {
                 if opts.json {
-                    println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+                    crate::out::println(&serde_json::to_string_pretty(&out).unwrap_or_default());
                 } else {
-                    print!("{}", cdkd_core::cleanup_view::render_cleanup(&out));
+                    crate::out::print(&view::cleanup::render_cleanup(&out));
                 }
             }
             x
         }
         _ => follow.await?,
     };
-    eprintln!("{}", render_final(&x));
+    eprintln!("{}", view::runs::final_line(&crate::cmd::runs::execution_row(&x)));
     if x.status == "ABORTED" {
-        eprintln!("{}", aborted_warning(&x));
+        eprintln!("{}", view::runs::aborted_warning(&input));
     }
     Ok(ExitCode::from(exit_code_of(&x)))
 }
@@ -433,11 +406,15 @@ async fn follow_execution(
         let events = retrying("GetExecutionHistory", || {
             client.history(execution_arn, last_event)
         })
-        .await
-        .map_err(sfn_err)?;
+        .await?;
         for e in &events {
             last_event = last_event.max(e.id);
-            if let Some(line) = render_event(e, last_state.as_deref()) {
+            let step = view::runs::StepEvent {
+                kind: &e.kind,
+                error: e.error.as_deref(),
+                cause: e.cause.as_deref(),
+            };
+            if let Some(line) = view::runs::failed_step_line(&step, last_state.as_deref()) {
                 status_line(&line);
             }
             if e.kind.ends_with("StateEntered") {
@@ -452,7 +429,7 @@ async fn follow_execution(
         }
         if x.status != last_status {
             if !x.is_finished() {
-                status_line(&format!("run {}: {}", flatten_str(&x.name), x.status));
+                status_line(&view::runs::status_line(&x.name, &x.status));
             }
             last_status = x.status.clone();
         }
@@ -461,40 +438,8 @@ async fn follow_execution(
         }
         tokio::time::sleep(poll).await;
         x = retrying("DescribeExecution", || client.describe(execution_arn))
-            .await
-            .map_err(sfn_err)?;
+            .await?;
     }
-}
-
-/// What an abrupt stop leaves behind; the force-unlock command only when every value
-/// it needs prints faithfully (S&L §7, as for a held lock).
-pub fn aborted_warning(x: &Execution) -> String {
-    let input: Value = x
-        .input
-        .as_deref()
-        .and_then(|i| serde_json::from_str(i).ok())
-        .unwrap_or(Value::Null);
-    let text = |k: &str| input.get(k).and_then(Value::as_str);
-    let Some(stack) = text("stack") else {
-        return "warning: the run was stopped abruptly: the destroy runs it started and the locks they hold carry on until they end or expire".into();
-    };
-    let prefix = text("statePrefix").unwrap_or(cdkd_core::keys::DEFAULT_PREFIX);
-    let cmd = cdkd_core::contention::recovery_command(&cdkd_core::contention::ContentionContext {
-        subject: cdkd_core::contention::Subject::Stack,
-        stack,
-        region: text("stackRegion"),
-        profile: None,
-        bucket: text("stateBucket"),
-        prefix,
-    });
-    let how = match cmd {
-        Some(c) => format!("or {c} removes it"),
-        None => "or it is removed with cdkd-flow force-unlock".into(),
-    };
-    format!(
-        "warning: the run was stopped abruptly: the lock of stack '{}' stays held until it expires (30 minutes after its last renewal) {how}",
-        flatten_str(stack)
-    )
 }
 
 #[cfg(test)]
@@ -595,67 +540,6 @@ mod tests {
             exit_code_of(&exec("SUCCEEDED", Some(r#"{"failedCount":0}"#))),
             0
         );
-    }
-
-    #[test]
-    fn final_line_names_status_error_and_cause_flattened() {
-        let mut x = exec("FAILED", None);
-        x.error = Some("LockHeld".into());
-        x.cause = Some("held by\nsomeone".into());
-        assert_eq!(
-            render_final(&x),
-            "run destroy-a-1: FAILED (LockHeld: held by someone)"
-        );
-    }
-
-    #[test]
-    fn aborted_warning_says_the_lock_stays_held_and_sanitizes_the_stack() {
-        let w = aborted_warning(&exec("ABORTED", None));
-        assert!(w.contains("stays held until it expires"), "{w}");
-        assert!(w.contains("removed with cdkd-flow force-unlock"), "{w}");
-        assert!(!w.contains('\u{1b}'), "{w}");
-    }
-
-    #[test]
-    fn aborted_warning_prints_the_force_unlock_command_for_printable_values() {
-        let mut x = exec("ABORTED", None);
-        x.input = Some(
-            r#"{"stack":"My App","stackRegion":"eu-west-1","stateBucket":"b","statePrefix":"cdkd"}"#
-                .into(),
-        );
-        let w = aborted_warning(&x);
-        assert!(
-            w.ends_with("or cdkd-flow force-unlock 'My App' --stack-region eu-west-1 --state-bucket b removes it"),
-            "{w}"
-        );
-    }
-
-    #[test]
-    fn failed_steps_are_rendered_with_the_state_they_happened_in() {
-        let e = sfn::Event {
-            id: 7,
-            kind: "TaskFailed".into(),
-            timestamp_ms: 0,
-            state: None,
-            error: Some("Transient".into()),
-            cause: Some("throttled\r\n".into()),
-            child_execution: None,
-            output: None,
-        };
-        assert_eq!(
-            render_event(&e, Some("Wave")).as_deref(),
-            Some("  Wave failed: Transient: throttled")
-        );
-        let ok = sfn::Event {
-            kind: "TaskSucceeded".into(),
-            ..e.clone()
-        };
-        assert_eq!(render_event(&ok, Some("Wave")), None);
-        let end = sfn::Event {
-            kind: "ExecutionFailed".into(),
-            ..e
-        };
-        assert_eq!(render_event(&end, None), None);
     }
 
     #[test]

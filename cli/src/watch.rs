@@ -5,8 +5,8 @@
 //! otherwise), print a line per resource as it settles, then (one destroy run) read
 //! `report.json` and print it.
 //!
-//! The text comes from `cdkd_core::progress_view` (pure, snapshot-tested); this module
-//! only polls, diffs and draws.
+//! The text comes from `cdkd_core::view::progress` and `cdkd_core::view::report` (pure,
+//! snapshot-tested); this module only polls and draws.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -15,9 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cdkd_aws::StateStore;
-use cdkd_core::progress_view::{
-    newly_settled, phase_changes, render_settled, stack_label, stack_status, ProgressRow,
-    RunProgress, StackProgress,
+use cdkd_core::view::progress::{
+    log_lines, settled_log_lines, stack_label, stack_status, ProgressRow, RunProgress,
+    StackProgress,
 };
 use cdkd_functions::destroy::finish::RunReport;
 use cdkd_functions::destroy::{DestroyRun, StackRun};
@@ -114,7 +114,7 @@ pub async fn read_report(store: &StateStore, prefix: &str, run_id: &str) -> Opti
 
 /// The report as text (what `print_report` prints).
 pub fn report_text(r: &RunReport) -> String {
-    cdkd_core::runview::render_destroy_report(&r.stacks, r.complete, r.aborted.as_deref())
+    cdkd_core::view::report::render_destroy_report(&r.stacks, r.complete, r.aborted.as_deref())
 }
 
 /// The runs a watch shows: the one destroy run, or the destroy runs a cleanup has
@@ -239,7 +239,7 @@ pub async fn watch_progress<T>(
     let report = read_report(store, prefix, run_id).await;
     if opts.print_report {
         if let Some(r) = &report {
-            print!("{}", report_text(r));
+            crate::out::print(&report_text(r));
         }
     }
     Watched { output, report }
@@ -291,20 +291,15 @@ impl Ui {
     }
 
     fn show(&mut self, prev: Option<&RunProgress>, next: &RunProgress) {
-        let settled = newly_settled(prev, next);
         match self {
             Ui::Plain { width } => {
-                // A stack's resources, then its line (so "destroyed" comes last).
-                for s in &settled {
-                    eprintln!("  {}", render_settled(s));
-                }
-                for line in phase_changes(prev, next, *width) {
+                for line in log_lines(prev, next, *width) {
                     eprintln!("{line}");
                 }
             }
             Ui::Bars { multi, bars, width } => {
-                for s in &settled {
-                    let _ = multi.println(format!("  {}", render_settled(s)));
+                for line in settled_log_lines(prev, next) {
+                    let _ = multi.println(line);
                 }
                 for s in &next.stacks {
                     let key = (s.stack.clone(), s.region.clone());

@@ -2,8 +2,8 @@
 //! `--json` and `state resources --long` renderings of the same record.
 //! Run: `cargo bench -p cdkd-core --bench views`.
 
-use cdkd_core::render::resources::{render_resources, ResourcesMode};
-use cdkd_core::render::show::{show_json, show_text, ShowNode};
+use cdkd_core::view::state::resources::{render_resources, ResourcesMode};
+use cdkd_core::view::state::show::{show_json, show_text, ShowNode};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{Map, Value};
 

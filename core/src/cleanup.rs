@@ -1,6 +1,6 @@
-//! Scheduled cleanup: which state records a cleanup run destroys (issue 6, DESIGN
-//! "cleanup"). Pure: the `cleanup-select` step lists the refs and reads each record and
-//! lock, this module decides.
+//! Scheduled cleanup: which state records a cleanup run destroys (issue 6; the `cleanup`
+//! command of docs/cli.md). Pure: the `cleanup-select` step lists the refs and reads each
+//! record and lock, this module decides.
 //!
 //! Rules, checked in this order for every listed ref (the first that applies is the
 //! skip reason):

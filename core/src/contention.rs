@@ -1,5 +1,5 @@
-//! The contention refusal (S&L §7): one line naming the holder, its operation, when the
-//! lock expires, and the recovery command (`cdkd-flow force-unlock …`) when every value
+//! The contention refusal (docs/state-and-lock.md §7): one line naming the holder, its operation,
+//! when the lock expires, and the recovery command (`cdkd-flow force-unlock …`) when every value
 //! in it can be printed faithfully.
 
 use crate::keys::DEFAULT_PREFIX;

@@ -1,5 +1,5 @@
-//! `<prefix>/_index/<region>/exports.json` (S&L §4): a per-region derived view of which
-//! stack produces which export. Never the source of truth; these are its pure parts.
+//! `<prefix>/_index/<region>/exports.json` (docs/state-and-lock.md §4): a per-region derived view
+//! of which stack produces which export. Never the source of truth; these are its pure parts.
 
 use serde_json::{Map, Value};
 

@@ -1,11 +1,11 @@
-//! JavaScript-compatible JSON (S&L §3.3, views §1.5/§1.6).
+//! JavaScript-compatible JSON (docs/state-and-lock.md §3.3, docs/state-views.md §1.5/§1.6).
 //!
 //! cdkd is JavaScript: it reads records with `JSON.parse` and writes them with
 //! `JSON.stringify`. This module reproduces what matters for byte parity and for not
 //! rejecting what cdkd accepts: JS own-key order, the ECMAScript Number-to-String
 //! algorithm, `JSON.stringify`'s string escapes, and the `--json` payload escaping.
 //!
-//! Decisions (documented here because the spec asks for an explicit choice):
+//! Decisions (documented here because docs/state-and-lock.md §3.3 asks for an explicit choice):
 //! - Bytes are decoded as UTF-8 the way cdkd's SDK body does (`transformToString()`,
 //!   Node's `Buffer#toString('utf8')`): invalid sequences become U+FFFD; a leading BOM
 //!   is kept, so `JSON.parse` and this parser both refuse it.
@@ -226,7 +226,7 @@ pub fn stringify_pretty_unbounded(v: &Value) -> String {
     out
 }
 
-/// The `--json` payload of views §1.6: `JSON.stringify(v, null, 2)` with every raw
+/// The `--json` payload of docs/state-views.md §1.6: `JSON.stringify(v, null, 2)` with every raw
 /// Cc/Cf/Zl/Zp code point (except the layout `\n`) escaped as lowercase `\uXXXX` per
 /// UTF-16 unit, plus a final `\n`.
 ///
@@ -241,7 +241,7 @@ pub fn json_payload(v: &Value) -> String {
 }
 
 /// Escapes every Cc/Cf/Zl/Zp code point except `\n` as lowercase `\uXXXX` per UTF-16
-/// code unit (views §1.6 step 2).
+/// code unit (docs/state-views.md §1.6 step 2).
 pub fn escape_invisible(s: &str) -> String {
     if s.bytes().all(|b| (b' '..=b'~').contains(&b) || b == b'\n') {
         return s.to_string();

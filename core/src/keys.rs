@@ -1,4 +1,5 @@
-//! The S3 key layout of cdkd state (S&L §2) and the ordering of stack refs (views §1.7).
+//! The S3 key layout of cdkd state (docs/state-and-lock.md §2) and the ordering of stack refs
+//! (docs/state-views.md §1.7).
 
 use std::cmp::Ordering;
 
@@ -28,7 +29,7 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
 }
 
 impl Ord for StackRef {
-    /// Views §1.7: stack name, then region, both by UTF-16 code units; a region-less
+    /// docs/state-views.md §1.7: stack name, then region, both by UTF-16 code units; a region-less
     /// ref sorts after every region of the same name.
     fn cmp(&self, other: &Self) -> Ordering {
         cmp_utf16(&self.stack, &other.stack).then_with(|| match (&self.region, &other.region) {
@@ -85,7 +86,7 @@ pub fn list_prefix(prefix: &str) -> String {
     format!("{prefix}/")
 }
 
-/// What a listed key names (S&L §2.1 step 2).
+/// What a listed key names (docs/state-and-lock.md §2.1 step 2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ListedKey {
     /// `{prefix}/{stack}/{region}/state.json`.

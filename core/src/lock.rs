@@ -1,5 +1,5 @@
-//! cdkd's `lock.json` (S&L §5) and the pure parts of the lock protocol (§6): the body
-//! we write, the tolerant reader, expiry, the renewal interval.
+//! cdkd's `lock.json` (docs/state-and-lock.md §5) and the pure parts of the lock protocol (§6): the
+//! body we write, the tolerant reader, expiry, the renewal interval.
 
 use serde_json::{Map, Value};
 
@@ -9,7 +9,7 @@ use crate::text::{ascii_only_str, flatten, flatten_str, or_unrenderable};
 /// cdkd's lock TTL: 30 minutes.
 pub const LOCK_TTL_MS: i64 = 1_800_000;
 
-/// Renewal interval for a TTL (S&L §6.4): max(1 s, min(2 min, TTL/4)).
+/// Renewal interval for a TTL (docs/state-and-lock.md §6.4): max(1 s, min(2 min, TTL/4)).
 pub fn renew_interval_ms(ttl_ms: i64) -> i64 {
     (ttl_ms / 4).clamp(1_000, 120_000)
 }
@@ -68,8 +68,9 @@ impl LockBody {
     }
 }
 
-/// A lock as read (S&L §5 `getLockInfo`). `owner` and `operation` are sanitised here, at
-/// the single read point (flatten, views §1.2); everything else passes through.
+/// A lock as read (docs/state-and-lock.md §5 `getLockInfo`). `owner` and `operation` are sanitised
+/// here, at the single read point (flatten,
+/// docs/state-views.md §1.2); everything else passes through.
 #[derive(Clone, Debug)]
 pub struct LockInfo {
     /// Flattened; `""` when absent or null.
@@ -120,7 +121,7 @@ pub fn is_expired(info: &LockInfo, now_ms: i64) -> bool {
     }
 }
 
-/// `expires in <d>` / `expired <d> ago` / `expires at an unknown time` (S&L §7).
+/// `expires in <d>` / `expired <d> ago` / `expires at an unknown time` (docs/state-and-lock.md §7).
 pub fn expiry_phrase(expires_at: Option<&Value>, now_ms: i64) -> String {
     match finite(expires_at) {
         None => "expires at an unknown time".to_string(),

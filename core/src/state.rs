@@ -1,5 +1,5 @@
-//! cdkd's `state.json` (S&L §3): a tolerant reader over untyped JSON and the writer of
-//! S&L §2.3.
+//! cdkd's `state.json` (docs/state-and-lock.md §3): a tolerant reader over untyped JSON and the
+//! writer of docs/state-and-lock.md §2.3.
 //!
 //! The record is kept as the whole parsed object ([`StateRecord::body`], insertion
 //! ordered), so a writer preserves every field it does not interpret, at its position.
@@ -25,8 +25,8 @@ pub struct StateRecord {
     /// The whole parsed object, nothing dropped (the region is the key's, see
     /// [`parse_state`]).
     pub body: Map<String, Value>,
-    /// The body's own `region` when it differed from the key's region (S&L §2.2 step 2,
-    /// `divergentBodyRegion`); `None` when it agreed, was absent, or no key region was
+    /// The body's own `region` when it differed from the key's region (docs/state-and-lock.md §2.2
+    /// step 2, `divergentBodyRegion`); `None` when it agreed, was absent, or no key region was
     /// given.
     pub divergent_body_region: Option<Value>,
 }
@@ -40,7 +40,7 @@ pub enum ResourcesShape<'a> {
     Other(&'a Value),
 }
 
-/// A nested child's valid link to its parent (views §3.5).
+/// A nested child's valid link to its parent (docs/state-views.md §3.5).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParentLink {
     pub stack: String,
@@ -126,7 +126,7 @@ pub fn accepted_version(v: &Value) -> Option<u64> {
     SUPPORTED_VERSIONS.clone().find(|n| *n as f64 == f)
 }
 
-/// Reads one record (S&L §3.2 reader rules, §2.2 region authority).
+/// Reads one record (docs/state-and-lock.md §3.2 reader rules, §2.2 region authority).
 ///
 /// - invalid JSON → [`StateError::InvalidJson`]; a non-object root →
 ///   [`StateError::NotAnObject`] naming stack and region;
@@ -181,8 +181,8 @@ pub fn parse_state(
     })
 }
 
-/// The record as cdkd's `saveState` writes it (S&L §2.3): `lastModified` = `now_ms`,
-/// then `version` = 10, `stackName` = `stack`, `region` = `region`, each replaced at its
+/// The record as cdkd's `saveState` writes it (docs/state-and-lock.md §2.3): `lastModified` =
+/// `now_ms`, then `version` = 10, `stackName` = `stack`, `region` = `region`, each replaced at its
 /// existing position or appended in that order (cdkd's callers set `lastModified` on the
 /// record before `saveState` spreads the three forced fields over it). Every other
 /// field is preserved at its position; keys in JS order; `JSON.stringify(…, null, 2)`
@@ -254,8 +254,8 @@ impl StateRecord {
             .filter(|f| f.is_finite())
     }
 
-    /// The v6 parent link, only when valid (views §3.5): `parentStack` a JSON string and
-    /// `parentRegion` absent or a string; `parentLogicalId` kept only if a string.
+    /// The v6 parent link, only when valid (docs/state-views.md §3.5): `parentStack` a JSON string
+    /// and `parentRegion` absent or a string; `parentLogicalId` kept only if a string.
     pub fn parent_link(&self) -> Option<ParentLink> {
         let stack = self.body.get("parentStack")?.as_str()?;
         let region = match self.body.get("parentRegion") {
@@ -303,8 +303,8 @@ impl StateRecord {
         self.region_str().is_none()
     }
 
-    /// Writers refuse a record whose shape they cannot read (S&L §3.2): `resources`
-    /// absent, null or not an object, a resource entry that is not an object, or
+    /// Writers refuse a record whose shape they cannot read (docs/state-and-lock.md §3.2):
+    /// `resources` absent, null or not an object, a resource entry that is not an object, or
     /// `outputs` present but not an object. Names stack, region, field and kind.
     pub fn check_writable(&self, stack: &str, region: &str) -> Result<(), StateError> {
         let malformed = |field: &'static str, kind: &'static str| StateError::MalformedContainer {

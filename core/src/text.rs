@@ -1,15 +1,15 @@
-//! The four text treatments for untrusted values (views §1.1–§1.4) and shell quoting
-//! (S&L §7). `--json` escaping is in [`crate::json::json_payload`].
+//! The four text treatments for untrusted values (docs/state-views.md §1.1–§1.4) and shell quoting
+//! (docs/state-and-lock.md §7). `--json` escaping is in [`crate::json::json_payload`].
 
 use crate::json::{js_number, MAX_STRINGIFY_DEPTH};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// Placeholder for a value that is empty after sanitising (views §1.3).
+/// Placeholder for a value that is empty after sanitising (docs/state-views.md §1.3).
 pub const UNRENDERABLE: &str = "<unrenderable>";
-/// Identifier cap for stack names: 128 + 4 × (1 + 255) (views §1.4).
+/// Identifier cap for stack names: 128 + 4 × (1 + 255) (docs/state-views.md §1.4).
 pub const STACK_NAME_CAP: usize = 1152;
-/// Default identifier cap (regions and the rest; views §1.4).
+/// Default identifier cap (regions and the rest; docs/state-views.md §1.4).
 pub const DEFAULT_CAP: usize = 255;
 
 fn in_strip_set(c: char) -> bool {
@@ -28,7 +28,8 @@ fn is_js_trim(c: char) -> bool {
         | 0x205F | 0x3000 | 0xFEFF)
 }
 
-/// §1.1 Strip: removes C0, DEL, C1 and the bidi marks/overrides/isolates; no trim.
+/// docs/state-views.md §1.1 Strip: removes C0, DEL,
+/// C1 and the bidi marks/overrides/isolates; no trim.
 pub fn strip(s: &str) -> String {
     s.chars().filter(|c| !in_strip_set(*c)).collect()
 }
@@ -92,8 +93,8 @@ fn join_array(out: &mut String, v: &Value, depth: usize) -> Result<(), ()> {
     }
 }
 
-/// §1.2 Flatten (diagnostics): absent/null → `""`, else `String(v)` with every C0, DEL,
-/// C1, U+2028/2029 and bidi override/isolate turned into a space, then JS-trimmed.
+/// docs/state-views.md §1.2 Flatten (diagnostics): absent/null → `""`, else `String(v)` with every
+/// C0, DEL, C1, U+2028/2029 and bidi override/isolate turned into a space, then JS-trimmed.
 pub fn flatten(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
@@ -101,7 +102,7 @@ pub fn flatten(v: Option<&Value>) -> String {
     }
 }
 
-/// §1.2 Flatten of a string.
+/// docs/state-views.md §1.2 Flatten of a string.
 pub fn flatten_str(s: &str) -> String {
     let replaced: String = s
         .chars()
@@ -110,8 +111,8 @@ pub fn flatten_str(s: &str) -> String {
     js_trim(&replaced).to_string()
 }
 
-/// §1.3 ASCII-only: coercion as in §1.2, every code point outside U+0020–U+007E → space,
-/// trimmed. May return `""` (wrap with [`or_unrenderable`] in prose).
+/// docs/state-views.md §1.3 ASCII-only: coercion as in §1.2, every code point outside U+0020–U+007E
+/// → space, trimmed. May return `""` (wrap with [`or_unrenderable`] in prose).
 pub fn ascii_only(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
@@ -119,7 +120,7 @@ pub fn ascii_only(v: Option<&Value>) -> String {
     }
 }
 
-/// §1.3 ASCII-only of a string.
+/// docs/state-views.md §1.3 ASCII-only of a string.
 pub fn ascii_only_str(s: &str) -> String {
     let replaced: String = s
         .chars()
@@ -137,7 +138,8 @@ pub fn or_unrenderable(s: String) -> String {
     }
 }
 
-/// §1.4 identifier rendering of a record value. Absent and `null` → [`UNRENDERABLE`].
+/// docs/state-views.md §1.4 identifier rendering of a
+/// record value. Absent and `null` → [`UNRENDERABLE`].
 pub fn display_ident(v: Option<&Value>, cap: usize) -> String {
     match v {
         None | Some(Value::Null) => UNRENDERABLE.to_string(),
@@ -151,8 +153,8 @@ fn is_bare_ident(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b":_@./+=,~-".contains(&b))
 }
 
-/// §1.4 identifier rendering: bare when sanitising changed nothing and the text is a
-/// plain identifier, else a JSON string literal; cut at `cap` code points with the
+/// docs/state-views.md §1.4 identifier rendering: bare when sanitising changed nothing and the text
+/// is a plain identifier, else a JSON string literal; cut at `cap` code points with the
 /// `[cut: N more characters withheld, tail sha256:<32 hex>]` marker.
 pub fn display_ident_str(raw: &str, cap: usize) -> String {
     if raw.is_empty() {
@@ -194,8 +196,8 @@ pub fn display_ident_str(raw: &str, cap: usize) -> String {
     out
 }
 
-/// S&L §7 shell quoting: bare when non-empty and entirely `[A-Za-z0-9._/@:+-]`, else
-/// single quotes with `'` written as `'\''`.
+/// docs/state-and-lock.md §7 shell quoting: bare when non-empty and entirely `[A-Za-z0-9._/@:+-]`,
+/// else single quotes with `'` written as `'\''`.
 pub fn shell_quote(s: &str) -> String {
     let safe = !s.is_empty()
         && s.bytes()
@@ -214,7 +216,7 @@ mod tests {
 
     #[test]
     fn views_1_6a_table_human_diagnostic_ident_columns() {
-        // (input, strip §1.1, flatten §1.2, ident §1.4)
+        // (input, strip docs/state-views.md §1.1, flatten §1.2, ident §1.4)
         let rows = [
             ("A\u{1b}[31mB", "A[31mB", "A [31mB", "\"A [31mB\""),
             ("A\nB", "AB", "A B", "\"A B\""),

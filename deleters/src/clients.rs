@@ -44,96 +44,29 @@ pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Re
     let ec2 = aws_sdk_ec2::Client::new(cfg);
     let events = aws_sdk_eventbridge::Client::new(cfg);
     Registry::empty()
-        .with_sdk(
-            "AWS::S3::Bucket",
-            Arc::new(S3BucketDeleter::new(s3.clone())),
-        )
-        .with_sdk(
-            "AWS::S3::BucketPolicy",
-            Arc::new(BucketPolicyDeleter::new(s3)),
-        )
-        .with_sdk(
-            "AWS::SQS::Queue",
-            Arc::new(SqsQueueDeleter::new(sqs.clone())),
-        )
-        .with_sdk(
-            "AWS::SQS::QueuePolicy",
-            Arc::new(QueuePolicyDeleter::new(sqs)),
-        )
-        .with_sdk(
-            "AWS::SNS::Topic",
-            Arc::new(SnsTopicDeleter::new(sns.clone())),
-        )
-        .with_sdk(
-            "AWS::SNS::TopicPolicy",
-            Arc::new(TopicPolicyDeleter::new(sns.clone())),
-        )
-        .with_sdk(
-            "AWS::SNS::Subscription",
-            Arc::new(SubscriptionDeleter::new(sns.clone())),
-        )
-        .with_sdk("AWS::IAM::Role", Arc::new(IamRoleDeleter::new(iam.clone())))
-        .with_sdk("AWS::IAM::User", Arc::new(IamUserDeleter::new(iam.clone())))
-        .with_sdk(
-            "AWS::IAM::Group",
-            Arc::new(IamGroupDeleter::new(iam.clone())),
-        )
-        .with_sdk(
-            "AWS::IAM::InstanceProfile",
-            Arc::new(InstanceProfileDeleter::new(iam.clone())),
-        )
-        .with_sdk(
-            "AWS::IAM::Policy",
-            Arc::new(IamPolicyDeleter::new(iam.clone())),
-        )
-        .with_sdk(
-            "AWS::IAM::ManagedPolicy",
-            Arc::new(IamManagedPolicyDeleter::new(iam)),
-        )
-        .with_sdk(
-            "AWS::SSM::Parameter",
-            Arc::new(SsmParameterDeleter::new(aws_sdk_ssm::Client::new(cfg))),
-        )
-        .with_sdk(
-            "AWS::DynamoDB::Table",
-            Arc::new(DynamoTableDeleter::new(aws_sdk_dynamodb::Client::new(cfg))),
-        )
-        .with_sdk(
-            "AWS::Lambda::Function",
-            Arc::new(LambdaFunctionDeleter::new(lambda.clone(), ec2.clone())),
-        )
-        .with_sdk(
-            "AWS::EC2::Instance",
-            Arc::new(crate::sdk::ec2_instance::Ec2InstanceDeleter::new(
-                ec2.clone(),
-            )),
-        )
-        .with_sdk(
-            "AWS::EC2::SecurityGroup",
-            Arc::new(SecurityGroupDeleter::new(ec2)),
-        )
-        .with_sdk(
-            "AWS::Events::Rule",
-            Arc::new(EventsRuleDeleter::new(events.clone())),
-        )
-        .with_sdk(
-            "AWS::Events::EventBus",
-            Arc::new(EventBusDeleter::new(events)),
-        )
-        .with_sdk(
-            "AWS::Lambda::LayerVersion",
-            Arc::new(LayerVersionDeleter::new(lambda.clone())),
-        )
-        .with_sdk(
-            "AWS::Logs::LogGroup",
-            Arc::new(LogGroupDeleter::new(aws_sdk_cloudwatchlogs::Client::new(
-                cfg,
-            ))),
-        )
-        .with_sdk(
-            "AWS::KMS::Key",
-            Arc::new(KmsKeyDeleter::new(aws_sdk_kms::Client::new(cfg))),
-        )
+        .with_sdk(S3BucketDeleter::new(s3.clone()))
+        .with_sdk(BucketPolicyDeleter::new(s3))
+        .with_sdk(SqsQueueDeleter::new(sqs.clone()))
+        .with_sdk(QueuePolicyDeleter::new(sqs))
+        .with_sdk(SnsTopicDeleter::new(sns.clone()))
+        .with_sdk(TopicPolicyDeleter::new(sns.clone()))
+        .with_sdk(SubscriptionDeleter::new(sns.clone()))
+        .with_sdk(IamRoleDeleter::new(iam.clone()))
+        .with_sdk(IamUserDeleter::new(iam.clone()))
+        .with_sdk(IamGroupDeleter::new(iam.clone()))
+        .with_sdk(InstanceProfileDeleter::new(iam.clone()))
+        .with_sdk(IamPolicyDeleter::new(iam.clone()))
+        .with_sdk(IamManagedPolicyDeleter::new(iam))
+        .with_sdk(SsmParameterDeleter::new(aws_sdk_ssm::Client::new(cfg)))
+        .with_sdk(DynamoTableDeleter::new(aws_sdk_dynamodb::Client::new(cfg)))
+        .with_sdk(LambdaFunctionDeleter::new(lambda.clone(), ec2.clone()))
+        .with_sdk(crate::sdk::ec2_instance::Ec2InstanceDeleter::new(ec2.clone()))
+        .with_sdk(SecurityGroupDeleter::new(ec2))
+        .with_sdk(EventsRuleDeleter::new(events.clone()))
+        .with_sdk(EventBusDeleter::new(events))
+        .with_sdk(LayerVersionDeleter::new(lambda.clone()))
+        .with_sdk(LogGroupDeleter::new(aws_sdk_cloudwatchlogs::Client::new(cfg)))
+        .with_sdk(KmsKeyDeleter::new(aws_sdk_kms::Client::new(cfg)))
         .with_custom_resources(Arc::new(CustomResourceDeleter::new(lambda, sns, state_s3)))
         .with_cloud_control(Arc::new(CloudControlDeleter::new(
             aws_sdk_cloudcontrol::Client::new(cfg),
@@ -143,15 +76,20 @@ pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Route;
+    use crate::Route;
+    use cdkd_core::destroy::decide::DeleterCatalog;
 
-    #[test]
-    fn registry_routes_security_groups_event_buses_and_rules_to_their_sdk_deleters() {
+    fn registry() -> Registry {
         let cfg = SdkConfig::builder()
             .region(aws_config::Region::new("us-east-1"))
             .behavior_version(aws_config::BehaviorVersion::latest())
             .build();
-        let reg = registry_from_config(&cfg, s3_client(&cfg));
+        registry_from_config(&cfg, s3_client(&cfg))
+    }
+
+    #[test]
+    fn registry_routes_security_groups_event_buses_and_rules_to_their_sdk_deleters() {
+        let reg = registry();
         for t in [
             "AWS::EC2::Instance",
             "AWS::EC2::SecurityGroup",
@@ -162,14 +100,40 @@ mod tests {
             assert_eq!(reg.route_for(t, Some("sdk")), Route::Sdk, "{t}");
             assert_eq!(reg.route_for(t, None), Route::Sdk, "{t}");
         }
-        // Created through Cloud Control, still deleted by the SDK deleter that sweeps
-        // Lambda's interfaces, waits for the group, or turns instance protection off.
-        for t in cdkd_core::destroy::decide::SDK_EVEN_WHEN_CC_API {
-            assert_eq!(reg.route_for(t, Some("cc-api")), Route::Sdk, "{t}");
-        }
         assert_eq!(
             reg.route_for("AWS::Events::Rule", Some("cc-api")),
             Route::CloudControl
         );
+    }
+
+    #[test]
+    fn cc_api_records_of_deleters_that_complete_cloud_control_go_to_the_sdk_deleter() {
+        let reg = registry();
+        // Created through Cloud Control, still deleted by the SDK deleter that sweeps
+        // Lambda's interfaces, waits for the group, or turns instance protection off.
+        let completes: Vec<&str> = reg
+            .sdk_types()
+            .filter(|t| reg.sdk_deleter(t).is_some_and(|c| c.completes_cloud_control))
+            .collect();
+        assert_eq!(
+            completes,
+            [
+                "AWS::EC2::Instance",
+                "AWS::EC2::SecurityGroup",
+                "AWS::Lambda::Function"
+            ]
+        );
+        for t in completes {
+            assert_eq!(reg.route_for(t, Some("cc-api")), Route::Sdk, "{t}");
+        }
+    }
+
+    #[test]
+    fn no_sdk_deleter_takes_a_final_snapshot_yet() {
+        let reg = registry();
+        assert!(reg.sdk_types().count() > 20);
+        assert!(reg
+            .sdk_types()
+            .all(|t| reg.sdk_deleter(t).is_some_and(|c| !c.final_snapshot)));
     }
 }

@@ -1,4 +1,4 @@
-//! Custom resources (`Custom::*`, `AWS::CloudFormation::CustomResource`, spec §4): a
+//! Custom resources (`Custom::*`, `AWS::CloudFormation::CustomResource`, docs/destroy.md §4): a
 //! Delete request is sent to the ServiceToken (Lambda `Invoke` with `InvocationType =
 //! Event`, or SNS `Publish`), and the handler's answer is awaited at a presigned S3 PUT
 //! URL under the run prefix: `<prefix>/_runs/<run-id>/cr/<logical-id>.json` in the state
@@ -19,11 +19,11 @@ use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
 use crate::Deleter;
 
-/// Lifetime of the presigned response URL (spec §4.2).
+/// Lifetime of the presigned response URL (docs/destroy.md §4.2).
 pub const RESPONSE_URL_EXPIRY_SECS: u64 = 7200;
-/// How long a Lambda-backed handler may take to answer (spec §4.4, asynchronous mode).
+/// How long a Lambda-backed handler may take to answer (docs/destroy.md §4.4, asynchronous mode).
 pub const LAMBDA_DEADLINE_MS: u64 = 60 * 60 * 1000;
-/// How long an SNS-backed handler may take to answer (spec §4.4).
+/// How long an SNS-backed handler may take to answer (docs/destroy.md §4.4).
 pub const SNS_DEADLINE_MS: u64 = 30 * 1000;
 /// Response polls: 2 s growing ×1.5 up to 30 s.
 const POLL_FIRST_MS: u64 = 2000;
@@ -60,7 +60,7 @@ pub fn new_request_id() -> String {
 }
 
 /// Every boolean and number turned into a string, recursively through objects; array
-/// elements are left as they are (spec §4.2, CloudFormation's behaviour).
+/// elements are left as they are (docs/destroy.md §4.2, CloudFormation's behaviour).
 pub fn stringify_scalars(v: &Value) -> Value {
     match v {
         Value::Bool(b) => Value::String(b.to_string()),
@@ -194,7 +194,7 @@ impl CustomResourceDeleter {
         }
     }
 
-    /// The handler's function no longer exists → the record can go (spec §4.1).
+    /// The handler's function no longer exists → the record can go (docs/destroy.md §4.1).
     async fn function_gone(
         &self,
         req: &DeleteRequest,

@@ -1,10 +1,11 @@
-//! Typed delete errors and the classification of AWS SDK errors (throttling, transient,
-//! not found) that every deleter shares.
+//! Typed delete errors, and what every deleter needs to know about a failed AWS call
+//! (classified by `cdkd_aws::sdk_error`, the one classifier of SDK errors).
 
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use aws_smithy_runtime_api::client::result::SdkError;
 use aws_smithy_types::error::display::DisplayErrorContext;
 use aws_smithy_types::error::metadata::ProvideErrorMetadata;
+use cdkd_aws::sdk_error::{classify, ErrorClass};
 use serde::{Deserialize, Serialize};
 
 use crate::request::DeleteRequest;
@@ -20,7 +21,7 @@ pub enum DeleteErrorKind {
     CannotConfirmDeletion,
     /// An S3 bucket still holds objects; nothing was deleted.
     NotEmpty,
-    /// The row is skipped (spec §2.8 step 7): nothing was deleted and the record stays,
+    /// The row is skipped (docs/destroy.md §2.8 step 7): nothing was deleted and the record stays,
     /// for instance a custom resource whose handler answered FAILED, or a record that
     /// lacks what its delete needs.
     Skipped,
@@ -97,40 +98,6 @@ impl DeleteError {
     }
 }
 
-/// Error codes AWS uses for throttling (spec §2.8 step 6).
-pub const THROTTLING_CODES: &[&str] = &[
-    "Throttling",
-    "ThrottlingException",
-    "ThrottledException",
-    "RequestLimitExceeded",
-    "TooManyRequestsException",
-    "RequestThrottled",
-    "RequestThrottledException",
-    "SlowDown",
-    "LimitExceededException",
-    "ProvisionedThroughputExceededException",
-    "EC2ThrottledException",
-    "BandwidthLimitExceeded",
-    "PriorRequestNotComplete",
-    "TransactionInProgressException",
-];
-
-/// Message fragments of transient conditions worth retrying (spec §2.8 step 6). Not-found
-/// wording is deliberately absent: every deleter decides not-found itself.
-pub const TRANSIENT_PHRASES: &[&str] = &[
-    "DependencyViolation",
-    "has dependencies and cannot be deleted",
-    "can't be deleted since it has",
-    "because it is in use",
-    "Rate exceeded",
-    "Too Many Requests",
-    "concurrent update operation",
-    "conflicting conditional operation",
-    "currently in the following state: Pending",
-    "Unable to complete operation due to concurrent modification",
-    "There is an operation running on the Cluster",
-];
-
 /// What the deleters need to know about one failed AWS call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AwsErrorInfo {
@@ -150,87 +117,65 @@ impl AwsErrorInfo {
     }
 }
 
-/// Classifies an SDK error.
+/// What the deleters need to know about a failed SDK call.
 pub fn aws_error_info<E>(err: &SdkError<E, HttpResponse>) -> AwsErrorInfo
 where
     E: ProvideErrorMetadata + std::error::Error + 'static,
 {
-    let code = err.code().map(str::to_owned);
-    let status = err.raw_response().map(|r| r.status().as_u16());
-    let message = DisplayErrorContext(err).to_string();
-    let (throttling, retryable) = match err {
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
-            (false, true)
-        }
-        SdkError::ConstructionFailure(_) => (false, false),
-        _ => classify_service_error(code.as_deref(), status, &message),
-    };
+    let class = classify(err);
     AwsErrorInfo {
-        code,
-        status,
-        message,
-        throttling,
-        retryable,
+        code: err.code().map(str::to_owned),
+        status: err.raw_response().map(|r| r.status().as_u16()),
+        message: DisplayErrorContext(err).to_string(),
+        throttling: class == ErrorClass::Throttling,
+        retryable: class.is_retryable(),
     }
-}
-
-/// (throttling, retryable) for a service answer.
-pub fn classify_service_error(
-    code: Option<&str>,
-    status: Option<u16>,
-    message: &str,
-) -> (bool, bool) {
-    let throttling = code.is_some_and(|c| THROTTLING_CODES.contains(&c))
-        || status == Some(429)
-        || message.contains("Too Many Requests")
-        || message.contains("Rate exceeded");
-    let retryable = throttling
-        || matches!(status, Some(500 | 502 | 503 | 504))
-        || TRANSIENT_PHRASES.iter().any(|p| message.contains(p));
-    (throttling, retryable)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aws_sdk_iam::operation::get_role::GetRoleError;
+    use aws_smithy_runtime_api::http::StatusCode;
+    use aws_smithy_types::body::SdkBody;
+    use aws_smithy_types::error::ErrorMetadata;
 
-    #[test]
-    fn throttling_codes_are_retryable_and_flagged_as_throttling() {
-        for code in THROTTLING_CODES {
-            assert_eq!(
-                classify_service_error(Some(code), Some(400), "x"),
-                (true, true),
-                "{code}"
-            );
-        }
-    }
-
-    #[test]
-    fn http_429_is_throttling_and_5xx_is_retryable() {
-        assert_eq!(classify_service_error(None, Some(429), "x"), (true, true));
-        for s in [500, 502, 503, 504] {
-            assert_eq!(classify_service_error(None, Some(s), "x"), (false, true));
-        }
-        assert_eq!(classify_service_error(None, Some(400), "x"), (false, false));
-    }
-
-    #[test]
-    fn dependency_violation_message_is_transient_but_not_throttling() {
-        assert_eq!(
-            classify_service_error(
-                Some("DependencyViolation"),
-                Some(400),
-                "resource sg-1 has a dependent object: DependencyViolation"
-            ),
-            (false, true)
+    fn service_error(code: &str, status: u16, message: &str) -> SdkError<GetRoleError, HttpResponse> {
+        let meta = ErrorMetadata::builder().code(code).message(message).build();
+        let raw = HttpResponse::new(
+            StatusCode::try_from(status).expect("a valid status"),
+            SdkBody::empty(),
         );
+        SdkError::service_error(GetRoleError::generic(meta), raw)
+    }
+
+    #[test]
+    fn throttling_answers_are_retryable_and_flagged_as_throttling() {
+        for code in cdkd_aws::sdk_error::THROTTLING_CODES {
+            let info = aws_error_info(&service_error(code, 400, "x"));
+            assert!(info.throttling && info.retryable, "{code}");
+        }
+        let info = aws_error_info(&service_error("Whatever", 429, "x"));
+        assert!(info.throttling && info.retryable);
+    }
+
+    #[test]
+    fn server_errors_and_dependency_violations_are_retryable_but_not_throttling() {
+        for (code, status, message) in [
+            ("InternalError", 500, "x"),
+            ("ServiceUnavailable", 503, "x"),
+            ("DependencyViolation", 400, "resource sg-1 has a dependent object"),
+        ] {
+            let info = aws_error_info(&service_error(code, status, message));
+            assert!(info.retryable && !info.throttling, "{code}");
+        }
     }
 
     #[test]
     fn not_found_wording_is_not_retryable_by_itself() {
-        assert_eq!(
-            classify_service_error(Some("NoSuchEntity"), Some(404), "Role x does not exist"),
-            (false, false)
-        );
+        let info = aws_error_info(&service_error("NoSuchEntity", 404, "Role x does not exist"));
+        assert!(!info.retryable && !info.throttling);
+        assert!(info.code_is(&["NoSuchEntity"]));
+        assert_eq!(info.status, Some(404));
     }
 }

@@ -2,8 +2,11 @@
 //!
 //! - [`Deleter`]: `start` a delete, then `poll` it with the [`Handle`] it returned, maybe
 //!   from a later Lambda invocation (the handle is serializable).
-//! - [`Registry`]: picks the deleter for a record (SDK, custom resource, no-op, Cloud
-//!   Control); [`clients::registry_from_config`] builds one from an `SdkConfig`.
+//! - [`SdkDeleter`]: what each SDK deleter declares next to its code (the types it serves,
+//!   its capabilities).
+//! - [`Registry`]: maps core's route for a record (SDK, custom resource, no-op, Cloud
+//!   Control) to a deleter; [`clients::registry_from_config`] builds one from an
+//!   `SdkConfig`.
 //! - "Not found" counts as deleted ([`DeleteProgress::AlreadyGone`]) only under the region
 //!   guard and only where the physical id is that API's identifier ([`guard`]); otherwise
 //!   the delete fails with [`DeleteErrorKind::CannotConfirmDeletion`].
@@ -24,7 +27,8 @@ use async_trait::async_trait;
 
 pub use error::{DeleteError, DeleteErrorKind};
 pub use progress::{DeleteProgress, Handle};
-pub use registry::{Registry, Route};
+pub use cdkd_core::destroy::decide::{Route, SdkCapabilities};
+pub use registry::Registry;
 pub use request::{DeleteOptions, DeleteRequest, FinalSnapshot, RunContext};
 
 /// Deletes resources of one kind.
@@ -34,10 +38,25 @@ pub trait Deleter: Send + Sync {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError>;
     /// Continues a delete that `start` (or an earlier `poll`) left `InFlight`. After an
     /// error the handle is finished; if the error is retryable the caller may `start`
-    /// again (with `attempt + 1`).
+    /// again (with `attempt + 1`). A deleter whose deletes finish inside `start` keeps the
+    /// default, which refuses to resume any handle.
     async fn poll(
         &self,
         req: &DeleteRequest,
         handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError>;
+    ) -> Result<DeleteProgress, DeleteError> {
+        sdk::no_poll(req, handle)
+    }
+}
+
+/// An SDK deleter's declaration, next to its code: the CloudFormation types it deletes
+/// and what it can do. [`Registry::with_sdk`] collects it; core's routing reads it.
+pub trait SdkDeleter: Deleter + 'static {
+    /// The types this deleter serves.
+    const TYPES: &'static [&'static str];
+    /// What it can do beyond a plain delete (none unless declared).
+    const CAPABILITIES: SdkCapabilities = SdkCapabilities {
+        final_snapshot: false,
+        completes_cloud_control: false,
+    };
 }

@@ -11,6 +11,8 @@ pub mod deps;
 pub mod destroy;
 pub mod error;
 pub mod lambda;
+#[cfg(feature = "engine")]
+pub mod local;
 pub mod runs;
 pub mod steps;
 

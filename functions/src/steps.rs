@@ -1,6 +1,7 @@
 //! The steps by name: what a Lambda binary serves and what the local engine calls.
 //! A definition names a step through a substitution (`${DestroyPlanFunctionArn}`); the
-//! table below is the single list of steps, substitutions and binaries.
+//! table below is the single list of steps and substitutions. One Lambda binary
+//! (`src/bin/cdkd-step.rs`) serves every step: a function's `Handler` names its step.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -10,7 +11,7 @@ use crate::deps::Deps;
 use crate::destroy;
 use crate::error::StepError;
 
-/// (step name = Lambda binary name, definition substitution).
+/// (step name = the Lambda function's `Handler`, definition substitution).
 pub const STEPS: &[(&str, &str)] = &[
     ("destroy-plan", "DestroyPlanFunctionArn"),
     ("destroy-wave", "DestroyWaveFunctionArn"),
@@ -18,6 +19,11 @@ pub const STEPS: &[(&str, &str)] = &[
     ("destroy-abort", "DestroyAbortFunctionArn"),
     ("cleanup-select", "CleanupSelectFunctionArn"),
 ];
+
+/// The step named `name` (a Lambda function's `Handler`), as its `'static` name.
+pub fn step_named(name: &str) -> Option<&'static str> {
+    STEPS.iter().find(|(n, _)| *n == name).map(|(n, _)| *n)
+}
 
 /// The step a substitution name stands for.
 pub fn step_for_substitution(sub: &str) -> Option<&'static str> {
@@ -51,14 +57,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_step_has_a_lambda_binary() {
+    fn a_handler_names_a_step_or_nothing() {
         for (step, _) in STEPS {
-            let path = format!("{}/src/bin/{step}.rs", env!("CARGO_MANIFEST_DIR"));
-            assert!(
-                std::path::Path::new(&path).exists(),
-                "missing Lambda main {path}"
-            );
+            assert_eq!(step_named(step), Some(*step));
         }
+        assert_eq!(step_named("bootstrap"), None);
+        assert_eq!(step_named(""), None);
     }
 
     #[test]

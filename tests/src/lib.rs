@@ -221,37 +221,6 @@ pub fn cdkd_lock_body(
     s
 }
 
-/// The `cdkd-flow` binary of this workspace (target/<profile>/cdkd-flow), built once per
-/// test process with the same cargo. It builds every target, so that it resolves the
-/// same features as `cargo test --workspace` and reuses its artifacts (a plain
-/// `cargo build -p cdkd-flow` would compile every SDK crate a second time).
-pub fn cli_binary() -> std::path::PathBuf {
-    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        // The test executable lives in target/<profile>/deps/.
-        let exe = std::env::current_exe().expect("current exe");
-        let profile_dir = exe
-            .parent()
-            .and_then(|d| d.parent())
-            .expect("target dir")
-            .to_path_buf();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .args(["build", "-q", "--workspace", "--all-targets"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("run cargo build");
-        assert!(
-            status.success(),
-            "cargo build --workspace --all-targets failed"
-        );
-        let bin = profile_dir.join("cdkd-flow");
-        assert!(bin.exists(), "{} missing after build", bin.display());
-        bin
-    })
-    .clone()
-}
-
 /// What a CLI run printed and returned.
 #[derive(Debug)]
 pub struct CliRun {
@@ -260,11 +229,12 @@ pub struct CliRun {
     pub stderr: String,
 }
 
-/// Runs `cdkd-flow <args>` against the emulator with extra environment variables (and
-/// no state machine from the environment unless given).
-pub fn run_cli_env(args: &[&str], env: &[(&str, &str)]) -> CliRun {
+/// Runs the CLI binary `bin` (the CLI's tests pass `CARGO_BIN_EXE_cdkd-flow`) with
+/// `args` against the emulator, with extra environment variables (and no state machine
+/// from the environment unless given).
+pub fn run_bin_env(bin: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> CliRun {
     endpoint();
-    let mut cmd = std::process::Command::new(cli_binary());
+    let mut cmd = std::process::Command::new(bin);
     cmd.args(args)
         .env("NO_COLOR", "1")
         .env_remove("RUST_LOG")

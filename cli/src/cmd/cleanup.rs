@@ -130,7 +130,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let outcome = show_progress(&ctx.store, &ctx.prefix, &children, run, &opts).await;
     match outcome {
         Outcome::Succeeded(out) => {
-            print!("{}", cdkd_core::cleanup_view::render_cleanup(&out));
+            crate::out::print(&cdkd_core::view::cleanup::render_cleanup(&out));
             let failed = out.get("failedCount").and_then(Value::as_u64).unwrap_or(0);
             Ok(if failed == 0 {
                 ExitCode::SUCCESS
@@ -143,7 +143,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             match seen {
                 // Some destroys failed: the summary says which; exit 1.
                 Some(out) if f.error == "CleanupIncomplete" => {
-                    print!("{}", cdkd_core::cleanup_view::render_cleanup(&out));
+                    crate::out::print(&cdkd_core::view::cleanup::render_cleanup(&out));
                     Ok(ExitCode::from(1))
                 }
                 _ => Err(CliError::Refused(format!(

@@ -8,25 +8,22 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use cdkd_aws::StateStore;
 use cdkd_core::contention::{contention_message, ContentionContext, Subject};
 use cdkd_core::destroy::decide::DecideOptions;
 use cdkd_core::destroy::model::RunResult;
 use cdkd_core::destroy::order::destroy_order;
-use cdkd_core::destroy::refusals::{needs_consumer_scan, StackRecord};
-use cdkd_core::keys::child_stack_name;
+use cdkd_core::destroy::refusals::StackRecord;
 use cdkd_core::lock::is_expired;
-use cdkd_core::plan_view::{
-    is_confirmation, plan_run, render_confirmation, render_plan, PlanRequest, RunPlan,
-    CONFIRM_QUESTION,
+use cdkd_core::view::plan::{
+    is_confirmation, plan_run, refused_summary, render_confirmation, render_plan, PlanRequest,
+    RunPlan, CONFIRM_QUESTION,
 };
-use cdkd_core::state::{ResourcesShape, StateRecord};
 use cdkd_core::text::{ascii_only_str, flatten_str, or_unrenderable};
 use cdkd_engine::{Engine, EngineOptions, Event, EventKind, Outcome, StateMachine};
 use cdkd_functions::destroy::finish::RunReport;
+use cdkd_functions::destroy::load::{consumers, load_tree, LoadError, StackTree};
 use cdkd_functions::destroy::DestroyInput;
 use cdkd_functions::{definitions, Deps};
-use serde_json::Value;
 
 use crate::context::{self, Ctx};
 use crate::error::CliError;
@@ -145,7 +142,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let plans = plan_all(&ctx, &stacks, &a).await?;
 
     if a.dry_run {
-        print!("{}", render_plan(&plans));
+        crate::out::print(&render_plan(&plans));
         return Ok(if plans.iter().any(|p| p.refusal.is_some()) {
             ExitCode::from(1)
         } else {
@@ -157,12 +154,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         for p in &refused {
             eprintln!("{}", flatten_str(p.refusal.as_deref().unwrap_or_default()));
         }
-        return Err(CliError::Refused(format!(
-            "{} of {} destroy{} refused; nothing was deleted",
-            refused.len(),
-            plans.len(),
-            if plans.len() == 1 { "" } else { "s" }
-        )));
+        return Err(CliError::Refused(refused_summary(refused.len(), plans.len())));
     }
     if !a.yes {
         confirm(&plans, &format!("s3://{}/{}", ctx.bucket, ctx.prefix)).await?;
@@ -237,7 +229,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             [one] if plans.len() == 1 => serde_json::to_string_pretty(one),
             many => serde_json::to_string_pretty(many),
         };
-        println!("{}", out.unwrap_or_default());
+        crate::out::println(&out.unwrap_or_default());
     }
     Ok(if all_clean {
         ExitCode::SUCCESS
@@ -347,44 +339,35 @@ fn step_failure(e: &Event) {
 // ---------------------------------------------------------------------------------
 // Planning from the records (read only): what --dry-run prints and the prompt lists.
 
-/// A stack as asked, its region and its records, children first.
-struct Loaded {
-    stack: String,
-    region: String,
-    records: Vec<(String, StateRecord)>,
-}
-
 /// Plans every stack, in the order the runs would go (consumers before producers).
 async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>, CliError> {
-    let mut loaded: Vec<Loaded> = Vec::new();
+    let mut loaded: Vec<StackTree> = Vec::new();
     let mut plans: Vec<RunPlan> = Vec::new();
     for s in stacks {
-        match load(&ctx.store, s, a.stack_region.as_deref()).await {
-            Ok(l) => loaded.push(l),
-            Err(LoadError::Refused { region, why }) => {
-                plans.push(RunPlan::refused(s, region.as_deref(), why))
+        match load_tree(&ctx.store, s, a.stack_region.as_deref()).await {
+            Ok(t) => loaded.push(t),
+            Err(LoadError::Refused { region, message }) => {
+                plans.push(RunPlan::refused(s, region.as_deref(), message))
             }
-            Err(LoadError::Aws(e)) => return Err(CliError::Aws(e)),
+            Err(LoadError::Store(e)) => return Err(e.into()),
         }
     }
-    // Consumers first (spec §2.1.4), from each root record's imports / outputReads.
-    let order = {
-        let roots: Vec<StackRecord<'_>> = loaded
+    // Consumers first (docs/destroy.md §2.1 step 4), from each root record's imports /
+    // outputReads.
+    let order: Vec<usize> = {
+        let (at, roots): (Vec<usize>, Vec<StackRecord<'_>>) = loaded
             .iter()
-            .map(|l| {
-                let root = &l.records[l.records.len() - 1].1;
-                StackRecord::from_state(&l.stack, &l.region, root)
-            })
-            .collect();
-        destroy_order(&roots)
+            .enumerate()
+            .filter_map(|(i, t)| Some((i, StackRecord::from_state(&t.stack, &t.region, t.root()?))))
+            .unzip();
+        destroy_order(&roots).into_iter().map(|k| at[k]).collect()
     };
     let now = cdkd_aws::store::now_ms();
     let mut gone_before: Vec<String> = Vec::new();
     for i in order {
         let l = &loaded[i];
-        let others = consumers(&ctx.store, &l.region, &l.records, &gone_before)
-            .await
-            .map_err(CliError::Aws)?;
+        // The stacks destroyed earlier in this command are gone by the time this one runs.
+        let others = consumers(&ctx.store, l, &gone_before).await?;
         let other_refs: Vec<StackRecord<'_>> = others
             .iter()
             .map(|(s, r)| StackRecord::from_state(s, &l.region, r))
@@ -409,147 +392,9 @@ async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>
     Ok(plans)
 }
 
-enum LoadError {
-    Refused { region: Option<String>, why: String },
-    Aws(String),
-}
-
-/// Nested records deeper than this are refused, as in the plan step.
-const MAX_NESTING: usize = 16;
-
-async fn load(store: &StateStore, stack: &str, asked: Option<&str>) -> Result<Loaded, LoadError> {
-    let region = resolve_region(store, stack, asked).await?;
-    let mut records = Vec::new();
-    collect(store, stack, &region, 0, &mut records).await?;
-    Ok(Loaded {
-        stack: stack.to_string(),
-        region,
-        records,
-    })
-}
-
-/// `--stack-region`, else the only region the stack has state in (the plan step's rule
-/// and messages).
-async fn resolve_region(
-    store: &StateStore,
-    stack: &str,
-    asked: Option<&str>,
-) -> Result<String, LoadError> {
-    if let Some(r) = asked.filter(|r| !r.is_empty()) {
-        return Ok(r.to_string());
-    }
-    let refs = store
-        .list_refs()
-        .await
-        .map_err(|e| LoadError::Aws(e.to_string()))?;
-    let mut regions: Vec<Option<String>> = refs
-        .into_iter()
-        .filter(|r| r.stack == stack)
-        .map(|r| r.region)
-        .collect();
-    regions.dedup();
-    let why = match regions.as_slice() {
-        [Some(r)] => return Ok(r.clone()),
-        [] => format!(
-            "No state found for stack '{}'. Run 'cdkd-flow state list' to see available stacks.",
-            name(stack)
-        ),
-        [None] => format!(
-            "Stack '{}' has only a legacy state record without a region. A cdkd write migrates it to the region-scoped layout; re-run the destroy after it.",
-            name(stack)
-        ),
-        many => format!(
-            "Stack '{}' has state in multiple regions: {}. Re-run with --stack-region <region> to disambiguate.",
-            name(stack),
-            many.iter()
-                .map(|r| r.as_deref().map(name).unwrap_or_else(|| "(legacy)".into()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    Err(LoadError::Refused { region: None, why })
-}
-
-/// The record and its nested children, depth-first post-order (children first).
-async fn collect(
-    store: &StateStore,
-    stack: &str,
-    region: &str,
-    depth: usize,
-    out: &mut Vec<(String, StateRecord)>,
-) -> Result<(), LoadError> {
-    let refused = |why: String| LoadError::Refused {
-        region: Some(region.to_string()),
-        why,
-    };
-    if depth > MAX_NESTING {
-        return Err(refused(format!(
-            "Stack '{}' ({region}) is nested more than {MAX_NESTING} levels deep; refusing to destroy",
-            name(stack)
-        )));
-    }
-    let loaded = match store.get_state(stack, region).await {
-        Ok(l) => l,
-        Err(e) => return Err(refused(flatten_str(&e.to_string()))),
-    };
-    let Some(loaded) = loaded else {
-        if depth == 0 {
-            return Err(refused(format!(
-                "No state found for stack '{}' ({}). Run 'cdkd-flow state list' to see available stacks.",
-                name(stack),
-                name(region)
-            )));
-        }
-        return Ok(());
-    };
-    let children: Vec<String> = match loaded.record.resources() {
-        ResourcesShape::Map(m) => m
-            .iter()
-            .filter(|(_, e)| {
-                e.get("resourceType").and_then(Value::as_str) == Some("AWS::CloudFormation::Stack")
-            })
-            .map(|(id, _)| child_stack_name(stack, id))
-            .collect(),
-        _ => Vec::new(),
-    };
-    for child in children {
-        Box::pin(collect(store, &child, region, depth + 1, out)).await?;
-    }
-    out.push((stack.to_string(), loaded.record));
-    Ok(())
-}
-
-/// Other records of the region that may import what these stacks export, leaving out
-/// the stacks destroyed earlier in this command (they are gone by then).
-async fn consumers(
-    store: &StateStore,
-    region: &str,
-    stacks: &[(String, StateRecord)],
-    gone_before: &[String],
-) -> Result<Vec<(String, StateRecord)>, String> {
-    if !stacks.iter().any(|(_, r)| needs_consumer_scan(&r.body)) {
-        return Ok(Vec::new());
-    }
-    let refs = store.list_refs().await.map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    for r in refs {
-        if r.region.as_deref() != Some(region)
-            || stacks.iter().any(|(s, _)| *s == r.stack)
-            || gone_before.contains(&r.stack)
-        {
-            continue;
-        }
-        // Unreadable records are left out of the scan (spec statement 24).
-        if let Ok(Some(l)) = store.get_state(&r.stack, region).await {
-            out.push((r.stack, l.record));
-        }
-    }
-    Ok(out)
-}
-
 /// A lock another process holds on any stack of the run (an expired lock is taken over
 /// by the run, so it does not refuse).
-async fn lock_refusal(ctx: &Ctx, l: &Loaded, now: i64) -> Result<Option<String>, CliError> {
+async fn lock_refusal(ctx: &Ctx, l: &StackTree, now: i64) -> Result<Option<String>, CliError> {
     for (stack, record) in &l.records {
         let subject = if record.body.get("parentStack").is_some_and(|p| !p.is_null()) {
             Subject::NestedStackChild

@@ -1,12 +1,12 @@
 //! `cdkd-flow force-unlock <stack>... [--stack-region R]`: deletes stacks' `lock.json`
-//! unconditionally (S&L §6.6, state-views §9) and says what it deleted.
+//! unconditionally (docs/state-and-lock.md §6.6, docs/state-views.md §9) and says what it deleted.
 //!
-//! Which locks (state-views §9 step 2): `--stack-region R` → that region's lock only (no
+//! Which locks (docs/state-views.md §9 step 2): `--stack-region R` → that region's lock only (no
 //! other key touched, not even the region-less one). Without it: the lock of every record
 //! of that name in the listing (a region-less legacy record → the legacy lock key); a
 //! stack with no record → the CLI region. A lock that cannot be deleted is reported and
 //! the walk goes on; the command then exits 1 naming every lock it could not release
-//! (§9 step 4, the [L] reading).
+//! (docs/state-views.md §9 step 4).
 
 use std::process::ExitCode;
 
@@ -51,8 +51,8 @@ pub enum Target {
     Legacy,
 }
 
-/// Decides the lock keys of one stack from the flag and the listing (pure, §9 step 2):
-/// the flag's region alone; else every ref of that name (regions in listing order, the
+/// Decides the lock keys of one stack from the flag and the listing (pure, docs/state-views.md §9
+/// step 2): the flag's region alone; else every ref of that name (regions in listing order, the
 /// legacy key last); else the CLI region.
 pub fn choose_targets(
     stack: &str,
@@ -138,11 +138,8 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let refs = if a.stack_region.as_deref().is_some_and(|r| !r.is_empty()) {
         Vec::new()
     } else {
-        // A failure to list aborts at once (§9 step 4).
-        ctx.store
-            .list_refs()
-            .await
-            .map_err(|e| CliError::Aws(e.to_string()))?
+        // A failure to list aborts at once (docs/state-views.md §9 step 4).
+        ctx.store.list_refs().await?
     };
     let mut failed = Vec::new();
     for stack in &stacks {
@@ -152,7 +149,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 Target::Legacy => None,
             };
             match ctx.locks.force_release_detailed(stack, region).await {
-                Ok(found) => println!("{}", released_line(stack, &target, &found)),
+                Ok(found) => crate::out::println(&released_line(stack, &target, &found)),
                 Err(e) => {
                     let line = format!(
                         "{}: {}",

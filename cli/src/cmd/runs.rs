@@ -10,9 +10,11 @@ use cdkd_aws::s3err::Failure;
 use cdkd_aws::sfn::{self, Execution, ExecutionSummary, Sfn, SfnError};
 use cdkd_aws::SdkConfig;
 use cdkd_core::text::flatten_str;
+use cdkd_core::view;
+use cdkd_core::view::runs::ExecutionRow;
 use cdkd_functions::runs;
 use clap::Subcommand;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::CliError;
 use crate::global::GlobalOpts;
@@ -169,10 +171,6 @@ async fn machines(
     (found, errors)
 }
 
-fn sfn_err(e: SfnError) -> CliError {
-    CliError::Aws(e.to_string())
-}
-
 /// The kinds to look a named run up under, the likely one first.
 fn kinds_for_name(name: &str) -> [Kind; 2] {
     if name.starts_with("cleanup-") {
@@ -188,8 +186,7 @@ async fn find_run(sdk: &SdkConfig, m: &Machines, run: &str) -> Result<(Sfn, Exec
         RunRef::Arn(arn) => {
             let client = Sfn::for_arn(sdk, &arn);
             let x = remote::retrying("DescribeExecution", || client.describe(&arn))
-                .await
-                .map_err(sfn_err)?;
+                .await?;
             Ok((client, x))
         }
         RunRef::Name(name) => {
@@ -235,19 +232,6 @@ pub async fn run(g: &GlobalOpts, c: RunsCommand) -> Result<ExitCode, CliError> {
     }
 }
 
-/// A row of `runs list`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunRow {
-    pub name: String,
-    pub arn: String,
-    pub kind: Kind,
-    pub status: String,
-    pub start_ms: i64,
-    pub stop_ms: Option<i64>,
-    /// The destroyed stack, or the cleanup's pattern.
-    pub target: Option<String>,
-}
-
 fn target_of(input: &Value) -> Option<String> {
     input
         .get("stack")
@@ -263,76 +247,20 @@ fn input_of(x: &Execution) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// `2026-11-29T15:22:32Z`.
-pub fn time_text(ms: i64) -> String {
-    let iso = cdkd_core::render::date::iso_from_ms(ms);
-    format!("{}Z", iso.get(..19).unwrap_or(&iso))
-}
-
-/// The `runs list` table.
-pub fn render_list(rows: &[RunRow]) -> String {
-    if rows.is_empty() {
-        return "no runs\n".into();
+/// What the views read of an execution (its kind and target come from its input).
+pub fn execution_row(x: &Execution) -> ExecutionRow {
+    let input = input_of(x);
+    ExecutionRow {
+        name: x.name.clone(),
+        arn: x.arn.clone(),
+        kind: Kind::of_input(&input).map(Into::into),
+        status: x.status.clone(),
+        start_ms: x.start_ms,
+        stop_ms: x.stop_ms,
+        target: target_of(&input),
+        error: x.error.clone(),
+        cause: x.cause.clone(),
     }
-    let head = ["RUN", "KIND", "STATUS", "STARTED", "STOPPED", "STACK"];
-    let cells: Vec<[String; 6]> = rows
-        .iter()
-        .map(|r| {
-            [
-                flatten_str(&r.name),
-                r.kind.name().to_string(),
-                flatten_str(&r.status),
-                time_text(r.start_ms),
-                r.stop_ms.map(time_text).unwrap_or_else(|| "-".into()),
-                match (r.kind, r.target.as_deref()) {
-                    (_, None) => "-".into(),
-                    (Kind::Destroy, Some(t)) => flatten_str(t),
-                    (Kind::Cleanup, Some(t)) => format!("pattern {}", flatten_str(t)),
-                },
-            ]
-        })
-        .collect();
-    let mut w = head.map(str::len);
-    for c in &cells {
-        for (i, v) in c.iter().enumerate() {
-            w[i] = w[i].max(v.chars().count());
-        }
-    }
-    let line = |c: &[String]| {
-        let mut s = String::new();
-        for (i, v) in c.iter().enumerate() {
-            if i + 1 == c.len() {
-                s.push_str(v);
-            } else {
-                s.push_str(v);
-                s.push_str(&" ".repeat(w[i] - v.chars().count() + 2));
-            }
-        }
-        s.trim_end().to_string()
-    };
-    let mut out = vec![line(&head.map(String::from))];
-    out.extend(cells.iter().map(|c| line(c)));
-    out.join("\n") + "\n"
-}
-
-/// The `runs list --json` array.
-pub fn list_json(rows: &[RunRow]) -> Value {
-    Value::Array(
-        rows.iter()
-            .map(|r| {
-                json!({
-                    "name": r.name,
-                    "executionArn": r.arn,
-                    "kind": r.kind.name(),
-                    "status": r.status,
-                    "startDate": time_text(r.start_ms),
-                    "stopDate": r.stop_ms.map(time_text),
-                    "stack": if r.kind == Kind::Destroy { r.target.clone() } else { None },
-                    "pattern": if r.kind == Kind::Cleanup { r.target.clone() } else { None },
-                })
-            })
-            .collect(),
-    )
 }
 
 async fn list(sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, CliError> {
@@ -347,14 +275,13 @@ async fn list(sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, CliError> {
     for (kind, sm) in &found {
         let client = Sfn::for_arn(sdk, sm);
         let xs = remote::retrying("ListExecutions", || client.list(sm, a.limit))
-            .await
-            .map_err(sfn_err)?;
+            .await?;
         all.extend(xs.into_iter().map(|x| (*kind, x)));
     }
     all.sort_by_key(|x| std::cmp::Reverse(x.1.start_ms));
     all.truncate(a.limit);
     // ListExecutions carries no input: describe each row for its stack.
-    let rows: Vec<RunRow> =
+    let rows: Vec<ExecutionRow> =
         futures::future::join_all(all.into_iter().map(|(kind, x)| async move {
             let client = Sfn::for_arn(sdk, &x.arn);
             let target = client
@@ -362,55 +289,27 @@ async fn list(sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, CliError> {
                 .await
                 .ok()
                 .and_then(|d| target_of(&input_of(&d)));
-            RunRow {
+            ExecutionRow {
                 name: x.name,
                 arn: x.arn,
-                kind,
+                kind: Some(kind.into()),
                 status: x.status,
                 start_ms: x.start_ms,
                 stop_ms: x.stop_ms,
                 target,
+                error: None,
+                cause: None,
             }
         }))
         .await;
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&list_json(&rows)).unwrap_or_default()
+        crate::out::println(
+            &serde_json::to_string_pretty(&view::runs::list_json(&rows)).unwrap_or_default(),
         );
     } else {
-        print!("{}", render_list(&rows));
+        crate::out::print(&view::runs::render_list(&rows));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The head of `runs show`.
-pub fn render_show_head(x: &Execution, kind: Option<Kind>) -> String {
-    let input = input_of(x);
-    let mut lines = vec![format!(
-        "run {} ({})",
-        flatten_str(&x.name),
-        kind.map(Kind::name).unwrap_or("unknown kind")
-    )];
-    let mut status = flatten_str(&x.status);
-    if let Some(e) = x.error.as_deref().filter(|s| !s.is_empty()) {
-        status.push_str(&format!(" ({}", flatten_str(e)));
-        if let Some(c) = x.cause.as_deref().filter(|s| !s.is_empty()) {
-            status.push_str(&format!(": {}", flatten_str(c)));
-        }
-        status.push(')');
-    }
-    lines.push(format!("  status:  {status}"));
-    lines.push(format!("  started: {}", time_text(x.start_ms)));
-    if let Some(t) = x.stop_ms {
-        lines.push(format!("  stopped: {}", time_text(t)));
-    }
-    match (kind, target_of(&input)) {
-        (Some(Kind::Cleanup), Some(p)) => lines.push(format!("  pattern: {}", flatten_str(&p))),
-        (_, Some(s)) => lines.push(format!("  stack:   {}", flatten_str(&s))),
-        _ => {}
-    }
-    lines.join("\n") + "\n"
 }
 
 async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
@@ -429,31 +328,19 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
         .as_deref()
         .and_then(|o| serde_json::from_str(o).ok());
     if a.json {
-        let v = json!({
-            "name": x.name,
-            "executionArn": x.arn,
-            "kind": kind.map(Kind::name),
-            "status": x.status,
-            "startDate": time_text(x.start_ms),
-            "stopDate": x.stop_ms.map(time_text),
-            "error": x.error,
-            "cause": x.cause,
-            "input": input,
-            "output": output,
-            "report": report,
-        });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        let report = report.as_ref().and_then(|r| serde_json::to_value(r).ok());
+        let v = view::runs::show_json(&execution_row(&x), &input, output.as_ref(), report.as_ref());
+        crate::out::println(&serde_json::to_string_pretty(&v).unwrap_or_default());
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", render_show_head(&x, kind));
+    crate::out::print(&view::runs::render_show_head(&execution_row(&x)));
     match (kind, report, output) {
-        (Some(Kind::Destroy), Some(r), _) => print!(
-            "{}",
-            cdkd_core::runview::render_destroy_report(&r.stacks, r.complete, r.aborted.as_deref())
+        (Some(Kind::Destroy), Some(r), _) => crate::out::print(
+            &view::report::render_destroy_report(&r.stacks, r.complete, r.aborted.as_deref()),
         ),
-        (Some(Kind::Destroy), None, _) => println!("  no report yet"),
+        (Some(Kind::Destroy), None, _) => crate::out::print(view::runs::NO_REPORT_YET),
         (Some(Kind::Cleanup), _, Some(out)) => {
-            print!("{}", cdkd_core::cleanup_view::render_cleanup(&out))
+            crate::out::print(&view::cleanup::render_cleanup(&out))
         }
         _ => {}
     }
@@ -490,10 +377,9 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
         remote::retrying("StopExecution", || {
             client.stop(&x.arn, "StoppedByUser", "cdkd-flow runs stop --now")
         })
-        .await
-        .map_err(sfn_err)?;
+        .await?;
         eprintln!("run {name}: stopped (ABORTED)");
-        eprintln!("{}", remote::aborted_warning(&x));
+        eprintln!("{}", view::runs::aborted_warning(&input));
         return Ok(ExitCode::SUCCESS);
     }
     if kind != Some(Kind::Destroy) {
@@ -508,8 +394,7 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
     for _ in 0..5 {
         let Some((body, etag)) = store
             .get_raw(&key)
-            .await
-            .map_err(|e| CliError::Aws(e.to_string()))?
+            .await?
         else {
             return Err(CliError::Refused(format!(
                 "run {name} has no progress.json yet (it is still planning): try again in a moment, or stop it at once with --now"
@@ -560,6 +445,7 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn run_ref_is_an_execution_arn_or_a_name() {
@@ -586,61 +472,6 @@ mod tests {
         assert_eq!(kinds_for_name("other")[0], Kind::Destroy);
     }
 
-    fn row(name: &str, kind: Kind, status: &str, target: Option<&str>) -> RunRow {
-        RunRow {
-            name: name.into(),
-            arn: format!("arn:aws:states:us-east-1:1:execution:M:{name}"),
-            kind,
-            status: status.into(),
-            start_ms: 1_795_965_752_123,
-            stop_ms: (status != "RUNNING").then_some(1_795_965_812_000),
-            target: target.map(str::to_string),
-        }
-    }
-
-    #[test]
-    fn list_table_aligns_columns_and_sanitizes_names() {
-        let rows = vec![
-            row(
-                "destroy-app-20261129T152232",
-                Kind::Destroy,
-                "RUNNING",
-                Some("app\u{1b}[2J"),
-            ),
-            row(
-                "cleanup-preview-_-20261129T152232",
-                Kind::Cleanup,
-                "SUCCEEDED",
-                Some("preview-*"),
-            ),
-        ];
-        assert_eq!(
-            render_list(&rows),
-            "RUN                                KIND     STATUS     STARTED               STOPPED               STACK\n\
-             destroy-app-20261129T152232        destroy  RUNNING    2026-11-29T15:22:32Z  -                     app [2J\n\
-             cleanup-preview-_-20261129T152232  cleanup  SUCCEEDED  2026-11-29T15:22:32Z  2026-11-29T15:23:32Z  pattern preview-*\n"
-        );
-        assert_eq!(render_list(&[]), "no runs\n");
-    }
-
-    #[test]
-    fn list_json_has_name_kind_status_times_and_stack() {
-        let v = list_json(&[row("destroy-a-1", Kind::Destroy, "ABORTED", Some("a\"b"))]);
-        assert_eq!(
-            v,
-            json!([{
-                "name": "destroy-a-1",
-                "executionArn": "arn:aws:states:us-east-1:1:execution:M:destroy-a-1",
-                "kind": "destroy",
-                "status": "ABORTED",
-                "startDate": "2026-11-29T15:22:32Z",
-                "stopDate": "2026-11-29T15:23:32Z",
-                "stack": "a\"b",
-                "pattern": null
-            }])
-        );
-    }
-
     #[test]
     fn graceful_stop_sets_stop_requested_and_keeps_every_other_field() {
         let body = br#"{"runId":"r","waves":2,"stacks":[],"future":{"x":1},"stopRequested":false}"#;
@@ -655,22 +486,27 @@ mod tests {
     }
 
     #[test]
-    fn show_head_names_status_error_times_and_stack() {
+    fn an_execution_reads_as_a_row_with_kind_and_target_from_its_input() {
         let x = Execution {
             arn: "arn".into(),
             state_machine_arn: "sm".into(),
-            name: "destroy-a-1".into(),
+            name: "cleanup-p-1".into(),
             status: "FAILED".into(),
             start_ms: 1_795_965_752_123,
             stop_ms: Some(1_795_965_812_000),
-            input: Some(r#"{"stack":"a","stateBucket":"b"}"#.into()),
+            input: Some(r#"{"pattern":"p-*","stateBucket":"b"}"#.into()),
             output: None,
-            error: Some("LockHeld".into()),
-            cause: Some("held by cdkd".into()),
+            error: Some("CleanupIncomplete".into()),
+            cause: None,
         };
-        assert_eq!(
-            render_show_head(&x, Some(Kind::Destroy)),
-            "run destroy-a-1 (destroy)\n  status:  FAILED (LockHeld: held by cdkd)\n  started: 2026-11-29T15:22:32Z\n  stopped: 2026-11-29T15:23:32Z\n  stack:   a\n"
-        );
+        let row = execution_row(&x);
+        assert_eq!(row.kind, Some(view::runs::RunKind::Cleanup));
+        assert_eq!(row.target.as_deref(), Some("p-*"));
+        assert_eq!(row.error.as_deref(), Some("CleanupIncomplete"));
+        let bad = Execution {
+            input: Some("not json".into()),
+            ..x
+        };
+        assert_eq!((execution_row(&bad).kind, execution_row(&bad).target), (None, None));
     }
 }

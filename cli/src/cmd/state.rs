@@ -1,27 +1,26 @@
-//! `cdkd-flow state list | show | resources` (spec/state-views.md §2-§5).
+//! `cdkd-flow state list | show | resources` (docs/state-views.md §2-§5).
 //!
 //! This file only gathers data (the listing, the records and locks, read with bounded
-//! concurrency) and prints what the pure renderers in `cdkd_core::render` return:
+//! concurrency) and prints what the pure renderers in `cdkd_core::view::state` return:
 //! stdout for the view, stderr for the warnings.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use cdkd_aws::store::now_ms;
 use cdkd_aws::{LoadedState, StateStore, StoreError};
 use cdkd_core::keys::StackRef;
-use cdkd_core::render::list::{
+use cdkd_core::view::state::list::{
     list_json, list_long_json, list_long_text, list_plain, LockRead, LongInput, RecordRead, RefView,
 };
-use cdkd_core::render::resolve::{
+use cdkd_core::view::state::resolve::{
     legacy_refusal, missing_nested_child, no_state_found, resolve_single,
 };
-use cdkd_core::render::resources::{render_resources, ResourcesMode};
-use cdkd_core::render::show::{
+use cdkd_core::view::state::resources::{render_resources, ResourcesMode};
+use cdkd_core::view::state::show::{
     nested_child_ids, show_json, show_nested_json, show_nested_text, show_text, LockView, ShowNode,
 };
-use cdkd_core::render::tree::{build_tree, tree_json, tree_text, TreeEntry};
-use cdkd_core::render::Rendered;
+use cdkd_core::view::state::tree::{build_tree, tree_json, tree_text, TreeEntry};
+use cdkd_core::view::Rendered;
 use clap::{Args, Subcommand};
 use futures::stream::{self, StreamExt};
 
@@ -94,7 +93,7 @@ pub struct ResourcesArgs {
     pub json: bool,
 }
 
-/// state-views §2: `--region` on a state subcommand is deprecated but still honoured.
+/// docs/state-views.md §2: `--region` on a state subcommand is deprecated but still honoured.
 pub const REGION_DEPRECATION: &str = "warning: --region is deprecated on state commands (it only sets the CLI region used to find the state bucket); use --stack-region to select a stack's record, or AWS_REGION";
 
 pub async fn run(g: &GlobalOpts, c: StateCommand) -> Result<ExitCode, CliError> {
@@ -131,13 +130,7 @@ fn emit(r: &Rendered) {
     for w in &r.warnings {
         tracing::warn!("{w}");
     }
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(r.stdout.as_bytes());
-    let _ = out.flush();
-}
-
-fn aws(e: StoreError) -> CliError {
-    CliError::Aws(e.to_string())
+    crate::out::print(&r.stdout);
 }
 
 fn ref_view(r: &StackRef) -> RefView<'_> {
@@ -151,7 +144,7 @@ fn ref_view(r: &StackRef) -> RefView<'_> {
 // state list
 
 async fn list(ctx: &Ctx, a: &ListArgs) -> Result<Rendered, CliError> {
-    let refs = ctx.store.list_refs().await.map_err(aws)?;
+    let refs = ctx.store.list_refs().await?;
     let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
     if a.tree {
         let entries = tree_entries(&ctx.store, &refs).await;
@@ -254,12 +247,12 @@ async fn tree_entries(store: &StateStore, refs: &[StackRef]) -> Vec<TreeEntry> {
 }
 
 // ---------------------------------------------------------------------------------
-// state show / state resources: single-record resolution (§2)
+// state show / state resources: single-record resolution (docs/state-views.md §2)
 
 /// Resolves `stack` to one region-scoped ref, refusing an unknown, ambiguous or
 /// legacy-only stack by name.
 async fn resolve(ctx: &Ctx, stack: &str, stack_region: Option<&str>) -> Result<String, CliError> {
-    let refs = ctx.store.list_refs().await.map_err(aws)?;
+    let refs = ctx.store.list_refs().await?;
     let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
     let one = resolve_single(stack, &views, stack_region).map_err(CliError::Refused)?;
     match one.region {
@@ -277,8 +270,7 @@ async fn load_record(ctx: &Ctx, stack: &str, region: &str) -> Result<LoadedState
             &ctx.bucket,
             &ctx.prefix,
         ))),
-        Err(StoreError::Refused(msg)) => Err(CliError::Refused(msg)),
-        Err(e) => Err(aws(e)),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -303,10 +295,7 @@ async fn show(ctx: &Ctx, a: &ShowArgs) -> Result<Rendered, CliError> {
         read_lock(&ctx.store, &a.stack, &region)
     );
     let state = state?;
-    let lock = lock.map_err(|e| match e {
-        StoreError::LockRead { .. } => CliError::Refused(e.to_string()),
-        other => aws(other),
-    })?;
+    let lock = lock?;
     let mut root = ShowNode {
         stack: a.stack.clone(),
         region: region.clone(),
@@ -329,8 +318,8 @@ async fn show(ctx: &Ctx, a: &ShowArgs) -> Result<Rendered, CliError> {
     })
 }
 
-/// §4.5: loads every nested child `<parent>~<logicalId>` in the parent's region,
-/// depth first in the parent's key order; a record whose `resources` is not a map has
+/// docs/state-views.md §4.5: loads every nested child `<parent>~<logicalId>` in the parent's
+/// region, depth first in the parent's key order; a record whose `resources` is not a map has
 /// no children. A missing child refuses the command by name; a child's lock read
 /// failure reads as no lock.
 async fn walk_children(ctx: &Ctx, root: &mut ShowNode) -> Result<(), CliError> {
@@ -355,8 +344,7 @@ async fn walk_children(ctx: &Ctx, root: &mut ShowNode) -> Result<(), CliError> {
                                 &parent, &id, &child, &region,
                             )))
                         }
-                        Err(StoreError::Refused(msg)) => return Err(CliError::Refused(msg)),
-                        Err(e) => return Err(aws(e)),
+                        Err(e) => return Err(e.into()),
                     };
                     Ok(ShowNode {
                         stack: child,

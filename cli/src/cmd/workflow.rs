@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use cdkd_engine::testfns::{self, TestFunctions};
 use cdkd_engine::{Dispatch, Engine, EngineOptions, Event, Outcome, StateMachine, TaskHandler};
+use cdkd_core::view::workflow::{self, EngineEvent, WorkflowResult};
 use clap::Subcommand;
 use serde_json::{json, Value};
 
@@ -235,61 +236,26 @@ fn parse_input(a: &RunArgs) -> Result<Value, CliError> {
         .map_err(|e| CliError::Usage(format!("{what} is not valid JSON: {e}")))
 }
 
-/// Terminal-safe text: control characters are shown escaped.
-fn sanitize(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
+/// An engine event as the view reads it.
+fn engine_event<'a>(e: &'a Event, kind: &'a str) -> EngineEvent<'a> {
+    EngineEvent {
+        id: e.id,
+        kind,
+        state: e.state.as_deref(),
+        error: e.error.as_deref(),
+        details: e.details.as_ref(),
+    }
 }
 
-/// One progress line for an event (stderr, human mode).
-pub fn render_event(e: &Event) -> String {
-    let mut line = format!("{:>4} {}", e.id, e.kind.name());
-    if let Some(s) = &e.state {
-        line.push_str(&format!(" {}", sanitize(s)));
-    }
-    if let Some(err) = &e.error {
-        line.push_str(&format!(" error={}", sanitize(err)));
-    }
-    if let Some(d) = &e.details {
-        line.push_str(&format!(" {}", sanitize(&d.to_string())));
-    }
-    line
-}
-
-/// The --json result line.
-pub fn render_json(o: &Outcome) -> String {
+/// An outcome as the view reads it.
+fn workflow_result(o: &Outcome) -> WorkflowResult<'_> {
     match o {
-        Outcome::Succeeded(v) => json!({"status": "SUCCEEDED", "output": v}).to_string(),
-        Outcome::Failed(f) => {
-            json!({"status": "FAILED", "error": f.error, "cause": f.cause}).to_string()
-        }
+        Outcome::Succeeded(v) => WorkflowResult::Succeeded(v),
+        Outcome::Failed(f) => WorkflowResult::Failed {
+            error: &f.error,
+            cause: &f.cause,
+        },
     }
-}
-
-/// The human result.
-pub fn render_text(o: &Outcome) -> String {
-    match o {
-        Outcome::Succeeded(v) => format!(
-            "status: SUCCEEDED\noutput: {}",
-            sanitize_multiline(&serde_json::to_string_pretty(v).unwrap_or_default())
-        ),
-        Outcome::Failed(f) => format!(
-            "status: FAILED\nerror: {}\ncause: {}",
-            sanitize(&f.error),
-            sanitize(&f.cause)
-        ),
-    }
-}
-
-fn sanitize_multiline(s: &str) -> String {
-    s.lines().map(sanitize).collect::<Vec<_>>().join("\n")
 }
 
 pub async fn run(g: &GlobalOpts, c: WorkflowCommand) -> Result<ExitCode, CliError> {
@@ -299,7 +265,9 @@ pub async fn run(g: &GlobalOpts, c: WorkflowCommand) -> Result<ExitCode, CliErro
     let observer: Option<cdkd_engine::Observer> = if a.json {
         None
     } else {
-        Some(Arc::new(|e: &Event| eprintln!("{}", render_event(e))))
+        Some(Arc::new(|e: &Event| {
+            eprintln!("{}", workflow::event_line(&engine_event(e, &e.kind.name())))
+        }))
     };
     let p = prepare(&a, &project_steps(), &region, observer)?;
     let outcome = match &a.name {
@@ -307,9 +275,9 @@ pub async fn run(g: &GlobalOpts, c: WorkflowCommand) -> Result<ExitCode, CliErro
         None => p.engine.run(&p.machine, input).await,
     };
     if a.json {
-        println!("{}", render_json(&outcome));
+        crate::out::println(&workflow::result_json(&workflow_result(&outcome)));
     } else {
-        println!("{}", render_text(&outcome));
+        crate::out::println(&workflow::result_text(&workflow_result(&outcome)));
     }
     Ok(match outcome {
         Outcome::Succeeded(_) => ExitCode::SUCCESS,
@@ -322,26 +290,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn workflow_json_result_has_exactly_status_and_output_or_error_and_cause() {
+    fn an_engine_failure_reads_as_a_failed_result() {
+        let o = Outcome::Failed(cdkd_engine::Failure::new("LockHeld", "held"));
         assert_eq!(
-            render_json(&Outcome::Succeeded(json!({"a": [1]}))),
-            r#"{"status":"SUCCEEDED","output":{"a":[1]}}"#
+            workflow_result(&o),
+            WorkflowResult::Failed {
+                error: "LockHeld",
+                cause: "held"
+            }
         );
+        let out = json!({"a": 1});
         assert_eq!(
-            render_json(&Outcome::Failed(cdkd_engine::Failure::new(
-                "LockHeld",
-                "held by \"x\""
-            ))),
-            r#"{"status":"FAILED","error":"LockHeld","cause":"held by \"x\""}"#
+            workflow_result(&Outcome::Succeeded(out.clone())),
+            WorkflowResult::Succeeded(&out)
         );
-    }
-
-    #[test]
-    fn workflow_text_result_escapes_control_characters() {
-        let t = render_text(&Outcome::Failed(cdkd_engine::Failure::new(
-            "E\u{1b}[31m",
-            "a\nb",
-        )));
-        assert_eq!(t, "status: FAILED\nerror: E\\u{1b}[31m\ncause: a\\nb");
     }
 }

@@ -7,11 +7,11 @@
 #![no_main]
 
 use cdkd_core::json::parse_json;
-use cdkd_core::render::list::{list_long_json, list_long_text, list_plain, LockRead, LongInput, RecordRead, RefView};
-use cdkd_core::render::resources::{render_resources, ResourcesMode};
-use cdkd_core::render::show::{show_json, show_nested_json, show_nested_text, show_text, LockView, ShowNode};
-use cdkd_core::render::tree::{build_tree, tree_json, tree_text, TreeEntry};
-use cdkd_core::render::Rendered;
+use cdkd_core::view::state::list::{list_long_json, list_long_text, list_plain, LockRead, LongInput, RecordRead, RefView};
+use cdkd_core::view::state::resources::{render_resources, ResourcesMode};
+use cdkd_core::view::state::show::{show_json, show_nested_json, show_nested_text, show_text, LockView, ShowNode};
+use cdkd_core::view::state::tree::{build_tree, tree_json, tree_text, TreeEntry};
+use cdkd_core::view::Rendered;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

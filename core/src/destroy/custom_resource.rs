@@ -1,5 +1,6 @@
-//! The custom-resource Delete request (spec §4.2) and the reading of the handler's answer
-//! (spec §4.4), as pure functions. Sending, presigning and polling S3 live in `aws`.
+//! The custom-resource Delete request (docs/destroy.md §4.2) and the reading of the handler's
+//! answer (docs/destroy.md §4.4), as pure functions.
+//! Sending, presigning and polling S3 live in `aws`.
 
 use super::model::CustomResourceMode;
 use crate::json::js_number;
@@ -19,7 +20,7 @@ pub struct DeleteRequestInput<'a> {
     pub stack_id: &'a str,
 }
 
-/// The JSON object sent to the handler (spec §4.2). No `OldResourceProperties`, no
+/// The JSON object sent to the handler (docs/destroy.md §4.2). No `OldResourceProperties`, no
 /// `ServiceTimeout`.
 pub fn delete_request(input: DeleteRequestInput<'_>) -> Value {
     json!({
@@ -77,7 +78,7 @@ fn base36(mut n: u64) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// Response object key at the bucket root (spec §1.2).
+/// Response object key at the bucket root (docs/destroy.md §1.2).
 pub fn response_key(request_id: &str) -> String {
     format!("custom-resource-responses/{request_id}.json")
 }
@@ -96,7 +97,7 @@ pub enum HandlerResponse {
     Failed { reason: String },
 }
 
-/// What the invoke's payload tells us (spec §4.4 steps 1–4).
+/// What the invoke's payload tells us (docs/destroy.md §4.4 steps 1–4).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InvokeAnswer {
     /// The payload itself is the answer.
@@ -123,7 +124,7 @@ pub fn parse_response(body: &[u8]) -> Option<HandlerResponse> {
     }
 }
 
-/// Classifies a Lambda invoke result (spec §4.4). `function_error`: the invoke returned
+/// Classifies a Lambda invoke result (docs/destroy.md §4.4). `function_error`: the invoke returned
 /// `FunctionError` → `Err` with the (flattened) function error text.
 pub fn classify_invoke(
     function_error: Option<&str>,
@@ -148,7 +149,7 @@ pub fn classify_invoke(
     }
 }
 
-/// Poll budget per mode (spec §4.4): sync 30 s, async 60 min; SNS always sync.
+/// Poll budget per mode (docs/destroy.md §4.4): sync 30 s, async 60 min; SNS always sync.
 pub fn await_budget_ms(mode: CustomResourceMode) -> u64 {
     match mode {
         CustomResourceMode::Sync => 30_000,

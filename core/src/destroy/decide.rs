@@ -1,4 +1,4 @@
-//! The per-record decision inside a wave (spec §2.8 steps 2–4, §4.1 pre-checks): retain,
+//! The per-record decision inside a wave (docs/destroy.md §2.8 steps 2–4, §4.1 pre-checks): retain,
 //! no-op, refuse, skip, or delete through which route and with which final snapshot.
 
 use serde::{Deserialize, Serialize};
@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 pub enum Decision {
     /// `Retain` / `RetainExceptOnCreate`: no AWS call, outcome `retained`, record kept.
     Retain,
-    /// `AWS::CDK::Metadata` (and types AWS removes with their parent): outcome `deleted`
-    /// with no AWS call.
+    /// [`NO_OP_TYPES`] (`AWS::CDK::Metadata` and types AWS removes with their parent):
+    /// outcome `deleted` with no AWS call.
     NoOp,
     /// Call a deleter.
     Delete(DeletePlan),
@@ -27,26 +27,57 @@ pub struct DeletePlan {
     pub final_snapshot: Option<FinalSnapshot>,
 }
 
-/// Which deleter family handles the record (spec §2.8 step 4).
+/// Where a record's delete goes (docs/destroy.md §2.8 step 4, docs/destroy.md §3): the one routing
+/// decision, made by [`route`]. The deleter registry only maps it to a deleter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
+    /// [`NO_OP_TYPES`]: nothing to delete in AWS; done with no call.
+    NoOp,
     /// `Custom::*` / `AWS::CloudFormation::CustomResource`: Delete request to the
-    /// ServiceToken (spec §4).
+    /// ServiceToken (docs/destroy.md §4).
     CustomResource,
-    /// `AWS::CloudFormation::Stack`: the child stack first (spec §5).
+    /// `AWS::CloudFormation::Stack`: the child stack first (docs/destroy.md §5).
     NestedStack,
-    /// Recorded `provisionedBy: cc-api`: Cloud Control with the recorded id.
-    CloudControl,
-    /// A type whose SDK deleter must be used whatever `provisionedBy` says
-    /// (`AWS::Scheduler::Schedule`: Cloud Control silently no-ops non-default groups;
-    /// [`SDK_EVEN_WHEN_CC_API`]: Cloud Control leaves Lambda's VPC interfaces).
+    /// The SDK deleter that declares the type.
     Sdk,
-    /// Not pinned: the deleter registry picks the type's SDK deleter, else Cloud
-    /// Control with the identifier translation of spec §3.2.
-    ByType,
+    /// Cloud Control with the recorded id (or the identifier translation of docs/destroy.md §3.2).
+    CloudControl,
+    /// No deleter may take it: Cloud Control must not ([`NOT_FOR_CLOUD_CONTROL`]) and no
+    /// SDK deleter declares the type ([`unsupported_reason`] says so).
+    Unsupported,
 }
 
-/// Final snapshot handling for `DeletionPolicy: Snapshot` (spec §2.8 step 3). Carried
+/// What an SDK deleter can do, as the deleter declares it next to its code (cdkd-deleters).
+/// Core's routing takes these as facts; the policy that uses them is [`route`]'s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SdkCapabilities {
+    /// The deleter honours a final snapshot
+    /// (`DeletionPolicy: Snapshot`, docs/destroy.md §2.8 step 3).
+    pub final_snapshot: bool,
+    /// The deleter does work Cloud Control's delete handler for the type leaves undone,
+    /// and takes Cloud Control's identifier of the type as its physical id.
+    pub completes_cloud_control: bool,
+}
+
+/// The deleters a destroy run has, as facts for [`route`] (implemented by cdkd-deleters'
+/// registry; core cannot see the deleters themselves).
+pub trait DeleterCatalog {
+    /// The capabilities of the SDK deleter that declares `resource_type`, if one does.
+    fn sdk_deleter(&self, resource_type: &str) -> Option<SdkCapabilities>;
+}
+
+/// A catalog without SDK deleters: what routing says when no deleter is known (a plan
+/// preview that never calls AWS).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSdkDeleters;
+
+impl DeleterCatalog for NoSdkDeleters {
+    fn sdk_deleter(&self, _resource_type: &str) -> Option<SdkCapabilities> {
+        None
+    }
+}
+
+/// Final snapshot handling for `DeletionPolicy: Snapshot` (docs/destroy.md §2.8 step 3). Carried
 /// to the deleter in its request; a deleter that cannot honour it must refuse the delete
 /// ([`FINAL_SNAPSHOT_UNSUPPORTED`]), never delete without the snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,27 +149,90 @@ pub fn should_retain(entry: &Map<String, Value>) -> bool {
     )
 }
 
-/// Types whose SDK deleter is used even for a record Cloud Control created
-/// (`provisionedBy: cc-api`; this project's deviation from cdkd, which sends those to
-/// Cloud Control): Cloud Control deletes a VPC Lambda function without the network
-/// interfaces Lambda leaves behind, and gives up on a security group still held by
-/// them, where the SDK deleters sweep the interfaces and wait for the group (30 min);
-/// an EC2 instance's API-termination protection is turned off through EC2 (spec §3.1
-/// removeProtection), which the SDK deleter does. Cloud Control's identifier of these
-/// types is the physical id the SDK deleter takes (function name, group id, instance id).
-pub const SDK_EVEN_WHEN_CC_API: &[&str] = &[
-    "AWS::Lambda::Function",
-    "AWS::EC2::SecurityGroup",
-    "AWS::EC2::Instance",
+/// Types deleted with no AWS call, counted `deleted` (docs/destroy.md §3.3): the CDK's
+/// metadata record, and types AWS deletes with their parent or manages itself.
+pub const NO_OP_TYPES: &[&str] = &[
+    "AWS::CDK::Metadata",
+    "AWS::CloudFormation::WaitConditionHandle",
+    "AWS::AppSync::GraphQLSchema",
+    "AWS::EC2::SubnetNetworkAclAssociation",
 ];
 
-/// Custom-resource types (spec §2.8 step 4).
+/// Types Cloud Control must not delete (docs/destroy.md §3.3): it refuses them, silently
+/// no-ops (`AWS::Scheduler::Schedule` in a non-default group), or skips cleanup their
+/// delete needs. Without an SDK deleter they are [`Route::Unsupported`].
+pub const NOT_FOR_CLOUD_CONTROL: &[&str] = &[
+    "AWS::IAM::Role",
+    "AWS::IAM::Policy",
+    "AWS::IAM::User",
+    "AWS::IAM::Group",
+    "AWS::IAM::InstanceProfile",
+    "AWS::Lambda::LayerVersion",
+    "AWS::S3::BucketPolicy",
+    "AWS::CloudFormation::WaitCondition",
+    "AWS::CloudFormation::CustomResource",
+    "AWS::Route53::HostedZone",
+    "AWS::Scheduler::Schedule",
+];
+
+/// Where a record's delete goes (docs/destroy.md §2.8 step 4, with this project's default to Cloud
+/// Control): no-op types → nothing; custom resources → their handler; nested stacks → the
+/// workflow; a record Cloud Control created (`provisionedBy: cc-api`) → Cloud Control, so
+/// the identifier Cloud Control recorded is the one it is asked about, unless Cloud
+/// Control must not take the type or the type's SDK deleter completes what Cloud
+/// Control's handler leaves undone (this project's deviation from cdkd, which sends
+/// those to Cloud Control); otherwise the type's SDK deleter, else Cloud Control, else
+/// unsupported.
+pub fn route<C: DeleterCatalog + ?Sized>(
+    resource_type: &str,
+    provisioned_by: Option<&str>,
+    deleters: &C,
+) -> Route {
+    if NO_OP_TYPES.contains(&resource_type) {
+        return Route::NoOp;
+    }
+    if is_custom_resource(resource_type) {
+        return Route::CustomResource;
+    }
+    if resource_type == "AWS::CloudFormation::Stack" {
+        return Route::NestedStack;
+    }
+    let cc_allowed = !NOT_FOR_CLOUD_CONTROL.contains(&resource_type);
+    let sdk = deleters.sdk_deleter(resource_type);
+    let cc_pinned = provisioned_by == Some("cc-api");
+    match sdk {
+        Some(caps) if !(cc_pinned && cc_allowed) || caps.completes_cloud_control => Route::Sdk,
+        _ if cc_allowed => Route::CloudControl,
+        _ => Route::Unsupported,
+    }
+}
+
+/// Why a [`Route::Unsupported`] record cannot be deleted.
+pub fn unsupported_reason(resource_type: &str) -> String {
+    format!(
+        "no deleter for {resource_type}: Cloud Control cannot delete it and cdkd-flow has no SDK deleter for it yet"
+    )
+}
+
+/// Custom-resource types (docs/destroy.md §2.8 step 4).
 pub fn is_custom_resource(resource_type: &str) -> bool {
     resource_type.starts_with("Custom::") || resource_type == "AWS::CloudFormation::CustomResource"
 }
 
-/// Decides what to do with one record (spec §2.8 steps 2–4).
+/// Decides what to do with one record when no deleter is known: [`decide_with`] and
+/// [`NoSdkDeleters`] (a plan preview: a type an SDK deleter would take is routed to
+/// Cloud Control or unsupported here; the run decides with its registry).
 pub fn decide(entry: &Map<String, Value>, opts: DecideOptions) -> Decision {
+    decide_with(entry, opts, &NoSdkDeleters)
+}
+
+/// Decides what to do with one record (docs/destroy.md §2.8 steps 2–4), routing with the run's
+/// `deleters`.
+pub fn decide_with<C: DeleterCatalog + ?Sized>(
+    entry: &Map<String, Value>,
+    opts: DecideOptions,
+    deleters: &C,
+) -> Decision {
     if should_retain(entry) {
         return Decision::Retain;
     }
@@ -192,23 +286,14 @@ pub fn decide(entry: &Map<String, Value>, opts: DecideOptions) -> Decision {
         }
     }
 
-    if ty == "AWS::CDK::Metadata" {
-        return Decision::NoOp;
-    }
-    let route = if is_custom_resource(ty) {
-        match custom_resource_precheck(entry) {
+    let provisioned_by = entry.get("provisionedBy").and_then(Value::as_str);
+    let route = match route(ty, provisioned_by, deleters) {
+        Route::NoOp => return Decision::NoOp,
+        Route::CustomResource => match custom_resource_precheck(entry) {
             Ok(()) => Route::CustomResource,
             Err(d) => return d,
-        }
-    } else if ty == "AWS::CloudFormation::Stack" {
-        Route::NestedStack
-    } else if ty == "AWS::Scheduler::Schedule" || (cc_pinned && SDK_EVEN_WHEN_CC_API.contains(&ty))
-    {
-        Route::Sdk
-    } else if cc_pinned {
-        Route::CloudControl
-    } else {
-        Route::ByType
+        },
+        other => other,
     };
     Decision::Delete(DeletePlan {
         route,
@@ -216,7 +301,7 @@ pub fn decide(entry: &Map<String, Value>, opts: DecideOptions) -> Decision {
     })
 }
 
-/// Spec §4.1: no properties or no `ServiceToken` → skipped; a non-string token → failed.
+/// docs/destroy.md §4.1: no properties or no `ServiceToken` → skipped; a non-string token → failed.
 fn custom_resource_precheck(entry: &Map<String, Value>) -> Result<(), Decision> {
     let Some(props) = entry.get("properties").and_then(Value::as_object) else {
         return Err(Decision::Skip {
@@ -235,7 +320,7 @@ fn custom_resource_precheck(entry: &Map<String, Value>) -> Result<(), Decision> 
     }
 }
 
-/// Final snapshot identifier (spec §2.8 step 3): physical id lowered, non `[a-z0-9-]` →
+/// Final snapshot identifier (docs/destroy.md §2.8 step 3): physical id lowered, non `[a-z0-9-]` →
 /// `-`, runs of `-` collapsed, `-` trimmed, `r` prefixed unless it starts with a letter,
 /// truncated so the whole name fits `limit`, then `-final-YYYYMMDD-HHMMSS` (UTC).
 /// A `-` left at the end by the truncation is trimmed too (AWS refuses `--`).
@@ -266,7 +351,7 @@ pub fn final_snapshot_identifier(physical_id: &str, limit: usize, now_ms: u64) -
 /// `YYYYMMDD-HHMMSS` in UTC.
 fn utc_stamp(now_ms: u64) -> String {
     // "YYYY-MM-DDTHH:MM:SS.sssZ" → digits only.
-    let iso = crate::render::date::iso_from_ms(now_ms.min(8_640_000_000_000_000) as i64);
+    let iso = crate::view::date::iso_from_ms(now_ms.min(8_640_000_000_000_000) as i64);
     let digits: String = iso.chars().take(19).filter(char::is_ascii_digit).collect();
     format!("{}-{}", &digits[..8], &digits[8..])
 }
@@ -282,6 +367,35 @@ mod tests {
 
     // 2026-11-29 12:34:56 UTC
     const NOW: u64 = 1_795_955_696_000;
+
+    /// A catalog of SDK deleters for the tests: `(type, capabilities)`.
+    struct Catalog(&'static [(&'static str, SdkCapabilities)]);
+
+    impl DeleterCatalog for Catalog {
+        fn sdk_deleter(&self, resource_type: &str) -> Option<SdkCapabilities> {
+            self.0
+                .iter()
+                .find(|(t, _)| *t == resource_type)
+                .map(|(_, c)| *c)
+        }
+    }
+
+    const PLAIN: SdkCapabilities = SdkCapabilities {
+        final_snapshot: false,
+        completes_cloud_control: false,
+    };
+    const COMPLETES_CC: SdkCapabilities = SdkCapabilities {
+        final_snapshot: false,
+        completes_cloud_control: true,
+    };
+
+    /// A delete through `route` without a final snapshot.
+    fn deleted_via(route: Route) -> Decision {
+        Decision::Delete(DeletePlan {
+            route,
+            final_snapshot: None,
+        })
+    }
 
     fn opts() -> DecideOptions {
         DecideOptions {
@@ -307,7 +421,7 @@ mod tests {
             assert_eq!(
                 decide(&entry(e), opts()),
                 Decision::Delete(DeletePlan {
-                    route: Route::ByType,
+                    route: Route::CloudControl,
                     final_snapshot: None
                 })
             );
@@ -329,7 +443,7 @@ mod tests {
         assert_eq!(
             decide(&e, opts()),
             Decision::Delete(DeletePlan {
-                route: Route::ByType,
+                route: Route::CloudControl,
                 final_snapshot: Some(FinalSnapshot::Identifier(
                     "my-db-1-final-20261129-123456".into()
                 ))
@@ -342,7 +456,7 @@ mod tests {
         assert_eq!(
             decide(&e, skip),
             Decision::Delete(DeletePlan {
-                route: Route::ByType,
+                route: Route::CloudControl,
                 final_snapshot: None
             })
         );
@@ -358,7 +472,7 @@ mod tests {
         assert_eq!(
             decide(&e, opts()),
             Decision::Delete(DeletePlan {
-                route: Route::ByType,
+                route: Route::CloudControl,
                 final_snapshot: None
             })
         );
@@ -392,7 +506,7 @@ mod tests {
         assert_eq!(
             decide(&e, opts()),
             Decision::Delete(DeletePlan {
-                route: Route::ByType,
+                route: Route::CloudControl,
                 final_snapshot: Some(FinalSnapshot::SnapshotFirst)
             })
         );
@@ -471,24 +585,53 @@ mod tests {
         );
         assert_eq!(
             r(json!({"resourceType": "AWS::Logs::LogGroup"})),
-            Route::ByType
+            Route::CloudControl
         );
     }
 
     #[test]
-    fn cc_api_lambda_function_and_security_group_go_to_their_sdk_deleter_that_sweeps_interfaces() {
-        let r = |v: Value| match decide(&entry(v), opts()) {
-            Decision::Delete(p) => p.route,
-            d => panic!("{d:?}"),
-        };
-        for t in SDK_EVEN_WHEN_CC_API {
-            assert_eq!(
-                r(json!({"resourceType": t, "provisionedBy": "cc-api"})),
-                Route::Sdk,
-                "{t}"
-            );
-            assert_eq!(r(json!({"resourceType": t})), Route::ByType, "{t}");
+    fn routing_a_type_with_an_sdk_deleter_uses_it_unless_cloud_control_created_the_record() {
+        let c = Catalog(&[("AWS::SQS::Queue", PLAIN)]);
+        assert_eq!(route("AWS::SQS::Queue", None, &c), Route::Sdk);
+        assert_eq!(route("AWS::SQS::Queue", Some("sdk"), &c), Route::Sdk);
+        assert_eq!(route("AWS::SQS::Queue", Some("cc-api"), &c), Route::CloudControl);
+        assert_eq!(route("AWS::Events::Archive", None, &c), Route::CloudControl);
+    }
+
+    #[test]
+    fn cc_api_record_goes_to_the_sdk_deleter_that_completes_what_cloud_control_leaves() {
+        let c = Catalog(&[("AWS::Lambda::Function", COMPLETES_CC)]);
+        assert_eq!(
+            route("AWS::Lambda::Function", Some("cc-api"), &c),
+            Route::Sdk
+        );
+        // Without that deleter, Cloud Control as for any other type.
+        assert_eq!(
+            route("AWS::Lambda::Function", Some("cc-api"), &NoSdkDeleters),
+            Route::CloudControl
+        );
+        let e = entry(json!({"resourceType": "AWS::Lambda::Function", "provisionedBy": "cc-api"}));
+        assert_eq!(
+            decide_with(&e, opts(), &c),
+            deleted_via(Route::Sdk)
+        );
+    }
+
+    #[test]
+    fn types_cloud_control_must_not_delete_use_their_sdk_deleter_or_are_unsupported() {
+        let c = Catalog(&[("AWS::IAM::User", PLAIN)]);
+        for t in NOT_FOR_CLOUD_CONTROL {
+            let expected = if *t == "AWS::IAM::User" {
+                Route::Sdk
+            } else if *t == "AWS::CloudFormation::CustomResource" {
+                Route::CustomResource
+            } else {
+                Route::Unsupported
+            };
+            assert_eq!(route(t, Some("cc-api"), &c), expected, "{t}");
+            assert_eq!(route(t, None, &c), expected, "{t}");
         }
+        assert!(unsupported_reason("AWS::IAM::User").starts_with("no deleter for AWS::IAM::User"));
     }
 
     #[test]
@@ -497,12 +640,37 @@ mod tests {
             json!({"resourceType": "AWS::Scheduler::Schedule", "provisionedBy": "cc-api",
                              "properties": {"GroupName": "g"}}),
         );
+        let with_sdk = Catalog(&[("AWS::Scheduler::Schedule", PLAIN)]);
+        assert_eq!(
+            decide_with(&e, opts(), &with_sdk),
+            deleted_via(Route::Sdk)
+        );
         assert_eq!(
             decide(&e, opts()),
-            Decision::Delete(DeletePlan {
-                route: Route::Sdk,
-                final_snapshot: None
-            })
+            deleted_via(Route::Unsupported)
+        );
+    }
+
+    /// Core said only `AWS::CDK::Metadata` was a no-op while the deleter registry had four
+    /// types; the type table of docs/destroy.md §3.3 names the four: the metadata
+    /// record, and what AWS deletes with its parent. `WaitCondition` is not one of them: it
+    /// is a real resource Cloud Control refuses, so it is unsupported without a deleter.
+    #[test]
+    fn no_op_types_are_metadata_and_what_aws_deletes_with_the_parent_rule_3_3() {
+        for t in [
+            "AWS::CDK::Metadata",
+            "AWS::CloudFormation::WaitConditionHandle",
+            "AWS::AppSync::GraphQLSchema",
+            "AWS::EC2::SubnetNetworkAclAssociation",
+        ] {
+            let e = entry(json!({"resourceType": t, "provisionedBy": "cc-api"}));
+            assert_eq!(decide(&e, opts()), Decision::NoOp, "{t}");
+            assert_eq!(route(t, None, &Catalog(&[(t, PLAIN)])), Route::NoOp, "{t}");
+        }
+        let e = entry(json!({"resourceType": "AWS::CloudFormation::WaitCondition"}));
+        assert_eq!(
+            decide(&e, opts()),
+            deleted_via(Route::Unsupported)
         );
     }
 

@@ -1,4 +1,4 @@
-//! Destroy decisions (spec `destroy.md`): the delete graph, the next wave, per-record
+//! Destroy decisions (docs/destroy.md): the delete graph, the next wave, per-record
 //! decisions, plan-time refusals, the data the workflow steps carry, Cloud Control
 //! identifiers, the custom-resource Delete request, and the crash-safety invariants.
 //! Pure: inputs are records as JSON, outputs are plain data.
@@ -12,4 +12,5 @@ pub mod invariant;
 pub mod model;
 pub mod order;
 pub mod refusals;
+pub mod tree;
 pub mod waves;

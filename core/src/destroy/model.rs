@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 pub use super::handle::Handle;
 
-/// What happened to one record in a run (spec §0 "row outcome", §2.7 `blocked`).
+/// What happened to one record in a run (docs/destroy.md §0 "row outcome", §2.7 `blocked`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "camelCase")]
 pub enum RowOutcome {
@@ -30,12 +30,12 @@ pub enum RowOutcome {
 }
 
 impl RowOutcome {
-    /// Settled for unblocking (spec §2.7): deleted, already gone, retained.
+    /// Settled for unblocking (docs/destroy.md §2.7): deleted, already gone, retained.
     pub fn is_settled(&self) -> bool {
         matches!(self, Self::Deleted | Self::AlreadyGone | Self::Retained)
     }
 
-    /// Failed or skipped: blocks everything it must precede (spec §2.7 [R]).
+    /// Failed or skipped: blocks everything it must precede (docs/destroy.md §2.7).
     pub fn blocks(&self) -> bool {
         matches!(
             self,
@@ -48,7 +48,7 @@ impl RowOutcome {
         matches!(self, Self::Deleted | Self::AlreadyGone)
     }
 
-    /// Forces the state file to be preserved at finish (spec §2.12 step 1 with [R]).
+    /// Forces the state file to be preserved at finish (docs/destroy.md §2.12 step 1).
     pub fn preserves_state(&self) -> bool {
         matches!(
             self,
@@ -70,7 +70,7 @@ impl RowOutcome {
     }
 }
 
-/// Custom-resource response waiting mode (spec §4.4 step 4).
+/// Custom-resource response waiting mode (docs/destroy.md §4.4 step 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CustomResourceMode {
@@ -111,7 +111,7 @@ impl WaveResult {
     }
 }
 
-/// The run record (`_runs/<run-id>/progress.json`, spec §2.11 [R]): with `state.json`
+/// The run record (`_runs/<run-id>/progress.json`, docs/destroy.md §2.11): with `state.json`
 /// it is enough to recompute the next wave.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -127,7 +127,7 @@ pub struct Progress {
     /// Wave invocations so far.
     #[serde(default)]
     pub waves: u32,
-    /// A stop was requested (spec §2.13): start nothing new.
+    /// A stop was requested (docs/destroy.md §2.13): start nothing new.
     #[serde(default)]
     pub stop_requested: bool,
 }

@@ -1,4 +1,4 @@
-//! Plan-time refusals (spec §2.2, §2.5): decided from the records alone, before the lock
+//! Plan-time refusals (docs/destroy.md §2.2, §2.5): decided from the records alone, before the lock
 //! is taken (and again under the lock), before anything is deleted. Every message names
 //! the stack and the cause; record text is flattened onto one line.
 
@@ -58,32 +58,32 @@ pub enum Damage {
 /// Why a destroy is refused. `Display` gives the one-line message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    /// Spec §2.2 step 1, statement 27.
+    /// docs/destroy.md §2.2 step 1, statement 27.
     NestedChild {
         stack: String,
         region: String,
         parent: String,
         parent_logical_id: Option<String>,
     },
-    /// Spec §2.2 step 3, statement 21.
+    /// docs/destroy.md §2.2 step 3, statement 21.
     ActiveImports {
         stack: String,
         region: String,
         consumers: Vec<ActiveImport>,
     },
-    /// Malformed `resources` (S&L §3.1: writers refuse by name).
+    /// Malformed `resources` (docs/state-and-lock.md §3.1: writers refuse by name).
     Damaged {
         stack: String,
         region: String,
         damage: Damage,
     },
-    /// S&L §2.2 region authority: the body names another region than its key.
+    /// docs/state-and-lock.md §2.2 region authority: the body names another region than its key.
     DivergentRegion {
         stack: String,
         region: String,
         body_kind: &'static str,
     },
-    /// Spec §2.5, statement 14.
+    /// docs/destroy.md §2.5, statement 14.
     Cycle {
         stack: String,
         region: String,
@@ -92,7 +92,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// Error name for the workflow's `Catch` / the CLI exit status (spec §2.1.5).
+    /// Error name for the workflow's `Catch` / the CLI exit status (docs/destroy.md §2.1 step 5).
     pub fn code(&self) -> &'static str {
         match self {
             Refusal::NestedChild { .. } => "NestedChildDestroy",
@@ -220,7 +220,7 @@ impl fmt::Display for Refusal {
 /// What the plan found when nothing was refused.
 #[derive(Debug, Clone)]
 pub enum PlanVerdict {
-    /// Zero records: take the lock, re-read, delete the file (spec §2.2 step 2).
+    /// Zero records: take the lock, re-read, delete the file (docs/destroy.md §2.2 step 2).
     Empty,
     /// Go on with this graph.
     Proceed {
@@ -240,8 +240,8 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-/// The `outputs` keys other stacks can import (S&L §3.1/§4 `exportNames` rule): absent
-/// `exportNames` = every output key; present = its entries that are keys of `outputs`.
+/// The `outputs` keys other stacks can import (docs/state-and-lock.md §3.1/§4 `exportNames` rule):
+/// absent `exportNames` = every output key; present = its entries that are keys of `outputs`.
 pub fn exportable_outputs(body: &Map<String, Value>) -> Vec<String> {
     let Some(outputs) = body.get("outputs").and_then(Value::as_object) else {
         return Vec::new();
@@ -259,7 +259,7 @@ pub fn exportable_outputs(body: &Map<String, Value>) -> Vec<String> {
     }
 }
 
-/// Consumers among `others` whose `imports` name `(stack, region)` (spec §2.2 step 3).
+/// Consumers among `others` whose `imports` name `(stack, region)` (docs/destroy.md §2.2 step 3).
 /// The record with the same name and region is skipped; a same-name record of another
 /// region is a stranger. `outputReads` never block.
 pub fn active_imports(target: &StackRecord<'_>, others: &[StackRecord<'_>]) -> Vec<ActiveImport> {
@@ -293,7 +293,8 @@ pub fn needs_consumer_scan(body: &Map<String, Value>) -> bool {
     !exportable_outputs(body).is_empty()
 }
 
-/// Runs every plan-time check in spec order and returns the first refusal, or the graph.
+/// Runs every plan-time check in the order of docs/destroy.md §2.2 and returns the first
+/// refusal, or the graph.
 /// `others` are the other records already read (unreadable ones left out: the scan
 /// ignores them, statement 24); pass `&[]` when [`needs_consumer_scan`] is false.
 pub fn check_plan(
@@ -346,7 +347,7 @@ pub fn check_plan(
         return Ok(PlanVerdict::Empty);
     }
 
-    // Region authority (S&L §2.2): a body region that differs from the key.
+    // Region authority (docs/state-and-lock.md §2.2): a body region that differs from the key.
     let divergent = target.divergent_body_region.or_else(|| {
         body.get("region")
             .filter(|r| r.as_str() != Some(target.key_region))

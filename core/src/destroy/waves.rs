@@ -1,4 +1,4 @@
-//! The next wave, computed incrementally (spec §2.6 [D]/[R], §2.7 [R]).
+//! The next wave, computed incrementally (docs/destroy.md §2.6, §2.7).
 //!
 //! Input: the delete graph of the records still in `state.json` plus the run's outcome
 //! map and the ids with a delete in flight. A record is **ready** when every record that
@@ -44,7 +44,7 @@ enum Status {
     Unsettled,
 }
 
-/// Computes the ready set (spec §2.6 [D] wave definition, §2.7 [R] blocking).
+/// Computes the ready set (docs/destroy.md §2.6 wave definition, §2.7 blocking).
 ///
 /// `outcomes`: outcomes recorded in this run; `in_flight`: logical ids with a persisted
 /// handle. The graph must be acyclic (checked at plan time; a subgraph of an acyclic

@@ -1,4 +1,4 @@
-//! The Cloud Control deleter (spec §3.1): `DeleteResource` with a deterministic
+//! The Cloud Control deleter (docs/destroy.md §3.1): `DeleteResource` with a deterministic
 //! ClientToken, then `GetResourceRequestStatus` polls across wave invocations from the
 //! persisted RequestToken.
 //!
@@ -13,6 +13,8 @@ pub mod identifier;
 use async_trait::async_trait;
 use aws_sdk_cloudcontrol::types::{HandlerErrorCode, OperationStatus, ProgressEvent};
 
+use cdkd_aws::sdk_error::{classify_code, ErrorClass};
+
 use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
 use crate::guard;
 use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
@@ -20,11 +22,11 @@ use crate::request::DeleteRequest;
 use crate::Deleter;
 pub use identifier::{cloud_control_target, poll_cap_ms, protection_off_patch, CcTarget};
 
-/// First status poll delay, growth ×1.5, cap (spec §3.1).
+/// First status poll delay, growth ×1.5, cap (docs/destroy.md §3.1).
 const POLL_FIRST_MS: u64 = 1000;
 const POLL_CAP_MS: u64 = 10_000;
 
-/// Why Cloud Control cannot honour `DeletionPolicy: Snapshot` (spec §3.1).
+/// Why Cloud Control cannot honour `DeletionPolicy: Snapshot` (docs/destroy.md §3.1).
 pub const NO_SNAPSHOT_PARAMETER: &str =
     "Cloud Control's DeleteResource has no snapshot parameter and cdkd-flow has no SDK deleter for this type that takes one";
 
@@ -127,24 +129,22 @@ impl CloudControlDeleter {
                     req,
                     format!("Cloud Control delete (request {token}) failed: {code_str}: {message}"),
                 );
-                match code {
-                    Some(HandlerErrorCode::Throttling) => {
-                        err.retryable = true;
-                        err.throttling = true;
-                    }
-                    Some(
-                        HandlerErrorCode::ServiceInternalError
-                        | HandlerErrorCode::NetworkFailure
-                        | HandlerErrorCode::InternalFailure,
-                    ) => err.retryable = true,
+                // The handler's error code is classified like any AWS error code
+                // (Throttling, InternalFailure, ServiceInternalError, NetworkFailure,
+                // AccessDenied, and the transient wording of its message).
+                let class = classify_code(code.map(|c| c.as_str()), None, message);
+                err.throttling = class == ErrorClass::Throttling;
+                err.retryable = class.is_retryable()
                     // Another operation on the resource, or a dependent not gone yet
                     // (a security group still used by an ENI): worth another attempt.
-                    Some(HandlerErrorCode::ResourceConflict | HandlerErrorCode::NotStabilized) => err.retryable = true,
-                    _ if crate::error::TRANSIENT_PHRASES.iter().any(|p| message.contains(p)) => err.retryable = true,
-                    Some(HandlerErrorCode::AccessDenied) => err.message.push_str(
+                    || matches!(
+                        code,
+                        Some(HandlerErrorCode::ResourceConflict | HandlerErrorCode::NotStabilized)
+                    );
+                if class == ErrorClass::AccessDenied {
+                    err.message.push_str(
                         " (the resource type's handler was denied an action; check the permissions Cloud Control acts with, not only the caller's)",
-                    ),
-                    _ => {}
+                    );
                 }
                 Err(err)
             }
@@ -235,7 +235,7 @@ pub const PHASE_UNPROTECT: &str = "unprotect";
 const UNPROTECT_BUDGET_MS: u64 = 15 * 60_000;
 
 impl CloudControlDeleter {
-    /// `removeProtection` for the types of spec §3.1: `UpdateResource` with a JSON patch
+    /// `removeProtection` for the types of docs/destroy.md §3.1: `UpdateResource` with a JSON patch
     /// turning the protection property off. `Some(request token)` while it runs; `None`
     /// when it finished at once or failed (a failure is only a warning: the delete then
     /// fails loudly if the protection is still on).

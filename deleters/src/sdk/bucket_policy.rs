@@ -1,15 +1,15 @@
 //! `AWS::S3::BucketPolicy`: DeleteBucketPolicy on the recorded bucket (`Bucket` property,
 //! else the physical id). A bucket without a policy counts as done; a missing bucket
-//! counts as gone under the region guard (spec §3.3).
+//! counts as gone under the region guard (docs/destroy.md §3.3).
 
 use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
 use crate::sdk::s3_bucket::is_bucket_name;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct BucketPolicyDeleter {
     s3: aws_sdk_s3::Client,
@@ -19,6 +19,10 @@ impl BucketPolicyDeleter {
     pub fn new(s3: aws_sdk_s3::Client) -> Self {
         BucketPolicyDeleter { s3 }
     }
+}
+
+impl SdkDeleter for BucketPolicyDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::S3::BucketPolicy"];
 }
 
 #[async_trait]
@@ -43,13 +47,5 @@ impl Deleter for BucketPolicyDeleter {
                 Err(DeleteError::from_aws(req, "DeleteBucketPolicy", &info))
             }
         }
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }

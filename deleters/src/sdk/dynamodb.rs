@@ -1,8 +1,8 @@
 //! `AWS::DynamoDB::Table`: DeleteTable by name, then poll DescribeTable until the table
 //! is gone (asynchronous: the handle survives across wave invocations). Budget 30 min
-//! (spec §2.8 step 5).
+//! (docs/destroy.md §2.8 step 5).
 //!
-//! Deletion protection (spec §3.3): with `removeProtection` a protected table is first
+//! Deletion protection (docs/destroy.md §3.3): with `removeProtection` a protected table is first
 //! updated to `DeletionProtectionEnabled=false`, then the deleter waits until the table
 //! is ACTIVE and unprotected (a [`Handle::Steps`] in phase `unprotect`, resumable across
 //! calls) and deletes it. Without the flag a protected table fails with a message naming
@@ -14,7 +14,7 @@ use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
 use crate::guard;
 use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 /// How long a table may take to disappear.
 pub const TABLE_DELETE_BUDGET_MS: u64 = 30 * 60 * 1000;
@@ -183,6 +183,10 @@ pub fn is_protection_refusal(code: Option<&str>, message: &str) -> bool {
         && (message.contains("protected against deletion")
             || message.contains("DeletionProtectionEnabled")
             || message.contains("deletion protection"))
+}
+
+impl SdkDeleter for DynamoTableDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::DynamoDB::Table"];
 }
 
 #[async_trait]

@@ -1,6 +1,6 @@
 //! `AWS::EC2::Instance`: the physical id is the instance id (`i-…`).
 //!
-//! Spec §3.1 (`removeProtection`) and §3.3: with `removeProtection` every attempt first
+//! docs/destroy.md §3.1 (`removeProtection`) and §3.3: with `removeProtection` every attempt first
 //! sets `DisableApiTermination=false` (ModifyInstanceAttribute), then calls
 //! TerminateInstances. When TerminateInstances refuses because API termination
 //! protection is on (it came back: the protection race), the flag's attempt is repeated
@@ -23,7 +23,7 @@ use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
 use crate::guard;
 use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkCapabilities, SdkDeleter};
 
 use super::eni::{deadline_ms, next_poll_ms, past_deadline};
 
@@ -268,6 +268,17 @@ impl Ec2InstanceDeleter {
             }
         }
     }
+}
+
+impl SdkDeleter for Ec2InstanceDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::EC2::Instance"];
+    /// Turns API-termination protection off through EC2 (docs/destroy.md §3.1
+    /// removeProtection), which Cloud Control does not. Cloud Control's identifier is the
+    /// instance id.
+    const CAPABILITIES: SdkCapabilities = SdkCapabilities {
+        final_snapshot: false,
+        completes_cloud_control: true,
+    };
 }
 
 #[async_trait]

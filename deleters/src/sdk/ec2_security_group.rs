@@ -1,8 +1,8 @@
 //! `AWS::EC2::SecurityGroup`: the physical id is the group id (`sg-…`).
 //!
 //! Each call first sweeps the Lambda network interfaces that still use the group
-//! (`AWS Lambda VPC ENI…`, status `available` → `DeleteNetworkInterface`, spec §3.3). While
-//! any interface uses the group, or `DeleteSecurityGroup` answers `DependencyViolation`,
+//! (`AWS Lambda VPC ENI…`, status `available` → `DeleteNetworkInterface`, docs/destroy.md §3.3).
+//! While any interface uses the group, or `DeleteSecurityGroup` answers `DependencyViolation`,
 //! the delete stays in flight and a later call tries again; the handle keeps the deadline
 //! (30 min from the first call) across wave invocations. After it the row fails naming the
 //! group and what still uses it. `InvalidGroup.NotFound` counts as gone only under the
@@ -15,7 +15,7 @@ use crate::error::{aws_error_info, AwsErrorInfo, DeleteError, DeleteErrorKind};
 use crate::guard;
 use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkCapabilities, SdkDeleter};
 
 /// How long a group may stay in use before the delete gives up.
 pub const SECURITY_GROUP_DELETE_BUDGET_MS: u64 = 30 * 60 * 1000;
@@ -207,6 +207,17 @@ impl SecurityGroupDeleter {
             ),
         })
     }
+}
+
+impl SdkDeleter for SecurityGroupDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::EC2::SecurityGroup"];
+    /// Cloud Control gives up on a group still held by Lambda's network interfaces; this
+    /// deleter sweeps them and waits for the group (30 min). Cloud Control's identifier is
+    /// the group id.
+    const CAPABILITIES: SdkCapabilities = SdkCapabilities {
+        final_snapshot: false,
+        completes_cloud_control: true,
+    };
 }
 
 #[async_trait]

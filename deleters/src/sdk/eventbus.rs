@@ -1,6 +1,6 @@
 //! `AWS::Events::EventBus`: the physical id is the bus name (an event-bus ARN also works).
 //!
-//! cdkd deletes every rule on the bus, even rules that are not its stack's (spec §3.3).
+//! cdkd deletes every rule on the bus, even rules that are not its stack's (docs/destroy.md §3.3).
 //! cdkd-flow takes the safer course (issue #5): the rules this state records are deleted
 //! before the bus by the implicit ordering rule, so any rule still on the bus is not this
 //! stack's; the bus deleter then fails naming those rules and deletes nothing. The
@@ -11,9 +11,9 @@ use async_trait::async_trait;
 use super::events_rule::bus_name_of;
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct EventBusDeleter {
     events: aws_sdk_eventbridge::Client,
@@ -93,6 +93,10 @@ impl EventBusDeleter {
     }
 }
 
+impl SdkDeleter for EventBusDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::Events::EventBus"];
+}
+
 #[async_trait]
 impl Deleter for EventBusDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
@@ -136,14 +140,6 @@ impl Deleter for EventBusDeleter {
                 Err(DeleteError::from_aws(req, "DeleteEventBus", &info))
             }
         }
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }
 

@@ -1,7 +1,7 @@
 //! `AWS::Events::Rule`: the physical id is the rule ARN
 //! (`arn:…:events:<region>:<account>:rule/[<bus>/]<name>`) or, in older records, the rule
 //! name with the bus in `properties.EventBusName` (default bus when absent). Removes every
-//! target of the rule, then deletes it (spec §3.3). A rule that DescribeRule reports
+//! target of the rule, then deletes it (docs/destroy.md §3.3). A rule that DescribeRule reports
 //! missing counts as gone only under the region guard.
 
 use async_trait::async_trait;
@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 /// Most target ids one RemoveTargets call accepts.
 const REMOVE_TARGETS_BATCH: usize = 100;
@@ -137,6 +137,10 @@ impl EventsRuleDeleter {
     }
 }
 
+impl SdkDeleter for EventsRuleDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::Events::Rule"];
+}
+
 #[async_trait]
 impl Deleter for EventsRuleDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
@@ -226,14 +230,6 @@ impl Deleter for EventsRuleDeleter {
                 Err(DeleteError::from_aws(req, "DeleteRule", &info))
             }
         }
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }
 

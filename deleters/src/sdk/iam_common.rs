@@ -1,5 +1,5 @@
-//! What the IAM deleters share (spec §3.3): the existence check whose NoSuchEntity goes to
-//! the region guard, removing every managed and inline policy of a role, user or group,
+//! What the IAM deleters share (docs/destroy.md §3.3): the existence check whose NoSuchEntity goes
+//! to the region guard, removing every managed and inline policy of a role, user or group,
 //! undoing group memberships and instance-profile places, and the final delete. While
 //! removing something, NoSuchEntity means it is already gone, which is fine.
 

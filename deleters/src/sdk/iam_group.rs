@@ -1,15 +1,15 @@
 //! `AWS::IAM::Group`: remove every member, detach managed and delete inline policies,
-//! then delete the group (spec §3.3).
+//! then delete the group (docs/destroy.md §3.3).
 
 use async_trait::async_trait;
 
 use crate::error::DeleteError;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
 use crate::sdk::iam_common::{
     all_items, deleted, existing, not_found, remove_user_from_group, sent, OnConflict, Principal,
 };
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct IamGroupDeleter {
     iam: aws_sdk_iam::Client,
@@ -19,6 +19,10 @@ impl IamGroupDeleter {
     pub fn new(iam: aws_sdk_iam::Client) -> Self {
         IamGroupDeleter { iam }
     }
+}
+
+impl SdkDeleter for IamGroupDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::IAM::Group"];
 }
 
 #[async_trait]
@@ -39,13 +43,5 @@ impl Deleter for IamGroupDeleter {
 
         let out = sent!(iam.delete_group().group_name(group));
         deleted(req, "DeleteGroup", OnConflict::Retry, out)
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }

@@ -1,13 +1,13 @@
 //! `AWS::IAM::ManagedPolicy`: the physical id is the policy ARN. Detach it from every
-//! role, user and group, delete every non-default version, then delete it (spec §3.3).
+//! role, user and group, delete every non-default version, then delete it (docs/destroy.md §3.3).
 
 use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct IamManagedPolicyDeleter {
     iam: aws_sdk_iam::Client,
@@ -50,6 +50,10 @@ fn ignore_missing<E>(
             }
         }
     }
+}
+
+impl SdkDeleter for IamManagedPolicyDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::IAM::ManagedPolicy"];
 }
 
 #[async_trait]
@@ -140,14 +144,6 @@ impl Deleter for IamManagedPolicyDeleter {
                 Err(DeleteError::from_aws(req, "DeletePolicy", &info))
             }
         }
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }
 

@@ -1,15 +1,15 @@
 //! `AWS::IAM::Policy` (an inline policy): delete the policy from every role, user and
-//! group the record names (spec §3.3). The physical id is the policy name; the legacy
+//! group the record names (docs/destroy.md §3.3). The physical id is the policy name; the legacy
 //! form `<name>:<role>` names one more role. NoSuchEntity for one principal is fine.
 
 use async_trait::async_trait;
 
 use crate::error::DeleteError;
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
 use crate::sdk::iam_common::Principal;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct IamPolicyDeleter {
     iam: aws_sdk_iam::Client,
@@ -89,6 +89,10 @@ pub fn inline_policy_target(req: &DeleteRequest) -> Option<InlinePolicyTarget> {
     Some(t)
 }
 
+impl SdkDeleter for IamPolicyDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::IAM::Policy"];
+}
+
 #[async_trait]
 impl Deleter for IamPolicyDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
@@ -121,14 +125,6 @@ impl Deleter for IamPolicyDeleter {
             );
         }
         Ok(DeleteProgress::Done)
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }
 

@@ -1,17 +1,17 @@
 //! `AWS::IAM::Role`: detach every attached managed policy, delete every inline policy,
-//! remove the role from every instance profile, then delete the role (spec §3.3). This
+//! remove the role from every instance profile, then delete the role (docs/destroy.md §3.3). This
 //! also covers policies attached outside the stack.
 
 use async_trait::async_trait;
 
 use crate::error::DeleteError;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
 use crate::sdk::iam_common::{
     all_items, deleted, existing, failed, not_found, remove_role_from_instance_profile, sent,
     OnConflict, Principal,
 };
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct IamRoleDeleter {
     iam: aws_sdk_iam::Client,
@@ -26,6 +26,10 @@ impl IamRoleDeleter {
 /// A role name (not an ARN or a path).
 pub fn is_iam_name(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && !id.contains(':') && !id.contains('/')
+}
+
+impl SdkDeleter for IamRoleDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::IAM::Role"];
 }
 
 #[async_trait]
@@ -49,13 +53,5 @@ impl Deleter for IamRoleDeleter {
         // A policy or profile attached between our listing and the delete is retried.
         let out = sent!(iam.delete_role().role_name(role));
         deleted(req, "DeleteRole", OnConflict::Retry, out)
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }

@@ -1,18 +1,18 @@
 //! `AWS::IAM::User`: delete the login profile and access keys, detach managed and
 //! delete inline policies, leave every group, drop the permissions boundary, then delete
-//! the user (spec §3.3).
+//! the user (docs/destroy.md §3.3).
 
 use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
 use crate::sdk::iam_common::{
     all_items, deleted, existing, failed, not_found, remove_user_from_group, sent, OnConflict,
     Principal,
 };
 use crate::sdk::ignore_no_such_entity;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct IamUserDeleter {
     iam: aws_sdk_iam::Client,
@@ -22,6 +22,10 @@ impl IamUserDeleter {
     pub fn new(iam: aws_sdk_iam::Client) -> Self {
         IamUserDeleter { iam }
     }
+}
+
+impl SdkDeleter for IamUserDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::IAM::User"];
 }
 
 #[async_trait]
@@ -81,13 +85,5 @@ impl Deleter for IamUserDeleter {
 
         let out = sent!(iam.delete_user().user_name(user));
         deleted(req, "DeleteUser", OnConflict::Retry, out)
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }

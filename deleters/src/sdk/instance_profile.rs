@@ -1,14 +1,14 @@
-//! `AWS::IAM::InstanceProfile`: remove each role, then delete the profile (spec §3.3).
+//! `AWS::IAM::InstanceProfile`: remove each role, then delete the profile (docs/destroy.md §3.3).
 
 use async_trait::async_trait;
 
 use crate::error::DeleteError;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
 use crate::sdk::iam_common::{
     deleted, existing, not_found, remove_role_from_instance_profile, sent, OnConflict,
 };
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct InstanceProfileDeleter {
     iam: aws_sdk_iam::Client,
@@ -18,6 +18,10 @@ impl InstanceProfileDeleter {
     pub fn new(iam: aws_sdk_iam::Client) -> Self {
         InstanceProfileDeleter { iam }
     }
+}
+
+impl SdkDeleter for InstanceProfileDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::IAM::InstanceProfile"];
 }
 
 #[async_trait]
@@ -35,13 +39,5 @@ impl Deleter for InstanceProfileDeleter {
         }
         let out = sent!(iam.delete_instance_profile().instance_profile_name(name));
         deleted(req, "DeleteInstanceProfile", OnConflict::AsClassified, out)
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }

@@ -1,14 +1,14 @@
 //! `AWS::KMS::Key`: ScheduleKeyDeletion with `PendingWindowInDays` from the record's
-//! properties when valid (7-30), else 7, the minimum (spec §3.3). A key already pending
+//! properties when valid (7-30), else 7, the minimum (docs/destroy.md §3.3). A key already pending
 //! deletion counts as deleted.
 
 use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub const MIN_PENDING_WINDOW_DAYS: i32 = 7;
 
@@ -54,6 +54,10 @@ fn is_key_id(id: &str, region: Option<&str>) -> bool {
     uuid || (id.starts_with("mrk-")
         && id.len() > 4
         && id[4..].bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+impl SdkDeleter for KmsKeyDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::KMS::Key"];
 }
 
 #[async_trait]
@@ -128,14 +132,6 @@ impl Deleter for KmsKeyDeleter {
                 Err(DeleteError::from_aws(req, "ScheduleKeyDeletion", &info))
             }
         }
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }
 

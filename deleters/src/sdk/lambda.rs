@@ -1,7 +1,7 @@
 //! `AWS::Lambda::Function`: the physical id is the function name (an ARN also works).
 //!
 //! A function whose record has a `VpcConfig` with subnets or security groups is deleted
-//! as spec §3.3 says: empty its `VpcConfig`, wait for that update, delete it, then sweep
+//! as docs/destroy.md §3.3 says: empty its `VpcConfig`, wait for that update, delete it, then sweep
 //! the network interfaces Lambda made for it (`AWS Lambda VPC ENI-<name>…`, deleted once
 //! `available`). Every wait is a return with `InFlight` (the handle keeps the deadline,
 //! 30 min from the first call), and each poll works out where it is from what AWS says,
@@ -16,14 +16,14 @@ use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
 use crate::progress::{now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkCapabilities, SdkDeleter};
 
 /// How long the VPC clean-up (update wait + interface sweep) may take in all.
 pub const VPC_CLEANUP_BUDGET_MS: u64 = 30 * 60 * 1000;
 
 /// Poll interval while the `VpcConfig` update runs.
 const UPDATE_POLL_MS: u64 = 2_000;
-/// Retry interval of the interface sweep (spec: every 15 s).
+/// Retry interval of the interface sweep (cdkd's: every 15 s).
 const SWEEP_POLL_MS: u64 = 15_000;
 
 pub struct LambdaFunctionDeleter {
@@ -289,6 +289,16 @@ fn is_function_id(id: &str, region: Option<&str>) -> bool {
         return region.is_some_and(|r| guard::arn_in(id, "lambda", r));
     }
     !id.is_empty() && !id.contains(':')
+}
+
+impl SdkDeleter for LambdaFunctionDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::Lambda::Function"];
+    /// Cloud Control deletes a VPC function without the network interfaces Lambda leaves
+    /// behind; this deleter sweeps them. Cloud Control's identifier is the function name.
+    const CAPABILITIES: SdkCapabilities = SdkCapabilities {
+        final_snapshot: false,
+        completes_cloud_control: true,
+    };
 }
 
 #[async_trait]

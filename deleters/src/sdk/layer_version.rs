@@ -1,15 +1,15 @@
 //! `AWS::Lambda::LayerVersion`: the physical id is the layer version ARN
 //! (`arn:…:lambda:<region>:<account>:layer:<name>:<version>`); a malformed one is
-//! skipped (spec §3.3). DeleteLayerVersion succeeds for a missing version, so existence is
-//! checked first.
+//! skipped (docs/destroy.md §3.3). DeleteLayerVersion succeeds for a missing version, so existence
+//! is checked first.
 
 use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct LayerVersionDeleter {
     lambda: aws_sdk_lambda::Client,
@@ -37,6 +37,10 @@ pub fn parse_layer_version_arn(arn: &str) -> Option<(String, i64)> {
         return None;
     }
     Some((name.to_owned(), version))
+}
+
+impl SdkDeleter for LayerVersionDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::Lambda::LayerVersion"];
 }
 
 #[async_trait]
@@ -85,14 +89,6 @@ impl Deleter for LayerVersionDeleter {
                 &aws_error_info(&e),
             )),
         }
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }
 

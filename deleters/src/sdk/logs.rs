@@ -4,9 +4,9 @@ use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct LogGroupDeleter {
     logs: aws_sdk_cloudwatchlogs::Client,
@@ -16,6 +16,10 @@ impl LogGroupDeleter {
     pub fn new(logs: aws_sdk_cloudwatchlogs::Client) -> Self {
         LogGroupDeleter { logs }
     }
+}
+
+impl SdkDeleter for LogGroupDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::Logs::LogGroup"];
 }
 
 #[async_trait]
@@ -43,13 +47,5 @@ impl Deleter for LogGroupDeleter {
                 Err(DeleteError::from_aws(req, "DeleteLogGroup", &info))
             }
         }
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }

@@ -1,15 +1,15 @@
 //! `AWS::SQS::QueuePolicy`: set the `Policy` attribute to "" on **every** queue in
-//! `properties.Queues` (spec §3.3 [R]; cdkd clears only the first), falling back to the
+//! `properties.Queues` (docs/destroy.md §3.3; cdkd clears only the first), falling back to the
 //! physical id (the first queue URL). A missing queue is fine; all missing = gone.
 
 use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
 use crate::sdk::sqs::is_queue_url;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct QueuePolicyDeleter {
     sqs: aws_sdk_sqs::Client,
@@ -28,6 +28,10 @@ pub fn policy_queues(req: &DeleteRequest) -> Vec<String> {
         queues.push(req.physical_id.clone());
     }
     queues
+}
+
+impl SdkDeleter for QueuePolicyDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::SQS::QueuePolicy"];
 }
 
 #[async_trait]
@@ -71,13 +75,5 @@ impl Deleter for QueuePolicyDeleter {
             );
         }
         Ok(DeleteProgress::Done)
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }

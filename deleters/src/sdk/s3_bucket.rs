@@ -1,4 +1,4 @@
-//! `AWS::S3::Bucket`: DeleteBucket by name (spec §3.3, statement 53).
+//! `AWS::S3::Bucket`: DeleteBucket by name (docs/destroy.md §3.3, statement 53).
 //!
 //! A bucket that still holds objects is refused with a message naming it, unless the
 //! record's tags include `aws-cdk:auto-delete-objects` = `true` (CDK's `autoDeleteObjects`):
@@ -17,7 +17,7 @@ use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
 use crate::guard;
 use crate::progress::{now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 /// The tag CDK puts on a bucket whose objects may be deleted with it.
 pub const AUTO_DELETE_TAG: &str = "aws-cdk:auto-delete-objects";
@@ -226,6 +226,10 @@ pub fn is_bucket_name(id: &str) -> bool {
 /// The record opts in to having its objects deleted with it.
 pub fn auto_delete_objects(req: &DeleteRequest) -> bool {
     req.has_tag(AUTO_DELETE_TAG, "true")
+}
+
+impl SdkDeleter for S3BucketDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::S3::Bucket"];
 }
 
 #[async_trait]

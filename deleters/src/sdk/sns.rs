@@ -5,9 +5,9 @@ use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct SnsTopicDeleter {
     sns: aws_sdk_sns::Client,
@@ -17,6 +17,10 @@ impl SnsTopicDeleter {
     pub fn new(sns: aws_sdk_sns::Client) -> Self {
         SnsTopicDeleter { sns }
     }
+}
+
+impl SdkDeleter for SnsTopicDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::SNS::Topic"];
 }
 
 #[async_trait]
@@ -45,13 +49,5 @@ impl Deleter for SnsTopicDeleter {
                 &aws_error_info(&e),
             )),
         }
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }

@@ -4,9 +4,9 @@ use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct SqsQueueDeleter {
     sqs: aws_sdk_sqs::Client,
@@ -30,6 +30,10 @@ pub fn is_queue_url(id: &str) -> bool {
         && id.rsplit('/').next().is_some_and(|n| !n.is_empty())
 }
 
+impl SdkDeleter for SqsQueueDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::SQS::Queue"];
+}
+
 #[async_trait]
 impl Deleter for SqsQueueDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
@@ -49,13 +53,5 @@ impl Deleter for SqsQueueDeleter {
                 Err(DeleteError::from_aws(req, "DeleteQueue", &info))
             }
         }
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }

@@ -4,9 +4,9 @@ use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct SsmParameterDeleter {
     ssm: aws_sdk_ssm::Client,
@@ -16,6 +16,10 @@ impl SsmParameterDeleter {
     pub fn new(ssm: aws_sdk_ssm::Client) -> Self {
         SsmParameterDeleter { ssm }
     }
+}
+
+impl SdkDeleter for SsmParameterDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::SSM::Parameter"];
 }
 
 #[async_trait]
@@ -37,13 +41,5 @@ impl Deleter for SsmParameterDeleter {
                 Err(DeleteError::from_aws(req, "DeleteParameter", &info))
             }
         }
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }

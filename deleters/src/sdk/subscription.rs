@@ -1,13 +1,13 @@
 //! `AWS::SNS::Subscription`: Unsubscribe by subscription ARN. A subscription still
-//! pending confirmation has no ARN and nothing to remove (spec §3.3).
+//! pending confirmation has no ARN and nothing to remove (docs/destroy.md §3.3).
 
 use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct SubscriptionDeleter {
     sns: aws_sdk_sns::Client,
@@ -17,6 +17,10 @@ impl SubscriptionDeleter {
     pub fn new(sns: aws_sdk_sns::Client) -> Self {
         SubscriptionDeleter { sns }
     }
+}
+
+impl SdkDeleter for SubscriptionDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::SNS::Subscription"];
 }
 
 #[async_trait]
@@ -66,13 +70,5 @@ impl Deleter for SubscriptionDeleter {
                 Err(DeleteError::from_aws(req, "Unsubscribe", &info))
             }
         }
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }

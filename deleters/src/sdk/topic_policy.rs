@@ -1,16 +1,16 @@
 //! `AWS::SNS::TopicPolicy`: put every topic of the comma-joined physical id (and of
 //! `properties.Topics`) back on SNS's default access policy. cdkd sets `Policy` to ""
-//! instead (spec §3.3); the default policy is what a topic without a TopicPolicy has, and
-//! an empty string is not accepted everywhere (the emulator answers 500). A missing topic
+//! instead (docs/destroy.md §3.3); the default policy is what a topic without a TopicPolicy has,
+//! and an empty string is not accepted everywhere (the emulator answers 500). A missing topic
 //! is fine; all missing = gone.
 
 use async_trait::async_trait;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
-use crate::progress::{DeleteProgress, Handle};
+use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
-use crate::Deleter;
+use crate::{Deleter, SdkDeleter};
 
 pub struct TopicPolicyDeleter {
     sns: aws_sdk_sns::Client,
@@ -66,6 +66,10 @@ pub fn default_topic_policy(topic_arn: &str) -> String {
     .to_string()
 }
 
+impl SdkDeleter for TopicPolicyDeleter {
+    const TYPES: &'static [&'static str] = &["AWS::SNS::TopicPolicy"];
+}
+
 #[async_trait]
 impl Deleter for TopicPolicyDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
@@ -107,13 +111,5 @@ impl Deleter for TopicPolicyDeleter {
             );
         }
         Ok(DeleteProgress::Done)
-    }
-
-    async fn poll(
-        &self,
-        req: &DeleteRequest,
-        handle: &Handle,
-    ) -> Result<DeleteProgress, DeleteError> {
-        super::no_poll(req, handle)
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod abort;
 pub mod finish;
+pub mod load;
 pub mod plan;
 pub mod record;
 pub mod wave;

@@ -1,17 +1,16 @@
 //! `destroy-plan`: find the stack's record and its nested children, refuse what must not
 //! be destroyed (before any lock), take every lock, write `progress.json`.
 
-use cdkd_aws::{HeldLock, LockManager, StateStore};
+use cdkd_aws::{HeldLock, LockManager};
 use cdkd_core::destroy::graph::DeleteGraph;
-use cdkd_core::destroy::refusals::{check_plan, needs_consumer_scan, RefusalOptions, StackRecord};
-use cdkd_core::keys::child_stack_name;
+use cdkd_core::destroy::refusals::{check_plan, RefusalOptions, StackRecord};
 use cdkd_core::lock::flow_owner;
 use cdkd_core::state::StateRecord;
 use cdkd_core::text::{ascii_only_str, or_unrenderable};
-use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::load::{consumers, load_tree};
 use super::record::resources_of;
 use super::{Carry, DestroyInput, DestroyRun, Planned, RunRef, StackRun};
 use crate::deps::Deps;
@@ -26,10 +25,6 @@ pub struct PlanInput {
     pub run_id: String,
 }
 
-/// Nested-stack records deeper than this are refused (CloudFormation stops at 5 levels;
-/// a hand-edited loop must not recurse forever).
-const MAX_NESTING: usize = 16;
-
 fn name(s: &str) -> String {
     or_unrenderable(ascii_only_str(s))
 }
@@ -40,19 +35,18 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         return Err(StepError::bad_input("destroy needs a stack name"));
     }
     let store = deps.store(&input.state_bucket, &input.state_prefix);
-    let region = resolve_region(&store, &input.stack, input.stack_region.as_deref()).await?;
-
     // The root record and its nested children, children first.
-    let mut stacks: Vec<(String, StateRecord)> = Vec::new();
-    collect(&store, &input.stack, &region, 0, &mut stacks).await?;
+    let tree = load_tree(&store, &input.stack, input.stack_region.as_deref()).await?;
+    let region = tree.region.clone();
+    let stacks = &tree.records;
 
     // Refusals, before any lock: the root as asked, children as part of their parent.
-    let others = consumers(&store, &region, &stacks).await?;
+    let others = consumers(&store, &tree, &[]).await?;
     let other_refs: Vec<StackRecord<'_>> = others
         .iter()
         .map(|(s, r)| StackRecord::from_state(s, &region, r))
         .collect();
-    for (stack, record) in &stacks {
+    for (stack, record) in stacks {
         let is_root = *stack == input.stack;
         let opts = RefusalOptions {
             allow_nested_child: !is_root || input.allow_nested_child,
@@ -81,7 +75,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
 
     // Under the lock, read again: what we plan from is what nobody can change now.
     let mut plan = Vec::new();
-    for (stack, _) in &stacks {
+    for (stack, _) in stacks {
         let loaded = match store.get_state(stack, &region).await {
             Ok(l) => l,
             Err(e) => {
@@ -139,117 +133,6 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         settled: false,
         wait_seconds: 0,
     })
-}
-
-/// The record's region: `--stack-region`, else the only region the stack has state in.
-async fn resolve_region(
-    store: &StateStore,
-    stack: &str,
-    asked: Option<&str>,
-) -> Result<String, StepError> {
-    if let Some(r) = asked.filter(|r| !r.is_empty()) {
-        return Ok(r.to_string());
-    }
-    let refs = store.list_refs().await?;
-    let mut regions: Vec<Option<String>> = refs
-        .into_iter()
-        .filter(|r| r.stack == stack)
-        .map(|r| r.region)
-        .collect();
-    regions.dedup();
-    match regions.as_slice() {
-        [] => Err(StepError::refused(format!(
-            "No state found for stack '{}'. Run 'cdkd-flow state list' to see available stacks.",
-            name(stack)
-        ))),
-        [Some(r)] => Ok(r.clone()),
-        [None] => Err(StepError::refused(format!(
-            "Stack '{}' has only a legacy state record without a region. A cdkd write migrates it to the region-scoped layout; re-run the destroy after it.",
-            name(stack)
-        ))),
-        many => Err(StepError::refused(format!(
-            "Stack '{}' has state in multiple regions: {}. Re-run with --stack-region <region> to disambiguate.",
-            name(stack),
-            many.iter()
-                .map(|r| r.as_deref().map(name).unwrap_or_else(|| "(legacy)".into()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
-    }
-}
-
-/// Depth-first: every `AWS::CloudFormation::Stack` row whose child record exists, then
-/// the stack itself (post-order, so children are destroyed before their parent).
-async fn collect(
-    store: &StateStore,
-    stack: &str,
-    region: &str,
-    depth: usize,
-    out: &mut Vec<(String, StateRecord)>,
-) -> Result<(), StepError> {
-    if depth > MAX_NESTING {
-        return Err(StepError::refused(format!(
-            "Stack '{}' ({region}) is nested more than {MAX_NESTING} levels deep; refusing to destroy",
-            name(stack)
-        )));
-    }
-    let Some(loaded) = store.get_state(stack, region).await? else {
-        if depth == 0 {
-            return Err(StepError::refused(format!(
-                "No state found for stack '{}' ({}) in s3://{}/{}/. Run 'cdkd-flow state list' to see available stacks.",
-                name(stack),
-                name(region),
-                store.bucket,
-                store.prefix
-            )));
-        }
-        return Ok(());
-    };
-    let children: Vec<String> = match loaded.record.resources() {
-        cdkd_core::state::ResourcesShape::Map(m) => m
-            .iter()
-            .filter(|(_, e)| {
-                e.get("resourceType").and_then(Value::as_str) == Some("AWS::CloudFormation::Stack")
-            })
-            .map(|(id, _)| child_stack_name(stack, id))
-            .collect(),
-        _ => Vec::new(),
-    };
-    for child in children {
-        Box::pin(collect(store, &child, region, depth + 1, out)).await?;
-    }
-    out.push((stack.to_string(), loaded.record));
-    Ok(())
-}
-
-/// Other records of the region that may import what these stacks export (read only when
-/// one of them exports anything; unreadable records are left out of the scan).
-async fn consumers(
-    store: &StateStore,
-    region: &str,
-    stacks: &[(String, StateRecord)],
-) -> Result<Vec<(String, StateRecord)>, StepError> {
-    if !stacks.iter().any(|(_, r)| needs_consumer_scan(&r.body)) {
-        return Ok(Vec::new());
-    }
-    let refs = store.list_refs().await?;
-    let names: Vec<String> = refs
-        .into_iter()
-        .filter(|r| r.region.as_deref() == Some(region))
-        .map(|r| r.stack)
-        .filter(|s| !stacks.iter().any(|(t, _)| t == s))
-        .collect();
-    let read: Vec<Option<(String, StateRecord)>> = stream::iter(names)
-        .map(|s| async move {
-            match store.get_state(&s, region).await {
-                Ok(Some(l)) => Some((s, l.record)),
-                _ => None,
-            }
-        })
-        .buffer_unordered(16)
-        .collect()
-        .await;
-    Ok(read.into_iter().flatten().collect())
 }
 
 fn planned_rows(

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use cdkd_aws::{HeldLock, StateStore};
-use cdkd_core::destroy::decide::{decide, DecideOptions, Decision, Route};
+use cdkd_core::destroy::decide::{decide_with, DecideOptions, Decision, DeleterCatalog, Route};
 use cdkd_core::destroy::graph::DeleteGraph;
 use cdkd_core::destroy::model::{RowOutcome, RunResult};
 use cdkd_core::destroy::waves::ready_set;
@@ -295,7 +295,7 @@ async fn step_stack(
                 .get(&id)
                 .copied()
                 .unwrap_or_else(|| sr.retries.get(&id).map_or(0, |r| r.attempts));
-            let outcome = match decide(&entry, opts) {
+            let outcome = match decide_with(&entry, opts, &ctx.registry) {
                 Decision::Retain => Some(RowOutcome::Retained),
                 Decision::NoOp => Some(RowOutcome::Deleted),
                 Decision::Fail { error } => Some(RowOutcome::Failed { error }),
@@ -316,7 +316,7 @@ async fn step_stack(
                         ctx.run_context(&sr.stack),
                         options,
                     );
-                    match refuse_unhonoured_snapshot(&ctx.registry, &req) {
+                    match refuse_unhonoured_snapshot(&ctx.registry, plan.route, &req) {
                         Some(error) => Some(RowOutcome::Failed { error }),
                         None if sr.dispatched.contains_key(&id) => {
                             to_start.push(req);
@@ -419,23 +419,24 @@ struct Sent {
     options: DeleteOptions,
 }
 
-/// Deleters that honour `options.final_snapshot` (none yet: cdkd-flow has no RDS,
-/// Neptune, DocDB, ElastiCache, Redshift or EBS deleter). Every other route would delete
-/// without the snapshot, so such a record fails with `FINAL_SNAPSHOT_UNSUPPORTED` before
-/// any call (spec §2.8 step 3: never lose the snapshot silently).
-const FINAL_SNAPSHOT_DELETERS: &[&str] = &[];
-
-/// The refusal for a delete that must take a final snapshot no deleter for it can take.
-fn refuse_unhonoured_snapshot(registry: &Registry, req: &DeleteRequest) -> Option<String> {
+/// The refusal for a delete that must take a final snapshot no deleter on its route can
+/// take (docs/destroy.md §2.8 step 3: never lose the snapshot silently): only an SDK
+/// deleter that declares the capability takes one.
+fn refuse_unhonoured_snapshot(
+    registry: &Registry,
+    route: Route,
+    req: &DeleteRequest,
+) -> Option<String> {
     req.options.final_snapshot.as_ref()?;
-    let route = registry.route_for(&req.resource_type, req.provisioned_by.as_deref());
     let why = match route {
-        cdkd_deleters::Route::Sdk
-            if FINAL_SNAPSHOT_DELETERS.contains(&req.resource_type.as_str()) =>
+        Route::Sdk
+            if registry
+                .sdk_deleter(&req.resource_type)
+                .is_some_and(|c| c.final_snapshot) =>
         {
             return None
         }
-        cdkd_deleters::Route::CloudControl => cdkd_deleters::cloudcontrol::NO_SNAPSHOT_PARAMETER,
+        Route::CloudControl => cdkd_deleters::cloudcontrol::NO_SNAPSHOT_PARAMETER,
         _ => "cdkd-flow has no deleter for this type that takes a final snapshot",
     };
     Some(flatten_str(

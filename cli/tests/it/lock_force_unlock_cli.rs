@@ -1,0 +1,267 @@
+//! `cdkd-flow force-unlock` end to end against the emulator
+//! (docs/state-and-lock.md §6.6, docs/state-views.md §9).
+
+use cdkd_tests::*;
+
+fn force_unlock(bucket: &str, extra: &[&str], env: &[(&str, &str)]) -> CliRun {
+    let mut args = vec!["--state-bucket", bucket, "force-unlock"];
+    args.extend_from_slice(extra);
+    crate::run_cli_env(&args, env)
+}
+
+#[tokio::test]
+async fn lock_force_unlock_cli_stack_region_deletes_that_lock_and_names_holder() {
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let now = now_ms();
+    put_raw(&s3, &bucket, "cdkd/App/us-east-1/state.json", "{}").await;
+    put_raw(
+        &s3,
+        &bucket,
+        "cdkd/App/us-east-1/lock.json",
+        cdkd_lock_body("bob@host:1", now, now + 600_000, Some("deploy")),
+    )
+    .await;
+    put_raw(
+        &s3,
+        &bucket,
+        "cdkd/App/eu-west-1/lock.json",
+        cdkd_lock_body("eve@host:2", now, now + 600_000, None),
+    )
+    .await;
+    let run = force_unlock(&bucket, &["App", "--stack-region", "us-east-1"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "Released lock for stack App (us-east-1), owner: bob@host:1, operation: deploy\n"
+    );
+    assert!(get_raw(&s3, &bucket, "cdkd/App/us-east-1/lock.json")
+        .await
+        .is_none());
+    assert!(
+        get_raw(&s3, &bucket, "cdkd/App/eu-west-1/lock.json")
+            .await
+            .is_some(),
+        "no other key touched"
+    );
+}
+
+#[tokio::test]
+async fn lock_force_unlock_cli_legacy_only_record_targets_legacy_lock_key() {
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let now = now_ms();
+    put_raw(
+        &s3,
+        &bucket,
+        "cdkd/Leg/state.json",
+        r#"{"version":1,"resources":{}}"#,
+    )
+    .await;
+    put_raw(
+        &s3,
+        &bucket,
+        "cdkd/Leg/lock.json",
+        cdkd_lock_body("old@box:3", now, now + 600_000, None),
+    )
+    .await;
+    let run = force_unlock(&bucket, &["Leg"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "Released lock for stack Leg (legacy lock key), owner: old@box:3\n"
+    );
+    assert!(get_raw(&s3, &bucket, "cdkd/Leg/lock.json").await.is_none());
+}
+
+#[tokio::test]
+async fn lock_force_unlock_cli_statement_64_unlocks_every_region_and_the_legacy_key() {
+    // docs/state-views.md §9 step 2, statement 64: without --stack-region every record's lock goes.
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let now = now_ms();
+    for r in ["us-east-1", "eu-west-1"] {
+        put_raw(&s3, &bucket, &format!("cdkd/App/{r}/state.json"), "{}").await;
+        put_raw(
+            &s3,
+            &bucket,
+            &format!("cdkd/App/{r}/lock.json"),
+            cdkd_lock_body("bob@host:1", now, now + 600_000, None),
+        )
+        .await;
+    }
+    put_raw(&s3, &bucket, "cdkd/App/state.json", "{\"version\":1}").await;
+    put_raw(
+        &s3,
+        &bucket,
+        "cdkd/App/lock.json",
+        cdkd_lock_body("old@box:2", now, now + 600_000, None),
+    )
+    .await;
+    let run = force_unlock(&bucket, &["App"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "Released lock for stack App (eu-west-1), owner: bob@host:1\n\
+         Released lock for stack App (us-east-1), owner: bob@host:1\n\
+         Released lock for stack App (legacy lock key), owner: old@box:2\n"
+    );
+    for key in [
+        "cdkd/App/us-east-1/lock.json",
+        "cdkd/App/eu-west-1/lock.json",
+        "cdkd/App/lock.json",
+    ] {
+        assert!(get_raw(&s3, &bucket, key).await.is_none(), "{key}");
+    }
+}
+
+#[tokio::test]
+async fn lock_force_unlock_cli_statement_64_stack_region_touches_only_that_key() {
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let now = now_ms();
+    put_raw(&s3, &bucket, "cdkd/App/us-east-1/state.json", "{}").await;
+    put_raw(&s3, &bucket, "cdkd/App/state.json", "{\"version\":1}").await;
+    for key in ["cdkd/App/us-east-1/lock.json", "cdkd/App/lock.json"] {
+        put_raw(
+            &s3,
+            &bucket,
+            key,
+            cdkd_lock_body("bob@host:1", now, now + 600_000, None),
+        )
+        .await;
+    }
+    let run = force_unlock(&bucket, &["App", "--stack-region", "us-east-1"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(get_raw(&s3, &bucket, "cdkd/App/us-east-1/lock.json")
+        .await
+        .is_none());
+    assert!(get_raw(&s3, &bucket, "cdkd/App/lock.json").await.is_some());
+}
+
+#[tokio::test]
+async fn lock_force_unlock_cli_several_stacks_positional_and_flag() {
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let now = now_ms();
+    for stack in ["A", "B"] {
+        put_raw(
+            &s3,
+            &bucket,
+            &format!("cdkd/{stack}/us-east-1/state.json"),
+            "{}",
+        )
+        .await;
+        put_raw(
+            &s3,
+            &bucket,
+            &format!("cdkd/{stack}/us-east-1/lock.json"),
+            cdkd_lock_body("bob@host:1", now, now + 600_000, None),
+        )
+        .await;
+    }
+    let run = force_unlock(&bucket, &["A", "--stack", "B"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for stack in ["A", "B"] {
+        assert!(
+            get_raw(&s3, &bucket, &format!("cdkd/{stack}/us-east-1/lock.json"))
+                .await
+                .is_none()
+        );
+    }
+}
+
+#[tokio::test]
+async fn lock_force_unlock_cli_stack_without_record_uses_cli_region_lower_cased() {
+    // docs/state-views.md §9 step 2 and docs/state-and-lock.md §1.3: no record -> the CLI region
+    // (AWS_REGION, lower case).
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let now = now_ms();
+    put_raw(
+        &s3,
+        &bucket,
+        "cdkd/Ghost/eu-west-2/lock.json",
+        cdkd_lock_body("x@y:1", now, now + 600_000, None),
+    )
+    .await;
+    let run = force_unlock(&bucket, &["Ghost"], &[("AWS_REGION", "EU-WEST-2")]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "Released lock for stack Ghost (eu-west-2), owner: x@y:1\n"
+    );
+    assert!(get_raw(&s3, &bucket, "cdkd/Ghost/eu-west-2/lock.json")
+        .await
+        .is_none());
+}
+
+#[tokio::test]
+async fn lock_force_unlock_cli_missing_lock_is_success_and_says_so() {
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let run = force_unlock(&bucket, &["App", "--stack-region", "us-east-1"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "No lock found for stack App (us-east-1); nothing to release.\n"
+    );
+}
+
+#[tokio::test]
+async fn lock_force_unlock_cli_unreadable_lock_is_deleted_regardless() {
+    // docs/state-and-lock.md §6.6: an unparsable lock would otherwise block every acquire forever.
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    put_raw(&s3, &bucket, "cdkd/App/us-east-1/lock.json", "{not json").await;
+    let run = force_unlock(&bucket, &["App", "--stack-region", "us-east-1"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "Deleted an unreadable lock object for stack App (us-east-1).\n"
+    );
+    assert!(get_raw(&s3, &bucket, "cdkd/App/us-east-1/lock.json")
+        .await
+        .is_none());
+}
+
+#[tokio::test]
+async fn lock_force_unlock_cli_holder_text_is_sanitized() {
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let now = now_ms();
+    put_raw(
+        &s3,
+        &bucket,
+        "cdkd/App/us-east-1/lock.json",
+        cdkd_lock_body("a\u{1b}[2Jb", now, now + 600_000, Some("de\nploy")),
+    )
+    .await;
+    let run = force_unlock(&bucket, &["App", "--stack-region", "us-east-1"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stdout.contains('\u{1b}'));
+    assert_eq!(
+        run.stdout,
+        "Released lock for stack App (us-east-1), owner: a [2Jb, operation: de ploy\n"
+    );
+}
+
+#[tokio::test]
+async fn lock_force_unlock_cli_missing_bucket_is_one_line_exit_1() {
+    let run = force_unlock(
+        &unique_bucket_name("missing"),
+        &["App", "--stack-region", "us-east-1"],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stderr
+            .lines()
+            .filter(|l| l.starts_with("error: "))
+            .count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("NoSuchBucket"), "{}", run.stderr);
+}

@@ -1,0 +1,19 @@
+//! The one integration-test binary of the cdkd-flow CLI: end-to-end runs of the binary against the emulator.
+
+mod broken_pipe;
+mod cleanup_e2e;
+mod destroy_cli;
+mod lock_force_unlock_cli;
+mod runs_cli;
+mod sdk_errors;
+mod views_cli;
+
+/// The binary under test, built by cargo for this test target.
+pub fn cli_binary() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_cdkd-flow"))
+}
+
+/// Runs `cdkd-flow <args>` against the emulator with extra environment variables.
+pub fn run_cli_env(args: &[&str], env: &[(&str, &str)]) -> cdkd_tests::CliRun {
+    cdkd_tests::run_bin_env(&cli_binary(), args, env)
+}

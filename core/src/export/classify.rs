@@ -1,0 +1,494 @@
+//! Classification of every template resource of one stack (docs/export.md §3): first
+//! matching rule wins, in template order.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::identifier::{self, Resolved};
+use super::overlay;
+use super::records::Row;
+use super::registry::{preflight_block, TypeFacts};
+use super::sg::SgLookup;
+use super::template::{Template, CDK_METADATA, NESTED_STACK};
+use crate::keys::child_stack_name;
+use crate::state::StateRecord;
+use crate::text::flatten_str;
+
+/// Types CloudFormation cannot import that the export deletes between the phases and
+/// lets phase 2 create again (docs/export.md §3 rule 5).
+pub const RECREATE_TYPES: &[&str] = &["AWS::ApiGatewayV2::Stage", "AWS::IAM::Policy"];
+
+/// `Custom::*` or `AWS::CloudFormation::CustomResource`.
+pub fn is_custom_resource(resource_type: &str) -> bool {
+    resource_type.starts_with("Custom::") || resource_type == "AWS::CloudFormation::CustomResource"
+}
+
+pub fn is_recreate_type(resource_type: &str) -> bool {
+    RECREATE_TYPES.contains(&resource_type)
+}
+
+/// Planning switches that change a classification.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClassifyOptions {
+    /// `--no-recreate-import-unsupported`: recreate rows become blocked.
+    pub no_recreate_import_unsupported: bool,
+    /// `--skip-import-support-preflight`.
+    pub skip_import_support_preflight: bool,
+}
+
+/// One resource's category.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Category {
+    /// `AWS::CDK::Metadata`: never imported, never blocked; phase 2 restores it.
+    CdkMetadata,
+    /// A nested-stack row adopted in phase 1B.
+    Nested { child_stack: String },
+    /// A Custom Resource: created fresh in phase 2 (re-runs its create handler).
+    Create,
+    /// An IMPORT-unsupported type deleted before phase 2 and created by it.
+    Recreate { physical_id: String },
+    /// Imported in phase 1.
+    Import(Resolved),
+    /// Refused, with every reason that applies.
+    Blocked(Vec<String>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Classified {
+    pub logical_id: String,
+    pub resource_type: String,
+    pub category: Category,
+}
+
+pub const REASON_NESTED_NOT_IN_RECORD: &str = "the template declares a nested stack that the parent's record does not (no row of type AWS::CloudFormation::Stack at this logical id); redeploy or re-import the parent stack, then export";
+pub const REASON_NOT_DEPLOYED: &str = "cdkd state has no physical id for it (it was not deployed by cdkd, or its row is damaged); deploy the stack with cdkd, or remove the resource, then export";
+
+fn recreate_blocked(resource_type: &str) -> String {
+    format!(
+        "{} has no CloudFormation IMPORT support, and --no-recreate-import-unsupported turns off deleting it before phase 2 and re-creating it there; drop that flag to re-enable recreation, or remove the resource from the stack",
+        flatten_str(resource_type)
+    )
+}
+
+/// Classifies every resource of `template` against `record` (docs/export.md §3).
+pub fn classify_stack(
+    stack: &str,
+    template: &Template,
+    record: &StateRecord,
+    facts: &BTreeMap<String, TypeFacts>,
+    sg_lookups: &BTreeMap<String, SgLookup>,
+    opts: ClassifyOptions,
+) -> Vec<Classified> {
+    template
+        .resources()
+        .into_iter()
+        .map(|res| {
+            let lid = res.logical_id;
+            let rt = res.resource_type;
+            let row = Row::get(record, lid);
+            let category = classify_one(
+                stack,
+                lid,
+                rt,
+                row,
+                res.properties(),
+                facts,
+                sg_lookups,
+                opts,
+            );
+            Classified {
+                logical_id: lid.to_string(),
+                resource_type: rt.to_string(),
+                category,
+            }
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn classify_one(
+    stack: &str,
+    lid: &str,
+    rt: &str,
+    row: Option<Row<'_>>,
+    template_props: Option<&serde_json::Map<String, Value>>,
+    facts: &BTreeMap<String, TypeFacts>,
+    sg_lookups: &BTreeMap<String, SgLookup>,
+    opts: ClassifyOptions,
+) -> Category {
+    if rt == CDK_METADATA {
+        return Category::CdkMetadata;
+    }
+    if rt == NESTED_STACK {
+        return match row.and_then(|r| r.resource_type()) {
+            Some(NESTED_STACK) => Category::Nested {
+                child_stack: child_stack_name(stack, lid),
+            },
+            _ => Category::Blocked(vec![REASON_NESTED_NOT_IN_RECORD.into()]),
+        };
+    }
+    if is_custom_resource(rt) {
+        return Category::Create;
+    }
+    let Some((row, physical_id)) = row.and_then(|r| r.physical_id().map(|p| (r, p))) else {
+        return Category::Blocked(vec![REASON_NOT_DEPLOYED.into()]);
+    };
+    if is_recreate_type(rt) {
+        return if opts.no_recreate_import_unsupported {
+            Category::Blocked(vec![recreate_blocked(rt)])
+        } else {
+            Category::Recreate {
+                physical_id: physical_id.to_string(),
+            }
+        };
+    }
+    let type_facts = facts.get(rt);
+    if let Some(reason) = preflight_block(rt, type_facts, opts.skip_import_support_preflight) {
+        return Category::Blocked(vec![reason]);
+    }
+    let resolved = match identifier::resolve(lid, rt, type_facts, &row, sg_lookups) {
+        Ok(r) => r,
+        Err(cause) => {
+            return Category::Blocked(vec![format!(
+                "could not resolve resource identifier: {cause}"
+            )])
+        }
+    };
+    let refusals = overlay::refusals(
+        lid,
+        rt,
+        template_props,
+        &resolved.identifier,
+        &resolved.overlay_fields,
+    );
+    if !refusals.is_empty() {
+        return Category::Blocked(refusals);
+    }
+    Category::Import(resolved)
+}
+
+/// The types the registry must answer for one stack: every row that reaches the
+/// preflight (not CDK metadata, nested rows, Custom Resources, recreate types, or rows
+/// without a physical id). `AWS::IAM::Policy` never reaches the registry.
+pub fn types_needing_registry<'a>(template: &'a Template, record: &StateRecord) -> Vec<&'a str> {
+    template
+        .resources()
+        .into_iter()
+        .filter(|r| {
+            let rt = r.resource_type;
+            rt != CDK_METADATA
+                && rt != NESTED_STACK
+                && !is_custom_resource(rt)
+                && !is_recreate_type(rt)
+                && Row::get(record, r.logical_id)
+                    .and_then(|row| row.physical_id())
+                    .is_some()
+        })
+        .map(|r| r.resource_type)
+        .collect()
+}
+
+/// What `--include-non-importable` decides for the Custom Resources of a run (the
+/// tree-wide count on a nested run).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CustomResourceGate {
+    Proceed,
+    /// Dry run without the flag: the plan prints, with this warning.
+    Warn(String),
+    /// Real run without the flag.
+    Refuse(String),
+}
+
+pub fn custom_resource_gate(
+    count: usize,
+    include_non_importable: bool,
+    dry_run: bool,
+) -> CustomResourceGate {
+    if count == 0 || include_non_importable {
+        return CustomResourceGate::Proceed;
+    }
+    let text = format!(
+        "{count} Custom Resource(s) cannot be imported; phase 2 creates them again, which re-runs their create handlers. Pass --include-non-importable to accept that"
+    );
+    if dry_run {
+        CustomResourceGate::Warn(text)
+    } else {
+        CustomResourceGate::Refuse(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::registry::TypeFacts;
+    use crate::state::parse_state;
+    use serde_json::json;
+
+    fn rec(resources: Value) -> StateRecord {
+        let body = json!({"version": 10, "resources": resources});
+        parse_state("App", Some("us-east-1"), body.to_string().as_bytes()).unwrap()
+    }
+
+    fn tpl(resources: Value) -> Template {
+        Template::from_value("App", json!({"Resources": resources})).unwrap()
+    }
+
+    fn facts(pairs: &[(&str, &[&str], bool, &str)]) -> BTreeMap<String, TypeFacts> {
+        pairs
+            .iter()
+            .map(|(t, ids, read, prov)| {
+                (
+                    t.to_string(),
+                    TypeFacts::Schema {
+                        primary_identifier: ids.iter().map(|s| s.to_string()).collect(),
+                        has_read_handler: *read,
+                        provisioning_type: Some(prov.to_string()),
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn run(
+        t: &Template,
+        r: &StateRecord,
+        f: &BTreeMap<String, TypeFacts>,
+        o: ClassifyOptions,
+    ) -> Vec<Classified> {
+        classify_stack("App", t, r, f, &BTreeMap::new(), o)
+    }
+
+    #[test]
+    fn classify_cdk_metadata_is_dropped_never_blocked() {
+        let out = run(
+            &tpl(json!({"CDKMetadata": {"Type": "AWS::CDK::Metadata"}})),
+            &rec(json!({})),
+            &BTreeMap::new(),
+            Default::default(),
+        );
+        assert_eq!(out[0].category, Category::CdkMetadata);
+    }
+
+    #[test]
+    fn classify_nested_stack_row_needs_a_nested_state_row() {
+        let t = tpl(json!({
+            "Child": {"Type": "AWS::CloudFormation::Stack"},
+            "Missing": {"Type": "AWS::CloudFormation::Stack"},
+            "Untyped": {"Type": "AWS::CloudFormation::Stack"},
+            "Other": {"Type": "AWS::CloudFormation::Stack"}
+        }));
+        let r = rec(json!({
+            "Child": {"physicalId": "arn:child", "resourceType": "AWS::CloudFormation::Stack", "properties": {}},
+            "Untyped": {"physicalId": "arn:x", "properties": {}},
+            "Other": {"physicalId": "b", "resourceType": "AWS::S3::Bucket", "properties": {}}
+        }));
+        let out = run(&t, &r, &BTreeMap::new(), Default::default());
+        assert_eq!(
+            out[0].category,
+            Category::Nested {
+                child_stack: "App~Child".into()
+            }
+        );
+        for c in &out[1..] {
+            assert_eq!(
+                c.category,
+                Category::Blocked(vec![REASON_NESTED_NOT_IN_RECORD.into()]),
+                "{}",
+                c.logical_id
+            );
+        }
+    }
+
+    #[test]
+    fn classify_custom_resources_are_phase_two_creates_without_state_check() {
+        let t = tpl(
+            json!({"A": {"Type": "Custom::Thing"}, "B": {"Type": "AWS::CloudFormation::CustomResource"}}),
+        );
+        let out = run(&t, &rec(json!({})), &BTreeMap::new(), Default::default());
+        assert!(out.iter().all(|c| c.category == Category::Create));
+    }
+
+    #[test]
+    fn classify_row_without_physical_id_is_blocked_as_not_deployed() {
+        let t = tpl(
+            json!({"A": {"Type": "AWS::S3::Bucket"}, "B": {"Type": "AWS::S3::Bucket"}, "C": {"Type": "AWS::S3::Bucket"}}),
+        );
+        let r = rec(
+            json!({"B": {"physicalId": "", "resourceType": "AWS::S3::Bucket", "properties": {}}, "C": null}),
+        );
+        let out = run(&t, &r, &BTreeMap::new(), Default::default());
+        assert!(out
+            .iter()
+            .all(|c| c.category == Category::Blocked(vec![REASON_NOT_DEPLOYED.into()])));
+    }
+
+    #[test]
+    fn statement_18_stage_with_no_recreate_flag_is_blocked_naming_how_to_re_enable() {
+        let t = tpl(json!({"S": {"Type": "AWS::ApiGatewayV2::Stage"}}));
+        let r = rec(
+            json!({"S": {"physicalId": "prod", "resourceType": "AWS::ApiGatewayV2::Stage", "properties": {"ApiId": "a"}}}),
+        );
+        let out = run(
+            &t,
+            &r,
+            &BTreeMap::new(),
+            ClassifyOptions {
+                no_recreate_import_unsupported: true,
+                ..Default::default()
+            },
+        );
+        let Category::Blocked(reasons) = &out[0].category else {
+            panic!()
+        };
+        assert!(
+            reasons[0].contains("drop that flag to re-enable recreation"),
+            "{}",
+            reasons[0]
+        );
+        let out = run(&t, &r, &BTreeMap::new(), Default::default());
+        assert_eq!(
+            out[0].category,
+            Category::Recreate {
+                physical_id: "prod".into()
+            }
+        );
+    }
+
+    #[test]
+    fn statement_19_iam_policy_never_needs_describe_type_and_is_a_recreate_row() {
+        let t = tpl(json!({"P": {"Type": "AWS::IAM::Policy"}, "B": {"Type": "AWS::S3::Bucket"}}));
+        let r = rec(json!({
+            "P": {"physicalId": "pol", "resourceType": "AWS::IAM::Policy", "properties": {"Roles": ["r"]}},
+            "B": {"physicalId": "b", "resourceType": "AWS::S3::Bucket", "properties": {}}
+        }));
+        assert_eq!(types_needing_registry(&t, &r), ["AWS::S3::Bucket"]);
+        // Even a registry answer that would refuse it is never consulted.
+        let f = facts(&[
+            ("AWS::IAM::Policy", &["Id"], false, "NON_PROVISIONABLE"),
+            ("AWS::S3::Bucket", &["BucketName"], true, "FULLY_MUTABLE"),
+        ]);
+        let out = run(&t, &r, &f, Default::default());
+        assert_eq!(
+            out[0].category,
+            Category::Recreate {
+                physical_id: "pol".into()
+            }
+        );
+        assert!(matches!(out[1].category, Category::Import(_)));
+    }
+
+    #[test]
+    fn statement_20_every_unsupported_resource_is_blocked_in_one_pass() {
+        let t = tpl(json!({
+            "A": {"Type": "AWS::Glue::Table"}, "B": {"Type": "AWS::SQS::QueuePolicy"}, "C": {"Type": "AWS::SNS::TopicPolicy"}
+        }));
+        let r = rec(json!({
+            "A": {"physicalId": "a", "resourceType": "AWS::Glue::Table", "properties": {}},
+            "B": {"physicalId": "b", "resourceType": "AWS::SQS::QueuePolicy", "properties": {}},
+            "C": {"physicalId": "c", "resourceType": "AWS::SNS::TopicPolicy", "properties": {}}
+        }));
+        let f = facts(&[
+            ("AWS::Glue::Table", &["Id"], false, "NON_PROVISIONABLE"),
+            ("AWS::SQS::QueuePolicy", &["Id"], false, "NON_PROVISIONABLE"),
+            ("AWS::SNS::TopicPolicy", &["Id"], false, "NON_PROVISIONABLE"),
+        ]);
+        let out = run(&t, &r, &f, Default::default());
+        assert!(out.iter().all(|c| matches!(&c.category, Category::Blocked(r) if r[0].contains("not supported for Import"))));
+        let out = run(
+            &t,
+            &r,
+            &f,
+            ClassifyOptions {
+                skip_import_support_preflight: true,
+                ..Default::default()
+            },
+        );
+        assert!(out
+            .iter()
+            .all(|c| matches!(c.category, Category::Import(_))));
+    }
+
+    #[test]
+    fn statement_24_five_buckets_need_one_registry_type() {
+        let mut tr = serde_json::Map::new();
+        let mut rr = serde_json::Map::new();
+        for i in 0..5 {
+            tr.insert(format!("B{i}"), json!({"Type": "AWS::S3::Bucket"}));
+            rr.insert(format!("B{i}"), json!({"physicalId": format!("b{i}"), "resourceType": "AWS::S3::Bucket", "properties": {}}));
+        }
+        let t = tpl(Value::Object(tr));
+        let r = rec(Value::Object(rr));
+        let types = crate::export::registry::distinct(types_needing_registry(&t, &r));
+        assert_eq!(types, ["AWS::S3::Bucket"]);
+    }
+
+    #[test]
+    fn classify_overlay_refusal_blocks_at_plan_time() {
+        let t = tpl(
+            json!({"N": {"Type": "AWS::SQS::Queue", "Properties": {"QueueUrl": [{"Ref": "X"}]}}}),
+        );
+        let r = rec(
+            json!({"N": {"physicalId": "https://q", "resourceType": "AWS::SQS::Queue", "properties": {}}}),
+        );
+        let out = run(
+            &t,
+            &r,
+            &facts(&[("AWS::SQS::Queue", &["QueueUrl"], true, "FULLY_MUTABLE")]),
+            Default::default(),
+        );
+        let Category::Blocked(reasons) = &out[0].category else {
+            panic!("{:?}", out[0])
+        };
+        assert!(
+            reasons[0].contains("discard the intrinsic"),
+            "{}",
+            reasons[0]
+        );
+    }
+
+    #[test]
+    fn classify_identifier_failure_is_wrapped() {
+        let t = tpl(json!({"X": {"Type": "AWS::Foo::Bar"}}));
+        let r = rec(
+            json!({"X": {"physicalId": "x", "resourceType": "AWS::Foo::Bar", "properties": {}}}),
+        );
+        let out = run(&t, &r, &BTreeMap::new(), Default::default());
+        let Category::Blocked(reasons) = &out[0].category else {
+            panic!()
+        };
+        assert!(
+            reasons[0]
+                .starts_with("could not resolve resource identifier: primary identifier unknown"),
+            "{}",
+            reasons[0]
+        );
+    }
+
+    #[test]
+    fn row_with_physical_id_but_no_type_is_planned_from_the_template_type() {
+        let t = tpl(json!({"B": {"Type": "AWS::S3::Bucket"}}));
+        let r = rec(json!({"B": {"physicalId": "b", "properties": {}}}));
+        let out = run(&t, &r, &BTreeMap::new(), Default::default());
+        assert!(matches!(out[0].category, Category::Import(_)));
+    }
+
+    #[test]
+    fn statement_16_and_17_custom_resource_gate_warns_in_dry_run_and_refuses_otherwise() {
+        assert!(
+            matches!(custom_resource_gate(1, false, true), CustomResourceGate::Warn(t) if t.contains("--include-non-importable"))
+        );
+        assert!(matches!(
+            custom_resource_gate(1, false, false),
+            CustomResourceGate::Refuse(_)
+        ));
+        assert_eq!(
+            custom_resource_gate(1, true, false),
+            CustomResourceGate::Proceed
+        );
+        assert_eq!(
+            custom_resource_gate(0, false, false),
+            CustomResourceGate::Proceed
+        );
+    }
+}

@@ -1,0 +1,35 @@
+//! Export planning (docs/export.md §1–§4, §6, §8, §12): every decision the `export-plan`
+//! step takes, as pure functions over JSON in memory. The step gathers the inputs
+//! (records, templates, registry answers, security-group rules, SSM values, existing
+//! CloudFormation stacks) and calls [`plan::plan_needs`] then [`plan::plan_tree`]; the
+//! result is the `plan.json` data the execution steps consume unchanged.
+//!
+//! Module map: [`template`] (the CloudFormation template model), [`records`] (state rows
+//! and the damaged-record refusal), [`classify`] (the per-resource categories),
+//! [`registry`] (DescribeType facts, fallback table, import-support preflight),
+//! [`identifier`] and [`splitters`] (identifier resolution), [`sg`] (the
+//! SecurityGroupIngress rule-id lookup), [`overlay`] (identifier values over template
+//! literals), [`params`] (root and child parameters), [`iam`] (the AWS::IAM::Policy
+//! principal check inputs), [`drift`] (the drift-baseline warning), [`plain`] (the
+//! printing rule), [`names`] (CloudFormation destination names), [`plan`] (the plan as
+//! data) and [`summary`] (the dry-run summary).
+
+pub mod classify;
+pub mod drift;
+pub mod iam;
+pub mod identifier;
+pub mod names;
+pub mod overlay;
+pub mod params;
+pub mod plain;
+pub mod plan;
+pub mod records;
+pub mod registry;
+pub mod sg;
+pub mod splitters;
+pub mod summary;
+pub mod template;
+
+/// The redaction mask cdkd writes in place of a value it will not store
+/// (docs/export.md §4.7).
+pub const MASK: &str = "***";

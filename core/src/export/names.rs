@@ -1,0 +1,200 @@
+//! CloudFormation destination names (docs/export.md §2.4 S4, §5.4.1): the default
+//! mapping of a cdkd stack name, the `--cfn-stack-name` / `--cfn-child-stack-name
+//! cdkd=cfn` overrides, and the refusal when a stack with the destination name exists.
+
+use std::collections::BTreeMap;
+
+use super::plain::shown;
+
+/// CloudFormation's stack-name rule, also its length limit.
+pub fn is_valid_cfn_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    name.len() <= 128
+        && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// The default CloudFormation name: every `~` becomes `-`.
+pub fn default_cfn_name(cdkd_name: &str) -> String {
+    cdkd_name.replace('~', "-")
+}
+
+const OVERRIDE_HINT: &str =
+    "pass --cfn-stack-name for the root or --cfn-child-stack-name <cdkd>=<cfn> for a nested child";
+
+/// Parses the `--cfn-child-stack-name cdkd=cfn` tokens: split at the first `=`, both
+/// sides trimmed and non-empty, the CloudFormation side a valid name, no cdkd key twice.
+pub fn parse_child_overrides(tokens: &[String]) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    for token in tokens {
+        let Some((k, v)) = token.split_once('=') else {
+            return Err(format!(
+                "--cfn-child-stack-name {} is not of the form <cdkd>=<cfn>",
+                shown(token)
+            ));
+        };
+        let (k, v) = (crate::text::js_trim(k), crate::text::js_trim(v));
+        if k.is_empty() || v.is_empty() {
+            return Err(format!(
+                "--cfn-child-stack-name {} has an empty side; expected <cdkd>=<cfn>",
+                shown(token)
+            ));
+        }
+        if !is_valid_cfn_name(v) {
+            return Err(format!(
+                "--cfn-child-stack-name: {} is not a valid CloudFormation stack name (a letter, then letters, digits and hyphens, at most 128)",
+                shown(v)
+            ));
+        }
+        if out.insert(k.to_string(), v.to_string()).is_some() {
+            return Err(format!(
+                "--cfn-child-stack-name names {} more than once",
+                shown(k)
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The destination name of one stack: the override when given, else the default
+/// mapping, refused when it is not a valid CloudFormation name. The flat path validates
+/// too (decision on docs/export.md §11.9: CloudFormation would refuse it anyway, later).
+pub fn cfn_name(
+    cdkd_name: &str,
+    is_root: bool,
+    root_override: Option<&str>,
+    child_overrides: &BTreeMap<String, String>,
+) -> Result<String, String> {
+    let name = if is_root {
+        root_override.map(str::to_string)
+    } else {
+        child_overrides.get(cdkd_name).cloned()
+    }
+    .unwrap_or_else(|| default_cfn_name(cdkd_name));
+    if is_valid_cfn_name(&name) {
+        Ok(name)
+    } else {
+        Err(format!(
+            "stack {} maps to CloudFormation name {}, which is not a valid stack name (a letter, then letters, digits and hyphens, at most 128); {OVERRIDE_HINT}",
+            shown(cdkd_name),
+            shown(&name)
+        ))
+    }
+}
+
+/// What `DescribeStacks` said about a destination name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Destination {
+    Absent,
+    /// A stack exists, with its status (any status, REVIEW_IN_PROGRESS included).
+    Exists {
+        status: String,
+    },
+}
+
+/// Reads a failed `DescribeStacks`: a message saying the stack "does not exist"
+/// (case-insensitive) means absent; any other error must abort (`None`).
+pub fn absent_from_error(message: &str) -> Option<Destination> {
+    message
+        .to_ascii_lowercase()
+        .contains("does not exist")
+        .then_some(Destination::Absent)
+}
+
+/// The refusal for an existing destination, else `None`.
+pub fn destination_refusal(cdkd_name: &str, cfn_name: &str, dest: &Destination) -> Option<String> {
+    match dest {
+        Destination::Absent => None,
+        Destination::Exists { status } => Some(format!(
+            "a CloudFormation stack named {} already exists (status {}); export creates that stack for {}. Delete or rename the existing stack, or choose another destination with --cfn-stack-name / --cfn-child-stack-name",
+            shown(cfn_name),
+            crate::text::or_unrenderable(crate::text::ascii_only_str(status)),
+            shown(cdkd_name)
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statement_8_review_in_progress_destination_refuses_naming_the_status() {
+        let r = destination_refusal(
+            "App",
+            "App",
+            &Destination::Exists {
+                status: "REVIEW_IN_PROGRESS".into(),
+            },
+        )
+        .unwrap();
+        assert!(
+            r.contains("REVIEW_IN_PROGRESS") && r.contains("--cfn-stack-name"),
+            "{r}"
+        );
+        assert!(destination_refusal(
+            "App",
+            "App",
+            &Destination::Exists {
+                status: "ROLLBACK_COMPLETE".into()
+            }
+        )
+        .is_some());
+        assert_eq!(
+            destination_refusal("App", "App", &Destination::Absent),
+            None
+        );
+    }
+
+    #[test]
+    fn statement_9_describe_stacks_access_denied_is_not_absent() {
+        assert_eq!(
+            absent_from_error("Stack with id App does not exist"),
+            Some(Destination::Absent)
+        );
+        assert_eq!(
+            absent_from_error("Stack with id App DOES NOT EXIST"),
+            Some(Destination::Absent)
+        );
+        assert_eq!(
+            absent_from_error("User is not authorized to perform cloudformation:DescribeStacks"),
+            None
+        );
+    }
+
+    #[test]
+    fn statement_78_child_default_name_and_override() {
+        let none = BTreeMap::new();
+        assert_eq!(cfn_name("Root~Db", false, None, &none).unwrap(), "Root-Db");
+        let o = parse_child_overrides(&["Root~Db=db-prod".into()]).unwrap();
+        assert_eq!(cfn_name("Root~Db", false, None, &o).unwrap(), "db-prod");
+        assert_eq!(
+            cfn_name("Root", true, Some("root-cfn"), &o).unwrap(),
+            "root-cfn"
+        );
+    }
+
+    #[test]
+    fn statement_79_root_named_1app_refuses_without_cfn_stack_name() {
+        let e = cfn_name("1app", true, None, &BTreeMap::new()).unwrap_err();
+        assert!(e.contains("--cfn-stack-name"), "{e}");
+        assert!(cfn_name("1app", true, Some("app1"), &BTreeMap::new()).is_ok());
+    }
+
+    #[test]
+    fn statement_80_duplicate_child_override_keys_refuse() {
+        let e = parse_child_overrides(&["Root~Db=a".into(), " Root~Db = b".into()]).unwrap_err();
+        assert!(e.contains("more than once"), "{e}");
+        assert!(parse_child_overrides(&["nokey".into()]).is_err());
+        assert!(parse_child_overrides(&["=x".into()]).is_err());
+        assert!(parse_child_overrides(&["Root~Db=1bad".into()]).is_err());
+    }
+
+    #[test]
+    fn cfn_name_rule() {
+        assert!(is_valid_cfn_name("A-b-1"));
+        assert!(!is_valid_cfn_name("a_b"));
+        assert!(!is_valid_cfn_name(""));
+        assert!(!is_valid_cfn_name(&"a".repeat(129)));
+    }
+}

@@ -1,0 +1,260 @@
+//! The ResourceIdentifier overlay (docs/export.md §5.1.3): how an identifier value
+//! meets the template's current `Properties[field]`. The plan runs the same
+//! classification to refuse unrepresentable shapes before anything is written; the
+//! import steps apply [`apply_overlay`].
+
+use serde_json::{Map, Value};
+
+use crate::text::flatten_str;
+
+/// What the template holds at an overlay field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OverlayClass {
+    /// Key absent: left absent.
+    Absent,
+    /// A non-array object (`Ref`, `Fn::GetAtt`, …): kept.
+    Intrinsic,
+    /// A plain literal (string, number, boolean, `null`, or a non-empty array of
+    /// string/number/boolean): overwritten with the scalar when different.
+    Literal { equal: bool, non_string: bool },
+    /// Refused, with the reason that applies to the shape.
+    Unrepresentable { reason: &'static str },
+}
+
+pub const REASON_EMPTY_LIST: &str =
+    "it is an empty list: there is nothing to reconcile, and cdkd-flow will not invent a value";
+pub const REASON_LIST_WITH_OBJECT: &str =
+    "it is a list holding an object: rewriting it would discard the intrinsic it holds";
+pub const REASON_LIST_WITH_LIST_OR_NULL: &str =
+    "it is a list holding a list or null: it cannot be expressed as the declared scalar";
+
+/// Classifies `current` against the identifier `value` (a string).
+pub fn classify(current: Option<&Value>, value: &str) -> OverlayClass {
+    let scalar_eq = |v: &Value| v.as_str() == Some(value);
+    match current {
+        None => OverlayClass::Absent,
+        Some(Value::Object(_)) => OverlayClass::Intrinsic,
+        Some(Value::Array(items)) => {
+            if items.is_empty() {
+                OverlayClass::Unrepresentable {
+                    reason: REASON_EMPTY_LIST,
+                }
+            } else if items.iter().any(Value::is_object) {
+                OverlayClass::Unrepresentable {
+                    reason: REASON_LIST_WITH_OBJECT,
+                }
+            } else if items.iter().any(|v| v.is_array() || v.is_null()) {
+                OverlayClass::Unrepresentable {
+                    reason: REASON_LIST_WITH_LIST_OR_NULL,
+                }
+            } else {
+                OverlayClass::Literal {
+                    equal: false,
+                    non_string: true,
+                }
+            }
+        }
+        Some(v) => OverlayClass::Literal {
+            equal: scalar_eq(v),
+            non_string: !v.is_string(),
+        },
+    }
+}
+
+/// A bounded description of a template value for a message (lists previewed up to 120
+/// characters).
+pub fn describe(v: &Value) -> String {
+    let text = crate::json::stringify(v).unwrap_or_else(|| "(unserializable)".into());
+    let flat = flatten_str(&text);
+    if flat.chars().count() > 120 {
+        format!("{}…", flat.chars().take(120).collect::<String>())
+    } else {
+        flat
+    }
+}
+
+/// The plan-time check of one row: one refusal per offending field.
+pub fn refusals(
+    logical_id: &str,
+    resource_type: &str,
+    properties: Option<&Map<String, Value>>,
+    identifier: &Map<String, Value>,
+    fields: &[String],
+) -> Vec<String> {
+    fields
+        .iter()
+        .filter_map(|f| {
+            let value = identifier.get(f)?.as_str()?;
+            let current = properties.and_then(|p| p.get(f));
+            match classify(current, value) {
+                OverlayClass::Unrepresentable { reason } => Some(format!(
+                    "{} ({}): Properties.{} is {}; {reason}. Declare the scalar '{}' instead, or drop the property override",
+                    flatten_str(logical_id),
+                    flatten_str(resource_type),
+                    flatten_str(f),
+                    describe(current.unwrap_or(&Value::Null)),
+                    flatten_str(value)
+                )),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Applies the overlay to a copy of `Properties` (a missing or non-object `Properties`
+/// becomes `{}`); returns the new properties and one warning per non-string literal
+/// rewritten. Unrepresentable shapes are left untouched (the plan already refused them).
+pub fn apply_overlay(
+    logical_id: &str,
+    properties: Option<&Value>,
+    identifier: &Map<String, Value>,
+    fields: &[String],
+) -> (Map<String, Value>, Vec<String>) {
+    let mut props = properties
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut warnings = Vec::new();
+    for f in fields {
+        let Some(value) = identifier.get(f).and_then(Value::as_str) else {
+            continue;
+        };
+        if let OverlayClass::Literal {
+            equal: false,
+            non_string,
+        } = classify(props.get(f), value)
+        {
+            if non_string {
+                warnings.push(format!(
+                    "{}: Properties.{} was {}; the exported template now carries the scalar '{}'",
+                    flatten_str(logical_id),
+                    flatten_str(f),
+                    describe(&props[f.as_str()]),
+                    flatten_str(value)
+                ));
+            }
+            props.insert(f.clone(), Value::String(value.to_string()));
+        }
+    }
+    (props, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ident(k: &str, v: &str) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert(k.into(), json!(v));
+        m
+    }
+
+    #[test]
+    fn statement_55_absent_field_stays_absent() {
+        let (p, w) = apply_overlay(
+            "B",
+            Some(&json!({"Tags": []})),
+            &ident("BucketName", "b-1"),
+            &["BucketName".into()],
+        );
+        assert!(!p.contains_key("BucketName") && w.is_empty());
+        let (p, _) = apply_overlay(
+            "B",
+            None,
+            &ident("BucketName", "b-1"),
+            &["BucketName".into()],
+        );
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn statement_56_literal_name_is_overwritten_with_the_identifier() {
+        let (p, w) = apply_overlay(
+            "R",
+            Some(&json!({"RoleName": "foo"})),
+            &ident("RoleName", "Stack-foo"),
+            &["RoleName".into()],
+        );
+        assert_eq!(p["RoleName"], "Stack-foo");
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn statement_57_single_element_list_becomes_the_scalar_with_one_warning() {
+        let (p, w) = apply_overlay(
+            "N",
+            Some(&json!({"Namespace": ["analytics"]})),
+            &ident("Namespace", "analytics"),
+            &["Namespace".into()],
+        );
+        assert_eq!(p["Namespace"], "analytics");
+        assert_eq!(w.len(), 1);
+    }
+
+    #[test]
+    fn statement_58_unrepresentable_shapes_block_and_only_the_object_case_names_an_intrinsic() {
+        let cases = [
+            (json!([]), REASON_EMPTY_LIST),
+            (json!([["a"]]), REASON_LIST_WITH_LIST_OR_NULL),
+            (json!([null]), REASON_LIST_WITH_LIST_OR_NULL),
+            (json!([{"Ref": "X"}]), REASON_LIST_WITH_OBJECT),
+        ];
+        for (v, reason) in cases {
+            let props = json!({"Namespace": v});
+            let r = refusals(
+                "N",
+                "AWS::S3Tables::Namespace",
+                props.as_object(),
+                &ident("Namespace", "analytics"),
+                &["Namespace".into()],
+            );
+            assert_eq!(r.len(), 1);
+            assert!(r[0].contains(reason), "{}", r[0]);
+            assert_eq!(
+                r[0].contains("intrinsic"),
+                reason == REASON_LIST_WITH_OBJECT,
+                "{}",
+                r[0]
+            );
+        }
+    }
+
+    #[test]
+    fn statement_59_intrinsic_is_kept() {
+        let (p, _) = apply_overlay(
+            "I",
+            Some(&json!({"ApiId": {"Ref": "HttpApi"}})),
+            &ident("ApiId", "a1"),
+            &["ApiId".into()],
+        );
+        assert_eq!(p["ApiId"], json!({"Ref": "HttpApi"}));
+        assert_eq!(
+            classify(Some(&json!({"Ref": "X"})), "a"),
+            OverlayClass::Intrinsic
+        );
+    }
+
+    #[test]
+    fn overlay_null_and_number_literals_are_overwritten_with_a_warning() {
+        let (p, w) = apply_overlay(
+            "Q",
+            Some(&json!({"N": 5, "M": null})),
+            &{
+                let mut m = ident("N", "5");
+                m.insert("M".into(), json!("m"));
+                m
+            },
+            &["N".into(), "M".into()],
+        );
+        assert_eq!(p["N"], "5");
+        assert_eq!(p["M"], "m");
+        assert_eq!(w.len(), 2);
+    }
+
+    #[test]
+    fn describe_previews_long_lists_to_120_characters() {
+        let v = json!(vec!["x".repeat(50); 5]);
+        assert_eq!(describe(&v).chars().count(), 121);
+    }
+}

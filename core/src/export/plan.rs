@@ -1,0 +1,717 @@
+//! The plan as data (`<run>/plan.json`, docs/export.md §10) and the functions that
+//! build it: [`plan_needs`] says what the step must gather, [`plan_tree`] decides.
+//! Stacks are ordered leaf first (depth-first post-order, children in template order).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::classify::{self, Category, ClassifyOptions, CustomResourceGate};
+use super::drift::{self, TemplateSource};
+use super::iam::{self, CheckVerdict, PolicyTargets, TemplatePrincipals};
+use super::identifier;
+use super::names::{self, Destination};
+use super::overlay;
+use super::params::{self, ParamSource, ParentContext, SsmRead, StackParams};
+use super::plain::shown;
+use super::records::{self, Row};
+use super::registry::{self, TypeFacts};
+use super::sg::{self, SgLookup};
+use super::template::{Template, NESTED_STACK};
+use crate::keys::child_stack_name;
+use crate::state::StateRecord;
+
+/// One stack as the step loaded it.
+#[derive(Clone, Debug)]
+pub struct StackInput {
+    /// The cdkd stack name of the record's key.
+    pub stack: String,
+    /// The record key's region (`None`: a legacy key).
+    pub region: Option<String>,
+    pub record: StateRecord,
+    pub template: Template,
+    /// Where the CLI uploaded this stack's template.
+    pub template_key: String,
+}
+
+/// The root and every nested child that could be loaded, by cdkd name.
+#[derive(Clone, Debug)]
+pub struct TreeInput {
+    pub root: StackInput,
+    pub children: BTreeMap<String, StackInput>,
+}
+
+/// The command's planning options.
+#[derive(Clone, Debug, Default)]
+pub struct PlanOptions {
+    pub include_non_importable: bool,
+    pub no_recreate_import_unsupported: bool,
+    pub skip_import_support_preflight: bool,
+    pub dry_run: bool,
+    pub cfn_stack_name: Option<String>,
+    /// Raw `--cfn-child-stack-name` tokens (parsed only on a nested export).
+    pub cfn_child_stack_names: Vec<String>,
+    /// Raw `--parameter` tokens.
+    pub parameters: Vec<String>,
+    pub template_source: Option<TemplateSource>,
+    /// The state prefix, to name a missing child record's key.
+    pub state_prefix: String,
+}
+
+/// What the step gathered from AWS.
+#[derive(Clone, Debug, Default)]
+pub struct Gathered {
+    /// `DescribeType` per type (once per distinct type of the whole plan).
+    pub types: BTreeMap<String, TypeFacts>,
+    /// `DescribeSecurityGroupRules` per group id.
+    pub security_groups: BTreeMap<String, SgLookup>,
+    /// `ssm:GetParameter` (`WithDecryption: false`) per name.
+    pub ssm: BTreeMap<String, SsmRead>,
+    /// `DescribeStacks` per destination name; a name not listed counts as absent.
+    pub destinations: BTreeMap<String, Destination>,
+}
+
+/// What the step must gather before [`plan_tree`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanNeeds {
+    pub types: Vec<String>,
+    pub security_groups: Vec<String>,
+    pub ssm_parameters: Vec<String>,
+    pub destinations: Vec<String>,
+}
+
+/// A refusal of the whole plan (anything but blocked rows, which stay in the plan).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanRefusal(pub String);
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub stacks: Vec<StackPlan>,
+    /// Tree-wide warnings (Custom Resource gate in a dry run, unresolved child
+    /// parameters).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StackPlan {
+    pub stack: String,
+    pub region: Option<String>,
+    pub cfn_stack_name: String,
+    pub template_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    pub import: Vec<ImportRow>,
+    pub phase2: Phase2,
+    pub nested: Vec<NestedRow>,
+    /// Submitted values; a NoEcho value is stored as `***` and re-resolved by the step
+    /// that submits it (docs/export.md §6).
+    pub parameters: Vec<PlanParameter>,
+    pub blocked: Vec<BlockedRow>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportRow {
+    pub logical_id: String,
+    #[serde(rename = "type")]
+    pub resource_type: String,
+    pub physical_id: String,
+    pub identifier: Map<String, Value>,
+    /// The identifier fields written over template literals (docs/export.md §5.1.3).
+    pub overlay: Map<String, Value>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Phase2 {
+    pub create: Vec<TypedRow>,
+    pub recreate: Vec<RecreateRow>,
+    pub pre_delete: Vec<PreDeleteRow>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypedRow {
+    pub logical_id: String,
+    #[serde(rename = "type")]
+    pub resource_type: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecreateRow {
+    pub logical_id: String,
+    #[serde(rename = "type")]
+    pub resource_type: String,
+    pub physical_id: String,
+    pub properties: Map<String, Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "action"
+)]
+pub enum PreDeleteAction {
+    DeleteStage {
+        api_id: String,
+        stage_name: String,
+    },
+    DetachPolicy {
+        recorded: PolicyTargets,
+        template: TemplatePrincipals,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreDeleteRow {
+    pub logical_id: String,
+    #[serde(rename = "type")]
+    pub resource_type: String,
+    #[serde(flatten)]
+    pub action: PreDeleteAction,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NestedRow {
+    pub logical_id: String,
+    pub child_stack: String,
+    pub cfn_stack_name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockedRow {
+    pub logical_id: String,
+    #[serde(rename = "type")]
+    pub resource_type: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanParameter {
+    pub key: String,
+    /// `None`: unresolved; `***` for a NoEcho value.
+    pub value: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_echo: bool,
+    pub source: ParamSource,
+}
+
+impl Plan {
+    /// The refusal for blocked rows: one bullet per logical id (reasons folded under
+    /// it), counted by distinct logical id, each stack named (docs/export.md §2.4 S7).
+    pub fn blocked_refusal(&self) -> Option<String> {
+        let mut lines = Vec::new();
+        let mut count = 0;
+        for s in &self.stacks {
+            let mut by_id: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+            for b in &s.blocked {
+                match by_id.iter_mut().find(|(id, _, _)| *id == b.logical_id) {
+                    Some(e) => e.2.push(&b.reason),
+                    None => by_id.push((&b.logical_id, &b.resource_type, vec![&b.reason])),
+                }
+            }
+            for (id, ty, reasons) in &by_id {
+                count += 1;
+                lines.push(format!(
+                    "  - [{}] {} ({}): {}",
+                    shown(&s.stack),
+                    crate::text::flatten_str(id),
+                    crate::text::flatten_str(ty),
+                    reasons
+                        .iter()
+                        .map(|r| crate::text::flatten_str(r))
+                        .collect::<Vec<_>>()
+                        .join(" / ")
+                ));
+            }
+        }
+        (count > 0).then(|| {
+            format!(
+                "{count} resource(s) cannot be exported; destroy them or remove them from the app, then export again:\n{}",
+                lines.join("\n")
+            )
+        })
+    }
+
+    /// All three lists empty on a flat stack: nothing to migrate (exit 0, state kept).
+    pub fn is_empty(&self) -> bool {
+        self.stacks.iter().all(|s| {
+            s.import.is_empty()
+                && s.nested.is_empty()
+                && s.phase2.create.is_empty()
+                && s.phase2.recreate.is_empty()
+        })
+    }
+}
+
+/// The shared walk: names, the damaged-record checks and the parameter pre-pass.
+struct Walk<'a> {
+    /// Root first, parents before children.
+    order: Vec<Node<'a>>,
+    needed_ssm: BTreeSet<String>,
+    warnings: Vec<String>,
+}
+
+struct Node<'a> {
+    input: &'a StackInput,
+    parent: Option<usize>,
+    cfn_name: String,
+    params: StackParams,
+    nested: Vec<(String, String)>,
+}
+
+/// Nested rows whose state row is a nested stack: `(logicalId, child cdkd name)`.
+fn nested_children(s: &StackInput) -> Vec<(String, String)> {
+    s.template
+        .nested_stacks()
+        .into_iter()
+        .filter(|r| {
+            Row::get(&s.record, r.logical_id).and_then(|row| row.resource_type())
+                == Some(NESTED_STACK)
+        })
+        .map(|r| {
+            (
+                r.logical_id.to_string(),
+                child_stack_name(&s.stack, r.logical_id),
+            )
+        })
+        .collect()
+}
+
+fn refuse(s: impl Into<String>) -> PlanRefusal {
+    PlanRefusal(s.into())
+}
+
+fn walk<'a>(
+    input: &'a TreeInput,
+    opts: &PlanOptions,
+    ssm: &BTreeMap<String, SsmRead>,
+    with_children: bool,
+) -> Result<Walk<'a>, PlanRefusal> {
+    let root = &input.root;
+    let no_overrides = BTreeMap::new();
+    let root_cfn = names::cfn_name(
+        &root.stack,
+        true,
+        opts.cfn_stack_name.as_deref(),
+        &no_overrides,
+    )
+    .map_err(refuse)?;
+    records::check_exportable(&root.record, &root.stack, root.region.as_deref())
+        .map_err(|e| refuse(e.to_string()))?;
+    let overrides = params::parse_parameter_tokens(&opts.parameters).map_err(refuse)?;
+    let root_params = params::resolve_root(&root.template, &overrides).map_err(refuse)?;
+    let mut w = Walk {
+        order: vec![Node {
+            input: root,
+            parent: None,
+            cfn_name: root_cfn,
+            params: root_params,
+            nested: nested_children(root),
+        }],
+        needed_ssm: BTreeSet::new(),
+        warnings: Vec::new(),
+    };
+    if !with_children || w.order[0].nested.is_empty() {
+        return Ok(w);
+    }
+    let child_names = names::parse_child_overrides(&opts.cfn_child_stack_names).map_err(refuse)?;
+    // Load every child and check its shape before any child is planned.
+    let mut i = 0;
+    while i < w.order.len() {
+        for (_, child) in w.order[i].nested.clone() {
+            let Some(c) = input.children.get(&child) else {
+                let region = root.region.as_deref().unwrap_or("");
+                return Err(refuse(format!(
+                    "nested stack {} has no state record (expected {}); redeploy the parent, or orphan the parent's nested row, then export",
+                    shown(&child),
+                    shown(&crate::keys::state_key(&opts.state_prefix, &child, region))
+                )));
+            };
+            if c.region != root.region {
+                return Err(refuse(format!(
+                    "nested stack {} is recorded in region {} but its root {} in {}; cross-region nesting cannot be exported",
+                    shown(&child),
+                    shown(c.region.as_deref().unwrap_or("(legacy)")),
+                    shown(&root.stack),
+                    shown(root.region.as_deref().unwrap_or("(legacy)"))
+                )));
+            }
+            records::check_exportable(&c.record, &c.stack, c.region.as_deref())
+                .map_err(|e| refuse(e.to_string()))?;
+            if c.record.parent_link().is_none() {
+                return Err(refuse(format!(
+                    "nested stack {} has a record without its parent link (parentStack, schema 6); redeploy the stack with a current cdkd, then export",
+                    shown(&child)
+                )));
+            }
+            let cfn = names::cfn_name(&child, false, None, &child_names).map_err(refuse)?;
+            w.order.push(Node {
+                input: c,
+                parent: Some(i),
+                cfn_name: cfn,
+                params: StackParams::default(),
+                nested: nested_children(c),
+            });
+        }
+        i += 1;
+    }
+    // Parameters, root first.
+    for idx in 1..w.order.len() {
+        let p = w.order[idx].parent.unwrap_or(0);
+        let (parent, me) = (&w.order[p], &w.order[idx]);
+        let lid = me.input.stack.rsplit('~').next().unwrap_or("");
+        let row_params = parent
+            .input
+            .template
+            .resource(lid)
+            .and_then(|r| r.property("Parameters").cloned());
+        let ctx = ParentContext {
+            template: &parent.input.template,
+            record: &parent.input.record,
+            params: &parent.params,
+            region: parent.input.region.as_deref(),
+            cfn_stack_name: &parent.cfn_name,
+        };
+        let sp = params::resolve_child(
+            &me.input.stack,
+            &me.input.template,
+            &ctx,
+            row_params.as_ref(),
+            ssm,
+            opts.dry_run,
+            &mut w.needed_ssm,
+        )
+        .map_err(refuse)?;
+        w.warnings.extend(sp.warnings.iter().cloned());
+        w.order[idx].params = sp;
+    }
+    Ok(w)
+}
+
+/// What the step must gather: every distinct registry type of the tree, the security
+/// groups to list, the SSM parameters to read, the destination names to describe.
+pub fn plan_needs(input: &TreeInput, opts: &PlanOptions) -> Result<PlanNeeds, PlanRefusal> {
+    let w = walk(input, opts, &BTreeMap::new(), true)?;
+    let mut types = BTreeSet::new();
+    let mut tuples = Vec::new();
+    for n in &w.order {
+        let s = n.input;
+        types.extend(
+            classify::types_needing_registry(&s.template, &s.record)
+                .into_iter()
+                .map(str::to_string),
+        );
+        for r in s.template.resources() {
+            if r.resource_type != identifier::SG_INGRESS {
+                continue;
+            }
+            if let Some(Ok(t)) = Row::get(&s.record, r.logical_id)
+                .as_ref()
+                .and_then(identifier::sg_lookup_needed)
+            {
+                tuples.push(t);
+            }
+        }
+    }
+    Ok(PlanNeeds {
+        types: types.into_iter().collect(),
+        security_groups: sg::groups_to_list(&tuples),
+        ssm_parameters: w.needed_ssm.into_iter().collect(),
+        destinations: w.order.iter().map(|n| n.cfn_name.clone()).collect(),
+    })
+}
+
+fn plan_one(
+    node: &Node<'_>,
+    parent: Option<&str>,
+    child_cfn: &BTreeMap<String, String>,
+    g: &Gathered,
+    opts: &PlanOptions,
+) -> StackPlan {
+    let s = node.input;
+    let copts = ClassifyOptions {
+        no_recreate_import_unsupported: opts.no_recreate_import_unsupported,
+        skip_import_support_preflight: opts.skip_import_support_preflight,
+    };
+    let mut plan = StackPlan {
+        stack: s.stack.clone(),
+        region: s.region.clone(),
+        cfn_stack_name: node.cfn_name.clone(),
+        template_key: s.template_key.clone(),
+        parent: parent.map(str::to_string),
+        parameters: node
+            .params
+            .submitted
+            .iter()
+            .map(|p| PlanParameter {
+                key: p.key.clone(),
+                value: params::shown_value(p),
+                no_echo: p.no_echo,
+                source: p.source,
+            })
+            .collect(),
+        ..Default::default()
+    };
+    for c in classify::classify_stack(
+        &s.stack,
+        &s.template,
+        &s.record,
+        &g.types,
+        &g.security_groups,
+        copts,
+    ) {
+        let tpl_props = s
+            .template
+            .resource(&c.logical_id)
+            .and_then(|r| r.properties().cloned());
+        let row = Row::get(&s.record, &c.logical_id);
+        let block = |plan: &mut StackPlan, reason: String| {
+            plan.blocked.push(BlockedRow {
+                logical_id: c.logical_id.clone(),
+                resource_type: c.resource_type.clone(),
+                reason,
+            })
+        };
+        match c.category {
+            Category::CdkMetadata => {}
+            Category::Nested { child_stack } => plan.nested.push(NestedRow {
+                logical_id: c.logical_id.clone(),
+                cfn_stack_name: child_cfn.get(&child_stack).cloned().unwrap_or_default(),
+                child_stack,
+            }),
+            Category::Create => plan.phase2.create.push(TypedRow {
+                logical_id: c.logical_id.clone(),
+                resource_type: c.resource_type.clone(),
+            }),
+            Category::Blocked(reasons) => reasons.into_iter().for_each(|r| block(&mut plan, r)),
+            Category::Import(res) => {
+                let overlay: Map<String, Value> = res
+                    .overlay_fields
+                    .iter()
+                    .filter_map(|f| res.identifier.get(f).map(|v| (f.clone(), v.clone())))
+                    .collect();
+                let (_, w) = overlay::apply_overlay(
+                    &c.logical_id,
+                    tpl_props
+                        .as_ref()
+                        .map(|m| Value::Object(m.clone()))
+                        .as_ref(),
+                    &res.identifier,
+                    &res.overlay_fields,
+                );
+                plan.warnings.extend(
+                    res.warnings
+                        .iter()
+                        .map(|x| format!("{}: {x}", crate::text::flatten_str(&c.logical_id))),
+                );
+                plan.warnings.extend(w);
+                plan.import.push(ImportRow {
+                    logical_id: c.logical_id.clone(),
+                    resource_type: c.resource_type.clone(),
+                    physical_id: row
+                        .and_then(|r| r.physical_id())
+                        .unwrap_or_default()
+                        .to_string(),
+                    identifier: res.identifier,
+                    overlay,
+                });
+            }
+            Category::Recreate { physical_id } => {
+                let Some(row) = row else { continue };
+                let action = if c.resource_type == "AWS::IAM::Policy" {
+                    match iam::policy_targets(&physical_id, row.properties()) {
+                        Err(e) => {
+                            block(&mut plan, e);
+                            continue;
+                        }
+                        Ok(recorded) => {
+                            let template =
+                                iam::template_principals(tpl_props.as_ref(), &node.params.env);
+                            match iam::check(&recorded, &template) {
+                                CheckVerdict::Mismatch(m) => {
+                                    block(&mut plan, format!("phase 2 would attach the policy to principals the pre-delete does not detach it from: {}", m.join("; ")));
+                                    continue;
+                                }
+                                CheckVerdict::Unconfirmed(u) => plan.warnings.push(format!(
+                                    "{}: the principals phase 2 attaches the policy to could not all be confirmed against the record: {}",
+                                    crate::text::flatten_str(&c.logical_id),
+                                    u.join("; ")
+                                )),
+                                CheckVerdict::Ok => {}
+                            }
+                            PreDeleteAction::DetachPolicy { recorded, template }
+                        }
+                    }
+                } else {
+                    match row.property("ApiId") {
+                        Some(Value::String(a)) if a == super::MASK => {
+                            block(&mut plan, super::splitters::masked_property_reason("ApiId"));
+                            continue;
+                        }
+                        Some(Value::String(a)) if !a.is_empty() => PreDeleteAction::DeleteStage {
+                            api_id: a.clone(),
+                            stage_name: physical_id.clone(),
+                        },
+                        _ => {
+                            block(&mut plan, "the record holds no properties.ApiId, which the pre-delete needs to delete the stage; redeploy the stack, then export".into());
+                            continue;
+                        }
+                    }
+                };
+                plan.phase2.recreate.push(RecreateRow {
+                    logical_id: c.logical_id.clone(),
+                    resource_type: c.resource_type.clone(),
+                    physical_id: physical_id.clone(),
+                    properties: row.properties().cloned().unwrap_or_default(),
+                });
+                plan.phase2.pre_delete.push(PreDeleteRow {
+                    logical_id: c.logical_id.clone(),
+                    resource_type: c.resource_type.clone(),
+                    action,
+                });
+            }
+        }
+    }
+    plan
+}
+
+/// Builds the plan (docs/export.md §2–§4, §6). Hard refusals come back as
+/// [`PlanRefusal`] in the order the steps would meet them; blocked rows stay in the plan
+/// ([`Plan::blocked_refusal`]). A root with blocked rows is planned alone: its children
+/// are neither loaded nor planned.
+pub fn plan_tree(input: &TreeInput, opts: &PlanOptions, g: &Gathered) -> Result<Plan, PlanRefusal> {
+    let root_only = walk(input, opts, &g.ssm, false)?;
+    let root = &root_only.order[0];
+    if let Some(r) = names::destination_refusal(
+        &root.input.stack,
+        &root.cfn_name,
+        g.destinations
+            .get(&root.cfn_name)
+            .unwrap_or(&Destination::Absent),
+    ) {
+        return Err(refuse(r));
+    }
+    let source = opts.template_source.unwrap_or(TemplateSource::Synth);
+    let drift_lines = drift::drift_warnings(
+        &root.input.record,
+        &root.input.stack,
+        root.input.region.as_deref(),
+        &root.input.template,
+        source,
+    );
+    let first = plan_one(root, None, &BTreeMap::new(), g, opts);
+    if !first.blocked.is_empty() || first.nested.is_empty() {
+        let mut p = first;
+        p.warnings.extend(drift_lines);
+        let mut plan = Plan {
+            stacks: vec![p],
+            warnings: Vec::new(),
+        };
+        finish(&mut plan, opts)?;
+        return Ok(plan);
+    }
+    let w = walk(input, opts, &g.ssm, true)?;
+    let child_cfn: BTreeMap<String, String> = w
+        .order
+        .iter()
+        .map(|n| (n.input.stack.clone(), n.cfn_name.clone()))
+        .collect();
+    // Leaf first: depth-first post-order over the parent links.
+    let mut kids: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, n) in w.order.iter().enumerate() {
+        if let Some(p) = n.parent {
+            kids.entry(p).or_default().push(i);
+        }
+    }
+    fn post(i: usize, kids: &BTreeMap<usize, Vec<usize>>, out: &mut Vec<usize>) {
+        for &k in kids.get(&i).map(Vec::as_slice).unwrap_or(&[]) {
+            post(k, kids, out);
+        }
+        out.push(i);
+    }
+    let mut order = Vec::new();
+    post(0, &kids, &mut order);
+    let mut plan = Plan {
+        stacks: Vec::new(),
+        warnings: w.warnings.clone(),
+    };
+    for i in order {
+        let n = &w.order[i];
+        let parent = n.parent.map(|p| w.order[p].input.stack.as_str());
+        let mut sp = plan_one(n, parent, &child_cfn, g, opts);
+        if i == 0 {
+            sp.warnings.extend(drift_lines.iter().cloned());
+        }
+        plan.stacks.push(sp);
+    }
+    if plan.blocked_refusal().is_none() {
+        for n in &w.order[1..] {
+            if let Some(r) = names::destination_refusal(
+                &n.input.stack,
+                &n.cfn_name,
+                g.destinations
+                    .get(&n.cfn_name)
+                    .unwrap_or(&Destination::Absent),
+            ) {
+                return Err(refuse(r));
+            }
+        }
+    }
+    finish(&mut plan, opts)?;
+    Ok(plan)
+}
+
+/// Tree-wide gates: the Custom Resource gate, and a flat stack with nothing importable.
+fn finish(plan: &mut Plan, opts: &PlanOptions) -> Result<(), PlanRefusal> {
+    if plan.blocked_refusal().is_some() {
+        return Ok(());
+    }
+    let flat = plan.stacks.len() == 1 && plan.stacks[0].nested.is_empty();
+    if flat {
+        let s = &plan.stacks[0];
+        if s.import.is_empty() && !(s.phase2.create.is_empty() && s.phase2.recreate.is_empty()) {
+            return Err(refuse(format!(
+                "stack {} has no importable resources: an IMPORT change set needs at least one, and phase 2 cannot run without it",
+                shown(&s.stack)
+            )));
+        }
+    }
+    let crs: usize = plan.stacks.iter().map(|s| s.phase2.create.len()).sum();
+    match classify::custom_resource_gate(crs, opts.include_non_importable, opts.dry_run) {
+        CustomResourceGate::Proceed => Ok(()),
+        CustomResourceGate::Warn(w) => {
+            plan.warnings.push(w);
+            Ok(())
+        }
+        CustomResourceGate::Refuse(r) => Err(refuse(r)),
+    }
+}
+
+/// Every distinct type a set of stacks needs from the registry (re-exported for the
+/// benchmark and the step).
+pub fn distinct_types(input: &TreeInput) -> Vec<String> {
+    let mut all = vec![&input.root];
+    all.extend(input.children.values());
+    registry::distinct(
+        all.iter()
+            .flat_map(|s| classify::types_needing_registry(&s.template, &s.record)),
+    )
+}
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;

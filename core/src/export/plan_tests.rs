@@ -1,0 +1,431 @@
+use super::*;
+use crate::export::params::SsmRead;
+use crate::state::parse_state;
+use serde_json::json;
+
+fn stack(name: &str, resources: Value, template: Value) -> StackInput {
+    let mut rec =
+        json!({"version": 10, "stackName": name, "region": "us-east-1", "resources": resources});
+    if let Some((parent, lid)) = name.rsplit_once('~') {
+        rec["parentStack"] = json!(parent);
+        rec["parentLogicalId"] = json!(lid);
+    }
+    StackInput {
+        stack: name.into(),
+        region: Some("us-east-1".into()),
+        record: parse_state(name, Some("us-east-1"), rec.to_string().as_bytes()).unwrap(),
+        template: Template::from_value(name, template).unwrap(),
+        template_key: format!("cdkd/_runs/r1/templates/{name}.json"),
+    }
+}
+
+fn bucket_row(id: &str) -> Value {
+    json!({"physicalId": id, "resourceType": "AWS::S3::Bucket", "properties": {}, "observedProperties": {}})
+}
+
+fn facts() -> BTreeMap<String, TypeFacts> {
+    let mut m = BTreeMap::new();
+    m.insert(
+        "AWS::S3::Bucket".to_string(),
+        TypeFacts::Schema {
+            primary_identifier: vec!["BucketName".into()],
+            has_read_handler: true,
+            provisioning_type: Some("FULLY_MUTABLE".into()),
+        },
+    );
+    m
+}
+
+fn flat() -> TreeInput {
+    TreeInput {
+        root: stack(
+            "App",
+            json!({"B": bucket_row("b-1"), "CR": {"physicalId": "x", "resourceType": "Custom::X", "properties": {}, "observedProperties": {}},
+                   "Stage": {"physicalId": "prod", "resourceType": "AWS::ApiGatewayV2::Stage", "properties": {"ApiId": "a1"}, "observedProperties": {}}}),
+            json!({"Resources": {
+                "B": {"Type": "AWS::S3::Bucket", "Properties": {"BucketName": "b-1"}},
+                "CR": {"Type": "Custom::X"},
+                "Stage": {"Type": "AWS::ApiGatewayV2::Stage"},
+                "CDKMetadata": {"Type": "AWS::CDK::Metadata"}
+            }}),
+        ),
+        children: BTreeMap::new(),
+    }
+}
+
+/// Root → Middle → Leaf, each with one bucket.
+fn nested() -> TreeInput {
+    let nested_row = json!({"physicalId": "arn:aws:cloudformation:us-east-1:1:stack/x/1", "resourceType": "AWS::CloudFormation::Stack", "properties": {}, "observedProperties": {}});
+    let root = stack(
+        "Root",
+        json!({"B": bucket_row("rb"), "Middle": nested_row.clone()}),
+        json!({"Parameters": {"Stage": {"Type": "String", "Default": "dev"}, "Name": {"Type": "AWS::SSM::Parameter::Value<String>", "Default": "/app/name"}},
+               "Resources": {"B": {"Type": "AWS::S3::Bucket"}, "Middle": {"Type": "AWS::CloudFormation::Stack", "Properties": {"Parameters": {"Stage": {"Ref": "Stage"}, "Name": {"Ref": "Name"}}}}}}),
+    );
+    let middle = stack(
+        "Root~Middle",
+        json!({"B": bucket_row("mb"), "Leaf": nested_row}),
+        json!({"Parameters": {"Stage": {"Type": "String"}, "Name": {"Type": "String"}},
+               "Resources": {"B": {"Type": "AWS::S3::Bucket"}, "Leaf": {"Type": "AWS::CloudFormation::Stack", "Properties": {"Parameters": {"Stage": {"Ref": "Stage"}}}}}}),
+    );
+    let leaf = stack(
+        "Root~Middle~Leaf",
+        json!({"B": bucket_row("lb")}),
+        json!({"Parameters": {"Stage": {"Type": "String"}}, "Resources": {"B": {"Type": "AWS::S3::Bucket"}}}),
+    );
+    let mut children = BTreeMap::new();
+    children.insert(middle.stack.clone(), middle);
+    children.insert(leaf.stack.clone(), leaf);
+    TreeInput { root, children }
+}
+
+fn gathered() -> Gathered {
+    let mut g = Gathered {
+        types: facts(),
+        ..Default::default()
+    };
+    g.ssm.insert(
+        "/app/name".into(),
+        SsmRead::Value {
+            param_type: "String".into(),
+            value: "stored".into(),
+        },
+    );
+    g
+}
+
+fn opts() -> PlanOptions {
+    PlanOptions {
+        include_non_importable: true,
+        state_prefix: "cdkd".into(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn plan_json_has_the_issue_shape() {
+    let plan = plan_tree(&flat(), &opts(), &gathered()).unwrap();
+    let v = serde_json::to_value(&plan).unwrap();
+    let s = &v["stacks"][0];
+    assert_eq!(s["stack"], "App");
+    assert_eq!(s["region"], "us-east-1");
+    assert_eq!(s["cfnStackName"], "App");
+    assert_eq!(
+        s["import"][0],
+        json!({"logicalId": "B", "type": "AWS::S3::Bucket", "physicalId": "b-1", "identifier": {"BucketName": "b-1"}, "overlay": {"BucketName": "b-1"}})
+    );
+    assert_eq!(
+        s["phase2"]["create"],
+        json!([{"logicalId": "CR", "type": "Custom::X"}])
+    );
+    assert_eq!(s["phase2"]["recreate"][0]["physicalId"], "prod");
+    assert_eq!(
+        s["phase2"]["preDelete"][0],
+        json!({"logicalId": "Stage", "type": "AWS::ApiGatewayV2::Stage", "action": "deleteStage", "apiId": "a1", "stageName": "prod"})
+    );
+    assert!(
+        s["nested"].as_array().unwrap().is_empty() && s["blocked"].as_array().unwrap().is_empty()
+    );
+    let back: Plan = serde_json::from_value(v).unwrap();
+    assert_eq!(back, plan);
+}
+
+#[test]
+fn statement_86_three_level_tree_is_ordered_leaf_first_with_names_and_parameters() {
+    let plan = plan_tree(&nested(), &opts(), &gathered()).unwrap();
+    let names: Vec<_> = plan
+        .stacks
+        .iter()
+        .map(|s| (s.stack.as_str(), s.cfn_stack_name.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("Root~Middle~Leaf", "Root-Middle-Leaf"),
+            ("Root~Middle", "Root-Middle"),
+            ("Root", "Root")
+        ]
+    );
+    assert_eq!(
+        plan.stacks[1].nested,
+        [NestedRow {
+            logical_id: "Leaf".into(),
+            child_stack: "Root~Middle~Leaf".into(),
+            cfn_stack_name: "Root-Middle-Leaf".into()
+        }]
+    );
+    let middle: Vec<_> = plan.stacks[1]
+        .parameters
+        .iter()
+        .map(|p| (p.key.as_str(), p.value.as_deref()))
+        .collect();
+    assert_eq!(middle, [("Stage", Some("dev")), ("Name", Some("stored"))]);
+    assert_eq!(plan.stacks[0].parameters[0].value.as_deref(), Some("dev"));
+    // The root's own change set submits the SSM name.
+    assert_eq!(
+        plan.stacks[2].parameters[1].value.as_deref(),
+        Some("/app/name")
+    );
+    assert_eq!(plan.stacks[0].parent.as_deref(), Some("Root~Middle"));
+}
+
+#[test]
+fn plan_needs_lists_one_type_the_ssm_names_and_every_destination() {
+    let needs = plan_needs(&nested(), &opts()).unwrap();
+    assert_eq!(needs.types, ["AWS::S3::Bucket"]);
+    assert_eq!(needs.ssm_parameters, ["/app/name"]);
+    assert_eq!(
+        needs.destinations,
+        ["Root", "Root-Middle", "Root-Middle-Leaf"]
+    );
+    assert!(needs.security_groups.is_empty());
+}
+
+#[test]
+fn statement_8_existing_destination_refuses_under_dry_run_too() {
+    let mut g = gathered();
+    g.destinations.insert(
+        "App".into(),
+        Destination::Exists {
+            status: "REVIEW_IN_PROGRESS".into(),
+        },
+    );
+    let o = PlanOptions {
+        dry_run: true,
+        ..opts()
+    };
+    assert!(plan_tree(&flat(), &o, &g)
+        .unwrap_err()
+        .0
+        .contains("REVIEW_IN_PROGRESS"));
+    let mut g = gathered();
+    g.destinations.insert(
+        "Root-Middle-Leaf".into(),
+        Destination::Exists {
+            status: "CREATE_COMPLETE".into(),
+        },
+    );
+    assert!(plan_tree(&nested(), &o, &g)
+        .unwrap_err()
+        .0
+        .contains("Root-Middle-Leaf"));
+}
+
+#[test]
+fn statement_11_damaged_root_refuses_before_planning_also_in_dry_run() {
+    let mut t = flat();
+    t.root.record = parse_state("App", Some("us-east-1"), br#"{"resources":[]}"#).unwrap();
+    let o = PlanOptions {
+        dry_run: true,
+        ..opts()
+    };
+    assert!(plan_tree(&t, &o, &gathered())
+        .unwrap_err()
+        .0
+        .contains("'resources' is an array"));
+    assert!(plan_needs(&t, &o).is_err());
+}
+
+#[test]
+fn damaged_child_refuses_before_any_child_is_planned() {
+    let mut t = nested();
+    let leaf = t.children.get_mut("Root~Middle~Leaf").unwrap();
+    leaf.record = parse_state(
+        "Root~Middle~Leaf",
+        Some("us-east-1"),
+        br#"{"resources":{"B":{"physicalId":"lb","properties":null}}}"#,
+    )
+    .unwrap();
+    let e = plan_tree(&t, &opts(), &gathered()).unwrap_err();
+    assert!(
+        e.0.contains("Root~Middle~Leaf") && e.0.contains("properties"),
+        "{e}"
+    );
+}
+
+#[test]
+fn statement_76_missing_child_record_refuses_naming_the_expected_key() {
+    let mut t = nested();
+    t.children.remove("Root~Middle");
+    let e = plan_tree(&t, &opts(), &gathered()).unwrap_err();
+    assert!(
+        e.0.contains("Root~Middle") && e.0.contains("cdkd/Root~Middle/us-east-1/state.json"),
+        "{e}"
+    );
+}
+
+#[test]
+fn statement_77_child_in_another_region_refuses() {
+    let mut t = nested();
+    t.children.get_mut("Root~Middle").unwrap().region = Some("eu-west-1".into());
+    assert!(plan_tree(&t, &opts(), &gathered())
+        .unwrap_err()
+        .0
+        .contains("cross-region"));
+}
+
+#[test]
+fn statement_82_blocked_row_in_a_grandchild_refuses_naming_that_stack() {
+    let mut t = nested();
+    let leaf = t.children.get_mut("Root~Middle~Leaf").unwrap();
+    *leaf = stack(
+        "Root~Middle~Leaf",
+        json!({}),
+        json!({"Parameters": {"Stage": {"Type": "String"}}, "Resources": {"B": {"Type": "AWS::S3::Bucket"}}}),
+    );
+    let plan = plan_tree(&t, &opts(), &gathered()).unwrap();
+    let r = plan.blocked_refusal().unwrap();
+    assert!(
+        r.starts_with("1 resource(s) cannot be exported")
+            && r.contains("[Root~Middle~Leaf] B (AWS::S3::Bucket)"),
+        "{r}"
+    );
+}
+
+#[test]
+fn blocked_root_is_planned_alone() {
+    let mut t = nested();
+    t.root = stack(
+        "Root",
+        json!({"Middle": {"physicalId": "x", "resourceType": "AWS::CloudFormation::Stack", "properties": {}}}),
+        json!({"Resources": {"B": {"Type": "AWS::S3::Bucket"}, "Middle": {"Type": "AWS::CloudFormation::Stack"}}}),
+    );
+    let plan = plan_tree(&t, &opts(), &gathered()).unwrap();
+    assert_eq!(plan.stacks.len(), 1);
+    assert!(plan.blocked_refusal().is_some());
+}
+
+#[test]
+fn statement_14_only_cdk_metadata_is_an_empty_plan() {
+    let t = TreeInput {
+        root: stack(
+            "App",
+            json!({}),
+            json!({"Resources": {"M": {"Type": "AWS::CDK::Metadata"}}}),
+        ),
+        children: BTreeMap::new(),
+    };
+    let plan = plan_tree(&t, &opts(), &gathered()).unwrap();
+    assert!(plan.is_empty());
+}
+
+#[test]
+fn statement_15_only_custom_resources_refuses_no_importable_resources() {
+    let t = TreeInput {
+        root: stack(
+            "App",
+            json!({}),
+            json!({"Resources": {"C": {"Type": "Custom::X"}}}),
+        ),
+        children: BTreeMap::new(),
+    };
+    assert!(plan_tree(&t, &opts(), &gathered())
+        .unwrap_err()
+        .0
+        .contains("no importable resources"));
+}
+
+#[test]
+fn statement_16_custom_resource_without_flag_warns_in_dry_run_and_refuses_on_a_real_run() {
+    let o = PlanOptions {
+        include_non_importable: false,
+        dry_run: true,
+        ..opts()
+    };
+    let plan = plan_tree(&flat(), &o, &gathered()).unwrap();
+    assert!(plan
+        .warnings
+        .iter()
+        .any(|w| w.contains("--include-non-importable")));
+    let o = PlanOptions {
+        include_non_importable: false,
+        ..opts()
+    };
+    assert!(plan_tree(&flat(), &o, &gathered()).is_err());
+}
+
+#[test]
+fn statement_83_dry_run_resolves_child_parameters_and_ssm_failure_only_warns() {
+    let mut g = gathered();
+    g.ssm
+        .insert("/app/name".into(), SsmRead::Failed("AccessDenied".into()));
+    let o = PlanOptions {
+        dry_run: true,
+        ..opts()
+    };
+    let plan = plan_tree(&nested(), &o, &g).unwrap();
+    assert_eq!(plan.stacks.len(), 3);
+    assert!(
+        plan.warnings.iter().any(|w| w.contains("unconfirmed")),
+        "{:?}",
+        plan.warnings
+    );
+    assert!(plan_tree(&nested(), &opts(), &g).is_err());
+}
+
+#[test]
+fn noecho_parameter_is_masked_in_the_plan() {
+    let mut t = flat();
+    t.root.template.body.insert(
+        "Parameters".into(),
+        json!({"Pw": {"Type": "String", "NoEcho": true}}),
+    );
+    let o = PlanOptions {
+        parameters: vec!["Pw=hunter2".into()],
+        ..opts()
+    };
+    let plan = plan_tree(&t, &o, &gathered()).unwrap();
+    assert_eq!(plan.stacks[0].parameters[0].value.as_deref(), Some("***"));
+    assert!(!serde_json::to_string(&plan).unwrap().contains("hunter2"));
+}
+
+#[test]
+fn iam_policy_principal_mismatch_blocks_and_unconfirmed_warns() {
+    let mut t = flat();
+    t.root = stack(
+        "App",
+        json!({"B": bucket_row("b"), "P": {"physicalId": "pol", "resourceType": "AWS::IAM::Policy", "properties": {"Roles": ["r1"]}, "observedProperties": {}}}),
+        json!({"Parameters": {"R": {"Type": "AWS::SSM::Parameter::Value<String>", "Default": "/r"}}, "Resources": {"B": {"Type": "AWS::S3::Bucket"}, "P": {"Type": "AWS::IAM::Policy", "Properties": {"PolicyName": "pol", "Roles": ["r2"]}}}}),
+    );
+    let plan = plan_tree(&t, &opts(), &gathered()).unwrap();
+    assert!(plan.stacks[0].blocked[0].reason.contains("r2"));
+    t.root.template.body["Resources"]["P"]["Properties"]["Roles"] = json!([{"Ref": "R"}]);
+    let plan = plan_tree(&t, &opts(), &gathered()).unwrap();
+    assert!(plan.stacks[0].blocked.is_empty());
+    assert!(
+        plan.stacks[0]
+            .warnings
+            .iter()
+            .any(|w| w.contains("SSM-typed")),
+        "{:?}",
+        plan.stacks[0].warnings
+    );
+    assert!(matches!(
+        plan.stacks[0].phase2.pre_delete[0].action,
+        PreDeleteAction::DetachPolicy { .. }
+    ));
+}
+
+#[test]
+fn statement_12_state_rows_absent_from_the_template_are_not_imported() {
+    let mut t = flat();
+    if let Some(Value::Object(r)) = t.root.record.body.get_mut("resources") {
+        r.insert("Extra".into(), bucket_row("extra"));
+    }
+    let plan = plan_tree(&t, &opts(), &gathered()).unwrap();
+    assert!(plan.stacks[0]
+        .import
+        .iter()
+        .all(|r| r.logical_id != "Extra"));
+}
+
+#[test]
+fn child_record_without_parent_link_refuses() {
+    let mut t = nested();
+    let m = t.children.get_mut("Root~Middle").unwrap();
+    m.record.body.remove("parentStack");
+    assert!(plan_tree(&t, &opts(), &gathered())
+        .unwrap_err()
+        .0
+        .contains("parent link"));
+}

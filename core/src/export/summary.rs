@@ -1,0 +1,309 @@
+//! The dry-run summary (docs/export.md §8.3): one header line per stack, leaf first,
+//! then its rows. Every physical id, identifier value, stack name and parameter value
+//! goes through the plain-value rule ([`super::plain::shown`]); logical ids, types and
+//! messages are flattened onto one line. Blocked rows are listed once, by the
+//! refusal that ends the summary ([`Plan::blocked_refusal`]).
+
+use super::plain::shown;
+use super::plan::{Plan, PreDeleteAction, StackPlan};
+use crate::text::flatten_str;
+
+fn plural(n: usize, one: &str) -> String {
+    format!("{n} {one}(s)")
+}
+
+/// `[<cdkd>] → CFn stack '<cfn>': N leaf import(s)[, M nested-child adoption(s)][, K
+/// phase-2 CREATE(s)][, R pre-delete + re-CREATE]`.
+pub fn header(s: &StackPlan) -> String {
+    let mut parts = vec![plural(s.import.len(), "leaf import")];
+    if !s.nested.is_empty() {
+        parts.push(plural(s.nested.len(), "nested-child adoption"));
+    }
+    if !s.phase2.create.is_empty() {
+        parts.push(plural(s.phase2.create.len(), "phase-2 CREATE"));
+    }
+    if !s.phase2.recreate.is_empty() {
+        parts.push(format!(
+            "{} pre-delete + re-CREATE",
+            s.phase2.recreate.len()
+        ));
+    }
+    format!(
+        "[{}] → CFn stack '{}': {}",
+        shown(&s.stack),
+        shown(&s.cfn_stack_name),
+        parts.join(", ")
+    )
+}
+
+fn recreate_note(resource_type: &str) -> &'static str {
+    match resource_type {
+        "AWS::ApiGatewayV2::Stage" => "unavailable for about 10 s between the pre-delete and phase 2; the HttpApi URL does not change",
+        "AWS::IAM::Policy" => "the permissions it grants are absent between the pre-delete and phase 2",
+        _ => "absent between the pre-delete and phase 2",
+    }
+}
+
+fn stack_lines(s: &StackPlan, out: &mut Vec<String>) {
+    out.push(header(s));
+    let row = |id: &str, ty: &str| format!("{} ({})", flatten_str(id), flatten_str(ty));
+    if !s.import.is_empty() {
+        out.push("  Import (phase 1):".into());
+        for r in &s.import {
+            let ids: Vec<String> = r
+                .identifier
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{}={}",
+                        flatten_str(k),
+                        shown(v.as_str().unwrap_or_default())
+                    )
+                })
+                .collect();
+            out.push(format!(
+                "    {} ← {}",
+                row(&r.logical_id, &r.resource_type),
+                ids.join(", ")
+            ));
+        }
+    }
+    if !s.nested.is_empty() {
+        out.push("  Nested stacks (adopted after their own import):".into());
+        for n in &s.nested {
+            out.push(format!(
+                "    {} → [{}] (CFn stack '{}')",
+                flatten_str(&n.logical_id),
+                shown(&n.child_stack),
+                shown(&n.cfn_stack_name)
+            ));
+        }
+    }
+    if !s.phase2.create.is_empty() {
+        out.push("  Phase 2 CREATE:".into());
+        for r in &s.phase2.create {
+            out.push(format!("    {}", row(&r.logical_id, &r.resource_type)));
+        }
+    }
+    if !s.phase2.recreate.is_empty() {
+        out.push("  Pre-delete, then re-CREATE in phase 2:".into());
+        for r in &s.phase2.recreate {
+            out.push(format!(
+                "    {} {}: {}",
+                row(&r.logical_id, &r.resource_type),
+                shown(&r.physical_id),
+                recreate_note(&r.resource_type)
+            ));
+        }
+        for p in &s.phase2.pre_delete {
+            if let PreDeleteAction::DetachPolicy { recorded, .. } = &p.action {
+                let list = |l: &Option<Vec<String>>| {
+                    l.as_ref()
+                        .map(|v| {
+                            v.iter()
+                                .map(|x| shown(x).to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        })
+                        .unwrap_or_else(|| "(none recorded)".into())
+                };
+                out.push(format!(
+                    "    {}: detach {} from roles [{}], users [{}], groups [{}]",
+                    flatten_str(&p.logical_id),
+                    shown(&recorded.policy_name),
+                    list(&recorded.roles),
+                    list(&recorded.users),
+                    list(&recorded.groups)
+                ));
+            }
+        }
+    }
+    if !s.parameters.is_empty() {
+        let ps: Vec<String> = s
+            .parameters
+            .iter()
+            .map(|p| {
+                let v = match (&p.value, p.no_echo) {
+                    (None, _) => "(unresolved)".to_string(),
+                    (Some(_), true) => super::MASK.to_string(),
+                    (Some(v), false) => shown(v).to_string(),
+                };
+                format!("{}={v}", flatten_str(&p.key))
+            })
+            .collect();
+        out.push(format!("  Parameters: {}", ps.join(", ")));
+    }
+    for w in &s.warnings {
+        out.push(format!("  Warning: {}", flatten_str(w)));
+    }
+}
+
+/// The whole dry-run summary, ending with what the dry run did not do.
+pub fn render_dry_run(plan: &Plan) -> String {
+    let mut out = Vec::new();
+    for s in &plan.stacks {
+        stack_lines(s, &mut out);
+    }
+    for w in &plan.warnings {
+        out.push(format!("Warning: {}", flatten_str(w)));
+    }
+    match plan.blocked_refusal() {
+        Some(r) => out.push(r),
+        None if plan.is_empty() => out
+            .push("Nothing to migrate: the template holds no resource to import or create.".into()),
+        None => out.push(
+            "Dry run: no lock was taken, no change set was created, and state is unchanged.".into(),
+        ),
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::iam::{PolicyTargets, TemplatePrincipals};
+    use crate::export::params::ParamSource;
+    use crate::export::plan::*;
+    use serde_json::{json, Map, Value};
+
+    fn ident(pairs: &[(&str, &str)]) -> Map<String, Value> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect()
+    }
+
+    fn leaf() -> StackPlan {
+        StackPlan {
+            stack: "Root~Db".into(),
+            region: Some("us-east-1".into()),
+            cfn_stack_name: "Root-Db".into(),
+            template_key: "k".into(),
+            parent: Some("Root".into()),
+            import: vec![
+                ImportRow {
+                    logical_id: "Table".into(),
+                    resource_type: "AWS::DynamoDB::Table".into(),
+                    physical_id: "t1".into(),
+                    identifier: ident(&[("TableName", "t1")]),
+                    overlay: Map::new(),
+                },
+                ImportRow {
+                    logical_id: "Key".into(),
+                    resource_type: "AWS::AppSync::ApiKey".into(),
+                    physical_id: "api1|da2-k".into(),
+                    identifier: ident(&[("ApiId", "api1"), ("ApiKeyId", "da2-k")]),
+                    overlay: Map::new(),
+                },
+                ImportRow {
+                    logical_id: "Odd".into(),
+                    resource_type: "AWS::S3::Bucket".into(),
+                    physical_id: "b\nrm".into(),
+                    identifier: ident(&[("BucketName", "b\nrm")]),
+                    overlay: Map::new(),
+                },
+            ],
+            parameters: vec![
+                PlanParameter {
+                    key: "Stage".into(),
+                    value: Some("prod".into()),
+                    no_echo: false,
+                    source: ParamSource::Parent,
+                },
+                PlanParameter {
+                    key: "Pw".into(),
+                    value: Some("***".into()),
+                    no_echo: true,
+                    source: ParamSource::Parent,
+                },
+                PlanParameter {
+                    key: "Later".into(),
+                    value: None,
+                    no_echo: false,
+                    source: ParamSource::Parent,
+                },
+            ],
+            ..Default::default()
+        }
+    }
+
+    fn root() -> StackPlan {
+        StackPlan {
+            stack: "Root".into(),
+            region: Some("us-east-1".into()),
+            cfn_stack_name: "Root".into(),
+            template_key: "k".into(),
+            import: vec![ImportRow { logical_id: "Bucket".into(), resource_type: "AWS::S3::Bucket".into(), physical_id: "b".into(), identifier: ident(&[("BucketName", "b")]), overlay: Map::new() }],
+            nested: vec![NestedRow { logical_id: "Db".into(), child_stack: "Root~Db".into(), cfn_stack_name: "Root-Db".into() }],
+            phase2: Phase2 {
+                create: vec![TypedRow { logical_id: "Seed".into(), resource_type: "Custom::Seed".into() }],
+                recreate: vec![
+                    RecreateRow { logical_id: "Stage".into(), resource_type: "AWS::ApiGatewayV2::Stage".into(), physical_id: "prod".into(), properties: Map::new() },
+                    RecreateRow { logical_id: "Pol".into(), resource_type: "AWS::IAM::Policy".into(), physical_id: "pol".into(), properties: Map::new() },
+                ],
+                pre_delete: vec![PreDeleteRow {
+                    logical_id: "Pol".into(),
+                    resource_type: "AWS::IAM::Policy".into(),
+                    action: PreDeleteAction::DetachPolicy {
+                        recorded: PolicyTargets { policy_name: "pol".into(), roles: Some(vec!["r1".into()]), ..Default::default() },
+                        template: TemplatePrincipals::default(),
+                    },
+                }],
+            },
+            warnings: vec!["Stack Root: 1 of 3 resource(s) have no drift baseline: X. Capture them, then run cdkd drift; the capture command: cdkd-flow state refresh-observed Root --stack-region us-east-1".into()],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn summary_nested_tree_one_header_per_stack_leaf_first() {
+        let plan = Plan {
+            stacks: vec![leaf(), root()],
+            warnings: vec![],
+        };
+        insta::assert_snapshot!(render_dry_run(&plan));
+    }
+
+    #[test]
+    fn summary_blocked_rows_end_with_the_refusal() {
+        let mut s = leaf();
+        s.import.clear();
+        s.parameters.clear();
+        s.blocked = vec![
+            BlockedRow {
+                logical_id: "Api".into(),
+                resource_type: "AWS::AppSync::GraphQLApi".into(),
+                reason: "not supported for import".into(),
+            },
+            BlockedRow {
+                logical_id: "Ns".into(),
+                resource_type: "AWS::S3Tables::Namespace".into(),
+                reason: "first\nsecond".into(),
+            },
+            BlockedRow {
+                logical_id: "Ns".into(),
+                resource_type: "AWS::S3Tables::Namespace".into(),
+                reason: "third".into(),
+            },
+        ];
+        let plan = Plan {
+            stacks: vec![s],
+            warnings: vec!["1 Custom Resource(s) cannot be imported".into()],
+        };
+        insta::assert_snapshot!(render_dry_run(&plan));
+    }
+
+    #[test]
+    fn summary_header_counts_only_what_is_there() {
+        let mut s = leaf();
+        s.import.truncate(1);
+        assert_eq!(
+            header(&s),
+            "[Root~Db] → CFn stack 'Root-Db': 1 leaf import(s)"
+        );
+        assert_eq!(
+            header(&root()),
+            "[Root] → CFn stack 'Root': 1 leaf import(s), 1 nested-child adoption(s), 1 phase-2 CREATE(s), 2 pre-delete + re-CREATE"
+        );
+    }
+}

@@ -1,0 +1,47 @@
+//! Every view of cdkd-flow: pure functions from what the CLI gathered (records, plans,
+//! run records, execution descriptions) to the text it prints. Nothing here does I/O;
+//! untrusted text (names, ids, types, AWS error messages) is stripped or flattened onto
+//! one line before it is returned, so nothing read can move the cursor or invent a line.
+//!
+//! - [`state`]: `state list | show | resources` (docs/state-views.md §1-§5);
+//! - [`plan`]: `destroy --dry-run` and the confirmation before a destroy;
+//! - [`progress`]: live bars and settled lines of a destroy run;
+//! - [`report`]: a destroy run's report;
+//! - [`cleanup`]: a cleanup run's summary;
+//! - [`runs`]: `runs list | show | watch` (executions of the deployed state machines);
+//! - [`workflow`]: `workflow run` (an execution of the local engine);
+//! - shared pieces: [`words`] (counts as words), [`date`] (`toISOString`).
+
+pub mod cleanup;
+pub mod date;
+pub mod plan;
+pub mod progress;
+pub mod report;
+pub mod runs;
+pub mod state;
+pub mod words;
+pub mod workflow;
+
+/// What a view prints: `stdout` exactly as it must be written (already ending in `\n`
+/// when non-empty), and `warnings`, one line each, for stderr.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rendered {
+    pub stdout: String,
+    pub warnings: Vec<String>,
+}
+
+impl Rendered {
+    pub fn new(stdout: String, warnings: Vec<String>) -> Self {
+        Self { stdout, warnings }
+    }
+}
+
+/// Lines joined by `\n` plus one final `\n`; no lines → no output at all.
+pub(crate) fn join_lines(lines: &[String]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}

@@ -1,0 +1,115 @@
+//! docs/state-views.md §2 single-record resolution for `state show` / `state resources`, and the
+//! refusals those commands raise by name. Stack names and regions inside these messages are
+//! ASCII-only (docs/state-views.md §1.3), `<unrenderable>` when nothing is left.
+
+use crate::view::state::list::RefView;
+use crate::text::{ascii_only_str, flatten_str, or_unrenderable, shell_quote, STACK_NAME_CAP};
+
+fn safe(s: &str) -> String {
+    or_unrenderable(ascii_only_str(s))
+}
+
+fn region_label(r: &RefView<'_>) -> String {
+    match r.region {
+        None => "(legacy)".to_string(),
+        Some(region) => safe(region),
+    }
+}
+
+/// Picks the one ref `stack` names (with `--stack-region` when given), or the refusal.
+pub fn resolve_single<'a>(
+    stack: &str,
+    refs: &[RefView<'a>],
+    requested_region: Option<&str>,
+) -> Result<RefView<'a>, String> {
+    let matches: Vec<RefView<'a>> = refs.iter().copied().filter(|r| r.stack == stack).collect();
+    if matches.is_empty() {
+        return Err(format!(
+            "No state found for stack '{}'. Run 'cdkd-flow state list' to see available stacks.",
+            safe(stack)
+        ));
+    }
+    if let Some(want) = requested_region {
+        return matches
+            .iter()
+            .copied()
+            .find(|r| r.region == Some(want))
+            .ok_or_else(|| {
+                let seen: Vec<String> = matches.iter().map(region_label).collect();
+                format!(
+                    "No state found for stack '{}' in region '{}'. Available regions: {}.",
+                    safe(stack),
+                    safe(want),
+                    seen.join(", ")
+                )
+            });
+    }
+    if matches.len() == 1 {
+        return Ok(matches[0]);
+    }
+    let regions: Vec<String> = matches.iter().map(region_label).collect();
+    Err(format!(
+        "Stack '{}' has state in multiple regions: {}. Re-run with --stack-region <region> to disambiguate.",
+        safe(stack),
+        regions.join(", ")
+    ))
+}
+
+/// Why a stack name cannot be printed inside a pasteable `cdkd deploy` command.
+fn withhold_reason(stack: &str) -> Option<&'static str> {
+    let clean = ascii_only_str(stack);
+    if clean.is_empty() {
+        Some("it renders as nothing")
+    } else if clean != stack {
+        Some("it does not render exactly")
+    } else if clean.chars().count() > STACK_NAME_CAP {
+        Some("it is too long")
+    } else if clean.starts_with('-') {
+        Some("it begins with '-'")
+    } else if clean.contains(['*', '/']) {
+        Some("'cdkd deploy' reads '*' and '/' in it as a pattern")
+    } else {
+        None
+    }
+}
+
+/// The refusal for a stack whose only record is a legacy region-less one (raised
+/// before the lock is read). The second line names `cdkd deploy <name>` only when the
+/// name can be pasted safely; otherwise a quoted hole and the reason.
+pub fn legacy_refusal(stack: &str) -> String {
+    let migrate = match withhold_reason(stack) {
+        None => format!("Migrate with: cdkd deploy {}", shell_quote(stack)),
+        Some(why) => format!(
+            "Migrate with: cdkd deploy '<stack>' (the stack name is not shown because {why})"
+        ),
+    };
+    format!(
+        "Stack '{}' has only a legacy state record without a region. A cdkd write migrates it \
+         to the region-scoped layout; re-run this command after it.\n{migrate}",
+        safe(stack)
+    )
+}
+
+/// The refusal for a listed ref whose record is gone by the time it is read.
+pub fn no_state_found(stack: &str, region: &str, bucket: &str, prefix: &str) -> String {
+    format!(
+        "No state found for stack '{}' ({}) in s3://{}/{}/. Run 'cdkd-flow state list' to see available stacks.",
+        safe(stack),
+        safe(region),
+        flatten_str(bucket),
+        flatten_str(prefix)
+    )
+}
+
+/// The refusal when `--show-nested` cannot find a child record.
+pub fn missing_nested_child(parent: &str, logical_id: &str, child: &str, region: &str) -> String {
+    format!(
+        "cdkd state is missing nested-child '{}' ({}). Parent stack '{}' lists '{}' as an \
+         AWS::CloudFormation::Stack row but no child state record exists for it. The cdkd state \
+         tree is inconsistent; re-deploy the parent stack to refresh it.",
+        safe(child),
+        safe(region),
+        safe(parent),
+        safe(logical_id)
+    )
+}

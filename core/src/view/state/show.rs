@@ -1,0 +1,373 @@
+//! docs/state-views.md §4 `state show`: the human block, `--show-nested`, and both `--json` forms.
+
+use serde_json::{Map, Value};
+
+use crate::json::{json_payload, ordered_entries};
+use crate::view::state::collate::sort_by_locale;
+use crate::view::state::repair::{
+    malformed_containers_warning, malformed_resources_warning, read_container, resources_bag,
+    Container,
+};
+use crate::view::state::value::{
+    digest_preview, format_dependency_list, format_last_modified, format_value,
+};
+use crate::view::{join_lines, Rendered};
+use crate::text::strip;
+
+/// The resource type whose entries `--show-nested` follows.
+pub const NESTED_STACK_TYPE: &str = "AWS::CloudFormation::Stack";
+
+/// The eight legend lines printed (after one empty line) under a `Skipped outputs:`
+/// block, at column zero.
+pub const SKIPPED_OUTPUTS_LEGEND: [&str; 8] = [
+    "The last deploy could not resolve the keys listed under `Skipped outputs:`",
+    "above, and recorded a digest of their template inputs. While the record",
+    "binds and a key is still absent from the stored outputs, `cdkd diff`",
+    "previews it as ABSENT — no row, no warning. A key whose earlier value",
+    "was retained is also stored under `Outputs:` here, where the record does",
+    "NOT suppress it: the ordinary rules apply, up to `cdkd diff` suppressing",
+    "its whole Outputs section if the key still cannot resolve.",
+    "Binding rule: `bindingSkippedOutputs` in src/analyzer/skipped-outputs.ts.",
+];
+
+/// The lock as the views see it: `owner`/`operation` already flattened where the lock
+/// was read (docs/state-and-lock.md §5), `expires_at` raw, and `json` the sanitised lock body that
+/// `--json` emits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LockView {
+    pub owner: String,
+    pub operation: Option<String>,
+    pub expires_at: Option<Value>,
+    pub json: Value,
+}
+
+impl LockView {
+    /// The view of a lock as read (docs/state-and-lock.md §5): the sanitised owner/operation, the
+    /// raw `expiresAt`, and for `--json` the body as read with `owner` (always present,
+    /// `""` when absent) and `operation` (when the body had it) replaced by their
+    /// flattened values; every other field passes through.
+    pub fn from_info(info: &crate::lock::LockInfo) -> Self {
+        let mut json = info.raw.clone();
+        json.insert("owner".into(), Value::String(info.owner.clone()));
+        if let Some(op) = &info.operation {
+            json.insert("operation".into(), Value::String(op.clone()));
+        }
+        LockView {
+            owner: info.owner.clone(),
+            operation: info.operation.clone(),
+            expires_at: info.expires_at.clone(),
+            json: Value::Object(json),
+        }
+    }
+
+    /// Reads `lock.json` bytes with the production lock reader: invalid JSON is an
+    /// error, a non-object body is no lock.
+    pub fn from_lock_bytes(bytes: &[u8]) -> Result<Option<Self>, crate::lock::LockParseError> {
+        Ok(crate::lock::parse_lock(bytes)?
+            .as_ref()
+            .map(Self::from_info))
+    }
+}
+
+/// One record to show, with its lock and (under `--show-nested`) its walked children.
+/// `stack`/`region` are the names the record was read under (key authority).
+#[derive(Debug, Clone)]
+pub struct ShowNode {
+    pub stack: String,
+    pub region: String,
+    pub record: Map<String, Value>,
+    pub lock: Option<LockView>,
+    pub children: Vec<ShowNode>,
+}
+
+/// docs/state-views.md §4.1 `Lock:` row value.
+pub fn lock_summary(lock: Option<&LockView>, now_ms: i64) -> String {
+    let Some(lock) = lock else {
+        return "unlocked".to_string();
+    };
+    let op = match lock.operation.as_deref() {
+        Some(op) if !op.is_empty() => format!(" (operation: {op})"),
+        _ => String::new(),
+    };
+    format!(
+        "locked by {}{op}, {}",
+        lock.owner,
+        crate::lock::expiry_phrase(lock.expires_at.as_ref(), now_ms)
+    )
+}
+
+/// JavaScript truthiness of a record value.
+fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(_) => true,
+    }
+}
+
+/// The containers of one record this view renders but cannot read (docs/state-views.md §4.4), in
+/// the fixed order, each at most once. Entries are only inspected when the bag is a map.
+fn repaired_containers(record: &Map<String, Value>) -> Vec<Container> {
+    let mut out = Vec::new();
+    if read_container(record.get("outputs")).is_repaired() {
+        out.push(Container::Outputs);
+    }
+    if read_container(record.get("skippedOutputs")).is_repaired() {
+        out.push(Container::SkippedOutputs);
+    }
+    if let Some(bag) = resources_bag(record) {
+        let (mut attrs, mut props) = (false, false);
+        for entry in bag.values() {
+            if let Value::Object(e) = entry {
+                attrs |= read_container(e.get("attributes")).is_repaired();
+                props |= read_container(e.get("properties")).is_repaired();
+            }
+        }
+        if attrs {
+            out.push(Container::Attributes);
+        }
+        if props {
+            out.push(Container::Properties);
+        }
+    }
+    out
+}
+
+/// Text-mode warnings for one record: the `resources` warning, then the containers one.
+fn text_warnings(stack: &str, region: &str, record: &Map<String, Value>) -> Vec<String> {
+    let mut out = Vec::new();
+    if resources_bag(record).is_none() {
+        out.push(malformed_resources_warning(stack, region));
+    }
+    let repaired = repaired_containers(record);
+    if !repaired.is_empty() {
+        out.push(malformed_containers_warning(stack, region, &repaired));
+    }
+    out
+}
+
+/// Whether a record renders the `Skipped outputs:` block.
+fn renders_skipped_block(record: &Map<String, Value>) -> bool {
+    read_container(record.get("skippedOutputs"))
+        .map()
+        .is_some_and(|m| !m.is_empty())
+}
+
+fn push_map_rows(lines: &mut Vec<String>, label: &str, v: Option<&Value>) {
+    let entries = read_container(v)
+        .map()
+        .map(ordered_entries)
+        .unwrap_or_default();
+    if entries.is_empty() {
+        lines.push(format!("  {label}: (none)"));
+    } else {
+        lines.push(format!("  {label}:"));
+        for (k, v) in entries {
+            lines.push(format!("    {}: {}", strip(k), format_value(Some(v))));
+        }
+    }
+}
+
+/// docs/state-views.md §4.1 one stack's block (without the `Nested stack:` header), as lines.
+pub fn state_block(
+    record: &Map<String, Value>,
+    lock: Option<&LockView>,
+    now_ms: i64,
+    with_legend: bool,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    lines.push(format!("Stack: {}", format_value(record.get("stackName"))));
+    if truthy(record.get("region")) {
+        lines.push(format!("  Region: {}", format_value(record.get("region"))));
+    }
+    lines.push(format!(
+        "  Version: {}",
+        format_value(record.get("version"))
+    ));
+    lines.push(format!(
+        "  Last Modified: {}",
+        format_last_modified(record.get("lastModified"))
+    ));
+    lines.push(format!("  Lock: {}", lock_summary(lock, now_ms)));
+    if let Some(parent) = record.get("parentStack") {
+        let region = if truthy(record.get("parentRegion")) {
+            format!(" ({})", format_value(record.get("parentRegion")))
+        } else {
+            String::new()
+        };
+        let logical = match record.get("parentLogicalId") {
+            Some(id) => format!(", logical id: {}", format_value(Some(id))),
+            None => String::new(),
+        };
+        lines.push(format!(
+            "  Parent: {}{region}{logical}",
+            format_value(Some(parent))
+        ));
+    }
+
+    let outputs = read_container(record.get("outputs"))
+        .map()
+        .map(ordered_entries)
+        .unwrap_or_default();
+    if !outputs.is_empty() {
+        lines.push(String::new());
+        lines.push("Outputs:".to_string());
+        for (k, v) in outputs {
+            lines.push(format!("  {}: {}", strip(k), format_value(Some(v))));
+        }
+    }
+
+    if renders_skipped_block(record) {
+        let mut skipped = read_container(record.get("skippedOutputs"))
+            .map()
+            .map(ordered_entries)
+            .unwrap_or_default();
+        sort_by_locale(&mut skipped);
+        lines.push(String::new());
+        lines.push("Skipped outputs:".to_string());
+        for (k, digest) in skipped {
+            lines.push(format!("  {}: {}", strip(k), digest_preview(digest)));
+        }
+        if with_legend {
+            push_legend(&mut lines);
+        }
+    }
+
+    let mut resources: Vec<(&String, &Value)> = resources_bag(record)
+        .map(ordered_entries)
+        .unwrap_or_default();
+    sort_by_locale(&mut resources);
+    lines.push(String::new());
+    lines.push(format!("Resources ({}):", resources.len()));
+    let empty = Map::new();
+    for (logical_id, entry) in resources {
+        // A null, number, string or boolean entry reads like an empty object
+        // (docs/state-views.md §4.3).
+        let r = match entry {
+            Value::Object(m) => m,
+            _ => &empty,
+        };
+        lines.push(String::new());
+        lines.push(strip(logical_id));
+        lines.push(format!("  Type: {}", format_value(r.get("resourceType"))));
+        lines.push(format!(
+            "  PhysicalID: {}",
+            format_value(r.get("physicalId"))
+        ));
+        let provisioned = match r.get("provisionedBy") {
+            None | Some(Value::Null) => "(sdk, legacy default)".to_string(),
+            Some(v) => format_value(Some(v)),
+        };
+        lines.push(format!("  ProvisionedBy: {provisioned}"));
+        if r.get("observedBaselineRefused") == Some(&Value::Bool(true)) {
+            lines.push(
+                "  ObservedBaseline: REFUSED by 'cdkd import' — no baseline will be captured \
+                 (deploy a change to this resource to restore one)"
+                    .to_string(),
+            );
+        }
+        lines.push(format!(
+            "  Dependencies: {}",
+            format_dependency_list(r.get("dependencies"))
+        ));
+        push_map_rows(&mut lines, "Attributes", r.get("attributes"));
+        push_map_rows(&mut lines, "Properties", r.get("properties"));
+    }
+    lines
+}
+
+fn push_legend(lines: &mut Vec<String>) {
+    lines.push(String::new());
+    lines.extend(SKIPPED_OUTPUTS_LEGEND.iter().map(|l| l.to_string()));
+}
+
+/// `state show <stack>` (human, single stack): the block with the legend, and the
+/// docs/state-views.md §4.4 warnings for this record.
+pub fn show_text(node: &ShowNode, now_ms: i64) -> Rendered {
+    let warnings = text_warnings(&node.stack, &node.region, &node.record);
+    let lines = state_block(&node.record, node.lock.as_ref(), now_ms, true);
+    Rendered::new(join_lines(&lines), warnings)
+}
+
+/// `state show <stack> --show-nested` (human): the root block, then every descendant
+/// depth-first under a `Nested stack:` header, then the legend once if any node
+/// rendered a skipped-outputs block. Each node is warned about on its own.
+pub fn show_nested_text(root: &ShowNode, now_ms: i64) -> Rendered {
+    let mut warnings = Vec::new();
+    let mut lines = Vec::new();
+    let mut owes_legend = false;
+    let mut stack: Vec<(&ShowNode, bool)> = vec![(root, true)];
+    while let Some((node, is_root)) = stack.pop() {
+        warnings.extend(text_warnings(&node.stack, &node.region, &node.record));
+        if !is_root {
+            lines.push(String::new());
+            lines.push(format!("Nested stack: {}", strip(&node.stack)));
+        }
+        lines.extend(state_block(&node.record, node.lock.as_ref(), now_ms, false));
+        owes_legend |= renders_skipped_block(&node.record);
+        for child in node.children.iter().rev() {
+            stack.push((child, false));
+        }
+    }
+    if owes_legend {
+        push_legend(&mut lines);
+    }
+    Rendered::new(join_lines(&lines), warnings)
+}
+
+/// `state show <stack> --json`: `{"state": <record as parsed>, "lock": <lock|null>}`.
+/// No repair, no warning.
+pub fn show_json(node: &ShowNode) -> Rendered {
+    let mut payload = Map::new();
+    payload.insert("state".into(), Value::Object(node.record.clone()));
+    payload.insert("lock".into(), lock_json(node.lock.as_ref()));
+    Rendered::new(json_payload(&Value::Object(payload)), Vec::new())
+}
+
+fn lock_json(lock: Option<&LockView>) -> Value {
+    lock.map(|l| l.json.clone()).unwrap_or(Value::Null)
+}
+
+fn tree_json(node: &ShowNode) -> Value {
+    let mut out = Map::new();
+    out.insert("state".into(), Value::Object(node.record.clone()));
+    out.insert("lock".into(), lock_json(node.lock.as_ref()));
+    out.insert(
+        "children".into(),
+        Value::Array(node.children.iter().map(tree_json).collect()),
+    );
+    Value::Object(out)
+}
+
+/// `state show <stack> --show-nested --json`: the walked tree, records unrepaired; warns
+/// (stderr) for every node whose `resources` bag is unreadable, since its empty
+/// `children` looks exactly like a leaf.
+pub fn show_nested_json(root: &ShowNode) -> Rendered {
+    let mut warnings = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if resources_bag(&node.record).is_none() {
+            warnings.push(malformed_resources_warning(&node.stack, &node.region));
+        }
+        stack.extend(node.children.iter().rev());
+    }
+    Rendered::new(json_payload(&tree_json(root)), warnings)
+}
+
+/// docs/state-views.md §4.5: the logical ids of a record's nested-stack entries, in the record's
+/// key order; none when its `resources` is not a map (the walk stops there).
+pub fn nested_child_ids(record: &Map<String, Value>) -> Vec<String> {
+    let Some(bag) = resources_bag(record) else {
+        return Vec::new();
+    };
+    ordered_entries(bag)
+        .into_iter()
+        .filter(|(_, entry)| {
+            matches!(entry, Value::Object(e)
+                if e.get("resourceType").and_then(Value::as_str) == Some(NESTED_STACK_TYPE))
+        })
+        .map(|(id, _)| id.clone())
+        .collect()
+}

@@ -1,0 +1,17 @@
+//! The one integration-test binary of cdkd-core: pure tests, run in parallel.
+
+mod destroy_convergence;
+mod destroy_sim;
+mod destroy_statements;
+mod model_contention;
+mod model_json;
+mod model_keys;
+mod model_lock;
+mod model_state;
+mod views_corpus;
+mod views_list;
+mod views_props;
+mod views_resources;
+mod views_show;
+mod destroy_support;
+mod views_common;

@@ -1,0 +1,205 @@
+//! lock.json (docs/state-and-lock.md §5) and the pure lock protocol rules (§6): statements 24, 29,
+//! 31, 35, 36 and the expiry phrases of docs/state-and-lock.md §7.
+
+use cdkd_core::lock::{
+    expiry_phrase, flow_owner, format_duration_ms, is_expired, is_own_body, parse_lock,
+    renew_interval_ms, LockBody, LockParseError, LOCK_TTL_MS,
+};
+use serde_json::{json, Value};
+
+const NOW: i64 = 1_767_225_600_000;
+
+#[test]
+fn statement_24_lock_body_keys_in_order_and_ttl_30_minutes() {
+    let body = LockBody::new(flow_owner("run-1"), NOW, LOCK_TTL_MS, None);
+    let text = body.to_json();
+    assert_eq!(
+        text,
+        format!(
+            "{{\n  \"owner\": \"cdkd-flow:run-1\",\n  \"timestamp\": {NOW},\n  \"expiresAt\": {}\n}}",
+            NOW + 1_800_000
+        )
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v["expiresAt"].as_i64().unwrap() - v["timestamp"].as_i64().unwrap(),
+        1_800_000
+    );
+
+    let with_op = LockBody::new("o", NOW, LOCK_TTL_MS, Some("destroy".into())).to_json();
+    let keys: Vec<String> = serde_json::from_str::<serde_json::Map<String, Value>>(&with_op)
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(keys, ["owner", "timestamp", "expiresAt", "operation"]);
+    // operation only when non-empty
+    assert!(!LockBody::new("o", NOW, LOCK_TTL_MS, Some(String::new()))
+        .to_json()
+        .contains("operation"));
+}
+
+#[test]
+fn lock_written_by_us_parses_as_cdkd_lock_info_shape() {
+    let body = LockBody::new(flow_owner("r"), NOW, LOCK_TTL_MS, Some("destroy".into()));
+    let info = parse_lock(body.to_json().as_bytes()).unwrap().unwrap();
+    assert_eq!(info.owner, "cdkd-flow:r");
+    assert_eq!(info.operation.as_deref(), Some("destroy"));
+    assert_eq!(info.timestamp, Some(json!(NOW)));
+    assert_eq!(info.expires_at, Some(json!(NOW + LOCK_TTL_MS)));
+    assert!(is_own_body(&info, &body));
+    assert!(!is_expired(&info, NOW));
+}
+
+#[test]
+fn lock_in_cdkd_shape_without_operation_reads_its_holder() {
+    let cdkd = "{\n  \"owner\": \"alice@workstation:4242\",\n  \"timestamp\": 1767225600000,\n  \"expiresAt\": 1767227400000\n}";
+    let info = parse_lock(cdkd.as_bytes()).unwrap().unwrap();
+    assert_eq!(info.owner, "alice@workstation:4242");
+    assert_eq!(info.operation, None);
+    assert_eq!(
+        expiry_phrase(info.expires_at.as_ref(), 1_767_225_600_000),
+        "expires in 30m0s"
+    );
+}
+
+#[test]
+fn renewal_keeps_owner_timestamp_operation_and_moves_expiry() {
+    let body = LockBody::new("o", NOW, LOCK_TTL_MS, Some("export".into()));
+    let renewed = body.renewed(NOW + 120_000, LOCK_TTL_MS);
+    assert_eq!(renewed.owner, body.owner);
+    assert_eq!(renewed.timestamp, body.timestamp);
+    assert_eq!(renewed.operation, body.operation);
+    assert_eq!(renewed.expires_at, NOW + 120_000 + LOCK_TTL_MS);
+    // The renew-412 check tells our landed body from another holder's.
+    let landed = parse_lock(renewed.to_json().as_bytes()).unwrap().unwrap();
+    assert!(is_own_body(&landed, &renewed));
+    assert!(!is_own_body(&landed, &body));
+    let other = LockBody {
+        owner: "someone".into(),
+        ..renewed.clone()
+    };
+    assert!(!is_own_body(&landed, &other));
+}
+
+#[test]
+fn statement_29_non_finite_expires_at_counts_as_expired() {
+    for exp in [
+        r#""soon""#,
+        "{}",
+        r#""1767227400000""#,
+        "null",
+        "[]",
+        "true",
+    ] {
+        let body = format!(r#"{{"owner":"a","timestamp":1,"expiresAt":{exp}}}"#);
+        let info = parse_lock(body.as_bytes()).unwrap().unwrap();
+        assert!(is_expired(&info, NOW), "{exp}");
+    }
+    let info = parse_lock(br#"{"owner":"a"}"#).unwrap().unwrap();
+    assert!(is_expired(&info, NOW), "absent");
+}
+
+#[test]
+fn takeover_expiry_test_is_now_at_or_after_expires_at() {
+    let at = |e: i64| {
+        parse_lock(format!(r#"{{"expiresAt":{e}}}"#).as_bytes())
+            .unwrap()
+            .unwrap()
+    };
+    assert!(is_expired(&at(NOW), NOW));
+    assert!(is_expired(&at(NOW - 1), NOW));
+    assert!(!is_expired(&at(NOW + 1), NOW));
+}
+
+#[test]
+fn statement_31_renewal_interval_quarter_ttl_clamped() {
+    assert_eq!(renew_interval_ms(LOCK_TTL_MS), 120_000);
+    assert_eq!(renew_interval_ms(120_000), 30_000);
+    assert_eq!(renew_interval_ms(2_000), 1_000);
+    assert_eq!(renew_interval_ms(3_600_000), 120_000);
+}
+
+#[test]
+fn statement_35_owner_control_characters_flattened_at_read() {
+    let info = parse_lock(br#"{"owner": "a\u001b[2Jb", "timestamp": 1, "expiresAt": 2}"#)
+        .unwrap()
+        .unwrap();
+    assert_eq!(info.owner, "a [2Jb");
+}
+
+#[test]
+fn statement_36_lock_without_owner_reads_empty_owner() {
+    let info = parse_lock(br#"{"timestamp": 1, "expiresAt": 2}"#)
+        .unwrap()
+        .unwrap();
+    assert_eq!(info.owner, "");
+    let info = parse_lock(br#"{"owner": null}"#).unwrap().unwrap();
+    assert_eq!(info.owner, "");
+}
+
+#[test]
+fn lock_read_coerces_wrongly_typed_owner_and_operation() {
+    let info = parse_lock(br#"{"owner": {"toString": null}, "operation": {"a": 1}}"#)
+        .unwrap()
+        .unwrap();
+    assert_eq!(info.owner, "[object Object]");
+    assert_eq!(info.operation.as_deref(), Some("[object Object]"));
+    let info = parse_lock(br#"{"owner": 42, "operation": "dep\u2028loy "}"#)
+        .unwrap()
+        .unwrap();
+    assert_eq!(info.owner, "42");
+    assert_eq!(info.operation.as_deref(), Some("dep loy"));
+    // Unknown fields pass through.
+    let info = parse_lock(br#"{"owner": "o", "extra": [1]}"#)
+        .unwrap()
+        .unwrap();
+    assert_eq!(info.raw["extra"], json!([1]));
+}
+
+#[test]
+fn lock_read_non_object_is_no_lock_and_invalid_json_is_an_error() {
+    for body in ["null", "42", "[]", "\"s\""] {
+        assert!(parse_lock(body.as_bytes()).unwrap().is_none(), "{body}");
+    }
+    let err = parse_lock(b"{\"owner\": \"\xc3\xa9\n").unwrap_err();
+    let LockParseError::InvalidJson(msg) = &err;
+    assert!(msg.is_ascii() && !msg.contains('\n'), "{msg:?}");
+    assert!(err.to_string().starts_with("lock.json is not valid JSON: "));
+}
+
+#[test]
+fn expiry_phrase_s_and_l_7_forms() {
+    let e = |v: Value| expiry_phrase(Some(&v), NOW);
+    assert_eq!(e(json!(NOW + 252_000)), "expires in 4m12s");
+    assert_eq!(e(json!(NOW + 600_500)), "expires in 10m0s");
+    assert_eq!(e(json!(NOW - 120_000)), "expired 2m0s ago");
+    assert_eq!(e(json!(NOW - 30_000)), "expired 30s ago");
+    assert_eq!(e(json!(NOW)), "expired 0s ago");
+    assert_eq!(e(json!(NOW + 999)), "expires in 0s");
+    assert_eq!(e(json!(NOW + 7_500_000)), "expires in 125m0s");
+    assert_eq!(e(json!(NOW as f64 + 1500.5)), "expires in 1s");
+    for v in [
+        json!("soon"),
+        json!({}),
+        json!("1767225600000"),
+        Value::Null,
+    ] {
+        assert_eq!(e(v), "expires at an unknown time");
+    }
+    assert_eq!(expiry_phrase(None, NOW), "expires at an unknown time");
+    let huge = e(json!(1e300));
+    assert!(
+        !huge.contains("NaN") && huge.starts_with("expires in "),
+        "{huge}"
+    );
+}
+
+#[test]
+fn duration_format_whole_seconds_minutes_unbounded() {
+    assert_eq!(format_duration_ms(59_999), "59s");
+    assert_eq!(format_duration_ms(60_000), "1m0s");
+    assert_eq!(format_duration_ms(252_000), "4m12s");
+    assert_eq!(format_duration_ms(7_500_000), "125m0s");
+    assert_eq!(format_duration_ms(0), "0s");
+}

@@ -1,0 +1,4 @@
+//! The one integration-test binary of cdkd-deleters: SDK clients against aws-smithy-mocks (no network).
+
+mod cloudcontrol_mock;
+mod custom_resource_mock;

@@ -1,0 +1,11 @@
+//! The one integration-test binary of cdkd-engine: pure tests, run in parallel.
+
+mod child_executions;
+mod choice;
+mod definitions_valid;
+mod io_processing;
+mod map_parallel;
+mod refusals;
+mod task_retry_catch;
+mod wait_fail_succeed;
+mod common;

@@ -1,0 +1,43 @@
+"""Server-side extensions of the pinned moto, for what the project needs and moto lacks:
+CloudFormation's `DescribeType` (served from cfn-lint's registry schemas, see
+`registry`) and pagination of EC2's `DescribeSecurityGroupRules` (see `sg_rules`).
+
+`wrap(app)` puts a WSGI middleware in front of moto's app: it handles exactly those two
+requests and hands every other request to moto untouched (a form body it had to read to
+find the action is put back first). `self_test()` checks, before the emulator serves,
+that it runs on the moto and cfn-lint versions requirements-dev.txt pins and that the
+registry answers."""
+from typing import Any, Iterable
+
+from . import registry, sg_rules, wsgi
+from .selftest import self_test
+
+__all__ = ["wrap", "self_test", "Extensions"]
+
+
+class Extensions:
+    """The middleware in front of moto's WSGI app."""
+
+    def __init__(self, app: Any, types: registry.Registry | None = None) -> None:
+        self.app = app
+        self.types = types or registry.Registry()
+
+    def __call__(self, environ: dict[str, Any], start_response: wsgi.StartResponse) -> Iterable[bytes]:
+        service, region = wsgi.credential_scope(environ)
+        if service in ("cloudformation", "ec2"):
+            params = wsgi.read_form(environ)
+            action = params.get("Action") if params is not None else None
+            if service == "cloudformation" and action == "DescribeType":
+                status, body = registry.describe_type(self.types, region, params)
+                return wsgi.respond(start_response, status, body)
+            if (
+                service == "ec2"
+                and action == "DescribeSecurityGroupRules"
+                and ("MaxResults" in params or "NextToken" in params)
+            ):
+                return sg_rules.paginate(self.app, environ, params, start_response)
+        return self.app(environ, start_response)
+
+
+def wrap(app: Any) -> Extensions:
+    return Extensions(app)
