@@ -18,6 +18,10 @@ use crate::throttle::{on_throttling, Backoff};
 pub struct Ec2 {
     pub client: aws_sdk_ec2::Client,
     pub backoff: Backoff,
+    /// `MaxResults` of a page ([`sg::PAGE_SIZE`]).
+    pub page_size: i32,
+    /// Pages read before the group counts as too large ([`sg::MAX_PAGES`]).
+    pub max_pages: usize,
 }
 
 impl Ec2 {
@@ -37,21 +41,23 @@ impl Ec2 {
                 retries: sg::THROTTLE_RETRIES,
                 ..Backoff::THROTTLED
             },
+            page_size: sg::PAGE_SIZE,
+            max_pages: sg::MAX_PAGES,
         }
     }
 
     /// Every rule of `group_id`: [`SgLookup::Rules`] when every page was read,
-    /// [`SgLookup::TooManyPages`] when a next page remained after the last one allowed,
+    /// [`SgLookup::TooManyPages`] when a next page remained after `max_pages` pages,
     /// [`SgLookup::Failed`] (classified) when a page could not be read.
     pub async fn security_group_rules(&self, group_id: &str) -> SgLookup {
         let mut rules = Vec::new();
         let mut token: Option<String> = None;
-        for _ in 0..sg::MAX_PAGES {
+        for _ in 0..self.max_pages {
             let page = on_throttling(&self.backoff, || {
                 self.client
                     .describe_security_group_rules()
                     .filters(Filter::builder().name("group-id").values(group_id).build())
-                    .max_results(sg::PAGE_SIZE)
+                    .max_results(self.page_size)
                     .set_next_token(token.clone())
                     .send()
             })

@@ -73,6 +73,73 @@ where
 mod tests {
     use super::*;
 
+    use aws_smithy_runtime_api::http::StatusCode;
+    use aws_smithy_types::body::SdkBody;
+    use aws_smithy_types::error::ErrorMetadata;
+    use std::cell::Cell;
+
+    type E = SdkError<ErrorMetadata, HttpResponse>;
+
+    fn answer(code: &str, status: u16) -> E {
+        let meta = ErrorMetadata::builder().code(code).message("m").build();
+        let resp = HttpResponse::new(StatusCode::try_from(status).unwrap(), SdkBody::empty());
+        SdkError::service_error(meta, resp)
+    }
+
+    const NO_WAIT: Backoff = Backoff {
+        retries: 4,
+        first: Duration::ZERO,
+        cap: Duration::ZERO,
+    };
+
+    #[tokio::test]
+    async fn a_throttled_call_is_tried_again_until_it_answers() {
+        let calls = Cell::new(0);
+        let r: Result<u32, Failed<ErrorMetadata>> = on_throttling(&NO_WAIT, || {
+            calls.set(calls.get() + 1);
+            let n = calls.get();
+            async move {
+                if n < 3 {
+                    Err(answer("Throttling", 400))
+                } else {
+                    Ok(n)
+                }
+            }
+        })
+        .await;
+        assert_eq!(r.unwrap(), 3);
+    }
+
+    #[tokio::test]
+    async fn still_throttled_after_four_retries_comes_back_as_throttling() {
+        let calls = Cell::new(0);
+        let r: Result<(), Failed<ErrorMetadata>> = on_throttling(&NO_WAIT, || {
+            calls.set(calls.get() + 1);
+            async { Err(answer("RequestLimitExceeded", 503)) }
+        })
+        .await;
+        assert_eq!(calls.get(), 5, "one call and four retries");
+        assert_eq!(r.unwrap_err().class, ErrorClass::Throttling);
+    }
+
+    #[tokio::test]
+    async fn any_other_failure_is_not_retried() {
+        for (code, status, class) in [
+            ("UnauthorizedOperation", 403, ErrorClass::AccessDenied),
+            ("InternalError", 500, ErrorClass::Transient),
+            ("InvalidGroup.NotFound", 400, ErrorClass::NotFound),
+        ] {
+            let calls = Cell::new(0);
+            let r: Result<(), Failed<ErrorMetadata>> = on_throttling(&NO_WAIT, || {
+                calls.set(calls.get() + 1);
+                async move { Err(answer(code, status)) }
+            })
+            .await;
+            assert_eq!(calls.get(), 1, "{code}");
+            assert_eq!(r.unwrap_err().class, class, "{code}");
+        }
+    }
+
     #[test]
     fn pauses_double_from_one_second_up_to_eight() {
         let b = Backoff::THROTTLED;

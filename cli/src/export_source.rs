@@ -24,6 +24,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -1041,7 +1042,8 @@ async fn run_app(opts: &AppOptions, outdir: &Path) -> Result<(), SourceError> {
             collect_lines(child.stdout.take(), |l| tracing::debug!("[app stdout] {l}")),
             collect_lines(child.stderr.take(), move |l| {
                 if echo {
-                    eprintln!("{l}");
+                    // A closed stderr is no reason to stop the synth.
+                    let _ = writeln!(std::io::stderr(), "{l}");
                 }
             }),
             child.wait(),

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
 use cdkd_aws::{SdkConfig, StateStore};
-use cdkd_core::view::date::iso_from_ms;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view;
+use cdkd_core::view::date::iso_from_ms;
 use cdkd_core::view::runs::RunKind;
 use serde_json::Value;
 

@@ -17,6 +17,9 @@ pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 pub struct Deps {
     /// S3 client for the state bucket.
     pub s3: aws_sdk_s3::Client,
+    /// The SDK configuration the other clients are built from, per region (the
+    /// `export-plan` reads use the record's region).
+    pub sdk: SdkConfig,
     /// Sent as `ExpectedBucketOwner` when known.
     pub expected_owner: Option<String>,
     pub registry_for: RegistryFactory,
@@ -65,6 +68,7 @@ impl Deps {
         });
         Deps {
             s3,
+            sdk,
             expected_owner,
             registry_for,
             now_ms: Arc::new(cdkd_aws::store::now_ms),

@@ -10,6 +10,7 @@ pub mod cleanup;
 pub mod deps;
 pub mod destroy;
 pub mod error;
+pub mod export;
 pub mod lambda;
 #[cfg(feature = "engine")]
 pub mod local;

@@ -18,6 +18,7 @@ pub const STEPS: &[(&str, &str)] = &[
     ("destroy-finish", "DestroyFinishFunctionArn"),
     ("destroy-abort", "DestroyAbortFunctionArn"),
     ("cleanup-select", "CleanupSelectFunctionArn"),
+    ("export-plan", "ExportPlanFunctionArn"),
 ];
 
 /// The step named `name` (a Lambda function's `Handler`), as its `'static` name.
@@ -48,6 +49,7 @@ pub async fn invoke(step: &str, payload: Value, deps: &Deps) -> Result<Value, St
         "destroy-finish" => out(destroy::finish::run(parse(step, payload)?, deps).await?),
         "destroy-abort" => out(destroy::abort::run(parse(step, payload)?, deps).await?),
         "cleanup-select" => out(crate::cleanup::run(parse(step, payload)?, deps).await?),
+        "export-plan" => out(crate::export::plan::run(parse(step, payload)?, deps).await?),
         other => Err(StepError::bad_input(format!("no step named '{other}'"))),
     }
 }

@@ -14,11 +14,11 @@ use cdkd_core::destroy::model::RunResult;
 use cdkd_core::destroy::order::destroy_order;
 use cdkd_core::destroy::refusals::StackRecord;
 use cdkd_core::lock::is_expired;
+use cdkd_core::text::{ascii_only_str, flatten_str, or_unrenderable};
 use cdkd_core::view::plan::{
     is_confirmation, plan_run, refused_summary, render_confirmation, render_plan, PlanRequest,
     RunPlan, CONFIRM_QUESTION,
 };
-use cdkd_core::text::{ascii_only_str, flatten_str, or_unrenderable};
 use cdkd_engine::{Engine, EngineOptions, Event, EventKind, Outcome, StateMachine};
 use cdkd_functions::destroy::finish::RunReport;
 use cdkd_functions::destroy::load::{consumers, load_tree, LoadError, StackTree};
@@ -154,7 +154,10 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         for p in &refused {
             eprintln!("{}", flatten_str(p.refusal.as_deref().unwrap_or_default()));
         }
-        return Err(CliError::Refused(refused_summary(refused.len(), plans.len())));
+        return Err(CliError::Refused(refused_summary(
+            refused.len(),
+            plans.len(),
+        )));
     }
     if !a.yes {
         confirm(&plans, &format!("s3://{}/{}", ctx.bucket, ctx.prefix)).await?;

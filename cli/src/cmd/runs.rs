@@ -507,6 +507,9 @@ mod tests {
             input: Some("not json".into()),
             ..x
         };
-        assert_eq!((execution_row(&bad).kind, execution_row(&bad).target), (None, None));
+        assert_eq!(
+            (execution_row(&bad).kind, execution_row(&bad).target),
+            (None, None)
+        );
     }
 }

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use cdkd_core::view::workflow::{self, EngineEvent, WorkflowResult};
 use cdkd_engine::testfns::{self, TestFunctions};
 use cdkd_engine::{Dispatch, Engine, EngineOptions, Event, Outcome, StateMachine, TaskHandler};
-use cdkd_core::view::workflow::{self, EngineEvent, WorkflowResult};
 use clap::Subcommand;
 use serde_json::{json, Value};
 

@@ -369,9 +369,9 @@ mod tests {
     const NOW: u64 = 1_795_955_696_000;
 
     /// A catalog of SDK deleters for the tests: `(type, capabilities)`.
-    struct Catalog(&'static [(&'static str, SdkCapabilities)]);
+    struct Catalog<'a>(&'a [(&'a str, SdkCapabilities)]);
 
-    impl DeleterCatalog for Catalog {
+    impl DeleterCatalog for Catalog<'_> {
         fn sdk_deleter(&self, resource_type: &str) -> Option<SdkCapabilities> {
             self.0
                 .iter()

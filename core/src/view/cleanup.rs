@@ -95,7 +95,10 @@ mod tests {
             "skipped": [{"stack": "B", "stackRegion": "us-east-1", "reason": "locked"},
                         {"stack": "C", "stackRegion": "us-east-1", "reason": "locked"}]});
         let text = render_cleanup(&out);
-        assert!(text.starts_with("1 stack would be destroyed (dry run)\n"), "{text}");
+        assert!(
+            text.starts_with("1 stack would be destroyed (dry run)\n"),
+            "{text}"
+        );
         assert!(text.contains("\n2 stacks skipped\n"), "{text}");
         assert!(!text.contains("(s)"), "{text}");
     }

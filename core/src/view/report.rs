@@ -177,8 +177,14 @@ mod tests {
         let rows = vec![planned("Q", "AWS::SQS::Queue")];
         let r = build_report("run-4", "Shop", "us-east-1", &rows, &BTreeMap::new(), true);
         let text = render_destroy_report(&[r], false, Some("stopped"));
-        assert!(text.starts_with("Interrupted Shop (us-east-1): 1 interrupted\n"), "{text}");
-        assert!(text.contains("  Q  AWS::SQS::Queue  interrupted\n"), "{text}");
+        assert!(
+            text.starts_with("Interrupted Shop (us-east-1): 1 interrupted\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  Q  AWS::SQS::Queue  interrupted\n"),
+            "{text}"
+        );
         assert!(!text.contains("not attempted"), "{text}");
     }
 
@@ -186,7 +192,9 @@ mod tests {
     fn blocked_by_an_id_that_strips_to_nothing_names_the_placeholder() {
         // A value that strips to nothing is shown as `<unrenderable>`, never as nothing.
         assert_eq!(
-            outcome_phrase(&RowOutcome::Blocked { by: "\u{1b}".into() }),
+            outcome_phrase(&RowOutcome::Blocked {
+                by: "\u{1b}".into()
+            }),
             "blocked by <unrenderable>"
         );
         let rows = vec![planned("\u{7}", "AWS::SQS::Queue")];
@@ -194,7 +202,13 @@ mod tests {
         o.insert("\u{7}".to_string(), RowOutcome::Deleted);
         let r = build_report("run-5", "\u{1b}", "us-east-1", &rows, &o, false);
         let text = render_destroy_report(&[r], true, None);
-        assert!(text.starts_with("Destroyed <unrenderable> (us-east-1): 1 deleted\n"), "{text}");
-        assert!(text.contains("  <unrenderable>  AWS::SQS::Queue  deleted\n"), "{text}");
+        assert!(
+            text.starts_with("Destroyed <unrenderable> (us-east-1): 1 deleted\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  <unrenderable>  AWS::SQS::Queue  deleted\n"),
+            "{text}"
+        );
     }
 }

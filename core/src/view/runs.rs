@@ -131,7 +131,12 @@ pub fn list_json(rows: &[ExecutionRow]) -> Value {
 
 /// The `runs show --json` object: the execution, its input and output, and the
 /// destroy report when there is one.
-pub fn show_json(x: &ExecutionRow, input: &Value, output: Option<&Value>, report: Option<&Value>) -> Value {
+pub fn show_json(
+    x: &ExecutionRow,
+    input: &Value,
+    output: Option<&Value>,
+    report: Option<&Value>,
+) -> Value {
     json!({
         "name": x.name,
         "executionArn": x.arn,
@@ -274,7 +279,12 @@ mod tests {
 
     #[test]
     fn list_json_has_name_kind_status_times_and_stack() {
-        let v = list_json(&[row("destroy-a-1", RunKind::Destroy, "ABORTED", Some("a\"b"))]);
+        let v = list_json(&[row(
+            "destroy-a-1",
+            RunKind::Destroy,
+            "ABORTED",
+            Some("a\"b"),
+        )]);
         assert_eq!(
             v,
             json!([{
@@ -325,7 +335,7 @@ mod tests {
         let x = row("destroy-a-1", RunKind::Destroy, "FAILED\n\u{1b}[2J", None);
         assert_eq!(final_line(&x), "run destroy-a-1: FAILED  [2J");
         assert!(render_show_head(&x).contains("  status:  FAILED  [2J\n"));
-        assert_eq!(status_line("a\nb", "RUNNING\r"), "run a b: RUNNING ");
+        assert_eq!(status_line("a\nb", "RUNNING\r"), "run a b: RUNNING");
     }
 
     #[test]

@@ -13,5 +13,6 @@ mod destroy_e2e;
 mod destroy_load;
 mod emulator_registry;
 mod engine_differential;
+mod export_plan;
 mod lock_protocol;
 mod store_state;

@@ -3,12 +3,12 @@
 use serde_json::{Map, Value};
 
 use crate::json::json_payload;
-use crate::view::state::collate::ref_cmp;
-use crate::view::state::value::iso_timestamp_or_none;
-use crate::view::{join_lines, Rendered};
 use crate::text::{
     ascii_only_str, display_ident_str, or_unrenderable, DEFAULT_CAP, STACK_NAME_CAP,
 };
+use crate::view::state::collate::ref_cmp;
+use crate::view::state::value::iso_timestamp_or_none;
+use crate::view::{join_lines, Rendered};
 
 /// Fixed reason: the record read failed (invalid JSON, unsupported version, S3 error).
 pub const STATE_READ_FAILED: &str =

@@ -2,8 +2,8 @@
 //! refusals those commands raise by name. Stack names and regions inside these messages are
 //! ASCII-only (docs/state-views.md §1.3), `<unrenderable>` when nothing is left.
 
-use crate::view::state::list::RefView;
 use crate::text::{ascii_only_str, flatten_str, or_unrenderable, shell_quote, STACK_NAME_CAP};
+use crate::view::state::list::RefView;
 
 fn safe(s: &str) -> String {
     or_unrenderable(ascii_only_str(s))

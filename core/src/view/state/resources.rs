@@ -4,6 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::json::{json_payload, ordered_entries};
+use crate::text::strip;
 use crate::view::state::collate::sort_by_locale;
 use crate::view::state::repair::{
     malformed_containers_warning, malformed_resources_warning, read_container, resources_bag,
@@ -11,7 +12,6 @@ use crate::view::state::repair::{
 };
 use crate::view::state::value::{format_dependency_list, format_value};
 use crate::view::{join_lines, Rendered};
-use crate::text::strip;
 
 /// Output mode of `state resources` (`--json` wins over `--long`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::json::{json_payload, ordered_entries};
+use crate::text::strip;
 use crate::view::state::collate::sort_by_locale;
 use crate::view::state::repair::{
     malformed_containers_warning, malformed_resources_warning, read_container, resources_bag,
@@ -12,7 +13,6 @@ use crate::view::state::value::{
     digest_preview, format_dependency_list, format_last_modified, format_value,
 };
 use crate::view::{join_lines, Rendered};
-use crate::text::strip;
 
 /// The resource type whose entries `--show-nested` follows.
 pub const NESTED_STACK_TYPE: &str = "AWS::CloudFormation::Stack";

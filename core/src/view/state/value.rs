@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use crate::json::{js_number, stringify};
-use crate::view::date::{iso_from_ms, time_value};
 use crate::text::strip;
+use crate::view::date::{iso_from_ms, time_value};
 
 /// What a value nothing can serialise renders as.
 pub const UNSERIALIZABLE: &str = "(unserializable)";

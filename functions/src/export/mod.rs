@@ -1,0 +1,135 @@
+//! The export workflow's steps (`statemachines/export.asl.json`). For now the workflow
+//! plans and stops: `export-plan` reads the templates the CLI uploaded, loads the root
+//! record and every nested child record, gathers what the plan needs from AWS (the type
+//! registry, the destination stacks, SSM parameters, security-group rules) and writes
+//! the plan to `<prefix>/_runs/<run-id>/plan.json` (docs/export.md §10). Every decision
+//! is `cdkd_core::export`'s; the execution phases come with the next steps.
+
+pub mod gather;
+pub mod load;
+pub mod plan;
+
+use std::collections::BTreeMap;
+
+use cdkd_core::export::drift::TemplateSource;
+use cdkd_core::export::plan::PlanOptions;
+use serde::{Deserialize, Serialize};
+
+/// The execution's input, as the CLI starts it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportInput {
+    /// The cdkd stack to export.
+    pub stack: String,
+    /// Which region's record (docs/export.md §2.4 S3); else the only region with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_region: Option<String>,
+    pub state_bucket: String,
+    #[serde(default = "default_prefix", alias = "prefix")]
+    pub state_prefix: String,
+    /// cdkd stack name (`<parent>~<LogicalId>` for a nested child) → the S3 key of the
+    /// template the CLI uploaded for it.
+    pub templates: BTreeMap<String, String>,
+    #[serde(default)]
+    pub options: ExportOptions,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+fn default_prefix() -> String {
+    cdkd_core::keys::DEFAULT_PREFIX.to_string()
+}
+
+/// The command's planning options (docs/export.md §1).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ExportOptions {
+    pub include_non_importable: bool,
+    pub no_recreate_import_unsupported: bool,
+    pub skip_import_support_preflight: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cfn_stack_name: Option<String>,
+    /// `--cfn-child-stack-name` tokens, `<cdkd>=<cfn>`, as given.
+    pub cfn_child_stack_names: Vec<String>,
+    /// `--parameter` tokens, `K=V`, as given.
+    pub parameters: Vec<String>,
+    /// Where the templates came from: the app (`synth`: `--app` or `--cdk-out`) or one
+    /// file (`file`: `--template`). Absent: `synth`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub template_source: Option<TemplateFrom>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TemplateFrom {
+    Synth,
+    File,
+}
+
+impl ExportInput {
+    /// The options `cdkd_core::export::plan` plans with.
+    pub fn plan_options(&self) -> PlanOptions {
+        let o = &self.options;
+        PlanOptions {
+            include_non_importable: o.include_non_importable,
+            no_recreate_import_unsupported: o.no_recreate_import_unsupported,
+            skip_import_support_preflight: o.skip_import_support_preflight,
+            dry_run: self.dry_run,
+            cfn_stack_name: o.cfn_stack_name.clone(),
+            cfn_child_stack_names: o.cfn_child_stack_names.clone(),
+            parameters: o.parameters.clone(),
+            template_source: o.template_source.map(|t| match t {
+                TemplateFrom::Synth => TemplateSource::Synth,
+                TemplateFrom::File => TemplateSource::File,
+            }),
+            state_prefix: self.state_prefix.clone(),
+        }
+    }
+}
+
+/// `<prefix>/_runs/<run-id>/plan.json`.
+pub fn plan_key(prefix: &str, run_id: &str) -> String {
+    format!("{}/plan.json", crate::runs::run_prefix(prefix, run_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn input_reads_the_cli_shape_with_defaults() {
+        let i: ExportInput = serde_json::from_value(json!({
+            "stack": "App", "stateBucket": "b", "templates": {"App": "cdkd/_runs/r/templates/App.json"}
+        }))
+        .unwrap();
+        assert_eq!(i.state_prefix, "cdkd");
+        assert!(!i.dry_run);
+        assert_eq!(i.options, ExportOptions::default());
+        let o = i.plan_options();
+        assert_eq!(o.state_prefix, "cdkd");
+        assert_eq!(o.template_source, None);
+    }
+
+    #[test]
+    fn input_takes_every_option_and_prefix_as_an_alias() {
+        let i: ExportInput = serde_json::from_value(json!({
+            "stack": "App", "stackRegion": "eu-west-1", "stateBucket": "b", "prefix": "p",
+            "templates": {}, "dryRun": true,
+            "options": {"includeNonImportable": true, "noRecreateImportUnsupported": true,
+                        "skipImportSupportPreflight": true, "cfnStackName": "Dest",
+                        "cfnChildStackNames": ["App~C=Child"], "parameters": ["K=V"],
+                        "templateSource": "file"}
+        }))
+        .unwrap();
+        let o = i.plan_options();
+        assert!(o.dry_run && o.include_non_importable && o.no_recreate_import_unsupported);
+        assert!(o.skip_import_support_preflight);
+        assert_eq!(o.cfn_stack_name.as_deref(), Some("Dest"));
+        assert_eq!(o.cfn_child_stack_names, vec!["App~C=Child"]);
+        assert_eq!(o.parameters, vec!["K=V"]);
+        assert_eq!(o.template_source, Some(TemplateSource::File));
+        assert_eq!(o.state_prefix, "p");
+        assert_eq!(plan_key("p", "r1"), "p/_runs/r1/plan.json");
+    }
+}

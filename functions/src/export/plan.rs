@@ -1,0 +1,91 @@
+//! `export-plan`: load the tree, gather what the plan needs from AWS, plan, write
+//! `<prefix>/_runs/<run-id>/plan.json` (docs/export.md §2, §10). Reads only: no lock is
+//! taken and nothing but the run's own artifact is written, dry run or not. A refusal
+//! (a hard one, or blocked rows, after the plan is written) is the step error `Refused`.
+
+use std::collections::BTreeMap;
+
+use cdkd_core::export::plan::{plan_needs, plan_tree};
+use cdkd_core::export::plain::shown;
+use serde::{Deserialize, Serialize};
+
+use super::gather::{gather, Reads};
+use super::load::load_tree;
+use super::{plan_key, ExportInput};
+use crate::deps::Deps;
+use crate::error::StepError;
+use crate::runs;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanInput {
+    pub input: ExportInput,
+    /// The execution's name (`$$.Execution.Name`): the run id.
+    pub run_id: String,
+}
+
+/// What the step returns: where the plan is and its counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanOutput {
+    pub plan_key: String,
+    /// The region the plan's AWS reads used (the record's).
+    pub region: String,
+    /// Stacks planned (the root and its nested children).
+    pub stacks: usize,
+    /// Phase-1 import rows over every stack.
+    pub import_rows: usize,
+    /// Blocked rows over every stack (non-zero only in a plan that refused).
+    pub blocked: usize,
+    /// Warnings, tree-wide and per stack.
+    pub warnings: usize,
+    /// AWS requests the plan sent, by operation (CloudFormation, SSM, EC2).
+    pub aws_calls: BTreeMap<String, u64>,
+}
+
+pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError> {
+    let PlanInput { input, run_id } = input;
+    if input.stack.is_empty() {
+        return Err(StepError::bad_input("export needs a stack name"));
+    }
+    if run_id.is_empty() {
+        return Err(StepError::bad_input("export-plan needs the run id"));
+    }
+    let store = deps.store(&input.state_bucket, &input.state_prefix);
+    let default_region = deps
+        .sdk
+        .region()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|| cdkd_aws::config::FALLBACK_REGION.to_string());
+    let loaded = load_tree(&store, &input, &default_region).await?;
+    let opts = input.plan_options();
+    let needs = plan_needs(&loaded.tree, &opts).map_err(|r| StepError::refused(r.0))?;
+    let reads = Reads::new(&deps.sdk, &loaded.region);
+    let gathered = gather(&reads, &needs).await?;
+    let aws_calls = reads.calls.snapshot();
+    let plan = plan_tree(&loaded.tree, &opts, &gathered).map_err(|r| StepError::refused(r.0))?;
+    let key = plan_key(&input.state_prefix, &run_id);
+    runs::write(&store, &key, &plan).await?;
+    let out = PlanOutput {
+        plan_key: key,
+        region: loaded.region,
+        stacks: plan.stacks.len(),
+        import_rows: plan.stacks.iter().map(|s| s.import.len()).sum(),
+        blocked: plan.stacks.iter().map(|s| s.blocked.len()).sum(),
+        warnings: plan.warnings.len() + plan.stacks.iter().map(|s| s.warnings.len()).sum::<usize>(),
+        aws_calls,
+    };
+    tracing::info!(
+        stack = %shown(&input.stack),
+        region = %out.region,
+        stacks = out.stacks,
+        import_rows = out.import_rows,
+        blocked = out.blocked,
+        aws_calls = ?out.aws_calls,
+        "export planned"
+    );
+    if let Some(refusal) = plan.blocked_refusal() {
+        return Err(StepError::refused(refusal));
+    }
+    Ok(out)
+}
