@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build build-cli test check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy clean
+.PHONY: help setup build build-cli test check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy bench-export clean
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
@@ -23,6 +23,7 @@ help:
 	@echo "make deploy - make lambdas, then sam deploy infra/template.yaml (needs AWS credentials)"
 	@echo "make bench  - state view figures (show of 2,500 resources; list --long over 1,000 records)"
 	@echo "make bench-destroy - simulated destroys: makespan / critical path, state transitions"
+	@echo "make bench-export - export plan of a 500-resource, three-level tree on the emulator: time, AWS requests by operation"
 
 $(VENV)/.installed: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -133,6 +134,12 @@ bench: setup
 
 bench-destroy:
 	$(CARGO) run -q -p cdkd-core --example destroy_sim -- --seeds 10
+
+# Export planning on the emulator (not a timed test): time and AWS requests by operation.
+# Uses the debug build `make test` makes (no separate feature set).
+bench-export: setup
+	$(CARGO) build --workspace --all-targets
+	scripts/with-emulator.sh $${CARGO_TARGET_DIR:-target}/debug/examples/export_plan_bench --resources 500 --runs 3
 
 clean:
 	rm -rf target .emulator

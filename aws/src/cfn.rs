@@ -47,9 +47,7 @@ impl CfnError {
     pub fn class(&self) -> ErrorClass {
         match self {
             CfnError::TypeNotFound { .. } => ErrorClass::NotFound,
-            CfnError::DescribeType { class, .. } | CfnError::DescribeStacks { class, .. } => {
-                *class
-            }
+            CfnError::DescribeType { class, .. } | CfnError::DescribeStacks { class, .. } => *class,
         }
     }
 }

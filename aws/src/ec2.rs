@@ -86,7 +86,10 @@ impl Ec2 {
                 from_port: r.from_port().map(i64::from),
                 to_port: r.to_port().map(i64::from),
             }));
-            token = out.next_token().filter(|t| !t.is_empty()).map(str::to_string);
+            token = out
+                .next_token()
+                .filter(|t| !t.is_empty())
+                .map(str::to_string);
             if token.is_none() {
                 return SgLookup::Rules(rules);
             }

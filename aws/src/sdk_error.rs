@@ -113,7 +113,11 @@ pub const ACCESS_DENIED_CODES: &[&str] = &[
 /// a code nor a status means no answer came back: transient.
 pub fn classify_code(code: Option<&str>, status: Option<u16>, message: &str) -> ErrorClass {
     let code_in = |list: &[&str]| code.is_some_and(|c| list.contains(&c));
-    let says = |list: &[&str]| list.iter().any(|p| message.contains(p));
+    // A phrase may stand in the message or be the code itself (`DependencyViolation`).
+    let says = |list: &[&str]| {
+        list.iter()
+            .any(|p| message.contains(p) || code.is_some_and(|c| c.contains(p)))
+    };
     if code_in(THROTTLING_CODES) || status == Some(429) || says(THROTTLING_PHRASES) {
         ErrorClass::Throttling
     } else if code_in(PRECONDITION_CODES) || status == Some(412) {
@@ -176,7 +180,12 @@ mod tests {
             (Some("Whatever"), Some(400), "Rate exceeded", Throttling),
             (Some("PreconditionFailed"), Some(412), "", Precondition),
             (None, Some(412), "", Precondition),
-            (Some("ConditionalRequestConflict"), Some(409), "", Precondition),
+            (
+                Some("ConditionalRequestConflict"),
+                Some(409),
+                "",
+                Precondition,
+            ),
             (Some("OperationAborted"), Some(409), "", Other),
             (Some("NoSuchKey"), Some(404), "", NotFound),
             (Some("NoSuchBucket"), Some(404), "", NotFound),
@@ -193,8 +202,18 @@ mod tests {
             (None, Some(503), "", Transient),
             (None, Some(504), "", Transient),
             (Some("RequestTimeout"), Some(400), "", Transient),
-            (Some("DependencyViolation"), Some(400), "sg-1 has a dependent object", Transient),
-            (Some("Conflict"), Some(400), "because it is in use", Transient),
+            (
+                Some("DependencyViolation"),
+                Some(400),
+                "sg-1 has a dependent object",
+                Transient,
+            ),
+            (
+                Some("Conflict"),
+                Some(400),
+                "because it is in use",
+                Transient,
+            ),
             (None, None, "", Transient),
             (Some("ValidationError"), Some(400), "", Other),
             (Some("NotImplemented"), Some(501), "", Other),
@@ -224,7 +243,11 @@ mod tests {
     #[test]
     fn every_throttling_code_of_either_old_list_is_throttling() {
         for code in THROTTLING_CODES {
-            assert_eq!(classify_code(Some(code), Some(400), "x"), Throttling, "{code}");
+            assert_eq!(
+                classify_code(Some(code), Some(400), "x"),
+                Throttling,
+                "{code}"
+            );
         }
         for code in [
             "ThrottledException",
@@ -239,7 +262,10 @@ mod tests {
             "RequestThrottled",
             "RequestThrottledException",
         ] {
-            assert!(classify_code(Some(code), Some(400), "").is_retryable(), "{code}");
+            assert!(
+                classify_code(Some(code), Some(400), "").is_retryable(),
+                "{code}"
+            );
         }
     }
 
@@ -249,8 +275,17 @@ mod tests {
     /// transient at any status (S3 sends `RequestTimeout` with a 400).
     #[test]
     fn transient_codes_are_transient_whatever_the_status() {
-        for code in ["ServiceUnavailable", "InternalFailure", "InternalServerError", "RequestTimeout"] {
-            assert_eq!(classify_code(Some(code), Some(400), ""), Transient, "{code}");
+        for code in [
+            "ServiceUnavailable",
+            "InternalFailure",
+            "InternalServerError",
+            "RequestTimeout",
+        ] {
+            assert_eq!(
+                classify_code(Some(code), Some(400), ""),
+                Transient,
+                "{code}"
+            );
         }
     }
 
@@ -273,6 +308,9 @@ mod tests {
             classify_code(Some("ServiceException"), Some(400), "Rate exceeded"),
             Throttling
         );
-        assert_eq!(classify_code(None, Some(400), "Too Many Requests"), Throttling);
+        assert_eq!(
+            classify_code(None, Some(400), "Too Many Requests"),
+            Throttling
+        );
     }
 }

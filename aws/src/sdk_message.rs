@@ -54,7 +54,10 @@ where
         }
         SdkError::TimeoutError(_) => format!("{at} did not answer in time"),
         SdkError::ResponseError(_) => {
-            format!("{at} sent an answer that could not be read ({})", source_cause(e))
+            format!(
+                "{at} sent an answer that could not be read ({})",
+                source_cause(e)
+            )
         }
         SdkError::ConstructionFailure(_) => {
             format!("the AWS request could not be built ({})", source_cause(e))
@@ -182,13 +185,22 @@ mod tests {
     }
 
     fn refused() -> S3Error {
-        let io = io::Error::new(io::ErrorKind::ConnectionRefused, "Connection refused (os error 111)");
-        let chain = Wrap("client error (Connect)", Box::new(Wrap("tcp connect error", Box::new(io))));
+        let io = io::Error::new(
+            io::ErrorKind::ConnectionRefused,
+            "Connection refused (os error 111)",
+        );
+        let chain = Wrap(
+            "client error (Connect)",
+            Box::new(Wrap("tcp connect error", Box::new(io))),
+        );
         SdkError::dispatch_failure(ConnectorError::io(Box::new(chain)))
     }
 
     fn response(status: u16) -> HttpResponse {
-        HttpResponse::new(StatusCode::try_from(status).expect("status"), SdkBody::empty())
+        HttpResponse::new(
+            StatusCode::try_from(status).expect("status"),
+            SdkBody::empty(),
+        )
     }
 
     #[test]
@@ -197,26 +209,43 @@ mod tests {
             describe(&refused(), Some("http://127.0.0.1:1")),
             "cannot reach the AWS endpoint http://127.0.0.1:1 (connection refused)"
         );
-        assert_eq!(describe(&refused(), None), "cannot reach the AWS endpoint (connection refused)");
+        assert_eq!(
+            describe(&refused(), None),
+            "cannot reach the AWS endpoint (connection refused)"
+        );
     }
 
     #[test]
     fn no_debug_form_in_the_line() {
         let line = describe(&refused(), Some("http://127.0.0.1:1"));
-        assert!(!line.contains("DispatchFailure") && !line.contains("ConnectorError"), "{line}");
+        assert!(
+            !line.contains("DispatchFailure") && !line.contains("ConnectorError"),
+            "{line}"
+        );
     }
 
     #[test]
     fn connector_timeout_and_call_timeout() {
         let e: S3Error = SdkError::dispatch_failure(ConnectorError::timeout("slow".into()));
-        assert_eq!(describe(&e, Some("http://h")), "cannot reach the AWS endpoint http://h (timed out)");
+        assert_eq!(
+            describe(&e, Some("http://h")),
+            "cannot reach the AWS endpoint http://h (timed out)"
+        );
         let e: S3Error = SdkError::timeout_error("deadline");
-        assert_eq!(describe(&e, Some("http://h")), "the AWS endpoint http://h did not answer in time");
+        assert_eq!(
+            describe(&e, Some("http://h")),
+            "the AWS endpoint http://h did not answer in time"
+        );
     }
 
     #[test]
     fn other_dispatch_failures_give_the_innermost_text() {
-        let dns = Wrap("dns error", Box::new(io::Error::other("failed to lookup address information: Name or service not known")));
+        let dns = Wrap(
+            "dns error",
+            Box::new(io::Error::other(
+                "failed to lookup address information: Name or service not known",
+            )),
+        );
         let e: S3Error = SdkError::dispatch_failure(ConnectorError::other(Box::new(dns), None));
         assert_eq!(
             describe(&e, None),
@@ -226,9 +255,15 @@ mod tests {
 
     #[test]
     fn service_error_is_code_and_message() {
-        let meta = ErrorMetadata::builder().code("AccessDenied").message("Access Denied").build();
+        let meta = ErrorMetadata::builder()
+            .code("AccessDenied")
+            .message("Access Denied")
+            .build();
         let e: S3Error = SdkError::service_error(ListObjectsV2Error::generic(meta), response(403));
-        assert_eq!(describe(&e, Some("http://h")), "AccessDenied: Access Denied");
+        assert_eq!(
+            describe(&e, Some("http://h")),
+            "AccessDenied: Access Denied"
+        );
         let meta = ErrorMetadata::builder().code("NoSuchBucket").build();
         let e: S3Error = SdkError::service_error(ListObjectsV2Error::generic(meta), response(404));
         assert_eq!(describe(&e, None), "NoSuchBucket (HTTP 404)");
@@ -250,9 +285,18 @@ mod tests {
             "AWS_ENDPOINT_URL" => Some("http://all.local".to_string()),
             _ => None,
         };
-        assert_eq!(endpoint_of::<ListObjectsV2Error>(env).as_deref(), Some("http://s3.local"));
+        assert_eq!(
+            endpoint_of::<ListObjectsV2Error>(env).as_deref(),
+            Some("http://s3.local")
+        );
         let env = |k: &str| (k == "AWS_ENDPOINT_URL").then(|| "http://all.local".to_string());
-        assert_eq!(endpoint_of::<ListObjectsV2Error>(env).as_deref(), Some("http://all.local"));
-        assert_eq!(endpoint_of::<ListObjectsV2Error>(|_| Some(String::new())), None);
+        assert_eq!(
+            endpoint_of::<ListObjectsV2Error>(env).as_deref(),
+            Some("http://all.local")
+        );
+        assert_eq!(
+            endpoint_of::<ListObjectsV2Error>(|_| Some(String::new())),
+            None
+        );
     }
 }

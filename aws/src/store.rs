@@ -275,11 +275,11 @@ impl StateStore {
         let resp = req.send().await.map_err(|e| Failure::from_sdk(&e))?;
         match resp.e_tag() {
             Some(t) if !t.is_empty() => Ok(t.to_owned()),
-            _ => Err(Failure {
-                status: None,
-                code: None,
-                message: "the response carried no ETag".into(),
-            }),
+            _ => Err(Failure::from_parts(
+                None,
+                None,
+                "the response carried no ETag",
+            )),
         }
     }
 

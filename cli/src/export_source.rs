@@ -6,8 +6,10 @@
 //! step.
 //!
 //! - Format: sniffed from the content, never from the file name. A body whose first
-//!   character is `{` or `[` is read as JSON (and as YAML when it is not JSON, since a
-//!   flow-style YAML document also starts with `{`); anything else is YAML. YAML short-form
+//!   character is `{` or `[` is JSON, anything else YAML. A body that starts like JSON is
+//!   not retried as flow-style YAML: YAML accepts what JSON refuses (a trailing comma, a
+//!   missing value read as null), so a JSON typo would become a different template
+//!   instead of an error naming its line and column. YAML short-form
 //!   tags become CloudFormation's long forms (`!Ref X` -> `{"Ref": "X"}`, `!GetAtt A.B.C`
 //!   -> `{"Fn::GetAtt": ["A", "B.C"]}`, `!Sub ...` -> `{"Fn::Sub": ...}`); scalars keep the
 //!   types the YAML 1.2 core schema gives them, so `2010-09-09`, `yes` and `on` stay strings.
@@ -216,7 +218,9 @@ pub enum SourceError {
         dir: PathBuf,
         available: String,
     },
-    #[error("the cloud assembly at {dir} has several stacks ({available}); name the one to export")]
+    #[error(
+        "the cloud assembly at {dir} has several stacks ({available}); name the one to export"
+    )]
     StackNotNamed { dir: PathBuf, available: String },
     #[error("{stack} names several stacks of the cloud assembly at {dir} ({available}); name one by its stack name")]
     StackAmbiguous {
@@ -239,12 +243,6 @@ pub enum SourceError {
     BadAssetPath { stack: String, message: String },
     #[error("nested stack {child}: its template {path} is already an ancestor of it (a nested-stack cycle)")]
     NestedCycle { child: String, path: PathBuf },
-    #[error("stack {stack} ({path}): {message}")]
-    NotATemplate {
-        stack: String,
-        path: PathBuf,
-        message: String,
-    },
     #[error("cannot run the CDK app `{command}`: {cause}")]
     AppSpawn { command: String, cause: String },
     #[error("the CDK app `{command}` failed ({status}){}", tail_text(tail))]
@@ -365,7 +363,11 @@ impl ParseFailure {
         let stack = stack.to_string();
         match self {
             ParseFailure::NotUtf8(cause) => SourceError::ReadTemplate { stack, path, cause },
-            ParseFailure::Json(message) => SourceError::TemplateJson { stack, path, message },
+            ParseFailure::Json(message) => SourceError::TemplateJson {
+                stack,
+                path,
+                message,
+            },
             ParseFailure::Yaml {
                 line,
                 column,
@@ -377,30 +379,25 @@ impl ParseFailure {
                 column,
                 message,
             },
-            ParseFailure::Unsupported(message) => {
-                SourceError::TemplateUnsupported { stack, path, message }
-            }
+            ParseFailure::Unsupported(message) => SourceError::TemplateUnsupported {
+                stack,
+                path,
+                message,
+            },
         }
     }
 }
 
-/// Parses a template body: JSON when it starts with `{` or `[` and reads as JSON, YAML
-/// otherwise. A leading UTF-8 byte-order mark is skipped.
+/// Parses a template body: JSON when it starts with `{` or `[`, YAML otherwise. A leading
+/// UTF-8 byte-order mark is skipped.
 fn parse_template(bytes: &[u8]) -> Result<(Value, TemplateFormat), ParseFailure> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| ParseFailure::NotUtf8(format!("it is not UTF-8 text ({e})")))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim_start().starts_with(['{', '[']) {
-        match cdkd_core::json::parse_json(text.as_bytes()) {
-            Ok(v) => return Ok((v, TemplateFormat::Json)),
-            // A flow-style YAML document starts with `{` too; report the JSON error when
-            // it is not YAML either.
-            Err(json_error) => {
-                return parse_yaml(text)
-                    .map(|v| (v, TemplateFormat::Yaml))
-                    .map_err(|_| ParseFailure::Json(json_error))
-            }
-        }
+        return cdkd_core::json::parse_json(text.as_bytes())
+            .map(|v| (v, TemplateFormat::Json))
+            .map_err(ParseFailure::Json);
     }
     parse_yaml(text).map(|v| (v, TemplateFormat::Yaml))
 }
@@ -552,9 +549,7 @@ fn long_form(tag: &str, value: Value) -> Result<Value, String> {
                         Value::Array(vec![resource.into(), attribute.into()]),
                     ))
                 }
-                _ => Err(format!(
-                    "!GetAtt {s} is not of the form Resource.Attribute"
-                )),
+                _ => Err(format!("!GetAtt {s} is not of the form Resource.Attribute")),
             },
             list @ Value::Array(_) => Ok(single("Fn::GetAtt".into(), list)),
             other => Err(format!(
@@ -563,9 +558,13 @@ fn long_form(tag: &str, value: Value) -> Result<Value, String> {
             )),
         },
         // `!GetAZs` with no value is the current region, as `!GetAZs ''`.
-        "GetAZs" if value.is_null() => Ok(single("Fn::GetAZs".into(), Value::String(String::new()))),
+        "GetAZs" if value.is_null() => {
+            Ok(single("Fn::GetAZs".into(), Value::String(String::new())))
+        }
         n if FN_SHORT_FORMS.contains(&n) => Ok(single(format!("Fn::{n}"), value)),
-        _ => Err(format!("{tag} is not a CloudFormation intrinsic function tag")),
+        _ => Err(format!(
+            "{tag} is not a CloudFormation intrinsic function tag"
+        )),
     }
 }
 
@@ -639,12 +638,12 @@ fn read_manifest(dir: &Path) -> Result<(PathBuf, Map<String, Value>), SourceErro
         Ok(Value::Object(m)) => Ok((path, m)),
         Ok(other) => Err(SourceError::BadManifest {
             path,
-            problem: format!("is {}, not a JSON object", cdkd_core::state::kind_of(&other)),
+            problem: format!(
+                "is {}, not a JSON object",
+                cdkd_core::state::kind_of(&other)
+            ),
         }),
-        Err(message) => Err(SourceError::FileJson {
-            path,
-            message,
-        }),
+        Err(message) => Err(SourceError::FileJson { path, message }),
     }
 }
 
@@ -663,7 +662,11 @@ fn parse_environment(env: Option<&str>) -> (Option<String>, Option<String>) {
 
 /// Every stack artifact of the assembly at `dir`, stages' nested assemblies included (in
 /// manifest order). A stage whose assembly cannot be read is skipped with a warning.
-fn assembly_stacks(dir: &Path, out: &mut Vec<AssemblyStack>, depth: usize) -> Result<(), SourceError> {
+fn assembly_stacks(
+    dir: &Path,
+    out: &mut Vec<AssemblyStack>,
+    depth: usize,
+) -> Result<(), SourceError> {
     let (manifest, m) = read_manifest(dir)?;
     let artifacts = match m.get("artifacts") {
         None => return Ok(()),
@@ -686,7 +689,10 @@ fn assembly_stacks(dir: &Path, out: &mut Vec<AssemblyStack>, depth: usize) -> Re
         let prop = |k: &str| props.and_then(|p| p.get(k)).and_then(Value::as_str);
         match artifact.get("type").and_then(Value::as_str) {
             Some("aws:cloudformation:stack") => {
-                let name = prop("stackName").filter(|s| !s.is_empty()).unwrap_or(id).to_string();
+                let name = prop("stackName")
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or(id)
+                    .to_string();
                 let (account, region) =
                     parse_environment(artifact.get("environment").and_then(Value::as_str));
                 out.push(AssemblyStack {
@@ -1053,7 +1059,11 @@ async fn run_app(opts: &AppOptions, outdir: &Path) -> Result<(), SourceError> {
             return Ok(());
         }
         // stderr is where a CDK app reports; stdout only when stderr said nothing.
-        let tail = if err_tail.is_empty() { out_tail } else { err_tail };
+        let tail = if err_tail.is_empty() {
+            out_tail
+        } else {
+            err_tail
+        };
         Err(SourceError::AppFailed {
             command: opts.command.clone(),
             status: describe_status(status),
@@ -1071,7 +1081,10 @@ async fn run_app(opts: &AppOptions, outdir: &Path) -> Result<(), SourceError> {
 /// assembly. A command naming an existing directory is that assembly (as the CDK CLI
 /// reads it). The directory is removed once read; it is kept, and named, when reading it
 /// fails.
-pub async fn synthesize(opts: &AppOptions, stack: Option<&str>) -> Result<TemplateSet, SourceError> {
+pub async fn synthesize(
+    opts: &AppOptions,
+    stack: Option<&str>,
+) -> Result<TemplateSet, SourceError> {
     let as_dir = opts.cwd.join(opts.command.trim());
     if !opts.command.trim().is_empty() && as_dir.is_dir() {
         return read_cloud_assembly(&as_dir, stack);
@@ -1123,7 +1136,10 @@ fn missing_context(dir: &Path) -> Result<(), SourceError> {
 
 /// `<prefix>/_runs/<run-id>/templates/<stack>.json`.
 pub fn template_key(prefix: &str, run_id: &str, stack: &str) -> String {
-    format!("{}/templates/{stack}.json", runs::run_prefix(prefix, run_id))
+    format!(
+        "{}/templates/{stack}.json",
+        runs::run_prefix(prefix, run_id)
+    )
 }
 
 /// Uploads every template of `set` as JSON under the run's prefix in the state bucket
@@ -1218,7 +1234,8 @@ mod tests {
     }
 
     fn edit_json(path: &Path, f: impl FnOnce(&mut Value)) {
-        let mut v: Value = serde_json::from_slice(&std::fs::read(path).expect("read")).expect("json");
+        let mut v: Value =
+            serde_json::from_slice(&std::fs::read(path).expect("read")).expect("json");
         f(&mut v);
         std::fs::write(path, serde_json::to_vec_pretty(&v).expect("ser")).expect("write");
     }
@@ -1239,27 +1256,68 @@ mod tests {
         let cases = [
             ("!Ref MyBucket", json!({"Ref": "MyBucket"})),
             ("!Condition IsProd", json!({"Condition": "IsProd"})),
-            ("!GetAtt MyQueue.Arn", json!({"Fn::GetAtt": ["MyQueue", "Arn"]})),
-            ("!GetAtt [MyQueue, Arn]", json!({"Fn::GetAtt": ["MyQueue", "Arn"]})),
-            ("!Sub 'arn:${AWS::Partition}:s3:::${B}'", json!({"Fn::Sub": "arn:${AWS::Partition}:s3:::${B}"})),
-            ("!Sub ['${A}-x', {A: !Ref P}]", json!({"Fn::Sub": ["${A}-x", {"A": {"Ref": "P"}}]})),
+            (
+                "!GetAtt MyQueue.Arn",
+                json!({"Fn::GetAtt": ["MyQueue", "Arn"]}),
+            ),
+            (
+                "!GetAtt [MyQueue, Arn]",
+                json!({"Fn::GetAtt": ["MyQueue", "Arn"]}),
+            ),
+            (
+                "!Sub 'arn:${AWS::Partition}:s3:::${B}'",
+                json!({"Fn::Sub": "arn:${AWS::Partition}:s3:::${B}"}),
+            ),
+            (
+                "!Sub ['${A}-x', {A: !Ref P}]",
+                json!({"Fn::Sub": ["${A}-x", {"A": {"Ref": "P"}}]}),
+            ),
             ("!Join ['', [a, b]]", json!({"Fn::Join": ["", ["a", "b"]]})),
-            ("!If [C, yes-value, !Ref AWS::NoValue]", json!({"Fn::If": ["C", "yes-value", {"Ref": "AWS::NoValue"}]})),
+            (
+                "!If [C, yes-value, !Ref AWS::NoValue]",
+                json!({"Fn::If": ["C", "yes-value", {"Ref": "AWS::NoValue"}]}),
+            ),
             ("!Equals [a, b]", json!({"Fn::Equals": ["a", "b"]})),
-            ("!Not [!Condition C]", json!({"Fn::Not": [{"Condition": "C"}]})),
-            ("!And [!Condition A, !Condition B]", json!({"Fn::And": [{"Condition": "A"}, {"Condition": "B"}]})),
-            ("!Or [!Condition A, !Condition B]", json!({"Fn::Or": [{"Condition": "A"}, {"Condition": "B"}]})),
-            ("!FindInMap [M, !Ref AWS::Region, Ami]", json!({"Fn::FindInMap": ["M", {"Ref": "AWS::Region"}, "Ami"]})),
+            (
+                "!Not [!Condition C]",
+                json!({"Fn::Not": [{"Condition": "C"}]}),
+            ),
+            (
+                "!And [!Condition A, !Condition B]",
+                json!({"Fn::And": [{"Condition": "A"}, {"Condition": "B"}]}),
+            ),
+            (
+                "!Or [!Condition A, !Condition B]",
+                json!({"Fn::Or": [{"Condition": "A"}, {"Condition": "B"}]}),
+            ),
+            (
+                "!FindInMap [M, !Ref AWS::Region, Ami]",
+                json!({"Fn::FindInMap": ["M", {"Ref": "AWS::Region"}, "Ami"]}),
+            ),
             ("!Base64 hello", json!({"Fn::Base64": "hello"})),
-            ("!Cidr [10.0.0.0/16, 6, 5]", json!({"Fn::Cidr": ["10.0.0.0/16", 6, 5]})),
-            ("!ImportValue SharedVpcId", json!({"Fn::ImportValue": "SharedVpcId"})),
-            ("!Select [1, [a, b]]", json!({"Fn::Select": [1, ["a", "b"]]})),
+            (
+                "!Cidr [10.0.0.0/16, 6, 5]",
+                json!({"Fn::Cidr": ["10.0.0.0/16", 6, 5]}),
+            ),
+            (
+                "!ImportValue SharedVpcId",
+                json!({"Fn::ImportValue": "SharedVpcId"}),
+            ),
+            (
+                "!Select [1, [a, b]]",
+                json!({"Fn::Select": [1, ["a", "b"]]}),
+            ),
             ("!Split [',', 'a,b']", json!({"Fn::Split": [",", "a,b"]})),
             ("!GetAZs ''", json!({"Fn::GetAZs": ""})),
             ("!GetAZs us-east-1", json!({"Fn::GetAZs": "us-east-1"})),
-            ("!Transform {Name: AWS::Include, Parameters: {Location: s3://b/k}}",
-             json!({"Fn::Transform": {"Name": "AWS::Include", "Parameters": {"Location": "s3://b/k"}}})),
-            ("!ToJsonString {a: 1}", json!({"Fn::ToJsonString": {"a": 1}})),
+            (
+                "!Transform {Name: AWS::Include, Parameters: {Location: s3://b/k}}",
+                json!({"Fn::Transform": {"Name": "AWS::Include", "Parameters": {"Location": "s3://b/k"}}}),
+            ),
+            (
+                "!ToJsonString {a: 1}",
+                json!({"Fn::ToJsonString": {"a": 1}}),
+            ),
             ("!Length [a, b]", json!({"Fn::Length": ["a", "b"]})),
         ];
         for (src, want) in cases {
@@ -1296,7 +1354,12 @@ mod tests {
 
     #[test]
     fn export_source_yaml_getatt_without_an_attribute_is_refused() {
-        for src in ["!GetAtt NoDot", "!GetAtt .Arn", "!GetAtt Res.", "!GetAtt {a: 1}"] {
+        for src in [
+            "!GetAtt NoDot",
+            "!GetAtt .Arn",
+            "!GetAtt Res.",
+            "!GetAtt {a: 1}",
+        ] {
             match yaml_value(src) {
                 Err(ParseFailure::Unsupported(m)) => assert!(m.contains("!GetAtt"), "{src}: {m}"),
                 other => panic!("{src}: {other:?}"),
@@ -1306,7 +1369,7 @@ mod tests {
 
     #[test]
     fn export_source_yaml_nested_tags_convert_at_every_depth() {
-        let v = y("!Join ['', [!Sub '${AWS::StackName}-', !Select [0, !Split ['/', !GetAtt Bucket.Arn]], !If [C, !Base64 !Ref P, !Ref AWS::NoValue]]]");
+        let v = y("!Join ['', [!Sub '${AWS::StackName}-', !Select [0, !Split ['/', !GetAtt Bucket.Arn]], !If [C, !Base64 {Ref: P}, !Ref AWS::NoValue]]]");
         assert_eq!(
             v,
             json!({"Fn::Join": ["", [
@@ -1343,7 +1406,13 @@ mod tests {
         .expect("yaml");
         assert_eq!(v["AWSTemplateFormatVersion"], json!("2010-09-09"));
         assert_eq!(v["Version"], json!("2012-10-17"));
-        for (k, s) in [("A", "Yes"), ("B", "No"), ("C", "on"), ("D", "off"), ("E", "y")] {
+        for (k, s) in [
+            ("A", "Yes"),
+            ("B", "No"),
+            ("C", "on"),
+            ("D", "off"),
+            ("E", "y"),
+        ] {
             assert_eq!(v[k], json!(s), "{k}");
         }
         // A leading zero is not a number: the account id keeps its digits.
@@ -1360,16 +1429,23 @@ mod tests {
 
     #[test]
     fn export_source_yaml_values_json_cannot_hold_are_refused() {
-        assert!(matches!(parse_yaml("A: .inf\n"), Err(ParseFailure::Unsupported(m)) if m.contains("A")));
-        assert!(matches!(parse_yaml("? [a, b]\n: x\n"), Err(ParseFailure::Unsupported(_))));
+        assert!(
+            matches!(parse_yaml("A: .inf\n"), Err(ParseFailure::Unsupported(m)) if m.contains("A"))
+        );
+        assert!(matches!(
+            parse_yaml("? [a, b]\n: x\n"),
+            Err(ParseFailure::Unsupported(_))
+        ));
     }
 
     // --- --template ---------------------------------------------------------------------
 
     #[test]
     fn export_source_flat_json_and_yaml_fixtures_read_to_the_same_template() {
-        let json_set = read_template_file(&fixtures().join("flat.template.json"), "ExportFlat").expect("json");
-        let yaml_set = read_template_file(&fixtures().join("flat.template.yaml"), "ExportFlat").expect("yaml");
+        let json_set =
+            read_template_file(&fixtures().join("flat.template.json"), "ExportFlat").expect("json");
+        let yaml_set =
+            read_template_file(&fixtures().join("flat.template.yaml"), "ExportFlat").expect("yaml");
         assert_eq!(json_set.root.format, TemplateFormat::Json);
         assert_eq!(yaml_set.root.format, TemplateFormat::Yaml);
         assert_eq!(json_set.root.template, yaml_set.root.template);
@@ -1380,7 +1456,8 @@ mod tests {
         );
         let t = &yaml_set.root.template;
         assert_eq!(
-            t["Resources"]["WorkerRoleD4C1B7A2"]["Properties"]["AssumeRolePolicyDocument"]["Version"],
+            t["Resources"]["WorkerRoleD4C1B7A2"]["Properties"]["AssumeRolePolicyDocument"]
+                ["Version"],
             json!("2012-10-17")
         );
         assert_eq!(yaml_set.root.stack, "ExportFlat");
@@ -1401,18 +1478,30 @@ mod tests {
         }
         let json = std::fs::read_to_string(fixtures().join("flat.template.json")).expect("read");
         let p = s.write("template.yaml", &format!("\u{feff}\n  {json}"));
-        assert_eq!(read_template_file(&p, "ExportFlat").expect("json").root.format, TemplateFormat::Json);
-        // Flow-style YAML starts with `{` but is not JSON.
-        let p = s.write("flow.yml", "{Resources: {Q: {Type: AWS::SQS::Queue, Properties: {QueueName: !Ref N}}}}");
-        let set = read_template_file(&p, "S").expect("flow yaml");
-        assert_eq!(set.root.format, TemplateFormat::Yaml);
-        assert_eq!(set.root.template["Resources"]["Q"]["Properties"]["QueueName"], json!({"Ref": "N"}));
+        assert_eq!(
+            read_template_file(&p, "ExportFlat")
+                .expect("json")
+                .root
+                .format,
+            TemplateFormat::Json
+        );
+        // A body that starts like JSON is JSON: a JSON typo that YAML would accept (here
+        // a trailing comma) is an error, not a flow-style YAML template.
+        let p = s.write(
+            "typo.yml",
+            "{\"Resources\": {\"Q\": {\"Type\": \"AWS::SQS::Queue\",}}}",
+        );
+        let e = read_template_file(&p, "S").expect_err("json typo");
+        assert!(matches!(e, SourceError::TemplateJson { .. }), "{e}");
     }
 
     #[test]
     fn export_source_malformed_json_names_stack_file_line_and_column() {
         let s = Scratch::new();
-        let p = s.write("bad.json", "{\n  \"Resources\": {\n    \"A\": {\"Type\": \"AWS::SQS::Queue\",}\n  }\n}\n");
+        let p = s.write(
+            "bad.json",
+            "{\n  \"Resources\": {\n    \"A\": {\"Type\": \"AWS::SQS::Queue\",}\n  }\n}\n",
+        );
         let e = read_template_file(&p, "MyStack").expect_err("bad json");
         let msg = e.to_string();
         assert!(matches!(e, SourceError::TemplateJson { .. }), "{msg}");
@@ -1423,7 +1512,10 @@ mod tests {
     #[test]
     fn export_source_malformed_yaml_names_stack_file_line_and_column() {
         let s = Scratch::new();
-        let p = s.write("bad.yaml", "Resources:\n  A:\n    Type: AWS::SQS::Queue\n   Properties: {}\n");
+        let p = s.write(
+            "bad.yaml",
+            "Resources:\n  A:\n    Type: AWS::SQS::Queue\n   Properties: {}\n",
+        );
         let e = read_template_file(&p, "MyStack").expect_err("bad yaml");
         let msg = e.to_string();
         match &e {
@@ -1433,13 +1525,20 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(msg.contains("MyStack") && msg.contains("bad.yaml") && msg.contains("line 4"), "{msg}");
+        assert!(
+            msg.contains("MyStack") && msg.contains("bad.yaml") && msg.contains("line 4"),
+            "{msg}"
+        );
     }
 
     #[test]
     fn export_source_a_body_that_is_no_template_is_refused() {
         let s = Scratch::new();
-        for (name, body) in [("list.yaml", "- a\n- b\n"), ("empty.yaml", ""), ("res.json", "{\"Resources\": []}")] {
+        for (name, body) in [
+            ("list.yaml", "- a\n- b\n"),
+            ("empty.yaml", ""),
+            ("res.json", "{\"Resources\": []}"),
+        ] {
             let p = s.write(name, body);
             let e = read_template_file(&p, "MyStack").expect_err(name);
             assert!(matches!(e, SourceError::NotATemplate { .. }), "{name}: {e}");
@@ -1452,12 +1551,17 @@ mod tests {
 
     #[test]
     fn export_source_template_file_does_not_follow_nested_stacks() {
-        let root = fixtures().join("nested.out").join("ExportNested.template.json");
+        let root = fixtures()
+            .join("nested.out")
+            .join("ExportNested.template.json");
         let set = read_template_file(&root, ROOT).expect("root");
         assert!(set.children.is_empty());
         assert_eq!(
             set.nested_without_template,
-            vec![NestedLink { parent: ROOT.into(), logical_id: MIDDLE_ID.into() }]
+            vec![NestedLink {
+                parent: ROOT.into(),
+                logical_id: MIDDLE_ID.into()
+            }]
         );
     }
 
@@ -1467,7 +1571,9 @@ mod tests {
         let e = read_templates(&src, None).await.expect_err("no stack");
         assert!(matches!(e, SourceError::TemplateNeedsStack));
         assert!(matches!(CliError::from(e), CliError::Usage(_)));
-        let set = read_templates(&src, Some("ExportFlat")).await.expect("named");
+        let set = read_templates(&src, Some("ExportFlat"))
+            .await
+            .expect("named");
         assert_eq!(set.root.stack, "ExportFlat");
     }
 
@@ -1485,11 +1591,17 @@ mod tests {
         assert_eq!(names, [ROOT, middle.as_str(), leaf.as_str()]);
         assert_eq!(
             set.children[0].parent,
-            Some(NestedLink { parent: ROOT.into(), logical_id: MIDDLE_ID.into() })
+            Some(NestedLink {
+                parent: ROOT.into(),
+                logical_id: MIDDLE_ID.into()
+            })
         );
         assert_eq!(
             set.children[1].parent,
-            Some(NestedLink { parent: middle.clone(), logical_id: LEAF_ID.into() })
+            Some(NestedLink {
+                parent: middle.clone(),
+                logical_id: LEAF_ID.into()
+            })
         );
         assert_eq!(set.children[0].source, dir.join(MIDDLE_FILE));
         assert_eq!(set.children[1].source, dir.join(LEAF_FILE));
@@ -1514,12 +1626,18 @@ mod tests {
     fn export_source_nested_fixture_parameters_match_their_parents() {
         // The fixture's Parameters passed by each nested resource are the child's declared
         // parameters, and each Ref/GetAtt names something of the parent.
-        let set = read_cloud_assembly(&fixtures().join("nested.out"), Some(ROOT)).expect("assembly");
+        let set =
+            read_cloud_assembly(&fixtures().join("nested.out"), Some(ROOT)).expect("assembly");
         for child in &set.children {
             let link = child.parent.as_ref().expect("parent");
-            let parent = set.stacks().find(|s| s.stack == link.parent).expect("parent template");
+            let parent = set
+                .stacks()
+                .find(|s| s.stack == link.parent)
+                .expect("parent template");
             let row = &parent.template["Resources"][&link.logical_id];
-            let passed = row["Properties"]["Parameters"].as_object().expect("parameters");
+            let passed = row["Properties"]["Parameters"]
+                .as_object()
+                .expect("parameters");
             let declared = child.template["Parameters"].as_object().expect("declared");
             let mut a: Vec<_> = passed.keys().collect();
             let mut b: Vec<_> = declared.keys().collect();
@@ -1527,7 +1645,11 @@ mod tests {
             b.sort();
             assert_eq!(a, b, "{}", child.stack);
             for v in passed.values() {
-                let target = v.get("Ref").or_else(|| v["Fn::GetAtt"].get(0)).and_then(Value::as_str).expect("ref");
+                let target = v
+                    .get("Ref")
+                    .or_else(|| v["Fn::GetAtt"].get(0))
+                    .and_then(Value::as_str)
+                    .expect("ref");
                 assert!(
                     parent.template["Resources"].get(target).is_some()
                         || parent.template["Parameters"].get(target).is_some(),
@@ -1552,12 +1674,19 @@ mod tests {
             assert_eq!(set.root.stack, "export-nested-prod");
             assert_eq!(set.display_name.as_deref(), Some("Prod/ExportNested"));
             assert!(set.children[0].stack.starts_with("export-nested-prod~"));
-            assert_eq!((set.region.as_deref(), set.account.as_deref()), (None, None));
+            assert_eq!(
+                (set.region.as_deref(), set.account.as_deref()),
+                (None, None)
+            );
         }
         // The artifact id is not a name once stackName differs.
         let e = read_cloud_assembly(s.path(), Some("ExportNested")).expect_err("artifact id");
         assert!(matches!(e, SourceError::StackNotFound { .. }), "{e}");
-        assert!(e.to_string().contains("export-nested-prod (Prod/ExportNested)"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("export-nested-prod (Prod/ExportNested)"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1578,7 +1707,10 @@ mod tests {
         );
         let set = read_cloud_assembly(s.path(), Some("Prod-ExportNested")).expect("stage stack");
         assert_eq!(set.stacks().count(), 3);
-        assert_eq!(set.children[1].source, s.0.join("assembly-Prod").join(LEAF_FILE));
+        assert_eq!(
+            set.children[1].source,
+            s.0.join("assembly-Prod").join(LEAF_FILE)
+        );
     }
 
     #[test]
@@ -1590,17 +1722,24 @@ mod tests {
         s.write("manifest.json", "{\"artifacts\": ");
         let e = read_cloud_assembly(s.path(), Some(ROOT)).expect_err("bad manifest");
         assert!(matches!(e, SourceError::FileJson { .. }), "{e}");
-        s.write("manifest.json", "{\"version\": \"38.0.1\", \"artifacts\": {}}");
+        s.write(
+            "manifest.json",
+            "{\"version\": \"38.0.1\", \"artifacts\": {}}",
+        );
         let e = read_cloud_assembly(s.path(), None).expect_err("no stacks");
         assert!(matches!(e, SourceError::NoStacks { .. }), "{e}");
     }
 
     #[test]
     fn export_source_stack_not_in_the_assembly_lists_the_stacks_there() {
-        let e = read_cloud_assembly(&fixtures().join("nested.out"), Some("Other")).expect_err("absent");
+        let e =
+            read_cloud_assembly(&fixtures().join("nested.out"), Some("Other")).expect_err("absent");
         assert!(matches!(e, SourceError::StackNotFound { .. }), "{e}");
         let msg = e.to_string();
-        assert!(msg.contains("Other") && msg.contains("it has: ExportNested"), "{msg}");
+        assert!(
+            msg.contains("Other") && msg.contains("it has: ExportNested"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -1614,7 +1753,13 @@ mod tests {
         let e = read_cloud_assembly(s.path(), None).expect_err("two stacks");
         assert!(matches!(e, SourceError::StackNotNamed { .. }), "{e}");
         assert!(e.to_string().contains("ExportNested, Second"), "{e}");
-        assert_eq!(read_cloud_assembly(s.path(), Some("Second")).expect("named").root.stack, "Second");
+        assert_eq!(
+            read_cloud_assembly(s.path(), Some("Second"))
+                .expect("named")
+                .root
+                .stack,
+            "Second"
+        );
     }
 
     #[test]
@@ -1624,7 +1769,10 @@ mod tests {
         let e = read_cloud_assembly(s.path(), Some(ROOT)).expect_err("missing");
         assert!(matches!(e, SourceError::MissingTemplate { .. }), "{e}");
         let msg = e.to_string();
-        assert!(msg.contains("ExportNested") && msg.contains("ExportNested.template.json"), "{msg}");
+        assert!(
+            msg.contains("ExportNested") && msg.contains("ExportNested.template.json"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -1633,7 +1781,12 @@ mod tests {
         std::fs::remove_file(s.0.join(LEAF_FILE)).expect("rm");
         let e = read_cloud_assembly(s.path(), Some(ROOT)).expect_err("missing leaf");
         match &e {
-            SourceError::MissingNestedTemplate { child, parent, logical_id, path } => {
+            SourceError::MissingNestedTemplate {
+                child,
+                parent,
+                logical_id,
+                path,
+            } => {
                 assert_eq!(child, &format!("{ROOT}~{MIDDLE_ID}~{LEAF_ID}"));
                 assert_eq!(parent, &format!("{ROOT}~{MIDDLE_ID}"));
                 assert_eq!(logical_id, LEAF_ID);
@@ -1651,7 +1804,10 @@ mod tests {
         let e = read_cloud_assembly(s.path(), Some(ROOT)).expect_err("bad middle");
         assert!(matches!(e, SourceError::TemplateJson { .. }), "{e}");
         let msg = e.to_string();
-        assert!(msg.contains(&format!("{ROOT}~{MIDDLE_ID}")) && msg.contains(MIDDLE_FILE), "{msg}");
+        assert!(
+            msg.contains(&format!("{ROOT}~{MIDDLE_ID}")) && msg.contains(MIDDLE_FILE),
+            "{msg}"
+        );
         assert!(msg.contains("line 4"), "{msg}");
         // A nested template may be YAML too, and is then parsed as YAML.
         let leaf_yaml = "Parameters:\n  P: {Type: String}\nResources:\n  Param:\n    Type: AWS::SSM::Parameter\n    Properties: {Type: String, Value: !Ref P}\n";
@@ -1659,10 +1815,16 @@ mod tests {
         s.write(LEAF_FILE, leaf_yaml);
         let set = read_cloud_assembly(s.path(), Some(ROOT)).expect("yaml leaf");
         assert_eq!(set.children[1].format, TemplateFormat::Yaml);
-        assert_eq!(set.children[1].template["Resources"]["Param"]["Properties"]["Value"], json!({"Ref": "P"}));
+        assert_eq!(
+            set.children[1].template["Resources"]["Param"]["Properties"]["Value"],
+            json!({"Ref": "P"})
+        );
         s.write(LEAF_FILE, "Resources:\n  A: [\n");
         let e = read_cloud_assembly(s.path(), Some(ROOT)).expect_err("bad yaml leaf");
-        assert!(matches!(e, SourceError::TemplateYaml { line: Some(_), .. }), "{e}");
+        assert!(
+            matches!(e, SourceError::TemplateYaml { line: Some(_), .. }),
+            "{e}"
+        );
         assert!(e.to_string().contains(LEAF_ID), "{e}");
     }
 
@@ -1679,7 +1841,10 @@ mod tests {
         assert_eq!(set.children.len(), 1);
         assert_eq!(
             set.nested_without_template,
-            vec![NestedLink { parent: format!("{ROOT}~{MIDDLE_ID}"), logical_id: LEAF_ID.into() }]
+            vec![NestedLink {
+                parent: format!("{ROOT}~{MIDDLE_ID}"),
+                logical_id: LEAF_ID.into()
+            }]
         );
     }
 
@@ -1737,7 +1902,8 @@ mod tests {
         let set = read_templates(&TemplateSource::App(app(cmd, cwd.path())), Some(ROOT))
             .await
             .expect("synth");
-        let outdir = PathBuf::from(std::fs::read_to_string(cwd.0.join("outdir.txt")).expect("outdir"));
+        let outdir =
+            PathBuf::from(std::fs::read_to_string(cwd.0.join("outdir.txt")).expect("outdir"));
         assert_nested_fixture(&set, &outdir);
         // The fresh directory is removed once read.
         assert!(!outdir.exists(), "{}", outdir.display());
@@ -1747,8 +1913,14 @@ mod tests {
     async fn export_source_app_gets_the_environment_cdkd_sets() {
         let cwd = Scratch::new();
         cwd.write("cdk.json", r#"{"app": "x", "context": {"a": "cdk.json", "b": "cdk.json", "@aws-cdk/core:flag": true}}"#);
-        cwd.write("cdk.context.json", r#"{"b": "cdk.context.json", "c": "cdk.context.json"}"#);
-        let user = cwd.write("user.cdk.json", r#"{"context": {"a": "user", "u": "user"}}"#);
+        cwd.write(
+            "cdk.context.json",
+            r#"{"b": "cdk.context.json", "c": "cdk.context.json"}"#,
+        );
+        let user = cwd.write(
+            "user.cdk.json",
+            r#"{"context": {"a": "user", "u": "user"}}"#,
+        );
         let fixture = fixtures().join("nested.out");
         let cmd = format!(
             "cp -R {}/. \"$CDK_OUTDIR\" && printf '%s' \"$CDK_CONTEXT_JSON\" > ctx.json && printf '%s %s %s' \"$CDK_DEFAULT_REGION\" \"$CDK_DEFAULT_ACCOUNT\" \"$CDK_CLI_ASM_VERSION\" > env.txt",
@@ -1758,7 +1930,9 @@ mod tests {
         opts.user_config = Some(user);
         opts.context.insert("c".into(), json!("cli"));
         synthesize(&opts, Some(ROOT)).await.expect("synth");
-        let ctx: Value = serde_json::from_slice(&std::fs::read(cwd.0.join("ctx.json")).expect("ctx")).expect("json");
+        let ctx: Value =
+            serde_json::from_slice(&std::fs::read(cwd.0.join("ctx.json")).expect("ctx"))
+                .expect("json");
         assert_eq!(ctx["a"], json!("cdk.json"));
         assert_eq!(ctx["b"], json!("cdk.context.json"));
         assert_eq!(ctx["c"], json!("cli"));
@@ -1775,8 +1949,11 @@ mod tests {
     #[tokio::test]
     async fn export_source_failing_app_reports_its_status_and_last_lines() {
         let cwd = Scratch::new();
-        let cmd = "echo out-line; for i in $(seq 1 30); do echo \"err $i\" >&2; done; exit 3".to_string();
-        let e = synthesize(&app(cmd, cwd.path()), Some(ROOT)).await.expect_err("fails");
+        let cmd =
+            "echo out-line; for i in $(seq 1 30); do echo \"err $i\" >&2; done; exit 3".to_string();
+        let e = synthesize(&app(cmd, cwd.path()), Some(ROOT))
+            .await
+            .expect_err("fails");
         match &e {
             SourceError::AppFailed { status, tail, .. } => {
                 assert_eq!(status, "exit status 3");
@@ -1791,17 +1968,25 @@ mod tests {
         let e = synthesize(&app("echo only-stdout; exit 1".into(), cwd.path()), None)
             .await
             .expect_err("fails");
-        assert!(e.to_string().contains("only-stdout") && e.to_string().contains("exit status 1"), "{e}");
+        assert!(
+            e.to_string().contains("only-stdout") && e.to_string().contains("exit status 1"),
+            "{e}"
+        );
         assert!(matches!(CliError::from(e), CliError::Refused(_)));
     }
 
     #[tokio::test]
     async fn export_source_app_writing_no_assembly_is_refused_and_its_directory_kept() {
         let cwd = Scratch::new();
-        let e = synthesize(&app("true".into(), cwd.path()), Some(ROOT)).await.expect_err("empty");
+        let e = synthesize(&app("true".into(), cwd.path()), Some(ROOT))
+            .await
+            .expect_err("empty");
         match e {
             SourceError::Synthesized { source, kept } => {
-                assert!(matches!(*source, SourceError::NoManifest { .. }), "{source}");
+                assert!(
+                    matches!(*source, SourceError::NoManifest { .. }),
+                    "{source}"
+                );
                 assert!(kept.is_dir());
                 let _ = std::fs::remove_dir_all(kept);
             }
@@ -1813,10 +1998,15 @@ mod tests {
     async fn export_source_app_needing_context_lookups_is_refused() {
         let cwd = Scratch::new();
         let cmd = r#"printf '%s' '{"version":"38.0.1","artifacts":{},"missing":[{"key":"vpc-provider:account=1:filter.isDefault=true","provider":"vpc-provider","props":{}}]}' > "$CDK_OUTDIR/manifest.json""#;
-        let e = synthesize(&app(cmd.into(), cwd.path()), None).await.expect_err("missing");
+        let e = synthesize(&app(cmd.into(), cwd.path()), None)
+            .await
+            .expect_err("missing");
         match e {
             SourceError::Synthesized { source, kept } => {
-                assert!(source.to_string().contains("vpc-provider:account=1"), "{source}");
+                assert!(
+                    source.to_string().contains("vpc-provider:account=1"),
+                    "{source}"
+                );
                 assert!(matches!(*source, SourceError::MissingContext { .. }));
                 let _ = std::fs::remove_dir_all(kept);
             }
@@ -1835,7 +2025,10 @@ mod tests {
     #[test]
     fn export_source_app_js_entry_point_runs_under_node() {
         assert_eq!(app_command_line(" bin/app.js --x "), "node bin/app.js --x");
-        assert_eq!(app_command_line("npx ts-node bin/app.ts"), "npx ts-node bin/app.ts");
+        assert_eq!(
+            app_command_line("npx ts-node bin/app.ts"),
+            "npx ts-node bin/app.ts"
+        );
     }
 
     // --- upload -------------------------------------------------------------------------
@@ -1846,55 +2039,5 @@ mod tests {
             template_key("cdkd", "r-1", "Root~Child"),
             "cdkd/_runs/r-1/templates/Root~Child.json"
         );
-    }
-
-    #[tokio::test]
-    async fn export_source_upload_writes_each_template_as_json_under_the_run() {
-        use std::sync::{Arc, Mutex};
-        let seen: Arc<Mutex<Vec<(String, String, Vec<u8>)>>> = Arc::default();
-        let record = seen.clone();
-        let http = aws_smithy_http_client::test_util::infallible_client_fn(move |req| {
-            let body = req.body().bytes().map(<[u8]>::to_vec).unwrap_or_default();
-            if let Ok(mut v) = record.lock() {
-                v.push((req.method().to_string(), req.uri().to_string(), body));
-            }
-            ok_with_etag(|r| {
-                r.headers_mut().insert("etag", "\"e1\"".parse().expect("header"));
-                *r.body_mut() = String::new();
-            })
-        });
-        let conf = aws_sdk_s3::Config::builder()
-            .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
-            .region(aws_sdk_s3::config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_s3::config::Credentials::new("a", "b", None, None, "test"))
-            .endpoint_url("http://127.0.0.1:1")
-            .force_path_style(true)
-            .http_client(http)
-            .build();
-        let store = StateStore::new(aws_sdk_s3::Client::from_conf(conf), "state-bucket".into(), "cdkd".into(), None);
-        let set = read_cloud_assembly(&fixtures().join("nested.out"), Some(ROOT)).expect("assembly");
-        let keys = upload_templates(&store, "run-7", &set).await.expect("upload");
-        let want: Vec<String> = set
-            .stacks()
-            .map(|s| format!("cdkd/_runs/run-7/templates/{}.json", s.stack))
-            .collect();
-        assert_eq!(keys.iter().map(|k| k.key.clone()).collect::<Vec<_>>(), want);
-        assert_eq!(keys[2].stack, format!("{ROOT}~{MIDDLE_ID}~{LEAF_ID}"));
-        let seen = seen.lock().expect("lock").clone();
-        assert_eq!(seen.len(), 3);
-        for ((method, uri, body), (st, key)) in seen.iter().zip(set.stacks().zip(&want)) {
-            assert_eq!(method, "PUT");
-            assert!(uri.contains(&format!("/state-bucket/{}", key.replace('~', "%7E"))) || uri.contains(&format!("/state-bucket/{key}")), "{uri}");
-            let uploaded: Value = serde_json::from_slice(body).expect("json body");
-            assert_eq!(&uploaded, &st.template);
-        }
-    }
-
-    /// A default (200) response shaped by `set`; its type is the one the mocked HTTP
-    /// client's callback returns, so the test needs no HTTP crate of its own.
-    fn ok_with_etag<R: Default>(set: impl FnOnce(&mut R)) -> R {
-        let mut r = R::default();
-        set(&mut r);
-        r
     }
 }

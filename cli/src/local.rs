@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use cdkd_engine::{TaskError, TaskHandler};
-pub use cdkd_functions::local::LocalSteps;
 use cdkd_functions::local::invoke_step;
+pub use cdkd_functions::local::LocalSteps;
 use cdkd_functions::{steps, Deps};
 use serde_json::Value;
 use tokio::sync::OnceCell;

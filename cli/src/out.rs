@@ -39,7 +39,13 @@ fn write(bytes: &[u8], newline: bool) {
     let mut out = io::stdout().lock();
     let result = out
         .write_all(bytes)
-        .and_then(|()| if newline { out.write_all(b"\n") } else { Ok(()) })
+        .and_then(|()| {
+            if newline {
+                out.write_all(b"\n")
+            } else {
+                Ok(())
+            }
+        })
         .and_then(|()| out.flush());
     if let Err(e) = result {
         CLOSED.store(true, Ordering::Relaxed);
@@ -62,6 +68,8 @@ mod tests {
     #[test]
     fn a_closed_pipe_is_recognised_by_kind() {
         assert!(is_closed_pipe(&io::Error::from(io::ErrorKind::BrokenPipe)));
-        assert!(!is_closed_pipe(&io::Error::from(io::ErrorKind::PermissionDenied)));
+        assert!(!is_closed_pipe(&io::Error::from(
+            io::ErrorKind::PermissionDenied
+        )));
     }
 }

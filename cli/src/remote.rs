@@ -228,8 +228,7 @@ pub async fn start_and_watch(
     .await?;
     let client = Sfn::for_arn(sdk, &arn);
     let text = input.to_string();
-    let started = retrying("StartExecution", || client.start(&arn, run_id, &text))
-        .await?;
+    let started = retrying("StartExecution", || client.start(&arn, run_id, &text)).await?;
     let verb = if started.reattached {
         "already started; watching"
     } else {
@@ -318,8 +317,7 @@ pub async fn watch(
     execution_arn: &str,
     opts: &WatchOpts,
 ) -> Result<ExitCode, CliError> {
-    let first = retrying("DescribeExecution", || client.describe(execution_arn))
-        .await?;
+    let first = retrying("DescribeExecution", || client.describe(execution_arn)).await?;
     let input: Value = first
         .input
         .as_deref()
@@ -380,7 +378,10 @@ pub async fn watch(
         }
         _ => follow.await?,
     };
-    eprintln!("{}", view::runs::final_line(&crate::cmd::runs::execution_row(&x)));
+    eprintln!(
+        "{}",
+        view::runs::final_line(&crate::cmd::runs::execution_row(&x))
+    );
     if x.status == "ABORTED" {
         eprintln!("{}", view::runs::aborted_warning(&input));
     }
@@ -437,8 +438,7 @@ async fn follow_execution(
             return Ok(x);
         }
         tokio::time::sleep(poll).await;
-        x = retrying("DescribeExecution", || client.describe(execution_arn))
-            .await?;
+        x = retrying("DescribeExecution", || client.describe(execution_arn)).await?;
     }
 }
 

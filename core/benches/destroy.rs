@@ -1,7 +1,7 @@
 //! Cost of what every `destroy-wave` invocation recomputes: the delete graph of the
 //! remaining records and the ready set, for stacks of 100 and 500 records.
 
-#[path = "../tests/destroy_support/mod.rs"]
+#[path = "../tests/it/destroy_support/mod.rs"]
 mod destroy_support;
 
 use cdkd_core::destroy::graph::DeleteGraph;

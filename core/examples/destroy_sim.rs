@@ -6,7 +6,7 @@
 //!
 //! Run: `cargo run -p cdkd-core --example destroy_sim [-- --seeds N]`.
 
-#[path = "../tests/destroy_support/mod.rs"]
+#[path = "../tests/it/destroy_support/mod.rs"]
 mod destroy_support;
 
 use destroy_support::{random_stack, simulate, Config};

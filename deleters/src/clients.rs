@@ -60,12 +60,16 @@ pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Re
         .with_sdk(SsmParameterDeleter::new(aws_sdk_ssm::Client::new(cfg)))
         .with_sdk(DynamoTableDeleter::new(aws_sdk_dynamodb::Client::new(cfg)))
         .with_sdk(LambdaFunctionDeleter::new(lambda.clone(), ec2.clone()))
-        .with_sdk(crate::sdk::ec2_instance::Ec2InstanceDeleter::new(ec2.clone()))
+        .with_sdk(crate::sdk::ec2_instance::Ec2InstanceDeleter::new(
+            ec2.clone(),
+        ))
         .with_sdk(SecurityGroupDeleter::new(ec2))
         .with_sdk(EventsRuleDeleter::new(events.clone()))
         .with_sdk(EventBusDeleter::new(events))
         .with_sdk(LayerVersionDeleter::new(lambda.clone()))
-        .with_sdk(LogGroupDeleter::new(aws_sdk_cloudwatchlogs::Client::new(cfg)))
+        .with_sdk(LogGroupDeleter::new(aws_sdk_cloudwatchlogs::Client::new(
+            cfg,
+        )))
         .with_sdk(KmsKeyDeleter::new(aws_sdk_kms::Client::new(cfg)))
         .with_custom_resources(Arc::new(CustomResourceDeleter::new(lambda, sns, state_s3)))
         .with_cloud_control(Arc::new(CloudControlDeleter::new(
@@ -113,7 +117,10 @@ mod tests {
         // Lambda's interfaces, waits for the group, or turns instance protection off.
         let completes: Vec<&str> = reg
             .sdk_types()
-            .filter(|t| reg.sdk_deleter(t).is_some_and(|c| c.completes_cloud_control))
+            .filter(|t| {
+                reg.sdk_deleter(t)
+                    .is_some_and(|c| c.completes_cloud_control)
+            })
             .collect();
         assert_eq!(
             completes,

@@ -140,7 +140,11 @@ mod tests {
     use aws_smithy_types::body::SdkBody;
     use aws_smithy_types::error::ErrorMetadata;
 
-    fn service_error(code: &str, status: u16, message: &str) -> SdkError<GetRoleError, HttpResponse> {
+    fn service_error(
+        code: &str,
+        status: u16,
+        message: &str,
+    ) -> SdkError<GetRoleError, HttpResponse> {
         let meta = ErrorMetadata::builder().code(code).message(message).build();
         let raw = HttpResponse::new(
             StatusCode::try_from(status).expect("a valid status"),
@@ -164,7 +168,11 @@ mod tests {
         for (code, status, message) in [
             ("InternalError", 500, "x"),
             ("ServiceUnavailable", 503, "x"),
-            ("DependencyViolation", 400, "resource sg-1 has a dependent object"),
+            (
+                "DependencyViolation",
+                400,
+                "resource sg-1 has a dependent object",
+            ),
         ] {
             let info = aws_error_info(&service_error(code, status, message));
             assert!(info.retryable && !info.throttling, "{code}");

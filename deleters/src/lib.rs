@@ -25,9 +25,9 @@ pub mod sdk;
 
 use async_trait::async_trait;
 
+pub use cdkd_core::destroy::decide::{Route, SdkCapabilities};
 pub use error::{DeleteError, DeleteErrorKind};
 pub use progress::{DeleteProgress, Handle};
-pub use cdkd_core::destroy::decide::{Route, SdkCapabilities};
 pub use registry::Registry;
 pub use request::{DeleteOptions, DeleteRequest, FinalSnapshot, RunContext};
 

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use cdkd_core::destroy::decide::{route, unsupported_reason, DeleterCatalog, Route, SdkCapabilities};
+use cdkd_core::destroy::decide::{
+    route, unsupported_reason, DeleterCatalog, Route, SdkCapabilities,
+};
 
 use crate::error::{DeleteError, DeleteErrorKind};
 use crate::progress::{DeleteProgress, Handle};

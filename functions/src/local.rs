@@ -31,7 +31,9 @@ impl TaskHandler for LocalSteps {
 /// Runs one step as a Task state would (what a handler with its own way of getting its
 /// [`Deps`] calls).
 pub async fn invoke_step(step: &str, payload: Value, deps: &Deps) -> Result<Value, TaskError> {
-    steps::invoke(step, payload, deps).await.map_err(TaskError::from)
+    steps::invoke(step, payload, deps)
+        .await
+        .map_err(TaskError::from)
 }
 
 impl From<StepError> for TaskError {

@@ -185,8 +185,7 @@ async fn find_run(sdk: &SdkConfig, m: &Machines, run: &str) -> Result<(Sfn, Exec
     match parse_run_ref(run)? {
         RunRef::Arn(arn) => {
             let client = Sfn::for_arn(sdk, &arn);
-            let x = remote::retrying("DescribeExecution", || client.describe(&arn))
-                .await?;
+            let x = remote::retrying("DescribeExecution", || client.describe(&arn)).await?;
             Ok((client, x))
         }
         RunRef::Name(name) => {
@@ -202,7 +201,7 @@ async fn find_run(sdk: &SdkConfig, m: &Machines, run: &str) -> Result<(Sfn, Exec
                 match remote::retrying("DescribeExecution", || client.describe(&arn)).await {
                     Ok(x) => return Ok((client, x)),
                     Err(SfnError::NoSuchExecution { .. }) => continue,
-                    Err(e) => return Err(sfn_err(e)),
+                    Err(e) => return Err(e.into()),
                 }
             }
             let under: Vec<String> = found.iter().map(|(_, a)| flatten_str(a)).collect();
@@ -274,8 +273,7 @@ async fn list(sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, CliError> {
     let mut all: Vec<(Kind, ExecutionSummary)> = Vec::new();
     for (kind, sm) in &found {
         let client = Sfn::for_arn(sdk, sm);
-        let xs = remote::retrying("ListExecutions", || client.list(sm, a.limit))
-            .await?;
+        let xs = remote::retrying("ListExecutions", || client.list(sm, a.limit)).await?;
         all.extend(xs.into_iter().map(|x| (*kind, x)));
     }
     all.sort_by_key(|x| std::cmp::Reverse(x.1.start_ms));
@@ -392,10 +390,7 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
     let store = remote::run_store(sdk, &place).await;
     let key = runs::progress_key(&place.prefix, &x.name);
     for _ in 0..5 {
-        let Some((body, etag)) = store
-            .get_raw(&key)
-            .await?
-        else {
+        let Some((body, etag)) = store.get_raw(&key).await? else {
             return Err(CliError::Refused(format!(
                 "run {name} has no progress.json yet (it is still planning): try again in a moment, or stop it at once with --now"
             )));

@@ -60,7 +60,13 @@ async fn state_list_into_a_pipe_closed_after_one_line_exits_0_without_a_panic() 
         let body = format!(
             r#"{{"version":10,"stackName":"{stack}","region":"us-east-1","resources":{{}},"outputs":{{}},"lastModified":1}}"#
         );
-        put_raw(&s3, &bucket, &format!("cdkd/{stack}/us-east-1/state.json"), body).await;
+        put_raw(
+            &s3,
+            &bucket,
+            &format!("cdkd/{stack}/us-east-1/state.json"),
+            body,
+        )
+        .await;
     }
     let r = tokio::task::spawn_blocking(move || {
         run_and_close_after_one_line(&["--state-bucket", &bucket, "state", "list"])

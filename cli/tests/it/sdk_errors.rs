@@ -21,7 +21,11 @@ fn state_list(extra: &[&str]) -> cdkd_tests::CliRun {
 fn an_unreachable_endpoint_is_one_line_naming_the_endpoint_and_the_cause() {
     let r = state_list(&[]);
     assert_ne!(r.code, 0, "{r:?}");
-    let errors: Vec<&str> = r.stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+    let errors: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
     assert_eq!(errors.len(), 1, "{}", r.stderr);
     assert!(
         errors[0].contains("cannot reach the AWS endpoint http://127.0.0.1:1 (connection refused)"),
@@ -38,7 +42,8 @@ fn verbose_adds_the_sdk_debug_form() {
     let r = state_list(&["-v"]);
     assert_ne!(r.code, 0, "{r:?}");
     assert!(
-        r.stderr.contains("cannot reach the AWS endpoint http://127.0.0.1:1 (connection refused)"),
+        r.stderr
+            .contains("cannot reach the AWS endpoint http://127.0.0.1:1 (connection refused)"),
         "{}",
         r.stderr
     );

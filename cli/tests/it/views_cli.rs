@@ -156,13 +156,12 @@ async fn list_16_tree_long_refused_before_any_s3_call_and_views_cli_list_tree() 
     assert!(r.stdout.contains("\"parentRegion\": \"eu-west-1\""));
     // --tree with --long is a usage error before any S3 call: an unreachable endpoint
     // proves no request was made.
-    let out = Command::new(binary())
-        .args(["state", "list", "--tree", "--long"])
-        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+    let out = crate::run_cli_env(
+        &["state", "list", "--tree", "--long"],
+        &[("AWS_ENDPOINT_URL", "http://127.0.0.1:9")],
+    );
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("cannot be used with"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -359,7 +358,6 @@ async fn views_cli_bench_list_long_1000_records() {
         }
     });
     futures::future::join_all(puts).await;
-    binary(); // built before the clock starts
     let started = Instant::now();
     let r = run_cli(&bucket, &["state", "list", "--long"]);
     let elapsed = started.elapsed();

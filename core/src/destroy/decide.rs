@@ -594,7 +594,10 @@ mod tests {
         let c = Catalog(&[("AWS::SQS::Queue", PLAIN)]);
         assert_eq!(route("AWS::SQS::Queue", None, &c), Route::Sdk);
         assert_eq!(route("AWS::SQS::Queue", Some("sdk"), &c), Route::Sdk);
-        assert_eq!(route("AWS::SQS::Queue", Some("cc-api"), &c), Route::CloudControl);
+        assert_eq!(
+            route("AWS::SQS::Queue", Some("cc-api"), &c),
+            Route::CloudControl
+        );
         assert_eq!(route("AWS::Events::Archive", None, &c), Route::CloudControl);
     }
 
@@ -611,10 +614,7 @@ mod tests {
             Route::CloudControl
         );
         let e = entry(json!({"resourceType": "AWS::Lambda::Function", "provisionedBy": "cc-api"}));
-        assert_eq!(
-            decide_with(&e, opts(), &c),
-            deleted_via(Route::Sdk)
-        );
+        assert_eq!(decide_with(&e, opts(), &c), deleted_via(Route::Sdk));
     }
 
     #[test]
@@ -641,14 +641,8 @@ mod tests {
                              "properties": {"GroupName": "g"}}),
         );
         let with_sdk = Catalog(&[("AWS::Scheduler::Schedule", PLAIN)]);
-        assert_eq!(
-            decide_with(&e, opts(), &with_sdk),
-            deleted_via(Route::Sdk)
-        );
-        assert_eq!(
-            decide(&e, opts()),
-            deleted_via(Route::Unsupported)
-        );
+        assert_eq!(decide_with(&e, opts(), &with_sdk), deleted_via(Route::Sdk));
+        assert_eq!(decide(&e, opts()), deleted_via(Route::Unsupported));
     }
 
     /// Core said only `AWS::CDK::Metadata` was a no-op while the deleter registry had four
@@ -668,10 +662,7 @@ mod tests {
             assert_eq!(route(t, None, &Catalog(&[(t, PLAIN)])), Route::NoOp, "{t}");
         }
         let e = entry(json!({"resourceType": "AWS::CloudFormation::WaitCondition"}));
-        assert_eq!(
-            decide(&e, opts()),
-            deleted_via(Route::Unsupported)
-        );
+        assert_eq!(decide(&e, opts()), deleted_via(Route::Unsupported));
     }
 
     #[test]

@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use crate::destroy::refusals::needs_consumer_scan;
 use crate::keys::{child_stack_name, StackRef};
-use crate::view::state::show::NESTED_STACK_TYPE;
 use crate::state::{ResourcesShape, StateRecord};
 use crate::text::{ascii_only_str, or_unrenderable};
+use crate::view::state::show::NESTED_STACK_TYPE;
 
 /// Nested-stack records deeper than this are refused (CloudFormation stops at 5 levels;
 /// a hand-edited loop must not recurse forever).
@@ -22,7 +22,11 @@ fn name(s: &str) -> String {
 
 /// The region of the record a destroy of `stack` works on: `asked` (`--stack-region`)
 /// when given, else the only region the stack has state in. `Err` is the refusal.
-pub fn record_region(stack: &str, asked: Option<&str>, refs: &[StackRef]) -> Result<String, String> {
+pub fn record_region(
+    stack: &str,
+    asked: Option<&str>,
+    refs: &[StackRef],
+) -> Result<String, String> {
     if let Some(r) = asked.filter(|r| !r.is_empty()) {
         return Ok(r.to_string());
     }
@@ -70,7 +74,9 @@ pub fn nested_children(stack: &str, record: &StateRecord) -> Vec<String> {
     match record.resources() {
         ResourcesShape::Map(m) => m
             .iter()
-            .filter(|(_, e)| e.get("resourceType").and_then(Value::as_str) == Some(NESTED_STACK_TYPE))
+            .filter(|(_, e)| {
+                e.get("resourceType").and_then(Value::as_str) == Some(NESTED_STACK_TYPE)
+            })
             .map(|(id, _)| child_stack_name(stack, id))
             .collect(),
         _ => Vec::new(),
@@ -125,7 +131,10 @@ mod tests {
 
     #[test]
     fn stack_region_given_is_used_without_the_listing() {
-        assert_eq!(record_region("A", Some("eu-west-1"), &[]).as_deref(), Ok("eu-west-1"));
+        assert_eq!(
+            record_region("A", Some("eu-west-1"), &[]).as_deref(),
+            Ok("eu-west-1")
+        );
     }
 
     #[test]
@@ -172,7 +181,10 @@ mod tests {
 
     #[test]
     fn a_stack_without_exports_reads_no_other_record() {
-        let tree = [record("P", r#"{"version":10,"region":"us-east-1","resources":{}}"#)];
+        let tree = [record(
+            "P",
+            r#"{"version":10,"region":"us-east-1","resources":{}}"#,
+        )];
         let refs = [r("C", Some("us-east-1"))];
         assert!(consumer_scan_targets(&refs, "us-east-1", &tree, &[]).is_empty());
     }

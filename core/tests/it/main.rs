@@ -3,15 +3,15 @@
 mod destroy_convergence;
 mod destroy_sim;
 mod destroy_statements;
+mod destroy_support;
 mod model_contention;
 mod model_json;
 mod model_keys;
 mod model_lock;
 mod model_state;
+mod views_common;
 mod views_corpus;
 mod views_list;
 mod views_props;
 mod views_resources;
 mod views_show;
-mod destroy_support;
-mod views_common;

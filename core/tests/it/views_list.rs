@@ -2,11 +2,11 @@
 
 use crate::views_common;
 
+use cdkd_core::text::{display_ident_str, DEFAULT_CAP, STACK_NAME_CAP};
 use cdkd_core::view::state::list::{
     list_json, list_long_json, list_long_text, list_plain, LockRead, LongInput, RecordRead, RefView,
 };
 use cdkd_core::view::state::tree::{build_tree, tree_json, tree_text, TreeEntry};
-use cdkd_core::text::{display_ident_str, DEFAULT_CAP, STACK_NAME_CAP};
 use serde_json::Value;
 use views_common::rec;
 

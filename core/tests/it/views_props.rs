@@ -11,7 +11,9 @@ use cdkd_core::view::state::list::{
     list_json, list_long_json, list_long_text, list_plain, LockRead, LongInput, RecordRead, RefView,
 };
 use cdkd_core::view::state::resources::{render_resources, ResourcesMode};
-use cdkd_core::view::state::show::{show_json, show_nested_json, show_nested_text, show_text, ShowNode};
+use cdkd_core::view::state::show::{
+    show_json, show_nested_json, show_nested_text, show_text, ShowNode,
+};
 use cdkd_core::view::state::tree::{build_tree, tree_json, tree_text, TreeEntry};
 use proptest::prelude::*;
 use serde_json::{Map, Value};

@@ -2,10 +2,10 @@
 
 mod child_executions;
 mod choice;
+mod common;
 mod definitions_valid;
 mod io_processing;
 mod map_parallel;
 mod refusals;
 mod task_retry_catch;
 mod wait_fail_succeed;
-mod common;

@@ -5,7 +5,10 @@
 async fn main() -> Result<(), lambda_runtime::Error> {
     let handler = std::env::var("_HANDLER").unwrap_or_default();
     let Some(step) = cdkd_functions::steps::step_named(&handler) else {
-        let known: Vec<&str> = cdkd_functions::steps::STEPS.iter().map(|(s, _)| *s).collect();
+        let known: Vec<&str> = cdkd_functions::steps::STEPS
+            .iter()
+            .map(|(s, _)| *s)
+            .collect();
         return Err(format!(
             "cdkd-step: the function's Handler is '{handler}', which names no step (one of: {})",
             known.join(", ")

@@ -7,8 +7,8 @@ use cdkd_aws::{StateStore, StoreError};
 use cdkd_core::destroy::tree::{
     check_depth, consumer_scan_targets, nested_children, record_region, tree_needs_consumer_scan,
 };
-use cdkd_core::view::state::resolve::no_state_found;
 use cdkd_core::state::StateRecord;
+use cdkd_core::view::state::resolve::no_state_found;
 use futures::stream::{self, StreamExt};
 
 use crate::error::StepError;

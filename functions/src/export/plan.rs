@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use cdkd_core::export::plan::{plan_needs, plan_tree};
 use cdkd_core::export::plain::shown;
+use cdkd_core::export::plan::{plan_needs, plan_tree};
 use serde::{Deserialize, Serialize};
 
 use super::gather::{gather, Reads};

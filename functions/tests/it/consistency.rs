@@ -180,7 +180,11 @@ fn every_function_runs_the_one_bootstrap() {
                 .map(str::to_string)
         })
         .collect();
-    assert_eq!(bins, BTreeSet::from(["cdkd-step".to_string()]), "functions/src/bin");
+    assert_eq!(
+        bins,
+        BTreeSet::from(["cdkd-step".to_string()]),
+        "functions/src/bin"
+    );
 }
 
 #[test]

@@ -573,8 +573,10 @@ async fn cdk_metadata_delete_is_a_no_op() {
 
 /// The cdkd record fixture (one copy, kept with cdkd-core's tests).
 fn oracle_record() -> Value {
-    serde_json::from_str(include_str!("../../../core/tests/it/fixtures/OracleStack.state.json"))
-        .expect("fixture parses")
+    serde_json::from_str(include_str!(
+        "../../../core/tests/it/fixtures/OracleStack.state.json"
+    ))
+    .expect("fixture parses")
 }
 
 fn record_request(record: &Value, logical_id: &str, run_id: &str) -> DeleteRequest {

@@ -24,12 +24,20 @@ fn producer() -> String {
 fn consumer(stack: &str) -> String {
     record(
         stack,
-        &format!(r#","imports":[{{"sourceStack":"P","sourceRegion":"{REGION}","exportName":"X"}}]"#),
+        &format!(
+            r#","imports":[{{"sourceStack":"P","sourceRegion":"{REGION}","exportName":"X"}}]"#
+        ),
     )
 }
 
 async fn put(s3: &aws_sdk_s3::Client, bucket: &str, stack: &str, body: String) {
-    put_raw(s3, bucket, &format!("cdkd/{stack}/{REGION}/state.json"), body).await;
+    put_raw(
+        s3,
+        bucket,
+        &format!("cdkd/{stack}/{REGION}/state.json"),
+        body,
+    )
+    .await;
 }
 
 fn names(tree: &StackTree) -> Vec<&str> {
@@ -40,7 +48,9 @@ fn names(tree: &StackTree) -> Vec<&str> {
 async fn a_missing_record_is_refused_naming_its_state_location() {
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
-    let e = load_tree(&store(&s3, &bucket), "Nope", Some(REGION)).await.unwrap_err();
+    let e = load_tree(&store(&s3, &bucket), "Nope", Some(REGION))
+        .await
+        .unwrap_err();
     match e {
         LoadError::Refused { region, message } => {
             assert_eq!(region.as_deref(), Some(REGION));
@@ -58,7 +68,10 @@ async fn a_damaged_record_refuses_with_its_region() {
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     put(&s3, &bucket, "Bad", "{not json".to_string()).await;
-    match load_tree(&store(&s3, &bucket), "Bad", None).await.unwrap_err() {
+    match load_tree(&store(&s3, &bucket), "Bad", None)
+        .await
+        .unwrap_err()
+    {
         LoadError::Refused { region, .. } => assert_eq!(region.as_deref(), Some(REGION)),
         other => panic!("{other:?}"),
     }
@@ -68,7 +81,10 @@ async fn a_damaged_record_refuses_with_its_region() {
 async fn a_bucket_that_cannot_be_read_is_an_error_not_a_refusal() {
     let s3 = s3().await;
     let missing = cdkd_tests::unique_bucket_name("missing");
-    match load_tree(&store(&s3, &missing), "App", Some(REGION)).await.unwrap_err() {
+    match load_tree(&store(&s3, &missing), "App", Some(REGION))
+        .await
+        .unwrap_err()
+    {
         LoadError::Store(_) => {}
         other => panic!("a read failure must stop the command, not refuse one stack: {other:?}"),
     }
@@ -80,7 +96,11 @@ async fn nested_children_load_before_their_parent() {
     let bucket = fresh_bucket(&s3).await;
     let nested = |ids: &[&str]| {
         ids.iter()
-            .map(|id| format!(r#""{id}":{{"resourceType":"AWS::CloudFormation::Stack","physicalId":"arn"}}"#))
+            .map(|id| {
+                format!(
+                    r#""{id}":{{"resourceType":"AWS::CloudFormation::Stack","physicalId":"arn"}}"#
+                )
+            })
             .collect::<Vec<_>>()
             .join(",")
     };

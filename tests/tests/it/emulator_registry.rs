@@ -37,7 +37,10 @@ async fn describe_type_bucket_is_fully_mutable_with_its_schema() {
         out.arn(),
         Some("arn:aws:cloudformation:us-east-1::type/resource/AWS-S3-Bucket")
     );
-    assert_eq!(out.provisioning_type(), Some(&ProvisioningType::FullyMutable));
+    assert_eq!(
+        out.provisioning_type(),
+        Some(&ProvisioningType::FullyMutable)
+    );
     assert_eq!(out.deprecated_status(), Some(&DeprecatedStatus::Live));
     assert_eq!(out.visibility(), Some(&Visibility::Public));
     assert_eq!(out.is_default_version(), Some(true));
@@ -55,7 +58,10 @@ async fn describe_type_bucket_is_fully_mutable_with_its_schema() {
 #[tokio::test]
 async fn describe_type_without_read_handler_is_non_provisionable() {
     let out = describe(&cfn(HOME).await, "AWS::IAM::Policy").await;
-    assert_eq!(out.provisioning_type(), Some(&ProvisioningType::NonProvisionable));
+    assert_eq!(
+        out.provisioning_type(),
+        Some(&ProvisioningType::NonProvisionable)
+    );
     let schema: serde_json::Value = serde_json::from_str(out.schema().unwrap()).unwrap();
     assert!(schema["handlers"].get("read").is_none());
 }
@@ -160,7 +166,11 @@ async fn group_with_seven_ingress_rules(ec2: &aws_sdk_ec2::Client) -> (String, S
     for port in 1..=4 {
         req = req.ip_permissions(
             tcp(port)
-                .ip_ranges(IpRange::builder().cidr_ip(format!("10.{port}.0.0/16")).build())
+                .ip_ranges(
+                    IpRange::builder()
+                        .cidr_ip(format!("10.{port}.0.0/16"))
+                        .build(),
+                )
                 .build(),
         );
     }
@@ -177,7 +187,11 @@ async fn group_with_seven_ingress_rules(ec2: &aws_sdk_ec2::Client) -> (String, S
         )
         .ip_permissions(
             tcp(82)
-                .prefix_list_ids(PrefixListId::builder().prefix_list_id("pl-0123456789abcdef0").build())
+                .prefix_list_ids(
+                    PrefixListId::builder()
+                        .prefix_list_id("pl-0123456789abcdef0")
+                        .build(),
+                )
                 .build(),
         );
     req.send().await.unwrap();
@@ -215,8 +229,14 @@ async fn describe_security_group_rules_pages_by_max_results() {
         .collect();
     assert_eq!(ids.len(), 8, "every rule once: {ids:?}");
     assert!(rules.iter().all(|r| r.group_id() == Some(group.as_str())));
-    assert_eq!(rules.iter().filter(|r| r.is_egress() == Some(true)).count(), 1);
-    let ingress: Vec<_> = rules.iter().filter(|r| r.is_egress() == Some(false)).collect();
+    assert_eq!(
+        rules.iter().filter(|r| r.is_egress() == Some(true)).count(),
+        1
+    );
+    let ingress: Vec<_> = rules
+        .iter()
+        .filter(|r| r.is_egress() == Some(false))
+        .collect();
     assert!(ingress.iter().all(|r| r.ip_protocol() == Some("tcp")
         && r.from_port().is_some()
         && r.from_port() == r.to_port()));
@@ -229,7 +249,9 @@ async fn describe_security_group_rules_pages_by_max_results() {
     assert_eq!(by_port(1).cidr_ipv4(), Some("10.1.0.0/16"));
     assert_eq!(by_port(80).cidr_ipv6(), Some("::/0"));
     assert_eq!(
-        by_port(81).referenced_group_info().and_then(|g| g.group_id()),
+        by_port(81)
+            .referenced_group_info()
+            .and_then(|g| g.group_id()),
         Some(peer.as_str())
     );
     assert_eq!(by_port(82).prefix_list_id(), Some("pl-0123456789abcdef0"));
