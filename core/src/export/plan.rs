@@ -273,8 +273,10 @@ struct Node<'a> {
     nested: Vec<(String, String)>,
 }
 
-/// Nested rows whose state row is a nested stack: `(logicalId, child cdkd name)`.
-fn nested_children(s: &StackInput) -> Vec<(String, String)> {
+/// Nested rows whose state row is a nested stack: `(logicalId, child cdkd name)`. The
+/// template and the record must agree; a child the record does not name is left to the
+/// plan, which blocks the row. The export-plan step loads exactly these children.
+pub fn nested_children(s: &StackInput) -> Vec<(String, String)> {
     s.template
         .nested_stacks()
         .into_iter()

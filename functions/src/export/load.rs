@@ -9,9 +9,7 @@ use cdkd_aws::StateStore;
 use cdkd_core::destroy::tree::record_region;
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::{StackInput, TreeInput};
-use cdkd_core::export::records::Row;
-use cdkd_core::export::template::{Template, NESTED_STACK};
-use cdkd_core::keys::child_stack_name;
+use cdkd_core::export::template::Template;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::state::resolve::no_state_found;
 use futures::stream::{self, StreamExt, TryStreamExt};
@@ -83,19 +81,11 @@ pub async fn load_tree(
     })
 }
 
-/// The children a stack's template and record agree are nested stacks: a template
-/// `AWS::CloudFormation::Stack` resource whose state row has that type. A child the
-/// record does not name is left to the plan, which blocks the row (docs/export.md §3
-/// rule 2b).
+/// The children core's plan will walk (`plan::nested_children`): their cdkd names.
 fn nested_children(s: &StackInput) -> Vec<String> {
-    s.template
-        .nested_stacks()
+    cdkd_core::export::plan::nested_children(s)
         .into_iter()
-        .filter(|r| {
-            Row::get(&s.record, r.logical_id).and_then(|row| row.resource_type())
-                == Some(NESTED_STACK)
-        })
-        .map(|r| child_stack_name(&s.stack, r.logical_id))
+        .map(|(_, child)| child)
         .collect()
 }
 
