@@ -26,5 +26,12 @@ run state list --long --json
 run destroy WebApp --stack-region us-east-1 --dry-run
 run destroy WebApp --stack-region us-east-1 --local --fast -y
 run state list
+# Forget one resource of a stack (its AWS resource is not touched), then a whole
+# second-region record.
+run state orphan Platform --resource Alerts -y
+run state orphan WebApp --stack-region eu-west-1 -y
+# Export, planned only: the three-level nested stack's templates from a cloud assembly,
+# uploaded under the run's prefix; the plan (leaf first) printed; nothing else written.
+run export ExportNested --cdk-out "$here/cli/tests/fixtures/export/nested.out" --dry-run --local
 # The scheduled cleanup, as a dry run: which stacks match and are old enough.
 run cleanup --pattern 'Platform*' --older-than 30m --dry-run --local --fast

@@ -7,11 +7,14 @@ under the `cdkd/` prefix:
   - WebApp (eu-west-1): the same name in a second region;
   - Platform (us-east-1) with a nested child Platform~Network (us-east-1);
   - Legacy: a schema v1 record at the legacy key cdkd/Legacy/state.json;
-  - Locked (us-east-1): a stack whose lock.json is held by a cdkd process on a laptop.
+  - Locked (us-east-1): a stack whose lock.json is held by a cdkd process on a laptop;
+  - ExportNested (us-east-1) and its two nested levels: the records of the export
+    fixture whose cloud assembly is cli/tests/fixtures/export/nested.out.
 Everything goes to AWS_ENDPOINT_URL (the emulator on 127.0.0.1).
 """
 import json
 import os
+import pathlib
 import time
 
 import boto3
@@ -114,7 +117,12 @@ def main():
     put(s3, bucket, "cdkd/Locked/us-east-1/lock.json",
         {"owner": "alice@laptop:4242", "timestamp": NOW - 240_000, "expiresAt": NOW + 1_560_000,
          "operation": "deploy"})
-    print(f"seeded s3://{bucket}/cdkd/ with 6 records and 1 lock")
+    export_records = pathlib.Path(__file__).resolve().parent.parent / "cli/tests/fixtures/export/state"
+    nested = sorted(export_records.glob("ExportNested*.state.json"))
+    for path in nested:
+        stack = path.name[: -len(".state.json")]
+        put(s3, bucket, f"cdkd/{stack}/us-east-1/state.json", json.loads(path.read_text()))
+    print(f"seeded s3://{bucket}/cdkd/ with {6 + len(nested)} records and 1 lock")
 
 
 if __name__ == "__main__":

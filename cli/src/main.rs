@@ -5,8 +5,6 @@
 mod cmd;
 mod context;
 mod error;
-// The export command (issue 12) wires this module; until then its functions are unused.
-#[allow(dead_code)]
 mod export_source;
 mod global;
 mod local;
@@ -37,6 +35,9 @@ enum Command {
     State(cmd::state::StateCommand),
     /// Destroy a stack from its cdkd state, dependents first (a Step Functions workflow).
     Destroy(cmd::destroy::Args),
+    /// Plan the migration of a stack (nested stacks included) into CloudFormation through
+    /// IMPORT change sets (--dry-run; the import itself is not built yet).
+    Export(cmd::export::Args),
     /// Destroy every stack matching a name pattern and older than an age (the scheduled cleanup).
     Cleanup(cmd::cleanup::Args),
     /// Delete a stack's lock.json unconditionally (use only when its holder is gone).
@@ -67,6 +68,7 @@ fn main() -> ExitCode {
             Command::State(c) => cmd::state::run(&cli.global, c).await,
             Command::Cleanup(a) => cmd::cleanup::run(&cli.global, a).await,
             Command::Destroy(a) => cmd::destroy::run(&cli.global, a).await,
+            Command::Export(a) => cmd::export::run(&cli.global, a).await,
             Command::ForceUnlock(a) => cmd::force_unlock::run(&cli.global, a).await,
             Command::Runs(c) => cmd::runs::run(&cli.global, c).await,
             Command::Workflow(c) => cmd::workflow::run(&cli.global, c).await,

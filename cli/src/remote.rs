@@ -28,6 +28,7 @@ pub const DEFAULT_BACKEND_STACK: &str = "cdkd-flow";
 pub enum Kind {
     Destroy,
     Cleanup,
+    Export,
 }
 
 impl From<Kind> for RunKind {
@@ -35,6 +36,7 @@ impl From<Kind> for RunKind {
         match k {
             Kind::Destroy => RunKind::Destroy,
             Kind::Cleanup => RunKind::Cleanup,
+            Kind::Export => RunKind::Export,
         }
     }
 }
@@ -49,6 +51,7 @@ impl Kind {
         match self {
             Kind::Destroy => "CDKD_FLOW_DESTROY_STATE_MACHINE_ARN",
             Kind::Cleanup => "CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN",
+            Kind::Export => "CDKD_FLOW_EXPORT_STATE_MACHINE_ARN",
         }
     }
 
@@ -57,13 +60,16 @@ impl Kind {
         match self {
             Kind::Destroy => "DestroyStateMachineArn",
             Kind::Cleanup => "CleanupStateMachineArn",
+            Kind::Export => "ExportStateMachineArn",
         }
     }
 
-    /// The kind of a run from its execution input: a destroy names a `stack`, a cleanup
-    /// a `pattern`.
+    /// The kind of a run from its execution input: an export names a `stack` and its
+    /// `templates`, a destroy a `stack` alone, a cleanup a `pattern`.
     pub fn of_input(input: &Value) -> Option<Kind> {
-        if input.get("stack").is_some() {
+        if input.get("stack").is_some() && input.get("templates").is_some() {
+            Some(Kind::Export)
+        } else if input.get("stack").is_some() {
             Some(Kind::Destroy)
         } else if input.get("pattern").is_some() {
             Some(Kind::Cleanup)
@@ -376,6 +382,13 @@ pub async fn watch(
             }
             x
         }
+        (Some(Kind::Export), Some(place)) => {
+            // The plan the run wrote (its summary, or the plan itself with --json).
+            let x = follow.await?;
+            let store = run_store(sdk, &place).await;
+            crate::cmd::export::print_plan(&store, &name, opts.json).await?;
+            x
+        }
         _ => follow.await?,
     };
     eprintln!(
@@ -503,6 +516,10 @@ mod tests {
         assert_eq!(
             Kind::of_input(&serde_json::json!({"pattern": "p-*", "stateBucket": "b"})),
             Some(Kind::Cleanup)
+        );
+        assert_eq!(
+            Kind::of_input(&serde_json::json!({"stack": "a", "templates": {}, "stateBucket": "b"})),
+            Some(Kind::Export)
         );
         assert_eq!(Kind::of_input(&serde_json::json!({})), None);
     }

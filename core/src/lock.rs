@@ -19,6 +19,14 @@ pub fn flow_owner(run_id: &str) -> String {
     format!("cdkd-flow:{run_id}")
 }
 
+/// The owner a CLI process writes, as cdkd does: `<user>@<host>:<pid>`, `unknown` /
+/// `host` standing in for an unset user or host name.
+pub fn cli_owner(user: Option<&str>, host: Option<&str>, pid: u32) -> String {
+    let user = user.filter(|u| !u.is_empty()).unwrap_or("unknown");
+    let host = host.filter(|h| !h.is_empty()).unwrap_or("host");
+    format!("{user}@{host}:{pid}")
+}
+
 /// A lock body this process writes (cdkd's shape).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LockBody {

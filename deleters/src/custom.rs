@@ -10,8 +10,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use aws_sdk_s3::presigning::PresigningConfig;
 use aws_smithy_types::Blob;
+use cdkd_core::destroy::custom_resource::{
+    delete_request, is_sns_token, read_response, request_id, response_key, stack_id,
+    DeleteRequestInput, Response, LAMBDA_DEADLINE_MS, POLL_CAP_MS, POLL_FIRST_MS,
+    RESPONSE_URL_EXPIRY_SECS, SNS_DEADLINE_MS,
+};
 use rand::Rng;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
 use crate::guard;
@@ -19,15 +24,35 @@ use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
 use crate::Deleter;
 
-/// Lifetime of the presigned response URL (docs/destroy.md §4.2).
-pub const RESPONSE_URL_EXPIRY_SECS: u64 = 7200;
-/// How long a Lambda-backed handler may take to answer (docs/destroy.md §4.4, asynchronous mode).
-pub const LAMBDA_DEADLINE_MS: u64 = 60 * 60 * 1000;
-/// How long an SNS-backed handler may take to answer (docs/destroy.md §4.4).
-pub const SNS_DEADLINE_MS: u64 = 30 * 1000;
-/// Response polls: 2 s growing ×1.5 up to 30 s.
-const POLL_FIRST_MS: u64 = 2000;
-const POLL_CAP_MS: u64 = 30_000;
+/// A fresh request id (docs/destroy.md §4.2), new for each attempt.
+fn new_request_id() -> String {
+    request_id(now_ms(), rand::thread_rng().gen())
+}
+
+/// The Delete request sent to the handler: the record's fields, the run's response URL
+/// and a stack id in the token's partition and account.
+fn delete_request_body(
+    req: &DeleteRequest,
+    properties: &Map<String, Value>,
+    token: &str,
+    request_id: &str,
+    response_url: &str,
+) -> Value {
+    let partition = guard::arn_partition(token)
+        .filter(|p| !p.is_empty())
+        .unwrap_or("aws");
+    let account = guard::arn_account(token).filter(|a| !a.is_empty());
+    let stack = stack_id(partition, &req.region, account, &req.logical_id);
+    delete_request(DeleteRequestInput {
+        logical_id: &req.logical_id,
+        resource_type: &req.resource_type,
+        physical_id: &req.physical_id,
+        properties,
+        request_id,
+        response_url,
+        stack_id: &stack,
+    })
+}
 
 pub struct CustomResourceDeleter {
     lambda: aws_sdk_lambda::Client,
@@ -36,110 +61,6 @@ pub struct CustomResourceDeleter {
     state_s3: aws_sdk_s3::Client,
     lambda_deadline_ms: u64,
     sns_deadline_ms: u64,
-}
-
-/// The key the handler's response is written to.
-pub fn response_key(req: &DeleteRequest) -> String {
-    let prefix = req.run.state_prefix.trim_end_matches('/');
-    let tail = format!("_runs/{}/cr/{}.json", req.run.run_id, req.logical_id);
-    if prefix.is_empty() {
-        tail
-    } else {
-        format!("{prefix}/{tail}")
-    }
-}
-
-/// `cdkd-<epoch ms>-<random base-36>`, fresh per attempt.
-pub fn new_request_id() -> String {
-    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut rng = rand::thread_rng();
-    let suffix: String = (0..10)
-        .map(|_| DIGITS[rng.gen_range(0..DIGITS.len())] as char)
-        .collect();
-    format!("cdkd-{}-{suffix}", now_ms())
-}
-
-/// Every boolean and number turned into a string, recursively through objects; array
-/// elements are left as they are (docs/destroy.md §4.2, CloudFormation's behaviour).
-pub fn stringify_scalars(v: &Value) -> Value {
-    match v {
-        Value::Bool(b) => Value::String(b.to_string()),
-        Value::Number(n) => Value::String(n.to_string()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), stringify_scalars(v)))
-                .collect::<Map<String, Value>>(),
-        ),
-        other => other.clone(),
-    }
-}
-
-/// True for an SNS topic ARN in any partition.
-pub fn is_sns_token(token: &str) -> bool {
-    token.starts_with("arn:") && guard::arn_service(token) == Some("sns")
-}
-
-/// The Delete request sent to the handler.
-pub fn delete_request_body(
-    req: &DeleteRequest,
-    token: &str,
-    request_id: &str,
-    response_url: &str,
-) -> Value {
-    let partition = guard::arn_partition(token)
-        .filter(|p| !p.is_empty())
-        .unwrap_or("aws");
-    let account = guard::arn_account(token)
-        .filter(|a| !a.is_empty())
-        .unwrap_or("000000000000");
-    json!({
-        "RequestType": "Delete",
-        "RequestId": request_id,
-        "ResponseURL": response_url,
-        "ResourceType": req.resource_type,
-        "LogicalResourceId": req.logical_id,
-        "PhysicalResourceId": req.physical_id,
-        "StackId": format!("arn:{partition}:cloudformation:{}:{account}:stack/cdkd-{}/cdkd", req.region, req.logical_id),
-        "ResourceProperties": stringify_scalars(&req.properties),
-    })
-}
-
-/// What the response object says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Response {
-    /// No answer yet (missing, empty, or written for another request id).
-    NotYet,
-    Success,
-    Failed {
-        reason: String,
-    },
-    Unreadable(String),
-}
-
-/// Reads a response body written by the handler.
-pub fn read_response(body: &[u8], request_id: &str) -> Response {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Response::NotYet;
-    }
-    let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(body) else {
-        return Response::Unreadable("the response is not a JSON object".into());
-    };
-    if let Some(id) = obj.get("RequestId").and_then(Value::as_str) {
-        if id != request_id {
-            return Response::NotYet;
-        }
-    }
-    match obj.get("Status").and_then(Value::as_str) {
-        Some("SUCCESS") => Response::Success,
-        Some("FAILED") => Response::Failed {
-            reason: obj
-                .get("Reason")
-                .and_then(Value::as_str)
-                .unwrap_or("(no reason given)")
-                .to_owned(),
-        },
-        _ => Response::Unreadable("the response has no Status SUCCESS or FAILED".into()),
-    }
 }
 
 impl CustomResourceDeleter {
@@ -246,12 +167,12 @@ impl CustomResourceDeleter {
 #[async_trait]
 impl Deleter for CustomResourceDeleter {
     async fn start(&self, req: &DeleteRequest) -> Result<DeleteProgress, DeleteError> {
-        if !req.properties.is_object() {
+        let Some(properties) = req.properties.as_object() else {
             return Err(DeleteError::skipped(
                 req,
                 "the record has no properties; the custom resource handler was not called",
             ));
-        }
+        };
         let token = match req.properties.get("ServiceToken") {
             None | Some(Value::Null) => {
                 return Err(DeleteError::skipped(
@@ -276,7 +197,7 @@ impl Deleter for CustomResourceDeleter {
         }
 
         let request_id = new_request_id();
-        let key = response_key(req);
+        let key = response_key(&req.run.state_prefix, &req.run.run_id, &req.logical_id);
         let bucket = req.run.state_bucket.as_str();
         // Placeholder: clears any answer an earlier attempt left at this key.
         self.state_s3
@@ -311,7 +232,7 @@ impl Deleter for CustomResourceDeleter {
                     ),
                 )
             })?;
-        let body = delete_request_body(req, &token, &request_id, url.uri());
+        let body = delete_request_body(req, properties, &token, &request_id, url.uri());
         let payload = serde_json::to_vec(&body).map_err(|e| {
             DeleteError::failed(req, format!("serializing the Delete request: {e}"))
         })?;
@@ -464,64 +385,5 @@ impl Deleter for CustomResourceDeleter {
             }
             Response::NotYet => not_yet(polls),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn custom_resource_properties_booleans_and_numbers_become_strings_arrays_untouched() {
-        let v = json!({"ServiceToken": "t", "Enabled": true, "N": 3, "Nested": {"X": false}, "List": [1, true]});
-        assert_eq!(
-            stringify_scalars(&v),
-            json!({"ServiceToken": "t", "Enabled": "true", "N": "3", "Nested": {"X": "false"}, "List": [1, true]})
-        );
-    }
-
-    #[test]
-    fn custom_resource_response_success_failed_and_stale_answers() {
-        assert_eq!(read_response(b"", "r1"), Response::NotYet);
-        assert_eq!(
-            read_response(br#"{"Status":"SUCCESS","RequestId":"r1"}"#, "r1"),
-            Response::Success
-        );
-        assert_eq!(
-            read_response(br#"{"Status":"SUCCESS"}"#, "r1"),
-            Response::Success
-        );
-        assert_eq!(
-            read_response(br#"{"Status":"SUCCESS","RequestId":"old"}"#, "r1"),
-            Response::NotYet
-        );
-        assert_eq!(
-            read_response(br#"{"Status":"FAILED","Reason":"boom"}"#, "r1"),
-            Response::Failed {
-                reason: "boom".into()
-            }
-        );
-        assert!(matches!(
-            read_response(b"nope", "r1"),
-            Response::Unreadable(_)
-        ));
-    }
-
-    #[test]
-    fn sns_service_tokens_are_recognised_in_any_partition() {
-        assert!(is_sns_token("arn:aws:sns:us-east-1:1:t"));
-        assert!(is_sns_token("arn:aws-cn:sns:cn-north-1:1:t"));
-        assert!(!is_sns_token("arn:aws:lambda:us-east-1:1:function:f"));
-    }
-
-    #[test]
-    fn request_id_has_the_cdkd_form() {
-        let id = new_request_id();
-        let parts: Vec<&str> = id.splitn(3, '-').collect();
-        assert_eq!(parts[0], "cdkd");
-        assert!(parts[1].parse::<u64>().is_ok());
-        assert!(parts[2]
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
     }
 }

@@ -24,6 +24,7 @@ pub use error::StepError;
 pub mod definitions {
     pub const DESTROY: &str = include_str!("../../statemachines/destroy.asl.json");
     pub const CLEANUP: &str = include_str!("../../statemachines/cleanup.asl.json");
+    pub const EXPORT: &str = include_str!("../../statemachines/export.asl.json");
 
     /// Substitutions that route every step's `FunctionName` to the step itself: what the
     /// local engine uses in place of the deployed Lambda ARNs.

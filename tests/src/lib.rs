@@ -239,7 +239,8 @@ pub fn run_bin_env(bin: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -
         .env("NO_COLOR", "1")
         .env_remove("RUST_LOG")
         .env_remove("CDKD_FLOW_DESTROY_STATE_MACHINE_ARN")
-        .env_remove("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN");
+        .env_remove("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN")
+        .env_remove("CDKD_FLOW_EXPORT_STATE_MACHINE_ARN");
     for (k, v) in env {
         cmd.env(k, v);
     }

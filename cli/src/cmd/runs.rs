@@ -52,6 +52,10 @@ pub struct Machines {
     /// the backend stack's output).
     #[arg(long, value_name = "ARN")]
     pub cleanup_state_machine_arn: Option<String>,
+    /// The export state machine (default: env CDKD_FLOW_EXPORT_STATE_MACHINE_ARN, else
+    /// the backend stack's output).
+    #[arg(long, value_name = "ARN")]
+    pub export_state_machine_arn: Option<String>,
     /// The CloudFormation stack of the deployed backend.
     #[arg(long, value_name = "STACK", default_value = DEFAULT_BACKEND_STACK)]
     pub backend_stack: String,
@@ -151,6 +155,7 @@ fn flag(m: &Machines, kind: Kind) -> Option<&str> {
     match kind {
         Kind::Destroy => m.destroy_state_machine_arn.as_deref(),
         Kind::Cleanup => m.cleanup_state_machine_arn.as_deref(),
+        Kind::Export => m.export_state_machine_arn.as_deref(),
     }
 }
 
@@ -171,12 +176,17 @@ async fn machines(
     (found, errors)
 }
 
+/// Every workflow `runs list` lists.
+const ALL_KINDS: [Kind; 3] = [Kind::Destroy, Kind::Cleanup, Kind::Export];
+
 /// The kinds to look a named run up under, the likely one first.
-fn kinds_for_name(name: &str) -> [Kind; 2] {
+fn kinds_for_name(name: &str) -> [Kind; 3] {
     if name.starts_with("cleanup-") {
-        [Kind::Cleanup, Kind::Destroy]
+        [Kind::Cleanup, Kind::Destroy, Kind::Export]
+    } else if name.starts_with("export-") {
+        [Kind::Export, Kind::Destroy, Kind::Cleanup]
     } else {
-        [Kind::Destroy, Kind::Cleanup]
+        [Kind::Destroy, Kind::Cleanup, Kind::Export]
     }
 }
 
@@ -263,7 +273,7 @@ pub fn execution_row(x: &Execution) -> ExecutionRow {
 }
 
 async fn list(sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, CliError> {
-    let (found, mut errors) = machines(sdk, &a.machines, &[Kind::Destroy, Kind::Cleanup]).await;
+    let (found, mut errors) = machines(sdk, &a.machines, &ALL_KINDS).await;
     if found.is_empty() {
         return Err(errors.remove(0));
     }
@@ -339,6 +349,18 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
         (Some(Kind::Destroy), None, _) => crate::out::print(view::runs::NO_REPORT_YET),
         (Some(Kind::Cleanup), _, Some(out)) => {
             crate::out::print(&view::cleanup::render_cleanup(&out))
+        }
+        (Some(Kind::Export), _, _) => {
+            // The plan the run wrote, as `export --dry-run` prints it.
+            if let Some(p) = RunPlace::of_input(&input) {
+                let store = remote::run_store(sdk, &p).await;
+                if crate::cmd::export::print_plan(&store, &x.name, false)
+                    .await?
+                    .is_none()
+                {
+                    crate::out::print(view::runs::NO_PLAN_YET);
+                }
+            }
         }
         _ => {}
     }

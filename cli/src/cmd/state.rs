@@ -40,6 +40,9 @@ pub enum StateCommand {
     Show(ShowArgs),
     /// List the resources recorded in one stack's record.
     Resources(ResourcesArgs),
+    /// Forget stacks (record and lock; AWS untouched), or with --resource some of one
+    /// stack's resources, rewriting the references to them.
+    Orphan(super::orphan::Args),
 }
 
 #[derive(Debug, Args)]
@@ -105,14 +108,21 @@ pub async fn run(g: &GlobalOpts, c: StateCommand) -> Result<ExitCode, CliError> 
         StateCommand::List(a) => list(&ctx, &a).await,
         StateCommand::Show(a) => show(&ctx, &a).await,
         StateCommand::Resources(a) => resources(&ctx, &a).await,
+        StateCommand::Orphan(a) => return finish(super::orphan::run(&ctx, &a).await),
     };
+    finish(result.map(|rendered| {
+        emit(&rendered);
+        ExitCode::SUCCESS
+    }))
+}
+
+/// The exit status of a state command; a refusal that spans lines is printed line by line.
+fn finish(result: Result<ExitCode, CliError>) -> Result<ExitCode, CliError> {
     match result {
-        Ok(rendered) => {
-            emit(&rendered);
-            Ok(ExitCode::SUCCESS)
-        }
+        Ok(code) => Ok(code),
         // A refusal built by the renderers may span lines on purpose (the legacy
-        // refusal's `Migrate with:` line); every line of it is already sanitised.
+        // refusal's `Migrate with:` line, an orphan's unresolved references); every line
+        // of it is already sanitised.
         Err(CliError::Refused(msg)) if msg.contains('\n') => {
             let mut lines = msg.lines();
             eprintln!("error: {}", lines.next().unwrap_or_default());
@@ -251,7 +261,11 @@ async fn tree_entries(store: &StateStore, refs: &[StackRef]) -> Vec<TreeEntry> {
 
 /// Resolves `stack` to one region-scoped ref, refusing an unknown, ambiguous or
 /// legacy-only stack by name.
-async fn resolve(ctx: &Ctx, stack: &str, stack_region: Option<&str>) -> Result<String, CliError> {
+pub(crate) async fn resolve(
+    ctx: &Ctx,
+    stack: &str,
+    stack_region: Option<&str>,
+) -> Result<String, CliError> {
     let refs = ctx.store.list_refs().await?;
     let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
     let one = resolve_single(stack, &views, stack_region).map_err(CliError::Refused)?;

@@ -25,6 +25,7 @@ fn run_and_close_after_one_line(args: &[&str]) -> Closed {
         .env_remove("RUST_LOG")
         .env_remove("CDKD_FLOW_DESTROY_STATE_MACHINE_ARN")
         .env_remove("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN")
+        .env_remove("CDKD_FLOW_EXPORT_STATE_MACHINE_ARN")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -64,12 +64,13 @@ async fn create_machine(sfn: &aws_sdk_sfn::Client, name: &str, definition: &str)
         .state_machine_arn
 }
 
-/// The deployed backend in the emulator: the destroy and cleanup state machines from
-/// our definitions, their functions a stub.
+/// The deployed backend in the emulator: the destroy, cleanup and export state machines
+/// from our definitions, their functions a stub.
 struct Backend {
     sfn: aws_sdk_sfn::Client,
     destroy: String,
     cleanup: String,
+    export: String,
 }
 
 async fn backend() -> Backend {
@@ -93,10 +94,13 @@ async fn backend() -> Backend {
         ],
     );
     let cleanup = create_machine(&sfn, &unique("cdkd-flow-cleanup"), &cleanup_def).await;
+    let export_def = substitute(definitions::EXPORT, &[("ExportPlanFunctionArn", &f)]);
+    let export = create_machine(&sfn, &unique("cdkd-flow-export"), &export_def).await;
     Backend {
         sfn,
         destroy,
         cleanup,
+        export,
     }
 }
 
@@ -107,6 +111,7 @@ impl Backend {
             sfn: aws_sdk_sfn::Client::new(&sdk().await),
             destroy: String::new(),
             cleanup: String::new(),
+            export: String::new(),
         }
     }
 
@@ -121,6 +126,10 @@ impl Backend {
                 "CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN".into(),
                 self.cleanup.clone(),
             ),
+            (
+                "CDKD_FLOW_EXPORT_STATE_MACHINE_ARN".into(),
+                self.export.clone(),
+            ),
         ]
     }
 
@@ -130,6 +139,8 @@ impl Backend {
             self.destroy.clone(),
             "--cleanup-state-machine-arn".into(),
             self.cleanup.clone(),
+            "--export-state-machine-arn".into(),
+            self.export.clone(),
         ]
     }
 
@@ -982,4 +993,81 @@ async fn state_machine_arn_comes_from_the_backend_stack_outputs() {
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v[0]["name"], json!("destroy-Out-20261129T180000"));
     assert_eq!(v[0]["stack"], json!("Out"));
+}
+
+// ------------------------------------------------------------------- export on the backend
+
+#[tokio::test]
+async fn export_dry_run_starts_the_deployed_machine_and_runs_show_prints_the_plan_it_wrote() {
+    let _g = SERIAL.lock().await;
+    interpreter(false).await;
+    let b = backend().await;
+    let s3c = s3().await;
+    let bucket = fresh_bucket(&s3c).await;
+    let template = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/export/flat.template.json")
+        .to_string_lossy()
+        .into_owned();
+    let run = "export-ExportFlat-20261202T100000";
+    let r = cli(
+        args(&[
+            "export",
+            "ExportFlat",
+            "--template",
+            &template,
+            "--dry-run",
+            "--state-bucket",
+            &bucket,
+            "--run-id",
+            run,
+            "--detach",
+        ]),
+        b.machine_env(),
+    )
+    .await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!("export run {run} started")),
+        "{r:?}"
+    );
+    // The execution's input names the uploaded template; the step reads it from there.
+    let arn = r.stdout.trim().to_string();
+    let x = b.describe(&arn).await;
+    let input: Value = serde_json::from_str(x.input().unwrap_or("{}")).unwrap();
+    let key = format!("cdkd/_runs/{run}/templates/ExportFlat.json");
+    assert_eq!(input["templates"]["ExportFlat"], json!(key));
+    assert_eq!(input["dryRun"], json!(true));
+    assert_eq!(input["options"]["templateSource"], json!("file"));
+    assert!(get_text(&s3c, &bucket, &key).await.is_some());
+    // Listed as an export run; shown without a plan until the step writes one.
+    let r = cli(args(&["runs", "list", "--json"]), b.machine_env()).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    let rows: Value = serde_json::from_str(&r.stdout).unwrap();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == json!(run))
+        .cloned()
+        .unwrap_or_else(|| panic!("{rows}"));
+    assert_eq!(row["kind"], json!("export"));
+    assert_eq!(row["stack"], json!("ExportFlat"));
+    let r = cli(args(&["runs", "show", run]), b.machine_env()).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.starts_with(&format!("run {run} (export)")),
+        "{r:?}"
+    );
+    assert!(r.stdout.contains("no plan yet"), "{r:?}");
+    // The plan the export-plan step writes (here: nothing to migrate).
+    put_raw(
+        &s3c,
+        &bucket,
+        &format!("cdkd/_runs/{run}/plan.json"),
+        r#"{"stacks":[],"warnings":[]}"#,
+    )
+    .await;
+    let r = cli(args(&["runs", "show", run]), b.machine_env()).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("Nothing to migrate"), "{r:?}");
 }

@@ -1,10 +1,20 @@
-//! The custom-resource Delete request (docs/destroy.md §4.2) and the reading of the handler's
-//! answer (docs/destroy.md §4.4), as pure functions.
-//! Sending, presigning and polling S3 live in `aws`.
+//! The custom-resource Delete (docs/destroy.md §4): the request sent to the handler, the
+//! ids and keys it carries, how long the answer is waited for, and the reading of the
+//! answer, as pure functions. Sending, presigning and polling S3 live in
+//! `cdkd-deleters` (`custom.rs`), which calls these.
 
-use super::model::CustomResourceMode;
 use crate::json::js_number;
 use serde_json::{json, Map, Value};
+
+/// The presigned response URL's validity (docs/destroy.md §4.2).
+pub const RESPONSE_URL_EXPIRY_SECS: u64 = 7200;
+/// How long a Lambda-backed handler may take to answer (docs/destroy.md §4.4).
+pub const LAMBDA_DEADLINE_MS: u64 = 60 * 60 * 1000;
+/// How long an SNS-backed handler may take to answer (docs/destroy.md §4.4).
+pub const SNS_DEADLINE_MS: u64 = 30 * 1000;
+/// Response polls: 2 s growing ×1.5 up to 30 s apart (docs/destroy.md §4.4).
+pub const POLL_FIRST_MS: u64 = 2000;
+pub const POLL_CAP_MS: u64 = 30_000;
 
 /// Inputs of the Delete request that are not in the record.
 #[derive(Debug, Clone, Copy)]
@@ -78,9 +88,16 @@ fn base36(mut n: u64) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// Response object key at the bucket root (docs/destroy.md §1.2).
-pub fn response_key(request_id: &str) -> String {
-    format!("custom-resource-responses/{request_id}.json")
+/// The response object of a run's custom resource, in the state bucket:
+/// `<prefix>/_runs/<run-id>/cr/<logicalId>.json` (docs/destroy.md §4.2).
+pub fn response_key(prefix: &str, run_id: &str, logical_id: &str) -> String {
+    let prefix = prefix.trim_end_matches('/');
+    let tail = format!("_runs/{run_id}/cr/{logical_id}.json");
+    if prefix.is_empty() {
+        tail
+    } else {
+        format!("{prefix}/{tail}")
+    }
 }
 
 /// An SNS service token (`arn:<partition>:sns:...`, any partition); anything else is
@@ -90,70 +107,52 @@ pub fn is_sns_token(token: &str) -> bool {
     parts.next() == Some("arn") && parts.next().is_some() && parts.next() == Some("sns")
 }
 
-/// A handler's final answer.
+/// How long the handler behind `token` may take to answer.
+pub fn deadline_ms(token: &str) -> u64 {
+    if is_sns_token(token) {
+        SNS_DEADLINE_MS
+    } else {
+        LAMBDA_DEADLINE_MS
+    }
+}
+
+/// What the response object says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HandlerResponse {
+pub enum Response {
+    /// No answer yet (missing, empty, or written for another request id).
+    NotYet,
     Success,
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
+    Unreadable(String),
 }
 
-/// What the invoke's payload tells us (docs/destroy.md §4.4 steps 1–4).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InvokeAnswer {
-    /// The payload itself is the answer.
-    Answered(HandlerResponse),
-    /// Poll the response key in this mode.
-    Await(CustomResourceMode),
-}
-
-/// Reads a response object (from the invoke payload or the S3 key): `Status`
-/// `SUCCESS` / `FAILED`, else `None` ("not yet" for an S3 body).
-pub fn parse_response(body: &[u8]) -> Option<HandlerResponse> {
-    let v: Value = serde_json::from_slice(body).ok()?;
-    let obj = v.as_object()?;
+/// Reads a response body written by the handler (docs/destroy.md §4.4): empty → not yet;
+/// an answer to another request id (an earlier attempt's) → not yet; `Status` `SUCCESS`
+/// or `FAILED` → the answer; anything else → unreadable.
+pub fn read_response(body: &[u8], request_id: &str) -> Response {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Response::NotYet;
+    }
+    let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(body) else {
+        return Response::Unreadable("the response is not a JSON object".into());
+    };
+    if let Some(id) = obj.get("RequestId").and_then(Value::as_str) {
+        if id != request_id {
+            return Response::NotYet;
+        }
+    }
     match obj.get("Status").and_then(Value::as_str) {
-        Some("SUCCESS") => Some(HandlerResponse::Success),
-        Some("FAILED") => Some(HandlerResponse::Failed {
+        Some("SUCCESS") => Response::Success,
+        Some("FAILED") => Response::Failed {
             reason: obj
                 .get("Reason")
                 .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-        }),
-        _ => None,
-    }
-}
-
-/// Classifies a Lambda invoke result (docs/destroy.md §4.4). `function_error`: the invoke returned
-/// `FunctionError` → `Err` with the (flattened) function error text.
-pub fn classify_invoke(
-    function_error: Option<&str>,
-    payload: &[u8],
-) -> Result<InvokeAnswer, String> {
-    if let Some(e) = function_error {
-        return Err(format!(
-            "custom resource handler raised {}",
-            crate::text::flatten_str(e)
-        ));
-    }
-    if let Some(r) = parse_response(payload) {
-        return Ok(InvokeAnswer::Answered(r));
-    }
-    let parsed: Option<Value> = serde_json::from_slice(payload).ok();
-    match parsed.as_ref().and_then(Value::as_object) {
-        Some(o) if o.contains_key("PhysicalResourceId") || o.contains_key("Data") => {
-            Ok(InvokeAnswer::Answered(HandlerResponse::Success))
-        }
-        Some(o) if !o.is_empty() => Ok(InvokeAnswer::Await(CustomResourceMode::Sync)),
-        _ => Ok(InvokeAnswer::Await(CustomResourceMode::Async)),
-    }
-}
-
-/// Poll budget per mode (docs/destroy.md §4.4): sync 30 s, async 60 min; SNS always sync.
-pub fn await_budget_ms(mode: CustomResourceMode) -> u64 {
-    match mode {
-        CustomResourceMode::Sync => 30_000,
-        CustomResourceMode::Async => 60 * 60_000,
+                .unwrap_or("(no reason given)")
+                .to_owned(),
+        },
+        _ => Response::Unreadable("the response has no Status SUCCESS or FAILED".into()),
     }
 }
 
@@ -202,13 +201,14 @@ mod tests {
     }
 
     #[test]
-    fn ids_and_keys_have_cdkd_shapes_rule_4_2() {
+    fn ids_and_keys_have_cdkd_flow_shapes_rule_4_2() {
         assert_eq!(request_id(1700, 35), "cdkd-1700-z");
         assert_eq!(request_id(1, 36), "cdkd-1-10");
         assert_eq!(
-            response_key("cdkd-1-a"),
-            "custom-resource-responses/cdkd-1-a.json"
+            response_key("cdkd/", "destroy-a-1", "Cr"),
+            "cdkd/_runs/destroy-a-1/cr/Cr.json"
         );
+        assert_eq!(response_key("", "r", "Cr"), "_runs/r/cr/Cr.json");
         assert_eq!(
             stack_id("aws", "us-east-1", None, "Cr"),
             "arn:aws:cloudformation:us-east-1:000000000000:stack/cdkd-Cr/cdkd"
@@ -221,43 +221,42 @@ mod tests {
         assert!(is_sns_token("arn:aws-cn:sns:cn-north-1:1:t"));
         assert!(!is_sns_token("arn:aws:lambda:us-east-1:1:function:f"));
         assert!(!is_sns_token("sns"));
+        assert_eq!(deadline_ms("arn:aws:sns:us-east-1:1:t"), SNS_DEADLINE_MS);
+        assert_eq!(
+            deadline_ms("arn:aws:lambda:us-east-1:1:function:f"),
+            LAMBDA_DEADLINE_MS
+        );
     }
 
     #[test]
-    fn invoke_answer_classification_rule_4_4() {
+    fn response_success_failed_stale_and_unreadable_rule_4_4() {
+        assert_eq!(read_response(b"", "r1"), Response::NotYet);
+        assert_eq!(read_response(b"  \n", "r1"), Response::NotYet);
         assert_eq!(
-            classify_invoke(None, br#"{"Status":"FAILED","Reason":"nope"}"#),
-            Ok(InvokeAnswer::Answered(HandlerResponse::Failed {
-                reason: "nope".into()
-            }))
+            read_response(br#"{"Status":"SUCCESS","RequestId":"r1"}"#, "r1"),
+            Response::Success
         );
         assert_eq!(
-            classify_invoke(None, br#"{"PhysicalResourceId":"x"}"#),
-            Ok(InvokeAnswer::Answered(HandlerResponse::Success))
+            read_response(br#"{"Status":"SUCCESS"}"#, "r1"),
+            Response::Success
         );
         assert_eq!(
-            classify_invoke(None, br#"{"other":1}"#),
-            Ok(InvokeAnswer::Await(CustomResourceMode::Sync))
+            read_response(br#"{"Status":"SUCCESS","RequestId":"old"}"#, "r1"),
+            Response::NotYet
         );
-        for p in [&b""[..], b"null", b"\"\"", b"{}", b"[1]"] {
-            assert_eq!(
-                classify_invoke(None, p),
-                Ok(InvokeAnswer::Await(CustomResourceMode::Async))
-            );
-        }
-        assert!(classify_invoke(Some("Unhandled"), b"{}").is_err());
-    }
-
-    #[test]
-    fn empty_payload_then_success_object_statement_44() {
         assert_eq!(
-            classify_invoke(None, b""),
-            Ok(InvokeAnswer::Await(CustomResourceMode::Async))
+            read_response(br#"{"Status":"FAILED","Reason":"boom"}"#, "r1"),
+            Response::Failed {
+                reason: "boom".into()
+            }
         );
-        assert_eq!(parse_response(b""), None);
-        assert_eq!(
-            parse_response(br#"{"Status":"SUCCESS"}"#),
-            Some(HandlerResponse::Success)
-        );
+        assert!(matches!(
+            read_response(b"nope", "r1"),
+            Response::Unreadable(_)
+        ));
+        assert!(matches!(
+            read_response(br#"{"Status":"MAYBE"}"#, "r1"),
+            Response::Unreadable(m) if m.contains("no Status SUCCESS or FAILED")
+        ));
     }
 }

@@ -70,14 +70,6 @@ impl RowOutcome {
     }
 }
 
-/// Custom-resource response waiting mode (docs/destroy.md §4.4 step 4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum CustomResourceMode {
-    Sync,
-    Async,
-}
-
 /// One delete that was started and not yet settled, as the run record keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

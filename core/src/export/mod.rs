@@ -12,7 +12,7 @@
 //! literals), [`params`] (root and child parameters), [`iam`] (the AWS::IAM::Policy
 //! principal check inputs), [`drift`] (the drift-baseline warning), [`plain`] (the
 //! printing rule), [`names`] (CloudFormation destination names), [`plan`] (the plan as
-//! data) and [`summary`] (the dry-run summary).
+//! data). The dry-run summary is a view: `crate::view::export`.
 
 pub mod classify;
 pub mod drift;
@@ -27,7 +27,6 @@ pub mod records;
 pub mod registry;
 pub mod sg;
 pub mod splitters;
-pub mod summary;
 pub mod template;
 
 /// The redaction mask cdkd writes in place of a value it will not store

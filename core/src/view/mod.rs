@@ -8,14 +8,17 @@
 //! - [`progress`]: live bars and settled lines of a destroy run;
 //! - [`report`]: a destroy run's report;
 //! - [`cleanup`]: a cleanup run's summary;
+//! - [`export`]: `export --dry-run` (the plan's summary, stack by stack);
 //! - [`runs`]: `runs list | show | watch` (executions of the deployed state machines);
 //! - [`workflow`]: `workflow run` (an execution of the local engine);
 //! - shared pieces: [`words`] (counts as words), [`date`] (`toISOString`).
 
 pub mod cleanup;
 pub mod date;
+pub mod export;
 pub mod plan;
 pub mod progress;
+pub mod repair;
 pub mod report;
 pub mod runs;
 pub mod state;

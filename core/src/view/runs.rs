@@ -18,6 +18,7 @@ use crate::view::join_lines;
 pub enum RunKind {
     Destroy,
     Cleanup,
+    Export,
 }
 
 impl RunKind {
@@ -25,6 +26,7 @@ impl RunKind {
         match self {
             RunKind::Destroy => "destroy",
             RunKind::Cleanup => "cleanup",
+            RunKind::Export => "export",
         }
     }
 }
@@ -121,7 +123,7 @@ pub fn list_json(rows: &[ExecutionRow]) -> Value {
                     "status": r.status,
                     "startDate": iso_seconds(r.start_ms),
                     "stopDate": r.stop_ms.map(iso_seconds),
-                    "stack": if r.kind == Some(RunKind::Destroy) { r.target.clone() } else { None },
+                    "stack": if matches!(r.kind, Some(RunKind::Destroy | RunKind::Export)) { r.target.clone() } else { None },
                     "pattern": if r.kind == Some(RunKind::Cleanup) { r.target.clone() } else { None },
                 })
             })
@@ -174,6 +176,9 @@ pub fn render_show_head(x: &ExecutionRow) -> String {
 
 /// What `runs show` prints for a destroy run that has written no report yet.
 pub const NO_REPORT_YET: &str = "  no report yet\n";
+
+/// What `runs show` prints for an export run that has written no plan yet.
+pub const NO_PLAN_YET: &str = "  no plan yet\n";
 
 /// `run <name>: <status>` (no newline): a watch's first line and each status change.
 pub fn status_line(name: &str, status: &str) -> String {

@@ -47,6 +47,10 @@ pub struct ExportOptions {
     pub include_non_importable: bool,
     pub no_recreate_import_unsupported: bool,
     pub skip_import_support_preflight: bool,
+    /// Refuse instead of warning when another stack reads this one's outputs. The scan
+    /// runs after the dry-run exit (docs/export.md §2.2), so the plan does not read it:
+    /// the execution phases do.
+    pub strict_cross_stack: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cfn_stack_name: Option<String>,
     /// `--cfn-child-stack-name` tokens, `<cdkd>=<cfn>`, as given.
@@ -117,7 +121,7 @@ mod tests {
             "stack": "App", "stackRegion": "eu-west-1", "stateBucket": "b", "prefix": "p",
             "templates": {}, "dryRun": true,
             "options": {"includeNonImportable": true, "noRecreateImportUnsupported": true,
-                        "skipImportSupportPreflight": true, "cfnStackName": "Dest",
+                        "skipImportSupportPreflight": true, "strictCrossStack": true, "cfnStackName": "Dest",
                         "cfnChildStackNames": ["App~C=Child"], "parameters": ["K=V"],
                         "templateSource": "file"}
         }))
@@ -125,6 +129,7 @@ mod tests {
         let o = i.plan_options();
         assert!(o.dry_run && o.include_non_importable && o.no_recreate_import_unsupported);
         assert!(o.skip_import_support_preflight);
+        assert!(i.options.strict_cross_stack);
         assert_eq!(o.cfn_stack_name.as_deref(), Some("Dest"));
         assert_eq!(o.cfn_child_stack_names, vec!["App~C=Child"]);
         assert_eq!(o.parameters, vec!["K=V"]);

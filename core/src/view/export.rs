@@ -1,11 +1,11 @@
 //! The dry-run summary (docs/export.md §8.3): one header line per stack, leaf first,
 //! then its rows. Every physical id, identifier value, stack name and parameter value
-//! goes through the plain-value rule ([`super::plain::shown`]); logical ids, types and
+//! goes through the plain-value rule ([`crate::export::plain::shown`]); logical ids, types and
 //! messages are flattened onto one line. Blocked rows are listed once, by the
 //! refusal that ends the summary ([`Plan::blocked_refusal`]).
 
-use super::plain::shown;
-use super::plan::{Plan, PreDeleteAction, StackPlan};
+use crate::export::plain::shown;
+use crate::export::plan::{Plan, PreDeleteAction, StackPlan};
 use crate::text::flatten_str;
 
 fn plural(n: usize, one: &str) -> String {
@@ -125,7 +125,7 @@ fn stack_lines(s: &StackPlan, out: &mut Vec<String>) {
             .map(|p| {
                 let v = match (&p.value, p.no_echo) {
                     (None, _) => "(unresolved)".to_string(),
-                    (Some(_), true) => super::MASK.to_string(),
+                    (Some(_), true) => crate::export::MASK.to_string(),
                     (Some(v), false) => shown(v).to_string(),
                 };
                 format!("{}={v}", flatten_str(&p.key))
@@ -136,6 +136,31 @@ fn stack_lines(s: &StackPlan, out: &mut Vec<String>) {
     for w in &s.warnings {
         out.push(format!("  Warning: {}", flatten_str(w)));
     }
+}
+
+/// `  <stack>: <file> (<format>)[, nested in <parent>]`: one template the command read
+/// (stderr, before the run starts).
+pub fn template_read_line(stack: &str, file: &str, format: &str, parent: Option<&str>) -> String {
+    let nested = parent
+        .map(|p| format!(", nested in {}", shown(p)))
+        .unwrap_or_default();
+    format!(
+        "  {}: {} ({}){nested}",
+        shown(stack),
+        flatten_str(file),
+        flatten_str(format)
+    )
+}
+
+/// `  cloud assembly stack <display>[, environment aws://<account>/<region>]`, when the
+/// templates came from one.
+pub fn assembly_line(display: &str, account: Option<&str>, region: Option<&str>) -> String {
+    let env = match (account, region) {
+        (Some(a), Some(r)) => format!(", environment aws://{}/{}", flatten_str(a), flatten_str(r)),
+        (None, Some(r)) => format!(", region {}", flatten_str(r)),
+        _ => String::new(),
+    };
+    format!("  cloud assembly stack {}{env}", shown(display))
 }
 
 /// The whole dry-run summary, ending with what the dry run did not do.
@@ -250,9 +275,26 @@ mod tests {
                     },
                 }],
             },
-            warnings: vec!["Stack Root: 1 of 3 resource(s) have no drift baseline: X. Capture them, then run cdkd drift; the capture command: cdkd-flow state refresh-observed Root --stack-region us-east-1".into()],
+            warnings: vec!["Stack Root: 1 of 3 resource(s) have no drift baseline: X. Capture them, then run cdkd drift; the capture command: cdkd state refresh-observed Root --stack-region us-east-1".into()],
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn template_lines_name_file_format_parent_and_environment() {
+        assert_eq!(
+            template_read_line("A~B", "/t/b.json", "JSON", Some("A")),
+            "  A~B: /t/b.json (JSON), nested in A"
+        );
+        assert_eq!(
+            template_read_line("A", "a.yaml", "YAML", None),
+            "  A: a.yaml (YAML)"
+        );
+        assert_eq!(
+            assembly_line("Stage/A", Some("123456789012"), Some("us-east-1")),
+            "  cloud assembly stack Stage/A, environment aws://123456789012/us-east-1"
+        );
+        assert_eq!(assembly_line("A", None, None), "  cloud assembly stack A");
     }
 
     #[test]

@@ -1,0 +1,323 @@
+//! `cdkd-flow export <stack> (--template PATH | --cdk-out DIR | --app CMD) --dry-run`:
+//! reads the stack's templates (nested ones included), uploads them under the run's
+//! prefix, runs the export workflow (`statemachines/export.asl.json`: the `export-plan`
+//! step) in this process (`--local`) or on the deployed state machine, and prints the
+//! plan it wrote: the per-stack summary, or with `--json` the plan itself
+//! (docs/export.md §8.3, §10). Only the plan exists so far: without `--dry-run` the
+//! command refuses before reading anything.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use cdkd_aws::StateStore;
+use cdkd_core::export::plan::Plan;
+use cdkd_core::text::flatten_str;
+use cdkd_core::view::export::{assembly_line, render_dry_run, template_read_line};
+use cdkd_engine::{Engine, EngineOptions, Outcome, StateMachine};
+use cdkd_functions::export::{plan_key, ExportInput, ExportOptions, TemplateFrom};
+use cdkd_functions::{definitions, Deps};
+use serde_json::Value;
+
+use crate::context;
+use crate::error::CliError;
+use crate::export_source::{read_templates, upload_templates, AppOptions, TemplateSource};
+use crate::global::GlobalOpts;
+use crate::local::LocalSteps;
+use crate::remote::{self, Kind, RemoteArgs};
+
+const HELP: &str = "\
+Plans the migration of a cdkd-managed stack, nested stacks included, into CloudFormation \
+through IMPORT change sets. The templates come from --template (one JSON or YAML file; \
+no nested template is followed), --cdk-out (a synthesized cloud assembly: the stack's \
+template and every nested template below it) or --app (the CDK app, run with CDK_OUTDIR \
+set, then read as --cdk-out). They are uploaded as JSON under \
+<prefix>/_runs/<run-id>/templates/ in the state bucket, and the export workflow plans \
+from them and from the stack's cdkd state.
+
+The plan refuses, naming the stack and the cause: a CloudFormation stack that already \
+has a destination name (in any status, REVIEW_IN_PROGRESS included), a missing or \
+damaged state record (the root's or a nested child's), and any resource that cannot be \
+imported (blocked rows are listed one per logical id). Every AWS read uses the record's \
+region.
+
+--dry-run prints, per stack (leaf first), the resources imported in phase 1 with their \
+identifiers, the nested stacks adopted, what phase 2 creates or re-creates, the \
+resolved parameters (NoEcho ones masked) and the warnings; --json prints the plan \
+itself (the run's plan.json). A dry run takes no lock and writes nothing but the run's \
+own artifacts. Only the plan exists so far: without --dry-run the command refuses.
+
+Without --local the deployed export state machine is started (from \
+--state-machine-arn, else env CDKD_FLOW_EXPORT_STATE_MACHINE_ARN, else the backend \
+stack's outputs) and watched until it ends; `cdkd-flow runs watch <run>` prints the \
+same plan later.
+
+Exit status: 0 when the plan has no refusal, 1 when the export was refused or the run \
+failed, 2 for a usage error.";
+
+#[derive(Debug, clap::Args)]
+#[command(long_about = HELP)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["template", "cdk_out", "app"])))]
+pub struct Args {
+    /// The cdkd stack to export (its nested children come along).
+    #[arg(value_name = "STACK")]
+    pub stack: String,
+    /// One template file (JSON or YAML) for the stack.
+    #[arg(long, value_name = "PATH")]
+    pub template: Option<PathBuf>,
+    /// A synthesized cloud assembly (cdk.out).
+    #[arg(long, value_name = "DIR")]
+    pub cdk_out: Option<PathBuf>,
+    /// The CDK app command (as in cdk.json's "app"); run with CDK_OUTDIR set.
+    #[arg(long, value_name = "CMD")]
+    pub app: Option<String>,
+    /// The CloudFormation name of the root stack (default: the cdkd name).
+    #[arg(long, value_name = "NAME")]
+    pub cfn_stack_name: Option<String>,
+    /// The CloudFormation name of a nested child, `<cdkd name>=<cfn name>` (repeatable;
+    /// default: the cdkd name with `~` replaced by `-`).
+    #[arg(long, value_name = "CDKD=CFN")]
+    pub cfn_child_stack_name: Vec<String>,
+    /// The region of the stack's record (needed when it has state in several).
+    #[arg(long, value_name = "REGION")]
+    pub stack_region: Option<String>,
+    /// A root template parameter, `KEY=VALUE` (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub parameter: Vec<String>,
+    /// Let phase 2 create Custom Resources (runs their create handler again).
+    #[arg(long)]
+    pub include_non_importable: bool,
+    /// Block the types IMPORT does not support instead of pre-deleting and re-creating them.
+    #[arg(long)]
+    pub no_recreate_import_unsupported: bool,
+    /// Do not refuse on the type registry's import support or the dated block list.
+    #[arg(long)]
+    pub skip_import_support_preflight: bool,
+    /// Refuse instead of warning when another stack reads this stack's outputs.
+    #[arg(long)]
+    pub strict_cross_stack: bool,
+    /// Plan only: print the plan, take no lock, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the plan as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Run the workflow in this process instead of starting the deployed state machine.
+    #[arg(long)]
+    pub local: bool,
+    /// With --local: do not sleep in Wait states.
+    #[arg(long, requires = "local")]
+    pub fast: bool,
+    /// Do not ask for confirmation.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// The run id (the execution name); default export-<stack>-<time>.
+    #[arg(long)]
+    pub run_id: Option<String>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// The refusal of an export that is not a dry run.
+pub const NOT_YET: &str = "export without --dry-run is not available yet: the import \
+phases (lock, IMPORT change sets, phase 2, cleanup) are not built; pass --dry-run to plan \
+the migration";
+
+impl Args {
+    fn source(&self) -> TemplateSource {
+        if let Some(p) = &self.template {
+            TemplateSource::Template(p.clone())
+        } else if let Some(d) = &self.cdk_out {
+            TemplateSource::CdkOut(d.clone())
+        } else {
+            let mut o = AppOptions::new(self.app.clone().unwrap_or_default());
+            if let Some(r) = self.stack_region.clone() {
+                o.region = Some(r);
+            }
+            TemplateSource::App(o)
+        }
+    }
+
+    fn options(&self) -> ExportOptions {
+        ExportOptions {
+            include_non_importable: self.include_non_importable,
+            no_recreate_import_unsupported: self.no_recreate_import_unsupported,
+            skip_import_support_preflight: self.skip_import_support_preflight,
+            strict_cross_stack: self.strict_cross_stack,
+            cfn_stack_name: self.cfn_stack_name.clone(),
+            cfn_child_stack_names: self.cfn_child_stack_name.clone(),
+            parameters: self.parameter.clone(),
+            template_source: Some(if self.template.is_some() {
+                TemplateFrom::File
+            } else {
+                TemplateFrom::Synth
+            }),
+        }
+    }
+}
+
+pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
+    if !a.dry_run {
+        return Err(CliError::Usage(NOT_YET.into()));
+    }
+    if a.stack.is_empty() {
+        return Err(CliError::Usage("a stack name cannot be empty".into()));
+    }
+    if let Some(id) = &a.run_id {
+        remote::check_execution_name(id)?;
+    }
+    let ctx = context::build(g).await?;
+    let stack = flatten_str(&a.stack);
+    let set = read_templates(&a.source(), Some(&a.stack)).await?;
+    if let Some(d) = &set.display_name {
+        eprintln!(
+            "{}",
+            assembly_line(d, set.account.as_deref(), set.region.as_deref())
+        );
+    }
+    for t in set.stacks() {
+        let parent = t.parent.as_ref().map(|p| p.parent.as_str());
+        let file = t.source.to_string_lossy();
+        eprintln!(
+            "{}",
+            template_read_line(&t.stack, &file, &t.format.to_string(), parent)
+        );
+    }
+    let now = cdkd_aws::store::now_ms();
+    let run_id = a.run_id.clone().unwrap_or_else(|| {
+        if a.local {
+            super::destroy::default_run_id("export", &a.stack, now)
+        } else {
+            remote::execution_name("export", &a.stack, now)
+        }
+    });
+    let uploaded = upload_templates(&ctx.store, &run_id, &set).await?;
+    eprintln!(
+        "export {stack}: run {run_id}, {} template(s) uploaded to s3://{}/{}",
+        uploaded.len(),
+        flatten_str(&ctx.bucket),
+        flatten_str(&cdkd_functions::runs::run_prefix(&ctx.prefix, &run_id)),
+    );
+    let input = ExportInput {
+        stack: a.stack.clone(),
+        stack_region: a.stack_region.clone(),
+        state_bucket: ctx.bucket.clone(),
+        state_prefix: ctx.prefix.clone(),
+        templates: uploaded
+            .into_iter()
+            .map(|u| (u.stack, u.key))
+            .collect::<BTreeMap<_, _>>(),
+        options: a.options(),
+        dry_run: true,
+    };
+    let input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;
+    if !a.local {
+        // The deployed state machine; its watch prints the plan (crate::remote::watch).
+        return remote::start_and_watch(&ctx.sdk, &a.remote, Kind::Export, &run_id, &input, a.json)
+            .await;
+    }
+    eprintln!("export {stack}: planning");
+    let deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
+    let outcome = run_local(&deps, input, &run_id, a.fast).await?;
+    let printed = print_plan(&ctx.store, &run_id, a.json).await?;
+    match outcome {
+        Outcome::Succeeded(_) => Ok(ExitCode::SUCCESS),
+        Outcome::Failed(f) => {
+            // A plan with blocked rows ends its summary with the refusal; any other
+            // failure (or --json, whose stdout is the plan alone) is said on stderr.
+            let said = printed
+                .as_ref()
+                .is_some_and(|p| p.blocked_refusal().is_some());
+            if said && !a.json {
+                Ok(ExitCode::from(1))
+            } else {
+                Err(CliError::Refused(failure_line(&stack, &f.error, &f.cause)))
+            }
+        }
+    }
+}
+
+/// `export <stack> refused: <cause>` for a refusal, `export <stack> failed (<error>):
+/// <cause>` otherwise.
+pub fn failure_line(stack: &str, error: &str, cause: &str) -> String {
+    if error == "Refused" {
+        format!("export {stack} refused: {}", flatten_str(cause))
+    } else {
+        format!(
+            "export {stack} failed ({}): {}",
+            flatten_str(error),
+            flatten_str(cause)
+        )
+    }
+}
+
+/// Runs the export definition in this process and waits for it.
+async fn run_local(
+    deps: &Deps,
+    input: Value,
+    run_id: &str,
+    fast: bool,
+) -> Result<Outcome, CliError> {
+    let sm = StateMachine::load(definitions::EXPORT, &definitions::local_substitutions())
+        .map_err(|e| CliError::Refused(format!("the export definition does not load: {e}")))?
+        .with_name("cdkd-flow-export");
+    let options = EngineOptions {
+        time_scale: if fast { 0.0 } else { 1.0 },
+        ..EngineOptions::default()
+    };
+    let engine = Engine::new(Arc::new(LocalSteps { deps: deps.clone() }), options);
+    let run_id = run_id.to_string();
+    tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await })
+        .await
+        .map_err(|e| CliError::Refused(format!("the local run stopped: {e}")))
+}
+
+/// Prints the plan the run `run_id` wrote, if it wrote one: the summary on stdout, or
+/// with `json` the plan itself (pretty JSON). Returns the plan printed.
+pub async fn print_plan(
+    store: &StateStore,
+    run_id: &str,
+    json: bool,
+) -> Result<Option<Plan>, CliError> {
+    let key = plan_key(&store.prefix, run_id);
+    let Some((body, _)) = store.get_raw(&key).await? else {
+        return Ok(None);
+    };
+    let unreadable = |e: serde_json::Error| {
+        CliError::Refused(format!(
+            "the plan s3://{}/{} cannot be read: {e}",
+            flatten_str(&store.bucket),
+            flatten_str(&key)
+        ))
+    };
+    let raw: Value = serde_json::from_slice(&body).map_err(unreadable)?;
+    let plan: Plan = serde_json::from_value(raw.clone()).map_err(unreadable)?;
+    if json {
+        crate::out::println(&serde_json::to_string_pretty(&raw).unwrap_or_default());
+    } else {
+        crate::out::println(&render_dry_run(&plan));
+    }
+    Ok(Some(plan))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_line_says_refused_for_a_refusal_and_names_the_error_otherwise() {
+        assert_eq!(
+            failure_line(
+                "App",
+                "Refused",
+                "a CloudFormation stack named App exists\n(CREATE_COMPLETE)"
+            ),
+            "export App refused: a CloudFormation stack named App exists (CREATE_COMPLETE)"
+        );
+        assert_eq!(
+            failure_line("App", "Transient", "timeout"),
+            "export App failed (Transient): timeout"
+        );
+    }
+}

@@ -1,0 +1,384 @@
+//! `cdkd-flow state orphan`: forget whole stacks (their records and locks; AWS is not
+//! touched), or with `--resource` forget resources of one stack and rewrite the
+//! references the rest of its record holds to them (docs/repairs.md §7). Every decision
+//! and every line printed is `cdkd_core::repair` / `cdkd_core::view::repair`'s; this file
+//! reads, asks, locks and writes.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+use cdkd_aws::store::{now_ms, Precondition};
+use cdkd_core::contention::{ContentionContext, Subject};
+use cdkd_core::keys::StackRef;
+use cdkd_core::lock::{cli_owner, is_expired};
+use cdkd_core::repair::orphan::{check_record, resource_targets};
+use cdkd_core::repair::rewrite::{live_reads_needed, LiveAttr, LiveReads};
+use cdkd_core::repair::rewrite::{rewrite, Rewrite};
+use cdkd_core::state::StateRecord;
+use cdkd_core::text::flatten_str;
+use cdkd_core::view::repair as v;
+use cdkd_core::view::state::list::RefView;
+use cdkd_core::view::state::resolve::no_state_found;
+use serde_json::{json, Value};
+
+use crate::context::Ctx;
+use crate::error::CliError;
+
+const HELP: &str = "\
+Without --resource: removes the state record (and any lock) of each named stack, in every \
+region it has one (or only --stack-region's). The AWS resources are NOT deleted: cdkd and \
+cdkd-flow simply stop managing them. A stack with a lock (even an expired one) is refused \
+unless -f/--force; the command asks before removing unless -y/--yes or -f.
+
+With --resource <logicalId> (repeatable, one stack): removes only those resource records \
+from the stack's record and rewrites every reference the remaining resources and outputs \
+hold to them (Ref becomes the physical id, Fn::GetAtt the attribute value, ${X} inside \
+Fn::Sub likewise), under the stack's lock, saved with a conditional write. An attribute \
+is read live; when that is not possible the reference is unresolved and the command \
+refuses, naming every such reference. With --force it continues: the value cached in \
+the removed record is written in instead, except a value that is never copied (a \
+credential-named attribute, any custom resource's attribute, a known secret-valued \
+attribute, a value with a credential-named field, the mask, an unresolved \
+{{resolve:...}} reference), whose reference keeps its intrinsic. cdkd-flow has no live \
+attribute reader yet, so every Fn::GetAtt to a removed resource needs --force.
+
+Exit status: 0 done (or nothing to do), 1 a refusal or an AWS error, 2 a usage error \
+(including a missing -y without a terminal).";
+
+#[derive(Debug, clap::Args)]
+#[command(long_about = HELP)]
+pub struct Args {
+    /// The stacks to forget (with --resource: exactly one).
+    #[arg(required = true, value_name = "STACK")]
+    pub stacks: Vec<String>,
+    /// Only this region's record.
+    #[arg(long)]
+    pub stack_region: Option<String>,
+    /// A resource of the stack to forget (repeatable); the stack's record stays.
+    #[arg(long = "resource", value_name = "LOGICAL_ID")]
+    pub resources: Vec<String>,
+    /// Remove even when locked; with --resource, continue past unresolved references.
+    #[arg(short = 'f', long)]
+    pub force: bool,
+    /// Do not ask.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// Print a JSON summary on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
+    if a.stacks.iter().any(String::is_empty) {
+        return Err(CliError::Usage("a stack name cannot be empty".into()));
+    }
+    if a.stack_region.as_deref() == Some("") {
+        return Err(CliError::Usage("--stack-region cannot be empty".into()));
+    }
+    if a.resources.is_empty() {
+        whole_stacks(ctx, a).await
+    } else {
+        let targets = resource_targets(&a.resources, a.stacks.len())
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        resources(ctx, a, &targets).await
+    }
+}
+
+/// Reads one line from a terminal after printing `question` on stderr; `None` when stdin
+/// is not a terminal.
+async fn ask(question: &str) -> Result<Option<bool>, CliError> {
+    if !std::io::stdin().is_terminal() {
+        return Ok(None);
+    }
+    eprint!("{question}");
+    let _ = std::io::stderr().flush();
+    let answer = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line).map(|_| line)
+    })
+    .await
+    .map_err(|e| CliError::Usage(e.to_string()))?
+    .map_err(|e| CliError::Usage(format!("could not read the answer: {e}")))?;
+    let a = answer.trim().to_ascii_lowercase();
+    Ok(Some(a == "y" || a == "yes"))
+}
+
+fn contention<'a>(ctx: &'a Ctx, stack: &'a str, region: Option<&'a str>) -> ContentionContext<'a> {
+    ContentionContext {
+        subject: Subject::Stack,
+        stack,
+        region,
+        profile: ctx.profile.as_deref(),
+        bucket: Some(&ctx.bucket),
+        prefix: &ctx.prefix,
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Whole stacks (docs/repairs.md §7.1)
+
+/// The refs of `stack` the command targets: `--stack-region`'s alone (refused when it
+/// has none, listing the regions it has), else every one, regions sorted, legacy last.
+fn targets(
+    stack: &str,
+    refs: &[StackRef],
+    stack_region: Option<&str>,
+) -> Result<Vec<StackRef>, CliError> {
+    let mut mine: Vec<StackRef> = refs.iter().filter(|r| r.stack == stack).cloned().collect();
+    mine.sort_by(|a, b| (a.region.is_none(), &a.region).cmp(&(b.region.is_none(), &b.region)));
+    mine.dedup();
+    let Some(r) = stack_region else {
+        return Ok(mine);
+    };
+    if let Some(one) = mine.iter().find(|x| x.region.as_deref() == Some(r)) {
+        return Ok(vec![one.clone()]);
+    }
+    let have: Vec<String> = mine
+        .iter()
+        .map(|x| x.region.clone().unwrap_or_else(|| "(legacy)".into()))
+        .collect();
+    Err(CliError::Refused(format!(
+        "Stack '{}' has no state in region {}; it has state in: {}",
+        flatten_str(stack),
+        flatten_str(r),
+        have.join(", ")
+    )))
+}
+
+async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
+    let refs = ctx.store.list_refs().await?;
+    let mut removed: Vec<Value> = Vec::new();
+    let mut seen: Vec<&String> = Vec::new();
+    for stack in &a.stacks {
+        if seen.contains(&stack) {
+            continue;
+        }
+        seen.push(stack);
+        let chosen = targets(stack, &refs, a.stack_region.as_deref())?;
+        if chosen.is_empty() {
+            eprintln!("{}", v::orphan_no_state(stack));
+            continue;
+        }
+        let mut locks = Vec::new();
+        for t in &chosen {
+            let lock = match ctx.store.get_lock(stack, t.region.as_deref()).await {
+                Ok(l) => l.map(|(info, _)| Some(info)),
+                // An unreadable lock object is a lock all the same.
+                Err(_) => Some(None),
+            };
+            if lock.is_some() && !a.force {
+                return Err(CliError::Refused(v::orphan_locked(&contention(
+                    ctx,
+                    stack,
+                    t.region.as_deref(),
+                ))));
+            }
+            locks.push(lock);
+        }
+        if !(a.yes || a.force) {
+            let views: Vec<RefView<'_>> = chosen
+                .iter()
+                .map(|r| RefView {
+                    stack: &r.stack,
+                    region: r.region.as_deref(),
+                })
+                .collect();
+            match ask(&v::orphan_stacks_prompt(&views, &ctx.bucket, &ctx.prefix)).await? {
+                None => {
+                    return Err(CliError::Usage(
+                        "state orphan asks for confirmation and stdin is not a terminal; pass -y / --yes (or -f / --force)".into(),
+                    ))
+                }
+                Some(false) => {
+                    eprintln!("{}", v::orphan_cancelled(stack));
+                    continue;
+                }
+                Some(true) => {}
+            }
+        }
+        for (t, lock) in chosen.iter().zip(locks) {
+            if let Some(Some(info)) = &lock {
+                if !is_expired(info, now_ms()) {
+                    eprintln!(
+                        "warning: {}",
+                        v::orphan_live_lock_warning(
+                            stack,
+                            t.region.as_deref(),
+                            &info.owner,
+                            info.operation.as_deref()
+                        )
+                    );
+                }
+            }
+            match t.region.as_deref() {
+                Some(region) => ctx.store.delete_state(stack, region).await?,
+                None => ctx.store.delete_legacy_state(stack).await?,
+            }
+            ctx.locks
+                .force_release(stack, t.region.as_deref())
+                .await
+                .map_err(|e| CliError::Aws(e.to_string()))?;
+            let view = RefView {
+                stack,
+                region: t.region.as_deref(),
+            };
+            if !a.json {
+                crate::out::println(&v::orphan_removed_stack(view));
+            }
+            removed.push(json!({"stack": stack, "region": t.region}));
+        }
+    }
+    if a.json {
+        crate::out::println(
+            &serde_json::to_string_pretty(&json!({ "removed": removed })).unwrap_or_default(),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---------------------------------------------------------------------------------
+// Resources of one stack (docs/repairs.md §7.2)
+
+async fn resources(ctx: &Ctx, a: &Args, targets: &[String]) -> Result<ExitCode, CliError> {
+    let stack = &a.stacks[0];
+    let region = super::state::resolve(ctx, stack, a.stack_region.as_deref()).await?;
+    let owner = cli_owner(
+        std::env::var("USER").ok().as_deref(),
+        std::env::var("HOSTNAME").ok().as_deref(),
+        std::process::id(),
+    );
+    let held = ctx
+        .locks
+        .acquire(stack, Some(&region), &owner, Some("state-orphan"))
+        .await
+        .map_err(|e| match e {
+            cdkd_aws::LockError::Held { message } => CliError::Refused(message),
+            other => CliError::Aws(other.to_string()),
+        })?;
+    let result = resources_locked(ctx, a, stack, &region, targets).await;
+    if let Err(e) = ctx.locks.release(&held).await {
+        eprintln!(
+            "warning: Failed to release lock: {}",
+            flatten_str(&e.to_string())
+        );
+    }
+    result
+}
+
+async fn resources_locked(
+    ctx: &Ctx,
+    a: &Args,
+    stack: &str,
+    region: &str,
+    targets: &[String],
+) -> Result<ExitCode, CliError> {
+    let Some(loaded) = ctx.store.get_state(stack, region).await? else {
+        return Err(CliError::Refused(no_state_found(
+            stack,
+            region,
+            &ctx.bucket,
+            &ctx.prefix,
+        )));
+    };
+    let body = &loaded.record.body;
+    check_record(body, stack, region, targets).map_err(|e| CliError::Refused(e.to_string()))?;
+    // A target that is a nested stack with a record of its own: drop the child first.
+    let refs = ctx.store.list_refs().await?;
+    for t in targets {
+        let child = format!("{stack}~{t}");
+        let regions: Vec<Option<&str>> = refs
+            .iter()
+            .filter(|r| r.stack == child)
+            .map(|r| r.region.as_deref())
+            .collect();
+        if !regions.is_empty() {
+            let child_region = if regions.contains(&Some(region)) {
+                Some(region)
+            } else {
+                regions.iter().flatten().next().copied()
+            };
+            return Err(CliError::Refused(v::orphan_child_record(
+                &child,
+                child_region,
+                &ctx.bucket,
+                &ctx.prefix,
+            )));
+        }
+    }
+    let live = live_reads(body, targets);
+    let rw = rewrite(body, targets, &live, a.force)
+        .map_err(|aborted| CliError::Refused(v::orphan_aborted(&aborted)))?;
+    let report = v::orphan_report(&rw);
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    if !(a.yes || a.force) {
+        match ask(&v::orphan_resources_prompt(&rw.removed, stack, region)).await? {
+            None => return Err(CliError::Usage(
+                "state orphan asks for confirmation and stdin is not a terminal; pass -y / --yes"
+                    .into(),
+            )),
+            Some(false) => {
+                eprintln!("{}", v::orphan_resources_cancelled(stack));
+                return Ok(ExitCode::SUCCESS);
+            }
+            Some(true) => {}
+        }
+    }
+    let record = StateRecord::from_body(rw.record.clone());
+    if loaded.migration_pending {
+        ctx.store
+            .migrate_legacy_state(stack, region, &record)
+            .await?;
+    } else {
+        ctx.store
+            .put_state(
+                stack,
+                region,
+                &record,
+                Precondition::IfMatch(loaded.etag.clone()),
+            )
+            .await?;
+    }
+    if a.json {
+        crate::out::println(
+            &serde_json::to_string_pretty(&summary_json(stack, region, &rw)).unwrap_or_default(),
+        );
+    } else {
+        crate::out::print(&report.stdout);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The live answers the rewrite asks for. cdkd-flow has no live attribute reader yet:
+/// every read is reported failed, so the rewrite refuses (or, with `--force`, falls back
+/// to the cache under the never-copied rule).
+fn live_reads(body: &serde_json::Map<String, Value>, targets: &[String]) -> LiveReads {
+    live_reads_needed(body, targets)
+        .into_iter()
+        .map(|k| {
+            (
+                k,
+                LiveAttr::Failed("cdkd-flow cannot read attributes live yet".into()),
+            )
+        })
+        .collect()
+}
+
+/// `--json`: what was removed and rewritten, and what kept its intrinsic.
+fn summary_json(stack: &str, region: &str, rw: &Rewrite) -> Value {
+    json!({
+        "stack": stack,
+        "region": region,
+        "removed": rw.removed,
+        "rewritten": rw.audit.iter().map(|e| json!({
+            "location": e.location, "before": e.before, "after": e.after
+        })).collect::<Vec<_>>(),
+        "unresolved": rw.unresolved.iter().map(|u| json!({
+            "location": u.location, "reference": u.reference
+        })).collect::<Vec<_>>(),
+        "neverCopied": rw.never_copied.iter().map(|n| json!({
+            "logicalId": n.logical_id, "attribute": n.attr
+        })).collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,322 @@
+//! End-to-end: `cdkd-flow export --dry-run --local` (the binary) against the emulator.
+//! Records from `tests/fixtures/export/state/`, templates from a JSON file and from a
+//! three-level cloud assembly; the summary (snapshots), `--json` against the run's
+//! plan.json, the templates uploaded under the run's prefix, and what a dry run must
+//! leave alone: every state and lock object, and CloudFormation (no stack created).
+//!
+//! Run: `scripts/with-emulator.sh cargo test --workspace --test e2e -- --test-threads=1 export_cli`.
+
+use std::path::{Path, PathBuf};
+
+use cdkd_tests as h;
+use serde_json::Value;
+
+const REGION: &str = "us-east-1";
+const FLAT: &str = "ExportFlat";
+const NESTED: &str = "ExportNested";
+const MIDDLE: &str = "ExportNested~MiddleNestedStackMiddleNestedStackResource9C3D5E7F";
+const LEAF: &str = "ExportNested~MiddleNestedStackMiddleNestedStackResource9C3D5E7F~LeafNestedStackLeafNestedStackResource7B9D1F3A";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/export")
+}
+
+fn fixture(rel: &str) -> String {
+    fixtures().join(rel).to_string_lossy().into_owned()
+}
+
+fn uniq(tag: &str) -> String {
+    format!("{tag}-{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
+}
+
+/// A fresh bucket holding the fixture records of `stacks`.
+async fn seeded(stacks: &[&str]) -> String {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    for s in stacks {
+        let path = fixtures().join(format!("state/{s}.state.json"));
+        let body = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        h::put_raw(&s3, &bucket, &format!("cdkd/{s}/{REGION}/state.json"), body).await;
+    }
+    bucket
+}
+
+/// Every object outside the runs' prefix, with its body: what a dry run leaves alone.
+async fn state_objects(bucket: &str) -> Vec<(String, Vec<u8>)> {
+    let s3 = h::s3().await;
+    let mut out = Vec::new();
+    for k in h::list_all_keys(&s3, bucket).await {
+        if !k.starts_with("cdkd/_runs/") {
+            let body = h::get_raw(&s3, bucket, &k).await.map(|b| b.0);
+            out.push((k, body.unwrap_or_default()));
+        }
+    }
+    out
+}
+
+fn cli(bucket: &str, args: &[&str]) -> h::CliRun {
+    let mut all = vec!["--state-bucket", bucket];
+    all.extend_from_slice(args);
+    crate::run_cli_env(&all, &[])
+}
+
+async fn cfn() -> aws_sdk_cloudformation::Client {
+    aws_sdk_cloudformation::Client::new(&h::sdk().await)
+}
+
+async fn cfn_stack_exists(name: &str) -> bool {
+    match cfn().await.describe_stacks().stack_name(name).send().await {
+        Ok(o) => !o.stacks().is_empty(),
+        Err(e) => {
+            let text = format!("{e:?}");
+            assert!(
+                text.contains("does not exist"),
+                "DescribeStacks {name}: {text}"
+            );
+            false
+        }
+    }
+}
+
+fn flat_args<'a>(run_id: &'a str) -> Vec<&'a str> {
+    vec!["export", FLAT, "--dry-run", "--local", "--run-id", run_id]
+}
+
+#[tokio::test]
+async fn export_dry_run_local_flat_template_prints_the_plan_and_changes_nothing() {
+    let bucket = seeded(&[FLAT]).await;
+    let before = state_objects(&bucket).await;
+    let run_id = uniq("export-flat");
+    let template = fixture("flat.template.json");
+    let mut args = flat_args(&run_id);
+    args.extend(["--template", &template]);
+    let r = cli(&bucket, &args);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!(
+            "export {FLAT}: run {run_id}, 1 template(s) uploaded"
+        )),
+        "{r:?}"
+    );
+    insta::assert_snapshot!(r.stdout);
+    // Nothing but the run's own artifacts was written: no lock, no record changed.
+    assert_eq!(state_objects(&bucket).await, before);
+    assert!(!cfn_stack_exists(FLAT).await);
+}
+
+#[tokio::test]
+async fn export_dry_run_local_yaml_template_plans_like_the_json_one() {
+    let bucket = seeded(&[FLAT]).await;
+    let (json_run, yaml_run) = (uniq("export-json"), uniq("export-yaml"));
+    let (json_t, yaml_t) = (fixture("flat.template.json"), fixture("flat.template.yaml"));
+    let mut a = flat_args(&json_run);
+    a.extend(["--template", &json_t, "--json"]);
+    let j = cli(&bucket, &a);
+    let mut a = flat_args(&yaml_run);
+    a.extend(["--template", &yaml_t, "--json"]);
+    let y = cli(&bucket, &a);
+    assert_eq!((j.code, y.code), (0, 0), "{j:?}\n{y:?}");
+    let strip_keys = |s: &str, run: &str| s.replace(run, "<run>");
+    assert_eq!(
+        strip_keys(&j.stdout, &json_run),
+        strip_keys(&y.stdout, &yaml_run)
+    );
+}
+
+#[tokio::test]
+async fn export_dry_run_local_three_level_cloud_assembly_plans_leaf_first() {
+    let bucket = seeded(&[NESTED, MIDDLE, LEAF]).await;
+    let before = state_objects(&bucket).await;
+    let run_id = uniq("export-nested");
+    let out = fixture("nested.out");
+    let r = cli(
+        &bucket,
+        &[
+            "export",
+            NESTED,
+            "--cdk-out",
+            &out,
+            "--dry-run",
+            "--local",
+            "--run-id",
+            &run_id,
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("3 template(s) uploaded"), "{r:?}");
+    insta::assert_snapshot!(r.stdout);
+    assert_eq!(state_objects(&bucket).await, before);
+    for name in [NESTED, "ExportNested-Middle", "ExportNested-Middle-Leaf"] {
+        assert!(!cfn_stack_exists(name).await, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn export_dry_run_json_is_the_plan_file_and_the_templates_are_uploaded_as_json() {
+    let bucket = seeded(&[NESTED, MIDDLE, LEAF]).await;
+    let run_id = uniq("export-json");
+    let out = fixture("nested.out");
+    let r = cli(
+        &bucket,
+        &[
+            "export",
+            NESTED,
+            "--cdk-out",
+            &out,
+            "--dry-run",
+            "--local",
+            "--json",
+            "--run-id",
+            &run_id,
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let printed: Value = serde_json::from_str(&r.stdout).expect("--json prints JSON");
+    let s3 = h::s3().await;
+    let stored = h::get_text(&s3, &bucket, &format!("cdkd/_runs/{run_id}/plan.json"))
+        .await
+        .expect("plan.json");
+    let stored: Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(printed, stored);
+    let stacks: Vec<&str> = printed["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stack"].as_str().unwrap())
+        .collect();
+    assert_eq!(stacks, [LEAF, MIDDLE, NESTED], "leaf first");
+    for s in printed["stacks"].as_array().unwrap() {
+        for field in [
+            "region",
+            "cfnStackName",
+            "import",
+            "phase2",
+            "nested",
+            "blocked",
+            "warnings",
+        ] {
+            assert!(s.get(field).is_some(), "{field} in {s}");
+        }
+    }
+    // Every template read was uploaded as JSON under the run's prefix, the key the plan names.
+    for s in printed["stacks"].as_array().unwrap() {
+        let key = s["templateKey"].as_str().unwrap();
+        assert!(
+            key.starts_with(&format!("cdkd/_runs/{run_id}/templates/")),
+            "{key}"
+        );
+        let body = h::get_text(&s3, &bucket, key).await.expect(key);
+        let t: Value = serde_json::from_str(&body).expect("uploaded as JSON");
+        assert!(t["Resources"].is_object(), "{key}");
+    }
+}
+
+#[tokio::test]
+async fn export_without_dry_run_is_refused_before_anything_is_read_or_written() {
+    let bucket = seeded(&[FLAT]).await;
+    let template = fixture("flat.template.json");
+    let r = cli(
+        &bucket,
+        &["export", FLAT, "--template", &template, "--local", "-y"],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("pass --dry-run"), "{r:?}");
+    let keys = h::list_all_keys(&h::s3().await, &bucket).await;
+    assert_eq!(keys, [format!("cdkd/{FLAT}/{REGION}/state.json")]);
+}
+
+#[tokio::test]
+async fn export_needs_exactly_one_template_source() {
+    let r = crate::run_cli_env(&["export", FLAT, "--dry-run"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--template"), "{r:?}");
+    let (t, o) = (fixture("flat.template.json"), fixture("nested.out"));
+    let r = crate::run_cli_env(
+        &[
+            "export",
+            FLAT,
+            "--dry-run",
+            "--template",
+            &t,
+            "--cdk-out",
+            &o,
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+}
+
+#[tokio::test]
+async fn export_dry_run_refuses_an_existing_destination_stack_by_name() {
+    let bucket = seeded(&[FLAT]).await;
+    let dest = uniq("ExportDest");
+    cfn()
+        .await
+        .create_stack()
+        .stack_name(&dest)
+        .template_body(r#"{"Resources":{"T":{"Type":"AWS::SNS::Topic"}}}"#)
+        .send()
+        .await
+        .expect("CreateStack");
+    let before = state_objects(&bucket).await;
+    let template = fixture("flat.template.json");
+    let run_id = uniq("export-dest");
+    let mut args = flat_args(&run_id);
+    args.extend(["--template", &template, "--cfn-stack-name", &dest]);
+    let r = cli(&bucket, &args);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!("export {FLAT} refused")),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains(&dest), "{r:?}");
+    assert_eq!(r.stdout, "", "no plan to print");
+    assert_eq!(state_objects(&bucket).await, before);
+}
+
+#[tokio::test]
+async fn export_dry_run_without_a_record_is_refused_naming_the_stack() {
+    let bucket = seeded(&[]).await;
+    let template = fixture("flat.template.json");
+    let run_id = uniq("export-none");
+    let mut args = flat_args(&run_id);
+    args.extend(["--template", &template]);
+    let r = cli(&bucket, &args);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!("export {FLAT} refused")),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains(FLAT), "{r:?}");
+}
+
+#[tokio::test]
+async fn export_dry_run_with_a_blocked_row_prints_the_plan_ending_in_the_refusal() {
+    // A template resource the record does not hold is blocked: the summary names it
+    // and the command exits 1.
+    let bucket = seeded(&[FLAT]).await;
+    let mut t: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("flat.template.json")).unwrap())
+            .unwrap();
+    t["Resources"]["Unrecorded"] = serde_json::json!({"Type": "AWS::SNS::Topic"});
+    let dir = std::env::temp_dir().join(uniq("cdkd-flow-export"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("blocked.template.json");
+    std::fs::write(&path, t.to_string()).unwrap();
+    let run_id = uniq("export-blocked");
+    let p = path.to_string_lossy().into_owned();
+    let mut args = flat_args(&run_id);
+    args.extend(["--template", &p]);
+    let r = cli(&bucket, &args);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("Unrecorded"), "{r:?}");
+    let last = r
+        .stdout
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!last.starts_with("Dry run:"), "{}", r.stdout);
+}

@@ -1,0 +1,317 @@
+//! End-to-end: `cdkd-flow state orphan` (the binary) on the emulator's S3: whole stacks
+//! (records and locks removed, the lock rule, the confirmation rule, `--stack-region`,
+//! `--json`) and `--resource` (references rewritten under the lock, the abort without
+//! `--force`, values never copied under `--force`, the refusals that save nothing).
+//!
+//! Run: `scripts/with-emulator.sh cargo test --workspace --test e2e -- --test-threads=1 orphan_cli`.
+
+use cdkd_tests as h;
+use serde_json::{json, Value};
+
+const REGION: &str = "us-east-1";
+
+fn cli(bucket: &str, args: &[&str]) -> h::CliRun {
+    let mut all = vec!["--state-bucket", bucket, "state", "orphan"];
+    all.extend_from_slice(args);
+    crate::run_cli_env(&all, &[])
+}
+
+fn key(stack: &str, region: &str, file: &str) -> String {
+    format!("cdkd/{stack}/{region}/{file}")
+}
+
+async fn put_json(bucket: &str, key: &str, v: &Value) {
+    h::put_raw(&h::s3().await, bucket, key, v.to_string()).await;
+}
+
+async fn get_json(bucket: &str, key: &str) -> Option<Value> {
+    let text = h::get_text(&h::s3().await, bucket, key).await?;
+    Some(serde_json::from_str(&text).expect("JSON"))
+}
+
+fn record(stack: &str, region: &str, resources: Value) -> Value {
+    json!({"version": 10, "stackName": stack, "region": region, "resources": resources,
+           "outputs": {}, "lastModified": 1_796_169_600_000i64})
+}
+
+fn topic(physical: &str) -> Value {
+    json!({"resourceType": "AWS::SNS::Topic", "physicalId": physical, "properties": {},
+           "attributes": {"TopicName": "alerts", "SecretAccessKey": "AKIA-never-copied"}})
+}
+
+/// A bucket with stack `App` in two regions and `Other` in one.
+async fn two_regions() -> String {
+    let bucket = h::fresh_bucket(&h::s3().await).await;
+    for (stack, region) in [("App", REGION), ("App", "eu-west-1"), ("Other", REGION)] {
+        put_json(
+            &bucket,
+            &key(stack, region, "state.json"),
+            &record(
+                stack,
+                region,
+                json!({"T": topic("arn:aws:sns:us-east-1:1:t")}),
+            ),
+        )
+        .await;
+    }
+    bucket
+}
+
+async fn keys(bucket: &str) -> Vec<String> {
+    h::list_all_keys(&h::s3().await, bucket).await
+}
+
+#[tokio::test]
+async fn orphan_rule_7_1_removes_every_region_of_a_stack_and_leaves_the_others() {
+    let bucket = two_regions().await;
+    let r = cli(&bucket, &["App", "-y"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout
+            .contains("✓ Removed state for stack: App (eu-west-1)"),
+        "{r:?}"
+    );
+    assert!(
+        r.stdout
+            .contains("✓ Removed state for stack: App (us-east-1)"),
+        "{r:?}"
+    );
+    assert_eq!(keys(&bucket).await, [key("Other", REGION, "state.json")]);
+}
+
+#[tokio::test]
+async fn orphan_rule_7_1_stack_region_removes_only_that_record_and_json_says_so() {
+    let bucket = two_regions().await;
+    let r = cli(
+        &bucket,
+        &["App", "--stack-region", "eu-west-1", "-y", "--json"],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v,
+        json!({"removed": [{"stack": "App", "region": "eu-west-1"}]})
+    );
+    assert!(keys(&bucket)
+        .await
+        .contains(&key("App", REGION, "state.json")));
+    let r = cli(&bucket, &["App", "--stack-region", "ap-south-1", "-y"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("us-east-1"), "{r:?}");
+}
+
+#[tokio::test]
+async fn orphan_rule_7_1_unknown_stack_is_skipped_with_exit_0() {
+    let bucket = two_regions().await;
+    let r = cli(&bucket, &["Nope", "-y"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("No state found for stack: Nope, skipping"),
+        "{r:?}"
+    );
+    assert_eq!(keys(&bucket).await.len(), 3);
+}
+
+#[tokio::test]
+async fn orphan_rule_7_1_a_locked_stack_is_refused_unless_force_and_force_removes_the_lock() {
+    let bucket = two_regions().await;
+    let lock = h::cdkd_lock_body(
+        "bob@ci:7",
+        h::now_ms(),
+        h::now_ms() + 600_000,
+        Some("deploy"),
+    );
+    h::put_raw(
+        &h::s3().await,
+        &bucket,
+        &key("Other", REGION, "lock.json"),
+        lock,
+    )
+    .await;
+    let r = cli(&bucket, &["Other", "-y"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains("Stack 'Other' (us-east-1) is locked"),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr
+            .contains("cdkd-flow force-unlock Other --stack-region us-east-1"),
+        "{r:?}"
+    );
+    assert!(keys(&bucket)
+        .await
+        .contains(&key("Other", REGION, "state.json")));
+    let r = cli(&bucket, &["Other", "-f"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("LIVE lock"), "{r:?}");
+    assert!(r.stderr.contains("bob@ci:7"), "{r:?}");
+    let left = keys(&bucket).await;
+    assert!(
+        !left.iter().any(|k| k.starts_with("cdkd/Other/")),
+        "{left:?}"
+    );
+}
+
+#[tokio::test]
+async fn orphan_rule_7_1_without_a_terminal_needs_yes() {
+    let bucket = two_regions().await;
+    let r = cli(&bucket, &["App"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("-y / --yes"), "{r:?}");
+    assert_eq!(keys(&bucket).await.len(), 3);
+}
+
+// ------------------------------------------------------------------- --resource
+
+/// `Shop`: a topic `T` (with a credential-named cached attribute) and a queue whose
+/// properties hold a Ref, two GetAtts (one credential-named) and an Fn::Sub to it.
+async fn shop() -> String {
+    let bucket = h::fresh_bucket(&h::s3().await).await;
+    let resources = json!({
+        "T": topic("arn:aws:sns:us-east-1:1:alerts"),
+        "Q": {"resourceType": "AWS::SQS::Queue", "physicalId": "https://sqs/q", "dependencies": ["T"],
+              "properties": {
+                  "Target": {"Ref": "T"},
+                  "Name": {"Fn::GetAtt": ["T", "TopicName"]},
+                  "Key": {"Fn::GetAtt": ["T", "SecretAccessKey"]},
+                  "Label": {"Fn::Sub": "topic ${T} of ${AWS::Region}"}},
+              "attributes": {}}
+    });
+    put_json(
+        &bucket,
+        &key("Shop", REGION, "state.json"),
+        &record("Shop", REGION, resources),
+    )
+    .await;
+    bucket
+}
+
+#[tokio::test]
+async fn orphan_rule_7_2_unresolvable_getatt_without_force_aborts_saves_nothing_and_releases_the_lock(
+) {
+    let bucket = shop().await;
+    let before = get_json(&bucket, &key("Shop", REGION, "state.json")).await;
+    let r = cli(&bucket, &["Shop", "--resource", "T", "-y"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("Orphan aborted: 2 reference(s) could not be resolved"),
+        "{r:?}"
+    );
+    assert_eq!(
+        get_json(&bucket, &key("Shop", REGION, "state.json")).await,
+        before
+    );
+    assert!(!keys(&bucket)
+        .await
+        .contains(&key("Shop", REGION, "lock.json")));
+}
+
+#[tokio::test]
+async fn orphan_rule_7_3_force_rewrites_references_and_never_copies_a_credential_named_attribute() {
+    let bucket = shop().await;
+    let r = cli(&bucket, &["Shop", "--resource", "T", "--force", "--json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let saved = get_json(&bucket, &key("Shop", REGION, "state.json"))
+        .await
+        .unwrap();
+    let res = &saved["resources"];
+    assert!(res.get("T").is_none(), "{saved}");
+    let p = &res["Q"]["properties"];
+    assert_eq!(p["Target"], json!("arn:aws:sns:us-east-1:1:alerts"));
+    assert_eq!(
+        p["Name"],
+        json!("alerts"),
+        "the cached value, not credential-named"
+    );
+    assert_eq!(p["Key"], json!({"Fn::GetAtt": ["T", "SecretAccessKey"]}));
+    assert!(!saved.to_string().contains("AKIA-never-copied"), "{saved}");
+    assert_eq!(res["Q"]["dependencies"], json!([]));
+    assert!(r.stderr.contains("credential-named attribute"), "{r:?}");
+    assert!(!r.stderr.contains("AKIA-never-copied"), "{r:?}");
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["removed"], json!(["T"]));
+    assert_eq!(v["neverCopied"][0]["attribute"], json!("SecretAccessKey"));
+    assert!(!keys(&bucket)
+        .await
+        .contains(&key("Shop", REGION, "lock.json")));
+}
+
+#[tokio::test]
+async fn orphan_rule_7_2_unknown_id_and_several_stacks_are_refused() {
+    let bucket = shop().await;
+    let r = cli(&bucket, &["Shop", "--resource", "Nope", "-y"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains("Resource(s) not in state for Shop"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("Available logical IDs: "), "{r:?}");
+    let r = cli(&bucket, &["Shop", "Other", "--resource", "T", "-y"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("ONE stack"), "{r:?}");
+}
+
+#[tokio::test]
+async fn orphan_rule_7_2_lock_held_by_another_process_refuses_and_changes_nothing() {
+    let bucket = shop().await;
+    let before = get_json(&bucket, &key("Shop", REGION, "state.json")).await;
+    let lock = h::cdkd_lock_body(
+        "alice@laptop:42",
+        h::now_ms(),
+        h::now_ms() + 600_000,
+        Some("deploy"),
+    );
+    h::put_raw(
+        &h::s3().await,
+        &bucket,
+        &key("Shop", REGION, "lock.json"),
+        lock.clone(),
+    )
+    .await;
+    let r = cli(&bucket, &["Shop", "--resource", "T", "--force"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("alice@laptop:42"), "{r:?}");
+    assert_eq!(
+        get_json(&bucket, &key("Shop", REGION, "state.json")).await,
+        before
+    );
+    let held = h::get_text(&h::s3().await, &bucket, &key("Shop", REGION, "lock.json")).await;
+    assert_eq!(
+        held.as_deref(),
+        Some(lock.as_str()),
+        "the other holder's lock is kept"
+    );
+}
+
+#[tokio::test]
+async fn orphan_rule_7_2_a_nested_stack_with_its_own_record_is_refused_naming_the_child_command() {
+    let bucket = h::fresh_bucket(&h::s3().await).await;
+    let parent = record(
+        "Root",
+        REGION,
+        json!({"Net": {"resourceType": "AWS::CloudFormation::Stack",
+                       "physicalId": "arn:aws:cloudformation:us-east-1:1:stack/n/1", "properties": {}}}),
+    );
+    put_json(&bucket, &key("Root", REGION, "state.json"), &parent).await;
+    put_json(
+        &bucket,
+        &key("Root~Net", REGION, "state.json"),
+        &record("Root~Net", REGION, json!({})),
+    )
+    .await;
+    let r = cli(&bucket, &["Root", "--resource", "Net", "-y"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "Drop the child with: cdkd-flow state orphan 'Root~Net' --stack-region us-east-1"
+        ),
+        "{r:?}"
+    );
+    assert!(get_json(&bucket, &key("Root", REGION, "state.json"))
+        .await
+        .unwrap()["resources"]["Net"]
+        .is_object());
+}

@@ -1,0 +1,48 @@
+//! The two state repairs (docs/repairs.md): `state refresh-observed`, which stores a
+//! fresh, redacted AWS readback as each resource's drift baseline, and `state orphan
+//! --resource`, which drops resource records from a stack and rewrites every reference
+//! the survivors hold to them. Pure: the caller reads records and AWS, hands the answers
+//! in as data, and writes what these functions return.
+//!
+//! Module map:
+//! - [`dynref`]: `{{resolve:...}}` dynamic references in strings (the one detector);
+//! - [`secret`]: what counts as a credential (names, attribute classes, values);
+//! - [`redact`]: redaction of a readback by position against the record's properties;
+//! - [`ssm`]: the public-SSM rule for references embedded in a longer string;
+//! - [`refresh`]: refresh-observed's shape refusals, per-resource outcomes, tallies;
+//! - [`orphan`]: orphan's record refusals and the plan of a `--resource` run;
+//! - [`rewrite`]: the reference rewrite and the `--force` cached-value fallback (with the
+//!   private helpers `intrinsic`, reading `Ref` / `Fn::GetAtt` / `Fn::Sub`, and
+//!   `removed`, the snapshot of the removed records and the live reads they need).
+//!
+//! Texts are rendered in [`crate::view::repair`].
+
+pub mod dynref;
+mod intrinsic;
+pub mod orphan;
+pub mod redact;
+pub mod refresh;
+mod removed;
+pub mod rewrite;
+pub mod secret;
+pub mod ssm;
+
+/// The redaction mask, shared with export (docs/repairs.md §6.4).
+pub use crate::export::MASK;
+
+use crate::text::{ascii_only_str, flatten_str, or_unrenderable};
+
+/// A stack name inside a refusal: flattened onto one line.
+pub(crate) fn shown_stack(stack: &str) -> String {
+    or_unrenderable(flatten_str(stack))
+}
+
+/// A region inside a refusal: ASCII-only.
+pub(crate) fn shown_region(region: &str) -> String {
+    or_unrenderable(ascii_only_str(region))
+}
+
+/// A logical id inside a refusal: flattened onto one line.
+pub(crate) fn shown_id(id: &str) -> String {
+    or_unrenderable(flatten_str(id))
+}

@@ -1,0 +1,150 @@
+//! `state orphan --resource` decisions before the rewrite (docs/repairs.md §7.2):
+//! the arguments, the record refusals taken under the lock, and the unknown-id refusal.
+//! The rewrite itself is [`crate::repair::rewrite`].
+
+use serde_json::{Map, Value};
+
+use super::{shown_id, shown_region, shown_stack};
+use crate::json::ordered_entries;
+use crate::state::kind_of;
+
+/// A `--resource` run cdkd-flow refuses. Nothing is saved; a lock taken is released.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OrphanRefusal {
+    #[error("--resource names resources of ONE stack, but {0} stacks were given")]
+    SeveralStacks(usize),
+    #[error("--resource needs a logical id; an empty value was given")]
+    EmptyResourceId,
+    #[error("Refusing to remove resource records from '{stack}' ({region}): {problem}. Nothing was saved.")]
+    Unreadable {
+        stack: String,
+        region: String,
+        problem: String,
+    },
+    #[error("Resource(s) not in state for {stack} ({region}): {missing}. Available logical IDs: {available}")]
+    UnknownIds {
+        stack: String,
+        region: String,
+        missing: String,
+        available: String,
+    },
+}
+
+/// The `--resource` values as targets: refused for more than one stack or an empty
+/// value; duplicates collapse to their first occurrence.
+pub fn resource_targets(ids: &[String], stack_count: usize) -> Result<Vec<String>, OrphanRefusal> {
+    if ids.iter().any(String::is_empty) {
+        return Err(OrphanRefusal::EmptyResourceId);
+    }
+    if stack_count > 1 {
+        return Err(OrphanRefusal::SeveralStacks(stack_count));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for id in ids {
+        if !out.contains(id) {
+            out.push(id.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The record refusals (taken under the lock, before the rewrite), then the unknown-id
+/// refusal:
+/// - `resources` not a map; `outputs` present and not a map; `orphans` present and not a
+///   list;
+/// - a surviving entry (one not in `targets`) that is not an object, has no string
+///   `resourceType`, or has `properties` / `attributes` present and not a map. The
+///   entries being removed are exempt: dropping a torn entry is a way out of it;
+/// - a target that is not an own key of `resources`.
+pub fn check_record(
+    record: &Map<String, Value>,
+    stack: &str,
+    region: &str,
+    targets: &[String],
+) -> Result<(), OrphanRefusal> {
+    let refuse = |problem: String| OrphanRefusal::Unreadable {
+        stack: shown_stack(stack),
+        region: shown_region(region),
+        problem,
+    };
+    let resources = match record.get("resources") {
+        Some(Value::Object(m)) => m,
+        other => return Err(refuse(not_a("'resources'", other, "JSON object"))),
+    };
+    match record.get("outputs") {
+        None | Some(Value::Object(_)) => {}
+        other => return Err(refuse(not_a("'outputs'", other, "JSON object"))),
+    }
+    match record.get("orphans") {
+        None | Some(Value::Array(_)) => {}
+        other => return Err(refuse(not_a("'orphans'", other, "list"))),
+    }
+    for (id, entry) in ordered_entries(resources) {
+        if targets.contains(id) {
+            continue;
+        }
+        if let Some(problem) = surviving_entry_problem(id, entry) {
+            return Err(refuse(problem));
+        }
+    }
+    check_known(resources, stack, region, targets)
+}
+
+fn not_a(what: &str, v: Option<&Value>, expected: &str) -> String {
+    format!(
+        "{what} is {}, not a {expected}",
+        v.map_or("absent", kind_of)
+    )
+}
+
+fn surviving_entry_problem(id: &str, entry: &Value) -> Option<String> {
+    let name = format!("resource '{}'", shown_id(id));
+    let Value::Object(e) = entry else {
+        return Some(format!("{name} is {}, not a JSON object", kind_of(entry)));
+    };
+    if !e.get("resourceType").is_some_and(Value::is_string) {
+        return Some(format!("{name} has no resourceType"));
+    }
+    for field in ["properties", "attributes"] {
+        match e.get(field) {
+            None | Some(Value::Object(_)) => {}
+            Some(v) => {
+                return Some(format!(
+                    "{name} has '{field}' that is {}, not a JSON object",
+                    kind_of(v)
+                ))
+            }
+        }
+    }
+    None
+}
+
+fn check_known(
+    resources: &Map<String, Value>,
+    stack: &str,
+    region: &str,
+    targets: &[String],
+) -> Result<(), OrphanRefusal> {
+    let missing: Vec<String> = targets
+        .iter()
+        .filter(|t| !resources.contains_key(t.as_str()))
+        .map(|t| shown_id(t))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let available: Vec<String> = ordered_entries(resources)
+        .into_iter()
+        .map(|(id, _)| shown_id(id))
+        .collect();
+    Err(OrphanRefusal::UnknownIds {
+        stack: shown_stack(stack),
+        region: shown_region(region),
+        missing: missing.join(", "),
+        available: if available.is_empty() {
+            "(none)".to_string()
+        } else {
+            available.join(", ")
+        },
+    })
+}

@@ -1,0 +1,139 @@
+//! The records an orphan removes, as the rewrite sees them (docs/repairs.md §7.3): a
+//! snapshot taken before anything changes, the attribute values they cache, and the live
+//! attribute reads the caller must answer beforehand.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::intrinsic::{getatt_parts, placeholders, single, sub_parts};
+use super::secret::{never_copied, CredentialClass};
+
+/// What the live read of one attribute answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LiveAttr {
+    Value(Value),
+    /// The read worked and the attribute is undefined.
+    Undefined,
+    Failed(String),
+}
+
+/// Live answers keyed by `(logicalId, attribute)`.
+pub type LiveReads = BTreeMap<(String, String), LiveAttr>;
+
+/// A removed entry as the rewrite sees it: readable when it is an object with a string
+/// `resourceType` and a non-empty string `physicalId`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Removed<'a> {
+    Readable {
+        resource_type: &'a str,
+        physical_id: &'a str,
+        attributes: Option<&'a Map<String, Value>>,
+    },
+    Unreadable,
+}
+
+/// The removed entries (those of `targets` present in `resources`), read once.
+pub(crate) fn snapshot<'a>(
+    resources: &'a Map<String, Value>,
+    targets: &[String],
+) -> BTreeMap<String, Removed<'a>> {
+    let read = |entry: &'a Value| {
+        let e = entry.as_object()?;
+        let resource_type = e.get("resourceType")?.as_str()?;
+        let physical_id = e.get("physicalId")?.as_str().filter(|p| !p.is_empty())?;
+        let attributes = e.get("attributes").and_then(Value::as_object);
+        Some(Removed::Readable {
+            resource_type,
+            physical_id,
+            attributes,
+        })
+    };
+    targets
+        .iter()
+        .filter_map(|t| {
+            resources
+                .get(t)
+                .map(|e| (t.clone(), read(e).unwrap_or(Removed::Unreadable)))
+        })
+        .collect()
+}
+
+pub(crate) fn resources_of(record: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    record.get("resources").and_then(Value::as_object)
+}
+
+fn collect_reads(
+    v: &Value,
+    removed: &BTreeMap<String, Removed<'_>>,
+    out: &mut Vec<(String, String)>,
+) {
+    let mut want = |o: &str, attr: &str| {
+        let key = (o.to_string(), attr.to_string());
+        if matches!(removed.get(o), Some(Removed::Readable { .. })) && !out.contains(&key) {
+            out.push(key);
+        }
+    };
+    match v {
+        Value::Object(m) => {
+            if let Some((o, attr)) = single(m, "Fn::GetAtt").and_then(getatt_parts) {
+                want(o, attr);
+            }
+            if let Some((t, vars)) = single(m, "Fn::Sub").and_then(sub_parts) {
+                for p in placeholders(t) {
+                    if let Some((o, attr)) = p.name.split_once('.') {
+                        if !vars.is_some_and(|m| m.contains_key(p.name)) {
+                            want(o, attr);
+                        }
+                    }
+                }
+            }
+            m.values().for_each(|x| collect_reads(x, removed, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_reads(x, removed, out)),
+        _ => {}
+    }
+}
+
+/// The `(logicalId, attribute)` pairs whose live value the rewrite needs: every
+/// `Fn::GetAtt` site and `${O.attr}` placeholder naming a readable removed record, once,
+/// in record order. Unreadable removed records need no read (they resolve nothing).
+pub fn live_reads_needed(record: &Map<String, Value>, targets: &[String]) -> Vec<(String, String)> {
+    let Some(resources) = resources_of(record) else {
+        return Vec::new();
+    };
+    let removed = snapshot(resources, targets);
+    let mut out = Vec::new();
+    for (id, entry) in resources {
+        if targets.contains(id) {
+            continue;
+        }
+        for field in ["properties", "attributes"] {
+            if let Some(v) = entry.get(field) {
+                collect_reads(v, &removed, &mut out);
+            }
+        }
+    }
+    if let Some(outputs) = record.get("outputs") {
+        collect_reads(outputs, &removed, &mut out);
+    }
+    out
+}
+
+/// The removed record's cached `attributes[attr]` when it may be served: `Err(None)`
+/// when there is none (no map, no own key, `null` or `""`), `Err(Some(class))` when it
+/// is of a class never copied.
+pub(crate) fn cached_value<'a>(
+    resource_type: &str,
+    attributes: Option<&'a Map<String, Value>>,
+    attr: &str,
+) -> Result<&'a Value, Option<CredentialClass>> {
+    let v = attributes.and_then(|m| m.get(attr)).ok_or(None)?;
+    if v.is_null() || v.as_str() == Some("") {
+        return Err(None);
+    }
+    match never_copied(resource_type, attr, v) {
+        Some(class) => Err(Some(class)),
+        None => Ok(v),
+    }
+}

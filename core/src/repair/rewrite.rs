@@ -1,0 +1,350 @@
+//! The orphan rewrite (docs/repairs.md §7.3): every reference the surviving
+//! records hold to the removed ones is replaced by the value it stands for.
+//!
+//! Sites, over each survivor's `properties` and `attributes` and over `outputs`:
+//! `{"Ref": O}`, `{"Fn::GetAtt": [O, attr]}` / `{"Fn::GetAtt": "O.attr"}`, and the
+//! `${O}` / `${O.attr}` placeholders of an `Fn::Sub` template; survivors' `dependencies`
+//! lose the removed ids. The removed records are read from the record as it was before
+//! the rewrite, so removed A referring to removed B still finds B.
+//!
+//! Live attribute reads are I/O, so the caller asks [`live_reads_needed`], reads each
+//! attribute, and passes the answers as [`LiveReads`].
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use super::intrinsic::{getatt_parts, placeholders, single, sub_parts};
+use super::removed::{cached_value, resources_of, snapshot, Removed};
+pub use super::removed::{live_reads_needed, LiveAttr, LiveReads};
+use super::secret::CredentialClass;
+use super::MASK;
+use crate::json::js_number;
+
+/// Why a site kept its intrinsic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// The removed entry is not an object, or lacks a `resourceType` or a non-empty
+    /// string `physicalId`.
+    UnreadableRecord,
+    /// The removed entry's `physicalId` is the mask.
+    MaskedPhysicalId,
+    LiveReadFailed(String),
+    LiveReadUndefined,
+    /// The caller supplied no live answer for it.
+    NotRead,
+    /// `--force`: the cache is absent, not a map, lacks the attribute, or holds an empty
+    /// value.
+    NoCachedValue,
+    /// `--force`: the cached value is of a class never copied.
+    NeverCopied(CredentialClass),
+    /// An `Fn::Sub` placeholder resolved to a list or an object.
+    NotText,
+}
+
+/// A site that keeps its intrinsic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnresolvedSite {
+    /// Where: `Keeper.properties.Value`, `outputs.Url`.
+    pub location: String,
+    /// `Ref Gone`, `Gone.Arn`, `${Gone.Arn}`.
+    pub reference: String,
+    pub reason: Reason,
+}
+
+/// One change, for the audit table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditEntry {
+    pub location: String,
+    pub before: Value,
+    pub after: Value,
+}
+
+/// A cached value `--force` refused to copy (one per removed attribute and class).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeverCopiedValue {
+    pub logical_id: String,
+    pub attr: String,
+    pub class: CredentialClass,
+}
+
+/// The rewritten record and what the rewrite did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rewrite {
+    /// The record to save: the targets gone, references rewritten, `skippedOutputs`
+    /// dropped, every other field (`exportNames`, `orphans`, …) carried.
+    pub record: Map<String, Value>,
+    /// The removed ids, in target order.
+    pub removed: Vec<String>,
+    pub audit: Vec<AuditEntry>,
+    /// Sites kept as intrinsics (only non-empty under `--force`).
+    pub unresolved: Vec<UnresolvedSite>,
+    pub never_copied: Vec<NeverCopiedValue>,
+}
+
+/// Without `--force`, any unresolved site aborts the orphan: nothing is saved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Orphan aborted: {} reference(s) could not be resolved", .unresolved.len())]
+pub struct OrphanAborted {
+    pub unresolved: Vec<UnresolvedSite>,
+}
+
+/// Removes `targets` from the record and rewrites every reference to them (the record
+/// passed [`super::orphan::check_record`]). Without `force`, any site that cannot be
+/// resolved aborts; with `force`, the removed record's cached attribute fills in where
+/// the live read did not answer, unless it is of a class never copied
+/// ([`super::secret::never_copied`]), and unresolved sites keep their intrinsic.
+pub fn rewrite(
+    record: &Map<String, Value>,
+    targets: &[String],
+    live: &LiveReads,
+    force: bool,
+) -> Result<Rewrite, OrphanAborted> {
+    let empty = Map::new();
+    let resources = resources_of(record).unwrap_or(&empty);
+    let mut ctx = Ctx {
+        removed: snapshot(resources, targets),
+        live,
+        force,
+        audit: Vec::new(),
+        unresolved: Vec::new(),
+        never_copied: Vec::new(),
+    };
+    let mut survivors = Map::new();
+    for (id, entry) in resources {
+        if !targets.contains(id) {
+            survivors.insert(id.clone(), ctx.entry(id, entry));
+        }
+    }
+    let mut out = record.clone();
+    out.insert("resources".to_string(), Value::Object(survivors));
+    if let Some(outputs @ Value::Object(_)) = record.get("outputs") {
+        out.insert("outputs".to_string(), ctx.value(outputs, "outputs"));
+    }
+    out.shift_remove("skippedOutputs");
+    if !force && !ctx.unresolved.is_empty() {
+        return Err(OrphanAborted {
+            unresolved: ctx.unresolved,
+        });
+    }
+    Ok(Rewrite {
+        record: out,
+        removed: targets
+            .iter()
+            .filter(|t| resources.contains_key(*t))
+            .cloned()
+            .collect(),
+        audit: ctx.audit,
+        unresolved: ctx.unresolved,
+        never_copied: ctx.never_copied,
+    })
+}
+
+struct Ctx<'a> {
+    removed: BTreeMap<String, Removed<'a>>,
+    live: &'a LiveReads,
+    force: bool,
+    audit: Vec<AuditEntry>,
+    unresolved: Vec<UnresolvedSite>,
+    never_copied: Vec<NeverCopiedValue>,
+}
+
+impl Ctx<'_> {
+    fn entry(&mut self, id: &str, entry: &Value) -> Value {
+        let Value::Object(e) = entry else {
+            return entry.clone();
+        };
+        let mut e = e.clone();
+        for field in ["properties", "attributes"] {
+            if let Some(v) = e.get(field) {
+                let new = self.value(v, &format!("{id}.{field}"));
+                e.insert(field.to_string(), new);
+            }
+        }
+        if let Some(Value::Array(deps)) = e.get("dependencies") {
+            let kept: Vec<Value> = deps
+                .iter()
+                .filter(|d| !d.as_str().is_some_and(|d| self.removed.contains_key(d)))
+                .cloned()
+                .collect();
+            if kept.len() != deps.len() {
+                self.audit.push(AuditEntry {
+                    location: format!("{id}.dependencies"),
+                    before: Value::Array(deps.clone()),
+                    after: Value::Array(kept.clone()),
+                });
+                e.insert("dependencies".to_string(), Value::Array(kept));
+            }
+        }
+        Value::Object(e)
+    }
+
+    fn value(&mut self, v: &Value, loc: &str) -> Value {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(o)) = single(m, "Ref") {
+                    if self.removed.contains_key(o.as_str()) {
+                        let res = self.resolve_ref(o);
+                        return self.site(v, loc, format!("Ref {o}"), res);
+                    }
+                }
+                if let Some((o, attr)) = single(m, "Fn::GetAtt").and_then(getatt_parts) {
+                    if self.removed.contains_key(o) {
+                        let res = self.resolve_att(o, attr);
+                        return self.site(v, loc, format!("{o}.{attr}"), res);
+                    }
+                }
+                if let Some((t, vars)) = single(m, "Fn::Sub").and_then(sub_parts) {
+                    return self.sub(v, t, vars, loc);
+                }
+                let out = m
+                    .iter()
+                    .map(|(k, x)| (k.clone(), self.value(x, &format!("{loc}.{k}"))));
+                Value::Object(out.collect())
+            }
+            Value::Array(a) => Value::Array(
+                a.iter()
+                    .enumerate()
+                    .map(|(i, x)| self.value(x, &format!("{loc}[{i}]")))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    fn site(
+        &mut self,
+        before: &Value,
+        loc: &str,
+        reference: String,
+        res: Result<Value, Reason>,
+    ) -> Value {
+        match res {
+            Ok(after) => {
+                self.audit.push(AuditEntry {
+                    location: loc.to_string(),
+                    before: before.clone(),
+                    after: after.clone(),
+                });
+                after
+            }
+            Err(reason) => {
+                self.unresolved.push(UnresolvedSite {
+                    location: loc.to_string(),
+                    reference,
+                    reason,
+                });
+                before.clone()
+            }
+        }
+    }
+
+    fn sub(
+        &mut self,
+        whole: &Value,
+        template: &str,
+        vars: Option<&Map<String, Value>>,
+        loc: &str,
+    ) -> Value {
+        let mut text = String::with_capacity(template.len());
+        let mut at = 0;
+        for p in placeholders(template) {
+            if vars.is_some_and(|m| m.contains_key(p.name)) {
+                continue;
+            }
+            let res = match p.name.split_once('.') {
+                None if self.removed.contains_key(p.name) => self.resolve_ref(p.name),
+                Some((o, attr)) if self.removed.contains_key(o) => self.resolve_att(o, attr),
+                _ => continue,
+            };
+            match res.and_then(|v| as_text(&v)) {
+                Ok(s) => {
+                    text.push_str(&template[at..p.start]);
+                    text.push_str(&s);
+                    at = p.end;
+                }
+                Err(reason) => self.unresolved.push(UnresolvedSite {
+                    location: loc.to_string(),
+                    reference: format!("${{{}}}", p.name),
+                    reason,
+                }),
+            }
+        }
+        text.push_str(&template[at..]);
+        let new_vars =
+            vars.map(|m| self.value(&Value::Object(m.clone()), &format!("{loc}.Fn::Sub[1]")));
+        let after = match new_vars {
+            Some(vv) => json!({ "Fn::Sub": [text, vv] }),
+            None if whole["Fn::Sub"].is_array() => json!({ "Fn::Sub": [text] }),
+            None => json!({ "Fn::Sub": text }),
+        };
+        if text != template {
+            self.audit.push(AuditEntry {
+                location: loc.to_string(),
+                before: whole.clone(),
+                after: after.clone(),
+            });
+        }
+        after
+    }
+
+    /// `Ref O`: the removed record's physical id.
+    fn resolve_ref(&self, o: &str) -> Result<Value, Reason> {
+        match self.removed.get(o) {
+            Some(Removed::Readable { physical_id, .. }) if *physical_id == MASK => {
+                Err(Reason::MaskedPhysicalId)
+            }
+            Some(Removed::Readable { physical_id, .. }) => {
+                Ok(Value::String(physical_id.to_string()))
+            }
+            _ => Err(Reason::UnreadableRecord),
+        }
+    }
+
+    /// `O.attr`: the live value (the recorded one preferred when it is servable); when
+    /// the live read did not answer, under `--force` only, the recorded one.
+    fn resolve_att(&mut self, o: &str, attr: &str) -> Result<Value, Reason> {
+        let Some(Removed::Readable {
+            resource_type,
+            attributes,
+            ..
+        }) = self.removed.get(o).copied()
+        else {
+            return Err(Reason::UnreadableRecord);
+        };
+        let cached = cached_value(resource_type, attributes, attr);
+        let failure = match self.live.get(&(o.to_string(), attr.to_string())) {
+            Some(LiveAttr::Value(v)) => return Ok(cached.ok().unwrap_or(v).clone()),
+            Some(LiveAttr::Undefined) => Reason::LiveReadUndefined,
+            Some(LiveAttr::Failed(m)) => Reason::LiveReadFailed(m.clone()),
+            None => Reason::NotRead,
+        };
+        if !self.force {
+            return Err(failure);
+        }
+        match cached {
+            Ok(v) => Ok(v.clone()),
+            Err(None) => Err(Reason::NoCachedValue),
+            Err(Some(class)) => {
+                let n = NeverCopiedValue {
+                    logical_id: o.to_string(),
+                    attr: attr.to_string(),
+                    class,
+                };
+                if !self.never_copied.contains(&n) {
+                    self.never_copied.push(n);
+                }
+                Err(Reason::NeverCopied(class))
+            }
+        }
+    }
+}
+
+fn as_text(v: &Value) -> Result<String, Reason> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(js_number(n)),
+        Value::Bool(b) => Ok(b.to_string()),
+        _ => Err(Reason::NotText),
+    }
+}

@@ -1,0 +1,376 @@
+//! What the two state repairs print (docs/repairs.md §6.3 and §7.2): refresh-observed's
+//! prompt, per-stack lines, run summary and warnings; orphan's audit table, removed
+//! line, `--force` warnings and the abort. Pure; names, ids, types and AWS messages are
+//! stripped (info lines) or flattened (warnings) onto one line.
+
+use serde_json::Value;
+
+use crate::json::{escape_invisible, stringify};
+use crate::repair::refresh::{Outcome, ResourceOutcome, StackRefresh, Tally};
+use crate::repair::rewrite::{NeverCopiedValue, OrphanAborted, Reason, Rewrite, UnresolvedSite};
+use crate::repair::secret::CredentialClass;
+use crate::text::{flatten_str, or_unrenderable, strip};
+use crate::view::state::list::{format_ref, RefView};
+use crate::view::words::stack_region;
+use crate::view::{join_lines, Rendered};
+
+/// The usage refusal when neither a stack nor `--all` is given.
+pub const REFRESH_USAGE: &str =
+    "Stack name is required. Usage: cdkd-flow state refresh-observed '<stacks...>' | --all";
+
+/// The info line when `--all` matches nothing.
+pub const NO_STACKS_FOUND: &str = "No stacks found in state";
+
+fn flat(s: &str) -> String {
+    or_unrenderable(flatten_str(s))
+}
+
+fn refused_part(refused: u32) -> String {
+    if refused > 0 {
+        format!(", {refused} refused (import baseline refusal)")
+    } else {
+        String::new()
+    }
+}
+
+/// `Refresh observedProperties for <n> stack(s) (<refs>)? (y/N) `, refs rendered as
+/// identifiers.
+pub fn refresh_prompt(refs: &[RefView<'_>]) -> String {
+    let shown: Vec<String> = refs.iter().copied().map(format_ref).collect();
+    format!(
+        "Refresh observedProperties for {} stack(s) ({})? (y/N) ",
+        refs.len(),
+        shown.join(", ")
+    )
+}
+
+/// `✓ <stack> (<region>): no resources in state, skipping`.
+pub fn refresh_skip_line(stack: &str, region: &str) -> String {
+    format!(
+        "✓ {}: no resources in state, skipping",
+        stack_region(stack, region)
+    )
+}
+
+/// `✓ <stack> (<region>): <r> refreshed, <u> unsupported, <f> failed[, <k> refused …]`.
+pub fn refresh_stack_line(stack: &str, region: &str, t: &Tally) -> String {
+    format!(
+        "✓ {}: {} refreshed, {} unsupported, {} failed{}",
+        stack_region(stack, region),
+        t.refreshed,
+        t.unsupported,
+        t.failed,
+        refused_part(t.refused)
+    )
+}
+
+/// The dry-run line of one stack: `Plan <stack> (<region>): <n> resource(s) would be
+/// refreshed, <u> unsupported[, <k> refused …]`.
+pub fn refresh_plan_line(stack: &str, region: &str, t: &Tally) -> String {
+    format!(
+        "Plan {}: {} resource(s) would be refreshed, {} unsupported{}",
+        stack_region(stack, region),
+        t.refreshed,
+        t.unsupported,
+        refused_part(t.refused)
+    )
+}
+
+/// The warning for a resource whose read threw; `None` for any other outcome.
+pub fn refresh_failed_warning(stack: &str, o: &ResourceOutcome) -> Option<String> {
+    let Outcome::Failed { message } = &o.outcome else {
+        return None;
+    };
+    Some(format!(
+        "  ✗ {}/{} ({}): readCurrentState failed — {}",
+        flat(stack),
+        flat(&o.logical_id),
+        flat(&o.resource_type),
+        flat(message)
+    ))
+}
+
+/// One refreshed stack: its line on stdout, a warning per failed read.
+pub fn refresh_stack(stack: &str, region: &str, r: &StackRefresh) -> Rendered {
+    let warnings = r
+        .outcomes
+        .iter()
+        .filter_map(|o| refresh_failed_warning(stack, o))
+        .collect();
+    Rendered::new(
+        join_lines(&[refresh_stack_line(stack, region, &r.tally)]),
+        warnings,
+    )
+}
+
+/// `Failed to release lock for <stack> (<region>): <message>`.
+pub fn release_failed_warning(stack: &str, region: &str, message: &str) -> String {
+    format!(
+        "Failed to release lock for {} ({}): {}",
+        flat(stack),
+        flat(region),
+        flat(message)
+    )
+}
+
+/// The end of a run: an empty line and the `Done:` (or `Plan:`) totals on stdout; on
+/// stderr the refused-baseline warning when any resource was refused, and the partial
+/// failure line when any read failed (exit status 2, see
+/// [`crate::repair::refresh::exit_code`]).
+pub fn refresh_summary(run: &Tally, dry_run: bool) -> Rendered {
+    let total = if dry_run {
+        format!(
+            "Plan: {} resource(s) would be refreshed, {} unsupported, {} would fail (--dry-run, no state was written)",
+            run.refreshed, run.unsupported, run.failed
+        )
+    } else {
+        format!(
+            "Done: {} resource(s) refreshed, {} unsupported, {} failed",
+            run.refreshed, run.unsupported, run.failed
+        )
+    };
+    let mut warnings = Vec::new();
+    if run.refused > 0 {
+        warnings.push(refused_warning(run.refused, dry_run));
+    }
+    if run.failed > 0 && !dry_run {
+        warnings.push(format!(
+            "Refresh completed with {} per-resource readCurrentState failure(s). Their previous observedProperties were kept; fix the cause and run cdkd-flow state refresh-observed again.",
+            run.failed
+        ));
+    }
+    Rendered::new(join_lines(&[String::new(), total]), warnings)
+}
+
+fn refused_warning(refused: u32, dry_run: bool) -> String {
+    let verb = if dry_run { "would not be" } else { "were not" };
+    format!(
+        "{refused} resource(s) {verb} refreshed because a 'cdkd import' run refused their observed baseline. \
+         A deploy that actually changes such a resource records a new one (a deploy with no changes does not); \
+         until then drift is compared against the recorded properties."
+    )
+}
+
+/// The words for a class of cached value `--force` never copies.
+pub fn class_phrase(c: CredentialClass) -> &'static str {
+    match c {
+        CredentialClass::CredentialNamedAttribute => "a credential-named attribute",
+        CredentialClass::CustomResourceAttribute => "a custom resource's attribute",
+        CredentialClass::SecretValuedAttribute => "a secret-valued attribute",
+        CredentialClass::Mask => "the redaction mask ('***')",
+        CredentialClass::DynamicReference => "an unresolved dynamic reference",
+        CredentialClass::CredentialNamedField => "a value with a credential-named field",
+    }
+}
+
+/// The `--force` warning for a cached value it refused to copy; names the class, never
+/// the value.
+pub fn never_copied_warning(n: &NeverCopiedValue) -> String {
+    format!(
+        "--force: the cached value for {}.{} is {}, so it is not written into the referring resource; leaving the original intrinsic in place.",
+        flat(&n.logical_id),
+        flat(&n.attr),
+        class_phrase(n.class)
+    )
+}
+
+fn reason_phrase(r: &Reason) -> String {
+    match r {
+        Reason::UnreadableRecord => "the removed record is not a readable resource record".into(),
+        Reason::MaskedPhysicalId => "the removed record's physicalId is the redaction mask".into(),
+        Reason::LiveReadFailed(m) => format!("the live read failed: {}", flat(m)),
+        Reason::LiveReadUndefined => "the live read returned no value".into(),
+        Reason::NotRead => "no live read was made".into(),
+        Reason::NoCachedValue => "the live read did not answer and no cached value exists".into(),
+        Reason::NeverCopied(c) => format!("the cached value is {}", class_phrase(*c)),
+        Reason::NotText => "the value is not text, so it cannot be placed in Fn::Sub".into(),
+    }
+}
+
+/// One unresolved site: `  <location>: <reference> (<why>)`.
+pub fn unresolved_line(s: &UnresolvedSite) -> String {
+    format!(
+        "  {}: {} ({})",
+        flat(&s.location),
+        flat(&s.reference),
+        reason_phrase(&s.reason)
+    )
+}
+
+/// The abort without `--force`: the headline, then one line per site.
+pub fn orphan_aborted(a: &OrphanAborted) -> String {
+    let mut lines = vec![a.to_string()];
+    lines.extend(a.unresolved.iter().map(unresolved_line));
+    lines.join("\n")
+}
+
+fn json_cell(v: &Value) -> String {
+    escape_invisible(&stringify(v).unwrap_or_else(|| "(unserializable)".to_string()))
+}
+
+/// The audit table: `  <location>: <before> -> <after>`, values as compact JSON.
+pub fn audit_lines(r: &Rewrite) -> Vec<String> {
+    r.audit
+        .iter()
+        .map(|a| {
+            format!(
+                "  {}: {} -> {}",
+                or_unrenderable(strip(&a.location)),
+                json_cell(&a.before),
+                json_cell(&a.after)
+            )
+        })
+        .collect()
+}
+
+/// `Removed <n> resource record(s) from state: <ids>`.
+pub fn removed_line(ids: &[String]) -> String {
+    let shown: Vec<String> = ids.iter().map(|i| or_unrenderable(strip(i))).collect();
+    format!(
+        "Removed {} resource record(s) from state: {}",
+        ids.len(),
+        shown.join(", ")
+    )
+}
+
+/// A saved orphan: the audit table (when anything changed) and the removed line on
+/// stdout; on stderr each refused cached value and, under `--force`, the unresolved
+/// sites kept as intrinsics.
+pub fn orphan_report(r: &Rewrite) -> Rendered {
+    let mut lines = Vec::new();
+    if !r.audit.is_empty() {
+        lines.push("Rewritten references:".to_string());
+        lines.extend(audit_lines(r));
+    }
+    lines.push(removed_line(&r.removed));
+    let mut warnings: Vec<String> = r.never_copied.iter().map(never_copied_warning).collect();
+    if !r.unresolved.is_empty() {
+        warnings.push(format!(
+            "--force: continuing despite {} unresolved reference(s)",
+            r.unresolved.len()
+        ));
+        warnings.extend(r.unresolved.iter().map(unresolved_line));
+    }
+    Rendered::new(join_lines(&lines), warnings)
+}
+
+// ---------------------------------------------------------------------------------
+// `state orphan` of whole stacks (docs/repairs.md §7.1) and the prompts of §7.2
+
+/// `No state found for stack: <stack>, skipping` (whole-stack orphan of an unknown name).
+pub fn orphan_no_state(stack: &str) -> String {
+    format!("No state found for stack: {}, skipping", flat(stack))
+}
+
+/// The refusal for a locked target without `--force`: names the stack and region (or
+/// `legacy`) and the force-unlock command when every value of it prints faithfully,
+/// else the sentence that says why none is shown.
+pub fn orphan_locked(ctx: &crate::contention::ContentionContext<'_>) -> String {
+    let region = ctx
+        .region
+        .map(|r| or_unrenderable(crate::text::ascii_only_str(r)))
+        .unwrap_or_else(|| "legacy".into());
+    let head = format!(
+        "Stack '{}' ({region}) is locked.",
+        crate::text::display_ident_str(ctx.stack, crate::text::STACK_NAME_CAP)
+    );
+    match crate::contention::recovery_command(ctx) {
+        Some(cmd) => format!("{head} Run: {cmd} first, or pass --force to remove anyway."),
+        None => format!(
+            "{head} {} Or pass --force to remove anyway.",
+            crate::contention::NO_RECOVERY_COMMAND
+        ),
+    }
+}
+
+/// The warning and question before whole stacks are forgotten.
+pub fn orphan_stacks_prompt(refs: &[RefView<'_>], bucket: &str, prefix: &str) -> String {
+    let shown: Vec<String> = refs.iter().copied().map(format_ref).collect();
+    let shown = shown.join(", ");
+    format!(
+        "WARNING: This removes cdkd's state record for [{shown}] only. AWS resources will NOT be deleted.\n\
+         To delete the resources as well, use cdkd-flow destroy instead.\n\
+         Remove state for {shown} from s3://{}/{}/? (y/N): ",
+        flat(bucket),
+        flat(prefix)
+    )
+}
+
+/// `Cancelled removal of state for stack: <stack>`.
+pub fn orphan_cancelled(stack: &str) -> String {
+    format!("Cancelled removal of state for stack: {}", flat(stack))
+}
+
+/// The warning before a live lock is deleted with the record.
+pub fn orphan_live_lock_warning(
+    stack: &str,
+    region: Option<&str>,
+    owner: &str,
+    operation: Option<&str>,
+) -> String {
+    let op = operation
+        .map(flatten_str)
+        .filter(|o| !o.is_empty())
+        .map(|o| format!(", operation: {o}"))
+        .unwrap_or_default();
+    format!(
+        "Force-releasing a LIVE lock on {} held by {}{op}. That process may write the record again with its next state write.",
+        stack_region(stack, region.unwrap_or("legacy")),
+        flat(owner)
+    )
+}
+
+/// `✓ Removed state for stack: <ref>`.
+pub fn orphan_removed_stack(r: RefView<'_>) -> String {
+    format!("✓ Removed state for stack: {}", format_ref(r))
+}
+
+/// The question before resource records are removed (docs/repairs.md §7.2 step 8).
+pub fn orphan_resources_prompt(ids: &[String], stack: &str, region: &str) -> String {
+    let shown: Vec<String> = ids.iter().map(|i| or_unrenderable(strip(i))).collect();
+    let shown = shown.join(", ");
+    let at = stack_region(stack, region);
+    format!(
+        "This removes cdkd's state record of {} resource(s) [{shown}] from {at} only; the AWS resources and the stack's other records are kept.\n\
+         Remove the record(s) of {shown} from state for {at}? (y/N): ",
+        ids.len()
+    )
+}
+
+/// `Cancelled removal of resource record(s) for stack: <stack>`.
+pub fn orphan_resources_cancelled(stack: &str) -> String {
+    format!(
+        "Cancelled removal of resource record(s) for stack: {}",
+        flat(stack)
+    )
+}
+
+/// The refusal when a target is a nested stack with its own child record: drop the
+/// child first (docs/repairs.md §7.2 step 6).
+pub fn orphan_child_record(
+    child: &str,
+    child_region: Option<&str>,
+    bucket: &str,
+    prefix: &str,
+) -> String {
+    let mut cmd = format!("cdkd-flow state orphan {}", crate::text::shell_quote(child));
+    if let Some(r) = child_region {
+        cmd.push_str(&format!(" --stack-region {}", crate::text::shell_quote(r)));
+    }
+    cmd.push_str(&format!(
+        " --state-bucket {}",
+        crate::text::shell_quote(bucket)
+    ));
+    if prefix != crate::keys::DEFAULT_PREFIX {
+        cmd.push_str(&format!(
+            " --state-prefix {}",
+            crate::text::shell_quote(prefix)
+        ));
+    }
+    let printable = crate::text::ascii_only_str(&cmd) == cmd;
+    format!(
+        "'{}' is a nested stack with its own state record; its resources would be orphaned with no record. Drop the child with: {}",
+        or_unrenderable(strip(child)),
+        if printable { cmd } else { "(the command cannot be printed faithfully; see cdkd-flow state list --long)".into() }
+    )
+}

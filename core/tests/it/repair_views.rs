@@ -1,0 +1,158 @@
+//! What the repairs print (docs/repairs.md §6.3, §7.2-§7.3), as insta snapshots.
+
+use std::collections::BTreeMap;
+
+use cdkd_core::repair::refresh::{apply_refresh, ReadResult, Tally};
+use cdkd_core::repair::rewrite::{rewrite, LiveAttr, LiveReads};
+use cdkd_core::repair::ssm::SsmAnswers;
+use cdkd_core::view::repair::{
+    orphan_aborted, orphan_report, refresh_plan_line, refresh_prompt, refresh_skip_line,
+    refresh_stack, refresh_summary, release_failed_warning, REFRESH_USAGE,
+};
+use cdkd_core::view::state::list::RefView;
+use cdkd_core::view::Rendered;
+use serde_json::json;
+
+fn both(r: &Rendered) -> String {
+    let mut out = format!("--- stdout\n{}", r.stdout);
+    out.push_str("--- stderr\n");
+    for w in &r.warnings {
+        out.push_str(w);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn repair_view_refresh_stack_run_with_every_outcome() {
+    let mut r = json!({"resources": {
+        "Db": {"resourceType": "AWS::RDS::DBInstance", "properties": {"MasterUserPassword": "{{resolve:ssm-secure:/pw}}"}},
+        "Bad\u{1b}[31m": {"resourceType": "AWS::SQS::Queue"},
+        "Meta": {"resourceType": "AWS::CDK::Metadata"},
+        "Imp": {"resourceType": "AWS::S3::Bucket", "observedBaselineRefused": true}
+    }})
+    .as_object()
+    .unwrap()
+    .clone();
+    let reads: BTreeMap<String, ReadResult> = [
+        (
+            "Db".to_string(),
+            ReadResult::Read(json!({"MasterUserPassword": "x"})),
+        ),
+        (
+            "Bad\u{1b}[31m".to_string(),
+            ReadResult::Failed("Access denied\nfor sqs:GetQueueAttributes".into()),
+        ),
+    ]
+    .into();
+    let out = apply_refresh(&mut r, &reads, &SsmAnswers::none(), 0);
+    insta::assert_snapshot!(both(&refresh_stack("App", "us-east-1", &out)));
+}
+
+#[test]
+fn repair_view_refresh_lines_prompt_skip_plan_release() {
+    let refs = [
+        RefView {
+            stack: "App",
+            region: Some("us-east-1"),
+        },
+        RefView {
+            stack: "My Stack",
+            region: Some("eu-west-1"),
+        },
+    ];
+    let t = Tally {
+        refreshed: 3,
+        unsupported: 1,
+        failed: 0,
+        refused: 2,
+    };
+    let lines = [
+        REFRESH_USAGE.to_string(),
+        refresh_prompt(&refs),
+        refresh_skip_line("Empty", "us-east-1"),
+        refresh_plan_line("App", "us-east-1", &t),
+        refresh_plan_line("App", "us-east-1", &Tally { refused: 0, ..t }),
+        release_failed_warning("App", "us-east-1", "PreconditionFailed\r\n"),
+    ];
+    insta::assert_snapshot!(lines.join("\n"));
+}
+
+#[test]
+fn repair_view_refresh_summary_done_with_refusals_and_failures() {
+    let run = Tally {
+        refreshed: 5,
+        unsupported: 2,
+        failed: 1,
+        refused: 1,
+    };
+    insta::assert_snapshot!(both(&refresh_summary(&run, false)));
+}
+
+#[test]
+fn repair_view_refresh_summary_dry_run_and_clean_run() {
+    let plan = refresh_summary(
+        &Tally {
+            refreshed: 4,
+            unsupported: 1,
+            failed: 0,
+            refused: 2,
+        },
+        true,
+    );
+    let clean = refresh_summary(
+        &Tally {
+            refreshed: 4,
+            unsupported: 0,
+            failed: 0,
+            refused: 0,
+        },
+        false,
+    );
+    insta::assert_snapshot!(format!("{}{}", both(&plan), both(&clean)));
+}
+
+#[test]
+fn repair_view_orphan_report_audit_and_force_warnings() {
+    let r = json!({"resources": {
+        "Gone": {"resourceType": "AWS::SQS::Queue", "physicalId": "https://sqs/q", "attributes": {"Arn": "arn:aws:sqs:q"}},
+        "Key": {"resourceType": "AWS::IAM::AccessKey", "physicalId": "AKIA", "attributes": {"SecretAccessKey": "PLAINTEXT"}},
+        "Keeper": {"resourceType": "AWS::Lambda::Function", "properties": {
+            "Url": {"Ref": "Gone"},
+            "Arn": {"Fn::GetAtt": ["Gone", "Arn"]},
+            "Sub": {"Fn::Sub": "${Gone}|${Gone.Arn}|${AWS::Region}"},
+            "Secret": {"Fn::GetAtt": "Key.SecretAccessKey"}
+        }, "dependencies": ["Gone", "Key"]}
+    }, "outputs": {"U": {"Ref": "Gone"}}});
+    let live: LiveReads = [(
+        ("Gone".to_string(), "Arn".to_string()),
+        LiveAttr::Failed("throttled".into()),
+    )]
+    .into();
+    let out = rewrite(
+        r.as_object().unwrap(),
+        &["Gone".to_string(), "Key".to_string()],
+        &live,
+        true,
+    )
+    .unwrap();
+    insta::assert_snapshot!(both(&orphan_report(&out)));
+}
+
+#[test]
+fn repair_view_orphan_aborted_lists_every_site() {
+    let r = json!({"resources": {
+        "Gone": {"resourceType": "AWS::SQS::Queue"},
+        "Key": {"resourceType": "T", "physicalId": "***"},
+        "Keeper": {"resourceType": "T", "properties": {"A": {"Ref": "Gone"}, "B": {"Ref": "Key"}, "C": {"Fn::GetAtt": ["Key", "Arn"]}}}
+    }, "outputs": {"O\nut": {"Fn::Sub": "${Key.Arn}"}}});
+    let live: LiveReads = [(("Key".to_string(), "Arn".to_string()), LiveAttr::Undefined)].into();
+    let err = rewrite(
+        r.as_object().unwrap(),
+        &["Gone".to_string(), "Key".to_string()],
+        &live,
+        false,
+    )
+    .unwrap_err();
+    insta::assert_snapshot!(orphan_aborted(&err));
+}
