@@ -2,15 +2,40 @@
 //! ([`LocalSteps`], the adapter of cdkd-functions) and what `workflow run` resolves a
 //! step's substitution name to.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cdkd_engine::{TaskError, TaskHandler};
+use cdkd_engine::{Engine, EngineOptions, StateMachine, TaskError, TaskHandler};
 use cdkd_functions::local::invoke_step;
 pub use cdkd_functions::local::LocalSteps;
 use cdkd_functions::{steps, Deps};
 use serde_json::Value;
 use tokio::sync::OnceCell;
+
+use crate::error::CliError;
+
+/// The engine of a `--local` run over the project's steps; `fast`: no sleeping in `Wait`
+/// states.
+pub fn engine(deps: &Deps, fast: bool) -> Engine {
+    let options = EngineOptions {
+        time_scale: if fast { 0.0 } else { 1.0 },
+        ..EngineOptions::default()
+    };
+    Engine::new(Arc::new(LocalSteps { deps: deps.clone() }), options)
+}
+
+/// One of the project's definitions (`cdkd_functions::definitions`) loaded for a local
+/// run under its deployed name (`cdkd-flow-destroy`...).
+pub fn definition(
+    text: &str,
+    name: &str,
+    subs: &HashMap<String, String>,
+) -> Result<StateMachine, CliError> {
+    StateMachine::load(text, subs)
+        .map(|sm| sm.with_name(name))
+        .map_err(|e| CliError::Refused(format!("the {name} definition does not load: {e}")))
+}
 
 /// One step whose dependencies are built from the environment on its first call (so
 /// `workflow run` on a definition without the project's steps needs no AWS setup).

@@ -7,14 +7,14 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use cdkd_engine::{Engine, EngineOptions, Event, EventKind, Outcome, StateMachine};
+use cdkd_engine::{Event, EventKind, Outcome};
 use cdkd_functions::{definitions, Deps};
 use serde_json::{json, Value};
 
 use crate::context;
 use crate::error::CliError;
 use crate::global::GlobalOpts;
-use crate::local::LocalSteps;
+use crate::local;
 use crate::remote::{self, Kind};
 use crate::watch::{show_progress, RunIds, WatchOptions};
 
@@ -83,10 +83,6 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             .await;
     }
     let deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
-    let options = EngineOptions {
-        time_scale: if a.fast { 0.0 } else { 1.0 },
-        ..EngineOptions::default()
-    };
     // The `Summary` state's output: when a destroy failed the run ends in
     // `CleanupIncomplete` with no output, and the summary is what the user reads.
     let summary: Arc<std::sync::Mutex<Option<Value>>> = Arc::default();
@@ -96,31 +92,24 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let children = RunIds::default();
     let found = children.clone();
     let own = run_id.clone();
-    let engine = Engine::new(Arc::new(LocalSteps { deps }), options).with_observer(Arc::new(
-        move |e: &Event| {
-            if e.kind == EventKind::StateExited("Pass")
-                && e.state.as_deref() == Some(remote::SUMMARY_STATE)
-            {
-                if let Ok(mut s) = sink.lock() {
-                    *s = e.output.clone();
-                }
+    let engine = local::engine(&deps, a.fast).with_observer(Arc::new(move |e: &Event| {
+        if e.kind == EventKind::StateExited("Pass")
+            && e.state.as_deref() == Some(remote::SUMMARY_STATE)
+        {
+            if let Ok(mut s) = sink.lock() {
+                *s = e.output.clone();
             }
-            if e.kind == EventKind::ExecutionStarted && e.execution != own {
-                found.add(&e.execution);
-            }
-        },
-    ));
-    let load = |text: &str, name: &str, subs: &std::collections::HashMap<String, String>| {
-        StateMachine::load(text, subs)
-            .map(|sm| sm.with_name(name))
-            .map_err(|e| CliError::Refused(format!("the {name} definition does not load: {e}")))
-    };
+        }
+        if e.kind == EventKind::ExecutionStarted && e.execution != own {
+            found.add(&e.execution);
+        }
+    }));
     let mut subs = definitions::local_substitutions();
-    let destroy = load(definitions::DESTROY, "cdkd-flow-destroy", &subs)?;
+    let destroy = local::definition(definitions::DESTROY, "cdkd-flow-destroy", &subs)?;
     let destroy_arn = engine.state_machine_arn("cdkd-flow-destroy");
     engine.register(destroy_arn.clone(), destroy);
     subs.insert("DestroyStateMachineArn".into(), destroy_arn);
-    let cleanup = load(definitions::CLEANUP, "cdkd-flow-cleanup", &subs)?;
+    let cleanup = local::definition(definitions::CLEANUP, "cdkd-flow-cleanup", &subs)?;
     let input = input(&ctx.bucket, &ctx.prefix, &a);
     let opts = WatchOptions {
         print_report: false,

@@ -19,7 +19,7 @@ use cdkd_core::view::plan::{
     is_confirmation, plan_run, refused_summary, render_confirmation, render_plan, PlanRequest,
     RunPlan, CONFIRM_QUESTION,
 };
-use cdkd_engine::{Engine, EngineOptions, Event, EventKind, Outcome, StateMachine};
+use cdkd_engine::{Event, EventKind, Outcome};
 use cdkd_functions::destroy::finish::RunReport;
 use cdkd_functions::destroy::load::{consumers, load_tree, LoadError, StackTree};
 use cdkd_functions::destroy::DestroyInput;
@@ -28,7 +28,7 @@ use cdkd_functions::{definitions, Deps};
 use crate::context::{self, Ctx};
 use crate::error::CliError;
 use crate::global::GlobalOpts;
-use crate::local::LocalSteps;
+use crate::local;
 use crate::remote::{self, Kind, RemoteArgs};
 use crate::watch::{watch_progress, WatchOptions, Watched};
 
@@ -310,15 +310,9 @@ fn start_local(
     fast: bool,
 ) -> Result<impl std::future::Future<Output = Result<Outcome, String>>, CliError> {
     let input = serde_json::to_value(input).map_err(|e| CliError::Usage(e.to_string()))?;
-    let sm = StateMachine::load(definitions::DESTROY, &definitions::local_substitutions())
-        .map_err(|e| CliError::Refused(format!("the destroy definition does not load: {e}")))?
-        .with_name("cdkd-flow-destroy");
-    let options = EngineOptions {
-        time_scale: if fast { 0.0 } else { 1.0 },
-        ..EngineOptions::default()
-    };
-    let engine = Engine::new(Arc::new(LocalSteps { deps: deps.clone() }), options)
-        .with_observer(Arc::new(step_failure));
+    let subs = definitions::local_substitutions();
+    let sm = local::definition(definitions::DESTROY, "cdkd-flow-destroy", &subs)?;
+    let engine = local::engine(deps, fast).with_observer(Arc::new(step_failure));
     let run_id = run_id.to_string();
     let task = tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await });
     Ok(async move {

@@ -9,13 +9,12 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use cdkd_aws::StateStore;
 use cdkd_core::export::plan::Plan;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{assembly_line, render_dry_run, template_read_line};
-use cdkd_engine::{Engine, EngineOptions, Outcome, StateMachine};
+use cdkd_engine::Outcome;
 use cdkd_functions::export::{plan_key, ExportInput, ExportOptions, TemplateFrom};
 use cdkd_functions::{definitions, Deps};
 use serde_json::Value;
@@ -24,7 +23,7 @@ use crate::context;
 use crate::error::CliError;
 use crate::export_source::{read_templates, upload_templates, AppOptions, TemplateSource};
 use crate::global::GlobalOpts;
-use crate::local::LocalSteps;
+use crate::local;
 use crate::remote::{self, Kind, RemoteArgs};
 
 const HELP: &str = "\
@@ -259,14 +258,9 @@ async fn run_local(
     run_id: &str,
     fast: bool,
 ) -> Result<Outcome, CliError> {
-    let sm = StateMachine::load(definitions::EXPORT, &definitions::local_substitutions())
-        .map_err(|e| CliError::Refused(format!("the export definition does not load: {e}")))?
-        .with_name("cdkd-flow-export");
-    let options = EngineOptions {
-        time_scale: if fast { 0.0 } else { 1.0 },
-        ..EngineOptions::default()
-    };
-    let engine = Engine::new(Arc::new(LocalSteps { deps: deps.clone() }), options);
+    let subs = definitions::local_substitutions();
+    let sm = local::definition(definitions::EXPORT, "cdkd-flow-export", &subs)?;
+    let engine = local::engine(deps, fast);
     let run_id = run_id.to_string();
     tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await })
         .await
