@@ -81,6 +81,12 @@ pub enum StateError {
     },
 }
 
+/// A custom resource's type: `Custom::*` or `AWS::CloudFormation::CustomResource`
+/// (docs/destroy.md §2.8 step 4). Destroy, export and the repairs all ask this.
+pub fn is_custom_resource(resource_type: &str) -> bool {
+    resource_type.starts_with("Custom::") || resource_type == "AWS::CloudFormation::CustomResource"
+}
+
 /// The JSON kind of a value as a noun phrase (`an array`, `null`, …), for messages.
 pub fn kind_of(v: &Value) -> &'static str {
     match v {
@@ -93,9 +99,7 @@ pub fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-fn shown_stack(stack: &str) -> String {
-    or_unrenderable(flatten_str(stack))
-}
+use crate::text::flattened as shown_stack;
 
 fn shown_region(region: Option<&str>) -> String {
     match region {

@@ -111,6 +111,12 @@ pub fn flatten_str(s: &str) -> String {
     js_trim(&replaced).to_string()
 }
 
+/// [`flatten_str`], with `<unrenderable>` for what flattens to nothing: a name or id
+/// inside a one-line message.
+pub fn flattened(s: &str) -> String {
+    or_unrenderable(flatten_str(s))
+}
+
 /// docs/state-views.md §1.3 ASCII-only: coercion as in §1.2, every code point outside U+0020–U+007E
 /// → space, trimmed. May return `""` (wrap with [`or_unrenderable`] in prose).
 pub fn ascii_only(v: Option<&Value>) -> String {

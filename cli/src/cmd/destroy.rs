@@ -4,7 +4,6 @@
 //! destroy workflow for each stack, one after the other, consumers before producers,
 //! showing a bar per stack and a line per resource as it settles, and the report.
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -16,8 +15,8 @@ use cdkd_core::destroy::refusals::StackRecord;
 use cdkd_core::lock::is_expired;
 use cdkd_core::text::{ascii_only_str, flatten_str, or_unrenderable};
 use cdkd_core::view::plan::{
-    is_confirmation, plan_run, refused_summary, render_confirmation, render_plan, PlanRequest,
-    RunPlan, CONFIRM_QUESTION,
+    plan_run, refused_summary, render_confirmation, render_plan, PlanRequest, RunPlan,
+    CONFIRM_QUESTION,
 };
 use cdkd_engine::{Event, EventKind, Outcome};
 use cdkd_functions::destroy::finish::RunReport;
@@ -275,29 +274,18 @@ fn verdict(w: &Watched<Result<Outcome, String>>) -> Verdict {
 /// Asks on stderr, reads the answer from stdin; refuses at once when stdin is not a
 /// terminal (a pipe or CI would otherwise hang or answer by accident).
 async fn confirm(plans: &[RunPlan], location: &str) -> Result<(), CliError> {
-    if !std::io::stdin().is_terminal() {
-        return Err(CliError::Usage(
-            "destroy asks for confirmation and stdin is not a terminal; pass -y (--yes) to destroy without asking, or --dry-run to see the plan".into(),
-        ));
-    }
-    eprint!(
+    let question = format!(
         "{}{CONFIRM_QUESTION}",
         render_confirmation(plans, location, CONFIRM_CAP)
     );
-    let _ = std::io::stderr().flush();
-    let answer = tokio::task::spawn_blocking(|| {
-        let mut line = String::new();
-        std::io::stdin().lock().read_line(&mut line).map(|_| line)
-    })
-    .await
-    .map_err(|e| CliError::Usage(e.to_string()))?
-    .map_err(|e| CliError::Usage(format!("could not read the answer: {e}")))?;
-    if is_confirmation(&answer) {
-        Ok(())
-    } else {
-        Err(CliError::Refused(
+    match crate::ask::confirm(&question).await? {
+        None => Err(CliError::Usage(
+            "destroy asks for confirmation and stdin is not a terminal; pass -y (--yes) to destroy without asking, or --dry-run to see the plan".into(),
+        )),
+        Some(true) => Ok(()),
+        Some(false) => Err(CliError::Refused(
             "destroy not confirmed; nothing was deleted".into(),
-        ))
+        )),
     }
 }
 

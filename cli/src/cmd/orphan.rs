@@ -4,23 +4,25 @@
 //! and every line printed is `cdkd_core::repair` / `cdkd_core::view::repair`'s; this file
 //! reads, asks, locks and writes.
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use cdkd_aws::store::{now_ms, Precondition};
+use cdkd_aws::StoreError;
 use cdkd_core::contention::{ContentionContext, Subject};
 use cdkd_core::keys::StackRef;
 use cdkd_core::lock::{cli_owner, is_expired};
-use cdkd_core::repair::orphan::{check_record, resource_targets};
+use cdkd_core::repair::orphan::{check_record, child_with_record, resource_targets};
 use cdkd_core::repair::rewrite::{live_reads_needed, LiveAttr, LiveReads};
 use cdkd_core::repair::rewrite::{rewrite, Rewrite};
 use cdkd_core::state::StateRecord;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::repair as v;
+use cdkd_core::view::state::collate::ref_cmp;
 use cdkd_core::view::state::list::RefView;
-use cdkd_core::view::state::resolve::no_state_found;
+use cdkd_core::view::state::resolve::{no_state_found, resolve_single};
 use serde_json::{json, Value};
 
+use super::state::ref_view;
 use crate::context::Ctx;
 use crate::error::CliError;
 
@@ -84,25 +86,6 @@ pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
     }
 }
 
-/// Reads one line from a terminal after printing `question` on stderr; `None` when stdin
-/// is not a terminal.
-async fn ask(question: &str) -> Result<Option<bool>, CliError> {
-    if !std::io::stdin().is_terminal() {
-        return Ok(None);
-    }
-    eprint!("{question}");
-    let _ = std::io::stderr().flush();
-    let answer = tokio::task::spawn_blocking(|| {
-        let mut line = String::new();
-        std::io::stdin().lock().read_line(&mut line).map(|_| line)
-    })
-    .await
-    .map_err(|e| CliError::Usage(e.to_string()))?
-    .map_err(|e| CliError::Usage(format!("could not read the answer: {e}")))?;
-    let a = answer.trim().to_ascii_lowercase();
-    Ok(Some(a == "y" || a == "yes"))
-}
-
 fn contention<'a>(ctx: &'a Ctx, stack: &'a str, region: Option<&'a str>) -> ContentionContext<'a> {
     ContentionContext {
         subject: Subject::Stack,
@@ -117,32 +100,28 @@ fn contention<'a>(ctx: &'a Ctx, stack: &'a str, region: Option<&'a str>) -> Cont
 // ---------------------------------------------------------------------------------
 // Whole stacks (docs/repairs.md §7.1)
 
-/// The refs of `stack` the command targets: `--stack-region`'s alone (refused when it
-/// has none, listing the regions it has), else every one, regions sorted, legacy last.
+/// The refs of `stack` the command targets: `--stack-region`'s alone (refused as every
+/// state command refuses a region the stack has no record in), else every one, in the
+/// listing's order (regions, then the legacy record).
 fn targets(
     stack: &str,
     refs: &[StackRef],
     stack_region: Option<&str>,
 ) -> Result<Vec<StackRef>, CliError> {
     let mut mine: Vec<StackRef> = refs.iter().filter(|r| r.stack == stack).cloned().collect();
-    mine.sort_by(|a, b| (a.region.is_none(), &a.region).cmp(&(b.region.is_none(), &b.region)));
+    mine.sort_by(|a, b| ref_cmp(&a.stack, a.region.as_deref(), &b.stack, b.region.as_deref()));
     mine.dedup();
-    let Some(r) = stack_region else {
-        return Ok(mine);
-    };
-    if let Some(one) = mine.iter().find(|x| x.region.as_deref() == Some(r)) {
-        return Ok(vec![one.clone()]);
+    match stack_region {
+        Some(r) if !mine.is_empty() => {
+            let views: Vec<RefView<'_>> = mine.iter().map(ref_view).collect();
+            let one = resolve_single(stack, &views, Some(r)).map_err(CliError::Refused)?;
+            Ok(vec![StackRef {
+                stack: one.stack.to_string(),
+                region: one.region.map(str::to_string),
+            }])
+        }
+        _ => Ok(mine),
     }
-    let have: Vec<String> = mine
-        .iter()
-        .map(|x| x.region.clone().unwrap_or_else(|| "(legacy)".into()))
-        .collect();
-    Err(CliError::Refused(format!(
-        "Stack '{}' has no state in region {}; it has state in: {}",
-        flatten_str(stack),
-        flatten_str(r),
-        have.join(", ")
-    )))
 }
 
 async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
@@ -163,8 +142,10 @@ async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
         for t in &chosen {
             let lock = match ctx.store.get_lock(stack, t.region.as_deref()).await {
                 Ok(l) => l.map(|(info, _)| Some(info)),
-                // An unreadable lock object is a lock all the same.
-                Err(_) => Some(None),
+                // An unreadable lock object is a lock all the same; any other failure
+                // to read it stops the command.
+                Err(StoreError::LockRead { .. }) => Some(None),
+                Err(e) => return Err(e.into()),
             };
             if lock.is_some() && !a.force {
                 return Err(CliError::Refused(v::orphan_locked(&contention(
@@ -183,7 +164,7 @@ async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
                     region: r.region.as_deref(),
                 })
                 .collect();
-            match ask(&v::orphan_stacks_prompt(&views, &ctx.bucket, &ctx.prefix)).await? {
+            match crate::ask::confirm(&v::orphan_stacks_prompt(&views, &ctx.bucket, &ctx.prefix)).await? {
                 None => {
                     return Err(CliError::Usage(
                         "state orphan asks for confirmation and stdin is not a terminal; pass -y / --yes (or -f / --force)".into(),
@@ -284,26 +265,14 @@ async fn resources_locked(
     check_record(body, stack, region, targets).map_err(|e| CliError::Refused(e.to_string()))?;
     // A target that is a nested stack with a record of its own: drop the child first.
     let refs = ctx.store.list_refs().await?;
-    for t in targets {
-        let child = format!("{stack}~{t}");
-        let regions: Vec<Option<&str>> = refs
-            .iter()
-            .filter(|r| r.stack == child)
-            .map(|r| r.region.as_deref())
-            .collect();
-        if !regions.is_empty() {
-            let child_region = if regions.contains(&Some(region)) {
-                Some(region)
-            } else {
-                regions.iter().flatten().next().copied()
-            };
-            return Err(CliError::Refused(v::orphan_child_record(
-                &child,
-                child_region,
-                &ctx.bucket,
-                &ctx.prefix,
-            )));
-        }
+    let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
+    if let Some((child, at)) = child_with_record(stack, region, targets, &views) {
+        return Err(CliError::Refused(v::orphan_child_record(
+            &child,
+            at.as_deref(),
+            &ctx.bucket,
+            &ctx.prefix,
+        )));
     }
     let live = live_reads(body, targets);
     let rw = rewrite(body, targets, &live, a.force)
@@ -313,7 +282,7 @@ async fn resources_locked(
         eprintln!("warning: {w}");
     }
     if !(a.yes || a.force) {
-        match ask(&v::orphan_resources_prompt(&rw.removed, stack, region)).await? {
+        match crate::ask::confirm(&v::orphan_resources_prompt(&rw.removed, stack, region)).await? {
             None => return Err(CliError::Usage(
                 "state orphan asks for confirmation and stdin is not a terminal; pass -y / --yes"
                     .into(),

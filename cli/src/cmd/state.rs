@@ -143,7 +143,7 @@ fn emit(r: &Rendered) {
     crate::out::print(&r.stdout);
 }
 
-fn ref_view(r: &StackRef) -> RefView<'_> {
+pub(crate) fn ref_view(r: &StackRef) -> RefView<'_> {
     RefView {
         stack: &r.stack,
         region: r.region.as_deref(),

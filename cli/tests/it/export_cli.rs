@@ -78,6 +78,15 @@ async fn cfn_stack_exists(name: &str) -> bool {
     }
 }
 
+/// `export ExportNested --cdk-out <fixture> --dry-run --local --run-id <id> <extra>`.
+fn export_nested(bucket: &str, run_id: &str, extra: &[&str]) -> h::CliRun {
+    let out = fixture("nested.out");
+    let mut args = vec!["export", NESTED, "--cdk-out", &out, "--dry-run", "--local"];
+    args.extend(["--run-id", run_id]);
+    args.extend_from_slice(extra);
+    cli(bucket, &args)
+}
+
 fn flat_args<'a>(run_id: &'a str) -> Vec<&'a str> {
     vec!["export", FLAT, "--dry-run", "--local", "--run-id", run_id]
 }
@@ -128,25 +137,13 @@ async fn export_dry_run_local_three_level_cloud_assembly_plans_leaf_first() {
     let bucket = seeded(&[NESTED, MIDDLE, LEAF]).await;
     let before = state_objects(&bucket).await;
     let run_id = uniq("export-nested");
-    let out = fixture("nested.out");
-    let r = cli(
-        &bucket,
-        &[
-            "export",
-            NESTED,
-            "--cdk-out",
-            &out,
-            "--dry-run",
-            "--local",
-            "--run-id",
-            &run_id,
-        ],
-    );
+    let r = export_nested(&bucket, &run_id, &[]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stderr.contains("3 template(s) uploaded"), "{r:?}");
     insta::assert_snapshot!(r.stdout);
     assert_eq!(state_objects(&bucket).await, before);
-    for name in [NESTED, "ExportNested-Middle", "ExportNested-Middle-Leaf"] {
+    // The destination names: the cdkd names with `~` replaced by `-`.
+    for name in [NESTED, &MIDDLE.replace('~', "-"), &LEAF.replace('~', "-")] {
         assert!(!cfn_stack_exists(name).await, "{name}");
     }
 }
@@ -155,21 +152,7 @@ async fn export_dry_run_local_three_level_cloud_assembly_plans_leaf_first() {
 async fn export_dry_run_json_is_the_plan_file_and_the_templates_are_uploaded_as_json() {
     let bucket = seeded(&[NESTED, MIDDLE, LEAF]).await;
     let run_id = uniq("export-json");
-    let out = fixture("nested.out");
-    let r = cli(
-        &bucket,
-        &[
-            "export",
-            NESTED,
-            "--cdk-out",
-            &out,
-            "--dry-run",
-            "--local",
-            "--json",
-            "--run-id",
-            &run_id,
-        ],
-    );
+    let r = export_nested(&bucket, &run_id, &["--json"]);
     assert_eq!(r.code, 0, "{r:?}");
     let printed: Value = serde_json::from_str(&r.stdout).expect("--json prints JSON");
     let s3 = h::s3().await;

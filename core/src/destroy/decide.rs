@@ -214,10 +214,7 @@ pub fn unsupported_reason(resource_type: &str) -> String {
     )
 }
 
-/// Custom-resource types (docs/destroy.md §2.8 step 4).
-pub fn is_custom_resource(resource_type: &str) -> bool {
-    resource_type.starts_with("Custom::") || resource_type == "AWS::CloudFormation::CustomResource"
-}
+pub use crate::state::is_custom_resource;
 
 /// Decides what to do with one record when no deleter is known: [`decide_with`] and
 /// [`NoSdkDeleters`] (a plan preview: a type an SDK deleter would take is routed to

@@ -19,10 +19,7 @@ use crate::text::flatten_str;
 /// lets phase 2 create again (docs/export.md §3 rule 5).
 pub const RECREATE_TYPES: &[&str] = &["AWS::ApiGatewayV2::Stage", "AWS::IAM::Policy"];
 
-/// `Custom::*` or `AWS::CloudFormation::CustomResource`.
-pub fn is_custom_resource(resource_type: &str) -> bool {
-    resource_type.starts_with("Custom::") || resource_type == "AWS::CloudFormation::CustomResource"
-}
+pub use crate::state::is_custom_resource;
 
 pub fn is_recreate_type(resource_type: &str) -> bool {
     RECREATE_TYPES.contains(&resource_type)

@@ -30,19 +30,14 @@ pub mod ssm;
 /// The redaction mask, shared with export (docs/repairs.md §6.4).
 pub use crate::export::MASK;
 
-use crate::text::{ascii_only_str, flatten_str, or_unrenderable};
+use crate::text::{ascii_only_str, or_unrenderable};
 
 /// A stack name inside a refusal: flattened onto one line.
-pub(crate) fn shown_stack(stack: &str) -> String {
-    or_unrenderable(flatten_str(stack))
-}
+pub(crate) use crate::text::flattened as shown_stack;
+/// A logical id inside a refusal: flattened onto one line.
+pub(crate) use crate::text::flattened as shown_id;
 
 /// A region inside a refusal: ASCII-only.
 pub(crate) fn shown_region(region: &str) -> String {
     or_unrenderable(ascii_only_str(region))
-}
-
-/// A logical id inside a refusal: flattened onto one line.
-pub(crate) fn shown_id(id: &str) -> String {
-    or_unrenderable(flatten_str(id))
 }

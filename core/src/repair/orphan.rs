@@ -148,3 +148,32 @@ fn check_known(
         },
     })
 }
+
+/// A target that is a nested stack with a record of its own (docs/repairs.md §7.2 step
+/// 6): the child `<stack>~<target>` and the region to name in the command that drops it
+/// (`stack`'s region when the child has a record there, else its first other region;
+/// `None` for a region-less child). `refs` is the listing, re-read under the lock.
+pub fn child_with_record(
+    stack: &str,
+    region: &str,
+    targets: &[String],
+    refs: &[crate::view::state::list::RefView<'_>],
+) -> Option<(String, Option<String>)> {
+    targets.iter().find_map(|t| {
+        let child = format!("{stack}~{t}");
+        let regions: Vec<Option<&str>> = refs
+            .iter()
+            .filter(|r| r.stack == child)
+            .map(|r| r.region)
+            .collect();
+        if regions.is_empty() {
+            return None;
+        }
+        let at = if regions.contains(&Some(region)) {
+            Some(region)
+        } else {
+            regions.iter().flatten().next().copied()
+        };
+        Some((child, at.map(str::to_string)))
+    })
+}

@@ -48,11 +48,6 @@ pub fn is_credential_name(name: &str) -> bool {
         && !NON_SECRET_ENDINGS.iter().any(|e| lower.ends_with(e))
 }
 
-/// `Custom::*` or `AWS::CloudFormation::CustomResource`.
-pub fn is_custom_resource_type(resource_type: &str) -> bool {
-    resource_type.starts_with("Custom::") || resource_type == "AWS::CloudFormation::CustomResource"
-}
-
 /// True for the entries of [`SECRET_VALUED_ATTRIBUTES`].
 pub fn is_secret_valued_attribute(resource_type: &str, attr: &str) -> bool {
     SECRET_VALUED_ATTRIBUTES
@@ -88,7 +83,7 @@ pub fn never_copied(resource_type: &str, attr: &str, value: &Value) -> Option<Cr
     use CredentialClass::*;
     if is_credential_name(attr) {
         Some(CredentialNamedAttribute)
-    } else if is_custom_resource_type(resource_type) {
+    } else if crate::state::is_custom_resource(resource_type) {
         Some(CustomResourceAttribute)
     } else if is_secret_valued_attribute(resource_type, attr) {
         Some(SecretValuedAttribute)

@@ -21,9 +21,7 @@ pub const REFRESH_USAGE: &str =
 /// The info line when `--all` matches nothing.
 pub const NO_STACKS_FOUND: &str = "No stacks found in state";
 
-fn flat(s: &str) -> String {
-    or_unrenderable(flatten_str(s))
-}
+use crate::text::flattened as flat;
 
 fn refused_part(refused: u32) -> String {
     if refused > 0 {

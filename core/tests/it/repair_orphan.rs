@@ -370,3 +370,38 @@ fn orphan_rule_7_3_references_to_survivors_and_non_intrinsic_objects_untouched()
     assert_eq!(out.record["resources"]["K"]["properties"], props);
     assert!(out.audit.is_empty());
 }
+
+#[test]
+fn orphan_rule_7_2_step_6_child_record_region_is_the_parents_else_its_first_other() {
+    use cdkd_core::repair::orphan::child_with_record;
+    use cdkd_core::view::state::list::RefView;
+    let r = |stack, region| RefView { stack, region };
+    let targets = vec!["Net".to_string(), "Q".to_string()];
+    let here = [
+        r("Root~Net", Some("eu-west-1")),
+        r("Root~Net", Some("us-east-1")),
+    ];
+    assert_eq!(
+        child_with_record("Root", "us-east-1", &targets, &here),
+        Some(("Root~Net".to_string(), Some("us-east-1".to_string())))
+    );
+    let elsewhere = [r("Root~Net", Some("eu-west-1"))];
+    assert_eq!(
+        child_with_record("Root", "us-east-1", &targets, &elsewhere),
+        Some(("Root~Net".to_string(), Some("eu-west-1".to_string())))
+    );
+    let legacy = [r("Root~Net", None)];
+    assert_eq!(
+        child_with_record("Root", "us-east-1", &targets, &legacy),
+        Some(("Root~Net".to_string(), None))
+    );
+    assert_eq!(
+        child_with_record(
+            "Root",
+            "us-east-1",
+            &targets,
+            &[r("Root", Some("us-east-1"))]
+        ),
+        None
+    );
+}
