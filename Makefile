@@ -9,11 +9,12 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build build-cli test check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy bench-export clean
+.PHONY: help setup build build-cli test test-emulator-py check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy bench-export clean
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
 	@echo "make test   - run every test (template checks, unit, snapshot, emulator end-to-end)"
+	@echo "make test-emulator-py - the emulator's resource-import tests (Python, no cargo)"
 	@echo "make check-templates - cfn-lint and sam validate --lint on infra/template.yaml, asl-validator on statemachines/"
 	@echo "make build  - build the workspace"
 	@echo "make lint   - cargo fmt --check, clippy, and the template checks"
@@ -54,7 +55,12 @@ test: setup
 	$(CARGO) test --workspace --no-fail-fast --lib --bins --test it || status=1; \
 	$(CARGO) test --workspace --no-fail-fast --doc || status=1; \
 	scripts/with-emulator.sh $(CARGO) test --workspace --no-fail-fast --test e2e -- --test-threads=1 || status=1; \
+	scripts/with-emulator.sh $(VPY) -m unittest discover -s scripts/moto_ext/tests -t scripts -v || status=1; \
 	exit $$status
+
+# The emulator's own tests (resource import on the extended moto), without cargo.
+test-emulator-py: setup
+	scripts/with-emulator.sh $(VPY) -m unittest discover -s scripts/moto_ext/tests -t scripts -v
 
 # The demo builds only the CLI; its features agree with the test build's
 # (scripts/check-features.sh), so this build is a prefix of `make test`'s.

@@ -1,12 +1,14 @@
 """Server-side extensions of the pinned moto, for what the project needs and moto lacks:
 CloudFormation's `DescribeType` (served from cfn-lint's registry schemas, see
-`registry`) and pagination of EC2's `DescribeSecurityGroupRules` (see `sg_rules`).
+`registry`), pagination of EC2's `DescribeSecurityGroupRules` (see `sg_rules`), and
+CloudFormation resource import (IMPORT change sets, see `cfn_import`), which patches
+moto's CloudFormation classes when the middleware is built.
 
 `wrap(app)` puts a WSGI middleware in front of moto's app: it handles exactly those two
 requests and hands every other request to moto untouched (a form body it had to read to
 find the action is put back first). `self_test()` checks, before the emulator serves,
 that it runs on the moto and cfn-lint versions requirements-dev.txt pins and that the
-registry answers."""
+registry answers and that one IMPORT runs through the patched code."""
 from typing import Any, Iterable
 
 from . import registry, sg_rules, wsgi
@@ -21,6 +23,10 @@ class Extensions:
     def __init__(self, app: Any, types: registry.Registry | None = None) -> None:
         self.app = app
         self.types = types or registry.Registry()
+        # Imported here: moto's CloudFormation parser imports most of moto.
+        from . import cfn_import
+
+        cfn_import.install()
 
     def __call__(self, environ: dict[str, Any], start_response: wsgi.StartResponse) -> Iterable[bytes]:
         service, region = wsgi.credential_scope(environ)

@@ -1,6 +1,7 @@
 """The emulator's start-up check: the pinned moto and cfn-lint are the ones installed,
-cfn-lint's registry schemas are present, and DescribeType answers for a known type and
-refuses an unknown one, through the same middleware that serves requests."""
+cfn-lint's registry schemas are present, DescribeType answers for a known type and
+refuses an unknown one, through the same middleware that serves requests, and one
+resource IMPORT runs through the patched moto (`cfn_selftest`)."""
 import json
 import os
 import re
@@ -108,7 +109,14 @@ def check_registry() -> None:
         raise SelfTestError(f"DescribeType of an unknown type answered {status}: {data[:300]!r}")
 
 
+def check_import() -> None:
+    from .cfn_selftest import check_import as run
+
+    run(SelfTestError)
+
+
 def self_test() -> None:
     """Raises SelfTestError naming what is wrong."""
     check_versions()
     check_registry()
+    check_import()

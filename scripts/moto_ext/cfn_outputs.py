@@ -1,0 +1,42 @@
+"""A stack's Outputs and exports after a change set runs (moto only builds them when a
+stack is created or updated directly), and the stored template.
+
+The Outputs are resolved by moto's own OutputMap against the stack's ResourceMap, so
+Ref, Fn::GetAtt, Fn::Sub, Fn::Join, Fn::ImportValue and parameters work as they do for
+moto's CreateStack."""
+from typing import Any
+
+from moto.cloudformation.exceptions import ValidationError
+from moto.cloudformation.models import Stack
+
+from . import cfn_templates
+
+
+def stored_template(stack: Stack) -> dict[str, Any]:
+    """The stack's template as last executed, parsed from its stored text (moto adds
+    Properties to the dicts it parses, so `template_dict` is not what was sent); `{}`
+    for a stack no change set has run on."""
+    if not isinstance(stack.template, str) or not stack.template:
+        return {}
+    try:
+        return cfn_templates.parse(stack.template)
+    except ValidationError:
+        return {}
+
+
+def stored_outputs(stack: Stack) -> dict[str, Any]:
+    return cfn_templates.outputs_of(stored_template(stack))
+
+
+def refresh(backend: Any, stack: Stack) -> None:
+    """Re-reads the stack's stored template and rebuilds its Outputs, Description and
+    exports."""
+    if isinstance(stack.template, str) and stack.template:
+        stack._parse_template()
+    stack.description = stack.template_dict.get("Description") if stack.template_dict else None
+    stack.output_map = stack._create_output_map()
+    for name, export in list(backend.exports.items()):
+        if export.exporting_stack_id == stack.stack_id:
+            del backend.exports[name]
+    for export in stack.exports:
+        backend.exports[export.name] = export
