@@ -10,7 +10,11 @@ stack's own (IMPORT_IN_PROGRESS -> IMPORT_COMPLETE, per-resource events) or roll
 import json
 from typing import Any
 
-from moto.cloudformation.exceptions import CloudFormationError, ValidationError
+from moto.cloudformation.exceptions import (
+    AlreadyExistsException,
+    CloudFormationError,
+    ValidationError,
+)
 from moto.cloudformation.models import ChangeSet, Change, Event, Stack
 from moto.cloudformation.parsing import ResourceMap
 from moto.cloudformation.utils import (
@@ -119,6 +123,11 @@ def create_import_change_set(
         raise ValidationError(
             message=f"Stack:{stack.stack_id} is in {stack.status} state and can not be updated."
         )
+    if stack is not None and any(
+        cs.stack_id == stack.stack_id and cs.change_set_name == change_set_name
+        for cs in backend.change_sets.values()
+    ):
+        raise AlreadyExistsException(f"ChangeSet {change_set_name} already exists")
     held, held_outputs = _held(stack)
     checked = cfn_rules.check_import(entries, template, held, held_outputs, backend.region_name)
     if not parameters and stack is not None:

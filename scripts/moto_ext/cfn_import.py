@@ -5,7 +5,9 @@ by patching moto's CloudFormation response and backend classes at start-up.
   `cfn_execute`); every other type goes to moto, after the TemplateBody size check.
 - `ExecuteChangeSet` refuses a change set that is not AVAILABLE, runs an IMPORT change
   set itself, and rebuilds the stack's Outputs after any other (moto never did).
-- `GetTemplate` with `ChangeSetName` answers that change set's template.
+- `GetTemplate` with `ChangeSetName` answers that change set's template; Describe-,
+  Delete- and ExecuteChangeSet find a change set by name within the named stack
+  (`ChangeSetNotFound` otherwise).
 The corrections moto needs for imported resources to behave as a stack's own are in
 `cfn_fixes`."""
 from typing import Any
@@ -13,7 +15,7 @@ from typing import Any
 from moto.cloudformation import responses
 from moto.cloudformation.exceptions import CloudFormationError, ValidationError
 from moto.cloudformation.models import ChangeSet, CloudFormationBackend
-from moto.core.responses import ActionResult
+from moto.core.responses import ActionResult, EmptyResult
 
 from . import cfn_execute, cfn_fixes, cfn_outputs, cfn_templates
 
@@ -24,20 +26,46 @@ class InvalidChangeSetStatus(CloudFormationError):
     code = "InvalidChangeSetStatus"
 
 
+class ChangeSetNotFound(CloudFormationError):
+    code = "ChangeSetNotFound"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"ChangeSet [{name}] does not exist")
+
+
 # moto finds an error's service model from the module the exception class is defined in.
-InvalidChangeSetStatus.__module__ = "moto.cloudformation.exceptions"
+InvalidChangeSetStatus.__module__ = ChangeSetNotFound.__module__ = "moto.cloudformation.exceptions"
 
 
-def find_change_set(backend: Any, name_or_id: str, stack_name: str | None) -> ChangeSet | None:
-    """A change set by id, or by name within the named stack (any stack without one)."""
+def find_change_set(backend: Any, name_or_id: str, stack_name: str | None) -> ChangeSet:
+    """A change set by id, or by name within the named stack (moto took the last one of
+    that name in any stack); ChangeSetNotFound otherwise."""
     if name_or_id in backend.change_sets:
         return backend.change_sets[name_or_id]
-    for change_set in backend.change_sets.values():
-        if change_set.change_set_name == name_or_id and (
-            not stack_name or stack_name in (change_set.stack_name, change_set.stack_id)
-        ):
-            return change_set
-    return None
+    named = [
+        cs for cs in backend.change_sets.values()
+        if cs.change_set_name == name_or_id
+        and (not stack_name or stack_name in (cs.stack_name, cs.stack_id))
+    ]
+    live = [cs for cs in named if cs.stack_id in backend.stacks]
+    if not named:
+        raise ChangeSetNotFound(name_or_id)
+    return (live or named)[-1]
+
+
+def describe_change_set(self: Any) -> ActionResult:
+    """DescribeChangeSet, within the named stack."""
+    return ActionResult(find_change_set(
+        self.cloudformation_backend, self._get_param("ChangeSetName"), self._get_param("StackName")
+    ))
+
+
+def delete_change_set(self: Any) -> EmptyResult:
+    """DeleteChangeSet, within the named stack."""
+    backend = self.cloudformation_backend
+    change_set = find_change_set(backend, self._get_param("ChangeSetName"), self._get_param("StackName"))
+    del backend.change_sets[change_set.change_set_id]
+    return EmptyResult()
 
 
 def _template_text(response: Any, stack_name: str) -> str:
@@ -101,8 +129,8 @@ def create_change_set(self: Any) -> ActionResult:
 def execute_change_set(self: CloudFormationBackend, change_set_name: str, stack_name: str | None = None) -> None:
     """ExecuteChangeSet: only an AVAILABLE change set; Outputs rebuilt afterwards."""
     change_set = find_change_set(self, change_set_name, stack_name)
-    if change_set is None:
-        raise ValidationError(message=f"ChangeSet [{change_set_name}] does not exist")
+    if change_set.stack_id not in self.stacks:
+        raise ValidationError(change_set.stack_id)
     if change_set.status != "CREATE_COMPLETE" or change_set.execution_status != "AVAILABLE":
         raise InvalidChangeSetStatus(
             f"ChangeSet [{change_set.change_set_id}] cannot be executed in its current status "
@@ -123,8 +151,6 @@ def get_template(self: Any) -> ActionResult:
     if not change_set_name:
         return _originals["get_template"](self)
     change_set = find_change_set(self.cloudformation_backend, change_set_name, self._get_param("StackName"))
-    if change_set is None:
-        raise ValidationError(message=f"ChangeSet [{change_set_name}] does not exist")
     return ActionResult({"TemplateBody": change_set.template, "StagesAvailable": ["Original", "Processed"]})
 
 
@@ -136,6 +162,8 @@ def install() -> None:
     response_class = responses.CloudFormationResponse
     _originals["create_change_set"] = response_class.create_change_set
     _originals["get_template"] = response_class.get_template
+    response_class.describe_change_set = describe_change_set  # type: ignore[method-assign]
+    response_class.delete_change_set = delete_change_set  # type: ignore[method-assign]
     _originals["execute_change_set"] = CloudFormationBackend.execute_change_set
     response_class.create_change_set = create_change_set  # type: ignore[method-assign]
     response_class.get_template = get_template  # type: ignore[method-assign]

@@ -203,6 +203,30 @@ class Execution(ImportCase):
                           "import-2")
         self.assertEqual(set(self.resources(stack)), {"First", "Second"})
 
+    def test_rule_a_change_set_name_is_found_within_its_stack(self) -> None:
+        first, second = uniq("s"), uniq("s")
+        ids = {}
+        for stack in (first, second):
+            name = uniq("q")
+            ids[stack] = self.create_import(stack, template({"Queue": resource(QUEUE, {"QueueName": name})}),
+                                            [entry("Queue", QUEUE, QueueUrl=self.made.queue(name))])["StackId"]
+        self.assertEqual(self.change_set(first)["StackId"], ids[first])
+        self.cfn.delete_change_set(StackName=second, ChangeSetName="import-1")
+        self.assertEqual(self.change_set(first)["StackId"], ids[first])
+        with self.assertRaises(ClientError) as caught:
+            self.change_set(second)
+        self.assertEqual(caught.exception.response["Error"]["Code"], "ChangeSetNotFound")
+        self.assertIn("does not exist", caught.exception.response["Error"]["Message"])
+
+    def test_rule_a_change_set_name_is_unique_within_its_stack(self) -> None:
+        stack, name = uniq("s"), uniq("q")
+        body = template({"Queue": resource(QUEUE, {"QueueName": name})})
+        row = entry("Queue", QUEUE, QueueUrl=self.made.queue(name))
+        self.create_import(stack, body, [row])
+        with self.assertRaises(ClientError) as caught:
+            self.create_import(stack, body, [row])
+        self.assertEqual(caught.exception.response["Error"]["Code"], "AlreadyExistsException")
+
     def test_rule_a_yaml_template_body_is_accepted(self) -> None:
         stack, name = uniq("s"), uniq("q")
         body = (f"Resources:\n  Queue:\n    Type: {QUEUE}\n    DeletionPolicy: Retain\n"
