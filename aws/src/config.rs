@@ -35,6 +35,24 @@ pub fn endpoint_configured(cfg: &SdkConfig) -> bool {
         || std::env::var("AWS_ENDPOINT_URL_S3").is_ok_and(|u| !u.is_empty())
 }
 
+/// The URL CloudFormation reads an object of the state bucket at (a change set's
+/// `TemplateURL`): path-style under a configured endpoint (the emulator), else the
+/// bucket's virtual-hosted regional address.
+pub fn object_url(cfg: &SdkConfig, bucket: &str, region: &str, key: &str) -> String {
+    let endpoint = std::env::var("AWS_ENDPOINT_URL_S3")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| {
+            cfg.endpoint_url()
+                .filter(|u| !u.is_empty())
+                .map(str::to_string)
+        });
+    match endpoint {
+        Some(e) => format!("{}/{bucket}/{key}", e.trim_end_matches('/')),
+        None => format!("https://{bucket}.s3.{region}.amazonaws.com/{key}"),
+    }
+}
+
 /// The S3 client of this configuration; path-style addressing when an endpoint is set.
 pub fn s3_client(cfg: &SdkConfig) -> aws_sdk_s3::Client {
     aws_sdk_s3::Client::from_conf(s3_config(cfg, None))

@@ -15,6 +15,7 @@
 pub mod bucket;
 pub mod calls;
 pub mod cfn;
+pub mod changeset;
 pub mod config;
 pub mod ec2;
 pub mod exports;

@@ -308,6 +308,14 @@ impl StateStore {
             .map_err(|f| self.object_error(key, f))
     }
 
+    /// Deletes an object of the bucket (a run's transient upload); a missing key is
+    /// success.
+    pub async fn delete_object(&self, key: &str) -> Result<(), StoreError> {
+        self.delete_raw(key, None)
+            .await
+            .map_err(|f| self.object_error(key, f))
+    }
+
     /// Deletes an object, optionally `If-Match`. A missing key is success.
     pub(crate) async fn delete_raw(
         &self,

@@ -383,10 +383,16 @@ pub async fn watch(
             x
         }
         (Some(Kind::Export), Some(place)) => {
-            // The plan the run wrote (its summary, or the plan itself with --json).
+            // A migrating run's report, else the plan the run wrote (its summary, or
+            // the JSON itself with --json).
             let x = follow.await?;
             let store = run_store(sdk, &place).await;
-            crate::cmd::export::print_plan(&store, &name, opts.json).await?;
+            if crate::cmd::export::print_report(&store, &name, opts.json)
+                .await?
+                .is_none()
+            {
+                crate::cmd::export::print_plan(&store, &name, opts.json).await?;
+            }
             x
         }
         _ => follow.await?,

@@ -26,6 +26,8 @@ pub mod names {
     pub const TRANSIENT: &str = "Transient";
     /// The step's input is not what the definition should pass.
     pub const BAD_INPUT: &str = "BadInput";
+    /// A CloudFormation change set or stack operation of an export failed.
+    pub const CHANGE_SET_FAILED: &str = "ChangeSetFailed";
 }
 
 impl StepError {
@@ -74,4 +76,33 @@ impl From<LockError> for StepError {
             LockError::Aws { .. } => StepError::transient(e.to_string()),
         }
     }
+}
+
+impl From<cdkd_aws::changeset::ChangeSetError> for StepError {
+    /// A throttled or transient CloudFormation failure is retried by the definition;
+    /// anything else stops the run (the abort path reports it).
+    fn from(e: cdkd_aws::changeset::ChangeSetError) -> Self {
+        if e.class.is_retryable() {
+            StepError::transient(e.to_string())
+        } else {
+            StepError::new(names::CHANGE_SET_FAILED, e.to_string())
+        }
+    }
+}
+
+/// The one line of a caught error (`{"Error": name, "Cause": text}`, what a `Catch`
+/// puts in the state): `<name>: <cause>`.
+pub fn caught_cause(error: &serde_json::Value) -> String {
+    let field = |k: &str| {
+        error
+            .get(k)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    format!(
+        "{}: {}",
+        field("Error"),
+        cdkd_core::text::flatten_str(&field("Cause"))
+    )
 }

@@ -11,6 +11,7 @@ pub mod deps;
 pub mod destroy;
 pub mod error;
 pub mod export;
+pub mod held;
 pub mod lambda;
 #[cfg(feature = "engine")]
 pub mod local;

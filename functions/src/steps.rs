@@ -19,6 +19,13 @@ pub const STEPS: &[(&str, &str)] = &[
     ("destroy-abort", "DestroyAbortFunctionArn"),
     ("cleanup-select", "CleanupSelectFunctionArn"),
     ("export-plan", "ExportPlanFunctionArn"),
+    ("export-lock", "ExportLockFunctionArn"),
+    ("export-import", "ExportImportFunctionArn"),
+    ("export-poll", "ExportPollFunctionArn"),
+    ("export-execute", "ExportExecuteFunctionArn"),
+    ("export-phase2", "ExportPhase2FunctionArn"),
+    ("export-cleanup", "ExportCleanupFunctionArn"),
+    ("export-abort", "ExportAbortFunctionArn"),
 ];
 
 /// The step named `name` (a Lambda function's `Handler`), as its `'static` name.
@@ -50,6 +57,13 @@ pub async fn invoke(step: &str, payload: Value, deps: &Deps) -> Result<Value, St
         "destroy-abort" => out(destroy::abort::run(parse(step, payload)?, deps).await?),
         "cleanup-select" => out(crate::cleanup::run(parse(step, payload)?, deps).await?),
         "export-plan" => out(crate::export::plan::run(parse(step, payload)?, deps).await?),
+        "export-lock" => out(crate::export::lock::run(parse(step, payload)?, deps).await?),
+        "export-import" => out(crate::export::import::run(parse(step, payload)?, deps).await?),
+        "export-poll" => out(crate::export::poll::run(parse(step, payload)?, deps).await?),
+        "export-execute" => out(crate::export::execute::run(parse(step, payload)?, deps).await?),
+        "export-phase2" => out(crate::export::phase2::run(parse(step, payload)?, deps).await?),
+        "export-cleanup" => out(crate::export::cleanup::run(parse(step, payload)?, deps).await?),
+        "export-abort" => out(crate::export::abort::run(parse(step, payload)?, deps).await?),
         other => Err(StepError::bad_input(format!("no step named '{other}'"))),
     }
 }

@@ -12,8 +12,10 @@ use std::process::ExitCode;
 
 use cdkd_aws::StateStore;
 use cdkd_core::export::plan::Plan;
+use cdkd_core::export::report::ExportReport;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{assembly_line, render_dry_run, template_read_line};
+use cdkd_core::view::export_report::render_report;
 use cdkd_engine::Outcome;
 use cdkd_functions::export::{plan_key, ExportInput, ExportOptions, TemplateFrom};
 use cdkd_functions::{definitions, Deps};
@@ -27,33 +29,41 @@ use crate::local;
 use crate::remote::{self, Kind, RemoteArgs};
 
 const HELP: &str = "\
-Plans the migration of a cdkd-managed stack, nested stacks included, into CloudFormation \
-through IMPORT change sets. The templates come from --template (one JSON or YAML file; \
-no nested template is followed), --cdk-out (a synthesized cloud assembly: the stack's \
-template and every nested template below it) or --app (the CDK app, run with CDK_OUTDIR \
-set, then read as --cdk-out). They are uploaded as JSON under \
-<prefix>/_runs/<run-id>/templates/ in the state bucket, and the export workflow plans \
-from them and from the stack's cdkd state.
+Migrates a cdkd-managed stack into CloudFormation through IMPORT change sets, or with \
+--dry-run plans the migration (nested stacks included). The templates come from \
+--template (one JSON or YAML file; no nested template is followed), --cdk-out (a \
+synthesized cloud assembly: the stack's template and every nested template below it) \
+or --app (the CDK app, run with CDK_OUTDIR set, then read as --cdk-out). They are \
+uploaded as JSON under <prefix>/_runs/<run-id>/templates/ in the state bucket, and the \
+export workflow plans from them and from the stack's cdkd state.
 
 The plan refuses, naming the stack and the cause: a CloudFormation stack that already \
 has a destination name (in any status, REVIEW_IN_PROGRESS included), a missing or \
 damaged state record (the root's or a nested child's), and any resource that cannot be \
-imported (blocked rows are listed one per logical id). Every AWS read uses the record's \
+imported (blocked rows are listed one per logical id). Every AWS call uses the record's \
 region.
 
 --dry-run prints, per stack (leaf first), the resources imported in phase 1 with their \
 identifiers, the nested stacks adopted, what phase 2 creates or re-creates, the \
 resolved parameters (NoEcho ones masked) and the warnings; --json prints the plan \
 itself (the run's plan.json). A dry run takes no lock and writes nothing but the run's \
-own artifacts. Only the plan exists so far: without --dry-run the command refuses.
+own artifacts.
+
+Without --dry-run the plan is printed and confirmed (unless -y; without a terminal -y is \
+required), then the migration runs: the stack's lock is taken, phase 1 imports the \
+resources (an IMPORT change set without Outputs), phase 2 applies the full template \
+(Outputs, Custom Resources) with an UPDATE change set, and the cdkd record is deleted and \
+the lock released. On a failure no record is deleted, the lock is released and the \
+report says what CloudFormation holds and what to redo by hand. Not run yet (planned \
+only): nested stacks, and IMPORT-unsupported resources that phase 2 must re-create.
 
 Without --local the deployed export state machine is started (from \
 --state-machine-arn, else env CDKD_FLOW_EXPORT_STATE_MACHINE_ARN, else the backend \
 stack's outputs) and watched until it ends; `cdkd-flow runs watch <run>` prints the \
-same plan later.
+same plan or report later.
 
-Exit status: 0 when the plan has no refusal, 1 when the export was refused or the run \
-failed, 2 for a usage error.";
+Exit status: 0 when the plan has no refusal (dry run) or the stack migrated, 1 when the \
+export was refused or the run failed, 2 for a usage error.";
 
 #[derive(Debug, clap::Args)]
 #[command(long_about = HELP)]
@@ -111,17 +121,15 @@ pub struct Args {
     /// Do not ask for confirmation.
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// A CloudFormation service role (ARN) the change sets are submitted with.
+    #[arg(long)]
+    pub role_arn: Option<String>,
     /// The run id (the execution name); default export-<stack>-<time>.
     #[arg(long)]
     pub run_id: Option<String>,
     #[command(flatten)]
     pub remote: RemoteArgs,
 }
-
-/// The refusal of an export that is not a dry run.
-pub const NOT_YET: &str = "export without --dry-run is not available yet: the import \
-phases (lock, IMPORT change sets, phase 2, cleanup) are not built; pass --dry-run to plan \
-the migration";
 
 impl Args {
     fn source(&self) -> TemplateSource {
@@ -152,14 +160,13 @@ impl Args {
             } else {
                 TemplateFrom::Synth
             }),
+            fast: self.fast,
+            role_arn: self.role_arn.clone(),
         }
     }
 }
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
-    if !a.dry_run {
-        return Err(CliError::Usage(NOT_YET.into()));
-    }
     if a.stack.is_empty() {
         return Err(CliError::Usage("a stack name cannot be empty".into()));
     }
@@ -210,30 +217,102 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         options: a.options(),
         dry_run: true,
     };
-    let input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;
-    if !a.local {
-        // The deployed state machine; its watch prints the plan (crate::remote::watch).
-        return remote::start_and_watch(&ctx.sdk, &a.remote, Kind::Export, &run_id, &input, a.json)
-            .await;
-    }
-    eprintln!("export {stack}: planning");
+    let plan_input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;
     let deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
-    let outcome = run_local(&deps, input, &run_id, a.fast).await?;
-    let printed = print_plan(&ctx.store, &run_id, a.json).await?;
-    match outcome {
-        Outcome::Succeeded(_) => Ok(ExitCode::SUCCESS),
-        Outcome::Failed(f) => {
+
+    // The plan first, dry run or not: what is shown is what a real run imports.
+    let plan_run = if a.dry_run {
+        run_id.clone()
+    } else {
+        format!("{run_id}-plan")
+    };
+    let plan = if a.local {
+        eprintln!("export {stack}: planning");
+        let outcome = run_local(&deps, plan_input.clone(), &plan_run, a.fast).await?;
+        let printed = print_plan(&ctx.store, &plan_run, a.json && a.dry_run).await?;
+        if let Outcome::Failed(f) = outcome {
             // A plan with blocked rows ends its summary with the refusal; any other
             // failure (or --json, whose stdout is the plan alone) is said on stderr.
             let said = printed
                 .as_ref()
                 .is_some_and(|p| p.blocked_refusal().is_some());
             if said && !a.json {
-                Ok(ExitCode::from(1))
-            } else {
-                Err(CliError::Refused(failure_line(&stack, &f.error, &f.cause)))
+                return Ok(ExitCode::from(1));
+            }
+            return Err(CliError::Refused(failure_line(&stack, &f.error, &f.cause)));
+        }
+        printed
+    } else {
+        // The deployed state machine; its watch prints the plan (crate::remote::watch).
+        let code = remote::start_and_watch(
+            &ctx.sdk,
+            &a.remote,
+            Kind::Export,
+            &plan_run,
+            &plan_input,
+            a.json && a.dry_run,
+        )
+        .await?;
+        if a.dry_run || code != ExitCode::SUCCESS {
+            return Ok(code);
+        }
+        read_plan(&ctx.store, &plan_run).await?
+    };
+    if a.dry_run {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(plan) = plan else {
+        return Err(CliError::Refused(format!(
+            "export {stack} refused: the plan run {plan_run} wrote no plan"
+        )));
+    };
+    if plan.is_empty() {
+        eprintln!("export {stack}: nothing to migrate (no importable resource, nothing for phase 2); nothing was changed");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !a.yes {
+        let question = format!(
+            "Import these resources into CloudFormation and delete the cdkd record of {stack} afterwards? [y/N] "
+        );
+        match crate::ask::confirm(&question).await? {
+            Some(true) => {}
+            Some(false) => {
+                eprintln!("export {stack}: cancelled; nothing was changed");
+                return Ok(ExitCode::SUCCESS);
+            }
+            None => {
+                return Err(CliError::Usage(format!(
+                    "export {stack}: no terminal to confirm on; pass -y to migrate without asking"
+                )))
             }
         }
+    }
+    let run_input = ExportInput {
+        dry_run: false,
+        ..input
+    };
+    let run_input = serde_json::to_value(&run_input).map_err(|e| CliError::Usage(e.to_string()))?;
+    if !a.local {
+        return remote::start_and_watch(
+            &ctx.sdk,
+            &a.remote,
+            Kind::Export,
+            &run_id,
+            &run_input,
+            a.json,
+        )
+        .await;
+    }
+    eprintln!("export {stack}: migrating (run {run_id})");
+    let outcome = run_local(&deps, run_input, &run_id, a.fast).await?;
+    let report = print_report(&ctx.store, &run_id, a.json).await?;
+    match outcome {
+        Outcome::Succeeded(_) => Ok(ExitCode::SUCCESS),
+        Outcome::Failed(f) if report.is_some() => {
+            eprintln!("{}", failure_line(&stack, &f.error, &f.cause));
+            Ok(ExitCode::from(1))
+        }
+        Outcome::Failed(f) => Err(CliError::Refused(failure_line(&stack, &f.error, &f.cause))),
     }
 }
 
@@ -265,6 +344,47 @@ async fn run_local(
     tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await })
         .await
         .map_err(|e| CliError::Refused(format!("the local run stopped: {e}")))
+}
+
+/// The report a migrating run wrote, printed (the view, or with `json` the report
+/// itself); `None` when the run wrote none.
+pub async fn print_report(
+    store: &StateStore,
+    run_id: &str,
+    json: bool,
+) -> Result<Option<ExportReport>, CliError> {
+    let key = cdkd_functions::runs::report_key(&store.prefix, run_id);
+    let Some((body, _)) = store.get_raw(&key).await? else {
+        return Ok(None);
+    };
+    let report: ExportReport = serde_json::from_slice(&body).map_err(|e| {
+        CliError::Refused(format!(
+            "the report s3://{}/{} cannot be read: {e}",
+            flatten_str(&store.bucket),
+            flatten_str(&key)
+        ))
+    })?;
+    if json {
+        crate::out::println(&serde_json::to_string_pretty(&report).unwrap_or_default());
+    } else {
+        crate::out::println(&render_report(&report));
+    }
+    Ok(Some(report))
+}
+
+/// The plan the run `run_id` wrote, unprinted.
+async fn read_plan(store: &StateStore, run_id: &str) -> Result<Option<Plan>, CliError> {
+    let key = plan_key(&store.prefix, run_id);
+    let Some((body, _)) = store.get_raw(&key).await? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&body).map(Some).map_err(|e| {
+        CliError::Refused(format!(
+            "the plan s3://{}/{} cannot be read: {e}",
+            flatten_str(&store.bucket),
+            flatten_str(&key)
+        ))
+    })
 }
 
 /// Prints the plan the run `run_id` wrote, if it wrote one: the summary on stdout, or

@@ -4,6 +4,7 @@ mod broken_pipe;
 mod cleanup_e2e;
 mod destroy_cli;
 mod export_cli;
+mod export_run_cli;
 mod lock_force_unlock_cli;
 mod orphan_cli;
 mod runs_cli;

@@ -12,19 +12,24 @@
 //! literals), [`params`] (root and child parameters), [`iam`] (the AWS::IAM::Policy
 //! principal check inputs), [`drift`] (the drift-baseline warning), [`plain`] (the
 //! printing rule), [`names`] (CloudFormation destination names), [`plan`] (the plan as
-//! data). The dry-run summary is a view: `crate::view::export`.
+//! data). The execution: [`phases`] (the phase templates and change sets), [`execute`]
+//! (statuses, waits, what comes next, the run's record), [`report`] (`report.json`).
+//! The dry-run summary is a view: `crate::view::export`.
 
 pub mod classify;
 pub mod drift;
+pub mod execute;
 pub mod iam;
 pub mod identifier;
 pub mod names;
 pub mod overlay;
 pub mod params;
+pub mod phases;
 pub mod plain;
 pub mod plan;
 pub mod records;
 pub mod registry;
+pub mod report;
 pub mod sg;
 pub mod splitters;
 pub mod template;

@@ -16,6 +16,7 @@
 pub mod cleanup;
 pub mod date;
 pub mod export;
+pub mod export_report;
 pub mod plan;
 pub mod progress;
 pub mod repair;

@@ -4,6 +4,7 @@ mod destroy_convergence;
 mod destroy_sim;
 mod destroy_statements;
 mod destroy_support;
+mod export_execute;
 mod model_contention;
 mod model_json;
 mod model_keys;

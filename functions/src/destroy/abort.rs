@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::finish::report_of;
-use super::plan::release_all;
 use super::{DestroyRun, RunRef};
 use crate::deps::Deps;
 use crate::error::StepError;
+use crate::held::release_all;
 use crate::runs;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -32,19 +32,7 @@ pub struct AbortOutput {
 
 pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepError> {
     let store = deps.store(&input.run.bucket, &input.run.prefix);
-    let what = |k: &str| {
-        input
-            .error
-            .get(k)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let cause = format!(
-        "{}: {}",
-        what("Error"),
-        cdkd_core::text::flatten_str(&what("Cause"))
-    );
+    let cause = crate::error::caught_cause(&input.error);
     let mut report_key = None;
     // The report is best effort: the locks must be released whatever happens.
     match runs::read::<DestroyRun>(

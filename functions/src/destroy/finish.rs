@@ -8,10 +8,10 @@ use cdkd_core::destroy::model::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::plan::release_all;
 use super::{DestroyRun, RunRef};
 use crate::deps::Deps;
 use crate::error::StepError;
+use crate::held::release_all;
 use crate::runs;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

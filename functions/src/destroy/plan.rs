@@ -1,7 +1,7 @@
 //! `destroy-plan`: find the stack's record and its nested children, refuse what must not
 //! be destroyed (before any lock), take every lock, write `progress.json`.
 
-use cdkd_aws::{HeldLock, LockManager};
+use cdkd_aws::HeldLock;
 use cdkd_core::destroy::graph::DeleteGraph;
 use cdkd_core::destroy::refusals::{check_plan, RefusalOptions, StackRecord};
 use cdkd_core::lock::flow_owner;
@@ -67,7 +67,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         {
             Ok(h) => held.push(h),
             Err(e) => {
-                release_all(&locks, &held).await;
+                crate::held::release_all(&locks, &held).await;
                 return Err(e.into());
             }
         }
@@ -79,7 +79,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         let loaded = match store.get_state(stack, &region).await {
             Ok(l) => l,
             Err(e) => {
-                release_all(&locks, &held).await;
+                crate::held::release_all(&locks, &held).await;
                 return Err(e.into());
             }
         };
@@ -87,7 +87,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
             Some(l) => match planned_rows(stack, &region, &l.record) {
                 Ok(p) => p,
                 Err(e) => {
-                    release_all(&locks, &held).await;
+                    crate::held::release_all(&locks, &held).await;
                     return Err(e);
                 }
             },
@@ -116,7 +116,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
     )
     .await
     {
-        release_all(&locks, &held).await;
+        crate::held::release_all(&locks, &held).await;
         return Err(e);
     }
     tracing::info!(stack = %name(&input.stack), region = %region, stacks = record.stacks.len(), "destroy planned");
@@ -163,31 +163,4 @@ fn planned_rows(
             }
         })
         .collect())
-}
-
-/// Releases every lock the run holds. A lock renewed by a wave whose answer was lost
-/// carries a newer ETag than `held`: it is still ours when its owner and acquisition
-/// timestamp are the ones we wrote, and then it is released with its current ETag.
-pub(crate) async fn release_all(locks: &LockManager, held: &[HeldLock]) {
-    for h in held {
-        match locks.release(h).await {
-            Ok(cdkd_aws::ReleaseOutcome::NotOurs) => release_if_still_ours(locks, h).await,
-            Ok(_) => {}
-            Err(e) => tracing::warn!("{e}"),
-        }
-    }
-}
-
-async fn release_if_still_ours(locks: &LockManager, h: &HeldLock) {
-    let Ok(Some((info, etag))) = locks.store.get_lock(&h.stack, h.region.as_deref()).await else {
-        return;
-    };
-    let ours = info.owner == h.body.owner
-        && info.timestamp.as_ref().and_then(Value::as_i64) == Some(h.body.timestamp);
-    if ours && etag != h.etag {
-        let current = HeldLock { etag, ..h.clone() };
-        if let Err(e) = locks.release(&current).await {
-            tracing::warn!("{e}");
-        }
-    }
 }

@@ -70,7 +70,7 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
     // A lost lock stops the run before it touches anything.
     let mut held = Vec::with_capacity(locks.len());
     for h in &locks {
-        held.push(renew(&lock_manager, h).await?);
+        held.push(crate::held::renew(&lock_manager, h).await?);
     }
     let key = runs::progress_key(&run.prefix, &run.run_id);
     let mut progress = runs::Progress::read(&store, &key).await?.ok_or_else(|| {
@@ -146,35 +146,6 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
         run,
         locks: held,
     })
-}
-
-/// Renews a held lock. A wave that renewed and then died (a Lambda timeout, a lost
-/// answer) leaves its retry holding the previous ETag: the lock is still this run's when
-/// its owner (`cdkd-flow:<run-id>`) and acquisition timestamp are the ones the plan
-/// wrote, and then its current ETag is adopted. Anything else is a lost lock.
-async fn renew(locks: &cdkd_aws::LockManager, h: &HeldLock) -> Result<HeldLock, StepError> {
-    match locks.renew(h).await {
-        Ok(next) => Ok(next),
-        Err(cdkd_aws::LockError::Lost { .. }) => {
-            let current = locks.store.get_lock(&h.stack, h.region.as_deref()).await?;
-            match current {
-                Some((info, etag))
-                    if info.owner == h.body.owner
-                        && info.timestamp.as_ref().and_then(Value::as_i64) == Some(h.body.timestamp) =>
-                {
-                    Ok(locks.renew(&HeldLock { etag, ..h.clone() }).await?)
-                }
-                _ => Err(StepError::new(
-                    crate::error::names::LOCK_LOST,
-                    format!(
-                        "Lost the lock for stack '{}': it was removed or another process holds it now; stopping before touching anything",
-                        flatten_str(&h.stack)
-                    ),
-                )),
-            }
-        }
-        Err(e) => Err(e.into()),
-    }
 }
 
 struct StackStep {

@@ -5,9 +5,17 @@
 //! the plan to `<prefix>/_runs/<run-id>/plan.json` (docs/export.md §10). Every decision
 //! is `cdkd_core::export`'s; the execution phases come with the next steps.
 
+pub mod abort;
+pub mod carry;
+pub mod cleanup;
+pub mod execute;
 pub mod gather;
+pub mod import;
 pub mod load;
+pub mod lock;
+pub mod phase2;
 pub mod plan;
+pub mod poll;
 
 use std::collections::BTreeMap;
 
@@ -57,6 +65,11 @@ pub struct ExportOptions {
     pub cfn_child_stack_names: Vec<String>,
     /// `--parameter` tokens, `K=V`, as given.
     pub parameters: Vec<String>,
+    /// A local run's `--fast`: poll every second.
+    pub fast: bool,
+    /// A CloudFormation service role the change sets are submitted with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role_arn: Option<String>,
     /// Where the templates came from: the app (`synth`: `--app` or `--cdk-out`) or one
     /// file (`file`: `--template`). Absent: `synth`.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,325 @@
+//! End-to-end: `cdkd-flow export --local --fast -y` (the binary) migrating a flat stack
+//! of real emulator resources into CloudFormation (docs/export.md §10): the stack holds
+//! the very resources the record names, with its Outputs; the record and its lock are
+//! gone; report.json says migrated. A failed import leaves the record and releases the
+//! lock; a lock held by someone else refuses before anything is submitted.
+//!
+//! Run: `scripts/with-emulator.sh cargo test --workspace --test e2e -- --test-threads=1 export_run_cli`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use cdkd_tests as h;
+use serde_json::{json, Value};
+
+const REGION: &str = "us-east-1";
+
+fn uniq(tag: &str) -> String {
+    format!("{tag}{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
+}
+
+fn cli(bucket: &str, args: &[&str]) -> h::CliRun {
+    let mut all = vec!["--state-bucket", bucket];
+    all.extend_from_slice(args);
+    crate::run_cli_env(&all, &[])
+}
+
+async fn cfn() -> aws_sdk_cloudformation::Client {
+    aws_sdk_cloudformation::Client::new(&h::sdk().await)
+}
+
+/// Real emulator resources: (logical id, type, physical id, identifier-bearing template
+/// properties).
+struct Made {
+    queue_url: String,
+    topic_arn: String,
+    param: String,
+}
+
+async fn make_resources(tag: &str) -> Made {
+    let sdk = h::sdk().await;
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let q = sqs
+        .create_queue()
+        .queue_name(format!("{tag}-work"))
+        .send()
+        .await
+        .unwrap();
+    let sns = aws_sdk_sns::Client::new(&sdk);
+    let t = sns
+        .create_topic()
+        .name(format!("{tag}-alerts"))
+        .send()
+        .await
+        .unwrap();
+    let ssm = aws_sdk_ssm::Client::new(&sdk);
+    let param = format!("/{tag}/queue-url");
+    ssm.put_parameter()
+        .name(&param)
+        .value(q.queue_url().unwrap())
+        .r#type(aws_sdk_ssm::types::ParameterType::String)
+        .send()
+        .await
+        .unwrap();
+    Made {
+        queue_url: q.queue_url().unwrap().to_string(),
+        topic_arn: t.topic_arn().unwrap().to_string(),
+        param,
+    }
+}
+
+fn record(stack: &str, m: &Made) -> Value {
+    json!({
+        "version": 10, "stackName": stack, "region": REGION,
+        "resources": {
+            "WorkQueue": {"resourceType": "AWS::SQS::Queue", "physicalId": m.queue_url, "properties": {},
+                          "attributes": {}, "dependencies": [], "provisionedBy": "sdk"},
+            "AlertsTopic": {"resourceType": "AWS::SNS::Topic", "physicalId": m.topic_arn, "properties": {},
+                            "attributes": {}, "dependencies": [], "provisionedBy": "sdk"},
+            "QueueUrlParam": {"resourceType": "AWS::SSM::Parameter", "physicalId": m.param,
+                              "properties": {"Name": m.param, "Type": "String"}, "attributes": {},
+                              "dependencies": ["WorkQueue"], "provisionedBy": "sdk"}
+        },
+        "outputs": {"QueueUrl": m.queue_url},
+        "lastModified": 1777458225000i64
+    })
+}
+
+fn template(m: &Made) -> Value {
+    let queue_name = m.queue_url.rsplit('/').next().unwrap().to_string();
+    json!({
+        "Resources": {
+            "WorkQueue": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": queue_name}},
+            "AlertsTopic": {"Type": "AWS::SNS::Topic"},
+            "QueueUrlParam": {"Type": "AWS::SSM::Parameter",
+                              "Properties": {"Name": m.param, "Type": "String", "Value": {"Ref": "WorkQueue"}}},
+            "CDKMetadata": {"Type": "AWS::CDK::Metadata", "Properties": {"Analytics": "v2:deflate64:x"}}
+        },
+        "Outputs": {"QueueUrl": {"Value": {"Ref": "WorkQueue"}}, "TopicArn": {"Value": {"Ref": "AlertsTopic"}}}
+    })
+}
+
+fn write_template(name: &str, t: &Value) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("export_run_cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.template.json"));
+    std::fs::write(&path, serde_json::to_vec_pretty(t).unwrap()).unwrap();
+    path
+}
+
+async fn seeded(stack: &str, rec: &Value) -> String {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    h::put_raw(
+        &s3,
+        &bucket,
+        &format!("cdkd/{stack}/{REGION}/state.json"),
+        serde_json::to_vec(rec).unwrap(),
+    )
+    .await;
+    bucket
+}
+
+async fn stack_resources(name: &str) -> BTreeMap<String, String> {
+    let out = cfn()
+        .await
+        .describe_stack_resources()
+        .stack_name(name)
+        .send()
+        .await
+        .unwrap();
+    out.stack_resources()
+        .iter()
+        .map(|r| {
+            (
+                r.logical_resource_id().unwrap_or_default().to_string(),
+                r.physical_resource_id().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn export_migrates_a_flat_stack_into_cloudformation_with_its_outputs() {
+    let stack = uniq("ExportRun");
+    let m = make_resources(&stack.to_lowercase()).await;
+    let bucket = seeded(&stack, &record(&stack, &m)).await;
+    let tpl = write_template(&stack, &template(&m));
+    let run = cli(
+        &bucket,
+        &[
+            "export",
+            &stack,
+            "--template",
+            tpl.to_str().unwrap(),
+            "--local",
+            "--fast",
+            "-y",
+        ],
+    );
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        run.stdout.contains("migrated; cdkd record deleted"),
+        "{}",
+        run.stdout
+    );
+
+    // CloudFormation holds the very resources the record named.
+    let res = stack_resources(&stack).await;
+    assert_eq!(res.get("WorkQueue"), Some(&m.queue_url), "{res:?}");
+    assert_eq!(res.get("AlertsTopic"), Some(&m.topic_arn), "{res:?}");
+    assert_eq!(res.get("QueueUrlParam"), Some(&m.param), "{res:?}");
+    let d = cfn()
+        .await
+        .describe_stacks()
+        .stack_name(&stack)
+        .send()
+        .await
+        .unwrap();
+    let s = &d.stacks()[0];
+    assert_eq!(
+        s.stack_status().map(|x| x.as_str()),
+        Some("UPDATE_COMPLETE")
+    );
+    let outputs: BTreeMap<_, _> = s
+        .outputs()
+        .iter()
+        .map(|o| {
+            (
+                o.output_key().unwrap_or_default().to_string(),
+                o.output_value().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outputs.get("QueueUrl"),
+        Some(&m.queue_url),
+        "phase 2 restores the Outputs: {outputs:?}"
+    );
+    assert_eq!(outputs.get("TopicArn"), Some(&m.topic_arn));
+
+    // The record and its lock are gone; report.json says migrated.
+    let s3 = h::s3().await;
+    let keys = h::list_all_keys(&s3, &bucket).await;
+    assert!(
+        !keys
+            .iter()
+            .any(|k| k == &format!("cdkd/{stack}/{REGION}/state.json")),
+        "{keys:?}"
+    );
+    assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
+    let report_key = keys
+        .iter()
+        .find(|k| k.ends_with("/report.json") && !k.contains("-plan/"))
+        .expect("report.json");
+    let (body, _) = h::get_raw(&s3, &bucket, report_key).await.unwrap();
+    let report: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(report["outcome"], "migrated");
+}
+
+#[tokio::test]
+async fn a_failed_import_keeps_the_record_releases_the_lock_and_reports_what_to_redo() {
+    let stack = uniq("ExportFail");
+    let mut m = make_resources(&stack.to_lowercase()).await;
+    // The record names a queue that does not exist: the IMPORT change set fails.
+    m.queue_url = format!("{}-gone", m.queue_url);
+    let rec = record(&stack, &m);
+    let bucket = seeded(&stack, &rec).await;
+    let tpl = write_template(&stack, &template(&m));
+    let run = cli(
+        &bucket,
+        &[
+            "export",
+            &stack,
+            "--template",
+            tpl.to_str().unwrap(),
+            "--local",
+            "--fast",
+            "-y",
+        ],
+    );
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        run.stdout.contains("phase 1 (IMPORT) did not complete"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("the cdkd record is unchanged"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains(&format!("export {stack} failed")),
+        "{}",
+        run.stderr
+    );
+    let s3 = h::s3().await;
+    let (body, _) = h::get_raw(&s3, &bucket, &format!("cdkd/{stack}/{REGION}/state.json"))
+        .await
+        .expect("record kept");
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), rec);
+    let keys = h::list_all_keys(&s3, &bucket).await;
+    assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
+}
+
+#[tokio::test]
+async fn a_held_lock_refuses_the_export_before_anything_is_submitted() {
+    let stack = uniq("ExportHeld");
+    let m = make_resources(&stack.to_lowercase()).await;
+    let bucket = seeded(&stack, &record(&stack, &m)).await;
+    let s3 = h::s3().await;
+    let lock = json!({"owner": "someone@host:1", "timestamp": 1, "expiresAt": 99999999999999i64, "operation": "deploy"});
+    h::put_raw(
+        &s3,
+        &bucket,
+        &format!("cdkd/{stack}/{REGION}/lock.json"),
+        serde_json::to_vec(&lock).unwrap(),
+    )
+    .await;
+    let tpl = write_template(&stack, &template(&m));
+    let run = cli(
+        &bucket,
+        &[
+            "export",
+            &stack,
+            "--template",
+            tpl.to_str().unwrap(),
+            "--local",
+            "--fast",
+            "-y",
+        ],
+    );
+    assert_ne!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(run.stderr.contains("someone@host:1"), "{}", run.stderr);
+    let exists = cfn()
+        .await
+        .describe_stacks()
+        .stack_name(&stack)
+        .send()
+        .await;
+    assert!(
+        exists.is_err(),
+        "no CloudFormation stack may be created: {exists:?}"
+    );
+    let (body, _) = h::get_raw(&s3, &bucket, &format!("cdkd/{stack}/{REGION}/lock.json"))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap(),
+        lock,
+        "the other holder's lock is left alone"
+    );
+}

@@ -1,0 +1,299 @@
+//! The execution's decisions (docs/export.md §10): how a change set's and a stack's
+//! status read, what the workflow does next, how long it waits and when it gives up,
+//! which stack events explain a failure, and the run's record (`progress.json`) that the
+//! failure report and `runs show` read.
+
+use serde::{Deserialize, Serialize};
+
+use super::phases::Phase;
+use crate::text::flatten_str;
+
+/// Longest wait for a change set to be created (seconds).
+pub const CHANGE_SET_CEILING_S: u64 = 600;
+/// Longest wait for a stack operation (an import, an update) to finish (seconds).
+pub const STACK_CEILING_S: u64 = 3600;
+/// At most this many failed resources are named.
+pub const MAX_FAILURE_LINES: usize = 5;
+
+/// A change set, as `DescribeChangeSet` reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChangeSetState {
+    /// Still being created.
+    Pending,
+    /// Created and available: execute it.
+    Ready,
+    /// Already executed or executing: wait for the stack.
+    Executed,
+    /// An UPDATE with nothing to change: the phase has no work.
+    NoChanges,
+    /// Failed: the reason.
+    Failed(String),
+}
+
+/// Reads a change set's `Status`, `ExecutionStatus` and `StatusReason`.
+pub fn change_set_state(
+    status: &str,
+    execution: Option<&str>,
+    reason: Option<&str>,
+) -> ChangeSetState {
+    match status {
+        "CREATE_PENDING" | "CREATE_IN_PROGRESS" => ChangeSetState::Pending,
+        "CREATE_COMPLETE" => match execution {
+            Some("EXECUTE_IN_PROGRESS" | "EXECUTE_COMPLETE") => ChangeSetState::Executed,
+            Some("EXECUTE_FAILED" | "OBSOLETE" | "UNAVAILABLE") => ChangeSetState::Failed(format!(
+                "the change set cannot be executed (execution status {})",
+                execution.unwrap_or_default()
+            )),
+            _ => ChangeSetState::Ready,
+        },
+        "FAILED" => {
+            let reason = reason.unwrap_or("unknown");
+            if is_no_changes(reason) {
+                ChangeSetState::NoChanges
+            } else {
+                ChangeSetState::Failed(flatten_str(reason))
+            }
+        }
+        "DELETE_COMPLETE" | "DELETE_PENDING" | "DELETE_IN_PROGRESS" | "DELETE_FAILED" => {
+            ChangeSetState::Failed(format!("the change set was deleted ({status})"))
+        }
+        other => ChangeSetState::Failed(format!(
+            "unexpected change set status {}",
+            flatten_str(other)
+        )),
+    }
+}
+
+/// CloudFormation's reason for an UPDATE change set that changes nothing.
+fn is_no_changes(reason: &str) -> bool {
+    reason.contains("didn't contain changes") || reason.contains("No updates are to be performed")
+}
+
+/// A stack, as `DescribeStacks` reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StackState {
+    Pending,
+    /// The operation finished: IMPORT_COMPLETE, UPDATE_COMPLETE.
+    Complete,
+    /// It failed or rolled back: the status and reason.
+    Failed(String),
+}
+
+/// Reads a stack's status after `phase` executed.
+pub fn stack_state(status: &str, reason: Option<&str>) -> StackState {
+    let failed = |s: &str| {
+        StackState::Failed(match reason {
+            Some(r) if !r.is_empty() => format!("{s}: {}", flatten_str(r)),
+            _ => s.to_string(),
+        })
+    };
+    match status {
+        "IMPORT_COMPLETE" | "UPDATE_COMPLETE" | "CREATE_COMPLETE" => StackState::Complete,
+        s if s.contains("ROLLBACK") || s.ends_with("_FAILED") || s.starts_with("DELETE") => {
+            failed(s)
+        }
+        s if s.ends_with("_IN_PROGRESS") || s == "REVIEW_IN_PROGRESS" => StackState::Pending,
+        s => failed(s),
+    }
+}
+
+/// One `DescribeStackEvents` row.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StackEvent {
+    pub logical_id: Option<String>,
+    pub resource_type: Option<String>,
+    pub status: String,
+    pub reason: Option<String>,
+}
+
+/// The per-resource failure lines (events newest first): statuses ending in `FAILED`
+/// with a logical id, the first per logical id, at most five, each
+/// `<LogicalId> (<Type>): <reason>`.
+pub fn failure_lines(events: &[StackEvent]) -> Vec<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut lines = Vec::new();
+    for e in events {
+        let Some(id) = e.logical_id.as_deref().filter(|id| !id.is_empty()) else {
+            continue;
+        };
+        if !e.status.ends_with("FAILED") || seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        lines.push(format!(
+            "{} ({}): {}",
+            flatten_str(id),
+            e.resource_type
+                .as_deref()
+                .map(flatten_str)
+                .unwrap_or_else(|| "<unknown>".into()),
+            e.reason
+                .as_deref()
+                .filter(|r| !r.is_empty())
+                .map(flatten_str)
+                .unwrap_or_else(|| "<no reason reported>".into())
+        ));
+        if lines.len() == MAX_FAILURE_LINES {
+            break;
+        }
+    }
+    lines
+}
+
+/// What the workflow does after a step (`next` in the carried state; the definition's
+/// `Route` choice reads it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Next {
+    /// Wait, then poll what is pending.
+    Wait,
+    /// Execute the change set that is ready.
+    Execute,
+    /// Phase 2: the pre-deletes and the UPDATE change set.
+    Phase2,
+    /// Delete the migrated records and release the locks.
+    Cleanup,
+}
+
+/// What is being waited for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Pending {
+    ChangeSet { phase: Phase, arn: String },
+    Stack { phase: Phase },
+}
+
+impl Pending {
+    pub fn phase(&self) -> Phase {
+        match self {
+            Pending::ChangeSet { phase, .. } | Pending::Stack { phase } => *phase,
+        }
+    }
+
+    /// How long this wait may last in all.
+    pub fn ceiling_s(&self) -> u64 {
+        match self {
+            Pending::ChangeSet { .. } => CHANGE_SET_CEILING_S,
+            Pending::Stack { .. } => STACK_CEILING_S,
+        }
+    }
+
+    /// Seconds between two polls: a change set settles in seconds, an import in
+    /// minutes. `fast` (a local run's `--fast`) polls every second.
+    pub fn interval_s(&self, fast: bool) -> u64 {
+        match (fast, self) {
+            (true, _) => 1,
+            (false, Pending::ChangeSet { .. }) => 3,
+            (false, Pending::Stack { .. }) => 8,
+        }
+    }
+}
+
+/// What follows a finished phase: phase 2 after the import, cleanup after phase 2.
+pub fn after(phase: Phase) -> Next {
+    match phase {
+        Phase::Import => Next::Phase2,
+        Phase::Update => Next::Cleanup,
+    }
+}
+
+/// The decision after a poll of a change set.
+pub fn after_change_set(phase: Phase, state: &ChangeSetState) -> Result<Next, String> {
+    match state {
+        ChangeSetState::Pending => Ok(Next::Wait),
+        ChangeSetState::Ready => Ok(Next::Execute),
+        ChangeSetState::Executed => Ok(Next::Wait),
+        ChangeSetState::NoChanges if phase == Phase::Update => Ok(after(phase)),
+        ChangeSetState::NoChanges => Err(format!(
+            "{} change set FAILED: it holds no changes",
+            phase.change_set_type()
+        )),
+        ChangeSetState::Failed(reason) => Err(format!(
+            "{} change set FAILED: {reason}",
+            phase.change_set_type()
+        )),
+    }
+}
+
+/// Whether a wait that began at `since_ms` has run past its ceiling at `now_ms`.
+pub fn timed_out(pending: &Pending, since_ms: i64, now_ms: i64) -> Option<String> {
+    let waited_s = (now_ms - since_ms).max(0) as u64 / 1000;
+    (waited_s > pending.ceiling_s()).then(|| {
+        let what = match pending {
+            Pending::ChangeSet { .. } => "the change set to be created",
+            Pending::Stack { .. } => "the stack operation to finish",
+        };
+        format!(
+            "{}: gave up waiting for {what} after {waited_s} s (ceiling {} s)",
+            pending.phase().label(),
+            pending.ceiling_s()
+        )
+    })
+}
+
+/// Where one stack of the run stands (`progress.json`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StackStage {
+    #[default]
+    Planned,
+    Locked,
+    Importing,
+    Imported,
+    PreDeleted,
+    Updating,
+    /// Every change set done: CloudFormation holds the stack.
+    Migrated,
+    /// The record is deleted and the lock released.
+    Cleaned,
+}
+
+/// The run's record of one stack.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StackProgress {
+    pub stack: String,
+    pub region: String,
+    pub cfn_stack_name: String,
+    pub stage: StackStage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import_change_set: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_change_set: Option<String>,
+    /// Pre-deleted logical ids (phase 2's recreated rows).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pre_deleted: Vec<String>,
+    /// Transient template uploads still to delete.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uploads: Vec<String>,
+    pub imported_resources: usize,
+    pub phase2_resources: usize,
+    /// Record keys deleted by the cleanup.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deleted_keys: Vec<String>,
+}
+
+/// The run's record (`<prefix>/_runs/<run-id>/progress.json`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportRun {
+    pub run_id: String,
+    pub kind: String,
+    pub started_ms: i64,
+    pub stacks: Vec<StackProgress>,
+    /// The steps that ran, in order (`import`, `execute`, …), with what they did.
+    #[serde(default)]
+    pub log: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+impl ExportRun {
+    pub fn stack_mut(&mut self, stack: &str) -> Option<&mut StackProgress> {
+        self.stacks.iter_mut().find(|s| s.stack == stack)
+    }
+}

@@ -1,0 +1,209 @@
+//! The templates and change sets of the execution phases (docs/export.md §10.2): what
+//! phase 1 submits (only the importable rows, no Outputs, the identifier overlay, a
+//! DeletionPolicy on each), what phase 2 submits (the full template, the overlay on the
+//! imported rows), the change set's name, and how a template travels (inline, through
+//! an upload, or refused as too large).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::overlay::apply_overlay;
+use super::plan::StackPlan;
+use super::template::Template;
+use crate::text::flatten_str;
+
+/// Largest `TemplateBody` CloudFormation takes (characters).
+pub const TEMPLATE_BODY_MAX: usize = 51_200;
+/// Largest template behind a `TemplateURL` (bytes).
+pub const TEMPLATE_URL_MAX: usize = 1_048_576;
+/// The capabilities every export change set acknowledges.
+pub const CAPABILITIES: [&str; 3] = [
+    "CAPABILITY_IAM",
+    "CAPABILITY_NAMED_IAM",
+    "CAPABILITY_AUTO_EXPAND",
+];
+
+/// A phase that submits a change set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Phase {
+    /// Phase 1 (flat) / 1A (nested): an IMPORT change set creating the stack.
+    Import,
+    /// Phase 2: an UPDATE change set with the full template.
+    Update,
+}
+
+impl Phase {
+    /// CloudFormation's `ChangeSetType`.
+    pub fn change_set_type(self) -> &'static str {
+        match self {
+            Phase::Import => "IMPORT",
+            Phase::Update => "UPDATE",
+        }
+    }
+
+    /// The label messages use.
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Import => "phase 1 (IMPORT)",
+            Phase::Update => "phase 2 (UPDATE)",
+        }
+    }
+
+    /// The change set's name: one per run and phase (`cdkd-migrate-<ms>`,
+    /// `cdkd-phase2-<ms>`, `<ms>` the run's start), so a retried step finds the change
+    /// set it created instead of creating another.
+    pub fn change_set_name(self, run_started_ms: i64) -> String {
+        match self {
+            Phase::Import => format!("cdkd-migrate-{run_started_ms}"),
+            Phase::Update => format!("cdkd-phase2-{run_started_ms}"),
+        }
+    }
+}
+
+/// One `ResourcesToImport` entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportTarget {
+    pub resource_type: String,
+    pub logical_id: String,
+    /// Identifier field → value (strings).
+    pub identifier: Map<String, Value>,
+}
+
+/// The `ResourcesToImport` of a stack's phase 1: one entry per import row.
+pub fn resources_to_import(plan: &StackPlan) -> Vec<ImportTarget> {
+    plan.import
+        .iter()
+        .map(|r| ImportTarget {
+            resource_type: r.resource_type.clone(),
+            logical_id: r.logical_id.clone(),
+            identifier: r.identifier.clone(),
+        })
+        .collect()
+}
+
+/// The phase-1 template (docs/export.md §10.2): only the import rows' resources, no
+/// `Outputs` (an IMPORT may not add any), the overlay on each kept resource, and
+/// `DeletionPolicy: Delete` on each one that declares none (any other value is kept;
+/// `UpdateReplacePolicy` is never added). Every other section is kept. The overlay's
+/// warnings were the plan's.
+pub fn phase1_template(template: &Template, plan: &StackPlan) -> Map<String, Value> {
+    let mut body = template.body.clone();
+    body.remove("Outputs");
+    let mut kept = Map::new();
+    let resources = template
+        .body
+        .get("Resources")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for row in &plan.import {
+        let Some(Value::Object(resource)) = resources.get(&row.logical_id) else {
+            continue;
+        };
+        let mut resource = resource.clone();
+        overlay_row(&mut resource, &row.logical_id, &row.overlay);
+        resource
+            .entry("DeletionPolicy")
+            .or_insert_with(|| Value::String("Delete".into()));
+        kept.insert(row.logical_id.clone(), Value::Object(resource));
+    }
+    body.insert("Resources".into(), Value::Object(kept));
+    body
+}
+
+/// The phase-2 template: the full template (Outputs, Custom Resources, recreated rows,
+/// metadata) with the overlay applied silently to every import row, so phase 2 never
+/// "changes" an identifier field. No DeletionPolicy is added.
+pub fn phase2_template(template: &Template, plan: &StackPlan) -> Map<String, Value> {
+    let mut body = template.body.clone();
+    if let Some(Value::Object(resources)) = body.get_mut("Resources") {
+        for row in &plan.import {
+            if let Some(Value::Object(resource)) = resources.get_mut(&row.logical_id) {
+                overlay_row(resource, &row.logical_id, &row.overlay);
+            }
+        }
+    }
+    body
+}
+
+fn overlay_row(resource: &mut Map<String, Value>, logical_id: &str, overlay: &Map<String, Value>) {
+    if overlay.is_empty() {
+        return;
+    }
+    let fields: Vec<String> = overlay.keys().cloned().collect();
+    let (props, _) = apply_overlay(logical_id, resource.get("Properties"), overlay, &fields);
+    resource.insert("Properties".into(), Value::Object(props));
+}
+
+/// Whether phase 2 has work: resources phase 1 left out (Custom Resources, recreated
+/// rows) or Outputs to restore. A stack is never left without its Outputs.
+pub fn phase2_needed(template: &Template, plan: &StackPlan) -> bool {
+    let has_outputs = template
+        .body
+        .get("Outputs")
+        .and_then(Value::as_object)
+        .is_some_and(|o| !o.is_empty());
+    has_outputs || !plan.phase2.create.is_empty() || !plan.phase2.recreate.is_empty()
+}
+
+/// How a serialized template reaches CloudFormation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// `TemplateBody`.
+    Inline,
+    /// An upload (the run's `changesets/` folder), then `TemplateURL`.
+    Upload,
+    /// Over 1 MB: refused before any call.
+    TooLarge(String),
+}
+
+/// Inline up to 51,200 characters, an upload up to 1 MB, else a refusal naming the
+/// phase and up to ten resources whose Properties serialize to 4,096 characters or
+/// more (largest first).
+pub fn delivery(
+    phase: Phase,
+    cfn_stack_name: &str,
+    body: &str,
+    template: &Map<String, Value>,
+) -> Delivery {
+    if body.chars().count() <= TEMPLATE_BODY_MAX {
+        return Delivery::Inline;
+    }
+    if body.len() <= TEMPLATE_URL_MAX {
+        return Delivery::Upload;
+    }
+    let mut big: Vec<(usize, &str)> = template
+        .get("Resources")
+        .and_then(Value::as_object)
+        .map(|r| {
+            r.iter()
+                .filter_map(|(id, v)| {
+                    let n = v.get("Properties").map(|p| p.to_string().len())?;
+                    (n >= 4096).then_some((n, id.as_str()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    big.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    let mut named: Vec<String> = big
+        .iter()
+        .take(10)
+        .map(|(n, id)| format!("{} ({n} characters)", flatten_str(id)))
+        .collect();
+    if big.len() > 10 {
+        named.push(format!("+{} more", big.len() - 10));
+    }
+    let largest = if named.is_empty() {
+        String::new()
+    } else {
+        format!("; the largest Properties: {}", named.join(", "))
+    };
+    Delivery::TooLarge(format!(
+        "the {} template of stack {} is {} bytes, over CloudFormation's 1,048,576{largest}. Move inline Lambda code to assets, or split the stack into nested stacks",
+        phase.label(),
+        flatten_str(cfn_stack_name),
+        body.len()
+    ))
+}

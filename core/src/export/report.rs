@@ -1,0 +1,144 @@
+//! The run's report (`report.json`, docs/export.md §10.5): how far each stack got, and on
+//! a failure what must be redone by hand and the commands to do it. A value printed in a
+//! command is a plain value or the placeholder of the printing rule.
+
+use serde::{Deserialize, Serialize};
+
+use super::execute::{ExportRun, StackProgress, StackStage};
+use super::plain::{is_plain, shown};
+
+/// The report of an export run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportReport {
+    pub run_id: String,
+    pub kind: String,
+    /// `migrated` or `failed`.
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    pub stacks: Vec<StackReport>,
+    /// What must be done by hand, in order.
+    #[serde(default)]
+    pub redo: Vec<String>,
+    /// Commands to paste, in order.
+    #[serde(default)]
+    pub commands: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StackReport {
+    pub stack: String,
+    pub cfn_stack_name: String,
+    pub stage: StackStage,
+    pub imported_resources: usize,
+    pub record_deleted: bool,
+}
+
+fn stack_report(s: &StackProgress) -> StackReport {
+    StackReport {
+        stack: s.stack.clone(),
+        cfn_stack_name: s.cfn_stack_name.clone(),
+        stage: s.stage,
+        imported_resources: s.imported_resources,
+        record_deleted: !s.deleted_keys.is_empty(),
+    }
+}
+
+/// The report of a run that finished: every stack migrated and cleaned.
+pub fn migrated(run: &ExportRun, warnings: &[String]) -> ExportReport {
+    ExportReport {
+        run_id: run.run_id.clone(),
+        kind: "export".into(),
+        outcome: "migrated".into(),
+        cause: None,
+        stacks: run.stacks.iter().map(stack_report).collect(),
+        redo: warnings.to_vec(),
+        commands: run
+            .stacks
+            .iter()
+            .filter(|s| s.stage == StackStage::Cleaned)
+            .filter_map(|s| {
+                is_plain(&s.cfn_stack_name).then(|| {
+                    format!(
+                        "aws cloudformation describe-stacks --stack-name {} --region {}",
+                        s.cfn_stack_name,
+                        shown(&s.region)
+                    )
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The report of a run that stopped on `cause`: per stack, what CloudFormation holds
+/// now and what to redo. Records are only deleted after their stack migrated, so a stack
+/// short of `Migrated` still has its cdkd record.
+pub fn failed(run: &ExportRun, cause: &str) -> ExportReport {
+    let mut redo = Vec::new();
+    let mut commands = Vec::new();
+    for s in &run.stacks {
+        let cdkd = shown(&s.stack);
+        let cfn = shown(&s.cfn_stack_name);
+        let region = shown(&s.region);
+        match s.stage {
+            StackStage::Planned | StackStage::Locked => redo.push(format!(
+                "{cdkd}: nothing was submitted; the cdkd record is unchanged. Fix the cause and run the export again"
+            )),
+            StackStage::Importing => {
+                redo.push(format!(
+                    "{cdkd}: the phase-1 IMPORT into CloudFormation stack {cfn} did not complete; the cdkd record is unchanged. CloudFormation may hold {cfn} in REVIEW_IN_PROGRESS or IMPORT_ROLLBACK_COMPLETE (it holds none of the resources then): delete it, then export again"
+                ));
+                if is_plain(&s.cfn_stack_name) && is_plain(&s.region) {
+                    commands.push(format!(
+                        "aws cloudformation delete-stack --stack-name {} --region {}",
+                        s.cfn_stack_name, s.region
+                    ));
+                }
+            }
+            StackStage::Imported | StackStage::PreDeleted | StackStage::Updating => {
+                let deleted = if s.pre_deleted.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " {} IMPORT-unsupported resource(s) were deleted ({}) and phase 2 would have recreated them.",
+                        s.pre_deleted.len(),
+                        s.pre_deleted.iter().map(|id| shown(id)).collect::<Vec<_>>().join(", ")
+                    )
+                };
+                redo.push(format!(
+                    "{cdkd}: phase 1 succeeded: CloudFormation stack {cfn} ({region}) holds the {} imported resource(s). Phase 2 did not complete, so the stack lacks its Outputs and the {} resource(s) phase 2 creates.{deleted} The cdkd record is unchanged, but do not run `cdkd deploy` on it: fix the cause, apply the full template to {cfn} with an UPDATE change set, then forget the record with `cdkd-flow state orphan {cdkd}`. Running the export again is refused while {cfn} exists",
+                    s.imported_resources, s.phase2_resources
+                ));
+                if is_plain(&s.stack) && is_plain(&s.region) {
+                    commands.push(format!(
+                        "cdkd-flow state orphan {} --stack-region {}",
+                        s.stack, s.region
+                    ));
+                }
+            }
+            StackStage::Migrated => {
+                redo.push(format!(
+                    "{cdkd}: the migration succeeded (CloudFormation stack {cfn} holds it), but its cdkd record was not deleted: forget it with `cdkd-flow state orphan {cdkd}` (never `cdkd destroy`)"
+                ));
+                if is_plain(&s.stack) && is_plain(&s.region) {
+                    commands.push(format!(
+                        "cdkd-flow state orphan {} --stack-region {}",
+                        s.stack, s.region
+                    ));
+                }
+            }
+            StackStage::Cleaned => {}
+        }
+    }
+    ExportReport {
+        run_id: run.run_id.clone(),
+        kind: "export".into(),
+        outcome: "failed".into(),
+        cause: Some(cause.to_string()),
+        stacks: run.stacks.iter().map(stack_report).collect(),
+        redo,
+        commands,
+    }
+}

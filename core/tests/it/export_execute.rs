@@ -1,0 +1,425 @@
+//! The export's execution decisions (docs/export.md §10): the phase templates, template
+//! delivery, how change-set and stack statuses read, the waits, the failure lines, the
+//! report and its view.
+
+use cdkd_core::export::execute::*;
+use cdkd_core::export::phases::*;
+use cdkd_core::export::plan::{ImportRow, RecreateRow, StackPlan, TypedRow};
+use cdkd_core::export::report::{failed, migrated};
+use cdkd_core::export::template::Template;
+use cdkd_core::view::export_report::render_report;
+use serde_json::{json, Map, Value};
+
+fn obj(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap()
+}
+
+fn template() -> Template {
+    Template::from_value(
+        "App",
+        json!({
+            "Parameters": {"Env": {"Type": "String", "Default": "dev"}},
+            "Resources": {
+                "Queue": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": "old-name"}},
+                "Topic": {"Type": "AWS::SNS::Topic", "DeletionPolicy": "Retain"},
+                "Custom": {"Type": "Custom::Thing", "Properties": {"ServiceToken": "arn:fn"}},
+                "CDKMetadata": {"Type": "AWS::CDK::Metadata"}
+            },
+            "Outputs": {"QueueUrl": {"Value": {"Ref": "Queue"}}}
+        }),
+    )
+    .unwrap()
+}
+
+fn plan() -> StackPlan {
+    StackPlan {
+        stack: "App".into(),
+        region: Some("us-east-1".into()),
+        cfn_stack_name: "App".into(),
+        template_key: "cdkd/_runs/r/templates/App.json".into(),
+        import: vec![
+            ImportRow {
+                logical_id: "Queue".into(),
+                resource_type: "AWS::SQS::Queue".into(),
+                physical_id: "https://sqs/q".into(),
+                identifier: obj(json!({"QueueUrl": "https://sqs/q"})),
+                overlay: obj(json!({"QueueName": "real-name"})),
+            },
+            ImportRow {
+                logical_id: "Topic".into(),
+                resource_type: "AWS::SNS::Topic".into(),
+                physical_id: "arn:topic".into(),
+                identifier: obj(json!({"TopicArn": "arn:topic"})),
+                overlay: Map::new(),
+            },
+        ],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn phase1_keeps_only_the_import_rows_and_drops_the_outputs() {
+    let t = phase1_template(&template(), &plan());
+    let res = t["Resources"].as_object().unwrap();
+    assert_eq!(res.keys().collect::<Vec<_>>(), ["Queue", "Topic"]);
+    assert!(t.get("Outputs").is_none(), "an IMPORT may not add Outputs");
+    assert_eq!(
+        t["Parameters"],
+        json!({"Env": {"Type": "String", "Default": "dev"}})
+    );
+}
+
+#[test]
+fn phase1_adds_deletion_policy_delete_only_where_none_is_declared() {
+    let t = phase1_template(&template(), &plan());
+    assert_eq!(t["Resources"]["Queue"]["DeletionPolicy"], "Delete");
+    assert_eq!(t["Resources"]["Topic"]["DeletionPolicy"], "Retain");
+    assert!(t["Resources"]["Queue"].get("UpdateReplacePolicy").is_none());
+}
+
+#[test]
+fn phase1_overlays_a_differing_literal_identifier() {
+    let t = phase1_template(&template(), &plan());
+    assert_eq!(
+        t["Resources"]["Queue"]["Properties"]["QueueName"],
+        "real-name"
+    );
+}
+
+#[test]
+fn phase2_is_the_full_template_with_the_overlay_and_no_added_policy() {
+    let t = phase2_template(&template(), &plan());
+    assert_eq!(t["Resources"].as_object().unwrap().len(), 4);
+    assert_eq!(
+        t["Outputs"],
+        json!({"QueueUrl": {"Value": {"Ref": "Queue"}}})
+    );
+    assert_eq!(
+        t["Resources"]["Queue"]["Properties"]["QueueName"],
+        "real-name"
+    );
+    assert!(t["Resources"]["Queue"].get("DeletionPolicy").is_none());
+}
+
+#[test]
+fn phase2_runs_to_restore_outputs_even_with_nothing_else_to_do() {
+    assert!(phase2_needed(&template(), &plan()));
+    let no_outputs = Template::from_value(
+        "App",
+        json!({"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}),
+    )
+    .unwrap();
+    assert!(!phase2_needed(&no_outputs, &plan()));
+    let mut p = plan();
+    p.phase2.create.push(TypedRow {
+        logical_id: "Custom".into(),
+        resource_type: "Custom::Thing".into(),
+    });
+    assert!(phase2_needed(&no_outputs, &p));
+    let mut p = plan();
+    p.phase2.recreate.push(RecreateRow {
+        logical_id: "Stage".into(),
+        resource_type: "AWS::ApiGatewayV2::Stage".into(),
+        physical_id: "s".into(),
+        properties: Map::new(),
+    });
+    assert!(phase2_needed(&no_outputs, &p));
+}
+
+#[test]
+fn resources_to_import_name_each_row_by_its_identifier() {
+    let r = resources_to_import(&plan());
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0].resource_type, "AWS::SQS::Queue");
+    assert_eq!(r[0].logical_id, "Queue");
+    assert_eq!(r[0].identifier, obj(json!({"QueueUrl": "https://sqs/q"})));
+}
+
+#[test]
+fn a_template_up_to_51200_characters_goes_inline_then_by_upload_then_is_refused() {
+    let small = "x".repeat(TEMPLATE_BODY_MAX);
+    assert_eq!(
+        delivery(Phase::Import, "App", &small, &Map::new()),
+        Delivery::Inline
+    );
+    let mid = "x".repeat(TEMPLATE_BODY_MAX + 1);
+    assert_eq!(
+        delivery(Phase::Import, "App", &mid, &Map::new()),
+        Delivery::Upload
+    );
+    let big_props = json!({"Resources": {"Fn": {"Type": "AWS::Lambda::Function", "Properties": {"Code": "y".repeat(5000)}}}});
+    let huge = "x".repeat(TEMPLATE_URL_MAX + 1);
+    match delivery(Phase::Update, "App", &huge, &obj(big_props)) {
+        Delivery::TooLarge(why) => {
+            assert!(why.contains("phase 2 (UPDATE)"), "{why}");
+            assert!(why.contains("Fn (5011 characters)"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn change_set_names_are_one_per_run_and_phase() {
+    assert_eq!(Phase::Import.change_set_name(1700), "cdkd-migrate-1700");
+    assert_eq!(Phase::Update.change_set_name(1700), "cdkd-phase2-1700");
+    assert_eq!(Phase::Import.change_set_type(), "IMPORT");
+    assert_eq!(Phase::Update.change_set_type(), "UPDATE");
+}
+
+#[test]
+fn change_set_statuses_read_as_pending_ready_executed_failed() {
+    assert_eq!(
+        change_set_state("CREATE_IN_PROGRESS", None, None),
+        ChangeSetState::Pending
+    );
+    assert_eq!(
+        change_set_state("CREATE_PENDING", None, None),
+        ChangeSetState::Pending
+    );
+    assert_eq!(
+        change_set_state("CREATE_COMPLETE", Some("AVAILABLE"), None),
+        ChangeSetState::Ready
+    );
+    assert_eq!(
+        change_set_state("CREATE_COMPLETE", Some("EXECUTE_IN_PROGRESS"), None),
+        ChangeSetState::Executed
+    );
+    assert_eq!(
+        change_set_state("CREATE_COMPLETE", Some("EXECUTE_COMPLETE"), None),
+        ChangeSetState::Executed
+    );
+    assert_eq!(
+        change_set_state(
+            "FAILED",
+            Some("UNAVAILABLE"),
+            Some("Resource Queue does not exist")
+        ),
+        ChangeSetState::Failed("Resource Queue does not exist".into())
+    );
+    assert_eq!(
+        change_set_state("FAILED", None, None),
+        ChangeSetState::Failed("unknown".into())
+    );
+    assert!(matches!(
+        change_set_state("CREATE_COMPLETE", Some("OBSOLETE"), None),
+        ChangeSetState::Failed(_)
+    ));
+}
+
+#[test]
+fn an_update_change_set_without_changes_skips_the_phase_but_an_import_one_fails() {
+    let s = change_set_state(
+        "FAILED",
+        None,
+        Some("The submitted information didn't contain changes."),
+    );
+    assert_eq!(s, ChangeSetState::NoChanges);
+    assert_eq!(after_change_set(Phase::Update, &s), Ok(Next::Cleanup));
+    assert!(after_change_set(Phase::Import, &s).is_err());
+}
+
+#[test]
+fn after_a_poll_the_run_waits_executes_or_goes_on() {
+    assert_eq!(
+        after_change_set(Phase::Import, &ChangeSetState::Pending),
+        Ok(Next::Wait)
+    );
+    assert_eq!(
+        after_change_set(Phase::Import, &ChangeSetState::Ready),
+        Ok(Next::Execute)
+    );
+    assert_eq!(
+        after_change_set(Phase::Import, &ChangeSetState::Executed),
+        Ok(Next::Wait)
+    );
+    let e = after_change_set(Phase::Import, &ChangeSetState::Failed("bad".into())).unwrap_err();
+    assert_eq!(e, "IMPORT change set FAILED: bad");
+    assert_eq!(after(Phase::Import), Next::Phase2);
+    assert_eq!(after(Phase::Update), Next::Cleanup);
+}
+
+#[test]
+fn stack_statuses_read_as_pending_complete_or_failed() {
+    assert_eq!(stack_state("REVIEW_IN_PROGRESS", None), StackState::Pending);
+    assert_eq!(stack_state("IMPORT_IN_PROGRESS", None), StackState::Pending);
+    assert_eq!(
+        stack_state("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", None),
+        StackState::Pending
+    );
+    assert_eq!(stack_state("IMPORT_COMPLETE", None), StackState::Complete);
+    assert_eq!(stack_state("UPDATE_COMPLETE", None), StackState::Complete);
+    assert_eq!(
+        stack_state("IMPORT_ROLLBACK_COMPLETE", Some("Import failed")),
+        StackState::Failed("IMPORT_ROLLBACK_COMPLETE: Import failed".into())
+    );
+    assert!(matches!(
+        stack_state("IMPORT_ROLLBACK_IN_PROGRESS", None),
+        StackState::Failed(_)
+    ));
+    assert!(matches!(
+        stack_state("UPDATE_ROLLBACK_COMPLETE", None),
+        StackState::Failed(_)
+    ));
+    assert!(matches!(
+        stack_state("UPDATE_FAILED", None),
+        StackState::Failed(_)
+    ));
+}
+
+#[test]
+fn waits_have_the_ceilings_of_the_spec() {
+    let cs = Pending::ChangeSet {
+        phase: Phase::Import,
+        arn: "a".into(),
+    };
+    let st = Pending::Stack {
+        phase: Phase::Update,
+    };
+    assert_eq!(cs.ceiling_s(), 600);
+    assert_eq!(st.ceiling_s(), 3600);
+    assert_eq!(timed_out(&cs, 0, 600_000), None);
+    let why = timed_out(&cs, 0, 601_000).unwrap();
+    assert!(
+        why.contains("phase 1 (IMPORT)") && why.contains("601 s"),
+        "{why}"
+    );
+    assert!(timed_out(&st, 0, 3_601_000).is_some());
+    assert_eq!(cs.interval_s(true), 1);
+    assert!(st.interval_s(false) > cs.interval_s(false));
+}
+
+fn ev(id: Option<&str>, ty: &str, status: &str, reason: &str) -> StackEvent {
+    StackEvent {
+        logical_id: id.map(str::to_string),
+        resource_type: Some(ty.into()).filter(|t: &String| !t.is_empty()),
+        status: status.into(),
+        reason: Some(reason.into()).filter(|r: &String| !r.is_empty()),
+    }
+}
+
+#[test]
+fn failure_lines_name_the_first_failure_of_each_resource_at_most_five() {
+    let mut events = vec![
+        ev(
+            Some("App"),
+            "AWS::CloudFormation::Stack",
+            "IMPORT_ROLLBACK_IN_PROGRESS",
+            "x",
+        ),
+        ev(
+            Some("Queue"),
+            "AWS::SQS::Queue",
+            "IMPORT_FAILED",
+            "Resource not found",
+        ),
+        ev(
+            Some("Queue"),
+            "AWS::SQS::Queue",
+            "IMPORT_FAILED",
+            "older reason",
+        ),
+        ev(None, "", "IMPORT_FAILED", "no id"),
+        ev(Some("Topic"), "", "IMPORT_FAILED", ""),
+    ];
+    for i in 0..6 {
+        events.push(ev(
+            Some(&format!("R{i}")),
+            "AWS::S3::Bucket",
+            "UPDATE_FAILED",
+            "denied",
+        ));
+    }
+    let lines = failure_lines(&events);
+    assert_eq!(lines.len(), MAX_FAILURE_LINES);
+    assert_eq!(lines[0], "Queue (AWS::SQS::Queue): Resource not found");
+    assert_eq!(lines[1], "Topic (<unknown>): <no reason reported>");
+    assert_eq!(lines[2], "R0 (AWS::S3::Bucket): denied");
+}
+
+fn run_at(stage: StackStage) -> ExportRun {
+    ExportRun {
+        run_id: "export-App-1".into(),
+        kind: "export".into(),
+        started_ms: 1,
+        stacks: vec![StackProgress {
+            stack: "App".into(),
+            region: "us-east-1".into(),
+            cfn_stack_name: "App".into(),
+            stage,
+            imported_resources: 2,
+            phase2_resources: 1,
+            deleted_keys: if stage == StackStage::Cleaned {
+                vec!["cdkd/App/us-east-1/state.json".into()]
+            } else {
+                vec![]
+            },
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn report_of_a_failed_import_says_the_record_is_unchanged_and_how_to_clear_the_stack() {
+    let r = failed(
+        &run_at(StackStage::Importing),
+        "ChangeSetFailed: IMPORT change set FAILED: gone",
+    );
+    assert_eq!(r.outcome, "failed");
+    assert!(
+        r.redo[0].contains("the cdkd record is unchanged"),
+        "{:?}",
+        r.redo
+    );
+    assert_eq!(
+        r.commands,
+        ["aws cloudformation delete-stack --stack-name App --region us-east-1"]
+    );
+    insta::assert_snapshot!("export_report_failed_import", render_report(&r));
+}
+
+#[test]
+fn report_of_a_failed_phase2_says_phase1_succeeded_and_never_to_deploy() {
+    let r = failed(
+        &run_at(StackStage::Updating),
+        "ChangeSetFailed: the phase 2 (UPDATE) of CloudFormation stack App failed",
+    );
+    assert!(r.redo[0].contains("phase 1 succeeded"));
+    assert!(r.redo[0].contains("do not run `cdkd deploy`"));
+    assert_eq!(
+        r.commands,
+        ["cdkd-flow state orphan App --stack-region us-east-1"]
+    );
+    insta::assert_snapshot!("export_report_failed_phase2", render_report(&r));
+}
+
+#[test]
+fn report_of_a_migrated_stack_whose_record_could_not_be_deleted_says_orphan_never_destroy() {
+    let r = failed(
+        &run_at(StackStage::Migrated),
+        "Transient: S3 DeleteObject failed",
+    );
+    assert!(r.redo[0].contains("never `cdkd destroy`"));
+    assert_eq!(
+        r.commands,
+        ["cdkd-flow state orphan App --stack-region us-east-1"]
+    );
+}
+
+#[test]
+fn report_of_a_migration_lists_the_stacks_and_a_command_to_check_them() {
+    let r = migrated(&run_at(StackStage::Cleaned), &[]);
+    assert_eq!(r.outcome, "migrated");
+    assert!(r.stacks[0].record_deleted);
+    insta::assert_snapshot!("export_report_migrated", render_report(&r));
+}
+
+#[test]
+fn report_commands_follow_the_plain_value_rule() {
+    let mut run = run_at(StackStage::Importing);
+    run.stacks[0].cfn_stack_name = "App; rm -rf /".into();
+    run.stacks[0].stack = "App $(x)".into();
+    let r = failed(&run, "x");
+    assert!(r.commands.is_empty(), "{:?}", r.commands);
+    assert!(!render_report(&r).contains("rm -rf"));
+}

@@ -1,0 +1,73 @@
+//! `export-abort`: the `Catch` of every state after the lock (docs/export.md §10.5).
+//! Writes `report.json` (what CloudFormation holds now, what to redo by hand and the
+//! commands), deletes the transient template uploads and releases the locks. No record
+//! is deleted: a stack short of migrated keeps its cdkd record.
+
+use cdkd_core::export::report::{failed, ExportReport};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::carry::{Carry, Ctx};
+use crate::deps::Deps;
+use crate::error::StepError;
+use crate::runs;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbortInput {
+    pub run: Carry,
+    /// The caught error: `{"Error": name, "Cause": text}`.
+    #[serde(default)]
+    pub error: Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbortOutput {
+    pub report_key: Option<String>,
+    pub report: Option<ExportReport>,
+    pub released: usize,
+}
+
+pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepError> {
+    let ctx = Ctx::without_renewal(input.run, deps);
+    let cause = crate::error::caught_cause(&input.error);
+    let mut out = AbortOutput {
+        report_key: None,
+        report: None,
+        released: ctx.carry.locks.len(),
+    };
+    // The report is best effort: the locks must be released whatever happens.
+    match ctx.progress().await {
+        Ok(mut rec) => {
+            for s in rec.stacks.iter_mut() {
+                for key in std::mem::take(&mut s.uploads) {
+                    if let Err(e) = ctx.store.delete_object(&key).await {
+                        tracing::warn!("transient template {key} not deleted: {e}");
+                    }
+                }
+            }
+            rec.failure = Some(cause.clone());
+            rec.finished_ms = Some(ctx.now());
+            if let Err(e) = ctx.save(&rec).await {
+                tracing::warn!("progress of run {} not written: {e}", ctx.carry.run.run_id);
+            }
+            let report = failed(&rec, &cause);
+            let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
+            match runs::write(&ctx.store, &key, &report).await {
+                Ok(()) => {
+                    out.report_key = Some(key);
+                    out.report = Some(report);
+                }
+                Err(e) => tracing::warn!("report of run {} not written: {e}", ctx.carry.run.run_id),
+            }
+        }
+        Err(e) => tracing::warn!("progress of run {} not readable: {e}", ctx.carry.run.run_id),
+    }
+    crate::held::release_all(
+        &ctx.deps.locks(&ctx.carry.run.bucket, &ctx.carry.run.prefix),
+        &ctx.carry.locks,
+    )
+    .await;
+    Ok(out)
+}

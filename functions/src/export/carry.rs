@@ -1,0 +1,210 @@
+//! What the execution's steps pass each other (the state's `run`), and the reads they
+//! share: the plan, the run's record, a stack's template and submitted parameters, the
+//! CloudFormation client of the record's region. Every step after `export-lock` starts
+//! with [`Carry::open`], which renews the locks: a lost lock stops the run before any
+//! write (docs/export.md §10).
+
+use cdkd_aws::cfn::Cfn;
+use cdkd_aws::changeset::TemplateRef;
+use cdkd_aws::{HeldLock, StateStore};
+use cdkd_core::export::execute::{ExportRun, Next, Pending};
+use cdkd_core::export::params::{parse_parameter_tokens, resolve_root};
+use cdkd_core::export::phases::{delivery, Delivery, Phase};
+use cdkd_core::export::plan::{Plan, StackPlan};
+use cdkd_core::export::template::Template;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::deps::Deps;
+use crate::destroy::RunRef;
+use crate::error::StepError;
+use crate::runs;
+
+/// The environment variable naming the deployed service role (infra/template.yaml).
+pub const ROLE_ENV: &str = "CDKD_FLOW_EXPORT_SERVICE_ROLE_ARN";
+
+/// The state every execution step reads and returns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Carry {
+    pub run: RunRef,
+    pub started_ms: i64,
+    pub plan_key: String,
+    pub locks: Vec<HeldLock>,
+    /// What the definition's `Route` does next.
+    pub next: Next,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Pending>,
+    /// When the current wait began.
+    #[serde(default)]
+    pub since_ms: i64,
+    /// The next `Wait`'s length.
+    #[serde(default)]
+    pub wait_seconds: u64,
+    /// A local `--fast` run: poll every second.
+    #[serde(default)]
+    pub fast: bool,
+    /// `--parameter K=V` tokens, as given (NoEcho values are read from here, never
+    /// from the plan, which stores them masked).
+    #[serde(default)]
+    pub parameters: Vec<String>,
+    /// A CloudFormation service role passed to every change set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role_arn: Option<String>,
+}
+
+/// What a step works with.
+pub struct Ctx<'a> {
+    pub deps: &'a Deps,
+    pub store: StateStore,
+    pub cfn: Cfn,
+    pub carry: Carry,
+}
+
+impl<'a> Ctx<'a> {
+    /// Renews the locks and builds the clients of the record's region.
+    pub async fn open(mut carry: Carry, deps: &'a Deps) -> Result<Ctx<'a>, StepError> {
+        let locks = deps.locks(&carry.run.bucket, &carry.run.prefix);
+        carry.locks = crate::held::renew_all(&locks, &carry.locks).await?;
+        Ok(Self::without_renewal(carry, deps))
+    }
+
+    /// The clients only (the abort path, which must work with a lost lock).
+    pub fn without_renewal(carry: Carry, deps: &'a Deps) -> Ctx<'a> {
+        Ctx {
+            store: deps.store(&carry.run.bucket, &carry.run.prefix),
+            cfn: Cfn::new(&deps.sdk, Some(&carry.run.region), None),
+            deps,
+            carry,
+        }
+    }
+
+    /// The service role change sets are submitted with: the run's, else the deployed
+    /// function's `CDKD_FLOW_EXPORT_SERVICE_ROLE_ARN`; none when both are empty.
+    pub fn role_arn(&self) -> Option<String> {
+        self.carry
+            .role_arn
+            .clone()
+            .or_else(|| std::env::var(ROLE_ENV).ok())
+            .filter(|r| !r.is_empty())
+    }
+
+    pub fn now(&self) -> i64 {
+        self.deps.now()
+    }
+
+    pub async fn plan(&self) -> Result<Plan, StepError> {
+        runs::read(&self.store, &self.carry.plan_key)
+            .await?
+            .ok_or_else(|| {
+                StepError::bad_input(format!("the run's plan {} is missing", self.carry.plan_key))
+            })
+    }
+
+    /// The plan of the run's one stack.
+    pub async fn stack_plan(&self) -> Result<StackPlan, StepError> {
+        let plan = self.plan().await?;
+        plan.stacks
+            .into_iter()
+            .find(|s| s.stack == self.carry.run.stack)
+            .ok_or_else(|| {
+                StepError::bad_input(format!(
+                    "the run's plan has no stack {}",
+                    self.carry.run.stack
+                ))
+            })
+    }
+
+    fn progress_key(&self) -> String {
+        runs::progress_key(&self.carry.run.prefix, &self.carry.run.run_id)
+    }
+
+    pub async fn progress(&self) -> Result<ExportRun, StepError> {
+        runs::read(&self.store, &self.progress_key())
+            .await?
+            .ok_or_else(|| StepError::bad_input("the run's progress.json is missing"))
+    }
+
+    pub async fn save(&self, rec: &ExportRun) -> Result<(), StepError> {
+        runs::write(&self.store, &self.progress_key(), rec).await
+    }
+
+    /// The template the CLI uploaded for `plan`'s stack.
+    pub async fn template(&self, plan: &StackPlan) -> Result<Template, StepError> {
+        let (bytes, _) = self
+            .store
+            .get_raw(&plan.template_key)
+            .await?
+            .ok_or_else(|| {
+                StepError::bad_input(format!("the template {} is missing", plan.template_key))
+            })?;
+        let value: Value = cdkd_core::json::parse_json(&bytes).map_err(|e| {
+            StepError::bad_input(format!(
+                "the template {} is not JSON: {e}",
+                plan.template_key
+            ))
+        })?;
+        Template::from_value(&plan.stack, value).map_err(|e| StepError::refused(e.to_string()))
+    }
+
+    /// The values submitted to the root's change sets: `--parameter` overrides, else
+    /// Defaults (docs/export.md §6.1).
+    pub fn parameters(&self, template: &Template) -> Result<Vec<(String, String)>, StepError> {
+        let tokens = parse_parameter_tokens(&self.carry.parameters).map_err(StepError::refused)?;
+        let params = resolve_root(template, &tokens).map_err(StepError::refused)?;
+        Ok(params
+            .submitted
+            .into_iter()
+            .filter_map(|p| p.value.map(|v| (p.key, v)))
+            .collect())
+    }
+
+    /// How `body` reaches CloudFormation: inline, or uploaded to the run's folder
+    /// (`changesets/<stack>-<phase>.json`) and named by URL. Returns the upload's key.
+    pub async fn deliver(
+        &self,
+        phase: Phase,
+        plan: &StackPlan,
+        template: &Map<String, Value>,
+    ) -> Result<(TemplateRef, Option<String>), StepError> {
+        let body = serde_json::to_string(template)
+            .map_err(|e| StepError::bad_input(format!("cannot serialize a template: {e}")))?;
+        match delivery(phase, &plan.cfn_stack_name, &body, template) {
+            Delivery::Inline => Ok((TemplateRef::Body(body), None)),
+            Delivery::TooLarge(why) => Err(StepError::refused(why)),
+            Delivery::Upload => {
+                let key = format!(
+                    "{}/changesets/{}-{}.json",
+                    runs::run_prefix(&self.carry.run.prefix, &self.carry.run.run_id),
+                    plan.cfn_stack_name,
+                    phase.change_set_type().to_ascii_lowercase()
+                );
+                self.store.put_raw(&key, body.into_bytes()).await?;
+                let url = cdkd_aws::config::object_url(
+                    &self.deps.sdk,
+                    &self.store.bucket,
+                    &self.carry.run.region,
+                    &key,
+                );
+                Ok((TemplateRef::Url(url), Some(key)))
+            }
+        }
+    }
+
+    /// The carried state with what is pending now and when to look again.
+    pub fn waiting(mut self, pending: Pending) -> Carry {
+        self.carry.wait_seconds = pending.interval_s(self.carry.fast);
+        self.carry.since_ms = self.deps.now();
+        self.carry.pending = Some(pending);
+        self.carry.next = Next::Wait;
+        self.carry
+    }
+
+    /// The carried state routed to `next`, nothing pending.
+    pub fn then(mut self, next: Next) -> Carry {
+        self.carry.pending = None;
+        self.carry.wait_seconds = 0;
+        self.carry.next = next;
+        self.carry
+    }
+}

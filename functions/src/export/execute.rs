@@ -1,0 +1,67 @@
+//! `export-execute`: executes the change set a poll found ready (docs/export.md §10.2).
+//! A change set already executing or executed is not executed again.
+
+use cdkd_core::export::execute::{change_set_state, ChangeSetState, Pending};
+
+use super::carry::{Carry, Ctx};
+use crate::deps::Deps;
+use crate::error::StepError;
+
+pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
+    let ctx = Ctx::open(carry, deps).await?;
+    let Some(Pending::ChangeSet { phase, arn }) = ctx.carry.pending.clone() else {
+        return Err(StepError::bad_input(
+            "export-execute: no change set is pending",
+        ));
+    };
+    let plan = ctx.stack_plan().await?;
+    let cfn_name = plan.cfn_stack_name.as_str();
+    let status = ctx
+        .cfn
+        .describe_change_set(cfn_name, &arn)
+        .await?
+        .ok_or_else(|| {
+            StepError::new(
+                crate::error::names::CHANGE_SET_FAILED,
+                format!("the {} change set {arn} is gone", phase.change_set_type()),
+            )
+        })?;
+    match change_set_state(
+        &status.status,
+        status.execution_status.as_deref(),
+        status.reason.as_deref(),
+    ) {
+        ChangeSetState::Ready => {
+            ctx.cfn
+                .execute_change_set(cfn_name, &arn)
+                .await
+                .map_err(|e| {
+                    StepError::new(
+                        crate::error::names::CHANGE_SET_FAILED,
+                        format!(
+                            "ExecuteChangeSet of the {} change set on {cfn_name} failed: {}",
+                            phase.change_set_type(),
+                            e.message
+                        ),
+                    )
+                })?;
+            let mut rec = ctx.progress().await?;
+            rec.log.push(format!(
+                "execute: {} change set on {cfn_name}",
+                phase.change_set_type()
+            ));
+            ctx.save(&rec).await?;
+        }
+        ChangeSetState::Executed => {}
+        other => {
+            return Err(StepError::new(
+                crate::error::names::CHANGE_SET_FAILED,
+                format!(
+                    "the {} change set on {cfn_name} cannot be executed: {other:?}",
+                    phase.change_set_type()
+                ),
+            ))
+        }
+    }
+    Ok(ctx.waiting(Pending::Stack { phase }))
+}

@@ -1,0 +1,88 @@
+//! `export-import`: phase 1 (docs/export.md §10.2). Submits the IMPORT change set of the
+//! stack: only the importable resources, no Outputs, a DeletionPolicy on each, every
+//! resource named in `ResourcesToImport` by its identifier. A retried step finds the
+//! change set it created (one name per run) instead of creating another.
+
+use cdkd_aws::changeset::NewChangeSet;
+use cdkd_core::export::execute::{Pending, StackStage};
+use cdkd_core::export::phases::{phase1_template, resources_to_import, Phase, CAPABILITIES};
+use cdkd_core::export::plain::shown;
+
+use super::carry::{Carry, Ctx};
+use crate::deps::Deps;
+use crate::error::StepError;
+
+pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
+    let ctx = Ctx::open(carry, deps).await?;
+    let plan = ctx.stack_plan().await?;
+    let cfn_name = plan.cfn_stack_name.as_str();
+    let name = Phase::Import.change_set_name(ctx.carry.started_ms);
+
+    let arn = match ctx.cfn.describe_change_set(cfn_name, &name).await? {
+        Some(existing) => existing.arn,
+        None => {
+            // The destination must still be absent: the plan checked, but a stack of
+            // that name created since would take the import.
+            if let Some(s) = ctx.cfn.describe_stack(cfn_name).await? {
+                return Err(StepError::refused(format!(
+                    "export of {}: CloudFormation stack {} exists now ({}); nothing was submitted. Delete or rename it, or export with --cfn-stack-name",
+                    shown(&plan.stack),
+                    shown(cfn_name),
+                    s.status
+                )));
+            }
+            let template = ctx.template(&plan).await?;
+            let parameters = ctx.parameters(&template)?;
+            let body = phase1_template(&template, &plan);
+            let role = ctx.role_arn();
+            let (template_ref, upload) = ctx.deliver(Phase::Import, &plan, &body).await?;
+            let mut rec = ctx.progress().await?;
+            if let (Some(s), Some(key)) = (rec.stack_mut(&plan.stack), upload) {
+                s.uploads.push(key);
+                ctx.save(&rec).await?;
+            }
+            let (arn, stack_id) = ctx
+                .cfn
+                .create_change_set(&NewChangeSet {
+                    stack: cfn_name,
+                    name: &name,
+                    change_set_type: Phase::Import.change_set_type(),
+                    template: template_ref,
+                    parameters,
+                    capabilities: &CAPABILITIES,
+                    resources_to_import: resources_to_import(&plan)
+                        .into_iter()
+                        .map(|t| (t.resource_type, t.logical_id, t.identifier))
+                        .collect(),
+                    role_arn: role.as_deref(),
+                    tags: Vec::new(),
+                })
+                .await
+                .map_err(|e| {
+                    StepError::new(
+                        crate::error::names::CHANGE_SET_FAILED,
+                        format!(
+                            "failed to create the IMPORT change set of {}: {}",
+                            shown(cfn_name),
+                            e.message
+                        ),
+                    )
+                })?;
+            let mut rec = ctx.progress().await?;
+            if let Some(s) = rec.stack_mut(&plan.stack) {
+                s.stage = StackStage::Importing;
+                s.import_change_set = Some(arn.clone());
+                s.stack_id = Some(stack_id);
+            }
+            rec.log
+                .push(format!("import: created change set {name} on {cfn_name}"));
+            ctx.save(&rec).await?;
+            arn
+        }
+    };
+    tracing::info!(stack = %shown(&plan.stack), change_set = %arn, "phase 1: IMPORT change set submitted");
+    Ok(ctx.waiting(Pending::ChangeSet {
+        phase: Phase::Import,
+        arn,
+    }))
+}

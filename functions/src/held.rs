@@ -1,0 +1,74 @@
+//! The locks a run holds across its steps (docs/state-and-lock.md §3): every step after
+//! the one that took them renews them first (a lost lock stops the run before any
+//! write), and the last step, or the abort path, releases them.
+
+use cdkd_aws::{HeldLock, LockManager};
+use cdkd_core::text::flatten_str;
+use serde_json::Value;
+
+use crate::error::StepError;
+
+/// Renews every held lock, in order.
+pub async fn renew_all(locks: &LockManager, held: &[HeldLock]) -> Result<Vec<HeldLock>, StepError> {
+    let mut out = Vec::with_capacity(held.len());
+    for h in held {
+        out.push(renew(locks, h).await?);
+    }
+    Ok(out)
+}
+
+/// Renews a held lock. A step that renewed and then died (a Lambda timeout, a lost
+/// answer) leaves its retry holding the previous ETag: the lock is still this run's when
+/// its owner (`cdkd-flow:<run-id>`) and acquisition timestamp are the ones the run
+/// wrote, and then its current ETag is adopted. Anything else is a lost lock.
+pub async fn renew(locks: &cdkd_aws::LockManager, h: &HeldLock) -> Result<HeldLock, StepError> {
+    match locks.renew(h).await {
+        Ok(next) => Ok(next),
+        Err(cdkd_aws::LockError::Lost { .. }) => {
+            let current = locks.store.get_lock(&h.stack, h.region.as_deref()).await?;
+            match current {
+                Some((info, etag))
+                    if info.owner == h.body.owner
+                        && info.timestamp.as_ref().and_then(Value::as_i64) == Some(h.body.timestamp) =>
+                {
+                    Ok(locks.renew(&HeldLock { etag, ..h.clone() }).await?)
+                }
+                _ => Err(StepError::new(
+                    crate::error::names::LOCK_LOST,
+                    format!(
+                        "Lost the lock for stack '{}': it was removed or another process holds it now; stopping before touching anything",
+                        flatten_str(&h.stack)
+                    ),
+                )),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Releases every lock the run holds. A lock renewed by a step whose answer was lost
+/// carries a newer ETag than `held`: it is still ours when its owner and acquisition
+/// timestamp are the ones we wrote, and then it is released with its current ETag.
+pub async fn release_all(locks: &LockManager, held: &[HeldLock]) {
+    for h in held {
+        match locks.release(h).await {
+            Ok(cdkd_aws::ReleaseOutcome::NotOurs) => release_if_still_ours(locks, h).await,
+            Ok(_) => {}
+            Err(e) => tracing::warn!("{e}"),
+        }
+    }
+}
+
+async fn release_if_still_ours(locks: &LockManager, h: &HeldLock) {
+    let Ok(Some((info, etag))) = locks.store.get_lock(&h.stack, h.region.as_deref()).await else {
+        return;
+    };
+    let ours = info.owner == h.body.owner
+        && info.timestamp.as_ref().and_then(Value::as_i64) == Some(h.body.timestamp);
+    if ours && etag != h.etag {
+        let current = HeldLock { etag, ..h.clone() };
+        if let Err(e) = locks.release(&current).await {
+            tracing::warn!("{e}");
+        }
+    }
+}
