@@ -139,9 +139,15 @@ def execute_change_set(self: CloudFormationBackend, change_set_name: str, stack_
     if change_set.change_set_type == "IMPORT":
         cfn_execute.execute_import(self, change_set)
         return
+    stack = self.stacks[change_set.stack_id]
+    before = (stack.template, stack.status)
     _originals["execute_change_set"](self, change_set.change_set_id, stack_name)
     stack = self.stacks[change_set.stack_id]
-    cfn_outputs.refresh(self, stack)
+    try:
+        cfn_outputs.refresh(self, stack)
+        cfn_outputs.evaluate(stack)
+    except Exception as e:  # noqa: BLE001 - any Output AWS cannot resolve fails the update
+        cfn_outputs.roll_back_update(self, stack, before[0], str(e))
     stack.change_set_id = change_set.change_set_id  # type: ignore[attr-defined]
 
 

@@ -40,3 +40,28 @@ def refresh(backend: Any, stack: Stack) -> None:
             del backend.exports[name]
     for export in stack.exports:
         backend.exports[export.name] = export
+
+
+def evaluate(stack: Stack) -> None:
+    """Resolves every Output now (moto resolves them lazily, when DescribeStacks reads
+    them): an Output CloudFormation cannot resolve (a missing export, an unknown
+    attribute) fails the update that set it, as on AWS, instead of every later read."""
+    _ = stack.outputs
+
+
+def roll_back_update(backend: Any, stack: Stack, previous_template: Any, reason: str) -> None:
+    """The update's Outputs failed: back to the previous template's Outputs,
+    UPDATE_ROLLBACK_COMPLETE with the reason. Resources the update changed are not
+    reverted (docs/emulator.md)."""
+    summary = f"Outputs could not be resolved: {reason}"
+    stack.template = previous_template
+    try:
+        refresh(backend, stack)
+        evaluate(stack)
+    except Exception:  # noqa: BLE001 - the previous Outputs fail too: keep none
+        stack.output_map = stack._create_output_map()
+        stack.output_map._output_json_map = {}
+    stack._add_stack_event("UPDATE_ROLLBACK_IN_PROGRESS", resource_status_reason=summary)
+    stack._add_stack_event("UPDATE_ROLLBACK_COMPLETE")
+    stack.status = "UPDATE_ROLLBACK_COMPLETE"
+    stack.status_reason = summary  # type: ignore[attr-defined]

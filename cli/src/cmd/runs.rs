@@ -351,12 +351,16 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
             crate::out::print(&view::cleanup::render_cleanup(&out))
         }
         (Some(Kind::Export), _, _) => {
-            // The plan the run wrote, as `export --dry-run` prints it.
+            // A migrating run's report, else the plan the run wrote, as `export
+            // --dry-run` prints it.
             if let Some(p) = RunPlace::of_input(&input) {
                 let store = remote::run_store(sdk, &p).await;
-                if crate::cmd::export::print_plan(&store, &x.name, false)
+                if crate::cmd::export::print_report(&store, &x.name, false)
                     .await?
                     .is_none()
+                    && crate::cmd::export::print_plan(&store, &x.name, false)
+                        .await?
+                        .is_none()
                 {
                     crate::out::print(view::runs::NO_PLAN_YET);
                 }

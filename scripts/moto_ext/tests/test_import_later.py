@@ -85,6 +85,20 @@ class AfterImport(ImportCase):
         exports = {e["Name"]: e["Value"] for e in self.cfn.list_exports()["Exports"]}
         self.assertEqual(exports[f"{stack}-arn"], got["QueueArn"])
 
+    def test_rule_an_update_whose_outputs_cannot_be_resolved_rolls_back(self) -> None:
+        stack, rows, _ = self.imported()
+        outputs = {"Bad": {"Value": {"Fn::ImportValue": uniq("no-such-export")}}}
+        self.cfn.create_change_set(
+            StackName=stack, ChangeSetName="phase2", ChangeSetType="UPDATE",
+            TemplateBody=template(self.phase_two(rows), outputs))
+        self.execute(stack, "phase2")
+        described = self.stack(stack)
+        self.assertEqual(described["StackStatus"], "UPDATE_ROLLBACK_COMPLETE")
+        self.assertIn("No export named", described.get("StackStatusReason", ""))
+        self.assertNotIn("Outputs", described)
+        events = self.cfn.describe_stack_events(StackName=stack)["StackEvents"]
+        self.assertEqual(events[0]["ResourceStatus"], "UPDATE_ROLLBACK_COMPLETE")
+
     def test_rule_an_update_change_set_reads_a_template_url_from_the_emulators_s3(self) -> None:
         stack, rows, _ = self.imported()
         bucket, full = uniq("templates"), self.phase_two(rows)

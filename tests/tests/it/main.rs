@@ -14,5 +14,6 @@ mod destroy_load;
 mod emulator_registry;
 mod engine_differential;
 mod export_plan;
+mod export_steps;
 mod lock_protocol;
 mod store_state;

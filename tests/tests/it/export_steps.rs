@@ -1,0 +1,276 @@
+//! The export's execution steps driven one by one against the emulator (docs/export.md
+//! §10): a lock lost between two steps stops the run at its next step before any write,
+//! a phase 2 that fails leaves the imported stack, keeps the record, releases the lock
+//! and reports that phase 1 succeeded; a retried import step finds the change set it
+//! created instead of creating another.
+//!
+//! Run: `scripts/with-emulator.sh cargo test --workspace --test e2e -- --test-threads=1 export_steps`.
+
+use cdkd_core::export::execute::Next;
+use cdkd_functions::export::carry::Carry;
+use cdkd_functions::{steps, Deps, StepError};
+use cdkd_tests as h;
+use serde_json::{json, Value};
+
+const REGION: &str = "us-east-1";
+const PREFIX: &str = "cdkd";
+
+fn uniq(tag: &str) -> String {
+    format!("{tag}{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
+}
+
+async fn deps() -> Deps {
+    Deps::from_sdk(h::sdk().await, None).await
+}
+
+struct Run {
+    s3: aws_sdk_s3::Client,
+    bucket: String,
+    stack: String,
+    run_id: String,
+    queue_url: String,
+    deps: Deps,
+}
+
+/// A record of one real queue and its template (with `outputs` as the template's
+/// Outputs), uploaded as the CLI does.
+async fn setup(outputs: Value) -> Run {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let stack = uniq("ExportStep");
+    let sqs = aws_sdk_sqs::Client::new(&h::sdk().await);
+    let q = sqs
+        .create_queue()
+        .queue_name(stack.to_lowercase())
+        .send()
+        .await
+        .unwrap();
+    let queue_url = q.queue_url().unwrap().to_string();
+    let rec = json!({"version": 10, "stackName": stack, "region": REGION, "resources": {
+        "Queue": {"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {}, "attributes": {}}
+    }});
+    h::put_raw(
+        &s3,
+        &bucket,
+        &format!("{PREFIX}/{stack}/{REGION}/state.json"),
+        rec.to_string(),
+    )
+    .await;
+    let run_id = uniq("run-");
+    let template = json!({"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}, "Outputs": outputs});
+    let key = format!("{PREFIX}/_runs/{run_id}/templates/{stack}.json");
+    h::put_raw(&s3, &bucket, &key, template.to_string()).await;
+    Run {
+        s3,
+        bucket,
+        stack,
+        run_id,
+        queue_url,
+        deps: deps().await,
+    }
+}
+
+impl Run {
+    fn input(&self) -> Value {
+        json!({"stack": self.stack, "stateBucket": self.bucket, "statePrefix": PREFIX,
+               "templates": {(self.stack.clone()): format!("{PREFIX}/_runs/{}/templates/{}.json", self.run_id, self.stack)},
+               "options": {"fast": true}, "dryRun": false})
+    }
+
+    async fn step(&self, name: &str, payload: Value) -> Result<Value, StepError> {
+        steps::invoke(name, payload, &self.deps).await
+    }
+
+    async fn locked(&self) -> Carry {
+        let plan = self
+            .step(
+                "export-plan",
+                json!({"input": self.input(), "runId": self.run_id}),
+            )
+            .await
+            .expect("plan");
+        let carry = self
+            .step(
+                "export-lock",
+                json!({"input": self.input(), "runId": self.run_id, "plan": plan}),
+            )
+            .await
+            .expect("lock");
+        serde_json::from_value(carry).unwrap()
+    }
+
+    /// Runs Route's loop (poll, execute, phase 2) until `stop` or cleanup is next.
+    async fn drive(&self, mut carry: Carry, stop: Next) -> Result<Carry, StepError> {
+        for _ in 0..200 {
+            if carry.next == stop {
+                return Ok(carry);
+            }
+            let step = match carry.next {
+                Next::Wait => "export-poll",
+                Next::Execute => "export-execute",
+                Next::Phase2 => "export-phase2",
+                Next::Cleanup => return Ok(carry),
+            };
+            let out = self
+                .step(step, serde_json::to_value(&carry).unwrap())
+                .await?;
+            carry = serde_json::from_value(out).unwrap();
+        }
+        panic!("the run did not settle");
+    }
+
+    async fn keys(&self) -> Vec<String> {
+        h::list_all_keys(&self.s3, &self.bucket).await
+    }
+}
+
+async fn cfn() -> aws_sdk_cloudformation::Client {
+    aws_sdk_cloudformation::Client::new(&h::sdk().await)
+}
+
+#[tokio::test]
+async fn export_steps_a_lock_lost_between_steps_stops_the_run_before_any_write() {
+    let r = setup(json!({})).await;
+    let carry = r.locked().await;
+    // Another process force-unlocks, then takes the lock itself.
+    let lock_key = format!("{PREFIX}/{}/{REGION}/lock.json", r.stack);
+    h::put_raw(
+        &r.s3,
+        &r.bucket,
+        &lock_key,
+        json!({"owner": "other@host:9", "timestamp": 5, "expiresAt": 99999999999999i64})
+            .to_string(),
+    )
+    .await;
+    let err = r
+        .step("export-import", serde_json::to_value(&carry).unwrap())
+        .await
+        .expect_err("a lost lock stops the import");
+    assert_eq!(err.name, "LockLost", "{err}");
+    let described = cfn()
+        .await
+        .describe_stacks()
+        .stack_name(&r.stack)
+        .send()
+        .await;
+    assert!(
+        described.is_err(),
+        "nothing may be submitted: {described:?}"
+    );
+    // The abort path leaves the other holder's lock alone and keeps the record.
+    let abort = r
+        .step(
+            "export-abort",
+            json!({"run": carry, "error": {"Error": err.name, "Cause": err.message}}),
+        )
+        .await
+        .unwrap();
+    assert!(abort["reportKey"].is_string(), "{abort}");
+    let (body, _) = h::get_raw(&r.s3, &r.bucket, &lock_key).await.unwrap();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["owner"],
+        "other@host:9"
+    );
+    assert!(r
+        .keys()
+        .await
+        .contains(&format!("{PREFIX}/{}/{REGION}/state.json", r.stack)));
+}
+
+#[tokio::test]
+async fn export_steps_a_retried_import_finds_its_change_set_instead_of_creating_another() {
+    let r = setup(json!({})).await;
+    let carry = r.locked().await;
+    let first: Carry = serde_json::from_value(
+        r.step("export-import", serde_json::to_value(&carry).unwrap())
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let again: Carry = serde_json::from_value(
+        r.step("export-import", serde_json::to_value(&carry).unwrap())
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(first.pending, again.pending, "the same change set, by ARN");
+    let sets = cfn()
+        .await
+        .list_change_sets()
+        .stack_name(&r.stack)
+        .send()
+        .await
+        .unwrap();
+    let mine: Vec<_> = sets
+        .summaries()
+        .iter()
+        .filter(|s| s.stack_name() == Some(r.stack.as_str()))
+        .collect();
+    assert_eq!(mine.len(), 1, "{mine:?}");
+}
+
+#[tokio::test]
+async fn export_steps_a_failed_phase2_keeps_the_record_releases_the_lock_and_says_phase1_succeeded()
+{
+    // An Output that imports a value no stack exports: the UPDATE fails.
+    let r = setup(json!({"Bad": {"Value": {"Fn::ImportValue": "cdkd-flow-no-such-export"}}})).await;
+    let carry = r.locked().await;
+    let carry: Carry = serde_json::from_value(
+        r.step("export-import", serde_json::to_value(&carry).unwrap())
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let err = r
+        .drive(carry.clone(), Next::Cleanup)
+        .await
+        .expect_err("phase 2 fails");
+    let abort = r
+        .step(
+            "export-abort",
+            json!({"run": carry, "error": {"Error": err.name, "Cause": err.message}}),
+        )
+        .await
+        .unwrap();
+    let report = &abort["report"];
+    assert_eq!(report["outcome"], "failed", "{abort}");
+    let stage = report["stacks"][0]["stage"].as_str().unwrap();
+    assert!(["imported", "updating"].contains(&stage), "{abort}");
+    assert!(
+        err.name != "Transient",
+        "a failed phase 2 is not an emulator fault: {err}"
+    );
+    assert!(
+        report["redo"][0]
+            .as_str()
+            .unwrap()
+            .contains("phase 1 succeeded"),
+        "{report}"
+    );
+    let keys = r.keys().await;
+    assert!(
+        keys.contains(&format!("{PREFIX}/{}/{REGION}/state.json", r.stack)),
+        "the record is kept: {keys:?}"
+    );
+    assert!(
+        !keys.iter().any(|k| k.ends_with("lock.json")),
+        "the lock is released: {keys:?}"
+    );
+    let res = cfn()
+        .await
+        .describe_stack_resources()
+        .stack_name(&r.stack)
+        .send()
+        .await
+        .unwrap();
+    let ids: Vec<_> = res
+        .stack_resources()
+        .iter()
+        .filter_map(|x| x.physical_resource_id())
+        .collect();
+    assert_eq!(
+        ids,
+        [r.queue_url.as_str()],
+        "CloudFormation holds the imported queue"
+    );
+}
