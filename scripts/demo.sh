@@ -33,5 +33,10 @@ run state orphan WebApp --stack-region eu-west-1 -y
 # Export, planned only: the three-level nested stack's templates from a cloud assembly,
 # uploaded under the run's prefix; the plan (leaf first) printed; nothing else written.
 run export ExportNested --cdk-out "$here/cli/tests/fixtures/export/nested.out" --dry-run --local
+# Export for real: Orders' emulator resources (SNS topic, SQS queue, S3 bucket, SSM
+# parameter) imported into a CloudFormation stack (phase 1, an IMPORT change set), its
+# Outputs restored (phase 2, an UPDATE change set), then its cdkd record deleted.
+run export Orders --template "$here/.emulator/demo-orders.template.json" --local --fast -y
+run state list
 # The scheduled cleanup, as a dry run: which stacks match and are old enough.
 run cleanup --pattern 'Platform*' --older-than 30m --dry-run --local --fast

@@ -76,6 +76,45 @@ def web_app_resources(prefix):
     }
 
 
+def orders_stack(prefix):
+    """Real resources for the export: the record cdkd keeps of them, and the template
+    the CDK app synthesizes for them (written beside the emulator's logs)."""
+    sns, sqs, s3, ssm = (client(n) for n in ("sns", "sqs", "s3", "ssm"))
+    topic = sns.create_topic(Name=f"{prefix}-Events")["TopicArn"]
+    queue = sqs.create_queue(QueueName=f"{prefix}-Work")["QueueUrl"]
+    bucket = f"{prefix.lower()}-archive"
+    s3.create_bucket(Bucket=bucket)
+    param = f"/{prefix}/queue-url"
+    ssm.put_parameter(Name=param, Value=queue, Type="String")
+    resources = {
+        "EventsTopic": {"physicalId": topic, "resourceType": "AWS::SNS::Topic", "properties": {},
+                        "attributes": {"TopicArn": topic}, "provisionedBy": "sdk"},
+        "WorkQueue": {"physicalId": queue, "resourceType": "AWS::SQS::Queue", "properties": {},
+                      "attributes": {"QueueUrl": queue}, "provisionedBy": "sdk"},
+        "Archive": {"physicalId": bucket, "resourceType": "AWS::S3::Bucket", "properties": {},
+                    "attributes": {"Arn": f"arn:aws:s3:::{bucket}"}, "provisionedBy": "sdk"},
+        "QueueUrlParam": {"physicalId": param, "resourceType": "AWS::SSM::Parameter",
+                          "properties": {"Name": param, "Type": "String", "Value": queue},
+                          "dependencies": ["WorkQueue"], "provisionedBy": "sdk"},
+    }
+    template = {
+        "Description": "Orders: the stack the demo exports into CloudFormation",
+        "Resources": {
+            "EventsTopic": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": f"{prefix}-Events"}},
+            "WorkQueue": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": f"{prefix}-Work"}},
+            "Archive": {"Type": "AWS::S3::Bucket", "Properties": {"BucketName": bucket}},
+            "QueueUrlParam": {"Type": "AWS::SSM::Parameter",
+                              "Properties": {"Name": param, "Type": "String", "Value": {"Ref": "WorkQueue"}}},
+            "CDKMetadata": {"Type": "AWS::CDK::Metadata", "Properties": {"Analytics": "v2:deflate64:demo"}},
+        },
+        "Outputs": {
+            "QueueUrl": {"Value": {"Ref": "WorkQueue"}},
+            "TopicArn": {"Value": {"Ref": "EventsTopic"}, "Export": {"Name": f"{prefix}-TopicArn"}},
+        },
+    }
+    return resources, template
+
+
 def record(stack, region, resources, **extra):
     body = {"version": 10, "stackName": stack, "region": region, "resources": resources,
             "outputs": extra.pop("outputs", {}), "lastModified": NOW - 3_600_000}
@@ -117,12 +156,18 @@ def main():
     put(s3, bucket, "cdkd/Locked/us-east-1/lock.json",
         {"owner": "alice@laptop:4242", "timestamp": NOW - 240_000, "expiresAt": NOW + 1_560_000,
          "operation": "deploy"})
+    orders, orders_template = orders_stack("Orders")
+    put(s3, bucket, "cdkd/Orders/us-east-1/state.json",
+        record("Orders", REGION, orders, outputs={"QueueUrl": orders["WorkQueue"]["physicalId"]}))
+    out_dir = pathlib.Path(__file__).resolve().parent.parent / ".emulator"
+    out_dir.mkdir(exist_ok=True)
+    (out_dir / "demo-orders.template.json").write_text(json.dumps(orders_template, indent=2))
     export_records = pathlib.Path(__file__).resolve().parent.parent / "cli/tests/fixtures/export/state"
     nested = sorted(export_records.glob("ExportNested*.state.json"))
     for path in nested:
         stack = path.name[: -len(".state.json")]
         put(s3, bucket, f"cdkd/{stack}/us-east-1/state.json", json.loads(path.read_text()))
-    print(f"seeded s3://{bucket}/cdkd/ with {6 + len(nested)} records and 1 lock")
+    print(f"seeded s3://{bucket}/cdkd/ with {7 + len(nested)} records and 1 lock")
 
 
 if __name__ == "__main__":

@@ -391,7 +391,7 @@ pub async fn watch(
                 .await?
                 .is_none()
             {
-                crate::cmd::export::print_plan(&store, &name, opts.json).await?;
+                crate::cmd::export::print_plan(&store, &name, opts.json, true).await?;
             }
             x
         }

@@ -14,7 +14,9 @@ use cdkd_aws::StateStore;
 use cdkd_core::export::plan::Plan;
 use cdkd_core::export::report::ExportReport;
 use cdkd_core::text::flatten_str;
-use cdkd_core::view::export::{assembly_line, render_dry_run, template_read_line};
+use cdkd_core::view::export::{
+    assembly_line, render_dry_run, render_migration_plan, template_read_line,
+};
 use cdkd_core::view::export_report::render_report;
 use cdkd_engine::Outcome;
 use cdkd_functions::export::{plan_key, ExportInput, ExportOptions, TemplateFrom};
@@ -229,7 +231,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let plan = if a.local {
         eprintln!("export {stack}: planning");
         let outcome = run_local(&deps, plan_input.clone(), &plan_run, a.fast).await?;
-        let printed = print_plan(&ctx.store, &plan_run, a.json && a.dry_run).await?;
+        let printed = print_plan(&ctx.store, &plan_run, a.json && a.dry_run, a.dry_run).await?;
         if let Outcome::Failed(f) = outcome {
             // A plan with blocked rows ends its summary with the refusal; any other
             // failure (or --json, whose stdout is the plan alone) is said on stderr.
@@ -393,6 +395,7 @@ pub async fn print_plan(
     store: &StateStore,
     run_id: &str,
     json: bool,
+    dry_run: bool,
 ) -> Result<Option<Plan>, CliError> {
     let key = plan_key(&store.prefix, run_id);
     let Some((body, _)) = store.get_raw(&key).await? else {
@@ -409,8 +412,10 @@ pub async fn print_plan(
     let plan: Plan = serde_json::from_value(raw.clone()).map_err(unreadable)?;
     if json {
         crate::out::println(&serde_json::to_string_pretty(&raw).unwrap_or_default());
-    } else {
+    } else if dry_run {
         crate::out::println(&render_dry_run(&plan));
+    } else {
+        crate::out::println(&render_migration_plan(&plan));
     }
     Ok(Some(plan))
 }

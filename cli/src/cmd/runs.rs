@@ -358,7 +358,7 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
                 if crate::cmd::export::print_report(&store, &x.name, false)
                     .await?
                     .is_none()
-                    && crate::cmd::export::print_plan(&store, &x.name, false)
+                    && crate::cmd::export::print_plan(&store, &x.name, false, true)
                         .await?
                         .is_none()
                 {

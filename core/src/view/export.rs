@@ -165,6 +165,16 @@ pub fn assembly_line(display: &str, account: Option<&str>, region: Option<&str>)
 
 /// The whole dry-run summary, ending with what the dry run did not do.
 pub fn render_dry_run(plan: &Plan) -> String {
+    render_plan(plan, true)
+}
+
+/// The summary of the plan a migration is about to carry out: the dry run's, ending
+/// with the question's subject instead of what a dry run did not do.
+pub fn render_migration_plan(plan: &Plan) -> String {
+    render_plan(plan, false)
+}
+
+fn render_plan(plan: &Plan, dry_run: bool) -> String {
     let mut out = Vec::new();
     for s in &plan.stacks {
         stack_lines(s, &mut out);
@@ -176,8 +186,11 @@ pub fn render_dry_run(plan: &Plan) -> String {
         Some(r) => out.push(r),
         None if plan.is_empty() => out
             .push("Nothing to migrate: the template holds no resource to import or create.".into()),
-        None => out.push(
+        None if dry_run => out.push(
             "Dry run: no lock was taken, no change set was created, and state is unchanged.".into(),
+        ),
+        None => out.push(
+            "Migration: phase 1 imports these resources into CloudFormation, phase 2 applies the full template (Outputs included), then the cdkd record is deleted.".into(),
         ),
     }
     out.join("\n")
@@ -304,6 +317,24 @@ mod tests {
             warnings: vec![],
         };
         insta::assert_snapshot!(render_dry_run(&plan));
+    }
+
+    #[test]
+    fn summary_before_a_migration_ends_with_what_the_migration_does_not_a_dry_run_line() {
+        let plan = Plan {
+            stacks: vec![leaf()],
+            warnings: vec![],
+        };
+        let text = render_migration_plan(&plan);
+        let last = text.lines().last().unwrap_or_default();
+        assert!(last.starts_with("Migration: phase 1 imports"), "{last}");
+        assert!(!text.contains("Dry run:"));
+        let dry = render_dry_run(&plan);
+        assert_eq!(
+            text.lines().count(),
+            dry.lines().count(),
+            "only the last line differs"
+        );
     }
 
     #[test]
