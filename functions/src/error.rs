@@ -28,6 +28,8 @@ pub mod names {
     pub const BAD_INPUT: &str = "BadInput";
     /// A CloudFormation change set or stack operation of an export failed.
     pub const CHANGE_SET_FAILED: &str = "ChangeSetFailed";
+    /// A phase-2 pre-delete failed (after phase 1 imported the stack).
+    pub const PRE_DELETE_FAILED: &str = "PreDeleteFailed";
 }
 
 impl StepError {

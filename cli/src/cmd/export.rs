@@ -56,8 +56,9 @@ required), then the migration runs: the stack's lock is taken, phase 1 imports t
 resources (an IMPORT change set without Outputs), phase 2 applies the full template \
 (Outputs, Custom Resources) with an UPDATE change set, and the cdkd record is deleted and \
 the lock released. On a failure no record is deleted, the lock is released and the \
-report says what CloudFormation holds and what to redo by hand. Not run yet (planned \
-only): nested stacks, and IMPORT-unsupported resources that phase 2 must re-create.
+report says what CloudFormation holds and what to redo by hand. IMPORT-unsupported \
+resources are deleted before phase 2 re-creates them. Not run yet (planned only): \
+nested stacks.
 
 Without --local the deployed export state machine is started (from \
 --state-machine-arn, else env CDKD_FLOW_EXPORT_STATE_MACHINE_ARN, else the backend \

@@ -323,3 +323,96 @@ async fn a_held_lock_refuses_the_export_before_anything_is_submitted() {
         "the other holder's lock is left alone"
     );
 }
+
+#[tokio::test]
+async fn export_pre_deletes_an_import_unsupported_policy_and_phase2_recreates_it() {
+    let stack = uniq("ExportPolicy");
+    let sdk = h::sdk().await;
+    let iam = aws_sdk_iam::Client::new(&sdk);
+    let role = format!("{stack}-role");
+    let trust = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
+        "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]});
+    iam.create_role()
+        .role_name(&role)
+        .assume_role_policy_document(trust.to_string())
+        .send()
+        .await
+        .unwrap();
+    let doc = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": "*"}]});
+    iam.put_role_policy()
+        .role_name(&role)
+        .policy_name("Send")
+        .policy_document(doc.to_string())
+        .send()
+        .await
+        .unwrap();
+    let rec = json!({"version": 10, "stackName": stack, "region": REGION, "resources": {
+        "Role": {"resourceType": "AWS::IAM::Role", "physicalId": role, "properties": {"RoleName": role},
+                 "attributes": {"Arn": format!("arn:aws:iam::123456789012:role/{role}")}, "provisionedBy": "sdk"},
+        "SendPolicy": {"resourceType": "AWS::IAM::Policy", "physicalId": "Send",
+                       "properties": {"PolicyName": "Send", "PolicyDocument": doc, "Roles": [role]},
+                       "dependencies": ["Role"], "provisionedBy": "sdk"}
+    }});
+    let tpl = json!({"Resources": {
+        "Role": {"Type": "AWS::IAM::Role", "Properties": {"RoleName": role, "AssumeRolePolicyDocument": trust}},
+        "SendPolicy": {"Type": "AWS::IAM::Policy",
+                       "Properties": {"PolicyName": "Send", "PolicyDocument": doc, "Roles": [{"Ref": "Role"}]}}
+    }, "Outputs": {"RoleName": {"Value": {"Ref": "Role"}}}});
+    let bucket = seeded(&stack, &rec).await;
+    let path = write_template(&stack, &tpl);
+    let run = cli(
+        &bucket,
+        &[
+            "export",
+            &stack,
+            "--template",
+            path.to_str().unwrap(),
+            "--local",
+            "--fast",
+            "-y",
+        ],
+    );
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    // Phase 1 imported the role; the pre-delete removed the inline policy, phase 2 put it
+    // back as a CloudFormation resource.
+    let res = stack_resources(&stack).await;
+    assert_eq!(res.get("Role"), Some(&role), "{res:?}");
+    assert!(
+        res.contains_key("SendPolicy"),
+        "phase 2 re-creates the policy: {res:?}"
+    );
+    let policies = iam
+        .list_role_policies()
+        .role_name(&role)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        policies.policy_names(),
+        ["Send"],
+        "the policy is on the role again"
+    );
+    let s3 = h::s3().await;
+    let keys = h::list_all_keys(&s3, &bucket).await;
+    assert!(
+        !keys
+            .iter()
+            .any(|k| k == &format!("cdkd/{stack}/{REGION}/state.json")),
+        "{keys:?}"
+    );
+    let progress_key = keys
+        .iter()
+        .find(|k| k.ends_with("/progress.json"))
+        .expect("progress.json");
+    let (body, _) = h::get_raw(&s3, &bucket, progress_key).await.unwrap();
+    let progress: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        progress["stacks"][0]["preDeleted"],
+        json!(["SendPolicy"]),
+        "{progress}"
+    );
+}

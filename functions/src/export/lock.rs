@@ -51,14 +51,6 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
             shown(&input.stack)
         )));
     }
-    if !root.phase2.recreate.is_empty() {
-        return Err(StepError::refused(format!(
-            "export of {}: {} IMPORT-unsupported resource(s) ({}) must be deleted and recreated by phase 2; the execution does not do that yet, only the plan (--dry-run)",
-            shown(&input.stack),
-            root.phase2.recreate.len(),
-            root.phase2.recreate.iter().map(|r| shown(&r.logical_id)).collect::<Vec<_>>().join(", ")
-        )));
-    }
     if root.import.is_empty() {
         return Err(StepError::refused(format!(
             "export of {}: no importable resources (nothing for the phase-1 IMPORT); nothing was changed",

@@ -1,12 +1,17 @@
-//! `export-phase2` (docs/export.md §10.2): after the import, the UPDATE change set with
-//! the full template: the Outputs the import could not add, the Custom Resources and
-//! every resource phase 1 left out. Skipped only when there is none of that. IMPORT-
-//! unsupported rows that must be recreated are not run yet (the lock step refuses them).
+//! `export-phase2` (docs/export.md §10.2): after the import, the pre-deletes of the
+//! IMPORT-unsupported rows phase 2 re-creates (each deleted through its deleter; gone
+//! already counts as deleted; any other failure stops the run), then the UPDATE change
+//! set with the full template: the Outputs the import could not add, the Custom
+//! Resources and the re-created rows. Skipped only when there is none of that.
 
 use cdkd_aws::changeset::NewChangeSet;
 use cdkd_core::export::execute::{Next, Pending, StackStage};
 use cdkd_core::export::phases::{phase2_needed, phase2_template, Phase, CAPABILITIES};
 use cdkd_core::export::plain::shown;
+use cdkd_core::export::plan::StackPlan;
+use cdkd_deleters::request::{DeleteOptions, RunContext};
+use cdkd_deleters::{DeleteProgress, DeleteRequest};
+use serde_json::Value;
 
 use super::carry::{Carry, Ctx};
 use crate::deps::Deps;
@@ -17,6 +22,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     let plan = ctx.stack_plan().await?;
     let cfn_name = plan.cfn_stack_name.as_str();
     let template = ctx.template(&plan).await?;
+    pre_delete(&ctx, &plan).await?;
     if !phase2_needed(&template, &plan) {
         let mut rec = ctx.progress().await?;
         if let Some(s) = rec.stack_mut(&plan.stack) {
@@ -80,3 +86,81 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
         arn,
     }))
 }
+
+/// Deletes every recreate row not deleted yet, recording each in the run's record as it
+/// goes (a retried step skips what it already deleted).
+async fn pre_delete(ctx: &Ctx<'_>, plan: &StackPlan) -> Result<(), StepError> {
+    let region = ctx.carry.run.region.clone();
+    let registry = (ctx.deps.registry_for)(&region);
+    for row in &plan.phase2.recreate {
+        let rec = ctx.progress().await?;
+        let done = rec
+            .stacks
+            .iter()
+            .find(|s| s.stack == plan.stack)
+            .is_some_and(|s| s.pre_deleted.contains(&row.logical_id));
+        if done {
+            continue;
+        }
+        let req = DeleteRequest {
+            logical_id: row.logical_id.clone(),
+            resource_type: row.resource_type.clone(),
+            physical_id: row.physical_id.clone(),
+            properties: Value::Object(row.properties.clone()),
+            attributes: Value::Null,
+            provisioned_by: None,
+            region: region.clone(),
+            attempt: 1,
+            run: RunContext {
+                run_id: ctx.carry.run.run_id.clone(),
+                stack: plan.stack.clone(),
+                state_bucket: ctx.carry.run.bucket.clone(),
+                state_prefix: ctx.carry.run.prefix.clone(),
+            },
+            options: DeleteOptions::default(),
+        };
+        let failed = |why: String| {
+            StepError::new(
+                names::PRE_DELETE_FAILED,
+                format!(
+                    "export of {}: phase 1 succeeded, but the pre-delete of {} ({}, {}) before phase 2 failed: {why}; {} resource(s) were to be re-created",
+                    shown(&plan.stack),
+                    shown(&row.logical_id),
+                    shown(&row.resource_type),
+                    shown(&row.physical_id),
+                    plan.phase2.recreate.len()
+                ),
+            )
+        };
+        let mut progress = registry.start(&req).await.map_err(|e| failed(e.message))?;
+        for _ in 0..PRE_DELETE_POLLS {
+            match progress {
+                DeleteProgress::InFlight { handle, .. } => {
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                    progress = registry
+                        .poll(&req, &handle)
+                        .await
+                        .map_err(|e| failed(e.message))?;
+                }
+                _ => break,
+            }
+        }
+        if matches!(progress, DeleteProgress::InFlight { .. }) {
+            return Err(failed("the delete did not finish in time".into()));
+        }
+        let mut rec = ctx.progress().await?;
+        if let Some(s) = rec.stack_mut(&plan.stack) {
+            s.pre_deleted.push(row.logical_id.clone());
+            s.stage = StackStage::PreDeleted;
+        }
+        rec.log.push(format!(
+            "phase2: pre-deleted {} ({})",
+            row.logical_id, row.resource_type
+        ));
+        ctx.save(&rec).await?;
+    }
+    Ok(())
+}
+
+/// Polls of a pre-delete still running, a second apart, within one step.
+const PRE_DELETE_POLLS: u32 = 60;
