@@ -1,12 +1,14 @@
-//! Builds the SDK clients and the full [`Registry`] from one `SdkConfig` (the stack's
-//! region). S3 uses path-style addressing when an endpoint is set (the emulator).
+//! Builds the SDK clients and the full [`Registry`] (and the [`Readers`] of
+//! refresh-observed) from one `SdkConfig` (the stack's region). S3 uses path-style addressing when an endpoint is set (the emulator).
 
 use std::sync::Arc;
 
 use aws_config::SdkConfig;
 
+use crate::cloudcontrol::read::CloudControlReader;
 use crate::cloudcontrol::CloudControlDeleter;
 use crate::custom::CustomResourceDeleter;
+use crate::read::Readers;
 use crate::registry::Registry;
 use crate::sdk::{
     bucket_policy::BucketPolicyDeleter, dynamodb::DynamoTableDeleter,
@@ -77,6 +79,37 @@ pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Re
         )))
 }
 
+/// Every reader, with clients for `cfg`'s region (the stack's): the SDK readers declared
+/// beside their deleters, and Cloud Control for every other type it reads.
+pub fn readers_from_config(cfg: &SdkConfig) -> Readers {
+    let iam = aws_sdk_iam::Client::new(cfg);
+    let ec2 = aws_sdk_ec2::Client::new(cfg);
+    Readers::empty()
+        .with_sdk(S3BucketDeleter::new(s3_client(cfg)))
+        .with_sdk(SqsQueueDeleter::new(aws_sdk_sqs::Client::new(cfg)))
+        .with_sdk(SnsTopicDeleter::new(aws_sdk_sns::Client::new(cfg)))
+        .with_sdk(SsmParameterDeleter::new(aws_sdk_ssm::Client::new(cfg)))
+        .with_sdk(IamRoleDeleter::new(iam.clone()))
+        .with_sdk(IamPolicyDeleter::new(iam.clone()))
+        .with_sdk(IamManagedPolicyDeleter::new(iam))
+        .with_sdk(DynamoTableDeleter::new(aws_sdk_dynamodb::Client::new(cfg)))
+        .with_sdk(LambdaFunctionDeleter::new(
+            aws_sdk_lambda::Client::new(cfg),
+            ec2.clone(),
+        ))
+        .with_sdk(LogGroupDeleter::new(aws_sdk_cloudwatchlogs::Client::new(
+            cfg,
+        )))
+        .with_sdk(KmsKeyDeleter::new(aws_sdk_kms::Client::new(cfg)))
+        .with_sdk(SecurityGroupDeleter::new(ec2))
+        .with_sdk(EventsRuleDeleter::new(aws_sdk_eventbridge::Client::new(
+            cfg,
+        )))
+        .with_cloud_control(Arc::new(CloudControlReader::new(
+            aws_sdk_cloudcontrol::Client::new(cfg),
+        )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +175,51 @@ mod tests {
         assert!(reg
             .sdk_types()
             .all(|t| reg.sdk_deleter(t).is_some_and(|c| !c.final_snapshot)));
+    }
+
+    #[test]
+    fn readers_declare_the_sdk_types_and_leave_the_rest_to_cloud_control() {
+        use cdkd_core::repair::reading::ReadRoute;
+        let cfg = SdkConfig::builder()
+            .region(aws_config::Region::new("us-east-1"))
+            .behavior_version(aws_config::BehaviorVersion::latest())
+            .build();
+        let r = readers_from_config(&cfg);
+        assert_eq!(
+            r.sdk_types().collect::<Vec<_>>(),
+            [
+                "AWS::DynamoDB::Table",
+                "AWS::EC2::SecurityGroup",
+                "AWS::Events::Rule",
+                "AWS::IAM::ManagedPolicy",
+                "AWS::IAM::Policy",
+                "AWS::IAM::Role",
+                "AWS::KMS::Key",
+                "AWS::Lambda::Function",
+                "AWS::Logs::LogGroup",
+                "AWS::S3::Bucket",
+                "AWS::SNS::Topic",
+                "AWS::SQS::Queue",
+                "AWS::SSM::Parameter",
+            ]
+        );
+        assert_eq!(r.route("AWS::SQS::Queue", None), ReadRoute::Sdk);
+        assert_eq!(
+            r.route("AWS::SQS::Queue", Some("cc-api")),
+            ReadRoute::CloudControl
+        );
+        assert_eq!(r.route("AWS::ECS::Cluster", None), ReadRoute::CloudControl);
+        assert_eq!(r.route("AWS::IAM::User", None), ReadRoute::CloudControl);
+        for t in [
+            "AWS::CDK::Metadata",
+            "Custom::Thing",
+            "AWS::CloudFormation::CustomResource",
+            "AWS::CloudFormation::Stack",
+            "AWS::CloudFormation::WaitConditionHandle",
+        ] {
+            assert_eq!(r.route(t, None), ReadRoute::Unsupported, "{t}");
+        }
+        let no_cc = Readers::empty();
+        assert!(!no_cc.has_reader("AWS::ECS::Cluster"));
     }
 }

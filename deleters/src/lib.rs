@@ -11,6 +11,8 @@
 //!   guard and only where the physical id is that API's identifier ([`guard`]); otherwise
 //!   the delete fails with [`DeleteErrorKind::CannotConfirmDeletion`].
 //! - Retain policies are the caller's business: a deleter always deletes.
+//! - [`read`]: the current-state readers of `state refresh-observed`, declared beside
+//!   the deleters of the same types ([`SdkReader`]), Cloud Control for the rest.
 
 pub mod clients;
 pub mod cloudcontrol;
@@ -19,6 +21,7 @@ pub mod error;
 pub mod guard;
 pub mod noop;
 pub mod progress;
+pub mod read;
 pub mod registry;
 pub mod request;
 pub mod sdk;
@@ -28,6 +31,7 @@ use async_trait::async_trait;
 pub use cdkd_core::destroy::decide::{Route, SdkCapabilities};
 pub use error::{DeleteError, DeleteErrorKind};
 pub use progress::{DeleteProgress, Handle};
+pub use read::{ReadError, ReadRequest, Reader, Readers, SdkReader};
 pub use registry::Registry;
 pub use request::{DeleteOptions, DeleteRequest, FinalSnapshot, RunContext};
 

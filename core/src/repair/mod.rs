@@ -10,6 +10,8 @@
 //! - [`redact`]: redaction of a readback by position against the record's properties;
 //! - [`ssm`]: the public-SSM rule for references embedded in a longer string;
 //! - [`refresh`]: refresh-observed's shape refusals, per-resource outcomes, tallies;
+//! - [`reading`]: which reader (SDK, Cloud Control, none) re-reads a record, and the
+//!   context a reader needs from the rest of the record;
 //! - [`orphan`]: orphan's record refusals and the plan of a `--resource` run;
 //! - [`rewrite`]: the reference rewrite and the `--force` cached-value fallback (with the
 //!   private helpers `intrinsic`, reading `Ref` / `Fn::GetAtt` / `Fn::Sub`, and
@@ -20,6 +22,7 @@
 pub mod dynref;
 mod intrinsic;
 pub mod orphan;
+pub mod reading;
 pub mod redact;
 pub mod refresh;
 mod removed;

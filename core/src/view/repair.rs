@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::json::{escape_invisible, stringify};
+use crate::json::{escape_invisible, json_payload, stringify};
 use crate::repair::refresh::{Outcome, ResourceOutcome, StackRefresh, Tally};
 use crate::repair::rewrite::{NeverCopiedValue, OrphanAborted, Reason, Rewrite, UnresolvedSite};
 use crate::repair::secret::CredentialClass;
@@ -371,4 +371,84 @@ pub fn orphan_child_record(
         or_unrenderable(strip(child)),
         if printable { cmd } else { "(the command cannot be printed faithfully; see cdkd-flow state list --long)".into() }
     )
+}
+
+/// The refusal when the conditional save of a refreshed record fails because another
+/// writer saved the record after it was read: nothing was written, the other writer's
+/// record stands.
+pub fn refresh_stale(stack: &str, region: &str) -> String {
+    format!(
+        "State for stack '{}' ({}) was modified by another process while it was being refreshed; nothing was written and the other writer's record was left as it is. Run 'cdkd-flow state refresh-observed' again.",
+        flat(stack),
+        flat(region)
+    )
+}
+
+/// What happened to one stack of a run, for [`refresh_json`].
+#[derive(Debug, Clone, Copy)]
+pub enum StackSummary<'a> {
+    /// The record has no resources: skipped.
+    Skipped,
+    /// `--dry-run`: what would be read.
+    Planned(&'a Tally),
+    /// Refreshed and saved.
+    Refreshed(&'a StackRefresh),
+}
+
+fn tally_json(t: &Tally) -> Value {
+    serde_json::json!({
+        "refreshed": t.refreshed,
+        "unsupported": t.unsupported,
+        "failed": t.failed,
+        "refused": t.refused,
+    })
+}
+
+fn outcome_json(o: &ResourceOutcome) -> Value {
+    let (name, message) = match &o.outcome {
+        Outcome::Refreshed => ("refreshed", None),
+        Outcome::Unsupported => ("unsupported", None),
+        Outcome::Failed { message } => ("failed", Some(message.as_str())),
+        Outcome::Refused => ("refused", None),
+    };
+    let mut v = serde_json::json!({
+        "logicalId": o.logical_id,
+        "resourceType": o.resource_type,
+        "outcome": name,
+    });
+    if let Some(m) = message {
+        v["message"] = Value::String(m.to_string());
+    }
+    v
+}
+
+/// `--json`: one object with the run's totals and, per stack, its counts and (for a
+/// refreshed stack) every resource's outcome. Invisible characters are escaped.
+pub fn refresh_json(
+    stacks: &[(&str, &str, StackSummary<'_>)],
+    run: &Tally,
+    dry_run: bool,
+) -> String {
+    let rows: Vec<Value> = stacks
+        .iter()
+        .map(|(stack, region, s)| {
+            let mut row = serde_json::json!({"stack": stack, "region": region});
+            match s {
+                StackSummary::Skipped => row["skipped"] = Value::Bool(true),
+                StackSummary::Planned(t) => row["planned"] = tally_json(t),
+                StackSummary::Refreshed(r) => {
+                    row["counts"] = tally_json(&r.tally);
+                    row["resources"] = r.outcomes.iter().map(outcome_json).collect();
+                }
+            }
+            row
+        })
+        .collect();
+    let v = serde_json::json!({
+        "dryRun": dry_run,
+        "stacks": rows,
+        "total": tally_json(run),
+        "exitCode": crate::repair::refresh::exit_code(run),
+    });
+    json_payload(&v)
 }

@@ -408,3 +408,68 @@ fn refresh_tally_adds_stacks_into_the_run() {
         }
     );
 }
+
+// ---------------------------------------------------------------------------------
+// Which reader (docs/repairs.md §6.2 rule 2): core::repair::reading
+
+use cdkd_core::repair::reading::{inline_policies_owned_elsewhere, read_route, ReadRoute};
+
+#[test]
+fn refresh_rule_6_2_reader_sdk_when_declared_else_cloud_control_else_unsupported() {
+    assert_eq!(read_route("AWS::SQS::Queue", None, true), ReadRoute::Sdk);
+    assert_eq!(
+        read_route("AWS::SQS::Queue", Some("sdk"), true),
+        ReadRoute::Sdk
+    );
+    assert_eq!(
+        read_route("AWS::ECS::Cluster", None, false),
+        ReadRoute::CloudControl
+    );
+    for t in [
+        "Custom::Thing",
+        "AWS::CloudFormation::CustomResource",
+        "AWS::CloudFormation::Stack",
+        "AWS::CloudFormation::WaitCondition",
+        "AWS::CDK::Metadata",
+    ] {
+        assert_eq!(read_route(t, None, false), ReadRoute::Unsupported, "{t}");
+    }
+    // A skipped type stays unsupported even when something declares it.
+    assert_eq!(
+        read_route("AWS::CDK::Metadata", None, true),
+        ReadRoute::Unsupported
+    );
+}
+
+#[test]
+fn refresh_rule_6_2_reader_a_cc_api_record_is_read_back_through_cloud_control() {
+    assert_eq!(
+        read_route("AWS::Events::Rule", Some("cc-api"), true),
+        ReadRoute::CloudControl
+    );
+    // ... unless Cloud Control has nothing to read for the type.
+    assert_eq!(
+        read_route("Custom::X", Some("cc-api"), true),
+        ReadRoute::Sdk
+    );
+}
+
+#[test]
+fn refresh_rule_6_2_role_reading_leaves_out_inline_policies_sibling_policies_own() {
+    let r = rec(json!({"resources": {
+        "Role": {"resourceType": "AWS::IAM::Role", "physicalId": "app-role"},
+        "P1": {"resourceType": "AWS::IAM::Policy", "physicalId": "p1",
+               "properties": {"PolicyName": "p1", "Roles": ["app-role"]}},
+        "P2": {"resourceType": "AWS::IAM::Policy", "physicalId": "p2:app-role",
+               "properties": {"Roles": ["arn:aws:iam::1:role/path/app-role"]}},
+        "P3": {"resourceType": "AWS::IAM::Policy", "physicalId": "p3",
+               "properties": {"PolicyName": "p3", "Roles": ["other-role"]}},
+        "Dup": {"resourceType": "AWS::IAM::Policy", "physicalId": "p1",
+               "properties": {"PolicyName": "p1", "Roles": ["app-role"]}}
+    }}));
+    assert_eq!(
+        inline_policies_owned_elsewhere(&r, "app-role"),
+        ["p1", "p2"]
+    );
+    assert!(inline_policies_owned_elsewhere(&r, "nobody").is_empty());
+}

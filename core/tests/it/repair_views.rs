@@ -156,3 +156,53 @@ fn repair_view_orphan_aborted_lists_every_site() {
     .unwrap_err();
     insta::assert_snapshot!(orphan_aborted(&err));
 }
+
+#[test]
+fn repair_view_refresh_stale_save_says_nothing_was_written() {
+    insta::assert_snapshot!(cdkd_core::view::repair::refresh_stale(
+        "App\nX",
+        "us-east-1"
+    ));
+}
+
+#[test]
+fn repair_view_refresh_json_summary_of_refreshed_planned_and_skipped_stacks() {
+    use cdkd_core::view::repair::{refresh_json, StackSummary};
+    let mut r = json!({"resources": {
+        "Q": {"resourceType": "AWS::SQS::Queue", "properties": {}},
+        "F": {"resourceType": "AWS::Lambda::Function"},
+        "Imp": {"resourceType": "AWS::S3::Bucket", "observedBaselineRefused": true}
+    }})
+    .as_object()
+    .unwrap()
+    .clone();
+    let reads: BTreeMap<String, ReadResult> = [
+        ("Q".to_string(), ReadResult::Read(json!({"QueueName": "q"}))),
+        (
+            "F".to_string(),
+            ReadResult::Failed("GetFunction failed: denied\u{1b}".into()),
+        ),
+    ]
+    .into();
+    let out = apply_refresh(&mut r, &reads, &SsmAnswers::none(), 0);
+    let planned = Tally {
+        refreshed: 2,
+        unsupported: 1,
+        failed: 0,
+        refused: 0,
+    };
+    let mut run = out.tally;
+    run.add(&planned);
+    let text = refresh_json(
+        &[
+            ("App", "us-east-1", StackSummary::Refreshed(&out)),
+            ("Empty", "us-east-1", StackSummary::Skipped),
+            ("Other", "eu-west-1", StackSummary::Planned(&planned)),
+        ],
+        &run,
+        false,
+    );
+    let parsed: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(parsed["exitCode"], json!(2));
+    insta::assert_snapshot!(text);
+}

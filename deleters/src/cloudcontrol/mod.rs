@@ -9,6 +9,7 @@
 //! it is retryable, start again with `attempt + 1` (a fresh ClientToken).
 
 pub mod identifier;
+pub mod read;
 
 use async_trait::async_trait;
 use aws_sdk_cloudcontrol::types::{HandlerErrorCode, OperationStatus, ProgressEvent};

@@ -13,8 +13,11 @@ use async_trait::async_trait;
 use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
 use crate::guard;
 use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
+use crate::read::props::{tag_list, Props};
+use crate::read::{answered, found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::{Deleter, SdkDeleter};
+use serde_json::{json, Value};
 
 /// How long a table may take to disappear.
 pub const TABLE_DELETE_BUDGET_MS: u64 = 30 * 60 * 1000;
@@ -277,6 +280,145 @@ impl Deleter for DynamoTableDeleter {
             },
             _ => super::no_poll(req, handle),
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): DescribeTable, DescribeTimeToLive, ListTagsOfResource.
+
+impl SdkReader for DynamoTableDeleter {
+    const READS: &'static [&'static str] = &["AWS::DynamoDB::Table"];
+}
+
+fn key_schema(keys: &[aws_sdk_dynamodb::types::KeySchemaElement]) -> Value {
+    keys.iter()
+        .map(|k| json!({"AttributeName": k.attribute_name(), "KeyType": k.key_type().as_str()}))
+        .collect()
+}
+
+fn projection(p: Option<&aws_sdk_dynamodb::types::Projection>) -> Value {
+    let mut out = Props::new();
+    if let Some(p) = p {
+        out.opt("ProjectionType", p.projection_type().map(|t| t.as_str()));
+        out.list("NonKeyAttributes", p.non_key_attributes().to_vec());
+    }
+    out.build()
+}
+
+#[async_trait]
+impl Reader for DynamoTableDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let name = req.physical_id.as_str();
+        let sent = self.ddb.describe_table().table_name(name).send().await;
+        let Some(out) = found("DescribeTable", &["ResourceNotFoundException"], sent)? else {
+            return Ok(None);
+        };
+        let Some(t) = out.table() else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.set("TableName", name);
+        let defs: Value = t
+            .attribute_definitions()
+            .iter()
+            .map(|d| json!({"AttributeName": d.attribute_name(), "AttributeType": d.attribute_type().as_str()}))
+            .collect();
+        p.set("AttributeDefinitions", defs);
+        p.set("KeySchema", key_schema(t.key_schema()));
+        let billing = t
+            .billing_mode_summary()
+            .and_then(|b| b.billing_mode())
+            .map_or("PROVISIONED", |m| m.as_str());
+        p.set("BillingMode", billing);
+        if billing == "PROVISIONED" {
+            if let Some(pt) = t.provisioned_throughput() {
+                p.set(
+                    "ProvisionedThroughput",
+                    json!({"ReadCapacityUnits": pt.read_capacity_units(), "WriteCapacityUnits": pt.write_capacity_units()}),
+                );
+            }
+        }
+        let gsis: Value = t
+            .global_secondary_indexes()
+            .iter()
+            .map(|i| {
+                let mut g = Props::new();
+                g.opt("IndexName", i.index_name());
+                g.set("KeySchema", key_schema(i.key_schema()));
+                g.set("Projection", projection(i.projection()));
+                if billing == "PROVISIONED" {
+                    g.opt("ProvisionedThroughput", i.provisioned_throughput().map(|pt| {
+                        json!({"ReadCapacityUnits": pt.read_capacity_units(), "WriteCapacityUnits": pt.write_capacity_units()})
+                    }));
+                }
+                g.build()
+            })
+            .collect();
+        p.nonempty("GlobalSecondaryIndexes", gsis);
+        let lsis: Value = t
+            .local_secondary_indexes()
+            .iter()
+            .map(|i| {
+                let mut l = Props::new();
+                l.opt("IndexName", i.index_name());
+                l.set("KeySchema", key_schema(i.key_schema()));
+                l.set("Projection", projection(i.projection()));
+                l.build()
+            })
+            .collect();
+        p.nonempty("LocalSecondaryIndexes", lsis);
+        if let Some(s) = t.stream_specification().filter(|s| s.stream_enabled()) {
+            p.opt(
+                "StreamSpecification",
+                s.stream_view_type()
+                    .map(|v| json!({"StreamViewType": v.as_str()})),
+            );
+        }
+        if let Some(sse) = t.sse_description() {
+            let enabled = sse.status().is_some_and(|s| s.as_str() == "ENABLED");
+            p.set("SSESpecification", json!({"SSEEnabled": enabled}));
+        }
+        p.opt(
+            "TableClass",
+            t.table_class_summary()
+                .and_then(|c| c.table_class())
+                .map(|c| c.as_str()),
+        );
+        p.opt("DeletionProtectionEnabled", t.deletion_protection_enabled());
+        let ttl = answered(
+            "DescribeTimeToLive",
+            self.ddb
+                .describe_time_to_live()
+                .table_name(name)
+                .send()
+                .await,
+        )?;
+        if let Some(d) = ttl.time_to_live_description() {
+            let on = d
+                .time_to_live_status()
+                .is_some_and(|s| s.as_str() == "ENABLED");
+            if let (true, Some(attr)) = (on, d.attribute_name()) {
+                p.set(
+                    "TimeToLiveSpecification",
+                    json!({"AttributeName": attr, "Enabled": true}),
+                );
+            }
+        }
+        if let Some(arn) = t.table_arn() {
+            let tags = answered(
+                "ListTagsOfResource",
+                self.ddb
+                    .list_tags_of_resource()
+                    .resource_arn(arn)
+                    .send()
+                    .await,
+            )?;
+            p.nonempty(
+                "Tags",
+                tag_list(tags.tags().iter().map(|t| (t.key(), t.value()))),
+            );
+        }
+        Ok(Some(p.build()))
     }
 }
 

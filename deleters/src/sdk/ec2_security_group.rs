@@ -14,8 +14,11 @@ use super::eni::{self, EniSummary, SweepError};
 use crate::error::{aws_error_info, AwsErrorInfo, DeleteError, DeleteErrorKind};
 use crate::guard;
 use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
+use crate::read::props::{tag_list, Props};
+use crate::read::{found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::{Deleter, SdkCapabilities, SdkDeleter};
+use serde_json::Value;
 
 /// How long a group may stay in use before the delete gives up.
 pub const SECURITY_GROUP_DELETE_BUDGET_MS: u64 = 30 * 60 * 1000;
@@ -248,6 +251,103 @@ impl Deleter for SecurityGroupDeleter {
         };
         self.attempt(req, *started_ms, *deadline_ms, polls.saturating_add(1))
             .await
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): DescribeSecurityGroups; each permission's ranges are
+// flattened into CloudFormation's one-source-per-rule shape.
+
+impl SdkReader for SecurityGroupDeleter {
+    const READS: &'static [&'static str] = &["AWS::EC2::SecurityGroup"];
+}
+
+/// The CloudFormation rules of one permission: one per CIDR, IPv6 CIDR, group or prefix
+/// list. `peer` names the group key (`SourceSecurityGroupId` / `DestinationSecurityGroupId`).
+fn rules(perm: &aws_sdk_ec2::types::IpPermission, ingress: bool) -> Vec<Value> {
+    let base = |p: &mut Props| {
+        p.opt("IpProtocol", perm.ip_protocol());
+        p.opt("FromPort", perm.from_port());
+        p.opt("ToPort", perm.to_port());
+    };
+    let mut out = Vec::new();
+    for r in perm.ip_ranges() {
+        let mut p = Props::new();
+        base(&mut p);
+        p.opt("CidrIp", r.cidr_ip());
+        p.opt("Description", r.description());
+        out.push(p.build());
+    }
+    for r in perm.ipv6_ranges() {
+        let mut p = Props::new();
+        base(&mut p);
+        p.opt("CidrIpv6", r.cidr_ipv6());
+        p.opt("Description", r.description());
+        out.push(p.build());
+    }
+    let (group_key, prefix_key) = if ingress {
+        ("SourceSecurityGroupId", "SourcePrefixListId")
+    } else {
+        ("DestinationSecurityGroupId", "DestinationPrefixListId")
+    };
+    for g in perm.user_id_group_pairs() {
+        let mut p = Props::new();
+        base(&mut p);
+        p.opt(group_key, g.group_id());
+        p.opt("Description", g.description());
+        out.push(p.build());
+    }
+    for l in perm.prefix_list_ids() {
+        let mut p = Props::new();
+        base(&mut p);
+        p.opt(prefix_key, l.prefix_list_id());
+        p.opt("Description", l.description());
+        out.push(p.build());
+    }
+    out
+}
+
+#[async_trait]
+impl Reader for SecurityGroupDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let id = req.physical_id.as_str();
+        let sent = self
+            .ec2
+            .describe_security_groups()
+            .group_ids(id)
+            .send()
+            .await;
+        let Some(out) = found("DescribeSecurityGroups", &["InvalidGroup.NotFound"], sent)? else {
+            return Ok(None);
+        };
+        let Some(g) = out
+            .security_groups()
+            .iter()
+            .find(|g| g.group_id() == Some(id))
+        else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.opt("GroupDescription", g.description());
+        p.opt("GroupName", g.group_name());
+        p.opt("VpcId", g.vpc_id());
+        let ingress: Vec<Value> = g
+            .ip_permissions()
+            .iter()
+            .flat_map(|x| rules(x, true))
+            .collect();
+        p.nonempty("SecurityGroupIngress", Value::Array(ingress));
+        let egress: Vec<Value> = g
+            .ip_permissions_egress()
+            .iter()
+            .flat_map(|x| rules(x, false))
+            .collect();
+        p.nonempty("SecurityGroupEgress", Value::Array(egress));
+        p.nonempty(
+            "Tags",
+            tag_list(g.tags().iter().filter_map(|t| Some((t.key()?, t.value()?)))),
+        );
+        Ok(Some(p.build()))
     }
 }
 

@@ -10,6 +10,8 @@ use serde_json::Value;
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
 use crate::progress::DeleteProgress;
+use crate::read::props::{json_text, Props};
+use crate::read::{answered, found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::{Deleter, SdkDeleter};
 
@@ -230,6 +232,76 @@ impl Deleter for EventsRuleDeleter {
                 Err(DeleteError::from_aws(req, "DeleteRule", &info))
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): DescribeRule and ListTargetsByRule.
+
+impl SdkReader for EventsRuleDeleter {
+    const READS: &'static [&'static str] = &["AWS::Events::Rule"];
+}
+
+#[async_trait]
+impl Reader for EventsRuleDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let Some(rule) = rule_id(
+            &req.physical_id,
+            req.properties.get("EventBusName"),
+            self.region(),
+        ) else {
+            return Err(ReadError::Unsupported(format!(
+                "{} is neither a rule ARN nor a rule name",
+                req.physical_id
+            )));
+        };
+        let sent = self
+            .events
+            .describe_rule()
+            .name(&rule.name)
+            .set_event_bus_name(rule.bus.clone())
+            .send()
+            .await;
+        let Some(d) = found("DescribeRule", &["ResourceNotFoundException"], sent)? else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.opt("Name", d.name());
+        p.opt("Description", d.description().filter(|s| !s.is_empty()));
+        p.opt("EventBusName", rule.bus.as_deref());
+        p.opt("EventPattern", d.event_pattern().map(json_text));
+        p.opt("ScheduleExpression", d.schedule_expression());
+        p.opt("State", d.state().map(|s| s.as_str()));
+        p.opt("RoleArn", d.role_arn());
+        let mut targets = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let out = answered(
+                "ListTargetsByRule",
+                self.events
+                    .list_targets_by_rule()
+                    .rule(&rule.name)
+                    .set_event_bus_name(rule.bus.clone())
+                    .set_next_token(token.take())
+                    .send()
+                    .await,
+            )?;
+            for t in out.targets() {
+                let mut tp = Props::new();
+                tp.set("Id", t.id());
+                tp.set("Arn", t.arn());
+                tp.opt("RoleArn", t.role_arn());
+                tp.opt("Input", t.input());
+                tp.opt("InputPath", t.input_path());
+                targets.push(tp.build());
+            }
+            match out.next_token() {
+                Some(t) if !t.is_empty() => token = Some(t.to_owned()),
+                _ => break,
+            }
+        }
+        p.nonempty("Targets", Value::Array(targets));
+        Ok(Some(p.build()))
     }
 }
 

@@ -6,8 +6,11 @@ use async_trait::async_trait;
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
 use crate::progress::DeleteProgress;
+use crate::read::props::{policy_document, Props};
+use crate::read::{answered, found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::{Deleter, SdkDeleter};
+use serde_json::Value;
 
 pub struct IamManagedPolicyDeleter {
     iam: aws_sdk_iam::Client,
@@ -144,6 +147,81 @@ impl Deleter for IamManagedPolicyDeleter {
                 Err(DeleteError::from_aws(req, "DeletePolicy", &info))
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): GetPolicy, the default version's document, and the
+// roles, users and groups it is attached to.
+
+impl SdkReader for IamManagedPolicyDeleter {
+    const READS: &'static [&'static str] = &["AWS::IAM::ManagedPolicy"];
+}
+
+#[async_trait]
+impl Reader for IamManagedPolicyDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let arn = req.physical_id.as_str();
+        let iam = &self.iam;
+        let sent = iam.get_policy().policy_arn(arn).send().await;
+        let Some(out) = found("GetPolicy", &["NoSuchEntity"], sent)? else {
+            return Ok(None);
+        };
+        let Some(policy) = out.policy() else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.opt("ManagedPolicyName", policy.policy_name());
+        p.opt("Path", policy.path());
+        p.opt(
+            "Description",
+            policy.description().filter(|d| !d.is_empty()),
+        );
+        if let Some(version) = policy.default_version_id() {
+            let v = answered(
+                "GetPolicyVersion",
+                iam.get_policy_version()
+                    .policy_arn(arn)
+                    .version_id(version)
+                    .send()
+                    .await,
+            )?;
+            p.opt(
+                "PolicyDocument",
+                v.policy_version()
+                    .and_then(|v| v.document())
+                    .map(policy_document),
+            );
+        }
+        let entities = answered(
+            "ListEntitiesForPolicy",
+            iam.list_entities_for_policy().policy_arn(arn).send().await,
+        )?;
+        p.list(
+            "Roles",
+            entities
+                .policy_roles()
+                .iter()
+                .filter_map(|r| r.role_name().map(str::to_owned))
+                .collect(),
+        );
+        p.list(
+            "Users",
+            entities
+                .policy_users()
+                .iter()
+                .filter_map(|u| u.user_name().map(str::to_owned))
+                .collect(),
+        );
+        p.list(
+            "Groups",
+            entities
+                .policy_groups()
+                .iter()
+                .filter_map(|g| g.group_name().map(str::to_owned))
+                .collect(),
+        );
+        Ok(Some(p.build()))
     }
 }
 

@@ -7,9 +7,12 @@ use async_trait::async_trait;
 use crate::error::DeleteError;
 use crate::guard;
 use crate::progress::DeleteProgress;
+use crate::read::props::{policy_document, Props};
+use crate::read::{found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::sdk::iam_common::Principal;
 use crate::{Deleter, SdkDeleter};
+use serde_json::Value;
 
 pub struct IamPolicyDeleter {
     iam: aws_sdk_iam::Client,
@@ -58,12 +61,27 @@ fn push_unique(list: &mut Vec<String>, item: String) {
 /// Reads the policy name and principals from the physical id and the properties.
 /// `None` when the record lacks the name or names no principal.
 pub fn inline_policy_target(req: &DeleteRequest) -> Option<InlinePolicyTarget> {
-    let (name, legacy_role) = match req.physical_id.split_once(':') {
+    target_of(&req.physical_id, &req.properties)
+}
+
+/// [`inline_policy_target`] from a record's physical id and `properties`.
+fn target_of(physical_id: &str, properties: &Value) -> Option<InlinePolicyTarget> {
+    let strs = |key: &str| -> Vec<String> {
+        match properties.get(key) {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let (name, legacy_role) = match physical_id.split_once(':') {
         Some((name, role)) => (name.to_owned(), Some(role.to_owned())),
-        None => (req.physical_id.clone(), None),
+        None => (physical_id.to_owned(), None),
     };
     let name = if name.is_empty() {
-        req.prop_str("PolicyName")?.to_owned()
+        properties.get("PolicyName")?.as_str()?.to_owned()
     } else {
         name
     };
@@ -74,13 +92,13 @@ pub fn inline_policy_target(req: &DeleteRequest) -> Option<InlinePolicyTarget> {
     if let Some(r) = legacy_role {
         push_unique(&mut t.roles, principal_name(&r));
     }
-    for r in req.prop_str_list("Roles") {
+    for r in strs("Roles") {
         push_unique(&mut t.roles, principal_name(&r));
     }
-    for u in req.prop_str_list("Users") {
+    for u in strs("Users") {
         push_unique(&mut t.users, principal_name(&u));
     }
-    for g in req.prop_str_list("Groups") {
+    for g in strs("Groups") {
         push_unique(&mut t.groups, principal_name(&g));
     }
     if t.roles.is_empty() && t.users.is_empty() && t.groups.is_empty() {
@@ -125,6 +143,75 @@ impl Deleter for IamPolicyDeleter {
             );
         }
         Ok(DeleteProgress::Done)
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): the policy document from the first principal that has
+// it, and the principals of the record that still have it.
+
+impl SdkReader for IamPolicyDeleter {
+    const READS: &'static [&'static str] = &["AWS::IAM::Policy"];
+}
+
+#[async_trait]
+impl Reader for IamPolicyDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let Some(target) = target_of(&req.physical_id, &req.properties) else {
+            return Err(ReadError::Unsupported(
+                "the record names no policy name or no role, user or group".into(),
+            ));
+        };
+        let name = target.policy_name.as_str();
+        let iam = &self.iam;
+        let mut document: Option<Value> = None;
+        let (mut roles, mut users, mut groups) = (Vec::new(), Vec::new(), Vec::new());
+        for r in &target.roles {
+            let sent = iam
+                .get_role_policy()
+                .role_name(r)
+                .policy_name(name)
+                .send()
+                .await;
+            if let Some(out) = found("GetRolePolicy", &["NoSuchEntity"], sent)? {
+                document.get_or_insert_with(|| policy_document(out.policy_document()));
+                roles.push(r.clone());
+            }
+        }
+        for u in &target.users {
+            let sent = iam
+                .get_user_policy()
+                .user_name(u)
+                .policy_name(name)
+                .send()
+                .await;
+            if let Some(out) = found("GetUserPolicy", &["NoSuchEntity"], sent)? {
+                document.get_or_insert_with(|| policy_document(out.policy_document()));
+                users.push(u.clone());
+            }
+        }
+        for g in &target.groups {
+            let sent = iam
+                .get_group_policy()
+                .group_name(g)
+                .policy_name(name)
+                .send()
+                .await;
+            if let Some(out) = found("GetGroupPolicy", &["NoSuchEntity"], sent)? {
+                document.get_or_insert_with(|| policy_document(out.policy_document()));
+                groups.push(g.clone());
+            }
+        }
+        let Some(document) = document else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.set("PolicyName", name);
+        p.set("PolicyDocument", document);
+        p.list("Roles", roles)
+            .list("Users", users)
+            .list("Groups", groups);
+        Ok(Some(p.build()))
     }
 }
 

@@ -6,12 +6,15 @@ use async_trait::async_trait;
 
 use crate::error::DeleteError;
 use crate::progress::DeleteProgress;
+use crate::read::props::{policy_document, tag_list, Props};
+use crate::read::{found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::sdk::iam_common::{
     all_items, deleted, existing, failed, not_found, remove_role_from_instance_profile, sent,
     OnConflict, Principal,
 };
 use crate::{Deleter, SdkDeleter};
+use serde_json::Value;
 
 pub struct IamRoleDeleter {
     iam: aws_sdk_iam::Client,
@@ -53,5 +56,72 @@ impl Deleter for IamRoleDeleter {
         // A policy or profile attached between our listing and the delete is retried.
         let out = sent!(iam.delete_role().role_name(role));
         deleted(req, "DeleteRole", OnConflict::Retry, out)
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): GetRole, the attached managed policies and the inline
+// policies, leaving out those a sibling `AWS::IAM::Policy` of the record owns.
+
+impl SdkReader for IamRoleDeleter {
+    const READS: &'static [&'static str] = &["AWS::IAM::Role"];
+}
+
+fn read_failed(action: &'static str) -> impl Fn(crate::error::AwsErrorInfo) -> ReadError {
+    move |info| ReadError::aws(action, &info)
+}
+
+#[async_trait]
+impl Reader for IamRoleDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let name = req.physical_id.as_str();
+        let iam = &self.iam;
+        let sent = iam.get_role().role_name(name).send().await;
+        let Some(out) = found("GetRole", &["NoSuchEntity"], sent)? else {
+            return Ok(None);
+        };
+        let Some(role) = out.role() else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.set("RoleName", role.role_name());
+        p.set("Path", role.path());
+        p.opt(
+            "AssumeRolePolicyDocument",
+            role.assume_role_policy_document().map(policy_document),
+        );
+        p.opt("Description", role.description().filter(|d| !d.is_empty()));
+        p.opt("MaxSessionDuration", role.max_session_duration());
+        p.opt(
+            "PermissionsBoundary",
+            role.permissions_boundary()
+                .and_then(|b| b.permissions_boundary_arn()),
+        );
+        let managed = all_items!(iam.list_attached_role_policies().role_name(name))
+            .map_err(read_failed("ListAttachedRolePolicies"))?;
+        p.list(
+            "ManagedPolicyArns",
+            managed
+                .iter()
+                .filter_map(|m| m.policy_arn().map(str::to_owned))
+                .collect(),
+        );
+        let inline: Vec<String> = all_items!(iam.list_role_policies().role_name(name))
+            .map_err(read_failed("ListRolePolicies"))?;
+        let mut policies = Vec::new();
+        for policy in inline.iter().filter(|n| !req.owned_elsewhere.contains(n)) {
+            let doc = sent!(iam.get_role_policy().role_name(name).policy_name(policy))
+                .map_err(read_failed("GetRolePolicy"))?;
+            policies.push(serde_json::json!({
+                "PolicyName": policy,
+                "PolicyDocument": policy_document(doc.policy_document()),
+            }));
+        }
+        p.nonempty("Policies", Value::Array(policies));
+        p.nonempty(
+            "Tags",
+            tag_list(role.tags().iter().map(|t| (t.key(), t.value()))),
+        );
+        Ok(Some(p.build()))
     }
 }

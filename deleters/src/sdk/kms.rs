@@ -7,8 +7,11 @@ use async_trait::async_trait;
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
 use crate::progress::DeleteProgress;
+use crate::read::props::{policy_document, tag_list, Props};
+use crate::read::{answered, found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::{Deleter, SdkDeleter};
+use serde_json::Value;
 
 pub const MIN_PENDING_WINDOW_DAYS: i32 = 7;
 
@@ -132,6 +135,66 @@ impl Deleter for KmsKeyDeleter {
                 Err(DeleteError::from_aws(req, "ScheduleKeyDeletion", &info))
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): DescribeKey, GetKeyPolicy, GetKeyRotationStatus,
+// ListResourceTags. A key pending deletion reads as gone.
+
+impl SdkReader for KmsKeyDeleter {
+    const READS: &'static [&'static str] = &["AWS::KMS::Key"];
+}
+
+#[async_trait]
+impl Reader for KmsKeyDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let key = req.physical_id.as_str();
+        let sent = self.kms.describe_key().key_id(key).send().await;
+        let Some(out) = found("DescribeKey", &["NotFoundException"], sent)? else {
+            return Ok(None);
+        };
+        let Some(m) = out.key_metadata() else {
+            return Ok(None);
+        };
+        let state = m.key_state().map(|s| s.as_str());
+        if matches!(state, Some("PendingDeletion" | "PendingReplicaDeletion")) {
+            return Ok(None);
+        }
+        let mut p = Props::new();
+        p.opt("Description", m.description().filter(|d| !d.is_empty()));
+        p.set("Enabled", m.enabled());
+        p.opt("KeyUsage", m.key_usage().map(|u| u.as_str()));
+        p.opt("KeySpec", m.key_spec().map(|s| s.as_str()));
+        p.opt("MultiRegion", m.multi_region());
+        let policy = answered(
+            "GetKeyPolicy",
+            self.kms
+                .get_key_policy()
+                .key_id(key)
+                .policy_name("default")
+                .send()
+                .await,
+        )?;
+        p.opt("KeyPolicy", policy.policy().map(policy_document));
+        if m.key_spec()
+            .is_none_or(|s| s.as_str() == "SYMMETRIC_DEFAULT")
+        {
+            let rotation = answered(
+                "GetKeyRotationStatus",
+                self.kms.get_key_rotation_status().key_id(key).send().await,
+            )?;
+            p.set("EnableKeyRotation", rotation.key_rotation_enabled());
+        }
+        let tags = answered(
+            "ListResourceTags",
+            self.kms.list_resource_tags().key_id(key).send().await,
+        )?;
+        p.nonempty(
+            "Tags",
+            tag_list(tags.tags().iter().map(|t| (t.tag_key(), t.tag_value()))),
+        );
+        Ok(Some(p.build()))
     }
 }
 

@@ -15,8 +15,11 @@ use super::eni::{self, SweepError};
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
 use crate::progress::{now_ms, DeleteProgress, Handle};
+use crate::read::props::{tag_list, Props};
+use crate::read::{found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::{Deleter, SdkCapabilities, SdkDeleter};
+use serde_json::{json, Value};
 
 /// How long the VPC clean-up (update wait + interface sweep) may take in all.
 pub const VPC_CLEANUP_BUDGET_MS: u64 = 30 * 60 * 1000;
@@ -337,6 +340,81 @@ impl Deleter for LambdaFunctionDeleter {
             polls.saturating_add(1),
         )
         .await
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): GetFunction (configuration and tags). Environment
+// values come back decrypted; redaction by position against the record hides them.
+
+impl SdkReader for LambdaFunctionDeleter {
+    const READS: &'static [&'static str] = &["AWS::Lambda::Function"];
+}
+
+#[async_trait]
+impl Reader for LambdaFunctionDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let name = req.physical_id.as_str();
+        let sent = self.lambda.get_function().function_name(name).send().await;
+        let Some(out) = found("GetFunction", &["ResourceNotFoundException"], sent)? else {
+            return Ok(None);
+        };
+        let Some(c) = out.configuration() else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.opt("FunctionName", c.function_name());
+        p.opt("Description", c.description().filter(|d| !d.is_empty()));
+        p.opt("Runtime", c.runtime().map(|r| r.as_str()));
+        p.opt("Handler", c.handler());
+        p.opt("Role", c.role());
+        p.opt("MemorySize", c.memory_size());
+        p.opt("Timeout", c.timeout());
+        p.opt("PackageType", c.package_type().map(|t| t.as_str()));
+        p.list(
+            "Architectures",
+            c.architectures()
+                .iter()
+                .map(|a| a.as_str().to_owned())
+                .collect(),
+        );
+        if let Some(vars) = c.environment().and_then(|e| e.variables()) {
+            let vars: serde_json::Map<String, Value> = vars
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            p.set("Environment", json!({ "Variables": vars }));
+        }
+        p.list(
+            "Layers",
+            c.layers()
+                .iter()
+                .filter_map(|l| l.arn().map(str::to_owned))
+                .collect(),
+        );
+        p.opt(
+            "TracingConfig",
+            c.tracing_config()
+                .and_then(|t| t.mode())
+                .map(|m| json!({"Mode": m.as_str()})),
+        );
+        if let Some(v) = c.vpc_config() {
+            if !v.subnet_ids().is_empty() || !v.security_group_ids().is_empty() {
+                p.set(
+                    "VpcConfig",
+                    json!({"SubnetIds": v.subnet_ids(), "SecurityGroupIds": v.security_group_ids()}),
+                );
+            }
+        }
+        p.opt("KmsKeyArn", c.kms_key_arn());
+        p.opt(
+            "EphemeralStorage",
+            c.ephemeral_storage().map(|e| json!({"Size": e.size()})),
+        );
+        if let Some(tags) = out.tags() {
+            p.nonempty("Tags", tag_list(tags.clone()));
+        }
+        Ok(Some(p.build()))
     }
 }
 

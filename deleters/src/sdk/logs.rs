@@ -5,8 +5,11 @@ use async_trait::async_trait;
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
 use crate::progress::DeleteProgress;
+use crate::read::props::{tag_list, Props};
+use crate::read::{answered, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::{Deleter, SdkDeleter};
+use serde_json::Value;
 
 pub struct LogGroupDeleter {
     logs: aws_sdk_cloudwatchlogs::Client,
@@ -47,5 +50,61 @@ impl Deleter for LogGroupDeleter {
                 Err(DeleteError::from_aws(req, "DeleteLogGroup", &info))
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): DescribeLogGroups by prefix (the exact name wins) and
+// ListTagsForResource on the group's ARN.
+
+impl SdkReader for LogGroupDeleter {
+    const READS: &'static [&'static str] = &["AWS::Logs::LogGroup"];
+}
+
+#[async_trait]
+impl Reader for LogGroupDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let name = req.physical_id.as_str();
+        let mut token: Option<String> = None;
+        let group = loop {
+            let out = answered(
+                "DescribeLogGroups",
+                self.logs
+                    .describe_log_groups()
+                    .log_group_name_prefix(name)
+                    .set_next_token(token.clone())
+                    .send()
+                    .await,
+            )?;
+            if let Some(g) = out
+                .log_groups()
+                .iter()
+                .find(|g| g.log_group_name() == Some(name))
+            {
+                break g.clone();
+            }
+            match out.next_token() {
+                Some(t) if !t.is_empty() => token = Some(t.to_owned()),
+                _ => return Ok(None),
+            }
+        };
+        let mut p = Props::new();
+        p.set("LogGroupName", name);
+        p.opt("RetentionInDays", group.retention_in_days());
+        p.opt("KmsKeyId", group.kms_key_id());
+        p.opt("LogGroupClass", group.log_group_class().map(|c| c.as_str()));
+        if let Some(arn) = group.arn() {
+            let arn = arn.strip_suffix(":*").unwrap_or(arn);
+            let tags = answered(
+                "ListTagsForResource",
+                self.logs
+                    .list_tags_for_resource()
+                    .resource_arn(arn)
+                    .send()
+                    .await,
+            )?;
+            p.nonempty("Tags", tag_list(tags.tags().cloned().unwrap_or_default()));
+        }
+        Ok(Some(p.build()))
     }
 }

@@ -16,8 +16,11 @@ use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
 use crate::guard;
 use crate::progress::{now_ms, DeleteProgress, Handle};
+use crate::read::props::{tag_list, Props};
+use crate::read::{found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::{Deleter, SdkDeleter};
+use serde_json::{json, Value};
 
 /// The tag CDK puts on a bucket whose objects may be deleted with it.
 pub const AUTO_DELETE_TAG: &str = "aws-cdk:auto-delete-objects";
@@ -268,6 +271,88 @@ impl Deleter for S3BucketDeleter {
             }
             _ => super::no_poll(req, handle),
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): HeadBucket, then versioning, encryption, the public
+// access block and tags (each absent setting is left out).
+
+impl SdkReader for S3BucketDeleter {
+    const READS: &'static [&'static str] = &["AWS::S3::Bucket"];
+}
+
+/// S3's answers for a setting that was never made.
+const NOT_CONFIGURED: &[&str] = &[
+    "NoSuchTagSet",
+    "NoSuchTagSetError",
+    "ServerSideEncryptionConfigurationNotFoundError",
+    "NoSuchPublicAccessBlockConfiguration",
+];
+
+#[async_trait]
+impl Reader for S3BucketDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let bucket = req.physical_id.as_str();
+        let s3 = &self.s3;
+        let head = s3.head_bucket().bucket(bucket).send().await;
+        if found("HeadBucket", &["NotFound", "NoSuchBucket"], head)?.is_none() {
+            return Ok(None);
+        }
+        let mut p = Props::new();
+        p.set("BucketName", bucket);
+        let versioning = found(
+            "GetBucketVersioning",
+            &[],
+            s3.get_bucket_versioning().bucket(bucket).send().await,
+        )?;
+        p.opt(
+            "VersioningConfiguration",
+            versioning.and_then(|v| v.status().map(|s| json!({"Status": s.as_str()}))),
+        );
+        let enc = s3.get_bucket_encryption().bucket(bucket).send().await;
+        if let Some(rules) = found("GetBucketEncryption", NOT_CONFIGURED, enc)?
+            .and_then(|e| e.server_side_encryption_configuration().cloned())
+        {
+            let rules: Vec<Value> = rules
+                .rules()
+                .iter()
+                .map(|r| {
+                    let mut out = Props::new();
+                    if let Some(d) = r.apply_server_side_encryption_by_default() {
+                        let mut by = Props::new();
+                        by.set("SSEAlgorithm", d.sse_algorithm().as_str());
+                        by.opt("KMSMasterKeyID", d.kms_master_key_id());
+                        out.set("ServerSideEncryptionByDefault", by.build());
+                    }
+                    out.opt("BucketKeyEnabled", r.bucket_key_enabled());
+                    out.build()
+                })
+                .collect();
+            p.nonempty(
+                "BucketEncryption",
+                json!({"ServerSideEncryptionConfiguration": rules}),
+            );
+        }
+        let pab = s3.get_public_access_block().bucket(bucket).send().await;
+        if let Some(c) = found("GetPublicAccessBlock", NOT_CONFIGURED, pab)?
+            .and_then(|o| o.public_access_block_configuration().cloned())
+        {
+            let mut b = Props::new();
+            b.opt("BlockPublicAcls", c.block_public_acls());
+            b.opt("BlockPublicPolicy", c.block_public_policy());
+            b.opt("IgnorePublicAcls", c.ignore_public_acls());
+            b.opt("RestrictPublicBuckets", c.restrict_public_buckets());
+            p.nonempty("PublicAccessBlockConfiguration", b.build());
+        }
+        let tags = s3.get_bucket_tagging().bucket(bucket).send().await;
+        if let Some(t) = found("GetBucketTagging", NOT_CONFIGURED, tags)? {
+            p.nonempty(
+                "Tags",
+                tag_list(t.tag_set().iter().map(|t| (t.key(), t.value()))),
+            );
+        }
+        Ok(Some(p.build()))
     }
 }
 

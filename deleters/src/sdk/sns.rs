@@ -6,8 +6,11 @@ use async_trait::async_trait;
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
 use crate::progress::DeleteProgress;
+use crate::read::props::{bool_text, tag_list, Props};
+use crate::read::{answered, found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::{Deleter, SdkDeleter};
+use serde_json::Value;
 
 pub struct SnsTopicDeleter {
     sns: aws_sdk_sns::Client,
@@ -49,5 +52,54 @@ impl Deleter for SnsTopicDeleter {
                 &aws_error_info(&e),
             )),
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): GetTopicAttributes and ListTagsForResource.
+
+impl SdkReader for SnsTopicDeleter {
+    const READS: &'static [&'static str] = &["AWS::SNS::Topic"];
+}
+
+#[async_trait]
+impl Reader for SnsTopicDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let arn = req.physical_id.as_str();
+        let sent = self.sns.get_topic_attributes().topic_arn(arn).send().await;
+        let Some(out) = found(
+            "GetTopicAttributes",
+            &["NotFound", "NotFoundException"],
+            sent,
+        )?
+        else {
+            return Ok(None);
+        };
+        let attrs = out.attributes().cloned().unwrap_or_default();
+        let get = |k: &str| attrs.get(k).map(String::as_str);
+        let mut p = Props::new();
+        p.opt("TopicName", arn.rsplit(':').next());
+        p.opt("DisplayName", get("DisplayName").filter(|s| !s.is_empty()));
+        p.opt("KmsMasterKeyId", get("KmsMasterKeyId"));
+        p.opt("FifoTopic", get("FifoTopic").map(bool_text));
+        p.opt(
+            "ContentBasedDeduplication",
+            get("ContentBasedDeduplication").map(bool_text),
+        );
+        p.opt("SignatureVersion", get("SignatureVersion"));
+        p.opt("TracingConfig", get("TracingConfig"));
+        let tags = answered(
+            "ListTagsForResource",
+            self.sns
+                .list_tags_for_resource()
+                .resource_arn(arn)
+                .send()
+                .await,
+        )?;
+        p.nonempty(
+            "Tags",
+            tag_list(tags.tags().iter().map(|t| (t.key(), t.value()))),
+        );
+        Ok(Some(p.build()))
     }
 }

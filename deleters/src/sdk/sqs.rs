@@ -1,10 +1,14 @@
-//! `AWS::SQS::Queue`: the physical id is the queue URL; DeleteQueue by URL.
+//! `AWS::SQS::Queue`: the physical id is the queue URL; DeleteQueue by URL. Read back with
+//! GetQueueAttributes and ListQueueTags.
 
 use async_trait::async_trait;
+use serde_json::Value;
 
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
 use crate::progress::DeleteProgress;
+use crate::read::props::{bool_text, json_text, number_text, tag_list, Props};
+use crate::read::{answered, found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::{Deleter, SdkDeleter};
 
@@ -53,5 +57,75 @@ impl Deleter for SqsQueueDeleter {
                 Err(DeleteError::from_aws(req, "DeleteQueue", &info))
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): GetQueueAttributes (All) and ListQueueTags.
+
+impl SdkReader for SqsQueueDeleter {
+    const READS: &'static [&'static str] = &["AWS::SQS::Queue"];
+}
+
+#[async_trait]
+impl Reader for SqsQueueDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        use aws_sdk_sqs::types::QueueAttributeName as A;
+        let url = req.physical_id.as_str();
+        let sent = self
+            .sqs
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(A::All)
+            .send()
+            .await;
+        let Some(out) = found("GetQueueAttributes", QUEUE_MISSING, sent)? else {
+            return Ok(None);
+        };
+        let attrs = out.attributes().cloned().unwrap_or_default();
+        let get = |n: A| attrs.get(&n).map(String::as_str);
+        let mut p = Props::new();
+        p.opt("QueueName", url.rsplit('/').next());
+        for (k, n) in [
+            ("DelaySeconds", A::DelaySeconds),
+            ("MaximumMessageSize", A::MaximumMessageSize),
+            ("MessageRetentionPeriod", A::MessageRetentionPeriod),
+            (
+                "ReceiveMessageWaitTimeSeconds",
+                A::ReceiveMessageWaitTimeSeconds,
+            ),
+            ("VisibilityTimeout", A::VisibilityTimeout),
+            (
+                "KmsDataKeyReusePeriodSeconds",
+                A::KmsDataKeyReusePeriodSeconds,
+            ),
+        ] {
+            p.opt(k, get(n).map(number_text));
+        }
+        for (k, n) in [
+            ("FifoQueue", A::FifoQueue),
+            ("ContentBasedDeduplication", A::ContentBasedDeduplication),
+            ("SqsManagedSseEnabled", A::SqsManagedSseEnabled),
+        ] {
+            p.opt(k, get(n).map(bool_text));
+        }
+        for (k, n) in [
+            ("KmsMasterKeyId", A::KmsMasterKeyId),
+            ("DeduplicationScope", A::DeduplicationScope),
+            ("FifoThroughputLimit", A::FifoThroughputLimit),
+        ] {
+            p.opt(k, get(n));
+        }
+        p.opt("RedrivePolicy", get(A::RedrivePolicy).map(json_text));
+        p.opt(
+            "RedriveAllowPolicy",
+            get(A::RedriveAllowPolicy).map(json_text),
+        );
+        let tags = answered(
+            "ListQueueTags",
+            self.sqs.list_queue_tags().queue_url(url).send().await,
+        )?;
+        p.nonempty("Tags", tag_list(tags.tags().cloned().unwrap_or_default()));
+        Ok(Some(p.build()))
     }
 }

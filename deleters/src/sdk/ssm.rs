@@ -5,8 +5,11 @@ use async_trait::async_trait;
 use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
 use crate::progress::DeleteProgress;
+use crate::read::props::Props;
+use crate::read::{answered, found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::{Deleter, SdkDeleter};
+use serde_json::Value;
 
 pub struct SsmParameterDeleter {
     ssm: aws_sdk_ssm::Client,
@@ -41,5 +44,79 @@ impl Deleter for SsmParameterDeleter {
                 Err(DeleteError::from_aws(req, "DeleteParameter", &info))
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Reader (docs/repairs.md §6.2): GetParameter without decryption, DescribeParameters,
+// ListTagsForResource. A SecureString's value is never read (nor decrypted).
+
+impl SdkReader for SsmParameterDeleter {
+    const READS: &'static [&'static str] = &["AWS::SSM::Parameter"];
+}
+
+#[async_trait]
+impl Reader for SsmParameterDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        use aws_sdk_ssm::types::{ParameterStringFilter, ParameterType, ResourceTypeForTagging};
+        let name = req.physical_id.as_str();
+        let sent = self
+            .ssm
+            .get_parameter()
+            .name(name)
+            .with_decryption(false)
+            .send()
+            .await;
+        let Some(out) = found("GetParameter", &["ParameterNotFound"], sent)? else {
+            return Ok(None);
+        };
+        let param = out.parameter();
+        let ty = param.and_then(|p| p.r#type());
+        let mut p = Props::new();
+        p.set("Name", name);
+        p.opt("Type", ty.map(|t| t.as_str()));
+        if ty != Some(&ParameterType::SecureString) {
+            p.opt("Value", param.and_then(|p| p.value()));
+        }
+        p.opt("DataType", param.and_then(|p| p.data_type()));
+        let filter = ParameterStringFilter::builder()
+            .key("Name")
+            .option("Equals")
+            .values(name)
+            .build()
+            .map_err(|e| ReadError::Failed(e.to_string()))?;
+        let described = answered(
+            "DescribeParameters",
+            self.ssm
+                .describe_parameters()
+                .parameter_filters(filter)
+                .send()
+                .await,
+        )?;
+        if let Some(meta) = described
+            .parameters()
+            .iter()
+            .find(|m| m.name() == Some(name))
+        {
+            p.opt("Description", meta.description());
+            p.opt("AllowedPattern", meta.allowed_pattern());
+            p.opt("Tier", meta.tier().map(|t| t.as_str()));
+        }
+        let tags = answered(
+            "ListTagsForResource",
+            self.ssm
+                .list_tags_for_resource()
+                .resource_type(ResourceTypeForTagging::Parameter)
+                .resource_id(name)
+                .send()
+                .await,
+        )?;
+        let map: serde_json::Map<String, Value> = tags
+            .tag_list()
+            .iter()
+            .map(|t| (t.key().to_owned(), Value::String(t.value().to_owned())))
+            .collect();
+        p.nonempty("Tags", Value::Object(map));
+        Ok(Some(p.build()))
     }
 }

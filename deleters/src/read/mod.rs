@@ -1,0 +1,138 @@
+//! Current-state readers for `state refresh-observed` (docs/repairs.md §6.2).
+//!
+//! - [`Reader`]: reads one resource's current properties, named and shaped as
+//!   CloudFormation's, so they line up with the record's `properties` for redaction by
+//!   position. `Ok(None)` means the resource is gone.
+//! - [`SdkReader`]: what a reader beside an SDK deleter declares (the types it reads),
+//!   as [`crate::SdkDeleter`] declares the types it deletes. Each SDK deleter module in
+//!   [`crate::sdk`] that reads its type implements both on the same client.
+//! - [`crate::cloudcontrol::read::CloudControlReader`]: `GetResource` for every other
+//!   type Cloud Control reads.
+//! - [`Readers`]: the registry; it asks core which reader a record goes to
+//!   (`cdkd_core::repair::reading::read_route`) and turns the answer into core's
+//!   `ReadResult`.
+//! - [`refresh`]: one stack's refresh under its lock, saved with `If-Match`.
+
+pub mod props;
+pub mod refresh;
+pub mod registry;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+pub use registry::Readers;
+
+/// One record to read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadRequest {
+    pub logical_id: String,
+    pub resource_type: String,
+    pub physical_id: String,
+    /// The record's `properties` (`Value::Null` when absent).
+    pub properties: Value,
+    /// The record's `attributes` (`Value::Null` when absent).
+    pub attributes: Value,
+    /// The record's `provisionedBy`.
+    pub provisioned_by: Option<String>,
+    /// Inline policies other resources of the record own on this resource (an
+    /// `AWS::IAM::Role`'s sibling `AWS::IAM::Policy` entries): left out of the reading.
+    pub owned_elsewhere: Vec<String>,
+}
+
+impl ReadRequest {
+    /// `properties[key]` as a string, if it is one.
+    pub fn prop_str(&self, key: &str) -> Option<&str> {
+        self.properties.get(key).and_then(Value::as_str)
+    }
+
+    /// `properties[key]` as a list of strings (other elements skipped).
+    pub fn prop_str_list(&self, key: &str) -> Vec<String> {
+        match self.properties.get(key) {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Why a read gave no reading.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    /// No reader can read this record after all (Cloud Control does not read the type,
+    /// or no identifier can be derived from the record): counted unsupported.
+    #[error("{0}")]
+    Unsupported(String),
+    /// An AWS call failed.
+    #[error("{action} failed: {message}")]
+    Aws { action: String, message: String },
+    /// The answer could not be used.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ReadError {
+    /// An AWS call's failure, described by [`crate::error::aws_error_info`].
+    pub fn aws(action: &str, info: &crate::error::AwsErrorInfo) -> Self {
+        ReadError::Aws {
+            action: action.to_owned(),
+            message: info.message.clone(),
+        }
+    }
+}
+
+/// Reads resources of one kind.
+#[async_trait]
+pub trait Reader: Send + Sync {
+    /// The resource's current properties as CloudFormation names them; `Ok(None)` when
+    /// AWS says the resource does not exist.
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError>;
+}
+
+/// An SDK reader's declaration, next to its code: the CloudFormation types it reads.
+/// [`Readers::with_sdk`] collects it.
+pub trait SdkReader: Reader + 'static {
+    /// The types this reader serves.
+    const READS: &'static [&'static str];
+}
+
+type SdkResult<O, E> = Result<
+    O,
+    aws_smithy_runtime_api::client::result::SdkError<
+        E,
+        aws_smithy_runtime_api::client::orchestrator::HttpResponse,
+    >,
+>;
+
+/// The output of a reading call; `Ok(None)` when its error code is one of `missing`
+/// (the resource does not exist), the call's failure otherwise.
+pub fn found<O, E>(
+    action: &str,
+    missing: &[&str],
+    r: SdkResult<O, E>,
+) -> Result<Option<O>, ReadError>
+where
+    E: aws_smithy_types::error::metadata::ProvideErrorMetadata + std::error::Error + 'static,
+{
+    match r {
+        Ok(o) => Ok(Some(o)),
+        Err(e) => {
+            let info = crate::error::aws_error_info(&e);
+            if info.code_is(missing) {
+                Ok(None)
+            } else {
+                Err(ReadError::aws(action, &info))
+            }
+        }
+    }
+}
+
+/// The output of a reading call, or its failure.
+pub fn answered<O, E>(action: &str, r: SdkResult<O, E>) -> Result<O, ReadError>
+where
+    E: aws_smithy_types::error::metadata::ProvideErrorMetadata + std::error::Error + 'static,
+{
+    r.map_err(|e| ReadError::aws(action, &crate::error::aws_error_info(&e)))
+}
