@@ -385,8 +385,8 @@ pub async fn watch(
         (Some(Kind::Export), Some(place)) => {
             // A migrating run's report, else the plan the run wrote (its summary, or
             // the JSON itself with --json).
-            let x = follow.await?;
             let store = run_store(sdk, &place).await;
+            let x = crate::cmd::export::follow_steps(&store, &name, follow).await?;
             if crate::cmd::export::print_report(&store, &name, opts.json)
                 .await?
                 .is_none()

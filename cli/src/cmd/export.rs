@@ -12,12 +12,15 @@ use std::process::ExitCode;
 
 use cdkd_aws::StateStore;
 use cdkd_core::export::plan::Plan;
+use std::future::Future;
+
+use cdkd_core::export::execute::ExportRun;
 use cdkd_core::export::report::ExportReport;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{
     assembly_line, render_dry_run, render_migration_plan, template_read_line,
 };
-use cdkd_core::view::export_report::render_report;
+use cdkd_core::view::export_report::{progress_lines, render_report};
 use cdkd_engine::Outcome;
 use cdkd_functions::export::{plan_key, ExportInput, ExportOptions, TemplateFrom};
 use cdkd_functions::{definitions, Deps};
@@ -307,7 +310,12 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         .await;
     }
     eprintln!("export {stack}: migrating (run {run_id})");
-    let outcome = run_local(&deps, run_input, &run_id, a.fast).await?;
+    let outcome = follow_steps(
+        &ctx.store,
+        &run_id,
+        run_local(&deps, run_input, &run_id, a.fast),
+    )
+    .await?;
     let report = print_report(&ctx.store, &run_id, a.json).await?;
     match outcome {
         Outcome::Succeeded(_) => Ok(ExitCode::SUCCESS),
@@ -347,6 +355,38 @@ async fn run_local(
     tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await })
         .await
         .map_err(|e| CliError::Refused(format!("the local run stopped: {e}")))
+}
+
+/// Runs `work` while printing on stderr a line per step the run `run_id` logs in its
+/// `progress.json` (read every second, and once more at the end).
+pub async fn follow_steps<T>(store: &StateStore, run_id: &str, work: impl Future<Output = T>) -> T {
+    let key = cdkd_functions::runs::progress_key(&store.prefix, run_id);
+    let shown = std::cell::Cell::new(0usize);
+    let print_new = || async {
+        if let Ok(Some(run)) = cdkd_functions::runs::read::<ExportRun>(store, &key).await {
+            for line in progress_lines(&run, shown.get()) {
+                crate::watch::status_line(&line);
+            }
+            shown.set(run.log.len());
+        }
+    };
+    let ended = tokio::sync::Notify::new();
+    let work = async {
+        let out = work.await;
+        ended.notify_one();
+        out
+    };
+    let poller = async {
+        loop {
+            tokio::select! {
+                _ = ended.notified() => break,
+                _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => print_new().await,
+            }
+        }
+    };
+    let (out, ()) = tokio::join!(work, poller);
+    print_new().await;
+    out
 }
 
 /// The report a migrating run wrote, printed (the view, or with `json` the report

@@ -2,7 +2,7 @@
 //! saying where it stands, then, after a failure, the cause, what to redo by hand and
 //! the commands to paste. Values go through the plain-value rule.
 
-use crate::export::execute::StackStage;
+use crate::export::execute::{ExportRun, StackStage};
 use crate::export::plain::shown;
 use crate::export::report::ExportReport;
 use crate::text::flatten_str;
@@ -48,4 +48,15 @@ pub fn render_report(r: &ExportReport) -> String {
         out.extend(r.commands.iter().map(|c| format!("  {c}")));
     }
     out.join("\n")
+}
+
+/// The lines of a running export not shown yet: one per step the run's record logged
+/// after the first `shown` (a line per settled step, for stderr).
+pub fn progress_lines(run: &ExportRun, shown_count: usize) -> Vec<String> {
+    let stack = run.stacks.first().map(|s| shown(&s.stack)).unwrap_or("?");
+    run.log
+        .iter()
+        .skip(shown_count)
+        .map(|l| format!("export {stack}: {}", flatten_str(l)))
+        .collect()
 }

@@ -423,3 +423,24 @@ fn report_commands_follow_the_plain_value_rule() {
     assert!(r.commands.is_empty(), "{:?}", r.commands);
     assert!(!render_report(&r).contains("rm -rf"));
 }
+
+#[test]
+fn progress_shows_each_logged_step_once_in_order() {
+    let mut run = run_at(StackStage::Importing);
+    run.log = vec![
+        "import: created change set cdkd-migrate-1 on App".into(),
+        "execute: IMPORT change set on App".into(),
+    ];
+    let first = cdkd_core::view::export_report::progress_lines(&run, 0);
+    assert_eq!(
+        first,
+        [
+            "export App: import: created change set cdkd-migrate-1 on App",
+            "export App: execute: IMPORT change set on App"
+        ]
+    );
+    run.log.push("poll: App reached IMPORT_COMPLETE".into());
+    let next = cdkd_core::view::export_report::progress_lines(&run, first.len());
+    assert_eq!(next, ["export App: poll: App reached IMPORT_COMPLETE"]);
+    assert!(cdkd_core::view::export_report::progress_lines(&run, 3).is_empty());
+}
