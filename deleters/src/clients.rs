@@ -79,6 +79,15 @@ pub fn registry_from_config(cfg: &SdkConfig, state_s3: aws_sdk_s3::Client) -> Re
         )))
 }
 
+/// [`readers_from_config`] for `region` (the stack's), whatever `cfg`'s own region is.
+pub fn readers_in_region(cfg: &SdkConfig, region: &str) -> Readers {
+    let cfg = cfg
+        .to_builder()
+        .region(aws_config::Region::new(region.to_owned()))
+        .build();
+    readers_from_config(&cfg)
+}
+
 /// Every reader, with clients for `cfg`'s region (the stack's): the SDK readers declared
 /// beside their deleters, and Cloud Control for every other type it reads.
 pub fn readers_from_config(cfg: &SdkConfig) -> Readers {

@@ -3,6 +3,7 @@ pub mod destroy;
 pub mod export;
 pub mod force_unlock;
 pub mod orphan;
+pub mod refresh;
 pub mod runs;
 pub mod state;
 pub mod workflow;

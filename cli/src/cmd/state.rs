@@ -43,6 +43,9 @@ pub enum StateCommand {
     /// Forget stacks (record and lock; AWS untouched), or with --resource some of one
     /// stack's resources, rewriting the references to them.
     Orphan(super::orphan::Args),
+    /// Re-read every resource from AWS and store the reading, redacted, as its
+    /// observedProperties (the drift baseline).
+    RefreshObserved(super::refresh::Args),
 }
 
 #[derive(Debug, Args)]
@@ -109,6 +112,7 @@ pub async fn run(g: &GlobalOpts, c: StateCommand) -> Result<ExitCode, CliError> 
         StateCommand::Show(a) => show(&ctx, &a).await,
         StateCommand::Resources(a) => resources(&ctx, &a).await,
         StateCommand::Orphan(a) => return finish(super::orphan::run(&ctx, &a).await),
+        StateCommand::RefreshObserved(a) => return finish(super::refresh::run(&ctx, &a).await),
     };
     finish(result.map(|rendered| {
         emit(&rendered);

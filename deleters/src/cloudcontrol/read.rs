@@ -66,7 +66,7 @@ impl Reader for CloudControlReader {
                 if info.code_is(TYPE_NOT_READ) {
                     return Err(ReadError::Unsupported(info.message));
                 }
-                return Err(ReadError::aws("Cloud Control GetResource", &info));
+                return Err(crate::read::aws_failure("Cloud Control GetResource", &e));
             }
         };
         let text = out

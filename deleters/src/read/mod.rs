@@ -119,11 +119,10 @@ where
     match r {
         Ok(o) => Ok(Some(o)),
         Err(e) => {
-            let info = crate::error::aws_error_info(&e);
-            if info.code_is(missing) {
+            if crate::error::aws_error_info(&e).code_is(missing) {
                 Ok(None)
             } else {
-                Err(ReadError::aws(action, &info))
+                Err(aws_failure(action, &e))
             }
         }
     }
@@ -134,5 +133,22 @@ pub fn answered<O, E>(action: &str, r: SdkResult<O, E>) -> Result<O, ReadError>
 where
     E: aws_smithy_types::error::metadata::ProvideErrorMetadata + std::error::Error + 'static,
 {
-    r.map_err(|e| ReadError::aws(action, &crate::error::aws_error_info(&e)))
+    r.map_err(|e| aws_failure(action, &e))
+}
+
+/// A failed call in one readable line (the SDK's full form is logged at debug level).
+pub fn aws_failure<E>(
+    action: &str,
+    e: &aws_smithy_runtime_api::client::result::SdkError<
+        E,
+        aws_smithy_runtime_api::client::orchestrator::HttpResponse,
+    >,
+) -> ReadError
+where
+    E: aws_smithy_types::error::metadata::ProvideErrorMetadata + std::error::Error + 'static,
+{
+    ReadError::Aws {
+        action: action.to_owned(),
+        message: cdkd_aws::sdk_message::readable(e),
+    }
 }
