@@ -16,4 +16,6 @@ mod engine_differential;
 mod export_plan;
 mod export_steps;
 mod lock_protocol;
+mod refresh_readers;
+mod refresh_stack;
 mod store_state;
