@@ -64,6 +64,8 @@ pub struct StackStatus {
     pub reason: Option<String>,
     pub outputs: Vec<(String, String)>,
     pub tags: Vec<(String, String)>,
+    /// The keys of its parameters.
+    pub parameters: Vec<String>,
 }
 
 fn fail<E>(
@@ -259,6 +261,11 @@ impl Cfn {
                         )
                     })
                     .collect(),
+                parameters: s
+                    .parameters()
+                    .iter()
+                    .filter_map(|p| p.parameter_key().map(str::to_string))
+                    .collect(),
             })),
             Err(f) => {
                 let message = readable(&f.error);
@@ -295,5 +302,74 @@ impl Cfn {
                 reason: e.resource_status_reason().map(str::to_string),
             })
             .collect())
+    }
+
+    /// `GetTemplate(TemplateStage=Processed)`: the template CloudFormation holds for the
+    /// stack, as text.
+    pub async fn processed_template(&self, stack: &str) -> Result<String, ChangeSetError> {
+        let out = on_throttling(&self.backoff, || {
+            self.client
+                .get_template()
+                .stack_name(stack)
+                .template_stage(aws_sdk_cloudformation::types::TemplateStage::Processed)
+                .send()
+        })
+        .await
+        .map_err(fail("GetTemplate", stack))?;
+        Ok(out.template_body().unwrap_or_default().to_string())
+    }
+
+    /// A tag-only `UpdateStack`: the previous template and parameter values, `tags` as
+    /// the stack's tags. `Ok(false)` when CloudFormation answers that there is nothing to
+    /// update.
+    pub async fn update_tags(
+        &self,
+        stack: &str,
+        parameter_keys: &[String],
+        tags: &[(String, String)],
+        capabilities: &[&str],
+        role_arn: Option<&str>,
+    ) -> Result<bool, ChangeSetError> {
+        let res = on_throttling(&self.backoff, || {
+            let mut req = self
+                .client
+                .update_stack()
+                .stack_name(stack)
+                .use_previous_template(true);
+            for k in parameter_keys {
+                req = req.parameters(
+                    Parameter::builder()
+                        .parameter_key(k)
+                        .use_previous_value(true)
+                        .build(),
+                );
+            }
+            for (k, v) in tags {
+                req = req.tags(Tag::builder().key(k).value(v).build());
+            }
+            for cap in capabilities {
+                req = req.capabilities(Capability::from(*cap));
+            }
+            if let Some(role) = role_arn {
+                req = req.role_arn(role);
+            }
+            req.send()
+        })
+        .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(f) => {
+                let message = readable(&f.error);
+                if message.contains("No updates are to be performed") {
+                    return Ok(false);
+                }
+                Err(ChangeSetError {
+                    operation: "UpdateStack",
+                    stack: flatten_str(stack),
+                    message,
+                    class: f.class,
+                })
+            }
+        }
     }
 }

@@ -46,27 +46,29 @@ pub async fn renew(locks: &cdkd_aws::LockManager, h: &HeldLock) -> Result<HeldLo
     }
 }
 
-/// Releases every lock the run holds. A lock renewed by a step whose answer was lost
-/// carries a newer ETag than `held`: it is still ours when its owner and acquisition
-/// timestamp are the ones we wrote, and then it is released with its current ETag.
+/// Releases every lock the run holds. A lock renewed by a step whose answer was lost (or
+/// by the step whose failure the abort path handles) carries a newer ETag than `held`:
+/// it is still ours when its owner and acquisition timestamp are the ones we wrote, and
+/// then it is released with its current ETag. Another holder's lock is left in place.
 pub async fn release_all(locks: &LockManager, held: &[HeldLock]) {
     for h in held {
-        match locks.release(h).await {
-            Ok(cdkd_aws::ReleaseOutcome::NotOurs) => release_if_still_ours(locks, h).await,
-            Ok(_) => {}
-            Err(e) => tracing::warn!("{e}"),
-        }
-    }
-}
-
-async fn release_if_still_ours(locks: &LockManager, h: &HeldLock) {
-    let Ok(Some((info, etag))) = locks.store.get_lock(&h.stack, h.region.as_deref()).await else {
-        return;
-    };
-    let ours = info.owner == h.body.owner
-        && info.timestamp.as_ref().and_then(Value::as_i64) == Some(h.body.timestamp);
-    if ours && etag != h.etag {
-        let current = HeldLock { etag, ..h.clone() };
+        let current = match locks.store.get_lock(&h.stack, h.region.as_deref()).await {
+            Ok(Some((info, etag))) => {
+                let ours = info.owner == h.body.owner
+                    && info.timestamp.as_ref().and_then(Value::as_i64) == Some(h.body.timestamp);
+                if !ours {
+                    tracing::warn!(
+                        "the lock of stack '{}' is held by another process now; left it in place",
+                        flatten_str(&h.stack)
+                    );
+                    continue;
+                }
+                HeldLock { etag, ..h.clone() }
+            }
+            Ok(None) => continue,
+            // Unreadable: the conditional delete of what we hold still refuses another's.
+            Err(_) => h.clone(),
+        };
         if let Err(e) = locks.release(&current).await {
             tracing::warn!("{e}");
         }

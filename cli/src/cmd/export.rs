@@ -60,8 +60,9 @@ resources (an IMPORT change set without Outputs), phase 2 applies the full templ
 (Outputs, Custom Resources) with an UPDATE change set, and the cdkd record is deleted and \
 the lock released. On a failure no record is deleted, the lock is released and the \
 report says what CloudFormation holds and what to redo by hand. IMPORT-unsupported \
-resources are deleted before phase 2 re-creates them. Not run yet (planned only): \
-nested stacks.
+resources are deleted before phase 2 re-creates them. Nested children are migrated \
+first, then the parent adopts them (phase 1B); CloudFormation imports one level of \
+nesting only, so a deeper tree is planned (--dry-run) but refused.
 
 Without --local the deployed export state machine is started (from \
 --state-machine-arn, else env CDKD_FLOW_EXPORT_STATE_MACHINE_ARN, else the backend \

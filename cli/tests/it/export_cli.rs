@@ -195,17 +195,26 @@ async fn export_dry_run_json_is_the_plan_file_and_the_templates_are_uploaded_as_
 }
 
 #[tokio::test]
-async fn export_without_dry_run_is_refused_before_anything_is_read_or_written() {
+async fn export_without_dry_run_and_without_a_terminal_needs_yes_and_changes_nothing() {
     let bucket = seeded(&[FLAT]).await;
+    let before = state_objects(&bucket).await;
     let template = fixture("flat.template.json");
     let r = cli(
         &bucket,
-        &["export", FLAT, "--template", &template, "--local", "-y"],
+        &["export", FLAT, "--template", &template, "--local"],
     );
     assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("pass --dry-run"), "{r:?}");
-    let keys = h::list_all_keys(&h::s3().await, &bucket).await;
-    assert_eq!(keys, [format!("cdkd/{FLAT}/{REGION}/state.json")]);
+    assert!(r.stderr.contains("pass -y"), "{r:?}");
+    assert!(
+        r.stdout.contains("Migration: phase 1 imports"),
+        "the plan is shown first: {r:?}"
+    );
+    assert_eq!(
+        state_objects(&bucket).await,
+        before,
+        "no lock, no record change"
+    );
+    assert!(!cfn_stack_exists(FLAT).await, "no change set was submitted");
 }
 
 #[tokio::test]

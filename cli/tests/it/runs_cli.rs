@@ -94,7 +94,12 @@ async fn backend() -> Backend {
         ],
     );
     let cleanup = create_machine(&sfn, &unique("cdkd-flow-cleanup"), &cleanup_def).await;
-    let export_def = substitute(definitions::EXPORT, &[("ExportPlanFunctionArn", &f)]);
+    let export_subs: Vec<(&str, &str)> = cdkd_functions::steps::STEPS
+        .iter()
+        .filter(|(step, _)| step.starts_with("export-"))
+        .map(|(_, sub)| (*sub, f.as_str()))
+        .collect();
+    let export_def = substitute(definitions::EXPORT, &export_subs);
     let export = create_machine(&sfn, &unique("cdkd-flow-export"), &export_def).await;
     Backend {
         sfn,

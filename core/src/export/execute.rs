@@ -153,6 +153,12 @@ pub enum Next {
     Phase2,
     /// Delete the migrated records and release the locks.
     Cleanup,
+    /// Phase 1 / 1A of the next stack.
+    Import,
+    /// The flip of a child.
+    Flip,
+    /// Phase 1B of a parent.
+    Adopt,
 }
 
 /// What is being waited for.
@@ -189,21 +195,44 @@ impl Pending {
     }
 }
 
-/// What follows a finished phase: phase 2 after the import, cleanup after phase 2.
-pub fn after(phase: Phase) -> Next {
-    match phase {
-        Phase::Import => Next::Phase2,
-        Phase::Update => Next::Cleanup,
+/// The next piece of work of a run, and the stack it is for (docs/export.md §10.6).
+/// Stacks are taken leaf first, as the plan lists them: a child is imported, then gets
+/// its phase 2 while it still stands alone, then is flipped when it is still in
+/// IMPORT_COMPLETE; a parent is imported (1A), adopts its children (1B), then gets its
+/// phase 2. Cleanup when every stack is migrated.
+pub fn next_work(plan: &super::plan::Plan, run: &ExportRun) -> (Next, Option<String>) {
+    for sp in &plan.stacks {
+        let Some(s) = run.stacks.iter().find(|s| s.stack == sp.stack) else {
+            continue;
+        };
+        let is_child = sp.parent.is_some();
+        let is_parent = !sp.nested.is_empty();
+        let work = if s.stage < StackStage::Imported {
+            Some(Next::Import)
+        } else if is_parent && !s.adopted {
+            Some(Next::Adopt)
+        } else if s.stage < StackStage::Migrated {
+            Some(Next::Phase2)
+        } else if is_child && !s.flipped {
+            Some(Next::Flip)
+        } else {
+            None
+        };
+        if let Some(w) = work {
+            return (w, Some(sp.stack.clone()));
+        }
     }
+    (Next::Cleanup, None)
 }
 
-/// The decision after a poll of a change set.
-pub fn after_change_set(phase: Phase, state: &ChangeSetState) -> Result<Next, String> {
+/// The decision after a poll of a change set: `Some(next)` (wait, execute), `None` when
+/// the phase is done without running anything (an UPDATE with nothing to change), or
+/// why the run stops.
+pub fn after_change_set(phase: Phase, state: &ChangeSetState) -> Result<Option<Next>, String> {
     match state {
-        ChangeSetState::Pending => Ok(Next::Wait),
-        ChangeSetState::Ready => Ok(Next::Execute),
-        ChangeSetState::Executed => Ok(Next::Wait),
-        ChangeSetState::NoChanges if phase == Phase::Update => Ok(after(phase)),
+        ChangeSetState::Pending | ChangeSetState::Executed => Ok(Some(Next::Wait)),
+        ChangeSetState::Ready => Ok(Some(Next::Execute)),
+        ChangeSetState::NoChanges if phase == Phase::Update => Ok(None),
         ChangeSetState::NoChanges => Err(format!(
             "{} change set FAILED: it holds no changes",
             phase.change_set_type()
@@ -212,6 +241,23 @@ pub fn after_change_set(phase: Phase, state: &ChangeSetState) -> Result<Next, St
             "{} change set FAILED: {reason}",
             phase.change_set_type()
         )),
+    }
+}
+
+/// Records in the run that `phase` of `stack` finished with the stack in `status`.
+pub fn phase_done(run: &mut ExportRun, stack: &str, phase: Phase, status: &str) {
+    let Some(s) = run.stack_mut(stack) else {
+        return;
+    };
+    match phase {
+        Phase::Import => s.stage = s.stage.max(StackStage::Imported),
+        Phase::Adopt => s.adopted = true,
+        Phase::Update => {
+            s.stage = StackStage::Migrated;
+            // Adoption takes any *_COMPLETE status but IMPORT_COMPLETE.
+            s.flipped |= status != "IMPORT_COMPLETE";
+        }
+        Phase::Flip => s.flipped = true,
     }
 }
 
@@ -270,6 +316,15 @@ pub struct StackProgress {
     pub uploads: Vec<String>,
     pub imported_resources: usize,
     pub phase2_resources: usize,
+    /// The child was flipped to UPDATE_COMPLETE (or its phase 2 already left it there).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flipped: bool,
+    /// The parent adopted its children (phase 1B).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub adopted: bool,
+    /// The rows phase 1B wrote for the children (phase 2 splices them in again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adopt_rows: Vec<super::phases::AdoptRow>,
     /// Record keys deleted by the cleanup.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deleted_keys: Vec<String>,

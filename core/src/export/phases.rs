@@ -31,14 +31,18 @@ pub enum Phase {
     Import,
     /// Phase 2: an UPDATE change set with the full template.
     Update,
+    /// Phase 1B: an IMPORT change set on an existing parent adopting its children.
+    Adopt,
+    /// The tag-only update moving a child from IMPORT_COMPLETE to UPDATE_COMPLETE.
+    Flip,
 }
 
 impl Phase {
     /// CloudFormation's `ChangeSetType`.
     pub fn change_set_type(self) -> &'static str {
         match self {
-            Phase::Import => "IMPORT",
-            Phase::Update => "UPDATE",
+            Phase::Import | Phase::Adopt => "IMPORT",
+            Phase::Update | Phase::Flip => "UPDATE",
         }
     }
 
@@ -47,6 +51,8 @@ impl Phase {
         match self {
             Phase::Import => "phase 1 (IMPORT)",
             Phase::Update => "phase 2 (UPDATE)",
+            Phase::Adopt => "phase 1B (adopting the nested stacks)",
+            Phase::Flip => "the flip (tag-only update)",
         }
     }
 
@@ -57,6 +63,8 @@ impl Phase {
         match self {
             Phase::Import => format!("cdkd-migrate-{run_started_ms}"),
             Phase::Update => format!("cdkd-phase2-{run_started_ms}"),
+            Phase::Adopt => format!("cdkd-adopt-{run_started_ms}"),
+            Phase::Flip => format!("cdkd-flip-{run_started_ms}"),
         }
     }
 }
@@ -206,4 +214,84 @@ pub fn delivery(
         flatten_str(cfn_stack_name),
         body.len()
     ))
+}
+
+/// The tag the flip adds to a child (phase 1B forwards it into the parent's row).
+pub const FLIP_TAG: &str = "cdkd:nested-export-flip";
+
+/// A nested-stack row of a parent, as phase 1B adopts it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdoptRow {
+    pub logical_id: String,
+    /// The child's CloudFormation stack id (its `ResourceIdentifier.StackId`).
+    pub stack_id: String,
+    /// Where the child's processed template was uploaded.
+    pub template_url: String,
+    /// The child's tags, forwarded (CloudFormation requires them to match).
+    pub tags: Vec<(String, String)>,
+}
+
+/// The row written for an adopted child: `DeletionPolicy: Retain`, the child's processed
+/// template by URL, its tags; the template's own row `Parameters` kept.
+fn adopted_row(original: Option<&Value>, row: &AdoptRow) -> Value {
+    let mut props = Map::new();
+    props.insert(
+        "TemplateURL".into(),
+        Value::String(row.template_url.clone()),
+    );
+    if let Some(p) = original
+        .and_then(|o| o.get("Properties"))
+        .and_then(|p| p.get("Parameters"))
+    {
+        props.insert("Parameters".into(), p.clone());
+    }
+    if !row.tags.is_empty() {
+        let tags = row
+            .tags
+            .iter()
+            .map(|(k, v)| serde_json::json!({"Key": k, "Value": v}))
+            .collect();
+        props.insert("Tags".into(), Value::Array(tags));
+    }
+    serde_json::json!({
+        "Type": super::template::NESTED_STACK,
+        "DeletionPolicy": "Retain",
+        "Properties": props,
+    })
+}
+
+/// The phase-1B template: the parent's phase-1 template plus each adopted row.
+pub fn adopt_template(
+    template: &Template,
+    plan: &StackPlan,
+    rows: &[AdoptRow],
+) -> Map<String, Value> {
+    let mut body = phase1_template(template, plan);
+    let originals = template.body.get("Resources").and_then(Value::as_object);
+    if let Some(Value::Object(resources)) = body.get_mut("Resources") {
+        for row in rows {
+            let original = originals.and_then(|o| o.get(&row.logical_id));
+            resources.insert(row.logical_id.clone(), adopted_row(original, row));
+        }
+    }
+    body
+}
+
+/// The phase-2 template of a parent: [`phase2_template`] with each adopted row spliced
+/// over the original, so phase 2 neither removes nor re-points an adopted child.
+pub fn parent_phase2_template(
+    template: &Template,
+    plan: &StackPlan,
+    rows: &[AdoptRow],
+) -> Map<String, Value> {
+    let mut body = phase2_template(template, plan);
+    let originals = template.body.get("Resources").and_then(Value::as_object);
+    if let Some(Value::Object(resources)) = body.get_mut("Resources") {
+        for row in rows {
+            let original = originals.and_then(|o| o.get(&row.logical_id));
+            resources.insert(row.logical_id.clone(), adopted_row(original, row));
+        }
+    }
+    body
 }

@@ -214,7 +214,11 @@ fn an_update_change_set_without_changes_skips_the_phase_but_an_import_one_fails(
         Some("The submitted information didn't contain changes."),
     );
     assert_eq!(s, ChangeSetState::NoChanges);
-    assert_eq!(after_change_set(Phase::Update, &s), Ok(Next::Cleanup));
+    assert_eq!(
+        after_change_set(Phase::Update, &s),
+        Ok(None),
+        "the phase is done"
+    );
     assert!(after_change_set(Phase::Import, &s).is_err());
 }
 
@@ -222,20 +226,18 @@ fn an_update_change_set_without_changes_skips_the_phase_but_an_import_one_fails(
 fn after_a_poll_the_run_waits_executes_or_goes_on() {
     assert_eq!(
         after_change_set(Phase::Import, &ChangeSetState::Pending),
-        Ok(Next::Wait)
+        Ok(Some(Next::Wait))
     );
     assert_eq!(
         after_change_set(Phase::Import, &ChangeSetState::Ready),
-        Ok(Next::Execute)
+        Ok(Some(Next::Execute))
     );
     assert_eq!(
         after_change_set(Phase::Import, &ChangeSetState::Executed),
-        Ok(Next::Wait)
+        Ok(Some(Next::Wait))
     );
     let e = after_change_set(Phase::Import, &ChangeSetState::Failed("bad".into())).unwrap_err();
     assert_eq!(e, "IMPORT change set FAILED: bad");
-    assert_eq!(after(Phase::Import), Next::Phase2);
-    assert_eq!(after(Phase::Update), Next::Cleanup);
 }
 
 #[test]
@@ -443,4 +445,126 @@ fn progress_shows_each_logged_step_once_in_order() {
     let next = cdkd_core::view::export_report::progress_lines(&run, first.len());
     assert_eq!(next, ["export App: poll: App reached IMPORT_COMPLETE"]);
     assert!(cdkd_core::view::export_report::progress_lines(&run, 3).is_empty());
+}
+
+fn tree_plan() -> cdkd_core::export::plan::Plan {
+    use cdkd_core::export::plan::{NestedRow, Plan};
+    let mut child = plan();
+    child.stack = "App~Db".into();
+    child.cfn_stack_name = "App-Db".into();
+    child.parent = Some("App".into());
+    let mut root = plan();
+    root.nested = vec![NestedRow {
+        logical_id: "Db".into(),
+        child_stack: "App~Db".into(),
+        cfn_stack_name: "App-Db".into(),
+    }];
+    Plan {
+        stacks: vec![child, root],
+        warnings: vec![],
+    }
+}
+
+fn tree_run() -> ExportRun {
+    let mut run = run_at(StackStage::Locked);
+    let mut child = run.stacks[0].clone();
+    child.stack = "App~Db".into();
+    child.cfn_stack_name = "App-Db".into();
+    run.stacks.insert(0, child);
+    run
+}
+
+#[test]
+fn nested_work_goes_leaf_first_child_phase2_before_the_flip_then_root_import_adopt_phase2() {
+    let plan = tree_plan();
+    let mut run = tree_run();
+    let mut seen = Vec::new();
+    for _ in 0..10 {
+        let (next, stack) = next_work(&plan, &run);
+        seen.push(format!("{next:?} {}", stack.clone().unwrap_or_default()));
+        let Some(stack) = stack else { break };
+        match next {
+            Next::Import => phase_done(&mut run, &stack, Phase::Import, "IMPORT_COMPLETE"),
+            Next::Adopt => phase_done(&mut run, &stack, Phase::Adopt, "IMPORT_COMPLETE"),
+            // The child's phase 2 has nothing to do: it stays in IMPORT_COMPLETE.
+            Next::Phase2 => phase_done(&mut run, &stack, Phase::Update, "IMPORT_COMPLETE"),
+            Next::Flip => phase_done(&mut run, &stack, Phase::Flip, "UPDATE_COMPLETE"),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            "Import App~Db",
+            "Phase2 App~Db",
+            "Flip App~Db",
+            "Import App",
+            "Adopt App",
+            "Phase2 App",
+            "Cleanup "
+        ]
+    );
+}
+
+#[test]
+fn a_child_whose_phase2_updated_it_needs_no_flip() {
+    let plan = tree_plan();
+    let mut run = tree_run();
+    phase_done(&mut run, "App~Db", Phase::Import, "IMPORT_COMPLETE");
+    phase_done(&mut run, "App~Db", Phase::Update, "UPDATE_COMPLETE");
+    assert_eq!(next_work(&plan, &run), (Next::Import, Some("App".into())));
+}
+
+#[test]
+fn a_flat_plan_imports_then_runs_phase2_then_cleans_up() {
+    let p = cdkd_core::export::plan::Plan {
+        stacks: vec![plan()],
+        warnings: vec![],
+    };
+    let mut run = run_at(StackStage::Locked);
+    assert_eq!(next_work(&p, &run), (Next::Import, Some("App".into())));
+    phase_done(&mut run, "App", Phase::Import, "IMPORT_COMPLETE");
+    assert_eq!(next_work(&p, &run), (Next::Phase2, Some("App".into())));
+    phase_done(&mut run, "App", Phase::Update, "UPDATE_COMPLETE");
+    assert_eq!(next_work(&p, &run), (Next::Cleanup, None));
+}
+
+#[test]
+fn adoption_rows_are_retained_point_at_the_child_template_and_forward_its_tags() {
+    let t = Template::from_value(
+        "App",
+        json!({"Resources": {
+            "Queue": {"Type": "AWS::SQS::Queue"},
+            "Topic": {"Type": "AWS::SNS::Topic"},
+            "Db": {"Type": "AWS::CloudFormation::Stack", "Properties": {"TemplateURL": "https://x/db.json", "Parameters": {"Env": "dev"}}}
+        }, "Outputs": {"Q": {"Value": {"Ref": "Queue"}}}}),
+    )
+    .unwrap();
+    let rows = vec![AdoptRow {
+        logical_id: "Db".into(),
+        stack_id: "arn:stack/App-Db/1".into(),
+        template_url: "http://127.0.0.1/b/db.json".into(),
+        tags: vec![(FLIP_TAG.into(), "run-1".into())],
+    }];
+    let b = adopt_template(&t, &plan(), &rows);
+    assert!(
+        b.get("Outputs").is_none(),
+        "phase 1B is an IMPORT: no Outputs"
+    );
+    assert_eq!(
+        b["Resources"]["Db"],
+        json!({"Type": "AWS::CloudFormation::Stack", "DeletionPolicy": "Retain", "Properties": {
+            "TemplateURL": "http://127.0.0.1/b/db.json", "Parameters": {"Env": "dev"},
+            "Tags": [{"Key": "cdkd:nested-export-flip", "Value": "run-1"}]}})
+    );
+    assert_eq!(
+        b["Resources"]["Queue"]["DeletionPolicy"], "Delete",
+        "the 1A rows as they were imported"
+    );
+    let p2 = parent_phase2_template(&t, &plan(), &rows);
+    assert_eq!(
+        p2["Resources"]["Db"], b["Resources"]["Db"],
+        "phase 2 keeps the adopted row"
+    );
+    assert_eq!(p2["Outputs"], json!({"Q": {"Value": {"Ref": "Queue"}}}));
 }

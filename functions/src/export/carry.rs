@@ -28,6 +28,8 @@ pub const ROLE_ENV: &str = "CDKD_FLOW_EXPORT_SERVICE_ROLE_ARN";
 #[serde(rename_all = "camelCase")]
 pub struct Carry {
     pub run: RunRef,
+    /// The stack the current work is for (the root's `run.stack`, or a nested child).
+    pub stack: String,
     pub started_ms: i64,
     pub plan_key: String,
     pub locks: Vec<HeldLock>,
@@ -101,17 +103,14 @@ impl<'a> Ctx<'a> {
             })
     }
 
-    /// The plan of the run's one stack.
+    /// The plan of the stack the current work is for.
     pub async fn stack_plan(&self) -> Result<StackPlan, StepError> {
         let plan = self.plan().await?;
         plan.stacks
             .into_iter()
-            .find(|s| s.stack == self.carry.run.stack)
+            .find(|s| s.stack == self.carry.stack)
             .ok_or_else(|| {
-                StepError::bad_input(format!(
-                    "the run's plan has no stack {}",
-                    self.carry.run.stack
-                ))
+                StepError::bad_input(format!("the run's plan has no stack {}", self.carry.stack))
             })
     }
 
@@ -147,9 +146,32 @@ impl<'a> Ctx<'a> {
         Template::from_value(&plan.stack, value).map_err(|e| StepError::refused(e.to_string()))
     }
 
-    /// The values submitted to the root's change sets: `--parameter` overrides, else
-    /// Defaults (docs/export.md §6.1).
-    pub fn parameters(&self, template: &Template) -> Result<Vec<(String, String)>, StepError> {
+    /// The values submitted to a stack's change sets: for the root `--parameter`
+    /// overrides, else Defaults (docs/export.md §6.1); for a nested child the values the
+    /// plan resolved from its parent (§6.3).
+    pub fn parameters(
+        &self,
+        template: &Template,
+        plan: &StackPlan,
+    ) -> Result<Vec<(String, String)>, StepError> {
+        if plan.parent.is_some() {
+            let mut out = Vec::new();
+            for p in &plan.parameters {
+                match &p.value {
+                    Some(v) if p.no_echo => {
+                        let _ = v;
+                        return Err(StepError::refused(format!(
+                            "export of {}: the NoEcho parameter {} its parent passes cannot be submitted yet (the plan stores it masked)",
+                            cdkd_core::export::plain::shown(&plan.stack),
+                            cdkd_core::export::plain::shown(&p.key)
+                        )));
+                    }
+                    Some(v) => out.push((p.key.clone(), v.clone())),
+                    None => {}
+                }
+            }
+            return Ok(out);
+        }
         let tokens = parse_parameter_tokens(&self.carry.parameters).map_err(StepError::refused)?;
         let params = resolve_root(template, &tokens).map_err(StepError::refused)?;
         Ok(params
@@ -200,11 +222,32 @@ impl<'a> Ctx<'a> {
         self.carry
     }
 
-    /// The carried state routed to `next`, nothing pending.
-    pub fn then(mut self, next: Next) -> Carry {
+    /// The carried state routed to the run's next piece of work
+    /// (`cdkd_core::export::execute::next_work`), nothing pending.
+    pub fn then(mut self, work: (Next, Option<String>)) -> Carry {
         self.carry.pending = None;
         self.carry.wait_seconds = 0;
-        self.carry.next = next;
+        self.carry.next = work.0;
+        if let Some(stack) = work.1 {
+            self.carry.stack = stack;
+        }
         self.carry
+    }
+
+    /// Records that `phase` of the current stack finished (the stack in `status`) and
+    /// routes to what comes next.
+    pub async fn phase_done(
+        self,
+        phase: Phase,
+        status: &str,
+        line: String,
+    ) -> Result<Carry, StepError> {
+        let plan = self.plan().await?;
+        let mut rec = self.progress().await?;
+        cdkd_core::export::execute::phase_done(&mut rec, &self.carry.stack, phase, status);
+        rec.log.push(line);
+        self.save(&rec).await?;
+        let work = cdkd_core::export::execute::next_work(&plan, &rec);
+        Ok(self.then(work))
     }
 }

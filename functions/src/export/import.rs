@@ -32,7 +32,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                 )));
             }
             let template = ctx.template(&plan).await?;
-            let parameters = ctx.parameters(&template)?;
+            let parameters = ctx.parameters(&template, &plan)?;
             let body = phase1_template(&template, &plan);
             let role = ctx.role_arn();
             let (template_ref, upload) = ctx.deliver(Phase::Import, &plan, &body).await?;

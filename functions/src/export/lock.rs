@@ -1,11 +1,13 @@
-//! `export-lock`: the first write of an export (docs/export.md §10.1). Refuses what the
-//! execution does not run, takes the stack's lock (operation `export`), checks under the
-//! lock that the record still holds the resources the plan imports, and writes the run's
-//! record. Everything before this step only read.
+//! `export-lock`: the first write of an export (docs/export.md §10.1). Refuses a tree
+//! deeper than CloudFormation can import, takes the locks (operation `export`; the root,
+//! then the children leaf first), checks under them that every record still holds the
+//! resources the plan imports, and writes the run's record. Everything before this step
+//! only read.
 
 use cdkd_aws::HeldLock;
-use cdkd_core::export::execute::{ExportRun, Next, StackProgress, StackStage};
+use cdkd_core::export::execute::{next_work, ExportRun, StackProgress, StackStage};
 use cdkd_core::export::plain::shown;
+use cdkd_core::export::plan::StackPlan;
 use cdkd_core::export::records::Row;
 use cdkd_core::lock::flow_owner;
 use serde::{Deserialize, Serialize};
@@ -38,20 +40,21 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         .ok_or_else(|| {
             StepError::bad_input(format!("the run's plan {} is missing", planned.plan_key))
         })?;
-    let [root] = plan.stacks.as_slice() else {
-        return Err(StepError::refused(format!(
-            "export of {}: its plan holds {} stacks (nested stacks); the execution of nested exports is not available yet, only their plan (--dry-run)",
-            shown(&input.stack),
-            plan.stacks.len()
-        )));
+    let Some(root) = plan.stacks.iter().find(|s| s.parent.is_none()) else {
+        return Err(StepError::bad_input("the run's plan has no root stack"));
     };
-    if !root.nested.is_empty() {
+    if let Some(deep) = plan
+        .stacks
+        .iter()
+        .find(|s| s.parent.is_some() && !s.nested.is_empty())
+    {
         return Err(StepError::refused(format!(
-            "export of {}: it has nested stacks; the execution of nested exports is not available yet, only their plan (--dry-run)",
-            shown(&input.stack)
+            "export of {}: its nested stack {} has nested stacks of its own; CloudFormation imports only one level of nesting (a stack with children cannot be adopted, nor a stack imported into a child), so this tree cannot be exported",
+            shown(&input.stack),
+            shown(&deep.stack)
         )));
     }
-    if root.import.is_empty() {
+    if plan.stacks.iter().all(|s| s.import.is_empty()) {
         return Err(StepError::refused(format!(
             "export of {}: no importable resources (nothing for the phase-1 IMPORT); nothing was changed",
             shown(&input.stack)
@@ -60,33 +63,46 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
 
     let region = planned.region.clone();
     let locks = deps.locks(&input.state_bucket, &input.state_prefix);
-    let held: HeldLock = locks
-        .acquire(
-            &root.stack,
-            Some(&region),
-            &flow_owner(&run_id),
-            Some("export"),
-        )
-        .await?;
-    // Under the lock, read the record again: what is imported is what nobody can change
-    // now. A deploy between the plan and the lock changes what the plan would import.
-    let unchanged = match store.get_state(&root.stack, &region).await {
-        Ok(Some(loaded)) => root.import.iter().all(|r| {
-            Row::get(&loaded.record, &r.logical_id).and_then(|row| row.physical_id())
-                == Some(r.physical_id.as_str())
-        }),
-        Ok(None) => false,
-        Err(e) => {
-            crate::held::release_all(&locks, std::slice::from_ref(&held)).await;
-            return Err(e.into());
+    let owner = flow_owner(&run_id);
+    // The root first, then the children leaf first; on any failure give back what was
+    // taken.
+    let mut order: Vec<&StackPlan> = vec![root];
+    order.extend(plan.stacks.iter().filter(|s| s.parent.is_some()));
+    let mut held: Vec<HeldLock> = Vec::new();
+    for sp in &order {
+        match locks
+            .acquire(&sp.stack, Some(&region), &owner, Some("export"))
+            .await
+        {
+            Ok(h) => held.push(h),
+            Err(e) => {
+                crate::held::release_all(&locks, &held).await;
+                return Err(e.into());
+            }
         }
-    };
-    if !unchanged {
-        crate::held::release_all(&locks, std::slice::from_ref(&held)).await;
-        return Err(StepError::refused(format!(
-            "export of {}: its cdkd record changed after the plan was made (a deploy or destroy ran in between); nothing was submitted. Run the export again",
-            shown(&root.stack)
-        )));
+    }
+    // Under the locks, read every record again: what is imported is what nobody can
+    // change now. A deploy between the plan and the lock changes what the plan imports.
+    for sp in &order {
+        let unchanged = match store.get_state(&sp.stack, &region).await {
+            Ok(Some(loaded)) => sp.import.iter().all(|r| {
+                Row::get(&loaded.record, &r.logical_id).and_then(|row| row.physical_id())
+                    == Some(r.physical_id.as_str())
+            }),
+            Ok(None) => false,
+            Err(e) => {
+                crate::held::release_all(&locks, &held).await;
+                return Err(e.into());
+            }
+        };
+        if !unchanged {
+            crate::held::release_all(&locks, &held).await;
+            return Err(StepError::refused(format!(
+                "export of {}: the cdkd record of {} changed after the plan was made (a deploy or destroy ran in between); nothing was submitted. Run the export again",
+                shown(&input.stack),
+                shown(&sp.stack)
+            )));
+        }
     }
 
     let started_ms = deps.now();
@@ -94,20 +110,25 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         run_id: run_id.clone(),
         kind: "export".into(),
         started_ms,
-        stacks: vec![StackProgress {
-            stack: root.stack.clone(),
-            region: region.clone(),
-            cfn_stack_name: root.cfn_stack_name.clone(),
-            stage: StackStage::Locked,
-            imported_resources: root.import.len(),
-            phase2_resources: root.phase2.create.len() + root.phase2.recreate.len(),
-            ..Default::default()
-        }],
+        stacks: plan
+            .stacks
+            .iter()
+            .map(|sp| StackProgress {
+                stack: sp.stack.clone(),
+                region: region.clone(),
+                cfn_stack_name: sp.cfn_stack_name.clone(),
+                stage: StackStage::Locked,
+                imported_resources: sp.import.len(),
+                phase2_resources: sp.phase2.create.len() + sp.phase2.recreate.len(),
+                ..Default::default()
+            })
+            .collect(),
         ..Default::default()
     };
+    let (next, first) = next_work(&plan, &rec);
     let key = runs::progress_key(&input.state_prefix, &run_id);
     if let Err(e) = runs::write(&store, &key, &rec).await {
-        crate::held::release_all(&locks, std::slice::from_ref(&held)).await;
+        crate::held::release_all(&locks, &held).await;
         return Err(e);
     }
     Ok(Carry {
@@ -118,10 +139,11 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
             stack: root.stack.clone(),
             region,
         },
+        stack: first.unwrap_or_else(|| root.stack.clone()),
         started_ms,
         plan_key: planned.plan_key,
-        locks: vec![held],
-        next: Next::Wait,
+        locks: held,
+        next,
         pending: None,
         since_ms: started_ms,
         wait_seconds: 0,

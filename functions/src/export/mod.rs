@@ -6,9 +6,11 @@
 //! is `cdkd_core::export`'s; the execution phases come with the next steps.
 
 pub mod abort;
+pub mod adopt;
 pub mod carry;
 pub mod cleanup;
 pub mod execute;
+pub mod flip;
 pub mod gather;
 pub mod import;
 pub mod load;

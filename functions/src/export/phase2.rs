@@ -5,8 +5,10 @@
 //! Resources and the re-created rows. Skipped only when there is none of that.
 
 use cdkd_aws::changeset::NewChangeSet;
-use cdkd_core::export::execute::{Next, Pending, StackStage};
-use cdkd_core::export::phases::{phase2_needed, phase2_template, Phase, CAPABILITIES};
+use cdkd_core::export::execute::{Pending, StackStage};
+use cdkd_core::export::phases::{
+    parent_phase2_template, phase2_needed, phase2_template, Phase, CAPABILITIES,
+};
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::StackPlan;
 use cdkd_deleters::request::{DeleteOptions, RunContext};
@@ -24,21 +26,36 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     let template = ctx.template(&plan).await?;
     pre_delete(&ctx, &plan).await?;
     if !phase2_needed(&template, &plan) {
-        let mut rec = ctx.progress().await?;
-        if let Some(s) = rec.stack_mut(&plan.stack) {
-            s.stage = StackStage::Migrated;
-        }
-        rec.log
-            .push("phase2: nothing to do (no Outputs, nothing left out of phase 1)".into());
-        ctx.save(&rec).await?;
-        return Ok(ctx.then(Next::Cleanup));
+        let line = format!(
+            "phase2: {} has nothing to do (no Outputs, nothing left out of phase 1)",
+            plan.cfn_stack_name
+        );
+        let status = ctx
+            .cfn
+            .describe_stack(cfn_name)
+            .await?
+            .map(|d| d.status)
+            .unwrap_or_default();
+        return ctx.phase_done(Phase::Update, &status, line).await;
     }
     let name = Phase::Update.change_set_name(ctx.carry.started_ms);
     let arn = match ctx.cfn.describe_change_set(cfn_name, &name).await? {
         Some(existing) => existing.arn,
         None => {
-            let parameters = ctx.parameters(&template)?;
-            let body = phase2_template(&template, &plan);
+            let parameters = ctx.parameters(&template, &plan)?;
+            let rows = ctx
+                .progress()
+                .await?
+                .stacks
+                .into_iter()
+                .find(|s| s.stack == plan.stack)
+                .map(|s| s.adopt_rows)
+                .unwrap_or_default();
+            let body = if rows.is_empty() {
+                phase2_template(&template, &plan)
+            } else {
+                parent_phase2_template(&template, &plan, &rows)
+            };
             let role = ctx.role_arn();
             let (template_ref, upload) = ctx.deliver(Phase::Update, &plan, &body).await?;
             let mut rec = ctx.progress().await?;

@@ -4,10 +4,9 @@
 //! stack's events and stops the run; a wait past its ceiling stops it too.
 
 use cdkd_core::export::execute::{
-    after, after_change_set, change_set_state, failure_lines, stack_state, timed_out, Pending,
-    StackStage, StackState,
+    after_change_set, change_set_state, failure_lines, stack_state, timed_out, Next, Pending,
+    StackState,
 };
-use cdkd_core::export::phases::Phase;
 use cdkd_core::export::plain::shown;
 
 use super::carry::{Carry, Ctx};
@@ -23,7 +22,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     let cfn_name = plan.cfn_stack_name.as_str();
     let phase = pending.phase();
 
-    let next = match &pending {
+    match &pending {
         Pending::ChangeSet { arn, .. } => {
             let status = ctx
                 .cfn
@@ -41,17 +40,27 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                 status.reason.as_deref(),
             );
             match after_change_set(phase, &state) {
-                Ok(next) => next,
+                Ok(Some(next)) => keep_waiting(ctx, &pending, next, &plan.stack),
+                Ok(None) => {
+                    // An UPDATE with nothing to change: the phase is done as it stands.
+                    let line = format!(
+                        "poll: {cfn_name} had nothing to change in {}",
+                        phase.label()
+                    );
+                    let described = ctx.cfn.describe_stack(cfn_name).await?;
+                    let status = described.map(|d| d.status).unwrap_or_default();
+                    ctx.phase_done(phase, &status, line).await
+                }
                 Err(why) => {
                     ctx.cfn.delete_change_set(cfn_name, arn).await;
-                    return Err(StepError::new(
+                    Err(StepError::new(
                         names::CHANGE_SET_FAILED,
                         format!(
                             "export of {} to CloudFormation stack {}: {why}",
                             shown(&plan.stack),
                             shown(cfn_name)
                         ),
-                    ));
+                    ))
                 }
             }
         }
@@ -63,20 +72,15 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                 )
             })?;
             match stack_state(&stack.status, stack.reason.as_deref()) {
-                StackState::Pending => cdkd_core::export::execute::Next::Wait,
+                StackState::Pending => keep_waiting(ctx, &pending, Next::Wait, &plan.stack),
                 StackState::Complete => {
                     let mut rec = ctx.progress().await?;
                     if let Some(s) = rec.stack_mut(&plan.stack) {
                         s.stack_id = Some(stack.stack_id.clone());
-                        s.stage = match phase {
-                            Phase::Import => StackStage::Imported,
-                            Phase::Update => StackStage::Migrated,
-                        };
                     }
-                    rec.log
-                        .push(format!("poll: {} reached {}", cfn_name, stack.status));
                     ctx.save(&rec).await?;
-                    after(phase)
+                    let line = format!("poll: {cfn_name} reached {}", stack.status);
+                    ctx.phase_done(phase, &stack.status, line).await
                 }
                 StackState::Failed(status) => {
                     // The waiter's state alone does not say why: the events do.
@@ -92,35 +96,38 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                     } else {
                         format!("{status}; {}", lines.join("; "))
                     };
-                    return Err(StepError::new(
+                    Err(StepError::new(
                         names::CHANGE_SET_FAILED,
                         format!(
-                            "export of {}: the {} of CloudFormation stack {} failed: {why}",
+                            "export of {}: {} of CloudFormation stack {} failed: {why}",
                             shown(&plan.stack),
                             phase.label(),
                             shown(cfn_name)
                         ),
-                    ));
+                    ))
                 }
             }
         }
-    };
-    if next == cdkd_core::export::execute::Next::Wait {
-        if let Some(why) = timed_out(&pending, ctx.carry.since_ms, ctx.now()) {
+    }
+}
+
+/// Waits again (or executes) unless the wait has run past its ceiling.
+fn keep_waiting(
+    ctx: Ctx<'_>,
+    pending: &Pending,
+    next: Next,
+    stack: &str,
+) -> Result<Carry, StepError> {
+    if next == Next::Wait {
+        if let Some(why) = timed_out(pending, ctx.carry.since_ms, ctx.now()) {
             return Err(StepError::new(
                 names::CHANGE_SET_FAILED,
-                format!("export of {}: {why}", shown(&plan.stack)),
+                format!("export of {}: {why}", shown(stack)),
             ));
         }
-        let mut carry = ctx.carry;
-        carry.wait_seconds = pending.interval_s(carry.fast);
-        carry.next = next;
-        return Ok(carry);
     }
-    if next == cdkd_core::export::execute::Next::Execute {
-        let mut carry = ctx.carry;
-        carry.next = next;
-        return Ok(carry);
-    }
-    Ok(ctx.then(next))
+    let mut carry = ctx.carry;
+    carry.wait_seconds = pending.interval_s(carry.fast);
+    carry.next = next;
+    Ok(carry)
 }

@@ -109,6 +109,9 @@ impl Run {
                 Next::Wait => "export-poll",
                 Next::Execute => "export-execute",
                 Next::Phase2 => "export-phase2",
+                Next::Import => "export-import",
+                Next::Flip => "export-flip",
+                Next::Adopt => "export-adopt",
                 Next::Cleanup => return Ok(carry),
             };
             let out = self
@@ -273,4 +276,161 @@ async fn export_steps_a_failed_phase2_keeps_the_record_releases_the_lock_and_say
         [r.queue_url.as_str()],
         "CloudFormation holds the imported queue"
     );
+}
+
+/// A root with a queue and one nested child with a topic (two levels, which is what
+/// CloudFormation can import), migrated step by step: the child's 1A, its phase 2 (its
+/// Outputs) while it stands alone, the root's 1A, the adoption (1B), the root's phase 2,
+/// the cleanup.
+#[tokio::test]
+async fn export_steps_a_two_level_tree_imports_the_child_then_the_root_adopts_it() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let root = uniq("ExportTree");
+    let child = format!("{root}~Child");
+    let sdk = h::sdk().await;
+    let q = aws_sdk_sqs::Client::new(&sdk)
+        .create_queue()
+        .queue_name(root.to_lowercase())
+        .send()
+        .await
+        .unwrap();
+    let queue_url = q.queue_url().unwrap().to_string();
+    let topic = aws_sdk_sns::Client::new(&sdk)
+        .create_topic()
+        .name(format!("{root}-events"))
+        .send()
+        .await
+        .unwrap()
+        .topic_arn()
+        .unwrap()
+        .to_string();
+    let run_id = uniq("run-");
+    let root_rec = json!({"version": 10, "stackName": root, "region": REGION, "resources": {
+        "Queue": {"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {}, "attributes": {}},
+        "Child": {"resourceType": "AWS::CloudFormation::Stack", "physicalId": format!("arn:aws:cloudformation:us-east-1:123456789012:stack/{root}-Child/1"), "properties": {}, "attributes": {}}
+    }});
+    let child_rec = json!({"version": 10, "stackName": child, "region": REGION, "parentStack": root, "parentLogicalId": "Child",
+        "resources": {"Topic": {"resourceType": "AWS::SNS::Topic", "physicalId": topic, "properties": {}, "attributes": {}}}});
+    let root_tpl = json!({"Resources": {
+        "Queue": {"Type": "AWS::SQS::Queue"},
+        "Child": {"Type": "AWS::CloudFormation::Stack", "Properties": {"TemplateURL": "https://example.invalid/child.json"}}
+    }, "Outputs": {"QueueUrl": {"Value": {"Ref": "Queue"}}}});
+    let child_tpl = json!({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+        "Outputs": {"TopicArn": {"Value": {"Ref": "Topic"}}}});
+    let mut templates = serde_json::Map::new();
+    for (name, rec, tpl) in [
+        (&root, &root_rec, &root_tpl),
+        (&child, &child_rec, &child_tpl),
+    ] {
+        h::put_raw(
+            &s3,
+            &bucket,
+            &format!("{PREFIX}/{name}/{REGION}/state.json"),
+            rec.to_string(),
+        )
+        .await;
+        let key = format!("{PREFIX}/_runs/{run_id}/templates/{name}.json");
+        h::put_raw(&s3, &bucket, &key, tpl.to_string()).await;
+        templates.insert(name.clone(), Value::String(key));
+    }
+    let input = json!({"stack": root, "stateBucket": bucket, "statePrefix": PREFIX,
+        "templates": templates, "options": {"fast": true}, "dryRun": false});
+    let r = Run {
+        s3: s3.clone(),
+        bucket: bucket.clone(),
+        stack: root.clone(),
+        run_id: run_id.clone(),
+        queue_url: queue_url.clone(),
+        deps: deps().await,
+    };
+    let plan = r
+        .step("export-plan", json!({"input": input, "runId": run_id}))
+        .await
+        .expect("plan");
+    let carry: Carry = serde_json::from_value(
+        r.step(
+            "export-lock",
+            json!({"input": input, "runId": run_id, "plan": plan}),
+        )
+        .await
+        .expect("lock"),
+    )
+    .unwrap();
+    assert_eq!(carry.stack, child, "the leaf comes first");
+    let driven = r.drive(carry, Next::Cleanup).await;
+    if let Err(e) = &driven {
+        let progress = h::get_text(
+            &s3,
+            &bucket,
+            &format!("{PREFIX}/_runs/{run_id}/progress.json"),
+        )
+        .await;
+        panic!("the tree did not migrate: {e}\nprogress: {progress:?}");
+    }
+    let carry = driven.unwrap();
+    assert_eq!(carry.next, Next::Cleanup);
+    let done = r
+        .step("export-cleanup", serde_json::to_value(&carry).unwrap())
+        .await
+        .expect("cleanup");
+    assert_eq!(done["report"]["outcome"], "migrated", "{done}");
+
+    let cfn = cfn().await;
+    let child_cfn = format!("{root}-Child");
+    let described_child = cfn
+        .describe_stacks()
+        .stack_name(&child_cfn)
+        .send()
+        .await
+        .unwrap();
+    let c = &described_child.stacks()[0];
+    let root_described = cfn
+        .describe_stacks()
+        .stack_name(&root)
+        .send()
+        .await
+        .unwrap();
+    let root_id = root_described.stacks()[0].stack_id().unwrap().to_string();
+    assert_eq!(
+        c.parent_id(),
+        Some(root_id.as_str()),
+        "the child is nested in the root"
+    );
+    let outputs: Vec<_> = c
+        .outputs()
+        .iter()
+        .filter_map(|o| o.output_value())
+        .collect();
+    assert_eq!(
+        outputs,
+        [topic.as_str()],
+        "the child's Outputs, from its phase 2"
+    );
+    let res = cfn
+        .describe_stack_resources()
+        .stack_name(&root)
+        .send()
+        .await
+        .unwrap();
+    let ids: std::collections::BTreeMap<_, _> = res
+        .stack_resources()
+        .iter()
+        .map(|x| {
+            (
+                x.logical_resource_id().unwrap_or_default(),
+                x.physical_resource_id().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(ids.get("Queue"), Some(&queue_url.as_str()), "{ids:?}");
+    assert_eq!(ids.get("Child"), Some(&c.stack_id().unwrap()), "{ids:?}");
+    let keys = r.keys().await;
+    for name in [&root, &child] {
+        assert!(
+            !keys.contains(&format!("{PREFIX}/{name}/{REGION}/state.json")),
+            "{keys:?}"
+        );
+    }
+    assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
 }

@@ -1,0 +1,129 @@
+//! `export-adopt`: phase 1B (docs/export.md §10.6). The parent, imported in 1A, adopts
+//! each child stack through an IMPORT change set: the parent's phase-1 template plus one
+//! `AWS::CloudFormation::Stack` row per child with `DeletionPolicy: Retain`, the child's
+//! processed template (`GetTemplate`, uploaded to the run's folder) by URL and the
+//! child's tags forwarded; each child named by its `StackId`. A retried step finds the
+//! change set it created.
+
+use cdkd_aws::changeset::{NewChangeSet, TemplateRef};
+use cdkd_core::export::execute::Pending;
+use cdkd_core::export::phases::{adopt_template, AdoptRow, Phase, CAPABILITIES};
+use cdkd_core::export::plain::shown;
+use cdkd_core::export::template::NESTED_STACK;
+use serde_json::{Map, Value};
+
+use super::carry::{Carry, Ctx};
+use crate::deps::Deps;
+use crate::error::{names, StepError};
+use crate::runs;
+
+pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
+    let ctx = Ctx::open(carry, deps).await?;
+    let plan = ctx.stack_plan().await?;
+    let cfn_name = plan.cfn_stack_name.as_str();
+    let name = Phase::Adopt.change_set_name(ctx.carry.started_ms);
+    if let Some(existing) = ctx.cfn.describe_change_set(cfn_name, &name).await? {
+        return Ok(ctx.waiting(Pending::ChangeSet {
+            phase: Phase::Adopt,
+            arn: existing.arn,
+        }));
+    }
+    let rec = ctx.progress().await?;
+    let mut rows = Vec::new();
+    for n in &plan.nested {
+        let child = rec
+            .stacks
+            .iter()
+            .find(|s| s.stack == n.child_stack)
+            .ok_or_else(|| {
+                StepError::bad_input(format!(
+                    "the run's record has no nested stack {}",
+                    n.child_stack
+                ))
+            })?;
+        let described = ctx
+            .cfn
+            .describe_stack(&child.cfn_stack_name)
+            .await?
+            .ok_or_else(|| {
+                StepError::new(
+                    names::CHANGE_SET_FAILED,
+                    format!(
+                        "the imported nested stack {} is gone",
+                        shown(&child.cfn_stack_name)
+                    ),
+                )
+            })?;
+        let body = ctx.cfn.processed_template(&child.cfn_stack_name).await?;
+        let key = format!(
+            "{}/changesets/{}-processed.json",
+            runs::run_prefix(&ctx.carry.run.prefix, &ctx.carry.run.run_id),
+            child.cfn_stack_name
+        );
+        ctx.store.put_raw(&key, body.into_bytes()).await?;
+        rows.push(AdoptRow {
+            logical_id: n.logical_id.clone(),
+            stack_id: described.stack_id,
+            template_url: cdkd_aws::config::object_url(
+                &ctx.deps.sdk,
+                &ctx.store.bucket,
+                &ctx.carry.run.region,
+                &key,
+            ),
+            tags: described.tags,
+        });
+    }
+    let template = ctx.template(&plan).await?;
+    let parameters = ctx.parameters(&template, &plan)?;
+    let body = adopt_template(&template, &plan, &rows);
+    let text = serde_json::to_string(&body)
+        .map_err(|e| StepError::bad_input(format!("cannot serialize a template: {e}")))?;
+    let role = ctx.role_arn();
+    let resources: Vec<(String, String, Map<String, Value>)> = rows
+        .iter()
+        .map(|r| {
+            let mut id = Map::new();
+            id.insert("StackId".into(), Value::String(r.stack_id.clone()));
+            (NESTED_STACK.to_string(), r.logical_id.clone(), id)
+        })
+        .collect();
+    let mut rec = ctx.progress().await?;
+    if let Some(s) = rec.stack_mut(&plan.stack) {
+        s.adopt_rows = rows;
+    }
+    ctx.save(&rec).await?;
+    let (arn, _) = ctx
+        .cfn
+        .create_change_set(&NewChangeSet {
+            stack: cfn_name,
+            name: &name,
+            change_set_type: Phase::Adopt.change_set_type(),
+            template: TemplateRef::Body(text),
+            parameters,
+            capabilities: &CAPABILITIES,
+            resources_to_import: resources,
+            role_arn: role.as_deref(),
+            tags: Vec::new(),
+        })
+        .await
+        .map_err(|e| {
+            StepError::new(
+                names::CHANGE_SET_FAILED,
+                format!(
+                    "failed to create the adoption (phase 1B) change set of {}: {}",
+                    shown(cfn_name),
+                    e.message
+                ),
+            )
+        })?;
+    let mut rec = ctx.progress().await?;
+    rec.log.push(format!(
+        "adopt: created change set {name} on {cfn_name} ({} nested stack(s))",
+        plan.nested.len()
+    ));
+    ctx.save(&rec).await?;
+    Ok(ctx.waiting(Pending::ChangeSet {
+        phase: Phase::Adopt,
+        arn,
+    }))
+}
