@@ -7,6 +7,7 @@ mod export_cli;
 mod export_run_cli;
 mod lock_force_unlock_cli;
 mod orphan_cli;
+mod refresh_cli;
 mod runs_cli;
 mod sdk_errors;
 mod views_cli;
