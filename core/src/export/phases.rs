@@ -267,15 +267,7 @@ pub fn adopt_template(
     plan: &StackPlan,
     rows: &[AdoptRow],
 ) -> Map<String, Value> {
-    let mut body = phase1_template(template, plan);
-    let originals = template.body.get("Resources").and_then(Value::as_object);
-    if let Some(Value::Object(resources)) = body.get_mut("Resources") {
-        for row in rows {
-            let original = originals.and_then(|o| o.get(&row.logical_id));
-            resources.insert(row.logical_id.clone(), adopted_row(original, row));
-        }
-    }
-    body
+    spliced(phase1_template(template, plan), template, rows)
 }
 
 /// The phase-2 template of a parent: [`phase2_template`] with each adopted row spliced
@@ -285,7 +277,15 @@ pub fn parent_phase2_template(
     plan: &StackPlan,
     rows: &[AdoptRow],
 ) -> Map<String, Value> {
-    let mut body = phase2_template(template, plan);
+    spliced(phase2_template(template, plan), template, rows)
+}
+
+/// `body` with the row of each adopted child written over (or added to) its resources.
+fn spliced(
+    mut body: Map<String, Value>,
+    template: &Template,
+    rows: &[AdoptRow],
+) -> Map<String, Value> {
     let originals = template.body.get("Resources").and_then(Value::as_object);
     if let Some(Value::Object(resources)) = body.get_mut("Resources") {
         for row in rows {
