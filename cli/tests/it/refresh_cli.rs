@@ -262,7 +262,8 @@ async fn refresh_cli_rule_6_1_statement_51_a_lock_held_by_another_process_refuse
     let r = cli(&bucket, &["App", "-y"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
-        r.stderr.contains("Stack 'App' (us-east-1) is locked"),
+        r.stderr
+            .contains("Could not acquire lock for stack App (us-east-1)"),
         "{r:?}"
     );
     assert!(r.stderr.contains("bob@ci:7"), "{r:?}");
