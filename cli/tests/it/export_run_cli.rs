@@ -24,6 +24,23 @@ fn cli(bucket: &str, args: &[&str]) -> h::CliRun {
     crate::run_cli_env(&all, &[])
 }
 
+/// `export <stack> --template <path> --local --fast -y`.
+fn migrate(bucket: &str, stack: &str, template: &std::path::Path) -> h::CliRun {
+    let path = template.to_string_lossy();
+    cli(
+        bucket,
+        &[
+            "export",
+            stack,
+            "--template",
+            &path,
+            "--local",
+            "--fast",
+            "-y",
+        ],
+    )
+}
+
 async fn cfn() -> aws_sdk_cloudformation::Client {
     aws_sdk_cloudformation::Client::new(&h::sdk().await)
 }
@@ -145,18 +162,7 @@ async fn export_migrates_a_flat_stack_into_cloudformation_with_its_outputs() {
     let m = make_resources(&stack.to_lowercase()).await;
     let bucket = seeded(&stack, &record(&stack, &m)).await;
     let tpl = write_template(&stack, &template(&m));
-    let run = cli(
-        &bucket,
-        &[
-            "export",
-            &stack,
-            "--template",
-            tpl.to_str().unwrap(),
-            "--local",
-            "--fast",
-            "-y",
-        ],
-    );
+    let run = migrate(&bucket, &stack, &tpl);
     assert_eq!(
         run.code, 0,
         "stdout:\n{}\nstderr:\n{}",
@@ -230,18 +236,7 @@ async fn a_failed_import_keeps_the_record_releases_the_lock_and_reports_what_to_
     let rec = record(&stack, &m);
     let bucket = seeded(&stack, &rec).await;
     let tpl = write_template(&stack, &template(&m));
-    let run = cli(
-        &bucket,
-        &[
-            "export",
-            &stack,
-            "--template",
-            tpl.to_str().unwrap(),
-            "--local",
-            "--fast",
-            "-y",
-        ],
-    );
+    let run = migrate(&bucket, &stack, &tpl);
     assert_eq!(
         run.code, 1,
         "stdout:\n{}\nstderr:\n{}",
@@ -286,18 +281,7 @@ async fn a_held_lock_refuses_the_export_before_anything_is_submitted() {
     )
     .await;
     let tpl = write_template(&stack, &template(&m));
-    let run = cli(
-        &bucket,
-        &[
-            "export",
-            &stack,
-            "--template",
-            tpl.to_str().unwrap(),
-            "--local",
-            "--fast",
-            "-y",
-        ],
-    );
+    let run = migrate(&bucket, &stack, &tpl);
     assert_ne!(
         run.code, 0,
         "stdout:\n{}\nstderr:\n{}",
@@ -360,18 +344,7 @@ async fn export_pre_deletes_an_import_unsupported_policy_and_phase2_recreates_it
     }, "Outputs": {"RoleName": {"Value": {"Ref": "Role"}}}});
     let bucket = seeded(&stack, &rec).await;
     let path = write_template(&stack, &tpl);
-    let run = cli(
-        &bucket,
-        &[
-            "export",
-            &stack,
-            "--template",
-            path.to_str().unwrap(),
-            "--local",
-            "--fast",
-            "-y",
-        ],
-    );
+    let run = migrate(&bucket, &stack, &path);
     assert_eq!(
         run.code, 0,
         "stdout:\n{}\nstderr:\n{}",
