@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build build-cli test test-emulator-py check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy bench-export clean
+.PHONY: help setup build build-cli test test-emulator-py check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy bench-export bench-refresh clean
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
@@ -25,6 +25,7 @@ help:
 	@echo "make bench  - state view figures (show of 2,500 resources; list --long over 1,000 records)"
 	@echo "make bench-destroy - simulated destroys: makespan / critical path, state transitions"
 	@echo "make bench-export - export plan of a 500-resource, three-level tree on the emulator: time, AWS requests by operation"
+	@echo "make bench-refresh - state refresh-observed of a 500-resource record on the emulator: concurrent reads vs one by one"
 
 $(VENV)/.installed: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -146,6 +147,12 @@ bench-destroy:
 bench-export: setup
 	$(CARGO) build --workspace --all-targets
 	scripts/with-emulator.sh $${CARGO_TARGET_DIR:-target}/debug/examples/export_plan_bench --resources 500 --runs 3
+
+# state refresh-observed of a 500-resource record on the emulator, its reads concurrent
+# (the CLI's bound) and one by one. Uses the debug build `make test` makes.
+bench-refresh: setup
+	$(CARGO) build --workspace --all-targets
+	scripts/with-emulator.sh $${CARGO_TARGET_DIR:-target}/debug/examples/refresh_observed_bench --resources 500 --runs 3
 
 clean:
 	rm -rf target .emulator
