@@ -301,6 +301,9 @@ pub struct StackProgress {
     pub stack: String,
     pub region: String,
     pub cfn_stack_name: String,
+    /// The parent's cdkd name, for a nested child.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
     pub stage: StackStage,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_id: Option<String>,

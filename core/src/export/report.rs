@@ -78,17 +78,26 @@ pub fn migrated(run: &ExportRun, warnings: &[String]) -> ExportReport {
 pub fn failed(run: &ExportRun, cause: &str) -> ExportReport {
     let mut redo = Vec::new();
     let mut commands = Vec::new();
+    let submitted: Vec<&StackProgress> = run
+        .stacks
+        .iter()
+        .filter(|s| s.stage >= StackStage::Importing)
+        .collect();
     for s in &run.stacks {
         let cdkd = shown(&s.stack);
         let cfn = shown(&s.cfn_stack_name);
         let region = shown(&s.region);
         match s.stage {
-            StackStage::Planned | StackStage::Locked => redo.push(format!(
+            StackStage::Planned | StackStage::Locked if submitted.is_empty() => redo.push(format!(
                 "{cdkd}: nothing was submitted; the cdkd record is unchanged. Fix the cause and run the export again"
             )),
+            StackStage::Planned | StackStage::Locked => redo.push(format!(
+                "{cdkd}: nothing was submitted for it; its cdkd record is unchanged"
+            )),
             StackStage::Importing => {
+                let then = if submitted.len() > 1 { "import its resources by hand (below)" } else { "export again" };
                 redo.push(format!(
-                    "{cdkd}: the phase-1 IMPORT into CloudFormation stack {cfn} did not complete; the cdkd record is unchanged. CloudFormation may hold {cfn} in REVIEW_IN_PROGRESS or IMPORT_ROLLBACK_COMPLETE (it holds none of the resources then): delete it, then export again"
+                    "{cdkd}: the phase-1 IMPORT into CloudFormation stack {cfn} did not complete; the cdkd record is unchanged. CloudFormation may hold {cfn} in REVIEW_IN_PROGRESS or IMPORT_ROLLBACK_COMPLETE (it holds none of the resources then): delete it, then {then}"
                 ));
                 if is_plain(&s.cfn_stack_name) && is_plain(&s.region) {
                     commands.push(format!(
@@ -132,6 +141,17 @@ pub fn failed(run: &ExportRun, cause: &str) -> ExportReport {
             StackStage::Cleaned => {}
         }
     }
+    redo.extend(adoption_lines(run));
+    if run.stacks.len() > 1 && !submitted.is_empty() {
+        redo.push(format!(
+            "Running the export again is refused while the stacks imported so far exist: {}",
+            submitted
+                .iter()
+                .map(|s| format!("{} -> {}", shown(&s.stack), shown(&s.cfn_stack_name)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     ExportReport {
         run_id: run.run_id.clone(),
         kind: "export".into(),
@@ -141,4 +161,47 @@ pub fn failed(run: &ExportRun, cause: &str) -> ExportReport {
         redo,
         commands,
     }
+}
+
+/// For each parent that did not finish: the children it must adopt by hand, which are
+/// already imported (a by-hand IMPORT of the parent, or its redone adoption, must adopt
+/// them, naming each by its StackId).
+fn adoption_lines(run: &ExportRun) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in &run.stacks {
+        if p.stage >= StackStage::Migrated {
+            continue;
+        }
+        let children: Vec<&StackProgress> = run
+            .stacks
+            .iter()
+            .filter(|c| {
+                c.parent.as_deref() == Some(p.stack.as_str()) && c.stage >= StackStage::Imported
+            })
+            .collect();
+        if children.is_empty() || p.adopted {
+            continue;
+        }
+        let names = children
+            .iter()
+            .map(|c| shown(&c.cfn_stack_name).to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let first = if p.stage >= StackStage::Imported {
+            format!(
+                "CloudFormation stack {} holds its own resources",
+                shown(&p.cfn_stack_name)
+            )
+        } else {
+            format!(
+                "import its own resources into CloudFormation stack {} by hand",
+                shown(&p.cfn_stack_name)
+            )
+        };
+        out.push(format!(
+            "{}: {first}; its already-imported nested stacks ({names}) must be adopted by an IMPORT change set on it that names each by its StackId (DeletionPolicy Retain, the child's template and tags: CloudFormation's \"nest an existing stack\"), then its phase 2 applied; then forget the records with `cdkd-flow state orphan`, never `cdkd destroy`",
+            shown(&p.stack)
+        ));
+    }
+    out
 }

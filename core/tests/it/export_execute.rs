@@ -568,3 +568,82 @@ fn adoption_rows_are_retained_point_at_the_child_template_and_forward_its_tags()
     );
     assert_eq!(p2["Outputs"], json!({"Q": {"Value": {"Ref": "Queue"}}}));
 }
+
+fn nested_failure_at(child: StackStage, root: StackStage, adopted: bool) -> ExportRun {
+    let mut run = tree_run();
+    run.stacks[0].stage = child;
+    run.stacks[0].parent = Some("App".into());
+    run.stacks[1].stage = root;
+    run.stacks[1].adopted = adopted;
+    run
+}
+
+#[test]
+fn nested_report_when_the_parents_import_fails_names_the_adoption_to_redo() {
+    let r = failed(
+        &nested_failure_at(StackStage::Migrated, StackStage::Importing, false),
+        "x",
+    );
+    let text = r.redo.join("\n");
+    assert!(
+        text.contains("import its own resources into CloudFormation stack App by hand"),
+        "{text}"
+    );
+    assert!(
+        text.contains("already-imported nested stacks (App-Db) must be adopted"),
+        "{text}"
+    );
+    assert!(text.contains("Running the export again is refused while the stacks imported so far exist: App~Db -> App-Db, App -> App"), "{text}");
+    assert!(
+        !text.contains("run the export again\n"),
+        "no stack may be told to simply re-run: {text}"
+    );
+    insta::assert_snapshot!(
+        "export_report_nested_parent_import_failed",
+        render_report(&r)
+    );
+}
+
+#[test]
+fn nested_report_when_the_adoption_fails_says_the_parent_holds_its_resources() {
+    let r = failed(
+        &nested_failure_at(StackStage::Migrated, StackStage::Imported, false),
+        "x",
+    );
+    let text = r.redo.join("\n");
+    assert!(
+        text.contains("CloudFormation stack App holds its own resources"),
+        "{text}"
+    );
+    assert!(text.contains("(App-Db) must be adopted"), "{text}");
+}
+
+#[test]
+fn nested_report_when_a_child_fails_first_says_nothing_was_submitted_for_the_parent() {
+    let r = failed(
+        &nested_failure_at(StackStage::Importing, StackStage::Locked, false),
+        "x",
+    );
+    let text = r.redo.join("\n");
+    assert!(
+        text.contains("App: nothing was submitted for it; its cdkd record is unchanged"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("must be adopted"),
+        "no child is imported yet: {text}"
+    );
+}
+
+#[test]
+fn nested_report_after_the_adoption_needs_no_adoption_line() {
+    let r = failed(
+        &nested_failure_at(StackStage::Migrated, StackStage::Updating, true),
+        "x",
+    );
+    assert!(
+        !r.redo.join("\n").contains("must be adopted"),
+        "{:?}",
+        r.redo
+    );
+}

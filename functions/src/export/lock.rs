@@ -117,6 +117,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
                 stack: sp.stack.clone(),
                 region: region.clone(),
                 cfn_stack_name: sp.cfn_stack_name.clone(),
+                parent: sp.parent.clone(),
                 stage: StackStage::Locked,
                 imported_resources: sp.import.len(),
                 phase2_resources: sp.phase2.create.len() + sp.phase2.recreate.len(),

@@ -278,12 +278,19 @@ async fn export_steps_a_failed_phase2_keeps_the_record_releases_the_lock_and_say
     );
 }
 
+struct Tree {
+    r: Run,
+    root: String,
+    child: String,
+    topic: String,
+    queue_url: String,
+    carry: Carry,
+}
+
 /// A root with a queue and one nested child with a topic (two levels, which is what
-/// CloudFormation can import), migrated step by step: the child's 1A, its phase 2 (its
-/// Outputs) while it stands alone, the root's 1A, the adoption (1B), the root's phase 2,
-/// the cleanup.
-#[tokio::test]
-async fn export_steps_a_two_level_tree_imports_the_child_then_the_root_adopts_it() {
+/// CloudFormation can import), planned and locked. With `root_queue_gone` the root's
+/// record names a queue that does not exist, so the root's phase 1A fails.
+async fn locked_tree(root_queue_gone: bool) -> Tree {
     let s3 = h::s3().await;
     let bucket = h::fresh_bucket(&s3).await;
     let root = uniq("ExportTree");
@@ -295,7 +302,10 @@ async fn export_steps_a_two_level_tree_imports_the_child_then_the_root_adopts_it
         .send()
         .await
         .unwrap();
-    let queue_url = q.queue_url().unwrap().to_string();
+    let mut queue_url = q.queue_url().unwrap().to_string();
+    if root_queue_gone {
+        queue_url.push_str("-gone");
+    }
     let topic = aws_sdk_sns::Client::new(&sdk)
         .create_topic()
         .name(format!("{root}-events"))
@@ -357,6 +367,29 @@ async fn export_steps_a_two_level_tree_imports_the_child_then_the_root_adopts_it
         .expect("lock"),
     )
     .unwrap();
+    Tree {
+        r,
+        root,
+        child,
+        topic,
+        queue_url,
+        carry,
+    }
+}
+
+/// The tree migrated step by step: the child's 1A, its phase 2 (its Outputs) while it
+/// stands alone, the root's 1A, the adoption (1B), the root's phase 2, the cleanup.
+#[tokio::test]
+async fn export_steps_a_two_level_tree_imports_the_child_then_the_root_adopts_it() {
+    let Tree {
+        r,
+        root,
+        child,
+        topic,
+        queue_url,
+        carry,
+    } = locked_tree(false).await;
+    let (s3, bucket, run_id) = (r.s3.clone(), r.bucket.clone(), r.run_id.clone());
     assert_eq!(carry.stack, child, "the leaf comes first");
     let driven = r.drive(carry, Next::Cleanup).await;
     if let Err(e) = &driven {
@@ -433,4 +466,51 @@ async fn export_steps_a_two_level_tree_imports_the_child_then_the_root_adopts_it
         );
     }
     assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
+}
+
+/// Failure injected at the root's phase 1A of a nested run: the child is imported (and
+/// has its phase 2), the report names the adoption to redo by hand, every record of the
+/// tree is kept, the locks are released.
+#[tokio::test]
+async fn export_steps_a_nested_run_failing_at_the_roots_import_reports_the_adoption_to_redo() {
+    let Tree {
+        r,
+        root,
+        child,
+        carry,
+        ..
+    } = locked_tree(true).await;
+    let err = r
+        .drive(carry.clone(), Next::Cleanup)
+        .await
+        .expect_err("the root's import fails");
+    let abort = r
+        .step(
+            "export-abort",
+            json!({"run": carry, "error": {"Error": err.name, "Cause": err.message}}),
+        )
+        .await
+        .unwrap();
+    let report = &abort["report"];
+    assert_eq!(report["stacks"][0]["stack"], child.as_str(), "{report}");
+    assert_eq!(report["stacks"][0]["stage"], "migrated", "{report}");
+    assert_eq!(report["stacks"][1]["stage"], "importing", "{report}");
+    let redo = report["redo"].to_string();
+    assert!(
+        redo.contains(&format!(
+            "already-imported nested stacks ({root}-Child) must be adopted"
+        )),
+        "{redo}"
+    );
+    let keys = r.keys().await;
+    for name in [&root, &child] {
+        assert!(
+            keys.contains(&format!("{PREFIX}/{name}/{REGION}/state.json")),
+            "no record of the tree is deleted: {keys:?}"
+        );
+    }
+    assert!(
+        !keys.iter().any(|k| k.ends_with("lock.json")),
+        "the locks are released: {keys:?}"
+    );
 }
