@@ -883,7 +883,8 @@ async fn run_definition(f: &Fixture, stack: &str, dry_run: bool) -> Outcome {
 }
 
 #[tokio::test]
-async fn export_plan_definition_plans_and_stops_dry_run_or_not() {
+async fn export_plan_definition_stops_after_the_plan_in_a_dry_run_and_goes_on_to_the_import_otherwise(
+) {
     let mut f = Fixture::new().await;
     f.stack(
         "Wf",
@@ -891,18 +892,40 @@ async fn export_plan_definition_plans_and_stops_dry_run_or_not() {
         json!({"Resources": {"B": {"Type": "AWS::S3::Bucket"}}}),
     )
     .await;
-    for dry_run in [true, false] {
-        match run_definition(&f, "Wf", dry_run).await {
-            Outcome::Succeeded(out) => {
-                assert_eq!(
-                    out["planKey"],
-                    format!("{PREFIX}/_runs/{}/plan.json", f.run_id)
-                );
-                assert_eq!(out["importRows"], 1);
-            }
-            Outcome::Failed(e) => panic!("dry run {dry_run}: {e:?}"),
+    match run_definition(&f, "Wf", true).await {
+        Outcome::Succeeded(out) => {
+            assert_eq!(
+                out["planKey"],
+                format!("{PREFIX}/_runs/{}/plan.json", f.run_id)
+            );
+            assert_eq!(out["importRows"], 1);
         }
+        Outcome::Failed(e) => panic!("dry run: {e:?}"),
     }
+    assert_eq!(
+        f.state_keys().await,
+        [format!("{PREFIX}/Wf/{REGION}/state.json")],
+        "a dry run takes no lock"
+    );
+    // Not a dry run: the lock is taken and the import submitted; the bucket the record
+    // names does not exist, so the IMPORT change set fails, the abort path releases the
+    // lock and keeps the record.
+    match run_definition(&f, "Wf", false).await {
+        Outcome::Failed(e) => {
+            let text = format!("{e:?}");
+            assert!(text.contains("ChangeSetFailed"), "{text}");
+            assert!(
+                text.contains("wf-b"),
+                "the failure names the resource: {text}"
+            );
+        }
+        Outcome::Succeeded(v) => panic!("a bucket that does not exist cannot be imported: {v}"),
+    }
+    assert_eq!(
+        f.state_keys().await,
+        [format!("{PREFIX}/Wf/{REGION}/state.json")],
+        "the record is kept and the lock released"
+    );
     f.stack(
         "WfBad",
         json!({}),
