@@ -33,6 +33,9 @@ run state orphan WebApp --stack-region eu-west-1 -y
 # Export, planned only: the three-level nested stack's templates from a cloud assembly,
 # uploaded under the run's prefix; the plan (leaf first) printed; nothing else written.
 run export ExportNested --cdk-out "$here/cli/tests/fixtures/export/nested.out" --dry-run --local
+# Capture Orders' drift baseline: each resource re-read from the emulator and stored,
+# redacted, as the record's observed properties (a conditional write under the lock).
+run state refresh-observed Orders --stack-region us-east-1 -y
 # Export for real: Orders' emulator resources (SNS topic, SQS queue, S3 bucket, SSM
 # parameter) imported into a CloudFormation stack (phase 1, an IMPORT change set), its
 # Outputs restored (phase 2, an UPDATE change set), then its cdkd record deleted.

@@ -29,13 +29,13 @@ fn renders_exactly(v: &str, cap: usize) -> bool {
     !v.is_empty() && ascii_only_str(v) == v && v.chars().count() <= cap && !v.starts_with('-')
 }
 
-/// `cdkd state refresh-observed …` (it writes state): only for a region-scoped
+/// `cdkd-flow state refresh-observed …` (it writes state): only for a region-scoped
 /// record whose stack name and region render exactly as loaded.
 pub fn refresh_observed_command(stack: &str, region: Option<&str>) -> Option<String> {
     let region = region?;
     (renders_exactly(stack, STACK_NAME_CAP) && renders_exactly(region, DEFAULT_CAP)).then(|| {
         format!(
-            "cdkd state refresh-observed {} --stack-region {}",
+            "cdkd-flow state refresh-observed {} --stack-region {}",
             shell_quote(stack),
             shell_quote(region)
         )
@@ -122,13 +122,13 @@ pub fn drift_warnings(
         .map(|c| format!(" Inspect it with: {c}"))
         .unwrap_or_default();
     let refresh_advice = if !malformed.is_empty() {
-        format!("repair the record first (cdkd state refresh-observed refuses a record holding such a row), then capture baselines.{show_clause}")
+        format!("repair the record first (cdkd-flow state refresh-observed refuses a record holding such a row), then capture baselines.{show_clause}")
     } else if region.is_none() {
-        format!("this is a legacy record with no region: migrate it first (any cdkd write does), then capture baselines with cdkd state refresh-observed.{show_clause}")
+        format!("this is a legacy record with no region: migrate it first (any cdkd write does), then capture baselines with cdkd-flow state refresh-observed.{show_clause}")
     } else if let Some(cmd) = refresh {
         format!("capture them, then run cdkd drift; the capture command: {cmd}")
     } else {
-        format!("capture them with cdkd state refresh-observed for this stack (no command is printed: the stack name or region does not render exactly as loaded).{show_clause}")
+        format!("capture them with cdkd-flow state refresh-observed for this stack (no command is printed: the stack name or region does not render exactly as loaded).{show_clause}")
     };
     let mut out = Vec::new();
     if !malformed.is_empty() {
@@ -238,7 +238,7 @@ mod tests {
             w[0]
         );
         assert!(
-            w[0].contains("cdkd state refresh-observed App --stack-region us-east-1"),
+            w[0].contains("cdkd-flow state refresh-observed App --stack-region us-east-1"),
             "{}",
             w[0]
         );
@@ -292,7 +292,7 @@ mod tests {
         );
         assert_eq!(
             refresh_observed_command("Root~Child", Some("us-east-1")).as_deref(),
-            Some("cdkd state refresh-observed 'Root~Child' --stack-region us-east-1")
+            Some("cdkd-flow state refresh-observed 'Root~Child' --stack-region us-east-1")
         );
     }
 

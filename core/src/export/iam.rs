@@ -122,7 +122,7 @@ pub fn nothing_to_detach(t: &PolicyTargets) -> Option<String> {
     let n = |l: &Option<Vec<String>>| l.as_ref().map_or(0, Vec::len);
     (n(&t.roles) + n(&t.users) + n(&t.groups) == 0).then(|| {
         format!(
-            "the record of policy {} names no role, user or group to detach it from; run cdkd state refresh-observed on the stack, or detach it by hand, then run the phase-2 update",
+            "the record of policy {} names no role, user or group to detach it from; run cdkd-flow state refresh-observed on the stack, or detach it by hand, then run the phase-2 update",
             shown(&t.policy_name)
         )
     })

@@ -288,7 +288,7 @@ mod tests {
                     },
                 }],
             },
-            warnings: vec!["Stack Root: 1 of 3 resource(s) have no drift baseline: X. Capture them, then run cdkd drift; the capture command: cdkd state refresh-observed Root --stack-region us-east-1".into()],
+            warnings: vec!["Stack Root: 1 of 3 resource(s) have no drift baseline: X. Capture them, then run cdkd drift; the capture command: cdkd-flow state refresh-observed Root --stack-region us-east-1".into()],
             ..Default::default()
         }
     }
