@@ -2,7 +2,7 @@
 //! store the reading, redacted by position, as its drift baseline (docs/repairs.md §6).
 //! The decisions are `cdkd_core::repair`'s, the texts `cdkd_core::view::repair`'s, the
 //! reads and the locked, conditional save of one stack `cdkd_deleters::read`'s; this
-//! file resolves the targets, checks them in the order of §6.1, asks, and prints.
+//! file resolves the targets, checks them in the order of docs/repairs.md §6.1, asks, and prints.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -152,7 +152,7 @@ fn targets(refs: &[StackRef], a: &Args) -> Result<Vec<StackRef>, CliError> {
     Ok(out)
 }
 
-/// §6.1 step 2: with two or more region-scoped targets, every such record is read and
+/// docs/repairs.md §6.1 step 2: with two or more region-scoped targets, every such record is read and
 /// the first malformed one refuses the whole run, before any prompt, lock or write.
 async fn precheck_targets(ctx: &Ctx, targets: &[StackRef]) -> Result<(), CliError> {
     if targets.iter().filter(|t| t.region.is_some()).count() < 2 {
@@ -230,7 +230,7 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// §6.1 step 5 for one target.
+    /// docs/repairs.md §6.1 step 5 for one target.
     async fn stack(&mut self, ctx: &Ctx, stack: &str, region: &str) -> Result<(), CliError> {
         let Some(loaded) = ctx.store.get_state(stack, region).await? else {
             return Err(CliError::Refused(no_state_found(
@@ -284,7 +284,7 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// The summary (§6.3) and the exit status.
+    /// The summary (docs/repairs.md §6.3) and the exit status.
     fn finish(self) -> Result<ExitCode, CliError> {
         let summary = v::refresh_summary(&self.total, self.args.dry_run);
         for w in &summary.warnings {

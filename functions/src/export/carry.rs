@@ -148,7 +148,7 @@ impl<'a> Ctx<'a> {
 
     /// The values submitted to a stack's change sets: for the root `--parameter`
     /// overrides, else Defaults (docs/export.md §6.1); for a nested child the values the
-    /// plan resolved from its parent (§6.3).
+    /// plan resolved from its parent (docs/export.md §6.3).
     pub fn parameters(
         &self,
         template: &Template,

@@ -1,5 +1,5 @@
 """Nesting an existing stack in an existing parent through an IMPORT change set whose
-AWS::CloudFormation::Stack row names the child by StackId (export spec §5.4.3, §5.5)."""
+AWS::CloudFormation::Stack row names the child by StackId (docs/export.md §10.6)."""
 import json
 import unittest
 from typing import Any

@@ -139,7 +139,7 @@ class AfterImport(ImportCase):
             self.assertEqual(body["Resources"], full, stage)
 
     def test_rule_a_flat_export_runs_phase_one_then_phase_two(self) -> None:
-        """The client's flat flow (export spec §5.1, §5.2): IMPORT of the kept rows with
+        """The client's flat flow (docs/export.md §10.2): IMPORT of the kept rows with
         DeletionPolicy Delete injected and no Outputs, then UPDATE with the full template
         (CDK metadata, Outputs, rows as synthesized)."""
         stack, tag = uniq("ExportRun"), uniq("e")

@@ -63,7 +63,7 @@ async fn lock_exists(bucket: &str) -> bool {
 }
 
 // ---------------------------------------------------------------------------------
-// §6.5: public SSM parameters inside a longer value
+// docs/repairs.md §6.5: public SSM parameters inside a longer value
 
 /// A stack whose SSM parameter resource `P` holds `https://{{resolve:ssm:<ref>}}/health`
 /// in its record and `https://api.example.com/health` in AWS; `<ref>` is created with
@@ -179,7 +179,7 @@ async fn refresh_stack_rule_6_5_statement_55_failed_call_keeps_the_reference_and
 }
 
 // ---------------------------------------------------------------------------------
-// §6.1 step 5 / §6.2: the save, the lock
+// docs/repairs.md §6.1 step 5 / §6.2: the save, the lock
 
 /// A reader for a made-up type that, while the refresh reads, saves the record as a
 /// concurrent writer that ignores the lock would.
