@@ -355,3 +355,36 @@ impl ExportRun {
         self.stacks.iter_mut().find(|s| s.stack == stack)
     }
 }
+
+/// Why a plan cannot be executed, before any lock (docs/export.md §10.1): a child with
+/// children of its own (CloudFormation imports one level of nesting only), or nothing to
+/// import anywhere.
+pub fn execution_refusal(stack: &str, plan: &super::plan::Plan) -> Option<String> {
+    use super::plain::shown;
+    if let Some(deep) = plan
+        .stacks
+        .iter()
+        .find(|s| s.parent.is_some() && !s.nested.is_empty())
+    {
+        return Some(format!(
+            "export of {}: its nested stack {} has nested stacks of its own; CloudFormation imports only one level of nesting (a stack with children cannot be adopted, nor a stack imported into a child), so this tree cannot be exported",
+            shown(stack),
+            shown(&deep.stack)
+        ));
+    }
+    plan.stacks.iter().all(|s| s.import.is_empty()).then(|| {
+        format!(
+            "export of {}: no importable resources (nothing for the phase-1 IMPORT); nothing was changed",
+            shown(stack)
+        )
+    })
+}
+
+/// Whether a record read under the lock still holds every resource the plan imports
+/// from it, by physical id (docs/export.md §10.1).
+pub fn record_unchanged(plan: &super::plan::StackPlan, record: &crate::state::StateRecord) -> bool {
+    plan.import.iter().all(|r| {
+        super::records::Row::get(record, &r.logical_id).and_then(|row| row.physical_id())
+            == Some(r.physical_id.as_str())
+    })
+}

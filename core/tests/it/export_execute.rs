@@ -647,3 +647,40 @@ fn nested_report_after_the_adoption_needs_no_adoption_line() {
         r.redo
     );
 }
+
+#[test]
+fn a_child_with_children_of_its_own_is_refused_before_any_lock() {
+    let mut plan = tree_plan();
+    assert_eq!(execution_refusal("App", &plan), None);
+    plan.stacks[0]
+        .nested
+        .push(cdkd_core::export::plan::NestedRow {
+            logical_id: "Leaf".into(),
+            child_stack: "App~Db~Leaf".into(),
+            cfn_stack_name: "App-Db-Leaf".into(),
+        });
+    let why = execution_refusal("App", &plan).unwrap();
+    assert!(
+        why.contains("App~Db has nested stacks of its own") && why.contains("one level of nesting"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_plan_with_nothing_to_import_is_refused_before_any_lock() {
+    let mut plan = tree_plan();
+    plan.stacks.iter_mut().for_each(|s| s.import.clear());
+    assert!(execution_refusal("App", &plan)
+        .unwrap()
+        .contains("no importable resources"));
+}
+
+#[test]
+fn a_record_changed_since_the_plan_is_told_apart_by_physical_id() {
+    let rec = |queue: &str| {
+        cdkd_core::state::StateRecord::from_body(obj(json!({"resources": {
+            "Queue": {"physicalId": queue}, "Topic": {"physicalId": "arn:topic"}}})))
+    };
+    assert!(record_unchanged(&plan(), &rec("https://sqs/q")));
+    assert!(!record_unchanged(&plan(), &rec("https://sqs/other")));
+}

@@ -5,9 +5,9 @@
 //! child's tags forwarded; each child named by its `StackId`. A retried step finds the
 //! change set it created.
 
-use cdkd_aws::changeset::{NewChangeSet, TemplateRef};
+use cdkd_aws::changeset::TemplateRef;
 use cdkd_core::export::execute::Pending;
-use cdkd_core::export::phases::{adopt_template, AdoptRow, Phase, CAPABILITIES};
+use cdkd_core::export::phases::{adopt_template, AdoptRow, Phase};
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::template::NESTED_STACK;
 use serde_json::{Map, Value};
@@ -78,7 +78,6 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     let body = adopt_template(&template, &plan, &rows);
     let text = serde_json::to_string(&body)
         .map_err(|e| StepError::bad_input(format!("cannot serialize a template: {e}")))?;
-    let role = ctx.role_arn();
     let resources: Vec<(String, String, Map<String, Value>)> = rows
         .iter()
         .map(|r| {
@@ -93,29 +92,15 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     }
     ctx.save(&rec).await?;
     let (arn, _) = ctx
-        .cfn
-        .create_change_set(&NewChangeSet {
-            stack: cfn_name,
-            name: &name,
-            change_set_type: Phase::Adopt.change_set_type(),
-            template: TemplateRef::Body(text),
+        .create_change_set(
+            &plan,
+            Phase::Adopt,
+            &name,
+            TemplateRef::Body(text),
             parameters,
-            capabilities: &CAPABILITIES,
-            resources_to_import: resources,
-            role_arn: role.as_deref(),
-            tags: Vec::new(),
-        })
-        .await
-        .map_err(|e| {
-            StepError::new(
-                names::CHANGE_SET_FAILED,
-                format!(
-                    "failed to create the adoption (phase 1B) change set of {}: {}",
-                    shown(cfn_name),
-                    e.message
-                ),
-            )
-        })?;
+            resources,
+        )
+        .await?;
     let mut rec = ctx.progress().await?;
     rec.log.push(format!(
         "adopt: created change set {name} on {cfn_name} ({} nested stack(s))",

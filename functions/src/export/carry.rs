@@ -5,11 +5,11 @@
 //! write (docs/export.md §10).
 
 use cdkd_aws::cfn::Cfn;
-use cdkd_aws::changeset::TemplateRef;
+use cdkd_aws::changeset::{NewChangeSet, TemplateRef};
 use cdkd_aws::{HeldLock, StateStore};
 use cdkd_core::export::execute::{ExportRun, Next, Pending};
 use cdkd_core::export::params::{parse_parameter_tokens, resolve_root};
-use cdkd_core::export::phases::{delivery, Delivery, Phase};
+use cdkd_core::export::phases::{delivery, Delivery, Phase, CAPABILITIES};
 use cdkd_core::export::plan::{Plan, StackPlan};
 use cdkd_core::export::template::Template;
 use serde::{Deserialize, Serialize};
@@ -211,6 +211,45 @@ impl<'a> Ctx<'a> {
                 Ok((TemplateRef::Url(url), Some(key)))
             }
         }
+    }
+
+    /// Creates the change set of `phase` named `name` on the current stack's destination:
+    /// the export's capabilities, the service role, `resources` to import (phases 1 and
+    /// 1B). Returns its ARN and the stack's id; a failure names the phase and the stack.
+    pub async fn create_change_set(
+        &self,
+        plan: &StackPlan,
+        phase: Phase,
+        name: &str,
+        template: TemplateRef,
+        parameters: Vec<(String, String)>,
+        resources: Vec<(String, String, Map<String, Value>)>,
+    ) -> Result<(String, String), StepError> {
+        let role = self.role_arn();
+        self.cfn
+            .create_change_set(&NewChangeSet {
+                stack: &plan.cfn_stack_name,
+                name,
+                change_set_type: phase.change_set_type(),
+                template,
+                parameters,
+                capabilities: &CAPABILITIES,
+                resources_to_import: resources,
+                role_arn: role.as_deref(),
+                tags: Vec::new(),
+            })
+            .await
+            .map_err(|e| {
+                StepError::new(
+                    crate::error::names::CHANGE_SET_FAILED,
+                    format!(
+                        "failed to create the {} change set of {}: {}",
+                        phase.label(),
+                        cdkd_core::export::plain::shown(&plan.cfn_stack_name),
+                        e.message
+                    ),
+                )
+            })
     }
 
     /// The carried state with what is pending now and when to look again.

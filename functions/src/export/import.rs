@@ -3,9 +3,8 @@
 //! resource named in `ResourcesToImport` by its identifier. A retried step finds the
 //! change set it created (one name per run) instead of creating another.
 
-use cdkd_aws::changeset::NewChangeSet;
 use cdkd_core::export::execute::{Pending, StackStage};
-use cdkd_core::export::phases::{phase1_template, resources_to_import, Phase, CAPABILITIES};
+use cdkd_core::export::phases::{phase1_template, resources_to_import, Phase};
 use cdkd_core::export::plain::shown;
 
 use super::carry::{Carry, Ctx};
@@ -34,7 +33,6 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
             let template = ctx.template(&plan).await?;
             let parameters = ctx.parameters(&template, &plan)?;
             let body = phase1_template(&template, &plan);
-            let role = ctx.role_arn();
             let (template_ref, upload) = ctx.deliver(Phase::Import, &plan, &body).await?;
             let mut rec = ctx.progress().await?;
             if let (Some(s), Some(key)) = (rec.stack_mut(&plan.stack), upload) {
@@ -42,32 +40,18 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                 ctx.save(&rec).await?;
             }
             let (arn, stack_id) = ctx
-                .cfn
-                .create_change_set(&NewChangeSet {
-                    stack: cfn_name,
-                    name: &name,
-                    change_set_type: Phase::Import.change_set_type(),
-                    template: template_ref,
+                .create_change_set(
+                    &plan,
+                    Phase::Import,
+                    &name,
+                    template_ref,
                     parameters,
-                    capabilities: &CAPABILITIES,
-                    resources_to_import: resources_to_import(&plan)
+                    resources_to_import(&plan)
                         .into_iter()
                         .map(|t| (t.resource_type, t.logical_id, t.identifier))
                         .collect(),
-                    role_arn: role.as_deref(),
-                    tags: Vec::new(),
-                })
-                .await
-                .map_err(|e| {
-                    StepError::new(
-                        crate::error::names::CHANGE_SET_FAILED,
-                        format!(
-                            "failed to create the IMPORT change set of {}: {}",
-                            shown(cfn_name),
-                            e.message
-                        ),
-                    )
-                })?;
+                )
+                .await?;
             let mut rec = ctx.progress().await?;
             if let Some(s) = rec.stack_mut(&plan.stack) {
                 s.stage = StackStage::Importing;

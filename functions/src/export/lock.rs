@@ -5,10 +5,11 @@
 //! only read.
 
 use cdkd_aws::HeldLock;
-use cdkd_core::export::execute::{next_work, ExportRun, StackProgress, StackStage};
+use cdkd_core::export::execute::{
+    execution_refusal, next_work, record_unchanged, ExportRun, StackProgress, StackStage,
+};
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::StackPlan;
-use cdkd_core::export::records::Row;
 use cdkd_core::lock::flow_owner;
 use serde::{Deserialize, Serialize};
 
@@ -43,22 +44,8 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
     let Some(root) = plan.stacks.iter().find(|s| s.parent.is_none()) else {
         return Err(StepError::bad_input("the run's plan has no root stack"));
     };
-    if let Some(deep) = plan
-        .stacks
-        .iter()
-        .find(|s| s.parent.is_some() && !s.nested.is_empty())
-    {
-        return Err(StepError::refused(format!(
-            "export of {}: its nested stack {} has nested stacks of its own; CloudFormation imports only one level of nesting (a stack with children cannot be adopted, nor a stack imported into a child), so this tree cannot be exported",
-            shown(&input.stack),
-            shown(&deep.stack)
-        )));
-    }
-    if plan.stacks.iter().all(|s| s.import.is_empty()) {
-        return Err(StepError::refused(format!(
-            "export of {}: no importable resources (nothing for the phase-1 IMPORT); nothing was changed",
-            shown(&input.stack)
-        )));
+    if let Some(why) = execution_refusal(&input.stack, &plan) {
+        return Err(StepError::refused(why));
     }
 
     let region = planned.region.clone();
@@ -85,10 +72,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
     // change now. A deploy between the plan and the lock changes what the plan imports.
     for sp in &order {
         let unchanged = match store.get_state(&sp.stack, &region).await {
-            Ok(Some(loaded)) => sp.import.iter().all(|r| {
-                Row::get(&loaded.record, &r.logical_id).and_then(|row| row.physical_id())
-                    == Some(r.physical_id.as_str())
-            }),
+            Ok(Some(loaded)) => record_unchanged(sp, &loaded.record),
             Ok(None) => false,
             Err(e) => {
                 crate::held::release_all(&locks, &held).await;

@@ -4,11 +4,8 @@
 //! set with the full template: the Outputs the import could not add, the Custom
 //! Resources and the re-created rows. Skipped only when there is none of that.
 
-use cdkd_aws::changeset::NewChangeSet;
 use cdkd_core::export::execute::{Pending, StackStage};
-use cdkd_core::export::phases::{
-    parent_phase2_template, phase2_needed, phase2_template, Phase, CAPABILITIES,
-};
+use cdkd_core::export::phases::{parent_phase2_template, phase2_needed, phase2_template, Phase};
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::StackPlan;
 use cdkd_deleters::request::{DeleteOptions, RunContext};
@@ -56,7 +53,6 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
             } else {
                 parent_phase2_template(&template, &plan, &rows)
             };
-            let role = ctx.role_arn();
             let (template_ref, upload) = ctx.deliver(Phase::Update, &plan, &body).await?;
             let mut rec = ctx.progress().await?;
             if let (Some(s), Some(key)) = (rec.stack_mut(&plan.stack), upload) {
@@ -64,29 +60,15 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                 ctx.save(&rec).await?;
             }
             let (arn, _) = ctx
-                .cfn
-                .create_change_set(&NewChangeSet {
-                    stack: cfn_name,
-                    name: &name,
-                    change_set_type: Phase::Update.change_set_type(),
-                    template: template_ref,
+                .create_change_set(
+                    &plan,
+                    Phase::Update,
+                    &name,
+                    template_ref,
                     parameters,
-                    capabilities: &CAPABILITIES,
-                    resources_to_import: Vec::new(),
-                    role_arn: role.as_deref(),
-                    tags: Vec::new(),
-                })
-                .await
-                .map_err(|e| {
-                    StepError::new(
-                        names::CHANGE_SET_FAILED,
-                        format!(
-                            "failed to create the UPDATE change set of {}: {}",
-                            shown(cfn_name),
-                            e.message
-                        ),
-                    )
-                })?;
+                    Vec::new(),
+                )
+                .await?;
             let mut rec = ctx.progress().await?;
             if let Some(s) = rec.stack_mut(&plan.stack) {
                 s.stage = StackStage::Updating;
