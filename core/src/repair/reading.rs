@@ -1,5 +1,6 @@
-//! Which reader re-reads a resource for refresh-observed (docs/repairs.md §6.2), and the
-//! cross-resource context a reader needs. The readers themselves are the deleters
+//! Which reader re-reads a resource for refresh-observed (docs/repairs.md §6.2) and which
+//! reads an attribute live for orphan (§7.3), and the cross-resource context a reader
+//! needs. The readers themselves are the deleters
 //! crate's (one home per type: a reader lives beside the deleter of its type); this is
 //! the one routing decision over what they declare.
 
@@ -9,7 +10,7 @@ use crate::json::ordered_entries;
 use crate::state::is_custom_resource;
 
 /// Where the current state of a record is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ReadRoute {
     /// The type's own SDK reader (declared beside its deleter).
     Sdk,
@@ -58,6 +59,20 @@ pub fn read_route(
     } else {
         ReadRoute::Unsupported
     }
+}
+
+/// The reader of GetAtt attribute `attr` of a record, for orphan's live reads
+/// (docs/repairs.md §7.3): the same order as [`read_route`], where the type's SDK reader
+/// counts only when it declares that attribute (`sdk_reads_attribute`): a record Cloud
+/// Control created → Cloud Control; an SDK reader that reads the attribute → it; any
+/// other type or attribute Cloud Control reads → Cloud Control, whose resource model
+/// holds the read-only attributes; else none.
+pub fn attribute_route(
+    resource_type: &str,
+    provisioned_by: Option<&str>,
+    sdk_reads_attribute: bool,
+) -> ReadRoute {
+    read_route(resource_type, provisioned_by, sdk_reads_attribute)
 }
 
 /// The inline policies other resources of the record own on `role` (`AWS::IAM::Policy`

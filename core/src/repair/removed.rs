@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::intrinsic::{getatt_parts, placeholders, single, sub_parts};
-use super::secret::{never_copied, CredentialClass};
+use super::refresh::ReadResult;
+use super::secret::{never_copied, never_copied_attribute, CredentialClass};
 
 /// What the live read of one attribute answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,7 +71,11 @@ fn collect_reads(
 ) {
     let mut want = |o: &str, attr: &str| {
         let key = (o.to_string(), attr.to_string());
-        if matches!(removed.get(o), Some(Removed::Readable { .. })) && !out.contains(&key) {
+        let Some(Removed::Readable { resource_type, .. }) = removed.get(o) else {
+            return;
+        };
+        // An attribute never copied whatever its value is never read either.
+        if never_copied_attribute(resource_type, attr).is_none() && !out.contains(&key) {
             out.push(key);
         }
     };
@@ -97,7 +102,9 @@ fn collect_reads(
 
 /// The `(logicalId, attribute)` pairs whose live value the rewrite needs: every
 /// `Fn::GetAtt` site and `${O.attr}` placeholder naming a readable removed record, once,
-/// in record order. Unreadable removed records need no read (they resolve nothing).
+/// in record order. Unreadable removed records need no read (they resolve nothing), and
+/// neither does an attribute whose name or type alone puts it in a class never copied
+/// ([`never_copied_attribute`]): a credential is never fetched.
 pub fn live_reads_needed(record: &Map<String, Value>, targets: &[String]) -> Vec<(String, String)> {
     let Some(resources) = resources_of(record) else {
         return Vec::new();
@@ -135,5 +142,48 @@ pub(crate) fn cached_value<'a>(
     match never_copied(resource_type, attr, v) {
         Some(class) => Err(Some(class)),
         None => Ok(v),
+    }
+}
+
+/// The value of GetAtt attribute `attr` in a reading of a resource's attributes: the key
+/// `attr` itself, else, for a dotted name (`Endpoint.Address`), the path through nested
+/// objects, as Cloud Control's resource model nests them. `null` counts as absent.
+pub fn attribute_value<'a>(reading: &'a Value, attr: &str) -> Option<&'a Value> {
+    let found = reading.get(attr).or_else(|| {
+        attr.split('.')
+            .try_fold(reading, |v, part| v.as_object()?.get(part))
+    });
+    found.filter(|v| !v.is_null())
+}
+
+/// The live answer for attribute `attr` of removed record `logical_id` (of
+/// `resource_type`, physical id `physical_id`) from the read of its attributes
+/// (docs/repairs.md §7.3): the value when the reading has it, undefined when the read
+/// worked and the attribute is absent, a failure naming the resource, its type and the
+/// cause (gone, no reader, the read's error) otherwise.
+pub fn live_answer(
+    read: &ReadResult,
+    logical_id: &str,
+    resource_type: &str,
+    physical_id: &str,
+    attr: &str,
+) -> LiveAttr {
+    use crate::view::repair::live_read_failure as failure;
+    match read {
+        ReadResult::Read(reading) => match attribute_value(reading, attr) {
+            Some(v) => LiveAttr::Value(v.clone()),
+            None => LiveAttr::Undefined,
+        },
+        ReadResult::Gone => LiveAttr::Failed(failure(
+            logical_id,
+            resource_type,
+            &format!("it no longer exists ({physical_id} was not found)"),
+        )),
+        ReadResult::NoReader => LiveAttr::Failed(failure(
+            logical_id,
+            resource_type,
+            &format!("no live reader for {resource_type}"),
+        )),
+        ReadResult::Failed(m) => LiveAttr::Failed(failure(logical_id, resource_type, m)),
     }
 }

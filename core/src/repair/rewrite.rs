@@ -7,17 +7,19 @@
 //! lose the removed ids. The removed records are read from the record as it was before
 //! the rewrite, so removed A referring to removed B still finds B.
 //!
-//! Live attribute reads are I/O, so the caller asks [`live_reads_needed`], reads each
-//! attribute, and passes the answers as [`LiveReads`].
+//! Live attribute reads are I/O, so the caller asks [`live_reads_needed`], reads the
+//! attributes of each removed resource once (the reader is core's choice,
+//! [`super::reading::attribute_route`]), turns each reading into the answer of each
+//! attribute with [`live_answer`], and passes the answers as [`LiveReads`].
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
 use super::intrinsic::{getatt_parts, placeholders, single, sub_parts};
+pub use super::removed::{attribute_value, live_answer, live_reads_needed, LiveAttr, LiveReads};
 use super::removed::{cached_value, resources_of, snapshot, Removed};
-pub use super::removed::{live_reads_needed, LiveAttr, LiveReads};
-use super::secret::CredentialClass;
+use super::secret::{never_copied, never_copied_attribute, CredentialClass};
 use super::MASK;
 use crate::json::js_number;
 
@@ -31,6 +33,11 @@ pub enum Reason {
     MaskedPhysicalId,
     LiveReadFailed(String),
     LiveReadUndefined,
+    /// The attribute's name or type alone puts it in a class never copied, so it is never
+    /// read live ([`never_copied_attribute`]).
+    NeverRead(CredentialClass),
+    /// The live value is of a class never copied.
+    LiveNeverCopied(CredentialClass),
     /// The caller supplied no live answer for it.
     NotRead,
     /// `--force`: the cache is absent, not a map, lacks the attribute, or holds an empty
@@ -60,12 +67,22 @@ pub struct AuditEntry {
     pub after: Value,
 }
 
-/// A cached value `--force` refused to copy (one per removed attribute and class).
+/// A value the rewrite refused to copy (one per removed attribute, class and source).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NeverCopiedValue {
     pub logical_id: String,
     pub attr: String,
     pub class: CredentialClass,
+    pub source: ValueSource,
+}
+
+/// Where a value the rewrite refused came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueSource {
+    /// The removed record's `attributes` (the `--force` fallback).
+    Cached,
+    /// The live read.
+    Live,
 }
 
 /// The rewritten record and what the rewrite did.
@@ -90,10 +107,11 @@ pub struct OrphanAborted {
 }
 
 /// Removes `targets` from the record and rewrites every reference to them (the record
-/// passed [`super::orphan::check_record`]). Without `force`, any site that cannot be
-/// resolved aborts; with `force`, the removed record's cached attribute fills in where
-/// the live read did not answer, unless it is of a class never copied
-/// ([`super::secret::never_copied`]), and unresolved sites keep their intrinsic.
+/// passed [`super::orphan::check_record`]). An `Fn::GetAtt` takes the live value unless
+/// it is of a class never copied ([`super::secret::never_copied`]). Without `force`, any
+/// site that cannot be resolved aborts; with `force`, the removed record's cached
+/// attribute fills in where the live read did not answer, unless it is of a class never
+/// copied, and unresolved sites keep their intrinsic.
 pub fn rewrite(
     record: &Map<String, Value>,
     targets: &[String],
@@ -301,8 +319,10 @@ impl Ctx<'_> {
         }
     }
 
-    /// `O.attr`: the live value (the recorded one preferred when it is servable); when
-    /// the live read did not answer, under `--force` only, the recorded one.
+    /// `O.attr`: the live value, unless it is of a class never copied; when the live read
+    /// did not answer, under `--force` only, the recorded one (same rule). An attribute
+    /// whose name or type alone is of such a class is never read, and a live answer for
+    /// it is not used.
     fn resolve_att(&mut self, o: &str, attr: &str) -> Result<Value, Reason> {
         let Some(Removed::Readable {
             resource_type,
@@ -312,30 +332,45 @@ impl Ctx<'_> {
         else {
             return Err(Reason::UnreadableRecord);
         };
-        let cached = cached_value(resource_type, attributes, attr);
-        let failure = match self.live.get(&(o.to_string(), attr.to_string())) {
-            Some(LiveAttr::Value(v)) => return Ok(cached.ok().unwrap_or(v).clone()),
-            Some(LiveAttr::Undefined) => Reason::LiveReadUndefined,
-            Some(LiveAttr::Failed(m)) => Reason::LiveReadFailed(m.clone()),
-            None => Reason::NotRead,
+        let failure = match never_copied_attribute(resource_type, attr) {
+            Some(class) => Reason::NeverRead(class),
+            None => match self.live.get(&(o.to_string(), attr.to_string())) {
+                Some(LiveAttr::Value(v)) => match never_copied(resource_type, attr, v) {
+                    None => return Ok(v.clone()),
+                    Some(class) => {
+                        self.refused(o, attr, class, ValueSource::Live);
+                        return Err(Reason::LiveNeverCopied(class));
+                    }
+                },
+                Some(LiveAttr::Undefined) => Reason::LiveReadUndefined,
+                Some(LiveAttr::Failed(m)) => Reason::LiveReadFailed(m.clone()),
+                None => Reason::NotRead,
+            },
         };
         if !self.force {
             return Err(failure);
         }
-        match cached {
+        match cached_value(resource_type, attributes, attr) {
             Ok(v) => Ok(v.clone()),
+            Err(None) if matches!(failure, Reason::NeverRead(_)) => Err(failure),
             Err(None) => Err(Reason::NoCachedValue),
             Err(Some(class)) => {
-                let n = NeverCopiedValue {
-                    logical_id: o.to_string(),
-                    attr: attr.to_string(),
-                    class,
-                };
-                if !self.never_copied.contains(&n) {
-                    self.never_copied.push(n);
-                }
+                self.refused(o, attr, class, ValueSource::Cached);
                 Err(Reason::NeverCopied(class))
             }
+        }
+    }
+
+    /// Notes a value not copied, once per attribute, class and source.
+    fn refused(&mut self, o: &str, attr: &str, class: CredentialClass, source: ValueSource) {
+        let n = NeverCopiedValue {
+            logical_id: o.to_string(),
+            attr: attr.to_string(),
+            class,
+            source,
+        };
+        if !self.never_copied.contains(&n) {
+            self.never_copied.push(n);
         }
     }
 }

@@ -76,10 +76,10 @@ pub fn carries_mask(v: &Value) -> bool {
     }
 }
 
-/// The class that forbids copying `value`, cached as attribute `attr` of a resource of
-/// `resource_type`, into another record; `None` when it may be copied. The name and type
-/// checks run before the value checks, in [`CredentialClass`] order.
-pub fn never_copied(resource_type: &str, attr: &str, value: &Value) -> Option<CredentialClass> {
+/// The class that the attribute alone (its name and its resource's type) puts it in,
+/// before any value is seen: the first three classes. Such an attribute is never read
+/// live and never copied (docs/repairs.md §7.3).
+pub fn never_copied_attribute(resource_type: &str, attr: &str) -> Option<CredentialClass> {
     use CredentialClass::*;
     if is_credential_name(attr) {
         Some(CredentialNamedAttribute)
@@ -87,6 +87,19 @@ pub fn never_copied(resource_type: &str, attr: &str, value: &Value) -> Option<Cr
         Some(CustomResourceAttribute)
     } else if is_secret_valued_attribute(resource_type, attr) {
         Some(SecretValuedAttribute)
+    } else {
+        None
+    }
+}
+
+/// The class that forbids copying `value`, attribute `attr` of a resource of
+/// `resource_type` (cached in its record or read live), into another record; `None` when
+/// it may be copied. The name and type checks ([`never_copied_attribute`]) run before
+/// the value checks, in [`CredentialClass`] order.
+pub fn never_copied(resource_type: &str, attr: &str, value: &Value) -> Option<CredentialClass> {
+    use CredentialClass::*;
+    if let Some(class) = never_copied_attribute(resource_type, attr) {
+        Some(class)
     } else if carries_mask(value) {
         Some(Mask)
     } else if dynref::holds_reference(value) {

@@ -7,7 +7,9 @@ use serde_json::Value;
 
 use crate::json::{escape_invisible, json_payload, stringify};
 use crate::repair::refresh::{Outcome, ResourceOutcome, StackRefresh, Tally};
-use crate::repair::rewrite::{NeverCopiedValue, OrphanAborted, Reason, Rewrite, UnresolvedSite};
+use crate::repair::rewrite::{
+    NeverCopiedValue, OrphanAborted, Reason, Rewrite, UnresolvedSite, ValueSource,
+};
 use crate::repair::secret::CredentialClass;
 use crate::text::{flatten_str, or_unrenderable, strip};
 use crate::view::state::list::{format_ref, RefView};
@@ -161,14 +163,29 @@ pub fn class_phrase(c: CredentialClass) -> &'static str {
     }
 }
 
-/// The `--force` warning for a cached value it refused to copy; names the class, never
-/// the value.
+/// The `--force` warning for a value it refused to copy (cached or read live); names the
+/// class, never the value.
 pub fn never_copied_warning(n: &NeverCopiedValue) -> String {
+    let source = match n.source {
+        ValueSource::Cached => "cached",
+        ValueSource::Live => "live",
+    };
     format!(
-        "--force: the cached value for {}.{} is {}, so it is not written into the referring resource; leaving the original intrinsic in place.",
+        "--force: the {source} value for {}.{} is {}, so it is not written into the referring resource; leaving the original intrinsic in place.",
         flat(&n.logical_id),
         flat(&n.attr),
         class_phrase(n.class)
+    )
+}
+
+/// A failed live read of a removed resource's attributes, in one line naming the
+/// resource, its type and the cause: `<logicalId> (<type>): <cause>`.
+pub fn live_read_failure(logical_id: &str, resource_type: &str, cause: &str) -> String {
+    format!(
+        "{} ({}): {}",
+        flat(logical_id),
+        flat(resource_type),
+        flat(cause)
     )
 }
 
@@ -181,6 +198,8 @@ fn reason_phrase(r: &Reason) -> String {
         Reason::NotRead => "no live read was made".into(),
         Reason::NoCachedValue => "the live read did not answer and no cached value exists".into(),
         Reason::NeverCopied(c) => format!("the cached value is {}", class_phrase(*c)),
+        Reason::NeverRead(c) => format!("{} is never read live", class_phrase(*c)),
+        Reason::LiveNeverCopied(c) => format!("the live value is {}", class_phrase(*c)),
         Reason::NotText => "the value is not text, so it cannot be placed in Fn::Sub".into(),
     }
 }
@@ -278,6 +297,33 @@ pub fn orphan_locked(ctx: &crate::contention::ContentionContext<'_>) -> String {
             "{head} {} Or pass --force to remove anyway.",
             crate::contention::NO_RECOVERY_COMMAND
         ),
+    }
+}
+
+/// The refusal for a lock object whose body is not a lock (invalid JSON, or JSON that
+/// is not an object): `detail` says which. Whole stacks (`force_removes`): `--force`
+/// removes it anyway; with `--resource` only `force-unlock` clears it.
+pub fn orphan_lock_malformed(
+    ctx: &crate::contention::ContentionContext<'_>,
+    detail: &str,
+    force_removes: bool,
+) -> String {
+    let region = ctx
+        .region
+        .map(|r| or_unrenderable(crate::text::ascii_only_str(r)))
+        .unwrap_or_else(|| "legacy".into());
+    let head = format!(
+        "Stack '{}' ({region}) has a malformed lock ({}); nothing was changed.",
+        crate::text::display_ident_str(ctx.stack, crate::text::STACK_NAME_CAP),
+        flat(detail)
+    );
+    const FORCE: &str = "pass --force to remove it with the record.";
+    let none = crate::contention::NO_RECOVERY_COMMAND;
+    match (crate::contention::recovery_command(ctx), force_removes) {
+        (Some(cmd), true) => format!("{head} Clear it with: {cmd}, or {FORCE}"),
+        (Some(cmd), false) => format!("{head} Clear it with: {cmd}"),
+        (None, true) => format!("{head} {none} Or {FORCE}"),
+        (None, false) => format!("{head} {none}"),
     }
 }
 

@@ -1,7 +1,11 @@
 //! `state orphan --resource` (docs/repairs.md §7.2-§7.3): refusals and the reference rewrite.
 
 use cdkd_core::repair::orphan::{check_record, resource_targets, OrphanRefusal};
-use cdkd_core::repair::rewrite::{live_reads_needed, rewrite, LiveAttr, LiveReads, Reason};
+use cdkd_core::repair::refresh::ReadResult;
+use cdkd_core::repair::rewrite::{
+    live_answer, live_reads_needed, rewrite, LiveAttr, LiveReads, Reason,
+};
+use cdkd_core::repair::secret::CredentialClass;
 use cdkd_core::view::repair::orphan_aborted;
 use serde_json::{json, Map, Value};
 
@@ -177,7 +181,8 @@ fn orphan_rule_7_3_getatt_both_forms_from_the_live_read() {
 }
 
 #[test]
-fn orphan_rule_7_3_recorded_attribute_preferred_when_servable() {
+fn orphan_rule_7_3_live_value_wins_over_the_recorded_one() {
+    // The record caches `arn:rec`; AWS says `arn:live` now: the live value is written.
     let r = rec(json!({"resources": {
         "Gone": {"resourceType": "AWS::SQS::Queue", "physicalId": "u", "attributes": {"Arn": "arn:rec", "Masked": "***"}},
         "K": {"resourceType": "T", "properties": {"A": {"Fn::GetAtt": ["Gone", "Arn"]}, "M": {"Fn::GetAtt": ["Gone", "Masked"]}}}
@@ -189,7 +194,150 @@ fn orphan_rule_7_3_recorded_attribute_preferred_when_servable() {
     let out = rewrite(&r, &ids(&["Gone"]), &l, false).unwrap();
     assert_eq!(
         out.record["resources"]["K"]["properties"],
-        json!({"A": "arn:rec", "M": "live-m"})
+        json!({"A": "arn:live", "M": "live-m"})
+    );
+    assert!(out.never_copied.is_empty());
+}
+
+#[test]
+fn orphan_rule_7_3_credential_named_attribute_is_never_read_live_nor_written() {
+    let r = rec(json!({"resources": {
+        "Key": {"resourceType": "AWS::IAM::AccessKey", "physicalId": "AKIA1", "attributes": {"SecretAccessKey": "cached-secret"}},
+        "Hook": {"resourceType": "Custom::Hook", "physicalId": "h"},
+        "K": {"resourceType": "T", "properties": {
+            "S": {"Fn::GetAtt": ["Key", "SecretAccessKey"]},
+            "C": {"Fn::Sub": "${Hook.Endpoint}"},
+            "I": {"Fn::GetAtt": ["Key", "Id"]}
+        }}
+    }}));
+    let targets = ids(&["Key", "Hook"]);
+    // Neither the credential-named attribute nor a custom resource's is asked for.
+    assert_eq!(
+        live_reads_needed(&r, &targets),
+        vec![("Key".to_string(), "Id".to_string())]
+    );
+    // A live answer passed for them anyway is not used.
+    let l = live(&[
+        (
+            "Key",
+            "SecretAccessKey",
+            LiveAttr::Value(json!("live-secret")),
+        ),
+        ("Hook", "Endpoint", LiveAttr::Value(json!("https://h"))),
+        ("Key", "Id", LiveAttr::Value(json!("AKIA1"))),
+    ]);
+    let err = rewrite(&r, &targets, &l, false).unwrap_err();
+    let reasons: Vec<&Reason> = err.unresolved.iter().map(|u| &u.reason).collect();
+    assert_eq!(
+        reasons,
+        [
+            &Reason::NeverRead(CredentialClass::CredentialNamedAttribute),
+            &Reason::NeverRead(CredentialClass::CustomResourceAttribute)
+        ]
+    );
+    let text = orphan_aborted(&err);
+    assert!(
+        text.contains(
+            "K.properties.S: Key.SecretAccessKey (a credential-named attribute is never read live)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("secret\""), "{text}");
+    // --force: the intrinsic stays; the cache is not copied either.
+    let out = rewrite(&r, &targets, &l, true).unwrap();
+    let p = &out.record["resources"]["K"]["properties"];
+    assert_eq!(p["S"], json!({"Fn::GetAtt": ["Key", "SecretAccessKey"]}));
+    assert_eq!(p["C"], json!({"Fn::Sub": "${Hook.Endpoint}"}));
+    assert_eq!(p["I"], json!("AKIA1"));
+    let saved = serde_json::to_string(&out.record).unwrap();
+    assert!(!saved.contains("live-secret") && !saved.contains("cached-secret"));
+    assert_eq!(
+        out.unresolved[0].reason,
+        Reason::NeverCopied(CredentialClass::CredentialNamedAttribute)
+    );
+    assert_eq!(
+        out.unresolved[1].reason,
+        Reason::NeverRead(CredentialClass::CustomResourceAttribute)
+    );
+}
+
+#[test]
+fn orphan_rule_7_3_live_value_of_a_never_copied_class_keeps_the_intrinsic() {
+    let r = rec(json!({"resources": {
+        "P": {"resourceType": "AWS::SSM::Parameter", "physicalId": "/p", "attributes": {"Value": "cached-plain"}},
+        "D": {"resourceType": "AWS::RDS::DBCluster", "physicalId": "d"},
+        "K": {"resourceType": "T", "properties": {
+            "V": {"Fn::GetAtt": ["P", "Value"]},
+            "E": {"Fn::GetAtt": ["D", "Endpoint"]}
+        }}
+    }}));
+    let targets = ids(&["P", "D"]);
+    let l = live(&[
+        (
+            "P",
+            "Value",
+            LiveAttr::Value(json!("{{resolve:secretsmanager:db:SecretString:pw}}")),
+        ),
+        (
+            "D",
+            "Endpoint",
+            LiveAttr::Value(json!({"Address": "h", "Password": "live-pw"})),
+        ),
+    ]);
+    let err = rewrite(&r, &targets, &l, false).unwrap_err();
+    assert_eq!(
+        err.unresolved[0].reason,
+        Reason::LiveNeverCopied(CredentialClass::DynamicReference)
+    );
+    assert!(orphan_aborted(&err)
+        .contains("K.properties.V: P.Value (the live value is an unresolved dynamic reference)"));
+    // --force keeps the intrinsic (the cache does not stand in for a refused live
+    // value), warns naming the class and never the value.
+    let out = rewrite(&r, &targets, &l, true).unwrap();
+    let p = &out.record["resources"]["K"]["properties"];
+    assert_eq!(p["V"], json!({"Fn::GetAtt": ["P", "Value"]}));
+    assert_eq!(p["E"], json!({"Fn::GetAtt": ["D", "Endpoint"]}));
+    let shown = cdkd_core::view::repair::orphan_report(&out);
+    let warnings = shown.warnings.join("\n");
+    assert!(
+        warnings.contains("--force: the live value for D.Endpoint is a value with a credential-named field, so it is not written into the referring resource; leaving the original intrinsic in place."),
+        "{warnings}"
+    );
+    assert!(!warnings.contains("live-pw") && !warnings.contains("secretsmanager"));
+}
+
+#[test]
+fn orphan_rule_7_3_live_answer_from_a_reading_names_the_resource_type_and_cause() {
+    let reading =
+        ReadResult::Read(json!({"Arn": "arn:a", "Endpoint": {"Address": "h"}, "Null": null}));
+    let answer =
+        |r: &ReadResult, attr: &str| live_answer(r, "Db", "AWS::RDS::DBCluster", "db-1", attr);
+    assert_eq!(answer(&reading, "Arn"), LiveAttr::Value(json!("arn:a")));
+    // A dotted attribute reaches into Cloud Control's nested model.
+    assert_eq!(
+        answer(&reading, "Endpoint.Address"),
+        LiveAttr::Value(json!("h"))
+    );
+    assert_eq!(answer(&reading, "Missing"), LiveAttr::Undefined);
+    assert_eq!(answer(&reading, "Null"), LiveAttr::Undefined);
+    assert_eq!(
+        answer(&ReadResult::Gone, "Arn"),
+        LiveAttr::Failed(
+            "Db (AWS::RDS::DBCluster): it no longer exists (db-1 was not found)".into()
+        )
+    );
+    assert_eq!(
+        answer(&ReadResult::NoReader, "Arn"),
+        LiveAttr::Failed("Db (AWS::RDS::DBCluster): no live reader for AWS::RDS::DBCluster".into())
+    );
+    assert_eq!(
+        answer(
+            &ReadResult::Failed("DescribeDBClusters failed:\nAccessDenied".into()),
+            "Arn"
+        ),
+        LiveAttr::Failed(
+            "Db (AWS::RDS::DBCluster): DescribeDBClusters failed: AccessDenied".into()
+        )
     );
 }
 
@@ -404,4 +552,35 @@ fn orphan_rule_7_2_step_6_child_record_region_is_the_parents_else_its_first_othe
         ),
         None
     );
+}
+
+#[test]
+fn orphan_rule_7_3_attribute_route_sdk_only_for_a_declared_attribute_else_cloud_control() {
+    use cdkd_core::repair::reading::{attribute_route, ReadRoute};
+    // The SDK reader declares the attribute.
+    assert_eq!(
+        attribute_route("AWS::SQS::Queue", None, true),
+        ReadRoute::Sdk
+    );
+    // It does not (or the type has none): Cloud Control's model holds it.
+    assert_eq!(
+        attribute_route("AWS::S3::Bucket", None, false),
+        ReadRoute::CloudControl
+    );
+    // A record Cloud Control created goes back to it.
+    assert_eq!(
+        attribute_route("AWS::SQS::Queue", Some("cc-api"), true),
+        ReadRoute::CloudControl
+    );
+    for t in [
+        "Custom::Thing",
+        "AWS::CloudFormation::Stack",
+        "AWS::CDK::Metadata",
+    ] {
+        assert_eq!(
+            attribute_route(t, None, false),
+            ReadRoute::Unsupported,
+            "{t}"
+        );
+    }
 }
