@@ -17,6 +17,9 @@ pub enum EventKind {
     StateExited(&'static str),
     TaskScheduled,
     TaskStarted,
+    /// A `.waitForTaskToken` task's function returned: the task now waits for its
+    /// token to be answered (`output`: the invocation's result).
+    TaskSubmitted,
     TaskSucceeded,
     TaskFailed,
     TaskTimedOut,

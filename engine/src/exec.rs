@@ -10,6 +10,7 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt, TryStreamExt};
 use serde_json::{json, Map, Value};
 
+use crate::callback::Registration;
 use crate::error::{names, Failure};
 use crate::events::{Event, EventKind};
 use crate::model::*;
@@ -20,6 +21,12 @@ use crate::{Inner, StateMachine};
 enum Step {
     Next(String, Value),
     End(Value),
+}
+
+/// How a task's work ended: with its result (or error), or out of time.
+enum Ended {
+    Done(Result<Value, Failure>),
+    TimedOut(Failure),
 }
 
 struct Run {
@@ -586,22 +593,21 @@ impl Run {
             Some(p) => self.template(c, p, &eff, &ctx, "Parameters")?,
             None => eff.clone(),
         };
-        let timeout = match (&t.timeout, &t.heartbeat) {
-            (None, None) => None,
-            (a, b) => {
-                let a = a
-                    .as_ref()
-                    .map(|s| self.seconds(c, s, &eff, "TimeoutSecondsPath"))
-                    .transpose()?;
-                let b = b
-                    .as_ref()
-                    .map(|s| self.seconds(c, s, &eff, "HeartbeatSecondsPath"))
-                    .transpose()?;
-                [a, b].into_iter().flatten().reduce(f64::min)
-            }
-        };
+        let timeout = t
+            .timeout
+            .as_ref()
+            .map(|s| self.seconds(c, s, &eff, "TimeoutSecondsPath"))
+            .transpose()?;
+        let heartbeat = t
+            .heartbeat
+            .as_ref()
+            .map(|s| self.seconds(c, s, &eff, "HeartbeatSecondsPath"))
+            .transpose()?;
         let resource_name = match &t.resource {
             Resource::LambdaInvoke => "arn:aws:states:::lambda:invoke".to_string(),
+            Resource::LambdaInvokeWaitForTaskToken => {
+                "arn:aws:states:::lambda:invoke.waitForTaskToken".to_string()
+            }
             Resource::LambdaArn(a) => a.clone(),
             Resource::StartExecutionSync { v2: true } => {
                 "arn:aws:states:::states:startExecution.sync:2".into()
@@ -624,32 +630,47 @@ impl Run {
             None,
             None,
         );
-        let call = self.invoke(&t.resource, params);
-        let result = match timeout {
-            None => call.await,
-            Some(s) => {
-                let d = s * self.inner.options.timeout_scale;
-                match tokio::time::timeout(Duration::from_secs_f64(d.max(0.0)), call).await {
-                    Ok(r) => r,
-                    Err(_) => {
-                        let f = Failure::new(
-                            names::TIMEOUT,
-                            format!(
-                                "The task of state '{}' did not finish within {s} seconds.",
-                                c.state.name
-                            ),
-                        );
-                        self.emit_full(
-                            EventKind::TaskTimedOut,
-                            Some(&c.state.name),
-                            None,
-                            None,
-                            Some(&f),
-                            None,
-                        );
-                        return Err(f);
+        let ended = match &t.resource {
+            Resource::LambdaInvokeWaitForTaskToken => {
+                self.wait_for_task_token(c, &token, params, timeout, heartbeat)
+                    .await
+            }
+            other => {
+                // A task that answers for itself: HeartbeatSeconds bounds it as
+                // TimeoutSeconds does (nothing sends heartbeats).
+                let limit = [timeout, heartbeat].into_iter().flatten().reduce(f64::min);
+                let call = self.invoke(other, params);
+                match limit {
+                    None => Ended::Done(call.await),
+                    Some(s) => {
+                        let d = s * self.inner.options.timeout_scale;
+                        match tokio::time::timeout(Duration::from_secs_f64(d.max(0.0)), call).await
+                        {
+                            Ok(r) => Ended::Done(r),
+                            Err(_) => Ended::TimedOut(Failure::new(
+                                names::TIMEOUT,
+                                format!(
+                                    "The task of state '{}' did not finish within {s} seconds.",
+                                    c.state.name
+                                ),
+                            )),
+                        }
                     }
                 }
+            }
+        };
+        let result = match ended {
+            Ended::Done(r) => r,
+            Ended::TimedOut(f) => {
+                self.emit_full(
+                    EventKind::TaskTimedOut,
+                    Some(&c.state.name),
+                    None,
+                    None,
+                    Some(&f),
+                    None,
+                );
+                return Err(f);
             }
         };
         let result = match result {
@@ -683,9 +704,89 @@ impl Run {
         self.output_path(c, out, &ctx)
     }
 
+    /// A `.waitForTaskToken` task: the token is registered, the function invoked (a
+    /// failing invoke fails the task), its result ignored, and the task waits for
+    /// `Engine::send_task_success` / `send_task_failure`. TimeoutSeconds bounds the
+    /// whole task; HeartbeatSeconds the time without a heartbeat (from the start, then
+    /// from each `send_task_heartbeat`). Both are scaled by `timeout_scale`.
+    async fn wait_for_task_token(
+        &self,
+        c: &Cur<'_>,
+        token: &str,
+        params: Value,
+        timeout: Option<f64>,
+        heartbeat: Option<f64>,
+    ) -> Ended {
+        let callbacks = &self.inner.callbacks;
+        let waiting = callbacks.register(token);
+        let _registered = Registration {
+            callbacks,
+            token: token.to_string(),
+        };
+        let scale = self.inner.options.timeout_scale;
+        let scaled = |s: f64| Duration::from_secs_f64((s * scale).max(0.0));
+        let name = &c.state.name;
+        let answer = waiting.answer;
+        let work = async {
+            let submitted = self.invoke(&Resource::LambdaInvoke, params).await?;
+            self.emit(
+                EventKind::TaskSubmitted,
+                Some(name),
+                None,
+                Some(submitted),
+                None,
+            );
+            answer.await.unwrap_or_else(|_| {
+                Err(Failure::new(
+                    names::RUNTIME,
+                    format!("the task token of state '{name}' was dropped unanswered"),
+                ))
+            })
+        };
+        tokio::pin!(work);
+        let overall = async {
+            match timeout {
+                Some(s) => tokio::time::sleep(scaled(s)).await,
+                None => futures::future::pending::<()>().await,
+            }
+        };
+        tokio::pin!(overall);
+        loop {
+            let beat = waiting.beat.notified();
+            let silent = async {
+                match heartbeat {
+                    Some(s) => tokio::time::sleep(scaled(s)).await,
+                    None => futures::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                r = &mut work => return Ended::Done(r),
+                _ = beat => continue,
+                _ = silent => {
+                    return Ended::TimedOut(Failure::new(
+                        names::TIMEOUT,
+                        format!(
+                            "The task of state '{name}' sent no heartbeat within {} seconds.",
+                            heartbeat.unwrap_or_default()
+                        ),
+                    ))
+                }
+                _ = &mut overall => {
+                    return Ended::TimedOut(Failure::new(
+                        names::TIMEOUT,
+                        format!(
+                            "The task of state '{name}' was not answered within {} seconds.",
+                            timeout.unwrap_or_default()
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+
     async fn invoke(&self, r: &Resource, params: Value) -> Result<Value, Failure> {
         match r {
-            Resource::LambdaInvoke => {
+            Resource::LambdaInvoke | Resource::LambdaInvokeWaitForTaskToken => {
                 let function = params
                     .get("FunctionName")
                     .and_then(Value::as_str)

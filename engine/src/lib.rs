@@ -11,13 +11,19 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Supported: Task (lambda:invoke, a Lambda ARN, states:startExecution.sync / .sync:2),
-//! Pass, Choice, Wait, Succeed, Fail, Map (inline), Parallel, Retry, Catch, the JSONPath
-//! fields, the context object and the intrinsic functions in `intrinsic::FUNCTIONS`.
+//! Supported: Task (lambda:invoke, lambda:invoke.waitForTaskToken, a Lambda ARN,
+//! states:startExecution.sync / .sync:2), Pass, Choice, Wait, Succeed, Fail, Map
+//! (inline), Parallel, Retry, Catch, TimeoutSeconds and HeartbeatSeconds, the JSONPath
+//! fields, the context object (`$$.Task.Token` included) and the intrinsic functions in
+//! `intrinsic::FUNCTIONS`. A `.waitForTaskToken` task invokes its function with the
+//! token it passes, ignores the function's result and waits until
+//! [`Engine::send_task_success`] or [`Engine::send_task_failure`] answers the token
+//! ([`Engine::send_task_heartbeat`] keeps it alive under HeartbeatSeconds).
 //! Refused at load time: JSONata, variables (Assign), Distributed Map (ItemReader,
 //! ResultWriter, ItemBatcher, ToleratedFailure*, Mode DISTRIBUTED), other Task
 //! resources, unknown state types and fields.
 
+mod callback;
 mod choice;
 mod error;
 mod events;
@@ -35,6 +41,7 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
+pub use callback::CallbackError;
 pub use error::{names, Failure, LoadError};
 pub use events::{Event, EventKind, Observer};
 pub use task::{Dispatch, NoTasks, TaskError, TaskHandler};
@@ -118,6 +125,7 @@ struct Inner {
     options: EngineOptions,
     observer: Option<Observer>,
     machines: RwLock<HashMap<String, StateMachine>>,
+    pub(crate) callbacks: callback::Callbacks,
 }
 
 impl Engine {
@@ -128,6 +136,7 @@ impl Engine {
                 options,
                 observer: None,
                 machines: RwLock::new(HashMap::new()),
+                callbacks: callback::Callbacks::default(),
             }),
         }
     }
@@ -150,6 +159,8 @@ impl Engine {
                         .map(|m| m.clone())
                         .unwrap_or_default(),
                 ),
+                // Tasks waiting on the shared engine keep answering there.
+                callbacks: callback::Callbacks::default(),
             },
         };
         Engine {
@@ -172,6 +183,38 @@ impl Engine {
         if let Ok(mut m) = self.inner.machines.write() {
             m.insert(arn.into(), sm);
         }
+    }
+
+    /// Answers the `.waitForTaskToken` task waiting for `token` with `output`: its
+    /// result, on which ResultSelector, ResultPath and OutputPath then apply (Step
+    /// Functions' SendTaskSuccess). An unknown token, one already answered or one whose
+    /// task has ended is an error.
+    pub fn send_task_success(&self, token: &str, output: Value) -> Result<(), CallbackError> {
+        self.inner.callbacks.answer(token, Ok(output))
+    }
+
+    /// Fails the `.waitForTaskToken` task waiting for `token` with `error` and `cause`,
+    /// which its Retry and Catch match as any task error (SendTaskFailure).
+    pub fn send_task_failure(
+        &self,
+        token: &str,
+        error: &str,
+        cause: &str,
+    ) -> Result<(), CallbackError> {
+        self.inner
+            .callbacks
+            .answer(token, Err(Failure::new(error, cause)))
+    }
+
+    /// Restarts the HeartbeatSeconds clock of the task waiting for `token`
+    /// (SendTaskHeartbeat).
+    pub fn send_task_heartbeat(&self, token: &str) -> Result<(), CallbackError> {
+        self.inner.callbacks.heartbeat(token)
+    }
+
+    /// The tokens tasks of this engine wait for now, sorted.
+    pub fn waiting_task_tokens(&self) -> Vec<String> {
+        self.inner.callbacks.tokens()
     }
 
     /// Run one execution with a generated name.

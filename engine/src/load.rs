@@ -706,13 +706,17 @@ fn task(name: &str, obj: &Map<String, Value>) -> Result<TaskSpec, LoadError> {
         .ok_or_else(|| invalid(Some(name), "Resource (a string) is required"))?;
     let resource = match res {
         "arn:aws:states:::lambda:invoke" => Resource::LambdaInvoke,
+        "arn:aws:states:::lambda:invoke.waitForTaskToken" => Resource::LambdaInvokeWaitForTaskToken,
         "arn:aws:states:::states:startExecution.sync:2" => Resource::StartExecutionSync { v2: true },
         "arn:aws:states:::states:startExecution.sync" => Resource::StartExecutionSync { v2: false },
         r if is_lambda_arn(r) => Resource::LambdaArn(r.to_string()),
-        r => return Err(unsupported(name, &format!("Task resource '{r}' (supported: arn:aws:states:::lambda:invoke, a Lambda function ARN, arn:aws:states:::states:startExecution.sync[:2])"))),
+        r => return Err(unsupported(name, &format!("Task resource '{r}' (supported: arn:aws:states:::lambda:invoke[.waitForTaskToken], a Lambda function ARN, arn:aws:states:::states:startExecution.sync[:2])"))),
     };
     let parameters = template(name, obj, "Parameters")?;
-    if resource == Resource::LambdaInvoke {
+    if matches!(
+        resource,
+        Resource::LambdaInvoke | Resource::LambdaInvokeWaitForTaskToken
+    ) {
         let has_fn = matches!(&parameters, Some(Template::Object(f)) if f.iter().any(|(k, _)| k == "FunctionName"));
         if !has_fn {
             return Err(invalid(
@@ -720,6 +724,15 @@ fn task(name: &str, obj: &Map<String, Value>) -> Result<TaskSpec, LoadError> {
                 "lambda:invoke needs Parameters.FunctionName",
             ));
         }
+    }
+    if resource == Resource::LambdaInvokeWaitForTaskToken
+        && !passes_task_token(obj.get("Parameters"))
+    {
+        // Nobody could answer the task: it would wait until its timeout.
+        return Err(invalid(
+            Some(name),
+            "lambda:invoke.waitForTaskToken must pass $$.Task.Token in its Parameters",
+        ));
     }
     if matches!(resource, Resource::StartExecutionSync { .. }) {
         let has = matches!(&parameters, Some(Template::Object(f)) if f.iter().any(|(k, _)| k == "StateMachineArn"));
@@ -737,6 +750,18 @@ fn task(name: &str, obj: &Map<String, Value>) -> Result<TaskSpec, LoadError> {
         timeout: seconds(name, obj, "TimeoutSeconds", "TimeoutSecondsPath")?,
         heartbeat: seconds(name, obj, "HeartbeatSeconds", "HeartbeatSecondsPath")?,
     })
+}
+
+/// Some `<key>.$` of the Parameters reads the context's `$$.Task.Token`.
+fn passes_task_token(v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::Object(m)) => m.iter().any(|(k, x)| {
+            (k.ends_with(".$") && x.as_str().is_some_and(|s| s.contains("$$.Task.Token")))
+                || passes_task_token(Some(x))
+        }),
+        Some(Value::Array(a)) => a.iter().any(|x| passes_task_token(Some(x))),
+        _ => false,
+    }
 }
 
 fn is_lambda_arn(r: &str) -> bool {

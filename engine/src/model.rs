@@ -90,6 +90,10 @@ pub enum WaitSpec {
 pub enum Resource {
     /// `arn:aws:states:::lambda:invoke`
     LambdaInvoke,
+    /// `arn:aws:states:::lambda:invoke.waitForTaskToken`: the function is invoked with
+    /// `$$.Task.Token` in its Parameters, its result is ignored, and the task ends when
+    /// `Engine::send_task_success` / `send_task_failure` answers the token.
+    LambdaInvokeWaitForTaskToken,
     /// `arn:aws:lambda:...:function:...` used directly.
     LambdaArn(String),
     /// `arn:aws:states:::states:startExecution.sync` (`v2` for `.sync:2`).

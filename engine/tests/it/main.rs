@@ -1,5 +1,6 @@
 //! The one integration-test binary of cdkd-engine: pure tests, run in parallel.
 
+mod callbacks;
 mod child_executions;
 mod choice;
 mod common;

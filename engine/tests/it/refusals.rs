@@ -113,9 +113,9 @@ fn refuses_unsupported_task_resources() {
         "{m}"
     );
     let m = refusal(single(
-        json!({"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken", "Parameters": {"FunctionName": "f"}, "End": true}),
+        json!({"Type": "Task", "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken", "Parameters": {"MessageBody": {"t.$": "$$.Task.Token"}}, "End": true}),
     ));
-    assert!(m.contains("waitForTaskToken"), "{m}");
+    assert!(m.contains("sqs:sendMessage.waitForTaskToken"), "{m}");
 }
 
 #[test]
