@@ -1,7 +1,7 @@
 //! Step Functions: start a run (re-attaching to a running execution of the same name and
 //! input), describe it, read its history and list a state machine's executions (both
-//! paginated), stop it; and find the deployed state machines in the backend stack's
-//! outputs. Every answer is copied into small owned types; every error is one line and
+//! paginated), stop it, answer a task token (SendTaskSuccess / SendTaskFailure); and
+//! find the deployed state machines in the backend stack's outputs. Every answer is copied into small owned types; every error is one line and
 //! says whether it is worth retrying (a network drop, throttling, a 5xx).
 
 use aws_config::SdkConfig;
@@ -29,6 +29,10 @@ pub enum SfnError {
     /// Step Functions refused the call.
     #[error("Step Functions refused {op}: {message}")]
     Service { op: &'static str, message: String },
+    /// The task token is not awaited (any more): unknown, already answered, or its task
+    /// ended (`TaskDoesNotExist`, `TaskTimedOut`, `InvalidToken`).
+    #[error("Step Functions no longer waits for this task ({op}): {message}")]
+    NoSuchTask { op: &'static str, message: String },
     /// The backend stack or its output could not be read.
     #[error("{0}")]
     Backend(String),
@@ -413,6 +417,51 @@ impl Sfn {
     }
 }
 
+impl Sfn {
+    /// SendTaskSuccess: the `.waitForTaskToken` task waiting for `token` ends with
+    /// `output` (JSON text) as its result.
+    pub async fn send_task_success(&self, token: &str, output: &str) -> Result<(), SfnError> {
+        self.client
+            .send_task_success()
+            .task_token(token)
+            .output(output)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| task_error(Failure::from_sdk(&e), "SendTaskSuccess"))
+    }
+
+    /// SendTaskFailure: the task waiting for `token` fails with `error` and `cause`
+    /// (what its Retry and Catch match).
+    pub async fn send_task_failure(
+        &self,
+        token: &str,
+        error: &str,
+        cause: &str,
+    ) -> Result<(), SfnError> {
+        self.client
+            .send_task_failure()
+            .task_token(token)
+            .error(error)
+            .cause(cause)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| task_error(Failure::from_sdk(&e), "SendTaskFailure"))
+    }
+}
+
+/// The codes of a token nobody waits for; anything else as [`classify`] says.
+fn task_error(f: Failure, op: &'static str) -> SfnError {
+    match f.code.as_deref() {
+        Some("TaskDoesNotExist" | "TaskTimedOut" | "InvalidToken") => SfnError::NoSuchTask {
+            op,
+            message: f.message,
+        },
+        _ => classify(op, f),
+    }
+}
+
 /// An execution of the name we start: ours when its input is the same.
 fn reattach(existing: Execution, name: &str, input: &str) -> Result<Started, SfnError> {
     if same_json(existing.input.as_deref(), input) {
@@ -570,6 +619,31 @@ mod tests {
             Some(403),
             Some("AccessDeniedException")
         )));
+    }
+
+    #[test]
+    fn a_token_nobody_waits_for_is_no_such_task_and_throttling_stays_transient() {
+        let f = |status: Option<u16>, code: Option<&str>| Failure::from_parts(status, code, "m");
+        for code in ["TaskDoesNotExist", "TaskTimedOut", "InvalidToken"] {
+            assert!(
+                matches!(
+                    task_error(f(Some(400), Some(code)), "SendTaskSuccess"),
+                    SfnError::NoSuchTask { .. }
+                ),
+                "{code}"
+            );
+        }
+        assert!(
+            task_error(f(Some(400), Some("ThrottlingException")), "SendTaskFailure").is_transient()
+        );
+        assert!(task_error(f(None, None), "SendTaskFailure").is_transient());
+        assert!(matches!(
+            task_error(
+                f(Some(400), Some("AccessDeniedException")),
+                "SendTaskSuccess"
+            ),
+            SfnError::Service { .. }
+        ));
     }
 
     #[test]

@@ -13,9 +13,11 @@
 //! principal check inputs), [`drift`] (the drift-baseline warning), [`plain`] (the
 //! printing rule), [`names`] (CloudFormation destination names), [`plan`] (the plan as
 //! data). The execution: [`phases`] (the phase templates and change sets), [`execute`]
-//! (statuses, waits, what comes next, the run's record), [`report`] (`report.json`).
+//! (statuses, waits, what comes next, the run's record), [`report`] (`report.json`),
+//! [`approval`] (the approval gate's `approval.json` and its decisions).
 //! The dry-run summary is a view: `crate::view::export`.
 
+pub mod approval;
 pub mod classify;
 pub mod drift;
 pub mod execute;

@@ -1,0 +1,434 @@
+//! The approval gate of an export run (docs/export.md §10.7): `approval.json` under
+//! `<prefix>/_runs/<run-id>/`, written by the `export-approval` step with the task
+//! token the run waits on, and decided once by `cdkd-flow runs approve|reject`. Every
+//! rule about who may write what is here; the step and the CLI only move the bytes
+//! (the CLI's write is conditional on the ETag it read, so of two people deciding at
+//! once only one wins).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::plain::shown;
+use crate::text::flatten_str;
+use crate::view::date::iso_seconds;
+
+/// The file's name under the run's folder.
+pub const APPROVAL_FILE: &str = "approval.json";
+
+/// The error a rejection fails the approval task with (SendTaskFailure's `error`).
+pub const REJECTED: &str = "Rejected";
+
+/// The longest `--reason`, in characters (SendTaskFailure takes a cause of 32,768).
+pub const MAX_REASON_CHARS: usize = 1000;
+
+/// `<prefix>/_runs/<run-id>/approval.json`.
+pub fn approval_key(prefix: &str, run_id: &str) -> String {
+    format!("{prefix}/_runs/{run_id}/{APPROVAL_FILE}")
+}
+
+/// `approval.json`: one request for one attempt of the approval task, and its decision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Approval {
+    /// The cdkd stack the run exports.
+    pub stack: String,
+    pub run_id: String,
+    /// The task token the run waits on (`$$.Task.Token` of this attempt).
+    pub token: String,
+    /// When the step wrote the request, epoch milliseconds.
+    pub requested_ms: i64,
+    /// The run's plan (`<prefix>/_runs/<run-id>/plan.json`): what is approved.
+    pub plan_key: String,
+    pub summary: PlanSummary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+}
+
+/// The plan's counts, for a person deciding from the request alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PlanSummary {
+    /// Stacks planned (the root and its nested children).
+    pub stacks: usize,
+    /// Phase-1 import rows over every stack.
+    pub import_rows: usize,
+    pub warnings: usize,
+}
+
+/// A person's answer, once written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    pub approved: bool,
+    /// Who decided: `<user>@<host>` of the CLI that wrote the decision.
+    pub by: String,
+    /// When, epoch milliseconds.
+    pub at_ms: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// What the approval step does with the `approval.json` it finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestWrite {
+    /// Write a new, undecided request for this token.
+    Write,
+    /// Leave the file as it is: it is this very attempt's request (the step was invoked
+    /// twice for one attempt), decided or not.
+    Keep,
+}
+
+/// The request to write for `token` over what is there. A request for another token
+/// belongs to an attempt that has ended (Step Functions runs a new attempt only after
+/// the previous one failed), so nobody can answer it any more: it is replaced, decided
+/// or not, and the new request waits for a new decision.
+pub fn request_write(existing: Option<&Approval>, token: &str) -> RequestWrite {
+    match existing {
+        Some(a) if a.token == token => RequestWrite::Keep,
+        _ => RequestWrite::Write,
+    }
+}
+
+/// A `--reason` as it is stored: one line, none when empty; refused when longer than
+/// [`MAX_REASON_CHARS`].
+pub fn checked_reason(reason: Option<&str>) -> Result<Option<String>, String> {
+    let Some(r) = reason else { return Ok(None) };
+    let flat = flatten_str(r);
+    let flat = flat.trim();
+    if flat.is_empty() {
+        return Ok(None);
+    }
+    if flat.chars().count() > MAX_REASON_CHARS {
+        return Err(format!(
+            "the reason has {} characters; at most {MAX_REASON_CHARS} are kept",
+            flat.chars().count()
+        ));
+    }
+    Ok(Some(flat.to_string()))
+}
+
+/// What a person answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub approved: bool,
+    pub by: String,
+    pub at_ms: i64,
+    pub reason: Option<String>,
+}
+
+/// The decided record, or why the request may not be decided: it is decided already
+/// (naming who decided, when, and how). The reason must have passed
+/// [`checked_reason`].
+pub fn decide(request: &Approval, answer: Answer) -> Result<Approval, String> {
+    if let Some(d) = &request.decision {
+        return Err(already_decided(request, d));
+    }
+    let by = flatten_str(&answer.by);
+    Ok(Approval {
+        decision: Some(Decision {
+            approved: answer.approved,
+            by: if by.is_empty() { "unknown".into() } else { by },
+            at_ms: answer.at_ms,
+            reason: answer.reason,
+        }),
+        ..request.clone()
+    })
+}
+
+fn verb(d: &Decision) -> &'static str {
+    if d.approved {
+        "approved"
+    } else {
+        "rejected"
+    }
+}
+
+fn with_reason(d: &Decision) -> String {
+    match &d.reason {
+        Some(r) => format!(": {}", flatten_str(r)),
+        None => String::new(),
+    }
+}
+
+/// `run <run> was already approved by <by> at <time>[: <reason>]; nothing was changed`.
+pub fn already_decided(request: &Approval, d: &Decision) -> String {
+    format!(
+        "run {} was already {} by {} at {}{}; nothing was changed",
+        flatten_str(&request.run_id),
+        verb(d),
+        flatten_str(&d.by),
+        iso_seconds(d.at_ms),
+        with_reason(d)
+    )
+}
+
+/// The cause a rejection fails the run with (and what `runs show` prints after it):
+/// `export of <stack> rejected by <by>[: <reason>]; nothing was locked or changed`.
+pub fn rejection_cause(request: &Approval, d: &Decision) -> String {
+    format!(
+        "export of {} rejected by {}{}; nothing was locked or changed",
+        shown(&request.stack),
+        flatten_str(&d.by),
+        with_reason(d)
+    )
+}
+
+/// How a decision answers the task: SendTaskSuccess with the decision as output, or
+/// SendTaskFailure with [`REJECTED`] and [`rejection_cause`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum TaskAnswer {
+    Success(Value),
+    Failure { error: String, cause: String },
+}
+
+pub fn task_answer(request: &Approval, d: &Decision) -> TaskAnswer {
+    if d.approved {
+        TaskAnswer::Success(serde_json::to_value(d).unwrap_or(Value::Null))
+    } else {
+        TaskAnswer::Failure {
+            error: REJECTED.into(),
+            cause: rejection_cause(request, d),
+        }
+    }
+}
+
+/// The decision a local run waiting on `token` acts on: the record's, when the record
+/// is this token's and decided.
+pub fn decision_for<'a>(record: &'a Approval, token: &str) -> Option<&'a Decision> {
+    record.decision.as_ref().filter(|_| record.token == token)
+}
+
+/// `cdkd-flow runs approve <run>` / `reject`, with the options a local run's commands
+/// need (`--local --state-bucket ...`), as printed while the run waits.
+pub fn answer_commands(run_id: &str, extra: &str) -> (String, String) {
+    let extra = if extra.is_empty() {
+        String::new()
+    } else {
+        format!(" {extra}")
+    };
+    (
+        format!("cdkd-flow runs approve {run_id}{extra}"),
+        format!("cdkd-flow runs reject {run_id}{extra} --reason '...'"),
+    )
+}
+
+/// The one line printed when an export waits for approval.
+pub fn waiting_line(stack: &str, run_id: &str, extra: &str) -> String {
+    let (approve, reject) = answer_commands(run_id, extra);
+    format!(
+        "export {}: run {} waits for approval before the lock; answer with: {approve}  or: {reject}",
+        shown(stack),
+        flatten_str(run_id)
+    )
+}
+
+/// What `runs show` prints about a run's approval (before its plan).
+pub fn render_status(a: &Approval) -> String {
+    match &a.decision {
+        None => {
+            let (approve, reject) = answer_commands(&a.run_id, "");
+            format!(
+                "  waiting for approval since {} ({} stack(s), {} resource(s) to import, {} warning(s)); the plan below\n  answer with: {approve}\n           or: {reject}\n",
+                iso_seconds(a.requested_ms),
+                a.summary.stacks,
+                a.summary.import_rows,
+                a.summary.warnings
+            )
+        }
+        Some(d) => format!(
+            "  {} by {} at {}{}\n",
+            verb(d),
+            flatten_str(&d.by),
+            iso_seconds(d.at_ms),
+            with_reason(d)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    // 2026-11-29T15:22:32Z
+    const T: i64 = 1_795_965_752_000;
+
+    fn request(token: &str) -> Approval {
+        Approval {
+            stack: "App".into(),
+            run_id: "export-App-20261129T152232".into(),
+            token: token.into(),
+            requested_ms: T,
+            plan_key: "cdkd/_runs/export-App-20261129T152232/plan.json".into(),
+            summary: PlanSummary {
+                stacks: 1,
+                import_rows: 3,
+                warnings: 0,
+            },
+            decision: None,
+        }
+    }
+
+    fn answer(approved: bool, reason: Option<&str>) -> Answer {
+        Answer {
+            approved,
+            by: "alice@laptop".into(),
+            at_ms: T + 60_000,
+            reason: reason.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn approval_json_has_the_documented_shape() {
+        let a = decide(&request("tok-1"), answer(false, Some("not today"))).unwrap();
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            json!({
+                "stack": "App", "runId": "export-App-20261129T152232", "token": "tok-1",
+                "requestedMs": T, "planKey": "cdkd/_runs/export-App-20261129T152232/plan.json",
+                "summary": {"stacks": 1, "importRows": 3, "warnings": 0},
+                "decision": {"approved": false, "by": "alice@laptop", "atMs": T + 60_000, "reason": "not today"}
+            })
+        );
+        let undecided = serde_json::to_value(request("tok-1")).unwrap();
+        assert!(undecided.get("decision").is_none(), "{undecided}");
+        let back: Approval = serde_json::from_value(undecided).unwrap();
+        assert_eq!(back, request("tok-1"));
+        assert_eq!(approval_key("cdkd", "r1"), "cdkd/_runs/r1/approval.json");
+    }
+
+    #[test]
+    fn the_first_request_of_a_run_is_written() {
+        assert_eq!(request_write(None, "tok-1"), RequestWrite::Write);
+    }
+
+    #[test]
+    fn a_new_token_replaces_an_undecided_request_of_an_earlier_attempt() {
+        assert_eq!(
+            request_write(Some(&request("tok-1")), "tok-2"),
+            RequestWrite::Write
+        );
+    }
+
+    #[test]
+    fn a_new_token_replaces_a_request_decided_for_an_earlier_attempt_whose_task_has_ended() {
+        let decided = decide(&request("tok-1"), answer(true, None)).unwrap();
+        assert_eq!(request_write(Some(&decided), "tok-2"), RequestWrite::Write);
+    }
+
+    #[test]
+    fn the_same_token_again_keeps_the_request_and_its_decision() {
+        assert_eq!(
+            request_write(Some(&request("tok-1")), "tok-1"),
+            RequestWrite::Keep
+        );
+        let decided = decide(&request("tok-1"), answer(false, None)).unwrap();
+        assert_eq!(request_write(Some(&decided), "tok-1"), RequestWrite::Keep);
+    }
+
+    #[test]
+    fn an_undecided_request_may_be_approved_and_the_decision_records_who_when_and_why() {
+        let a = decide(&request("tok-1"), answer(true, Some("looks right"))).unwrap();
+        assert_eq!(
+            a.decision,
+            Some(Decision {
+                approved: true,
+                by: "alice@laptop".into(),
+                at_ms: T + 60_000,
+                reason: Some("looks right".into())
+            })
+        );
+        assert_eq!(a.token, "tok-1");
+        assert_eq!(a.requested_ms, T);
+    }
+
+    #[test]
+    fn a_decided_request_may_not_be_decided_again_and_the_refusal_names_who_decided() {
+        let a = decide(&request("tok-1"), answer(false, Some("wrong account"))).unwrap();
+        let mut bob = answer(true, None);
+        bob.by = "bob@desk".into();
+        let err = decide(&a, bob).unwrap_err();
+        assert_eq!(
+            err,
+            "run export-App-20261129T152232 was already rejected by alice@laptop at 2026-11-29T15:23:32Z: wrong account; nothing was changed"
+        );
+        let approved = decide(&request("tok-1"), answer(true, None)).unwrap();
+        let err = decide(&approved, answer(false, None)).unwrap_err();
+        assert!(err.contains("already approved by alice@laptop"), "{err}");
+    }
+
+    #[test]
+    fn a_reason_is_kept_on_one_line_and_an_empty_one_is_none() {
+        assert_eq!(
+            checked_reason(Some("two\nlines ")).unwrap(),
+            Some("two lines".into())
+        );
+        assert_eq!(checked_reason(Some("  ")).unwrap(), None);
+        assert_eq!(checked_reason(None).unwrap(), None);
+        let long = "x".repeat(MAX_REASON_CHARS + 1);
+        assert!(checked_reason(Some(&long))
+            .unwrap_err()
+            .contains("at most 1000"));
+        assert!(checked_reason(Some(&"x".repeat(MAX_REASON_CHARS))).is_ok());
+    }
+
+    #[test]
+    fn an_approval_answers_the_task_with_the_decision_and_a_rejection_fails_it_naming_who_and_why()
+    {
+        let a = decide(&request("tok-1"), answer(true, None)).unwrap();
+        let d = a.decision.clone().unwrap();
+        assert_eq!(
+            task_answer(&a, &d),
+            TaskAnswer::Success(
+                json!({"approved": true, "by": "alice@laptop", "atMs": T + 60_000})
+            )
+        );
+        let r = decide(&request("tok-1"), answer(false, Some("not today"))).unwrap();
+        let d = r.decision.clone().unwrap();
+        assert_eq!(
+            task_answer(&r, &d),
+            TaskAnswer::Failure {
+                error: "Rejected".into(),
+                cause: "export of App rejected by alice@laptop: not today; nothing was locked or changed".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_local_run_acts_only_on_a_decision_for_the_token_it_waits_on() {
+        let undecided = request("tok-1");
+        assert_eq!(decision_for(&undecided, "tok-1"), None);
+        let decided = decide(&undecided, answer(true, None)).unwrap();
+        assert!(decision_for(&decided, "tok-1").is_some());
+        assert_eq!(decision_for(&decided, "tok-2"), None);
+    }
+
+    #[test]
+    fn the_waiting_line_names_both_commands() {
+        let line = waiting_line("App", "export-App-1", "--local --state-bucket b");
+        assert_eq!(
+            line,
+            "export App: run export-App-1 waits for approval before the lock; answer with: cdkd-flow runs approve export-App-1 --local --state-bucket b  or: cdkd-flow runs reject export-App-1 --local --state-bucket b --reason '...'"
+        );
+        assert!(!line.contains('\n'));
+    }
+
+    #[test]
+    fn runs_show_says_a_run_waits_with_the_commands_or_who_decided() {
+        let s = render_status(&request("tok-1"));
+        assert!(s.starts_with("  waiting for approval since 2026-11-29T15:22:32Z (1 stack(s), 3 resource(s) to import, 0 warning(s))"), "{s}");
+        assert!(
+            s.contains("cdkd-flow runs approve export-App-20261129T152232\n"),
+            "{s}"
+        );
+        assert!(
+            s.contains("cdkd-flow runs reject export-App-20261129T152232 --reason"),
+            "{s}"
+        );
+        let d = decide(&request("tok-1"), answer(true, Some("ok"))).unwrap();
+        assert_eq!(
+            render_status(&d),
+            "  approved by alice@laptop at 2026-11-29T15:23:32Z: ok\n"
+        );
+    }
+}
