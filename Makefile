@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build build-cli test test-emulator-py check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy bench-export bench-refresh clean
+.PHONY: help setup build build-cli test test-emulator-py check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy bench-export bench-export-sim bench-refresh clean
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
@@ -25,6 +25,7 @@ help:
 	@echo "make bench  - state view figures (show of 2,500 resources; list --long over 1,000 records)"
 	@echo "make bench-destroy - simulated destroys: makespan / critical path, state transitions"
 	@echo "make bench-export - export plan of a 500-resource, three-level tree on the emulator: time, AWS requests by operation"
+	@echo "make bench-export-sim - simulated exports of nested trees: makespan / critical path, siblings side by side vs one by one, state transitions"
 	@echo "make bench-refresh - state refresh-observed of a 500-resource record on the emulator: concurrent reads vs one by one"
 
 $(VENV)/.installed: requirements-dev.txt
@@ -144,6 +145,11 @@ bench-destroy:
 
 # Export planning on the emulator (not a timed test): time and AWS requests by operation.
 # Uses the debug build `make test` makes (no separate feature set).
+# Simulated exports of a root with 0-16 children (pure: no emulator): makespan against the
+# critical path, siblings side by side against one after the other, state transitions.
+bench-export-sim:
+	$(CARGO) run -q -p cdkd-core --example export_sim
+
 bench-export: setup
 	$(CARGO) build --workspace --all-targets
 	scripts/with-emulator.sh $${CARGO_TARGET_DIR:-target}/debug/examples/export_plan_bench --resources 500 --runs 3

@@ -97,6 +97,12 @@ pub fn stack_state(status: &str, reason: Option<&str>) -> StackState {
     }
 }
 
+/// Whether CloudFormation is still working on a stack in `status` (an operation or its
+/// rollback in progress): the abort tells the person to let it settle first.
+pub fn still_running(status: &str) -> bool {
+    status.ends_with("_IN_PROGRESS") && status != "REVIEW_IN_PROGRESS"
+}
+
 /// One `DescribeStackEvents` row.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StackEvent {
@@ -195,34 +201,106 @@ impl Pending {
     }
 }
 
-/// The next piece of work of a run, and the stack it is for (docs/export.md §10.6).
-/// Stacks are taken leaf first, as the plan lists them: a child is imported, then gets
+/// One operation the run waits on (`inFlight` in the carried state): a stack's change
+/// set being created or executed, or its stack operation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InFlight {
+    pub stack: String,
+    pub pending: Pending,
+    /// When the wait began (its ceiling counts from here).
+    pub since_ms: i64,
+    /// The change set was created: execute it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ready: bool,
+}
+
+/// At most this many stacks have an operation in flight at once (docs/export.md §10.6).
+pub const MAX_IN_FLIGHT: usize = 8;
+
+/// The next piece of work of one stack, the others aside: a child is imported, then gets
 /// its phase 2 while it still stands alone, then is flipped when it is still in
 /// IMPORT_COMPLETE; a parent is imported (1A), adopts its children (1B), then gets its
-/// phase 2. Cleanup when every stack is migrated.
-pub fn next_work(plan: &super::plan::Plan, run: &ExportRun) -> (Next, Option<String>) {
-    for sp in &plan.stacks {
-        let Some(s) = run.stacks.iter().find(|s| s.stack == sp.stack) else {
-            continue;
-        };
-        let is_child = sp.parent.is_some();
-        let is_parent = !sp.nested.is_empty();
-        let work = if s.stage < StackStage::Imported {
-            Some(Next::Import)
-        } else if is_parent && !s.adopted {
-            Some(Next::Adopt)
-        } else if s.stage < StackStage::Migrated {
-            Some(Next::Phase2)
-        } else if is_child && !s.flipped {
-            Some(Next::Flip)
-        } else {
-            None
-        };
-        if let Some(w) = work {
-            return (w, Some(sp.stack.clone()));
+/// phase 2. `None` when the stack is migrated.
+fn stack_work(sp: &super::plan::StackPlan, s: &StackProgress) -> Option<Next> {
+    let is_child = sp.parent.is_some();
+    let is_parent = !sp.nested.is_empty();
+    if s.stage < StackStage::Imported {
+        Some(Next::Import)
+    } else if is_parent && !s.adopted {
+        Some(Next::Adopt)
+    } else if s.stage < StackStage::Migrated {
+        Some(Next::Phase2)
+    } else if is_child && !s.flipped {
+        Some(Next::Flip)
+    } else {
+        None
+    }
+}
+
+/// Whether `stack` has no work left: migrated (and flipped, for a child).
+fn done(plan: &super::plan::Plan, run: &ExportRun, stack: &str) -> bool {
+    let Some(sp) = plan.stacks.iter().find(|s| s.stack == stack) else {
+        return true;
+    };
+    run.stacks
+        .iter()
+        .find(|s| s.stack == stack)
+        .is_none_or(|s| stack_work(sp, s).is_none())
+}
+
+/// The next action of a run, and the stack it is for (docs/export.md §10.6). A created
+/// change set is executed first; then any stack that is not in flight starts its next
+/// piece of work, in the plan's order (leaf first), a parent only once each of its
+/// children is done, while fewer than `bound` stacks are in flight: the children of one
+/// parent run side by side. Otherwise the run waits when something is in flight, and
+/// cleans up when every stack is done. `Err` when nothing can go on (a plan whose
+/// parent lists a child the run does not hold).
+pub fn next_action(
+    plan: &super::plan::Plan,
+    run: &ExportRun,
+    in_flight: &[InFlight],
+    bound: usize,
+) -> Result<(Next, Option<String>), String> {
+    if let Some(f) = in_flight.iter().find(|f| f.ready) {
+        return Ok((Next::Execute, Some(f.stack.clone())));
+    }
+    if in_flight.len() < bound {
+        for sp in &plan.stacks {
+            if in_flight.iter().any(|f| f.stack == sp.stack) {
+                continue;
+            }
+            let Some(s) = run.stacks.iter().find(|s| s.stack == sp.stack) else {
+                continue;
+            };
+            let Some(work) = stack_work(sp, s) else {
+                continue;
+            };
+            if sp.nested.iter().all(|n| done(plan, run, &n.child_stack)) {
+                return Ok((work, Some(sp.stack.clone())));
+            }
         }
     }
-    (Next::Cleanup, None)
+    if !in_flight.is_empty() {
+        return Ok((Next::Wait, None));
+    }
+    match plan.stacks.iter().find(|sp| !done(plan, run, &sp.stack)) {
+        None => Ok((Next::Cleanup, None)),
+        Some(sp) => Err(format!(
+            "export run {}: no work can start for {} and nothing is in flight",
+            flatten_str(&run.run_id),
+            flatten_str(&sp.stack)
+        )),
+    }
+}
+
+/// Seconds until the next poll: the shortest interval of what is in flight.
+pub fn wait_seconds(in_flight: &[InFlight], fast: bool) -> u64 {
+    in_flight
+        .iter()
+        .map(|f| f.pending.interval_s(fast))
+        .min()
+        .unwrap_or(0)
 }
 
 /// The decision after a poll of a change set: `Some(next)` (wait, execute), `None` when

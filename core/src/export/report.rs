@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::execute::{ExportRun, StackProgress, StackStage};
+use super::execute::{ExportRun, InFlight, StackProgress, StackStage};
 use super::plain::{is_plain, shown};
 
 /// The report of an export run.
@@ -74,10 +74,32 @@ pub fn migrated(run: &ExportRun, warnings: &[String]) -> ExportReport {
 
 /// The report of a run that stopped on `cause`: per stack, what CloudFormation holds
 /// now and what to redo. Records are only deleted after their stack migrated, so a stack
-/// short of `Migrated` still has its cdkd record.
-pub fn failed(run: &ExportRun, cause: &str) -> ExportReport {
+/// short of `Migrated` still has its cdkd record. A stack in `in_flight` had an operation
+/// CloudFormation was still running (a sibling of the failed stack, or a wait past its
+/// ceiling): it must settle before anything is done by hand, and an import in flight is
+/// never told to delete its stack (once imported, deleting it deletes the resources).
+pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportReport {
     let mut redo = Vec::new();
     let mut commands = Vec::new();
+    for f in in_flight {
+        let Some(s) = run.stacks.iter().find(|s| s.stack == f.stack) else {
+            continue;
+        };
+        redo.push(format!(
+            "{}: CloudFormation was still running {} on stack {} when the run stopped: wait until {} settles and read its status before doing anything below; in IMPORT_COMPLETE or UPDATE_COMPLETE it holds the imported resources (never delete it then: its resources would be deleted with it)",
+            shown(&s.stack),
+            f.pending.phase().label(),
+            shown(&s.cfn_stack_name),
+            shown(&s.cfn_stack_name)
+        ));
+        if is_plain(&s.cfn_stack_name) && is_plain(&s.region) {
+            commands.push(format!(
+                "aws cloudformation describe-stacks --stack-name {} --region {}",
+                s.cfn_stack_name, s.region
+            ));
+        }
+    }
+    let flying = |s: &StackProgress| in_flight.iter().any(|f| f.stack == s.stack);
     let submitted: Vec<&StackProgress> = run
         .stacks
         .iter()
@@ -99,7 +121,7 @@ pub fn failed(run: &ExportRun, cause: &str) -> ExportReport {
                 redo.push(format!(
                     "{cdkd}: the phase-1 IMPORT into CloudFormation stack {cfn} did not complete; the cdkd record is unchanged. CloudFormation may hold {cfn} in REVIEW_IN_PROGRESS or IMPORT_ROLLBACK_COMPLETE (it holds none of the resources then): delete it, then {then}"
                 ));
-                if is_plain(&s.cfn_stack_name) && is_plain(&s.region) {
+                if !flying(s) && is_plain(&s.cfn_stack_name) && is_plain(&s.region) {
                     commands.push(format!(
                         "aws cloudformation delete-stack --stack-name {} --region {}",
                         s.cfn_stack_name, s.region

@@ -366,6 +366,7 @@ fn report_of_a_failed_import_says_the_record_is_unchanged_and_how_to_clear_the_s
     let r = failed(
         &run_at(StackStage::Importing),
         "ChangeSetFailed: IMPORT change set FAILED: gone",
+        &[],
     );
     assert_eq!(r.outcome, "failed");
     assert!(
@@ -385,6 +386,7 @@ fn report_of_a_failed_phase2_says_phase1_succeeded_and_never_to_deploy() {
     let r = failed(
         &run_at(StackStage::Updating),
         "ChangeSetFailed: the phase 2 (UPDATE) of CloudFormation stack App failed",
+        &[],
     );
     assert!(r.redo[0].contains("phase 1 succeeded"));
     assert!(r.redo[0].contains("do not run `cdkd deploy`"));
@@ -400,6 +402,7 @@ fn report_of_a_migrated_stack_whose_record_could_not_be_deleted_says_orphan_neve
     let r = failed(
         &run_at(StackStage::Migrated),
         "Transient: S3 DeleteObject failed",
+        &[],
     );
     assert!(r.redo[0].contains("never `cdkd destroy`"));
     assert_eq!(
@@ -421,7 +424,7 @@ fn report_commands_follow_the_plain_value_rule() {
     let mut run = run_at(StackStage::Importing);
     run.stacks[0].cfn_stack_name = "App; rm -rf /".into();
     run.stacks[0].stack = "App $(x)".into();
-    let r = failed(&run, "x");
+    let r = failed(&run, "x", &[]);
     assert!(r.commands.is_empty(), "{:?}", r.commands);
     assert!(!render_report(&r).contains("rm -rf"));
 }
@@ -445,6 +448,11 @@ fn progress_shows_each_logged_step_once_in_order() {
     let next = cdkd_core::view::export_report::progress_lines(&run, first.len());
     assert_eq!(next, ["export App: poll: App reached IMPORT_COMPLETE"]);
     assert!(cdkd_core::view::export_report::progress_lines(&run, 3).is_empty());
+}
+
+/// The next action with nothing in flight.
+fn next(plan: &cdkd_core::export::plan::Plan, run: &ExportRun) -> (Next, Option<String>) {
+    next_action(plan, run, &[], MAX_IN_FLIGHT).unwrap()
 }
 
 fn tree_plan() -> cdkd_core::export::plan::Plan {
@@ -480,7 +488,7 @@ fn nested_work_goes_leaf_first_child_phase2_before_the_flip_then_root_import_ado
     let mut run = tree_run();
     let mut seen = Vec::new();
     for _ in 0..10 {
-        let (next, stack) = next_work(&plan, &run);
+        let (next, stack) = next(&plan, &run);
         seen.push(format!("{next:?} {}", stack.clone().unwrap_or_default()));
         let Some(stack) = stack else { break };
         match next {
@@ -512,7 +520,7 @@ fn a_child_whose_phase2_updated_it_needs_no_flip() {
     let mut run = tree_run();
     phase_done(&mut run, "App~Db", Phase::Import, "IMPORT_COMPLETE");
     phase_done(&mut run, "App~Db", Phase::Update, "UPDATE_COMPLETE");
-    assert_eq!(next_work(&plan, &run), (Next::Import, Some("App".into())));
+    assert_eq!(next(&plan, &run), (Next::Import, Some("App".into())));
 }
 
 #[test]
@@ -522,11 +530,176 @@ fn a_flat_plan_imports_then_runs_phase2_then_cleans_up() {
         warnings: vec![],
     };
     let mut run = run_at(StackStage::Locked);
-    assert_eq!(next_work(&p, &run), (Next::Import, Some("App".into())));
+    assert_eq!(next(&p, &run), (Next::Import, Some("App".into())));
     phase_done(&mut run, "App", Phase::Import, "IMPORT_COMPLETE");
-    assert_eq!(next_work(&p, &run), (Next::Phase2, Some("App".into())));
+    assert_eq!(next(&p, &run), (Next::Phase2, Some("App".into())));
     phase_done(&mut run, "App", Phase::Update, "UPDATE_COMPLETE");
-    assert_eq!(next_work(&p, &run), (Next::Cleanup, None));
+    assert_eq!(next(&p, &run), (Next::Cleanup, None));
+}
+
+/// A root with two children (`App~Db`, `App~Cache`), every stack locked.
+fn sibling_tree() -> (cdkd_core::export::plan::Plan, ExportRun) {
+    use cdkd_core::export::plan::NestedRow;
+    let mut plan = tree_plan();
+    let mut cache = plan.stacks[0].clone();
+    cache.stack = "App~Cache".into();
+    cache.cfn_stack_name = "App-Cache".into();
+    plan.stacks.insert(1, cache);
+    plan.stacks[2].nested.push(NestedRow {
+        logical_id: "Cache".into(),
+        child_stack: "App~Cache".into(),
+        cfn_stack_name: "App-Cache".into(),
+    });
+    let mut run = tree_run();
+    let mut c = run.stacks[0].clone();
+    c.stack = "App~Cache".into();
+    c.cfn_stack_name = "App-Cache".into();
+    run.stacks.insert(1, c);
+    (plan, run)
+}
+
+fn flying(stack: &str, pending: Pending) -> InFlight {
+    InFlight {
+        stack: stack.into(),
+        pending,
+        since_ms: 0,
+        ready: false,
+    }
+}
+
+fn change_set(phase: Phase) -> Pending {
+    Pending::ChangeSet {
+        phase,
+        arn: "arn:cs".into(),
+    }
+}
+
+#[test]
+fn siblings_run_side_by_side_and_the_parent_starts_once_every_child_is_done() {
+    let (plan, mut run) = sibling_tree();
+    let act = |run: &ExportRun, f: &[InFlight]| next_action(&plan, run, f, MAX_IN_FLIGHT).unwrap();
+    let mut f = vec![];
+    assert_eq!(act(&run, &f), (Next::Import, Some("App~Db".into())));
+    f.push(flying("App~Db", change_set(Phase::Import)));
+    assert_eq!(
+        act(&run, &f),
+        (Next::Import, Some("App~Cache".into())),
+        "the second child starts while the first one's import is in flight"
+    );
+    f.push(flying("App~Cache", change_set(Phase::Import)));
+    assert_eq!(
+        act(&run, &f),
+        (Next::Wait, None),
+        "the parent waits for its children"
+    );
+    // Db is migrated and flipped; Cache is still importing: the parent still waits.
+    for (phase, status) in [
+        (Phase::Import, "IMPORT_COMPLETE"),
+        (Phase::Update, "IMPORT_COMPLETE"),
+        (Phase::Flip, "UPDATE_COMPLETE"),
+    ] {
+        phase_done(&mut run, "App~Db", phase, status);
+    }
+    f.remove(0);
+    assert_eq!(act(&run, &f), (Next::Wait, None));
+    phase_done(&mut run, "App~Cache", Phase::Import, "IMPORT_COMPLETE");
+    phase_done(&mut run, "App~Cache", Phase::Update, "UPDATE_COMPLETE");
+    f.clear();
+    assert_eq!(
+        act(&run, &f),
+        (Next::Import, Some("App".into())),
+        "a child left in UPDATE_COMPLETE by its phase 2 needs no flip: the parent starts"
+    );
+}
+
+#[test]
+fn a_created_change_set_is_executed_before_any_new_work_starts() {
+    let (plan, run) = sibling_tree();
+    let mut f = vec![flying("App~Db", change_set(Phase::Import))];
+    f[0].ready = true;
+    assert_eq!(
+        next_action(&plan, &run, &f, MAX_IN_FLIGHT).unwrap(),
+        (Next::Execute, Some("App~Db".into()))
+    );
+}
+
+#[test]
+fn no_more_stacks_than_the_bound_are_in_flight_at_once() {
+    let (plan, run) = sibling_tree();
+    let f = vec![flying("App~Db", change_set(Phase::Import))];
+    assert_eq!(next_action(&plan, &run, &f, 1).unwrap(), (Next::Wait, None));
+    assert_eq!(
+        next_action(&plan, &run, &f, 2).unwrap(),
+        (Next::Import, Some("App~Cache".into()))
+    );
+}
+
+#[test]
+fn the_wait_is_the_shortest_interval_of_what_is_in_flight() {
+    let f = vec![
+        flying(
+            "App~Db",
+            Pending::Stack {
+                phase: Phase::Import,
+            },
+        ),
+        flying("App~Cache", change_set(Phase::Import)),
+    ];
+    assert_eq!(wait_seconds(&f, false), 3);
+    assert_eq!(wait_seconds(&f[..1], false), 8);
+    assert_eq!(wait_seconds(&f, true), 1);
+    assert_eq!(wait_seconds(&[], false), 0);
+}
+
+#[test]
+fn a_run_with_nothing_in_flight_and_no_work_that_can_start_is_an_error_not_a_wait() {
+    let (plan, run) = sibling_tree();
+    let err = next_action(&plan, &run, &[], 0).unwrap_err();
+    assert!(err.contains("no work can start for App~Db"), "{err}");
+}
+
+#[test]
+fn a_stack_still_running_is_in_progress_but_not_waiting_for_review() {
+    assert!(still_running("IMPORT_IN_PROGRESS"));
+    assert!(still_running("IMPORT_ROLLBACK_IN_PROGRESS"));
+    assert!(still_running("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS"));
+    assert!(!still_running("REVIEW_IN_PROGRESS"));
+    assert!(!still_running("IMPORT_COMPLETE"));
+    assert!(!still_running("IMPORT_ROLLBACK_COMPLETE"));
+}
+
+#[test]
+fn report_of_a_sibling_still_importing_says_to_let_it_settle_and_never_to_delete_it() {
+    let (_, mut run) = sibling_tree();
+    run.stacks[0].stage = StackStage::Importing;
+    run.stacks[1].stage = StackStage::Importing;
+    let f = vec![flying(
+        "App~Cache",
+        Pending::Stack {
+            phase: Phase::Import,
+        },
+    )];
+    let r = failed(&run, "Db failed", &f);
+    assert!(
+        r.redo[0].starts_with(
+            "App~Cache: CloudFormation was still running phase 1 (IMPORT) on stack App-Cache"
+        ),
+        "{:?}",
+        r.redo
+    );
+    assert!(r.redo[0].contains("never delete it then"));
+    assert_eq!(
+        r.commands
+            .iter()
+            .filter(|c| c.contains("delete-stack"))
+            .collect::<Vec<_>>(),
+        ["aws cloudformation delete-stack --stack-name App-Db --region us-east-1"],
+        "only the failed import's stack is to be deleted, not the one still importing"
+    );
+    assert_eq!(
+        r.commands[0],
+        "aws cloudformation describe-stacks --stack-name App-Cache --region us-east-1"
+    );
 }
 
 #[test]
@@ -583,6 +756,7 @@ fn nested_report_when_the_parents_import_fails_names_the_adoption_to_redo() {
     let r = failed(
         &nested_failure_at(StackStage::Migrated, StackStage::Importing, false),
         "x",
+        &[],
     );
     let text = r.redo.join("\n");
     assert!(
@@ -609,6 +783,7 @@ fn nested_report_when_the_adoption_fails_says_the_parent_holds_its_resources() {
     let r = failed(
         &nested_failure_at(StackStage::Migrated, StackStage::Imported, false),
         "x",
+        &[],
     );
     let text = r.redo.join("\n");
     assert!(
@@ -623,6 +798,7 @@ fn nested_report_when_a_child_fails_first_says_nothing_was_submitted_for_the_par
     let r = failed(
         &nested_failure_at(StackStage::Importing, StackStage::Locked, false),
         "x",
+        &[],
     );
     let text = r.redo.join("\n");
     assert!(
@@ -640,6 +816,7 @@ fn nested_report_after_the_adoption_needs_no_adoption_line() {
     let r = failed(
         &nested_failure_at(StackStage::Migrated, StackStage::Updating, true),
         "x",
+        &[],
     );
     assert!(
         !r.redo.join("\n").contains("must be adopted"),

@@ -3,6 +3,7 @@
 //! commands), deletes the transient template uploads and releases the locks. No record
 //! is deleted: a stack short of migrated keeps its cdkd record.
 
+use cdkd_core::export::execute::{still_running, InFlight};
 use cdkd_core::export::report::{failed, ExportReport};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -52,7 +53,8 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
             if let Err(e) = ctx.save(&rec).await {
                 tracing::warn!("progress of run {} not written: {e}", ctx.carry.run.run_id);
             }
-            let report = failed(&rec, &cause);
+            let running = still_running_of(&ctx).await;
+            let report = failed(&rec, &cause, &running);
             let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
             match runs::write(&ctx.store, &key, &report).await {
                 Ok(()) => {
@@ -70,4 +72,31 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
     )
     .await;
     Ok(out)
+}
+
+/// The operations of the run CloudFormation is still working on (a sibling of the failed
+/// stack, a wait past its ceiling); a stack that cannot be read counts as running, so
+/// the report says to look before anything is done by hand.
+async fn still_running_of(ctx: &Ctx<'_>) -> Vec<InFlight> {
+    let Ok(plan) = ctx.plan().await else {
+        return ctx.carry.in_flight.clone();
+    };
+    let mut out = Vec::new();
+    for f in &ctx.carry.in_flight {
+        let Some(sp) = plan.stacks.iter().find(|s| s.stack == f.stack) else {
+            continue;
+        };
+        let running = match ctx.cfn.describe_stack(&sp.cfn_stack_name).await {
+            Ok(Some(d)) => still_running(&d.status),
+            Ok(None) => false,
+            Err(e) => {
+                tracing::warn!("{e}");
+                true
+            }
+        };
+        if running {
+            out.push(f.clone());
+        }
+    }
+    out
 }

@@ -23,10 +23,12 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     let cfn_name = plan.cfn_stack_name.as_str();
     let name = Phase::Adopt.change_set_name(ctx.carry.started_ms);
     if let Some(existing) = ctx.cfn.describe_change_set(cfn_name, &name).await? {
-        return Ok(ctx.waiting(Pending::ChangeSet {
-            phase: Phase::Adopt,
-            arn: existing.arn,
-        }));
+        return ctx
+            .waiting(Pending::ChangeSet {
+                phase: Phase::Adopt,
+                arn: existing.arn,
+            })
+            .await;
     }
     let rec = ctx.progress().await?;
     let mut rows = Vec::new();
@@ -107,8 +109,9 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
         plan.nested.len()
     ));
     ctx.save(&rec).await?;
-    Ok(ctx.waiting(Pending::ChangeSet {
+    ctx.waiting(Pending::ChangeSet {
         phase: Phase::Adopt,
         arn,
-    }))
+    })
+    .await
 }

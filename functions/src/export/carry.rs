@@ -7,7 +7,9 @@
 use cdkd_aws::cfn::Cfn;
 use cdkd_aws::changeset::{NewChangeSet, TemplateRef};
 use cdkd_aws::{HeldLock, StateStore};
-use cdkd_core::export::execute::{ExportRun, Next, Pending};
+use cdkd_core::export::execute::{
+    next_action, wait_seconds, ExportRun, InFlight, Next, Pending, MAX_IN_FLIGHT,
+};
 use cdkd_core::export::params::{parse_parameter_tokens, resolve_root};
 use cdkd_core::export::phases::{delivery, Delivery, Phase, CAPABILITIES};
 use cdkd_core::export::plan::{Plan, StackPlan};
@@ -35,11 +37,9 @@ pub struct Carry {
     pub locks: Vec<HeldLock>,
     /// What the definition's `Route` does next.
     pub next: Next,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending: Option<Pending>,
-    /// When the current wait began.
-    #[serde(default)]
-    pub since_ms: i64,
+    /// What CloudFormation is doing for the run's stacks (siblings side by side).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub in_flight: Vec<InFlight>,
     /// The next `Wait`'s length.
     #[serde(default)]
     pub wait_seconds: u64,
@@ -252,31 +252,42 @@ impl<'a> Ctx<'a> {
             })
     }
 
-    /// The carried state with what is pending now and when to look again.
-    pub fn waiting(mut self, pending: Pending) -> Carry {
-        self.carry.wait_seconds = pending.interval_s(self.carry.fast);
-        self.carry.since_ms = self.deps.now();
-        self.carry.pending = Some(pending);
-        self.carry.next = Next::Wait;
-        self.carry
+    /// Records that the current stack now waits on `pending`, and routes the run on.
+    pub async fn waiting(mut self, pending: Pending) -> Result<Carry, StepError> {
+        let stack = self.carry.stack.clone();
+        self.carry.in_flight.retain(|f| f.stack != stack);
+        self.carry.in_flight.push(InFlight {
+            stack,
+            pending,
+            since_ms: self.deps.now(),
+            ready: false,
+        });
+        let plan = self.plan().await?;
+        let rec = self.progress().await?;
+        self.route(&plan, &rec)
     }
 
-    /// The carried state routed to the run's next piece of work
-    /// (`cdkd_core::export::execute::next_work`), nothing pending.
-    pub fn then(mut self, work: (Next, Option<String>)) -> Carry {
-        self.carry.pending = None;
-        self.carry.wait_seconds = 0;
-        self.carry.next = work.0;
-        if let Some(stack) = work.1 {
+    /// The carried state routed to the run's next action
+    /// (`cdkd_core::export::execute::next_action`): a ready change set, a stack's next
+    /// piece of work, a wait for what is in flight, or the cleanup.
+    pub fn route(mut self, plan: &Plan, rec: &ExportRun) -> Result<Carry, StepError> {
+        let (next, stack) = next_action(plan, rec, &self.carry.in_flight, MAX_IN_FLIGHT)
+            .map_err(StepError::bad_input)?;
+        self.carry.next = next;
+        self.carry.wait_seconds = match next {
+            Next::Wait => wait_seconds(&self.carry.in_flight, self.carry.fast),
+            _ => 0,
+        };
+        if let Some(stack) = stack {
             self.carry.stack = stack;
         }
-        self.carry
+        Ok(self.carry)
     }
 
     /// Records that `phase` of the current stack finished (the stack in `status`) and
     /// routes to what comes next.
     pub async fn phase_done(
-        self,
+        mut self,
         phase: Phase,
         status: &str,
         line: String,
@@ -286,7 +297,8 @@ impl<'a> Ctx<'a> {
         cdkd_core::export::execute::phase_done(&mut rec, &self.carry.stack, phase, status);
         rec.log.push(line);
         self.save(&rec).await?;
-        let work = cdkd_core::export::execute::next_work(&plan, &rec);
-        Ok(self.then(work))
+        let stack = self.carry.stack.clone();
+        self.carry.in_flight.retain(|f| f.stack != stack);
+        self.route(&plan, &rec)
     }
 }

@@ -9,10 +9,17 @@ use crate::error::StepError;
 
 pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     let ctx = Ctx::open(carry, deps).await?;
-    let Some(Pending::ChangeSet { phase, arn }) = ctx.carry.pending.clone() else {
-        return Err(StepError::bad_input(
-            "export-execute: no change set is pending",
-        ));
+    let pending = ctx
+        .carry
+        .in_flight
+        .iter()
+        .find(|f| f.stack == ctx.carry.stack && f.ready)
+        .map(|f| f.pending.clone());
+    let Some(Pending::ChangeSet { phase, arn }) = pending else {
+        return Err(StepError::bad_input(format!(
+            "export-execute: no change set of {} is ready",
+            ctx.carry.stack
+        )));
     };
     let plan = ctx.stack_plan().await?;
     let cfn_name = plan.cfn_stack_name.as_str();
@@ -63,5 +70,5 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
             ))
         }
     }
-    Ok(ctx.waiting(Pending::Stack { phase }))
+    ctx.waiting(Pending::Stack { phase }).await
 }

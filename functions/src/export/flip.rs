@@ -46,5 +46,5 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     let mut rec = ctx.progress().await?;
     rec.log.push(format!("flip: tag-only update of {cfn_name}"));
     ctx.save(&rec).await?;
-    Ok(ctx.waiting(Pending::Stack { phase: Phase::Flip }))
+    ctx.waiting(Pending::Stack { phase: Phase::Flip }).await
 }

@@ -65,8 +65,9 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
         }
     };
     tracing::info!(stack = %shown(&plan.stack), change_set = %arn, "phase 1: IMPORT change set submitted");
-    Ok(ctx.waiting(Pending::ChangeSet {
+    ctx.waiting(Pending::ChangeSet {
         phase: Phase::Import,
         arn,
-    }))
+    })
+    .await
 }

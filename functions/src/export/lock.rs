@@ -6,7 +6,8 @@
 
 use cdkd_aws::HeldLock;
 use cdkd_core::export::execute::{
-    execution_refusal, next_work, record_unchanged, ExportRun, StackProgress, StackStage,
+    execution_refusal, next_action, record_unchanged, ExportRun, StackProgress, StackStage,
+    MAX_IN_FLIGHT,
 };
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::StackPlan;
@@ -110,7 +111,13 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
             .collect(),
         ..Default::default()
     };
-    let (next, first) = next_work(&plan, &rec);
+    let (next, first) = match next_action(&plan, &rec, &[], MAX_IN_FLIGHT) {
+        Ok(work) => work,
+        Err(why) => {
+            crate::held::release_all(&locks, &held).await;
+            return Err(StepError::bad_input(why));
+        }
+    };
     let key = runs::progress_key(&input.state_prefix, &run_id);
     if let Err(e) = runs::write(&store, &key, &rec).await {
         crate::held::release_all(&locks, &held).await;
@@ -129,8 +136,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         plan_key: planned.plan_key,
         locks: held,
         next,
-        pending: None,
-        since_ms: started_ms,
+        in_flight: Vec::new(),
         wait_seconds: 0,
         fast: input.options.fast,
         parameters: input.options.parameters.clone(),

@@ -80,10 +80,11 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
             arn
         }
     };
-    Ok(ctx.waiting(Pending::ChangeSet {
+    ctx.waiting(Pending::ChangeSet {
         phase: Phase::Update,
         arn,
-    }))
+    })
+    .await
 }
 
 /// Deletes every recreate row not deleted yet, recording each in the run's record as it

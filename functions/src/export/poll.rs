@@ -1,28 +1,94 @@
-//! `export-poll`: one look at what is pending (docs/export.md §10.3). A change set being
-//! created, or a stack importing or updating; the answer is the next state: wait again,
-//! execute, go on to the next phase. A failure names the failed resources from the
-//! stack's events and stops the run; a wait past its ceiling stops it too.
+//! `export-poll`: one look at everything in flight (docs/export.md §10.3, §10.6): each
+//! stack's change set being created, or its stack importing or updating. A created
+//! change set is marked ready (the route executes it), a finished operation records its
+//! phase, the rest wait again unless past their ceiling. Every finished phase is saved
+//! before a failure stops the run, so the report sees it; a failure names the failed
+//! resources from the stack's events.
 
 use cdkd_core::export::execute::{
-    after_change_set, change_set_state, failure_lines, stack_state, timed_out, Next, Pending,
-    StackState,
+    after_change_set, change_set_state, failure_lines, phase_done, stack_state, timed_out,
+    InFlight, Next, Pending, StackState,
 };
 use cdkd_core::export::plain::shown;
+use cdkd_core::export::plan::Plan;
 
 use super::carry::{Carry, Ctx};
 use crate::deps::Deps;
 use crate::error::{names, StepError};
 
-pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
-    let ctx = Ctx::open(carry, deps).await?;
-    let Some(pending) = ctx.carry.pending.clone() else {
-        return Err(StepError::bad_input("export-poll: nothing is pending"));
-    };
-    let plan = ctx.stack_plan().await?;
-    let cfn_name = plan.cfn_stack_name.as_str();
-    let phase = pending.phase();
+/// What one look at an operation in flight found.
+enum Seen {
+    /// Still running: look again.
+    Running,
+    /// The change set was created: execute it.
+    Ready,
+    /// The phase finished with the stack in `status` (its id when known).
+    Done {
+        status: String,
+        stack_id: Option<String>,
+        line: String,
+    },
+}
 
-    match &pending {
+pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
+    let mut ctx = Ctx::open(carry, deps).await?;
+    if ctx.carry.in_flight.is_empty() {
+        return Err(StepError::bad_input("export-poll: nothing is in flight"));
+    }
+    let plan = ctx.plan().await?;
+    let mut rec = ctx.progress().await?;
+    let mut still = Vec::new();
+    let mut failure = None;
+    for f in std::mem::take(&mut ctx.carry.in_flight) {
+        let seen = match look(&ctx, &plan, &f).await {
+            Ok(seen) => seen,
+            Err(e) => {
+                failure.get_or_insert(e);
+                continue;
+            }
+        };
+        match seen {
+            Seen::Running => {
+                if let Some(why) = timed_out(&f.pending, f.since_ms, ctx.now()) {
+                    failure.get_or_insert(StepError::new(
+                        names::CHANGE_SET_FAILED,
+                        format!("export of {}: {why}", shown(&f.stack)),
+                    ));
+                }
+                still.push(f);
+            }
+            Seen::Ready => still.push(InFlight { ready: true, ..f }),
+            Seen::Done {
+                status,
+                stack_id,
+                line,
+            } => {
+                if let (Some(s), Some(id)) = (rec.stack_mut(&f.stack), stack_id) {
+                    s.stack_id = Some(id);
+                }
+                phase_done(&mut rec, &f.stack, f.pending.phase(), &status);
+                rec.log.push(line);
+            }
+        }
+    }
+    ctx.carry.in_flight = still;
+    ctx.save(&rec).await?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    ctx.route(&plan, &rec)
+}
+
+/// One look at one operation in flight.
+async fn look(ctx: &Ctx<'_>, plan: &Plan, f: &InFlight) -> Result<Seen, StepError> {
+    let sp = plan
+        .stacks
+        .iter()
+        .find(|s| s.stack == f.stack)
+        .ok_or_else(|| StepError::bad_input(format!("the run's plan has no stack {}", f.stack)))?;
+    let cfn_name = sp.cfn_stack_name.as_str();
+    let phase = f.pending.phase();
+    match &f.pending {
         Pending::ChangeSet { arn, .. } => {
             let status = ctx
                 .cfn
@@ -40,16 +106,19 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                 status.reason.as_deref(),
             );
             match after_change_set(phase, &state) {
-                Ok(Some(next)) => keep_waiting(ctx, &pending, next, &plan.stack),
+                Ok(Some(Next::Execute)) => Ok(Seen::Ready),
+                Ok(Some(_)) => Ok(Seen::Running),
                 Ok(None) => {
                     // An UPDATE with nothing to change: the phase is done as it stands.
-                    let line = format!(
-                        "poll: {cfn_name} had nothing to change in {}",
-                        phase.label()
-                    );
                     let described = ctx.cfn.describe_stack(cfn_name).await?;
-                    let status = described.map(|d| d.status).unwrap_or_default();
-                    ctx.phase_done(phase, &status, line).await
+                    Ok(Seen::Done {
+                        status: described.map(|d| d.status).unwrap_or_default(),
+                        stack_id: None,
+                        line: format!(
+                            "poll: {cfn_name} had nothing to change in {}",
+                            phase.label()
+                        ),
+                    })
                 }
                 Err(why) => {
                     ctx.cfn.delete_change_set(cfn_name, arn).await;
@@ -57,7 +126,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                         names::CHANGE_SET_FAILED,
                         format!(
                             "export of {} to CloudFormation stack {}: {why}",
-                            shown(&plan.stack),
+                            shown(&sp.stack),
                             shown(cfn_name)
                         ),
                     ))
@@ -72,16 +141,12 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                 )
             })?;
             match stack_state(&stack.status, stack.reason.as_deref()) {
-                StackState::Pending => keep_waiting(ctx, &pending, Next::Wait, &plan.stack),
-                StackState::Complete => {
-                    let mut rec = ctx.progress().await?;
-                    if let Some(s) = rec.stack_mut(&plan.stack) {
-                        s.stack_id = Some(stack.stack_id.clone());
-                    }
-                    ctx.save(&rec).await?;
-                    let line = format!("poll: {cfn_name} reached {}", stack.status);
-                    ctx.phase_done(phase, &stack.status, line).await
-                }
+                StackState::Pending => Ok(Seen::Running),
+                StackState::Complete => Ok(Seen::Done {
+                    line: format!("poll: {cfn_name} reached {}", stack.status),
+                    status: stack.status,
+                    stack_id: Some(stack.stack_id),
+                }),
                 StackState::Failed(status) => {
                     // The waiter's state alone does not say why: the events do.
                     let lines = match ctx.cfn.stack_events(cfn_name).await {
@@ -100,7 +165,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                         names::CHANGE_SET_FAILED,
                         format!(
                             "export of {}: {} of CloudFormation stack {} failed: {why}",
-                            shown(&plan.stack),
+                            shown(&sp.stack),
                             phase.label(),
                             shown(cfn_name)
                         ),
@@ -109,25 +174,4 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
             }
         }
     }
-}
-
-/// Waits again (or executes) unless the wait has run past its ceiling.
-fn keep_waiting(
-    ctx: Ctx<'_>,
-    pending: &Pending,
-    next: Next,
-    stack: &str,
-) -> Result<Carry, StepError> {
-    if next == Next::Wait {
-        if let Some(why) = timed_out(pending, ctx.carry.since_ms, ctx.now()) {
-            return Err(StepError::new(
-                names::CHANGE_SET_FAILED,
-                format!("export of {}: {why}", shown(stack)),
-            ));
-        }
-    }
-    let mut carry = ctx.carry;
-    carry.wait_seconds = pending.interval_s(carry.fast);
-    carry.next = next;
-    Ok(carry)
 }

@@ -100,7 +100,17 @@ impl Run {
     }
 
     /// Runs Route's loop (poll, execute, phase 2) until `stop` or cleanup is next.
-    async fn drive(&self, mut carry: Carry, stop: Next) -> Result<Carry, StepError> {
+    async fn drive(&self, carry: Carry, stop: Next) -> Result<Carry, StepError> {
+        self.drive_watching(carry, stop, &mut |_| {}).await
+    }
+
+    /// As `drive`, showing `seen` the carried state after every step.
+    async fn drive_watching(
+        &self,
+        mut carry: Carry,
+        stop: Next,
+        seen: &mut dyn FnMut(&Carry),
+    ) -> Result<Carry, StepError> {
         for _ in 0..200 {
             if carry.next == stop {
                 return Ok(carry);
@@ -118,6 +128,7 @@ impl Run {
                 .step(step, serde_json::to_value(&carry).unwrap())
                 .await?;
             carry = serde_json::from_value(out).unwrap();
+            seen(&carry);
         }
         panic!("the run did not settle");
     }
@@ -196,7 +207,17 @@ async fn export_steps_a_retried_import_finds_its_change_set_instead_of_creating_
             .unwrap(),
     )
     .unwrap();
-    assert_eq!(first.pending, again.pending, "the same change set, by ARN");
+    let pending = |c: &Carry| {
+        c.in_flight
+            .iter()
+            .map(|f| f.pending.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        pending(&first),
+        pending(&again),
+        "the same change set, by ARN"
+    );
     let sets = cfn()
         .await
         .list_change_sets()
@@ -282,6 +303,8 @@ struct Tree {
     r: Run,
     root: String,
     child: String,
+    /// Every child, `child` first.
+    children: Vec<String>,
     topic: String,
     queue_url: String,
     carry: Carry,
@@ -291,10 +314,15 @@ struct Tree {
 /// CloudFormation can import), planned and locked. With `root_queue_gone` the root's
 /// record names a queue that does not exist, so the root's phase 1A fails.
 async fn locked_tree(root_queue_gone: bool) -> Tree {
+    locked_tree_of(root_queue_gone, 1).await
+}
+
+/// As `locked_tree`, with `children` nested children (`Child`, `Child2`, ...), each with
+/// a topic of its own.
+async fn locked_tree_of(root_queue_gone: bool, children: usize) -> Tree {
     let s3 = h::s3().await;
     let bucket = h::fresh_bucket(&s3).await;
     let root = uniq("ExportTree");
-    let child = format!("{root}~Child");
     let sdk = h::sdk().await;
     let q = aws_sdk_sqs::Client::new(&sdk)
         .create_queue()
@@ -306,33 +334,45 @@ async fn locked_tree(root_queue_gone: bool) -> Tree {
     if root_queue_gone {
         queue_url.push_str("-gone");
     }
-    let topic = aws_sdk_sns::Client::new(&sdk)
-        .create_topic()
-        .name(format!("{root}-events"))
-        .send()
-        .await
-        .unwrap()
-        .topic_arn()
-        .unwrap()
-        .to_string();
     let run_id = uniq("run-");
-    let root_rec = json!({"version": 10, "stackName": root, "region": REGION, "resources": {
-        "Queue": {"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {}, "attributes": {}},
-        "Child": {"resourceType": "AWS::CloudFormation::Stack", "physicalId": format!("arn:aws:cloudformation:us-east-1:123456789012:stack/{root}-Child/1"), "properties": {}, "attributes": {}}
-    }});
-    let child_rec = json!({"version": 10, "stackName": child, "region": REGION, "parentStack": root, "parentLogicalId": "Child",
-        "resources": {"Topic": {"resourceType": "AWS::SNS::Topic", "physicalId": topic, "properties": {}, "attributes": {}}}});
-    let root_tpl = json!({"Resources": {
-        "Queue": {"Type": "AWS::SQS::Queue"},
-        "Child": {"Type": "AWS::CloudFormation::Stack", "Properties": {"TemplateURL": "https://example.invalid/child.json"}}
-    }, "Outputs": {"QueueUrl": {"Value": {"Ref": "Queue"}}}});
-    let child_tpl = json!({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
-        "Outputs": {"TopicArn": {"Value": {"Ref": "Topic"}}}});
+    let mut root_resources = serde_json::Map::new();
+    root_resources.insert("Queue".into(), json!({"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {}, "attributes": {}}));
+    let mut root_tpl_resources = serde_json::Map::new();
+    root_tpl_resources.insert("Queue".into(), json!({"Type": "AWS::SQS::Queue"}));
+    let mut stacks = Vec::new();
+    let mut topics = Vec::new();
+    for i in 1..=children {
+        let logical = if i == 1 {
+            "Child".to_string()
+        } else {
+            format!("Child{i}")
+        };
+        let name = format!("{root}~{logical}");
+        let topic = aws_sdk_sns::Client::new(&sdk)
+            .create_topic()
+            .name(format!("{root}-events{i}"))
+            .send()
+            .await
+            .unwrap()
+            .topic_arn()
+            .unwrap()
+            .to_string();
+        root_resources.insert(logical.clone(), json!({"resourceType": "AWS::CloudFormation::Stack", "physicalId": format!("arn:aws:cloudformation:us-east-1:123456789012:stack/{root}-{logical}/1"), "properties": {}, "attributes": {}}));
+        root_tpl_resources.insert(logical.clone(), json!({"Type": "AWS::CloudFormation::Stack", "Properties": {"TemplateURL": format!("https://example.invalid/{logical}.json")}}));
+        let rec = json!({"version": 10, "stackName": name, "region": REGION, "parentStack": root, "parentLogicalId": logical,
+            "resources": {"Topic": {"resourceType": "AWS::SNS::Topic", "physicalId": topic, "properties": {}, "attributes": {}}}});
+        let tpl = json!({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+            "Outputs": {"TopicArn": {"Value": {"Ref": "Topic"}}}});
+        stacks.push((name, rec, tpl));
+        topics.push(topic);
+    }
+    let root_rec =
+        json!({"version": 10, "stackName": root, "region": REGION, "resources": root_resources});
+    let root_tpl = json!({"Resources": root_tpl_resources, "Outputs": {"QueueUrl": {"Value": {"Ref": "Queue"}}}});
+    stacks.insert(0, (root.clone(), root_rec, root_tpl));
+    let topic = topics[0].clone();
     let mut templates = serde_json::Map::new();
-    for (name, rec, tpl) in [
-        (&root, &root_rec, &root_tpl),
-        (&child, &child_rec, &child_tpl),
-    ] {
+    for (name, rec, tpl) in &stacks {
         h::put_raw(
             &s3,
             &bucket,
@@ -344,6 +384,7 @@ async fn locked_tree(root_queue_gone: bool) -> Tree {
         h::put_raw(&s3, &bucket, &key, tpl.to_string()).await;
         templates.insert(name.clone(), Value::String(key));
     }
+    let children: Vec<String> = stacks[1..].iter().map(|(n, _, _)| n.clone()).collect();
     let input = json!({"stack": root, "stateBucket": bucket, "statePrefix": PREFIX,
         "templates": templates, "options": {"fast": true}, "dryRun": false});
     let r = Run {
@@ -370,7 +411,8 @@ async fn locked_tree(root_queue_gone: bool) -> Tree {
     Tree {
         r,
         root,
-        child,
+        child: children[0].clone(),
+        children,
         topic,
         queue_url,
         carry,
@@ -388,6 +430,7 @@ async fn export_steps_a_two_level_tree_imports_the_child_then_the_root_adopts_it
         topic,
         queue_url,
         carry,
+        ..
     } = locked_tree(false).await;
     let (s3, bucket, run_id) = (r.s3.clone(), r.bucket.clone(), r.run_id.clone());
     assert_eq!(carry.stack, child, "the leaf comes first");
@@ -466,6 +509,74 @@ async fn export_steps_a_two_level_tree_imports_the_child_then_the_root_adopts_it
         );
     }
     assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
+}
+
+/// Two children of one root: the second child's phase 1A is submitted while the first
+/// one's is in flight (siblings side by side), the root starts once both are done and
+/// adopts both.
+#[tokio::test]
+async fn export_steps_siblings_are_imported_side_by_side_and_the_root_adopts_both() {
+    let Tree {
+        r,
+        root,
+        children,
+        carry,
+        ..
+    } = locked_tree_of(false, 2).await;
+    let mut peak: Vec<String> = Vec::new();
+    let mut root_started_with_children_in_flight = false;
+    let carry = r
+        .drive_watching(carry, Next::Cleanup, &mut |c| {
+            if c.in_flight.len() > peak.len() {
+                peak = c.in_flight.iter().map(|f| f.stack.clone()).collect();
+            }
+            if c.in_flight.iter().any(|f| f.stack == root)
+                && c.in_flight.iter().any(|f| f.stack != root)
+            {
+                root_started_with_children_in_flight = true;
+            }
+        })
+        .await
+        .expect("the tree migrates");
+    peak.sort();
+    let mut both = children.clone();
+    both.sort();
+    assert_eq!(peak, both, "both children were in flight at once");
+    assert!(!root_started_with_children_in_flight);
+    let done = r
+        .step("export-cleanup", serde_json::to_value(&carry).unwrap())
+        .await
+        .expect("cleanup");
+    assert_eq!(done["report"]["outcome"], "migrated", "{done}");
+    let cfn = cfn().await;
+    let root_id = cfn
+        .describe_stacks()
+        .stack_name(&root)
+        .send()
+        .await
+        .unwrap()
+        .stacks()[0]
+        .stack_id()
+        .unwrap()
+        .to_string();
+    for (i, _) in children.iter().enumerate() {
+        let logical = if i == 0 {
+            "Child".to_string()
+        } else {
+            format!("Child{}", i + 1)
+        };
+        let described = cfn
+            .describe_stacks()
+            .stack_name(format!("{root}-{logical}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            described.stacks()[0].parent_id(),
+            Some(root_id.as_str()),
+            "{logical} is nested in the root"
+        );
+    }
 }
 
 /// Failure injected at the root's phase 1A of a nested run: the child is imported (and
