@@ -16,8 +16,7 @@ use std::time::Duration;
 
 use cdkd_aws::StateStore;
 use cdkd_core::view::progress::{
-    log_lines, settled_log_lines, stack_label, stack_status, ProgressRow, RunProgress,
-    StackProgress,
+    bar_rows, log_lines, settled_log_lines, BarRow, ProgressRow, RunProgress, StackProgress,
 };
 use cdkd_functions::destroy::finish::RunReport;
 use cdkd_functions::destroy::{DestroyRun, StackRun};
@@ -262,27 +261,14 @@ pub fn status_line(line: &str) {
 
 /// Live bars (indicatif) or plain lines.
 enum Ui {
-    Bars {
-        multi: MultiProgress,
-        /// By stack name and region.
-        bars: BTreeMap<(String, String), ProgressBar>,
-        width: usize,
-    },
-    Plain {
-        width: usize,
-    },
+    Bars(Drawer),
+    Plain { width: usize },
 }
 
 impl Ui {
     fn new(opts: &WatchOptions) -> Self {
         if opts.bars {
-            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-            *DRAWING.lock().unwrap_or_else(|p| p.into_inner()) = Some(multi.clone());
-            Ui::Bars {
-                multi,
-                bars: BTreeMap::new(),
-                width: opts.bar_width,
-            }
+            Ui::Bars(Drawer::new(opts.bar_width))
         } else {
             Ui::Plain {
                 width: opts.bar_width,
@@ -297,38 +283,64 @@ impl Ui {
                     eprintln!("{line}");
                 }
             }
-            Ui::Bars { multi, bars, width } => {
-                for line in settled_log_lines(prev, next) {
-                    let _ = multi.println(line);
-                }
-                for s in &next.stacks {
-                    let key = (s.stack.clone(), s.region.clone());
-                    let bar = bars.entry(key).or_insert_with(|| {
-                        let template =
-                            format!("{{prefix}} [{{bar:{width}}}] {{pos}}/{{len}} {{msg}}");
-                        let style = ProgressStyle::with_template(&template)
-                            .unwrap_or_else(|_| ProgressStyle::default_bar())
-                            .progress_chars("#>-");
-                        let pb = multi.add(ProgressBar::new(u64::from(s.total())));
-                        pb.set_style(style);
-                        pb.set_prefix(stack_label(s));
-                        pb
-                    });
-                    bar.set_length(u64::from(s.total()));
-                    bar.set_position(u64::from(s.settled()));
-                    bar.set_message(stack_status(s, next.stop_requested));
-                }
-            }
+            Ui::Bars(d) => d.show(&settled_log_lines(prev, next), &bar_rows(next)),
         }
     }
 
     fn finish(&mut self) {
-        if let Ui::Bars { bars, .. } = self {
-            for b in bars.values() {
-                b.finish();
-            }
-            DRAWING.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Ui::Bars(d) = self {
+            d.finish();
         }
+    }
+}
+
+/// Bars drawn live on stderr (one per row label), lines printed above them. Destroy's
+/// and export's watchers draw through it.
+pub struct Drawer {
+    multi: MultiProgress,
+    bars: BTreeMap<String, ProgressBar>,
+    width: usize,
+}
+
+impl Drawer {
+    pub fn new(width: usize) -> Self {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        *DRAWING.lock().unwrap_or_else(|p| p.into_inner()) = Some(multi.clone());
+        Drawer {
+            multi,
+            bars: BTreeMap::new(),
+            width,
+        }
+    }
+
+    pub fn show(&mut self, lines: &[String], rows: &[BarRow]) {
+        for line in lines {
+            let _ = self.multi.println(line);
+        }
+        for r in rows {
+            let width = self.width;
+            let multi = &self.multi;
+            let bar = self.bars.entry(r.label.clone()).or_insert_with(|| {
+                let template = format!("{{prefix}} [{{bar:{width}}}] {{pos}}/{{len}} {{msg}}");
+                let style = ProgressStyle::with_template(&template)
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("#>-");
+                let pb = multi.add(ProgressBar::new(u64::from(r.total)));
+                pb.set_style(style);
+                pb.set_prefix(r.label.clone());
+                pb
+            });
+            bar.set_length(u64::from(r.total));
+            bar.set_position(u64::from(r.settled));
+            bar.set_message(r.status.clone());
+        }
+    }
+
+    pub fn finish(&mut self) {
+        for b in self.bars.values() {
+            b.finish();
+        }
+        DRAWING.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 }
 

@@ -6,6 +6,8 @@ use crate::export::execute::{ExportRun, StackStage};
 use crate::export::plain::shown;
 use crate::export::report::ExportReport;
 use crate::text::flatten_str;
+use crate::view::progress::BarRow;
+use crate::view::words::stack_region;
 
 fn stage_words(stage: StackStage) -> &'static str {
     match stage {
@@ -58,5 +60,55 @@ pub fn progress_lines(run: &ExportRun, shown_count: usize) -> Vec<String> {
         .iter()
         .skip(shown_count)
         .map(|l| format!("export {stack}: {}", flatten_str(l)))
+        .collect()
+}
+
+/// The phases of one stack, in order, with whether each is done: 1A, 1B for a parent,
+/// phase 2, the flip for a child (done as well when phase 2 left the child updated), and
+/// the record deleted.
+fn phases(s: &crate::export::execute::StackProgress, is_parent: bool) -> Vec<bool> {
+    let mut out = vec![s.stage >= StackStage::Imported];
+    if is_parent {
+        out.push(s.adopted);
+    }
+    out.push(s.stage >= StackStage::Migrated);
+    if s.parent.is_some() {
+        out.push(s.flipped);
+    }
+    out.push(s.stage == StackStage::Cleaned);
+    out
+}
+
+fn stage_status(stage: StackStage, stopped: bool) -> &'static str {
+    match (stage, stopped) {
+        (StackStage::Cleaned, _) => "migrated, record deleted",
+        (StackStage::Migrated, _) => "migrated",
+        (_, true) => "stopped",
+        (StackStage::Planned | StackStage::Locked, false) => "waiting",
+        (StackStage::Importing, false) => "importing (phase 1)",
+        (StackStage::Imported, false) => "imported",
+        (StackStage::PreDeleted | StackStage::Updating, false) => "updating (phase 2)",
+    }
+}
+
+/// An export run's bars (docs/export.md §10.3): one per stack, leaf first, its phases
+/// done out of its phases, and where it stands.
+pub fn export_bar_rows(run: &ExportRun) -> Vec<BarRow> {
+    let stopped = run.failure.is_some();
+    run.stacks
+        .iter()
+        .map(|s| {
+            let is_parent = run
+                .stacks
+                .iter()
+                .any(|c| c.parent.as_deref() == Some(s.stack.as_str()));
+            let p = phases(s, is_parent);
+            BarRow {
+                label: stack_region(&s.stack, &s.region),
+                settled: p.iter().filter(|d| **d).count() as u32,
+                total: p.len() as u32,
+                status: stage_status(s.stage, stopped).to_string(),
+            }
+        })
         .collect()
 }

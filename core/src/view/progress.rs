@@ -171,22 +171,65 @@ pub fn render_bar_line(s: &StackProgress, stop_requested: bool, bar_width: usize
     )
 }
 
-/// Every stack's bar line, labels padded to one width, one line each.
-pub fn render_bars(p: &RunProgress, bar_width: usize) -> String {
-    let labels: Vec<String> = p.stacks.iter().map(stack_label).collect();
-    let w = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+/// One bar of a live view: a stack of a destroy (records settled) or of an export
+/// (phases done). The CLI draws these live; [`render_bar_rows`] prints them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BarRow {
+    pub label: String,
+    pub settled: u32,
+    pub total: u32,
+    /// What follows the counts.
+    pub status: String,
+}
+
+/// A destroy run's bars: one per stack.
+pub fn bar_rows(p: &RunProgress) -> Vec<BarRow> {
+    p.stacks
+        .iter()
+        .map(|s| BarRow {
+            label: stack_label(s),
+            settled: s.settled(),
+            total: s.total(),
+            status: stack_status(s, p.stop_requested),
+        })
+        .collect()
+}
+
+/// Bar lines, labels padded to one width, one line each.
+pub fn render_bar_rows(rows: &[BarRow], bar_width: usize) -> String {
+    let w = rows
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(0);
     let mut out = String::new();
-    for (s, label) in p.stacks.iter().zip(&labels) {
+    for r in rows {
         out.push_str(&format!(
-            "{label}{} {} {}/{} {}\n",
-            " ".repeat(w - label.chars().count()),
-            bar(s.settled(), s.total(), bar_width),
-            s.settled(),
-            s.total(),
-            stack_status(s, p.stop_requested)
+            "{}{} {} {}/{} {}\n",
+            r.label,
+            " ".repeat(w - r.label.chars().count()),
+            bar(r.settled, r.total, bar_width),
+            r.settled,
+            r.total,
+            r.status
         ));
     }
     out
+}
+
+/// The bar lines of the rows that changed since `prev` (every row the first time): what
+/// a watcher without a terminal prints after its other lines.
+pub fn changed_bar_lines(prev: &[BarRow], rows: &[BarRow], bar_width: usize) -> Vec<String> {
+    let changed: Vec<BarRow> = rows.iter().filter(|r| !prev.contains(r)).cloned().collect();
+    render_bar_rows(&changed, bar_width)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every stack's bar line, labels padded to one width, one line each.
+pub fn render_bars(p: &RunProgress, bar_width: usize) -> String {
+    render_bar_rows(&bar_rows(p), bar_width)
 }
 
 /// A record that settled between two snapshots.

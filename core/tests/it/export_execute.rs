@@ -861,3 +861,29 @@ fn a_record_changed_since_the_plan_is_told_apart_by_physical_id() {
     assert!(record_unchanged(&plan(), &rec("https://sqs/q")));
     assert!(!record_unchanged(&plan(), &rec("https://sqs/other")));
 }
+
+#[test]
+fn export_progress_draws_a_bar_per_stack_of_its_phases_with_the_destroy_renderer() {
+    use cdkd_core::view::export_report::export_bar_rows;
+    use cdkd_core::view::progress::{changed_bar_lines, render_bar_rows};
+    let (_, mut run) = sibling_tree();
+    run.stacks[2].parent = None;
+    for s in run.stacks.iter_mut().take(2) {
+        s.parent = Some("App".into());
+    }
+    let before = export_bar_rows(&run);
+    // Db is migrated (its phase 2 left it updated: no flip needed); Cache is importing.
+    phase_done(&mut run, "App~Db", Phase::Import, "IMPORT_COMPLETE");
+    phase_done(&mut run, "App~Db", Phase::Update, "UPDATE_COMPLETE");
+    run.stacks[1].stage = StackStage::Importing;
+    let mid = export_bar_rows(&run);
+    let changed = changed_bar_lines(&before, &mid, 20);
+    assert_eq!(changed.len(), 2, "only the two children changed: {changed:?}");
+    run.failure = Some("Cache failed".into());
+    insta::assert_snapshot!(format!(
+        "{}---\n{}---\n{}",
+        render_bar_rows(&before, 20),
+        render_bar_rows(&mid, 20),
+        render_bar_rows(&export_bar_rows(&run), 20)
+    ));
+}
