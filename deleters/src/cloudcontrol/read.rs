@@ -3,6 +3,10 @@
 //! (core's `cloud_control_identifier`); a record it cannot be derived for is
 //! unsupported, never read by guess. Cloud Control answers in CloudFormation's property
 //! names, so the reading lines up with the record as it is.
+//!
+//! The same resource model answers orphan's live attribute reads (§7.3): it holds the
+//! type's read-only properties too, which are its GetAtt attributes (`Arn`, nested ones
+//! such as `Endpoint.Address` as nested objects).
 
 use async_trait::async_trait;
 use cdkd_core::destroy::identifiers::cloud_control_identifier;
@@ -48,6 +52,18 @@ pub fn read_identifier(req: &ReadRequest) -> Result<String, ReadError> {
 #[async_trait]
 impl Reader for CloudControlReader {
     async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        self.model(req).await
+    }
+
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        self.model(req).await
+    }
+}
+
+impl CloudControlReader {
+    /// `GetResource`'s resource model (properties and read-only attributes); `None` when
+    /// the resource does not exist.
+    async fn model(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
         let identifier = read_identifier(req)?;
         let out = match self
             .cc

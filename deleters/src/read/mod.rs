@@ -1,16 +1,18 @@
-//! Current-state readers for `state refresh-observed` (docs/repairs.md §6.2).
+//! Current-state readers for `state refresh-observed` (docs/repairs.md §6.2) and for the
+//! live attribute reads of `state orphan --resource` (§7.3).
 //!
 //! - [`Reader`]: reads one resource's current properties, named and shaped as
 //!   CloudFormation's, so they line up with the record's `properties` for redaction by
-//!   position. `Ok(None)` means the resource is gone.
+//!   position; and, where the reader declares them, its current GetAtt attributes.
+//!   `Ok(None)` means the resource is gone.
 //! - [`SdkReader`]: what a reader beside an SDK deleter declares (the types it reads),
 //!   as [`crate::SdkDeleter`] declares the types it deletes. Each SDK deleter module in
 //!   [`crate::sdk`] that reads its type implements both on the same client.
 //! - [`crate::cloudcontrol::read::CloudControlReader`]: `GetResource` for every other
 //!   type Cloud Control reads.
-//! - [`Readers`]: the registry; it asks core which reader a record goes to
-//!   (`cdkd_core::repair::reading::read_route`) and turns the answer into core's
-//!   `ReadResult`.
+//! - [`Readers`]: the registry; it asks core which reader a record (or an attribute of
+//!   it) goes to (`cdkd_core::repair::reading::{read_route, attribute_route}`) and turns
+//!   the answer into core's `ReadResult`.
 //! - [`refresh`]: one stack's refresh under its lock, saved with `If-Match`.
 
 pub mod props;
@@ -89,13 +91,28 @@ pub trait Reader: Send + Sync {
     /// The resource's current properties as CloudFormation names them; `Ok(None)` when
     /// AWS says the resource does not exist.
     async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError>;
+
+    /// The resource's current GetAtt attributes (docs/repairs.md §7.3), an object keyed
+    /// by attribute name (a dotted name may also be reached through nested objects);
+    /// `Ok(None)` when AWS says the resource does not exist. An SDK reader answers the
+    /// attributes it declares ([`SdkReader::ATTRIBUTES`]); Cloud Control answers its
+    /// whole resource model. Default: this reader reads no attributes.
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        Err(ReadError::Unsupported(format!(
+            "no live attribute reader for {}",
+            req.resource_type
+        )))
+    }
 }
 
-/// An SDK reader's declaration, next to its code: the CloudFormation types it reads.
-/// [`Readers::with_sdk`] collects it.
+/// An SDK reader's declaration, next to its code: the CloudFormation types it reads and
+/// the GetAtt attributes it reads live. [`Readers::with_sdk`] collects it.
 pub trait SdkReader: Reader + 'static {
     /// The types this reader serves.
     const READS: &'static [&'static str];
+    /// The `(type, attribute)` pairs [`Reader::attributes`] answers; any other attribute
+    /// of the type goes to Cloud Control (core's `attribute_route`).
+    const ATTRIBUTES: &'static [(&'static str, &'static str)] = &[];
 }
 
 type SdkResult<O, E> = Result<

@@ -1,13 +1,18 @@
-//! The readers of one region, and the reads of a whole record (docs/repairs.md §6.2):
-//! which reader a record goes to is core's decision
-//! (`cdkd_core::repair::reading::read_route`) over what the readers declare.
+//! The readers of one region, the reads of a whole record (docs/repairs.md §6.2) and
+//! the live attribute reads of an orphan (§7.3): which reader a record or an attribute
+//! goes to is core's decision (`cdkd_core::repair::reading::{read_route,
+//! attribute_route}`) over what the readers declare.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
 use std::sync::Arc;
 
 use cdkd_core::json::ordered_entries;
-use cdkd_core::repair::reading::{inline_policies_owned_elsewhere, read_route, ReadRoute};
+use cdkd_core::repair::reading::{
+    attribute_route, inline_policies_owned_elsewhere, read_route, ReadRoute,
+};
 use cdkd_core::repair::refresh::{read_plan, Plan, ReadResult};
+use cdkd_core::repair::rewrite::{live_answer, LiveReads};
 use futures::stream::{self, StreamExt};
 use serde_json::{Map, Value};
 
@@ -20,7 +25,24 @@ pub const READ_CONCURRENCY: usize = 16;
 #[derive(Clone, Default)]
 pub struct Readers {
     sdk: BTreeMap<String, Arc<dyn Reader>>,
+    /// `(type, attribute)` pairs the SDK readers read live.
+    sdk_attributes: BTreeSet<(String, String)>,
     cloud_control: Option<Arc<dyn Reader>>,
+}
+
+/// Runs `job` on every item, at most `concurrency` at once (at least one); results in
+/// completion order. The one bound of a record's reads, properties and attributes alike.
+async fn bounded<I, T, F, Fut>(items: I, concurrency: usize, job: F) -> Vec<T>
+where
+    I: IntoIterator,
+    F: FnMut(I::Item) -> Fut,
+    Fut: Future<Output = T>,
+{
+    stream::iter(items)
+        .map(job)
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await
 }
 
 impl Readers {
@@ -34,6 +56,10 @@ impl Readers {
         let reader: Arc<dyn Reader> = Arc::new(reader);
         for t in R::READS {
             self.sdk.insert((*t).to_owned(), Arc::clone(&reader));
+        }
+        for (t, a) in R::ATTRIBUTES {
+            self.sdk_attributes
+                .insert(((*t).to_owned(), (*a).to_owned()));
         }
         self
     }
@@ -66,12 +92,37 @@ impl Readers {
         self.route(resource_type, None) != ReadRoute::Unsupported
     }
 
-    fn reader(&self, req: &ReadRequest) -> Option<&Arc<dyn Reader>> {
-        match self.route(&req.resource_type, req.provisioned_by.as_deref()) {
+    /// Core's route for a live read of attribute `attr` of a record of `resource_type`,
+    /// given these readers (docs/repairs.md §7.3).
+    pub fn attribute_route(
+        &self,
+        resource_type: &str,
+        attr: &str,
+        provisioned_by: Option<&str>,
+    ) -> ReadRoute {
+        let sdk = self.sdk.contains_key(resource_type)
+            && self
+                .sdk_attributes
+                .contains(&(resource_type.to_owned(), attr.to_owned()));
+        match attribute_route(resource_type, provisioned_by, sdk) {
+            ReadRoute::CloudControl if self.cloud_control.is_none() => ReadRoute::Unsupported,
+            r => r,
+        }
+    }
+
+    fn reader_on(&self, req: &ReadRequest, route: ReadRoute) -> Option<&Arc<dyn Reader>> {
+        match route {
             ReadRoute::Sdk => self.sdk.get(&req.resource_type),
             ReadRoute::CloudControl => self.cloud_control.as_ref(),
             ReadRoute::Unsupported => None,
         }
+    }
+
+    fn reader(&self, req: &ReadRequest) -> Option<&Arc<dyn Reader>> {
+        self.reader_on(
+            req,
+            self.route(&req.resource_type, req.provisioned_by.as_deref()),
+        )
     }
 
     /// Reads one record, as core's [`ReadResult`].
@@ -80,17 +131,75 @@ impl Readers {
             return ReadResult::NoReader;
         };
         if req.physical_id.is_empty() {
-            return ReadResult::Failed("the record has no physical id to read it by".into());
+            return no_physical_id();
         }
-        match reader.read(req).await {
-            Ok(Some(v)) => ReadResult::Read(v),
-            Ok(None) => ReadResult::Gone,
-            Err(ReadError::Unsupported(why)) => {
-                tracing::debug!("{} {}: {why}", req.resource_type, req.physical_id);
-                ReadResult::NoReader
-            }
-            Err(e) => ReadResult::Failed(e.to_string()),
+        result(req, reader.read(req).await)
+    }
+
+    /// Reads the live attributes of one record through `route`'s reader, as core's
+    /// [`ReadResult`] (the reading is the attributes object).
+    pub async fn read_attributes_via(&self, req: &ReadRequest, route: ReadRoute) -> ReadResult {
+        let Some(reader) = self.reader_on(req, route) else {
+            return ReadResult::NoReader;
+        };
+        if req.physical_id.is_empty() {
+            return no_physical_id();
         }
+        result(req, reader.attributes(req).await)
+    }
+
+    /// The live answers for `pairs` (`(logicalId, attribute)` of records of `record`, as
+    /// `cdkd_core::repair::rewrite::live_reads_needed` lists them): each record is read
+    /// once per reader its attributes route to, at most `concurrency` reads at once, and
+    /// core turns each reading into the answer of each attribute (docs/repairs.md §7.3).
+    pub async fn read_live_attributes(
+        &self,
+        record: &Map<String, Value>,
+        pairs: &[(String, String)],
+        concurrency: usize,
+    ) -> LiveReads {
+        let empty = Map::new();
+        let resources = match record.get("resources") {
+            Some(Value::Object(m)) => m,
+            _ => &empty,
+        };
+        let null = Value::Null;
+        let mut reqs: BTreeMap<&str, ReadRequest> = BTreeMap::new();
+        let mut routes: Vec<(&str, &str, ReadRoute)> = Vec::new();
+        for (id, attr) in pairs {
+            let req = reqs
+                .entry(id.as_str())
+                .or_insert_with(|| request(record, id, resources.get(id).unwrap_or(&null)));
+            let route =
+                self.attribute_route(&req.resource_type, attr, req.provisioned_by.as_deref());
+            routes.push((id.as_str(), attr.as_str(), route));
+        }
+        let jobs: BTreeSet<(&str, ReadRoute)> = routes.iter().map(|(id, _, r)| (*id, *r)).collect();
+        let reqs = &reqs;
+        let reads: BTreeMap<(&str, ReadRoute), ReadResult> =
+            bounded(jobs, concurrency, |(id, route)| async move {
+                (
+                    (id, route),
+                    self.read_attributes_via(&reqs[id], route).await,
+                )
+            })
+            .await
+            .into_iter()
+            .collect();
+        routes
+            .into_iter()
+            .map(|(id, attr, route)| {
+                let req = &reqs[id];
+                let answer = live_answer(
+                    &reads[&(id, route)],
+                    id,
+                    &req.resource_type,
+                    &req.physical_id,
+                    attr,
+                );
+                ((id.to_owned(), attr.to_owned()), answer)
+            })
+            .collect()
     }
 
     /// The requests for every entry of `record` that core plans to read, in record order.
@@ -116,11 +225,30 @@ impl Readers {
         concurrency: usize,
     ) -> BTreeMap<String, ReadResult> {
         let reqs = self.requests(record);
-        stream::iter(reqs.iter())
-            .map(|r| async move { (r.logical_id.clone(), self.read(r).await) })
-            .buffer_unordered(concurrency.max(1))
-            .collect()
-            .await
+        bounded(&reqs, concurrency, |r| async move {
+            (r.logical_id.clone(), self.read(r).await)
+        })
+        .await
+        .into_iter()
+        .collect()
+    }
+}
+
+/// A record without a physical id is never read.
+fn no_physical_id() -> ReadResult {
+    ReadResult::Failed("the record has no physical id to read it by".into())
+}
+
+/// A reader's answer for `req` as core's [`ReadResult`].
+fn result(req: &ReadRequest, r: Result<Option<Value>, ReadError>) -> ReadResult {
+    match r {
+        Ok(Some(v)) => ReadResult::Read(v),
+        Ok(None) => ReadResult::Gone,
+        Err(ReadError::Unsupported(why)) => {
+            tracing::debug!("{} {}: {why}", req.resource_type, req.physical_id);
+            ReadResult::NoReader
+        }
+        Err(e) => ReadResult::Failed(e.to_string()),
     }
 }
 

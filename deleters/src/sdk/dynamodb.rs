@@ -288,6 +288,10 @@ impl Deleter for DynamoTableDeleter {
 
 impl SdkReader for DynamoTableDeleter {
     const READS: &'static [&'static str] = &["AWS::DynamoDB::Table"];
+    const ATTRIBUTES: &'static [(&'static str, &'static str)] = &[
+        ("AWS::DynamoDB::Table", "Arn"),
+        ("AWS::DynamoDB::Table", "StreamArn"),
+    ];
 }
 
 fn key_schema(keys: &[aws_sdk_dynamodb::types::KeySchemaElement]) -> Value {
@@ -418,6 +422,25 @@ impl Reader for DynamoTableDeleter {
                 tag_list(tags.tags().iter().map(|t| (t.key(), t.value()))),
             );
         }
+        Ok(Some(p.build()))
+    }
+
+    /// DescribeTable: Arn, StreamArn (the latest stream's; absent without a stream).
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let sent = self
+            .ddb
+            .describe_table()
+            .table_name(&req.physical_id)
+            .send()
+            .await;
+        let Some(t) =
+            found("DescribeTable", &["ResourceNotFoundException"], sent)?.and_then(|o| o.table)
+        else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.opt("Arn", t.table_arn());
+        p.opt("StreamArn", t.latest_stream_arn());
         Ok(Some(p.build()))
     }
 }

@@ -260,6 +260,33 @@ impl Deleter for SecurityGroupDeleter {
 
 impl SdkReader for SecurityGroupDeleter {
     const READS: &'static [&'static str] = &["AWS::EC2::SecurityGroup"];
+    const ATTRIBUTES: &'static [(&'static str, &'static str)] = &[
+        ("AWS::EC2::SecurityGroup", "GroupId"),
+        ("AWS::EC2::SecurityGroup", "VpcId"),
+    ];
+}
+
+impl SecurityGroupDeleter {
+    /// DescribeSecurityGroups' answer for group `id`; `None` when it does not exist.
+    async fn describe(
+        &self,
+        id: &str,
+    ) -> Result<Option<aws_sdk_ec2::types::SecurityGroup>, ReadError> {
+        let sent = self
+            .ec2
+            .describe_security_groups()
+            .group_ids(id)
+            .send()
+            .await;
+        let Some(out) = found("DescribeSecurityGroups", &["InvalidGroup.NotFound"], sent)? else {
+            return Ok(None);
+        };
+        Ok(out
+            .security_groups()
+            .iter()
+            .find(|g| g.group_id() == Some(id))
+            .cloned())
+    }
 }
 
 /// The CloudFormation rules of one permission: one per CIDR, IPv6 CIDR, group or prefix
@@ -310,21 +337,7 @@ fn rules(perm: &aws_sdk_ec2::types::IpPermission, ingress: bool) -> Vec<Value> {
 #[async_trait]
 impl Reader for SecurityGroupDeleter {
     async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
-        let id = req.physical_id.as_str();
-        let sent = self
-            .ec2
-            .describe_security_groups()
-            .group_ids(id)
-            .send()
-            .await;
-        let Some(out) = found("DescribeSecurityGroups", &["InvalidGroup.NotFound"], sent)? else {
-            return Ok(None);
-        };
-        let Some(g) = out
-            .security_groups()
-            .iter()
-            .find(|g| g.group_id() == Some(id))
-        else {
+        let Some(g) = self.describe(&req.physical_id).await? else {
             return Ok(None);
         };
         let mut p = Props::new();
@@ -347,6 +360,17 @@ impl Reader for SecurityGroupDeleter {
             "Tags",
             tag_list(g.tags().iter().filter_map(|t| Some((t.key()?, t.value()?)))),
         );
+        Ok(Some(p.build()))
+    }
+
+    /// DescribeSecurityGroups: GroupId, VpcId.
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let Some(g) = self.describe(&req.physical_id).await? else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.opt("GroupId", g.group_id());
+        p.opt("VpcId", g.vpc_id());
         Ok(Some(p.build()))
     }
 }

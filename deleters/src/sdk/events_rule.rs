@@ -240,11 +240,22 @@ impl Deleter for EventsRuleDeleter {
 
 impl SdkReader for EventsRuleDeleter {
     const READS: &'static [&'static str] = &["AWS::Events::Rule"];
+    const ATTRIBUTES: &'static [(&'static str, &'static str)] = &[("AWS::Events::Rule", "Arn")];
 }
 
-#[async_trait]
-impl Reader for EventsRuleDeleter {
-    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+impl EventsRuleDeleter {
+    /// The rule `req` names and DescribeRule's answer for it; `None` when it does not
+    /// exist.
+    async fn describe(
+        &self,
+        req: &ReadRequest,
+    ) -> Result<
+        Option<(
+            RuleId,
+            aws_sdk_eventbridge::operation::describe_rule::DescribeRuleOutput,
+        )>,
+        ReadError,
+    > {
         let Some(rule) = rule_id(
             &req.physical_id,
             req.properties.get("EventBusName"),
@@ -262,7 +273,14 @@ impl Reader for EventsRuleDeleter {
             .set_event_bus_name(rule.bus.clone())
             .send()
             .await;
-        let Some(d) = found("DescribeRule", &["ResourceNotFoundException"], sent)? else {
+        Ok(found("DescribeRule", &["ResourceNotFoundException"], sent)?.map(|d| (rule, d)))
+    }
+}
+
+#[async_trait]
+impl Reader for EventsRuleDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let Some((rule, d)) = self.describe(req).await? else {
             return Ok(None);
         };
         let mut p = Props::new();
@@ -301,6 +319,16 @@ impl Reader for EventsRuleDeleter {
             }
         }
         p.nonempty("Targets", Value::Array(targets));
+        Ok(Some(p.build()))
+    }
+
+    /// DescribeRule: Arn.
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let Some((_, d)) = self.describe(req).await? else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.opt("Arn", d.arn());
         Ok(Some(p.build()))
     }
 }

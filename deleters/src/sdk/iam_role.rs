@@ -65,6 +65,8 @@ impl Deleter for IamRoleDeleter {
 
 impl SdkReader for IamRoleDeleter {
     const READS: &'static [&'static str] = &["AWS::IAM::Role"];
+    const ATTRIBUTES: &'static [(&'static str, &'static str)] =
+        &[("AWS::IAM::Role", "Arn"), ("AWS::IAM::Role", "RoleId")];
 }
 
 fn read_failed(action: &'static str) -> impl Fn(crate::error::AwsErrorInfo) -> ReadError {
@@ -122,6 +124,18 @@ impl Reader for IamRoleDeleter {
             "Tags",
             tag_list(role.tags().iter().map(|t| (t.key(), t.value()))),
         );
+        Ok(Some(p.build()))
+    }
+
+    /// GetRole: Arn, RoleId.
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let sent = self.iam.get_role().role_name(&req.physical_id).send().await;
+        let Some(role) = found("GetRole", &["NoSuchEntity"], sent)?.and_then(|o| o.role) else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.set("Arn", role.arn());
+        p.set("RoleId", role.role_id());
         Ok(Some(p.build()))
     }
 }

@@ -144,23 +144,38 @@ impl Deleter for KmsKeyDeleter {
 
 impl SdkReader for KmsKeyDeleter {
     const READS: &'static [&'static str] = &["AWS::KMS::Key"];
+    const ATTRIBUTES: &'static [(&'static str, &'static str)] =
+        &[("AWS::KMS::Key", "Arn"), ("AWS::KMS::Key", "KeyId")];
 }
 
-#[async_trait]
-impl Reader for KmsKeyDeleter {
-    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
-        let key = req.physical_id.as_str();
+impl KmsKeyDeleter {
+    /// DescribeKey's metadata; `None` for a key that does not exist or is pending
+    /// deletion.
+    async fn live_key(
+        &self,
+        key: &str,
+    ) -> Result<Option<aws_sdk_kms::types::KeyMetadata>, ReadError> {
         let sent = self.kms.describe_key().key_id(key).send().await;
-        let Some(out) = found("DescribeKey", &["NotFoundException"], sent)? else {
-            return Ok(None);
-        };
-        let Some(m) = out.key_metadata() else {
+        let Some(m) =
+            found("DescribeKey", &["NotFoundException"], sent)?.and_then(|o| o.key_metadata)
+        else {
             return Ok(None);
         };
         let state = m.key_state().map(|s| s.as_str());
         if matches!(state, Some("PendingDeletion" | "PendingReplicaDeletion")) {
             return Ok(None);
         }
+        Ok(Some(m))
+    }
+}
+
+#[async_trait]
+impl Reader for KmsKeyDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let key = req.physical_id.as_str();
+        let Some(m) = self.live_key(key).await? else {
+            return Ok(None);
+        };
         let mut p = Props::new();
         p.opt("Description", m.description().filter(|d| !d.is_empty()));
         p.set("Enabled", m.enabled());
@@ -194,6 +209,17 @@ impl Reader for KmsKeyDeleter {
             "Tags",
             tag_list(tags.tags().iter().map(|t| (t.tag_key(), t.tag_value()))),
         );
+        Ok(Some(p.build()))
+    }
+
+    /// DescribeKey: Arn, KeyId.
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let Some(m) = self.live_key(&req.physical_id).await? else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.opt("Arn", m.arn());
+        p.set("KeyId", m.key_id());
         Ok(Some(p.build()))
     }
 }

@@ -349,6 +349,7 @@ impl Deleter for LambdaFunctionDeleter {
 
 impl SdkReader for LambdaFunctionDeleter {
     const READS: &'static [&'static str] = &["AWS::Lambda::Function"];
+    const ATTRIBUTES: &'static [(&'static str, &'static str)] = &[("AWS::Lambda::Function", "Arn")];
 }
 
 #[async_trait]
@@ -414,6 +415,27 @@ impl Reader for LambdaFunctionDeleter {
         if let Some(tags) = out.tags() {
             p.nonempty("Tags", tag_list(tags.clone()));
         }
+        Ok(Some(p.build()))
+    }
+
+    /// GetFunctionConfiguration: Arn (the unqualified function ARN).
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let sent = self
+            .lambda
+            .get_function_configuration()
+            .function_name(&req.physical_id)
+            .send()
+            .await;
+        let Some(c) = found(
+            "GetFunctionConfiguration",
+            &["ResourceNotFoundException"],
+            sent,
+        )?
+        else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.opt("Arn", c.function_arn());
         Ok(Some(p.build()))
     }
 }

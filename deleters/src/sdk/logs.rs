@@ -59,14 +59,18 @@ impl Deleter for LogGroupDeleter {
 
 impl SdkReader for LogGroupDeleter {
     const READS: &'static [&'static str] = &["AWS::Logs::LogGroup"];
+    const ATTRIBUTES: &'static [(&'static str, &'static str)] = &[("AWS::Logs::LogGroup", "Arn")];
 }
 
-#[async_trait]
-impl Reader for LogGroupDeleter {
-    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
-        let name = req.physical_id.as_str();
+impl LogGroupDeleter {
+    /// The group named exactly `name` (DescribeLogGroups by prefix, every page); `None`
+    /// when there is none.
+    async fn find_group(
+        &self,
+        name: &str,
+    ) -> Result<Option<aws_sdk_cloudwatchlogs::types::LogGroup>, ReadError> {
         let mut token: Option<String> = None;
-        let group = loop {
+        loop {
             let out = answered(
                 "DescribeLogGroups",
                 self.logs
@@ -81,12 +85,22 @@ impl Reader for LogGroupDeleter {
                 .iter()
                 .find(|g| g.log_group_name() == Some(name))
             {
-                break g.clone();
+                return Ok(Some(g.clone()));
             }
             match out.next_token() {
                 Some(t) if !t.is_empty() => token = Some(t.to_owned()),
                 _ => return Ok(None),
             }
+        }
+    }
+}
+
+#[async_trait]
+impl Reader for LogGroupDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let name = req.physical_id.as_str();
+        let Some(group) = self.find_group(name).await? else {
+            return Ok(None);
         };
         let mut p = Props::new();
         p.set("LogGroupName", name);
@@ -105,6 +119,21 @@ impl Reader for LogGroupDeleter {
             )?;
             p.nonempty("Tags", tag_list(tags.tags().cloned().unwrap_or_default()));
         }
+        Ok(Some(p.build()))
+    }
+
+    /// DescribeLogGroups: Arn, in CloudFormation's form (ending `:*`).
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let Some(group) = self.find_group(&req.physical_id).await? else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.opt(
+            "Arn",
+            group
+                .arn()
+                .map(|a| format!("{}:*", a.strip_suffix(":*").unwrap_or(a))),
+        );
         Ok(Some(p.build()))
     }
 }

@@ -17,7 +17,7 @@ use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
 use crate::guard;
 use crate::progress::{now_ms, DeleteProgress, Handle};
 use crate::read::props::{tag_list, Props};
-use crate::read::{found, ReadError, ReadRequest, Reader, SdkReader};
+use crate::read::{answered, found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
 use crate::{Deleter, SdkDeleter};
 use serde_json::{json, Value};
@@ -276,11 +276,56 @@ impl Deleter for S3BucketDeleter {
 
 // ---------------------------------------------------------------------------------
 // Reader (docs/repairs.md §6.2): HeadBucket, then versioning, encryption, the public
-// access block and tags (each absent setting is left out, and so is a versioning answer
-// that cannot be parsed: the emulator's).
+// access block and tags (each absent setting is left out). Attributes (§7.3): HeadBucket
+// (the bucket exists; its region), from which the names CloudFormation derives follow.
 
 impl SdkReader for S3BucketDeleter {
     const READS: &'static [&'static str] = &["AWS::S3::Bucket"];
+    const ATTRIBUTES: &'static [(&'static str, &'static str)] = &[
+        ("AWS::S3::Bucket", "Arn"),
+        ("AWS::S3::Bucket", "DomainName"),
+        ("AWS::S3::Bucket", "DualStackDomainName"),
+        ("AWS::S3::Bucket", "RegionalDomainName"),
+        ("AWS::S3::Bucket", "WebsiteURL"),
+    ];
+}
+
+/// Regions whose website endpoint is `s3-website-<region>` (the others use
+/// `s3-website.<region>`).
+const DASHED_WEBSITE_REGIONS: &[&str] = &[
+    "us-east-1",
+    "us-west-1",
+    "us-west-2",
+    "ap-southeast-1",
+    "ap-southeast-2",
+    "ap-northeast-1",
+    "eu-west-1",
+    "sa-east-1",
+    "us-gov-west-1",
+];
+
+/// The GetAtt attributes of bucket `bucket` in `region`, as CloudFormation derives them
+/// from the name and the region.
+pub fn bucket_attributes(bucket: &str, region: &str) -> Value {
+    let (partition, suffix) = if region.starts_with("cn-") {
+        ("aws-cn", "amazonaws.com.cn")
+    } else if region.starts_with("us-gov-") {
+        ("aws-us-gov", "amazonaws.com")
+    } else {
+        ("aws", "amazonaws.com")
+    };
+    let website = if DASHED_WEBSITE_REGIONS.contains(&region) {
+        format!("http://{bucket}.s3-website-{region}.{suffix}")
+    } else {
+        format!("http://{bucket}.s3-website.{region}.{suffix}")
+    };
+    json!({
+        "Arn": format!("arn:{partition}:s3:::{bucket}"),
+        "DomainName": format!("{bucket}.s3.{suffix}"),
+        "DualStackDomainName": format!("{bucket}.s3.dualstack.{region}.{suffix}"),
+        "RegionalDomainName": format!("{bucket}.s3.{region}.{suffix}"),
+        "WebsiteURL": website,
+    })
 }
 
 /// S3's answers for a setting that was never made.
@@ -302,20 +347,14 @@ impl Reader for S3BucketDeleter {
         }
         let mut p = Props::new();
         p.set("BucketName", bucket);
-        match s3.get_bucket_versioning().bucket(bucket).send().await {
-            Ok(v) => {
-                p.opt(
-                    "VersioningConfiguration",
-                    v.status().map(|s| json!({"Status": s.as_str()})),
-                );
-            }
-            // A successful answer the SDK cannot parse (the emulator's root element is
-            // not S3's): the setting is left out of the reading rather than failing it.
-            Err(e) if aws_error_info(&e).status == Some(200) => {
-                tracing::debug!("GetBucketVersioning answer unreadable: {e:?}");
-            }
-            Err(e) => return Err(crate::read::aws_failure("GetBucketVersioning", &e)),
-        }
+        let versioning = answered(
+            "GetBucketVersioning",
+            s3.get_bucket_versioning().bucket(bucket).send().await,
+        )?;
+        p.opt(
+            "VersioningConfiguration",
+            versioning.status().map(|s| json!({"Status": s.as_str()})),
+        );
         let enc = s3.get_bucket_encryption().bucket(bucket).send().await;
         if let Some(rules) = found("GetBucketEncryption", NOT_CONFIGURED, enc)?
             .and_then(|e| e.server_side_encryption_configuration().cloned())
@@ -359,6 +398,20 @@ impl Reader for S3BucketDeleter {
             );
         }
         Ok(Some(p.build()))
+    }
+
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let bucket = req.physical_id.as_str();
+        let head = self.s3.head_bucket().bucket(bucket).send().await;
+        let Some(head) = found("HeadBucket", &["NotFound", "NoSuchBucket"], head)? else {
+            return Ok(None);
+        };
+        let Some(region) = head.bucket_region().or(self.region()) else {
+            return Err(ReadError::Failed(format!(
+                "the region of bucket {bucket} is unknown"
+            )));
+        };
+        Ok(Some(bucket_attributes(bucket, region)))
     }
 }
 

@@ -60,6 +60,10 @@ impl Deleter for SnsTopicDeleter {
 
 impl SdkReader for SnsTopicDeleter {
     const READS: &'static [&'static str] = &["AWS::SNS::Topic"];
+    const ATTRIBUTES: &'static [(&'static str, &'static str)] = &[
+        ("AWS::SNS::Topic", "TopicArn"),
+        ("AWS::SNS::Topic", "TopicName"),
+    ];
 }
 
 #[async_trait]
@@ -100,6 +104,28 @@ impl Reader for SnsTopicDeleter {
             "Tags",
             tag_list(tags.tags().iter().map(|t| (t.key(), t.value()))),
         );
+        Ok(Some(p.build()))
+    }
+
+    /// GetTopicAttributes: TopicArn (as SNS answers it), TopicName (its last part).
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let arn = req.physical_id.as_str();
+        let sent = self.sns.get_topic_attributes().topic_arn(arn).send().await;
+        let Some(out) = found(
+            "GetTopicAttributes",
+            &["NotFound", "NotFoundException"],
+            sent,
+        )?
+        else {
+            return Ok(None);
+        };
+        let arn = out
+            .attributes()
+            .and_then(|a| a.get("TopicArn"))
+            .map_or(arn, String::as_str);
+        let mut p = Props::new();
+        p.set("TopicArn", arn);
+        p.opt("TopicName", arn.rsplit(':').next());
         Ok(Some(p.build()))
     }
 }

@@ -1,5 +1,6 @@
 //! `AWS::SQS::Queue`: the physical id is the queue URL; DeleteQueue by URL. Read back with
-//! GetQueueAttributes and ListQueueTags.
+//! GetQueueAttributes and ListQueueTags; its attributes (Arn, QueueName, QueueUrl) with
+//! GetQueueAttributes (QueueArn).
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -65,6 +66,11 @@ impl Deleter for SqsQueueDeleter {
 
 impl SdkReader for SqsQueueDeleter {
     const READS: &'static [&'static str] = &["AWS::SQS::Queue"];
+    const ATTRIBUTES: &'static [(&'static str, &'static str)] = &[
+        ("AWS::SQS::Queue", "Arn"),
+        ("AWS::SQS::Queue", "QueueName"),
+        ("AWS::SQS::Queue", "QueueUrl"),
+    ];
 }
 
 #[async_trait]
@@ -126,6 +132,31 @@ impl Reader for SqsQueueDeleter {
             self.sqs.list_queue_tags().queue_url(url).send().await,
         )?;
         p.nonempty("Tags", tag_list(tags.tags().cloned().unwrap_or_default()));
+        Ok(Some(p.build()))
+    }
+
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        use aws_sdk_sqs::types::QueueAttributeName as A;
+        let url = req.physical_id.as_str();
+        let sent = self
+            .sqs
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(A::QueueArn)
+            .send()
+            .await;
+        let Some(out) = found("GetQueueAttributes", QUEUE_MISSING, sent)? else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        p.opt(
+            "Arn",
+            out.attributes()
+                .and_then(|a| a.get(&A::QueueArn))
+                .map(String::as_str),
+        );
+        p.opt("QueueName", url.rsplit('/').next());
+        p.set("QueueUrl", url);
         Ok(Some(p.build()))
     }
 }

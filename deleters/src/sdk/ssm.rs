@@ -53,13 +53,18 @@ impl Deleter for SsmParameterDeleter {
 
 impl SdkReader for SsmParameterDeleter {
     const READS: &'static [&'static str] = &["AWS::SSM::Parameter"];
+    const ATTRIBUTES: &'static [(&'static str, &'static str)] = &[
+        ("AWS::SSM::Parameter", "Type"),
+        ("AWS::SSM::Parameter", "Value"),
+    ];
 }
 
-#[async_trait]
-impl Reader for SsmParameterDeleter {
-    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
-        use aws_sdk_ssm::types::{ParameterStringFilter, ParameterType, ResourceTypeForTagging};
-        let name = req.physical_id.as_str();
+impl SsmParameterDeleter {
+    /// GetParameter without decryption; `None` when the parameter does not exist.
+    async fn get(
+        &self,
+        name: &str,
+    ) -> Result<Option<aws_sdk_ssm::operation::get_parameter::GetParameterOutput>, ReadError> {
         let sent = self
             .ssm
             .get_parameter()
@@ -67,17 +72,32 @@ impl Reader for SsmParameterDeleter {
             .with_decryption(false)
             .send()
             .await;
-        let Some(out) = found("GetParameter", &["ParameterNotFound"], sent)? else {
+        found("GetParameter", &["ParameterNotFound"], sent)
+    }
+}
+
+/// Type, and Value unless the parameter is a SecureString.
+fn type_and_value(p: &mut Props, param: Option<&aws_sdk_ssm::types::Parameter>) {
+    use aws_sdk_ssm::types::ParameterType;
+    let ty = param.and_then(|p| p.r#type());
+    p.opt("Type", ty.map(|t| t.as_str()));
+    if ty != Some(&ParameterType::SecureString) {
+        p.opt("Value", param.and_then(|p| p.value()));
+    }
+}
+
+#[async_trait]
+impl Reader for SsmParameterDeleter {
+    async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        use aws_sdk_ssm::types::{ParameterStringFilter, ResourceTypeForTagging};
+        let name = req.physical_id.as_str();
+        let Some(out) = self.get(name).await? else {
             return Ok(None);
         };
         let param = out.parameter();
-        let ty = param.and_then(|p| p.r#type());
         let mut p = Props::new();
         p.set("Name", name);
-        p.opt("Type", ty.map(|t| t.as_str()));
-        if ty != Some(&ParameterType::SecureString) {
-            p.opt("Value", param.and_then(|p| p.value()));
-        }
+        type_and_value(&mut p, param);
         p.opt("DataType", param.and_then(|p| p.data_type()));
         let filter = ParameterStringFilter::builder()
             .key("Name")
@@ -117,6 +137,17 @@ impl Reader for SsmParameterDeleter {
             .map(|t| (t.key().to_owned(), Value::String(t.value().to_owned())))
             .collect();
         p.nonempty("Tags", Value::Object(map));
+        Ok(Some(p.build()))
+    }
+
+    /// GetParameter without decryption: Type, and Value (never a SecureString's, whose
+    /// Value then reads as undefined).
+    async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
+        let Some(out) = self.get(&req.physical_id).await? else {
+            return Ok(None);
+        };
+        let mut p = Props::new();
+        type_and_value(&mut p, out.parameter());
         Ok(Some(p.build()))
     }
 }

@@ -3,3 +3,4 @@
 mod cloudcontrol_mock;
 mod cloudcontrol_read_mock;
 mod custom_resource_mock;
+mod live_attributes_mock;

@@ -16,6 +16,7 @@ mod engine_differential;
 mod export_plan;
 mod export_steps;
 mod lock_protocol;
+mod orphan_live_attributes;
 mod refresh_readers;
 mod refresh_stack;
 mod store_state;
