@@ -7,12 +7,11 @@
 use std::process::ExitCode;
 
 use cdkd_aws::store::{now_ms, Precondition};
-use cdkd_aws::StoreError;
 use cdkd_core::contention::{ContentionContext, Subject};
-use cdkd_core::keys::StackRef;
-use cdkd_core::lock::{cli_owner, is_expired};
+use cdkd_core::keys::{lock_key, StackRef};
+use cdkd_core::lock::{cli_owner, is_expired, parse_lock, LockInfo};
 use cdkd_core::repair::orphan::{check_record, child_with_record, resource_targets};
-use cdkd_core::repair::rewrite::{live_reads_needed, LiveAttr, LiveReads};
+use cdkd_core::repair::rewrite::{live_reads_needed, LiveReads};
 use cdkd_core::repair::rewrite::{rewrite, Rewrite};
 use cdkd_core::state::StateRecord;
 use cdkd_core::text::flatten_str;
@@ -20,6 +19,8 @@ use cdkd_core::view::repair as v;
 use cdkd_core::view::state::collate::ref_cmp;
 use cdkd_core::view::state::list::RefView;
 use cdkd_core::view::state::resolve::{no_state_found, resolve_single};
+use cdkd_deleters::clients::readers_in_region;
+use cdkd_deleters::read::registry::READ_CONCURRENCY;
 use serde_json::{json, Value};
 
 use super::state::ref_view;
@@ -36,13 +37,14 @@ With --resource <logicalId> (repeatable, one stack): removes only those resource
 from the stack's record and rewrites every reference the remaining resources and outputs \
 hold to them (Ref becomes the physical id, Fn::GetAtt the attribute value, ${X} inside \
 Fn::Sub likewise), under the stack's lock, saved with a conditional write. An attribute \
-is read live; when that is not possible the reference is unresolved and the command \
-refuses, naming every such reference. With --force it continues: the value cached in \
-the removed record is written in instead, except a value that is never copied (a \
-credential-named attribute, any custom resource's attribute, a known secret-valued \
-attribute, a value with a credential-named field, the mask, an unresolved \
-{{resolve:...}} reference), whose reference keeps its intrinsic. cdkd-flow has no live \
-attribute reader yet, so every Fn::GetAtt to a removed resource needs --force.
+is read live from AWS (the type's SDK reader, else Cloud Control); when that is not \
+possible (the resource is gone, no reader, a failed read, an undefined attribute) the \
+reference is unresolved and the command refuses, naming every such reference. With \
+--force it continues: the value cached in the removed record is written in instead. A \
+value that is never copied, live or cached (a credential-named attribute, any custom \
+resource's attribute, a known secret-valued attribute, a value with a credential-named \
+field, the mask, an unresolved {{resolve:...}} reference), keeps its intrinsic; such an \
+attribute whose name or type alone says so is not even read.
 
 Exit status: 0 done (or nothing to do), 1 a refusal or an AWS error, 2 a usage error \
 (including a missing -y without a terminal).";
@@ -140,18 +142,23 @@ async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
         }
         let mut locks = Vec::new();
         for t in &chosen {
-            let lock = match ctx.store.get_lock(stack, t.region.as_deref()).await {
-                Ok(l) => l.map(|(info, _)| Some(info)),
-                // An unreadable lock object is a lock all the same; any other failure
-                // to read it stops the command.
-                Err(StoreError::LockRead { .. }) => Some(None),
-                Err(e) => return Err(e.into()),
+            let region = t.region.as_deref();
+            let lock = match read_lock(ctx, stack, region).await? {
+                LockObject::Absent => None,
+                LockObject::Lock(info) => Some(Some(info)),
+                // A body that is not a lock is a lock all the same, and says so.
+                LockObject::Malformed(detail) if !a.force => {
+                    return Err(CliError::Refused(v::orphan_lock_malformed(
+                        &contention(ctx, stack, region),
+                        &detail,
+                        true,
+                    )))
+                }
+                LockObject::Malformed(_) => Some(None),
             };
             if lock.is_some() && !a.force {
                 return Err(CliError::Refused(v::orphan_locked(&contention(
-                    ctx,
-                    stack,
-                    t.region.as_deref(),
+                    ctx, stack, region,
                 ))));
             }
             locks.push(lock);
@@ -228,14 +235,24 @@ async fn resources(ctx: &Ctx, a: &Args, targets: &[String]) -> Result<ExitCode, 
         std::env::var("HOSTNAME").ok().as_deref(),
         std::process::id(),
     );
-    let held = ctx
+    let held = match ctx
         .locks
         .acquire(stack, Some(&region), &owner, Some("state-orphan"))
         .await
-        .map_err(|e| match e {
-            cdkd_aws::LockError::Held { message } => CliError::Refused(message),
-            other => CliError::Aws(other.to_string()),
-        })?;
+    {
+        Ok(h) => h,
+        Err(cdkd_aws::LockError::Held { message }) => {
+            // A lock object whose body is not a lock: say so rather than name no holder.
+            let refusal = match read_lock(ctx, stack, Some(&region)).await {
+                Ok(LockObject::Malformed(detail)) => {
+                    v::orphan_lock_malformed(&contention(ctx, stack, Some(&region)), &detail, false)
+                }
+                _ => message,
+            };
+            return Err(CliError::Refused(refusal));
+        }
+        Err(other) => return Err(CliError::Aws(other.to_string())),
+    };
     let result = resources_locked(ctx, a, stack, &region, targets).await;
     if let Err(e) = ctx.locks.release(&held).await {
         eprintln!(
@@ -274,7 +291,7 @@ async fn resources_locked(
             &ctx.prefix,
         )));
     }
-    let live = live_reads(body, targets);
+    let live = live_reads(ctx, region, body, targets).await;
     let rw = rewrite(body, targets, &live, a.force)
         .map_err(|aborted| CliError::Refused(v::orphan_aborted(&aborted)))?;
     let report = v::orphan_report(&rw);
@@ -319,19 +336,43 @@ async fn resources_locked(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The live answers the rewrite asks for. cdkd-flow has no live attribute reader yet:
-/// every read is reported failed, so the rewrite refuses (or, with `--force`, falls back
-/// to the cache under the never-copied rule).
-fn live_reads(body: &serde_json::Map<String, Value>, targets: &[String]) -> LiveReads {
-    live_reads_needed(body, targets)
-        .into_iter()
-        .map(|k| {
-            (
-                k,
-                LiveAttr::Failed("cdkd-flow cannot read attributes live yet".into()),
-            )
-        })
-        .collect()
+/// The live answers the rewrite asks for (docs/repairs.md §7.3): the attributes of each
+/// removed resource read from AWS in the stack's region, through the reader core picks
+/// per attribute, at most [`READ_CONCURRENCY`] reads at once.
+async fn live_reads(
+    ctx: &Ctx,
+    region: &str,
+    body: &serde_json::Map<String, Value>,
+    targets: &[String],
+) -> LiveReads {
+    let pairs = live_reads_needed(body, targets);
+    if pairs.is_empty() {
+        return LiveReads::new();
+    }
+    readers_in_region(&ctx.sdk, region)
+        .read_live_attributes(body, &pairs, READ_CONCURRENCY)
+        .await
+}
+
+/// What a stack's lock object holds, read with the one lock parser
+/// (`cdkd_core::lock::parse_lock`).
+enum LockObject {
+    Absent,
+    Lock(LockInfo),
+    /// Invalid JSON, or JSON that is not an object: why, in one line.
+    Malformed(String),
+}
+
+async fn read_lock(ctx: &Ctx, stack: &str, region: Option<&str>) -> Result<LockObject, CliError> {
+    let key = lock_key(&ctx.store.prefix, stack, region);
+    let Some((bytes, _etag)) = ctx.store.get_raw(&key).await? else {
+        return Ok(LockObject::Absent);
+    };
+    Ok(match parse_lock(&bytes) {
+        Ok(Some(info)) => LockObject::Lock(info),
+        Ok(None) => LockObject::Malformed("the lock body is not a JSON object".into()),
+        Err(e) => LockObject::Malformed(e.to_string()),
+    })
 }
 
 /// `--json`: what was removed and rewritten, and what kept its intrinsic.

@@ -315,3 +315,301 @@ async fn orphan_rule_7_2_a_nested_stack_with_its_own_record_is_refused_naming_th
         .unwrap()["resources"]["Net"]
         .is_object());
 }
+
+// ------------------------------------------------- live attribute reads (§7.3)
+
+/// A real queue on the emulator: (url, live ARN).
+async fn live_queue() -> (String, String) {
+    use aws_sdk_sqs::types::QueueAttributeName as A;
+    let sqs = aws_sdk_sqs::Client::new(&h::sdk().await);
+    let name = format!("orphan-live-{}", uuid::Uuid::new_v4().simple());
+    let url = sqs
+        .create_queue()
+        .queue_name(&name)
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let arn = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(A::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes
+        .unwrap()[&A::QueueArn]
+        .clone();
+    (url, arn)
+}
+
+/// `Live`: queue `Q` (physical id `url`, caching a stale ARN and name that differ from
+/// the live ones) and `Keeper`, whose properties hold a Ref, a GetAtt and an Fn::Sub
+/// placeholder to it.
+async fn live_stack(url: &str) -> String {
+    let bucket = h::fresh_bucket(&h::s3().await).await;
+    let resources = json!({
+        "Q": {"resourceType": "AWS::SQS::Queue", "physicalId": url, "properties": {},
+              "attributes": {"Arn": "arn:aws:sqs:us-east-1:123456789012:stale-cached",
+                             "QueueName": "stale-cached"}},
+        "Keeper": {"resourceType": "AWS::Lambda::Function", "physicalId": "keeper",
+                   "dependencies": ["Q"],
+                   "properties": {
+                       "Url": {"Ref": "Q"},
+                       "QueueArn": {"Fn::GetAtt": ["Q", "Arn"]},
+                       "Label": {"Fn::Sub": "queue ${Q.QueueName} in ${AWS::Region}"}}}
+    });
+    put_json(
+        &bucket,
+        &key("Live", REGION, "state.json"),
+        &record("Live", REGION, resources),
+    )
+    .await;
+    bucket
+}
+
+#[tokio::test]
+async fn orphan_rule_7_3_getatt_is_read_live_without_force_and_the_live_value_wins_over_the_cache()
+{
+    let (url, arn) = live_queue().await;
+    let bucket = live_stack(&url).await;
+    let r = cli(&bucket, &["Live", "--resource", "Q", "-y"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let saved = get_json(&bucket, &key("Live", REGION, "state.json"))
+        .await
+        .unwrap();
+    let p = &saved["resources"]["Keeper"]["properties"];
+    assert_eq!(p["Url"], json!(url));
+    assert_eq!(
+        p["QueueArn"],
+        json!(arn),
+        "the live ARN, not the cached one"
+    );
+    let name = url.rsplit('/').next().unwrap();
+    assert_eq!(
+        p["Label"],
+        json!({"Fn::Sub": format!("queue {name} in ${{AWS::Region}}")})
+    );
+    assert!(!saved.to_string().contains("stale-cached"), "{saved}");
+    assert!(saved["resources"].get("Q").is_none());
+    assert!(
+        r.stdout
+            .contains("Removed 1 resource record(s) from state: Q"),
+        "{r:?}"
+    );
+    assert!(!keys(&bucket)
+        .await
+        .contains(&key("Live", REGION, "lock.json")));
+}
+
+#[tokio::test]
+async fn orphan_rule_7_3_a_live_read_of_a_gone_resource_refuses_without_force_naming_it() {
+    let gone = format!(
+        "{}/123456789012/orphan-gone-{}",
+        h::endpoint(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let bucket = live_stack(&gone).await;
+    let before = get_json(&bucket, &key("Live", REGION, "state.json")).await;
+    let r = cli(&bucket, &["Live", "--resource", "Q", "-y"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("Orphan aborted: 2 reference(s) could not be resolved"),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "Keeper.properties.QueueArn: Q.Arn (the live read failed: Q (AWS::SQS::Queue): it no longer exists ({gone} was not found))"
+        )),
+        "{r:?}"
+    );
+    assert_eq!(
+        get_json(&bucket, &key("Live", REGION, "state.json")).await,
+        before,
+        "nothing saved"
+    );
+    assert!(!keys(&bucket)
+        .await
+        .contains(&key("Live", REGION, "lock.json")));
+}
+
+#[tokio::test]
+async fn orphan_rule_7_3_force_falls_back_to_the_cached_value_when_the_live_read_fails() {
+    let gone = format!(
+        "{}/123456789012/orphan-gone-{}",
+        h::endpoint(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let bucket = live_stack(&gone).await;
+    let r = cli(&bucket, &["Live", "--resource", "Q", "--force"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let saved = get_json(&bucket, &key("Live", REGION, "state.json"))
+        .await
+        .unwrap();
+    let p = &saved["resources"]["Keeper"]["properties"];
+    assert_eq!(
+        p["QueueArn"],
+        json!("arn:aws:sqs:us-east-1:123456789012:stale-cached")
+    );
+    assert_eq!(
+        p["Label"],
+        json!({"Fn::Sub": "queue stale-cached in ${AWS::Region}"})
+    );
+}
+
+#[tokio::test]
+async fn orphan_rule_7_3_a_never_copied_live_value_keeps_the_intrinsic_even_when_the_read_works() {
+    // A String parameter whose live value is itself a dynamic reference, and a
+    // credential-named attribute of the same resource (never read at all).
+    let ssm = aws_sdk_ssm::Client::new(&h::sdk().await);
+    let name = format!("/cdkd-flow/orphan-{}", uuid::Uuid::new_v4().simple());
+    let secret_ref = "{{resolve:secretsmanager:db:SecretString:pw}}";
+    ssm.put_parameter()
+        .name(&name)
+        .value(secret_ref)
+        .r#type(aws_sdk_ssm::types::ParameterType::String)
+        .send()
+        .await
+        .unwrap();
+    let bucket = h::fresh_bucket(&h::s3().await).await;
+    let resources = json!({
+        "P": {"resourceType": "AWS::SSM::Parameter", "physicalId": name, "properties": {},
+              "attributes": {"Type": "String", "SecretValue": "cached-plaintext"}},
+        "Keeper": {"resourceType": "AWS::Lambda::Function", "physicalId": "keeper",
+                   "properties": {
+                       "Type": {"Fn::GetAtt": ["P", "Type"]},
+                       "Value": {"Fn::GetAtt": ["P", "Value"]},
+                       "Secret": {"Fn::GetAtt": ["P", "SecretValue"]}}}
+    });
+    put_json(
+        &bucket,
+        &key("Cfg", REGION, "state.json"),
+        &record("Cfg", REGION, resources),
+    )
+    .await;
+    let before = get_json(&bucket, &key("Cfg", REGION, "state.json")).await;
+    let r = cli(&bucket, &["Cfg", "--resource", "P", "-y"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "Keeper.properties.Value: P.Value (the live value is an unresolved dynamic reference)"
+        ),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains(
+            "Keeper.properties.Secret: P.SecretValue (a credential-named attribute is never read live)"
+        ),
+        "{r:?}"
+    );
+    assert_eq!(
+        get_json(&bucket, &key("Cfg", REGION, "state.json")).await,
+        before
+    );
+    let r = cli(&bucket, &["Cfg", "--resource", "P", "--force", "--json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let saved = get_json(&bucket, &key("Cfg", REGION, "state.json"))
+        .await
+        .unwrap();
+    let p = &saved["resources"]["Keeper"]["properties"];
+    assert_eq!(p["Type"], json!("String"), "read live");
+    assert_eq!(p["Value"], json!({"Fn::GetAtt": ["P", "Value"]}));
+    assert_eq!(p["Secret"], json!({"Fn::GetAtt": ["P", "SecretValue"]}));
+    let text = format!("{saved}{}{}", r.stdout, r.stderr);
+    assert!(!text.contains("secretsmanager:db"), "{text}");
+    assert!(!text.contains("cached-plaintext"), "{text}");
+    assert!(
+        r.stderr
+            .contains("--force: the live value for P.Value is an unresolved dynamic reference"),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains(
+            "--force: the cached value for P.SecretValue is a credential-named attribute"
+        ),
+        "{r:?}"
+    );
+}
+
+// ------------------------------------------------------- a malformed lock body
+
+#[tokio::test]
+async fn orphan_rule_7_1_a_lock_body_that_is_not_an_object_refuses_naming_the_stack_and_changes_nothing(
+) {
+    for body in ["[\"not\", \"a lock\"]", "42", "{not json"] {
+        let bucket = two_regions().await;
+        let lock_key = key("Other", REGION, "lock.json");
+        h::put_raw(&h::s3().await, &bucket, &lock_key, body.to_string()).await;
+        let before = get_json(&bucket, &key("Other", REGION, "state.json")).await;
+        let r = cli(&bucket, &["Other", "-y"]);
+        assert_eq!(r.code, 1, "{body}: {r:?}");
+        assert!(
+            r.stderr
+                .contains("Stack 'Other' (us-east-1) has a malformed lock ("),
+            "{body}: {r:?}"
+        );
+        assert!(
+            r.stderr
+                .contains("cdkd-flow force-unlock Other --stack-region us-east-1"),
+            "{r:?}"
+        );
+        let held = h::get_text(&h::s3().await, &bucket, &lock_key).await;
+        assert_eq!(held.as_deref(), Some(body), "the lock body is unchanged");
+        assert_eq!(
+            get_json(&bucket, &key("Other", REGION, "state.json")).await,
+            before
+        );
+        // --force removes it with the record, as a lock.
+        let r = cli(&bucket, &["Other", "-f"]);
+        assert_eq!(r.code, 0, "{body}: {r:?}");
+        assert!(!keys(&bucket)
+            .await
+            .iter()
+            .any(|k| k.starts_with("cdkd/Other/")));
+    }
+    let bucket = two_regions().await;
+    h::put_raw(
+        &h::s3().await,
+        &bucket,
+        &key("Other", REGION, "lock.json"),
+        "null".to_string(),
+    )
+    .await;
+    let r = cli(&bucket, &["Other", "-y"]);
+    assert!(
+        r.stderr.contains("(the lock body is not a JSON object)"),
+        "{r:?}"
+    );
+}
+
+#[tokio::test]
+async fn orphan_rule_7_2_a_lock_body_that_is_not_an_object_refuses_the_resource_orphan_and_changes_nothing(
+) {
+    let bucket = shop().await;
+    let lock_key = key("Shop", REGION, "lock.json");
+    h::put_raw(&h::s3().await, &bucket, &lock_key, "[]".to_string()).await;
+    let before = get_json(&bucket, &key("Shop", REGION, "state.json")).await;
+    for force in [false, true] {
+        let mut args = vec!["Shop", "--resource", "T", "-y"];
+        if force {
+            args.push("--force");
+        }
+        let r = cli(&bucket, &args);
+        assert_eq!(r.code, 1, "{r:?}");
+        assert!(
+            r.stderr.contains(
+                "Stack 'Shop' (us-east-1) has a malformed lock (the lock body is not a JSON object); nothing was changed."
+            ),
+            "{r:?}"
+        );
+        assert!(!r.stderr.contains("pass --force"), "{r:?}");
+        let held = h::get_text(&h::s3().await, &bucket, &lock_key).await;
+        assert_eq!(held.as_deref(), Some("[]"));
+        assert_eq!(
+            get_json(&bucket, &key("Shop", REGION, "state.json")).await,
+            before
+        );
+    }
+}
