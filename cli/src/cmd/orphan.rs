@@ -336,7 +336,7 @@ async fn resources_locked(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The live answers the rewrite asks for (docs/repairs.md §7.3): the attributes of each
+/// The live answers the rewrite asks for (docs/repairs.md §7.4): the attributes of each
 /// removed resource read from AWS in the stack's region, through the reader core picks
 /// per attribute, at most [`READ_CONCURRENCY`] reads at once.
 async fn live_reads(

@@ -158,7 +158,7 @@ pub fn attribute_value<'a>(reading: &'a Value, attr: &str) -> Option<&'a Value> 
 
 /// The live answer for attribute `attr` of removed record `logical_id` (of
 /// `resource_type`, physical id `physical_id`) from the read of its attributes
-/// (docs/repairs.md §7.3): the value when the reading has it, undefined when the read
+/// (docs/repairs.md §7.4): the value when the reading has it, undefined when the read
 /// worked and the attribute is absent, a failure naming the resource, its type and the
 /// cause (gone, no reader, the read's error) otherwise.
 pub fn live_answer(
