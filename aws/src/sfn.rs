@@ -1,8 +1,9 @@
 //! Step Functions: start a run (re-attaching to a running execution of the same name and
 //! input), describe it, read its history and list a state machine's executions (both
 //! paginated), stop it, answer a task token (SendTaskSuccess / SendTaskFailure); and
-//! find the deployed state machines in the backend stack's outputs. Every answer is copied into small owned types; every error is one line and
-//! says whether it is worth retrying (a network drop, throttling, a 5xx).
+//! find the deployed state machines in the backend stack's outputs. Every answer is
+//! copied into small owned types; every error is one line and says whether it is worth
+//! retrying (a network drop, throttling, a 5xx).
 
 use aws_config::SdkConfig;
 use aws_sdk_sfn::types::HistoryEvent;

@@ -2,6 +2,7 @@
 //! state straight from S3. This file only parses the command line and dispatches; each
 //! command lives in `cmd/<name>.rs`.
 
+mod approval;
 mod ask;
 mod cmd;
 mod context;

@@ -386,7 +386,8 @@ pub async fn watch(
             // A migrating run's report, else the plan the run wrote (its summary, or
             // the JSON itself with --json).
             let store = run_store(sdk, &place).await;
-            let x = crate::cmd::export::follow_steps(&store, &name, follow).await?;
+            let approval = input.get("requireApproval").and_then(Value::as_bool) == Some(true);
+            let x = crate::cmd::export::follow_steps(&store, &name, approval, follow).await?;
             if crate::cmd::export::print_report(&store, &name, opts.json)
                 .await?
                 .is_none()

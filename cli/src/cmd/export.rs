@@ -64,6 +64,14 @@ resources are deleted before phase 2 re-creates them. Nested children are migrat
 first, then the parent adopts them (phase 1B); CloudFormation imports one level of \
 nesting only, so a deeper tree is planned (--dry-run) but refused.
 
+With --require-approval the plan is not confirmed here: the run writes \
+<prefix>/_runs/<run-id>/approval.json after the plan and waits, before taking any lock, \
+until `cdkd-flow runs approve <run>` or `cdkd-flow runs reject <run>` answers (with \
+--local: `... --local`, and this process must keep running; it looks for the decision \
+every few seconds). A rejection ends the run failed with nothing locked or changed; \
+no decision within 7 days ends it the same way. The command prints the two commands \
+on stderr and follows the run as without approval.
+
 Without --local the deployed export state machine is started (from \
 --state-machine-arn, else env CDKD_FLOW_EXPORT_STATE_MACHINE_ARN, else the backend \
 stack's outputs) and watched until it ends; `cdkd-flow runs watch <run>` prints the \
@@ -128,6 +136,10 @@ pub struct Args {
     /// Do not ask for confirmation.
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// Wait after the plan, before the lock, until `cdkd-flow runs approve <run>` (or
+    /// `reject`) answers; replaces the confirmation.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub require_approval: bool,
     /// A CloudFormation service role (ARN) the change sets are submitted with.
     #[arg(long)]
     pub role_arn: Option<String>,
@@ -223,6 +235,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             .collect::<BTreeMap<_, _>>(),
         options: a.options(),
         dry_run: true,
+        require_approval: false,
     };
     let plan_input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;
     let deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
@@ -235,7 +248,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     };
     let plan = if a.local {
         eprintln!("export {stack}: planning");
-        let outcome = run_local(&deps, plan_input.clone(), &plan_run, a.fast).await?;
+        let outcome = run_local(&deps, plan_input.clone(), &plan_run, a.fast, None).await?;
         let printed = print_plan(&ctx.store, &plan_run, a.json && a.dry_run, a.dry_run).await?;
         if let Outcome::Failed(f) = outcome {
             // A plan with blocked rows ends its summary with the refusal; any other
@@ -277,7 +290,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         eprintln!("export {stack}: nothing to migrate (no importable resource, nothing for phase 2); nothing was changed");
         return Ok(ExitCode::SUCCESS);
     }
-    if !a.yes {
+    if !a.yes && !a.require_approval {
         let question = format!(
             "Import these resources into CloudFormation and delete the cdkd record of {stack} afterwards? [y/N] "
         );
@@ -296,9 +309,26 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     }
     let run_input = ExportInput {
         dry_run: false,
+        require_approval: a.require_approval,
         ..input
     };
     let run_input = serde_json::to_value(&run_input).map_err(|e| CliError::Usage(e.to_string()))?;
+    if a.require_approval {
+        // The two commands that answer; the local ones name where the request is.
+        let extra = if a.local {
+            let mut e = format!("--local --state-bucket {}", flatten_str(&ctx.bucket));
+            if ctx.prefix != cdkd_core::keys::DEFAULT_PREFIX {
+                e.push_str(&format!(" --state-prefix {}", flatten_str(&ctx.prefix)));
+            }
+            e
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "{}",
+            cdkd_core::export::approval::waiting_line(&a.stack, &run_id, &extra)
+        );
+    }
     if !a.local {
         return remote::start_and_watch(
             &ctx.sdk,
@@ -311,10 +341,12 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         .await;
     }
     eprintln!("export {stack}: migrating (run {run_id})");
+    let approval = a.require_approval.then_some(&ctx.store);
     let outcome = follow_steps(
         &ctx.store,
         &run_id,
-        run_local(&deps, run_input, &run_id, a.fast),
+        a.require_approval,
+        run_local(&deps, run_input, &run_id, a.fast, approval),
     )
     .await?;
     let report = print_report(&ctx.store, &run_id, a.json).await?;
@@ -342,28 +374,66 @@ pub fn failure_line(stack: &str, error: &str, cause: &str) -> String {
     }
 }
 
-/// Runs the export definition in this process and waits for it.
+/// Runs the export definition in this process and waits for it. With `approval` (the
+/// store of the run's artifacts), a decision written into the run's `approval.json`
+/// answers the run's approval task (looked for every second with `fast`, else every 3).
 async fn run_local(
     deps: &Deps,
     input: Value,
     run_id: &str,
     fast: bool,
+    approval: Option<&StateStore>,
 ) -> Result<Outcome, CliError> {
     let subs = definitions::local_substitutions();
     let sm = local::definition(definitions::EXPORT, "cdkd-flow-export", &subs)?;
     let engine = local::engine(deps, fast);
-    let run_id = run_id.to_string();
-    tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await })
-        .await
-        .map_err(|e| CliError::Refused(format!("the local run stopped: {e}")))
+    let run = {
+        let engine = engine.clone();
+        let run_id = run_id.to_string();
+        tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await })
+    };
+    tokio::pin!(run);
+    let ended = match approval {
+        None => run.await,
+        Some(store) => loop {
+            tokio::select! {
+                r = &mut run => break r,
+                _ = tokio::time::sleep(crate::approval::local_poll(fast)) => {
+                    crate::approval::answer_local(&engine, store, run_id).await
+                }
+            }
+        },
+    };
+    ended.map_err(|e| CliError::Refused(format!("the local run stopped: {e}")))
 }
 
 /// Runs `work` while printing on stderr a line per step the run `run_id` logs in its
-/// `progress.json` (read every second, and once more at the end).
-pub async fn follow_steps<T>(store: &StateStore, run_id: &str, work: impl Future<Output = T>) -> T {
+/// `progress.json` (read every second, and once more at the end). With `approval` (a
+/// run started with `requireApproval`), also a line when it waits for approval and one
+/// when it is decided, read from its `approval.json` until then.
+pub async fn follow_steps<T>(
+    store: &StateStore,
+    run_id: &str,
+    approval: bool,
+    work: impl Future<Output = T>,
+) -> T {
     let key = cdkd_functions::runs::progress_key(&store.prefix, run_id);
     let shown = std::cell::Cell::new(0usize);
+    // 0: nothing said yet, 1: said it waits, 2: said the decision (or not asked).
+    let approval_said = std::cell::Cell::new(if approval { 0u8 } else { 2 });
     let print_new = || async {
+        if approval_said.get() < 2 {
+            if let Ok(Some((a, _))) = crate::approval::read(store, run_id).await {
+                let said = if a.decision.is_some() { 2 } else { 1 };
+                if said > approval_said.get() {
+                    let status = cdkd_core::export::approval::render_status(&a);
+                    if let Some(first) = status.lines().next() {
+                        crate::watch::status_line(first);
+                    }
+                    approval_said.set(said);
+                }
+            }
+        }
         if let Ok(Some(run)) = cdkd_functions::runs::read::<ExportRun>(store, &key).await {
             for line in progress_lines(&run, shown.get()) {
                 crate::watch::status_line(&line);

@@ -1,6 +1,8 @@
-//! `cdkd-flow runs list | show | watch | stop`: the runs of the deployed destroy and
-//! cleanup state machines. A `<run>` is an execution name (the run id, e.g.
-//! `destroy-MyApp-20261129T152232`) or a full execution ARN.
+//! `cdkd-flow runs list | show | watch | stop | approve | reject`: the runs of the
+//! deployed destroy, cleanup and export state machines. A `<run>` is an execution name
+//! (the run id, e.g. `destroy-MyApp-20261129T152232`) or a full execution ARN.
+//! `approve` / `reject` answer an export waiting for approval (docs/export.md §10.7),
+//! a local one too (`--local`).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -9,6 +11,7 @@ use cdkd_aws::config::load_sdk_config;
 use cdkd_aws::s3err::Failure;
 use cdkd_aws::sfn::{self, Execution, ExecutionSummary, Sfn, SfnError};
 use cdkd_aws::SdkConfig;
+use cdkd_core::export::approval::{self, checked_reason, task_answer, TaskAnswer};
 use cdkd_core::text::flatten_str;
 use cdkd_core::view;
 use cdkd_core::view::runs::ExecutionRow;
@@ -16,6 +19,7 @@ use cdkd_functions::runs;
 use clap::Subcommand;
 use serde_json::Value;
 
+use crate::context;
 use crate::error::CliError;
 use crate::global::GlobalOpts;
 use crate::remote::{self, Kind, RunPlace, WatchOpts, DEFAULT_BACKEND_STACK};
@@ -28,6 +32,28 @@ the execution is stopped at once (StopExecution): nothing more runs, so the stac
 stays held until it expires (30 minutes after its last renewal) or is removed with \
 cdkd-flow force-unlock, and no report is written.";
 
+const APPROVE_HELP: &str = "\
+Approves an export run that waits for approval (started with `cdkd-flow export ... \
+--require-approval`): the decision (approved, who: <user>@<host>, when, --reason) is \
+written into the run's <prefix>/_runs/<run>/approval.json over the version read, so of \
+two people deciding at once one wins and the other is told who decided; a request \
+already decided is refused naming who decided. Then the run is told: on the deployed \
+backend through SendTaskSuccess (the CLI needs states:SendTaskSuccess on the export \
+state machine's executions), the run goes on to the lock and the migration. With \
+--local (a run of `cdkd-flow export --local --require-approval`, in the state bucket of \
+the global options) only the decision is written: the export process waiting on it \
+reads it within a few seconds and carries on.";
+
+const REJECT_HELP: &str = "\
+Rejects an export run that waits for approval (started with `cdkd-flow export ... \
+--require-approval`): the decision (rejected, who: <user>@<host>, when, --reason) is \
+written into the run's <prefix>/_runs/<run>/approval.json over the version read; a \
+request already decided is refused naming who decided. The run then ends failed with \
+the error Rejected and a cause naming who rejected it and why; nothing was locked or \
+changed. On the deployed backend the run is told through SendTaskFailure (the CLI needs \
+states:SendTaskFailure on the export state machine's executions); with --local only the \
+decision is written and the waiting export process reads it.";
+
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
     /// List the latest runs of the deployed destroy and cleanup state machines.
@@ -39,6 +65,12 @@ pub enum RunsCommand {
     /// Stop a run (gracefully by default; --now stops the execution at once).
     #[command(long_about = STOP_HELP)]
     Stop(StopArgs),
+    /// Approve an export run that waits for approval (--require-approval).
+    #[command(long_about = APPROVE_HELP)]
+    Approve(AnswerArgs),
+    /// Reject an export run that waits for approval; it ends failed, nothing changed.
+    #[command(long_about = REJECT_HELP)]
+    Reject(AnswerArgs),
 }
 
 /// Where the deployed state machines are.
@@ -107,6 +139,21 @@ pub struct StopArgs {
     /// Stop the execution at once (the stack's lock stays held until it expires).
     #[arg(long)]
     pub now: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AnswerArgs {
+    /// The run: an execution name or a full execution ARN (with --local: the run id).
+    pub run: String,
+    #[command(flatten)]
+    pub machines: Machines,
+    /// Why; kept in approval.json (a rejection's reason is in the run's failure cause).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// A local run (`cdkd-flow export --local --require-approval`): write the decision
+    /// only; the waiting export process acts on it.
+    #[arg(long)]
+    pub local: bool,
 }
 
 /// A `<run>` argument.
@@ -225,6 +272,11 @@ async fn find_run(sdk: &SdkConfig, m: &Machines, run: &str) -> Result<(Sfn, Exec
 }
 
 pub async fn run(g: &GlobalOpts, c: RunsCommand) -> Result<ExitCode, CliError> {
+    match c {
+        RunsCommand::Approve(a) => return answer(g, a, true).await,
+        RunsCommand::Reject(a) => return answer(g, a, false).await,
+        _ => {}
+    }
     let sdk = sdk(g).await;
     match c {
         RunsCommand::List(a) => list(&sdk, a).await,
@@ -238,6 +290,7 @@ pub async fn run(g: &GlobalOpts, c: RunsCommand) -> Result<ExitCode, CliError> {
             remote::watch(&sdk, &client, &x.arn, &opts).await
         }
         RunsCommand::Stop(a) => stop(&sdk, a).await,
+        RunsCommand::Approve(_) | RunsCommand::Reject(_) => unreachable!("answered above"),
     }
 }
 
@@ -337,7 +390,20 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
         .and_then(|o| serde_json::from_str(o).ok());
     if a.json {
         let report = report.as_ref().and_then(|r| serde_json::to_value(r).ok());
-        let v = view::runs::show_json(&execution_row(&x), &input, output.as_ref(), report.as_ref());
+        let mut v =
+            view::runs::show_json(&execution_row(&x), &input, output.as_ref(), report.as_ref());
+        // An export's approval request, decided or not, as approval.json holds it.
+        if let (Some(Kind::Export), Some(p), Some(obj)) =
+            (kind, RunPlace::of_input(&input), v.as_object_mut())
+        {
+            let store = remote::run_store(sdk, &p).await;
+            if let Some((a, _)) = crate::approval::read(&store, &x.name).await? {
+                obj.insert(
+                    "approval".into(),
+                    serde_json::to_value(&a).unwrap_or(Value::Null),
+                );
+            }
+        }
         crate::out::println(&serde_json::to_string_pretty(&v).unwrap_or_default());
         return Ok(ExitCode::SUCCESS);
     }
@@ -352,9 +418,22 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
         }
         (Some(Kind::Export), _, _) => {
             // A migrating run's report, else the plan the run wrote, as `export
-            // --dry-run` prints it.
+            // --dry-run` prints it; a run waiting for approval says so first, with the
+            // plan it waits on.
             if let Some(p) = RunPlace::of_input(&input) {
                 let store = remote::run_store(sdk, &p).await;
+                if let Some((a, _)) = crate::approval::read(&store, &x.name).await? {
+                    crate::out::print(&approval::render_status(&a));
+                    if a.decision.is_none() && !x.is_finished() {
+                        if crate::cmd::export::print_plan(&store, &x.name, false, false)
+                            .await?
+                            .is_none()
+                        {
+                            crate::out::print(view::runs::NO_PLAN_YET);
+                        }
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                }
                 if crate::cmd::export::print_report(&store, &x.name, false)
                     .await?
                     .is_none()
@@ -461,6 +540,100 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
     Err(CliError::Refused(format!(
         "run {name}: progress.json kept changing (5 conditional writes lost); try again"
     )))
+}
+
+/// `runs approve` / `runs reject`: the decision into approval.json (conditional), then,
+/// for a deployed run, SendTaskSuccess / SendTaskFailure with the task token it holds.
+async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCode, CliError> {
+    let verb = if approved { "approve" } else { "reject" };
+    let reason = checked_reason(a.reason.as_deref())
+        .map_err(|e| CliError::Usage(format!("runs {verb}: {e}")))?;
+    if a.local {
+        remote::check_execution_name(&a.run)?;
+        let ctx = context::build(g).await?;
+        let decided = crate::approval::record_decision(
+            &ctx.store,
+            &a.run,
+            approved,
+            reason,
+            "no local export by that run id waits for approval in this state bucket (was it started with --require-approval, and with the same --state-bucket and --state-prefix?)",
+        )
+        .await?;
+        eprintln!(
+            "run {}: {}; the export process waiting on it carries on within a few seconds (the decision is in approval.json)",
+            flatten_str(&decided.run_id),
+            decided_words(&decided)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let sdk = sdk(g).await;
+    let (client, x) = find_run(&sdk, &a.machines, &a.run).await?;
+    let name = flatten_str(&x.name);
+    let input = input_of(&x);
+    if Kind::of_input(&input) != Some(Kind::Export) {
+        return Err(CliError::Refused(format!(
+            "run {name} is not an export run: only an export started with --require-approval waits for approval"
+        )));
+    }
+    if x.is_finished() {
+        return Err(CliError::Refused(format!(
+            "run {name} has already ended: {}; nothing to {verb}",
+            view::runs::status_text(&execution_row(&x))
+        )));
+    }
+    let place = RunPlace::of_input(&input)
+        .ok_or_else(|| CliError::Refused(format!("run {name}: its input names no stateBucket")))?;
+    let store = remote::run_store(&sdk, &place).await;
+    let asked = input.get("requireApproval").and_then(Value::as_bool) == Some(true);
+    let no_request = if asked {
+        "the run is still planning; try again in a moment"
+    } else {
+        "it was not started with --require-approval, so nothing waits for a decision"
+    };
+    let decided =
+        crate::approval::record_decision(&store, &x.name, approved, reason, no_request).await?;
+    let Some(d) = decided.decision.as_ref() else {
+        return Err(CliError::Refused(format!(
+            "run {name}: no decision was recorded"
+        )));
+    };
+    let token = decided.token.clone();
+    let sent = match task_answer(&decided, d) {
+        TaskAnswer::Success(output) => {
+            let output = output.to_string();
+            remote::retrying("SendTaskSuccess", || {
+                client.send_task_success(&token, &output)
+            })
+            .await
+        }
+        TaskAnswer::Failure { error, cause } => {
+            remote::retrying("SendTaskFailure", || {
+                client.send_task_failure(&token, &error, &cause)
+            })
+            .await
+        }
+    };
+    sent.map_err(|e| {
+        CliError::Aws(format!(
+            "run {name}: the decision ({}) is recorded in approval.json, but the run was not told: {e}",
+            decided_words(&decided)
+        ))
+    })?;
+    let next = if approved {
+        "the run goes on to the lock and the migration"
+    } else {
+        "the run ends failed (Rejected); nothing was locked or changed"
+    };
+    eprintln!(
+        "run {name}: {}; {next} (follow it with cdkd-flow runs watch {name})",
+        decided_words(&decided)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `approved by <by>` / `rejected by <by>: <reason>`.
+fn decided_words(a: &approval::Approval) -> String {
+    approval::render_status(a).trim().to_string()
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 mod broken_pipe;
 mod cleanup_e2e;
 mod destroy_cli;
+mod export_approval_cli;
 mod export_cli;
 mod export_run_cli;
 mod lock_force_unlock_cli;

@@ -7,6 +7,7 @@
 
 pub mod abort;
 pub mod adopt;
+pub mod approval;
 pub mod carry;
 pub mod cleanup;
 pub mod execute;
@@ -44,6 +45,10 @@ pub struct ExportInput {
     pub options: ExportOptions,
     #[serde(default)]
     pub dry_run: bool,
+    /// Wait for `cdkd-flow runs approve` after the plan, before the lock (the
+    /// definition's `NeedsApproval` choice reads it; docs/export.md §10.7).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_approval: bool,
 }
 
 fn default_prefix() -> String {

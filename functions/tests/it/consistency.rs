@@ -334,3 +334,80 @@ fn schedule_input_is_a_valid_cleanup_select_input() {
         .expect("a schedule");
     assert_eq!(schedule.prop("Arn"), Some("!Ref CleanupStateMachine"));
 }
+
+#[test]
+fn every_state_machine_may_invoke_exactly_the_functions_its_definition_names() {
+    let (resources, _) = template();
+    let by_step = functions_by_step(&resources);
+    for (name, sm) in resources
+        .iter()
+        .filter(|(_, r)| r.kind == "AWS::Serverless::StateMachine")
+    {
+        let named: BTreeSet<String> = sm
+            .mapping("DefinitionSubstitutions")
+            .into_keys()
+            .filter_map(|sub| step_for_substitution(&sub))
+            .map(|step| format!("!Ref {}", by_step[step]))
+            .collect();
+        // `- LambdaInvokePolicy: {FunctionName: !Ref <Function>}` under Policies.
+        let invokable: BTreeSet<String> = sm
+            .lines
+            .iter()
+            .filter(|(_, k, _)| k == "FunctionName")
+            .map(|(_, _, v)| v.clone())
+            .collect();
+        assert_eq!(
+            invokable, named,
+            "{name}: LambdaInvokePolicy functions vs the functions its definition invokes"
+        );
+    }
+}
+
+/// The lines of one top-level resource of the template (after its name line, up to the
+/// next resource or section).
+fn resource_text(text: &str, name: &str) -> String {
+    let head = format!("  {name}:");
+    text.lines()
+        .skip_while(|l| *l != head)
+        .skip(1)
+        .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() > 2)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_approval_step_may_only_read_and_write_the_runs_folder() {
+    let text = std::fs::read_to_string(root().join("infra/template.yaml")).unwrap();
+    let (resources, _) = template();
+    let function = &functions_by_step(&resources)["export-approval"];
+    let block = resource_text(&text, function);
+    assert!(!block.is_empty(), "no resource {function}");
+    assert!(block.contains("Handler: export-approval"), "{block}");
+    for broad in [
+        "StateReadWritePolicy",
+        "StateReadPolicy",
+        "DeletePolicyArn",
+        "ExportPolicyArn",
+        "s3:DeleteObject",
+        "cloudformation:",
+        "iam:",
+    ] {
+        assert!(
+            !block.contains(broad),
+            "{function} must not get {broad}:\n{block}"
+        );
+    }
+    assert!(block.contains("s3:PutObject"), "{block}");
+    let objects: Vec<&str> = block
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("Resource:") && l.contains(":s3:::") && l.contains('/'))
+        .collect();
+    assert!(!objects.is_empty(), "{block}");
+    for r in objects {
+        assert!(
+            r.ends_with("/${StatePrefix}/_runs/*"),
+            "{function}: {r} is wider than the runs folder"
+        );
+    }
+}
