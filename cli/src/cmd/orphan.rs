@@ -12,7 +12,7 @@ use cdkd_core::keys::{lock_key, StackRef};
 use cdkd_core::lock::{cli_owner, is_expired, parse_lock, LockInfo};
 use cdkd_core::repair::orphan::{check_record, child_with_record, resource_targets};
 use cdkd_core::repair::rewrite::{live_reads_needed, LiveReads};
-use cdkd_core::repair::rewrite::{rewrite, Rewrite};
+use cdkd_core::repair::rewrite::{rewrite, Rewrite, ValueSource};
 use cdkd_core::state::StateRecord;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::repair as v;
@@ -388,7 +388,8 @@ fn summary_json(stack: &str, region: &str, rw: &Rewrite) -> Value {
             "location": u.location, "reference": u.reference
         })).collect::<Vec<_>>(),
         "neverCopied": rw.never_copied.iter().map(|n| json!({
-            "logicalId": n.logical_id, "attribute": n.attr
+            "logicalId": n.logical_id, "attribute": n.attr,
+            "source": match n.source { ValueSource::Live => "live", ValueSource::Cached => "cached" }
         })).collect::<Vec<_>>(),
     })
 }

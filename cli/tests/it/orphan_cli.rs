@@ -234,6 +234,7 @@ async fn orphan_rule_7_3_force_rewrites_references_and_never_copies_a_credential
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["removed"], json!(["T"]));
     assert_eq!(v["neverCopied"][0]["attribute"], json!("SecretAccessKey"));
+    assert_eq!(v["neverCopied"][0]["source"], json!("cached"));
     assert!(!keys(&bucket)
         .await
         .contains(&key("Shop", REGION, "lock.json")));
@@ -517,6 +518,12 @@ async fn orphan_rule_7_3_a_never_copied_live_value_keeps_the_intrinsic_even_when
     assert_eq!(p["Type"], json!("String"), "read live");
     assert_eq!(p["Value"], json!({"Fn::GetAtt": ["P", "Value"]}));
     assert_eq!(p["Secret"], json!({"Fn::GetAtt": ["P", "SecretValue"]}));
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v["neverCopied"],
+        json!([{"logicalId": "P", "attribute": "Value", "source": "live"},
+               {"logicalId": "P", "attribute": "SecretValue", "source": "cached"}])
+    );
     let text = format!("{saved}{}{}", r.stdout, r.stderr);
     assert!(!text.contains("secretsmanager:db"), "{text}");
     assert!(!text.contains("cached-plaintext"), "{text}");

@@ -151,7 +151,7 @@ fn refused_warning(refused: u32, dry_run: bool) -> String {
     )
 }
 
-/// The words for a class of cached value `--force` never copies.
+/// The words for a class of value (cached or live) the rewrite never copies.
 pub fn class_phrase(c: CredentialClass) -> &'static str {
     match c {
         CredentialClass::CredentialNamedAttribute => "a credential-named attribute",
