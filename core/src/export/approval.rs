@@ -228,7 +228,7 @@ pub fn render_status(a: &Approval) -> String {
         None => {
             let (approve, reject) = answer_commands(&a.run_id, "");
             format!(
-                "  waiting for approval since {} ({} stack(s), {} resource(s) to import, {} warning(s)); the plan below\n  answer with: {approve}\n           or: {reject}\n",
+                "  waiting for approval since {} ({} stack(s), {} resource(s) to import, {} warning(s))\n  answer with: {approve}\n           or: {reject}\n",
                 iso_seconds(a.requested_ms),
                 a.summary.stacks,
                 a.summary.import_rows,

@@ -13,6 +13,7 @@ mod destroy_e2e;
 mod destroy_load;
 mod emulator_registry;
 mod engine_differential;
+mod export_approval_step;
 mod export_plan;
 mod export_steps;
 mod lock_protocol;
