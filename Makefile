@@ -44,9 +44,10 @@ build:
 
 # One build of every target (the CLI's end-to-end tests run the cdkd-flow binary cargo
 # built for them, CARGO_BIN_EXE_cdkd-flow). Then every crate's unit tests and the pure
-# integration binaries (`it`) in parallel, and the two binaries that talk to the emulator
-# (`e2e`: cdkd-tests and the CLI's) one test at a time: they share one single-threaded
-# emulator whose Step Functions interpreter switch is emulator-wide. Every cargo call
+# integration binaries (`it`) in parallel; then the two binaries that talk to the emulator
+# (`e2e`: cdkd-tests and the CLI's) and the emulator's Python tests side by side, each on
+# an emulator of its own (scripts/run-e2e.sh), one test at a time inside a binary: a
+# single-threaded emulator's Step Functions interpreter switch is emulator-wide. Every cargo call
 # uses `--workspace`, so all of them share one feature set and one build. A failing group
 # does not stop the others; the target fails at the end if any failed.
 # The template checks (they install the SAM CLI) run beside the build: both mostly wait.
@@ -56,8 +57,7 @@ test: setup
 	@status=0; \
 	$(CARGO) test --workspace --no-fail-fast --lib --bins --test it || status=1; \
 	$(CARGO) test --workspace --no-fail-fast --doc || status=1; \
-	scripts/with-emulator.sh $(CARGO) test --workspace --no-fail-fast --test e2e -- --test-threads=1 || status=1; \
-	scripts/with-emulator.sh $(VPY) -m unittest discover -s scripts/moto_ext/tests -t scripts -v || status=1; \
+	CARGO=$(CARGO) scripts/run-e2e.sh || status=1; \
 	exit $$status
 
 # The emulator's own tests (resource import on the extended moto), without cargo.
