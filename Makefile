@@ -50,8 +50,9 @@ build:
 # single-threaded emulator's Step Functions interpreter switch is emulator-wide. Every cargo call
 # uses `--workspace`, so all of them share one feature set and one build. A failing group
 # does not stop the others; the target fails at the end if any failed.
-# The template checks (they install the SAM CLI) run beside the build: both mostly wait.
-test: setup
+# The set-up and the template checks (they install the Python and npm packages and the
+# SAM CLI) run beside the build from its first second: the build needs none of them.
+test:
 	$(MAKE) --no-print-directory -j2 check-templates build
 	scripts/check-features.sh
 	@status=0; \
