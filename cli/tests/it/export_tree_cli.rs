@@ -1,0 +1,589 @@
+//! End-to-end: `cdkd-flow export ExportSiblings --cdk-out <assembly> --local --fast -y`
+//! (the binary) migrating a nested tree of real emulator resources into CloudFormation
+//! (docs/export.md §10.6): a root with a queue of its own and two sibling nested stacks
+//! (a topic, a parameter fed the root's queue URL), read from the cloud assembly
+//! `tests/fixtures/export/siblings.out/`. The resources' identities come from the three
+//! cdkd records the test writes (root, and each child with its parent link), never from
+//! the templates, which name nothing.
+//!
+//! Pinned: the tree ends as CloudFormation stacks holding exactly the physical ids the
+//! records named, each child nested in the root (ParentId) with its Outputs, the root with
+//! its own; the records and their exports-index entries are gone, no lock is left; the
+//! siblings' IMPORT change sets are both created before either import completes, and the
+//! root starts only once both children are done. A child whose import fails stops the
+//! tree: exit 1, the report names the child and what to redo, every record is kept and
+//! every lock released.
+//!
+//! Run: `scripts/with-emulator.sh cargo test --workspace --test e2e export_tree -- --test-threads=1`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use cdkd_tests as h;
+use serde_json::{json, Value};
+
+const REGION: &str = "us-east-1";
+const ROOT: &str = "ExportSiblings";
+const QUEUE: &str = "WorkQueueE5A3F1C2";
+const ALPHA_ID: &str = "AlphaNestedStackAlphaNestedStackResource3E7B1A9C";
+const BETA_ID: &str = "BetaNestedStackBetaNestedStackResource8D4C2F6E";
+const ALPHA: &str = "ExportSiblings~AlphaNestedStackAlphaNestedStackResource3E7B1A9C";
+const BETA: &str = "ExportSiblings~BetaNestedStackBetaNestedStackResource8D4C2F6E";
+const TOPIC: &str = "EventsTopic1F6A3B2D";
+const PARAM: &str = "QueueUrlParameter9B3E7D14";
+const ALPHA_OUTPUT: &str = "ExportSiblingsAlphaEventsTopic1F6A3B2DRef";
+const BETA_OUTPUT: &str = "ExportSiblingsBetaQueueUrlParameter9B3E7D14Ref";
+/// The SSM parameter the root template's `BootstrapVersion` names (CloudFormation
+/// resolves it when a change set is created; `cdk bootstrap` writes it).
+const BOOTSTRAP_VERSION: &str = "/cdk-bootstrap/hnb659fds/version";
+
+fn assembly() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/export/siblings.out")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn uniq(tag: &str) -> String {
+    format!("{tag}{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
+}
+
+fn state_key(stack: &str) -> String {
+    format!("cdkd/{stack}/{REGION}/state.json")
+}
+
+const INDEX_KEY: &str = "cdkd/_index/us-east-1/exports.json";
+
+async fn cfn() -> aws_sdk_cloudformation::Client {
+    aws_sdk_cloudformation::Client::new(&h::sdk().await)
+}
+
+/// The real emulator resources of one tree, and the CloudFormation names it goes to
+/// (unique per test, passed with `--cfn-stack-name` / `--cfn-child-stack-name`).
+struct Tree {
+    bucket: String,
+    run_id: String,
+    queue_url: String,
+    topic_arn: String,
+    param: String,
+    root_cfn: String,
+    alpha_cfn: String,
+    beta_cfn: String,
+    /// The records as written, by cdkd stack name.
+    records: BTreeMap<String, Value>,
+    index: Value,
+}
+
+/// Creates the queue, the topic and the parameter, writes the three cdkd records (the
+/// root's naming the queue, each child's naming its resource, with `parentStack` /
+/// `parentLogicalId`) and an exports index listing the root's export beside another
+/// stack's. With `alpha_topic_gone` Alpha's record names a topic that does not exist.
+async fn seeded_tree(alpha_topic_gone: bool) -> Tree {
+    let sdk = h::sdk().await;
+    let tag = uniq("sib").to_lowercase();
+    let queue_url = aws_sdk_sqs::Client::new(&sdk)
+        .create_queue()
+        .queue_name(format!("{tag}-work"))
+        .send()
+        .await
+        .unwrap()
+        .queue_url()
+        .unwrap()
+        .to_string();
+    let mut topic_arn = aws_sdk_sns::Client::new(&sdk)
+        .create_topic()
+        .name(format!("{tag}-events"))
+        .send()
+        .await
+        .unwrap()
+        .topic_arn()
+        .unwrap()
+        .to_string();
+    if alpha_topic_gone {
+        topic_arn.push_str("-gone");
+    }
+    let ssm = aws_sdk_ssm::Client::new(&sdk);
+    let param = format!("/{tag}/queue-url");
+    ssm.put_parameter()
+        .name(&param)
+        .value(&queue_url)
+        .r#type(aws_sdk_ssm::types::ParameterType::String)
+        .send()
+        .await
+        .unwrap();
+    ssm.put_parameter()
+        .name(BOOTSTRAP_VERSION)
+        .value("21")
+        .r#type(aws_sdk_ssm::types::ParameterType::String)
+        .overwrite(true)
+        .send()
+        .await
+        .unwrap();
+
+    let stack_arn = |name: &str, n: u32| {
+        format!("arn:aws:cloudformation:{REGION}:123456789012:stack/{name}/0e1d2c3b-4a59-6877-8695-a4b3c2d1e0f{n}")
+    };
+    let root = json!({
+        "version": 10, "stackName": ROOT, "region": REGION,
+        "resources": {
+            QUEUE: {"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {"VisibilityTimeout": 300},
+                    "attributes": {"Arn": format!("arn:aws:sqs:{REGION}:123456789012:{tag}-work")},
+                    "dependencies": [], "provisionedBy": "sdk"},
+            ALPHA_ID: {"resourceType": "AWS::CloudFormation::Stack", "physicalId": stack_arn("ExportSiblings-Alpha", 1),
+                       "properties": {}, "attributes": {}, "dependencies": [], "provisionedBy": "sdk"},
+            BETA_ID: {"resourceType": "AWS::CloudFormation::Stack", "physicalId": stack_arn("ExportSiblings-Beta", 2),
+                      "properties": {}, "attributes": {}, "dependencies": [QUEUE], "provisionedBy": "sdk"},
+            "CDKMetadata": {"resourceType": "AWS::CDK::Metadata", "physicalId": "ExportSiblings-CDKMetadata",
+                            "properties": {}, "attributes": {}, "dependencies": [], "provisionedBy": "sdk"}
+        },
+        "outputs": {"QueueUrl": queue_url},
+        "exportNames": ["QueueUrl"],
+        "lastModified": 1796169600000i64
+    });
+    let alpha = json!({
+        "version": 10, "stackName": ALPHA, "region": REGION,
+        "resources": {
+            TOPIC: {"resourceType": "AWS::SNS::Topic", "physicalId": topic_arn, "properties": {"DisplayName": "export-siblings events"},
+                    "attributes": {}, "dependencies": [], "provisionedBy": "sdk"},
+            "CDKMetadata": {"resourceType": "AWS::CDK::Metadata", "physicalId": "ExportSiblings-Alpha-CDKMetadata",
+                            "properties": {}, "attributes": {}, "dependencies": [], "provisionedBy": "sdk"}
+        },
+        "outputs": {ALPHA_OUTPUT: topic_arn},
+        "lastModified": 1796169600000i64,
+        "parentStack": ROOT, "parentLogicalId": ALPHA_ID
+    });
+    let beta = json!({
+        "version": 10, "stackName": BETA, "region": REGION,
+        "resources": {
+            PARAM: {"resourceType": "AWS::SSM::Parameter", "physicalId": param,
+                    "properties": {"Type": "String", "Value": queue_url}, "attributes": {},
+                    "dependencies": [], "provisionedBy": "sdk"},
+            "CDKMetadata": {"resourceType": "AWS::CDK::Metadata", "physicalId": "ExportSiblings-Beta-CDKMetadata",
+                            "properties": {}, "attributes": {}, "dependencies": [], "provisionedBy": "sdk"}
+        },
+        "outputs": {BETA_OUTPUT: param},
+        "lastModified": 1796169600000i64,
+        "parentStack": ROOT, "parentLogicalId": BETA_ID
+    });
+    // As a cdkd deploy leaves it: the root's export, and another stack's.
+    let index = json!({"indexVersion": 1, "region": REGION, "exports": {
+        "QueueUrl": {"value": queue_url, "producerStack": ROOT, "producerRegion": REGION},
+        "OtherTopic": {"value": "arn:aws:sns:us-east-1:123456789012:other", "producerStack": "OtherStack", "producerRegion": REGION}
+    }, "lastModified": 1796169600000i64});
+
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let mut records = BTreeMap::new();
+    for (name, rec) in [(ROOT, root), (ALPHA, alpha), (BETA, beta)] {
+        h::put_raw(
+            &s3,
+            &bucket,
+            &state_key(name),
+            serde_json::to_vec(&rec).unwrap(),
+        )
+        .await;
+        records.insert(name.to_string(), rec);
+    }
+    h::put_raw(&s3, &bucket, INDEX_KEY, serde_json::to_vec(&index).unwrap()).await;
+    let root_cfn = uniq("ExportSiblings");
+    Tree {
+        bucket,
+        run_id: uniq("export-siblings-"),
+        queue_url,
+        topic_arn,
+        param,
+        alpha_cfn: format!("{root_cfn}-Alpha"),
+        beta_cfn: format!("{root_cfn}-Beta"),
+        root_cfn,
+        records,
+        index,
+    }
+}
+
+/// `export ExportSiblings --cdk-out <assembly> --local --fast -y --run-id <id>`, to the
+/// tree's CloudFormation names. Returns the run and how long it took.
+fn migrate(t: &Tree) -> (h::CliRun, std::time::Duration) {
+    let out = assembly();
+    let alpha = format!("{ALPHA}={}", t.alpha_cfn);
+    let beta = format!("{BETA}={}", t.beta_cfn);
+    let args = [
+        "--state-bucket",
+        &t.bucket,
+        "export",
+        ROOT,
+        "--cdk-out",
+        &out,
+        "--cfn-stack-name",
+        &t.root_cfn,
+        "--cfn-child-stack-name",
+        &alpha,
+        "--cfn-child-stack-name",
+        &beta,
+        "--run-id",
+        &t.run_id,
+        "--local",
+        "--fast",
+        "-y",
+    ];
+    let started = Instant::now();
+    let run = crate::run_cli_env(&args, &[]);
+    (run, started.elapsed())
+}
+
+/// Logical id -> physical id of a CloudFormation stack's resources.
+async fn stack_resources(name: &str) -> BTreeMap<String, String> {
+    let out = cfn()
+        .await
+        .describe_stack_resources()
+        .stack_name(name)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("DescribeStackResources {name}: {e:?}"));
+    out.stack_resources()
+        .iter()
+        .map(|r| {
+            (
+                r.logical_resource_id().unwrap_or_default().to_string(),
+                r.physical_resource_id().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A CloudFormation stack as DescribeStacks answers it.
+async fn described(name: &str) -> aws_sdk_cloudformation::types::Stack {
+    let out = cfn()
+        .await
+        .describe_stacks()
+        .stack_name(name)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("DescribeStacks {name}: {e:?}"));
+    out.stacks()[0].clone()
+}
+
+fn outputs(s: &aws_sdk_cloudformation::types::Stack) -> BTreeMap<String, String> {
+    s.outputs()
+        .iter()
+        .map(|o| {
+            (
+                o.output_key().unwrap_or_default().to_string(),
+                o.output_value().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+async fn cfn_stack_exists(name: &str) -> bool {
+    match cfn().await.describe_stacks().stack_name(name).send().await {
+        Ok(o) => !o.stacks().is_empty(),
+        Err(e) => {
+            let text = format!("{e:?}");
+            assert!(
+                text.contains("does not exist"),
+                "DescribeStacks {name}: {text}"
+            );
+            false
+        }
+    }
+}
+
+async fn progress(t: &Tree) -> Value {
+    let s3 = h::s3().await;
+    let key = format!("cdkd/_runs/{}/progress.json", t.run_id);
+    let text = h::get_text(&s3, &t.bucket, &key)
+        .await
+        .unwrap_or_else(|| panic!("no {key}"));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The position in the run's log of its only line that `matches`.
+fn log_line(log: &[String], what: &str, matches: impl Fn(&str) -> bool) -> usize {
+    let found: Vec<usize> = log
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| matches(l))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(found.len(), 1, "one log line for {what}: {log:#?}");
+    found[0]
+}
+
+fn import_created(log: &[String], cfn_name: &str) -> usize {
+    let tail = format!(" on {cfn_name}");
+    log_line(log, &format!("the IMPORT change set of {cfn_name}"), |l| {
+        l.starts_with("import: created change set cdkd-migrate-") && l.ends_with(&tail)
+    })
+}
+
+fn reached(log: &[String], cfn_name: &str, status: &str) -> usize {
+    let line = format!("poll: {cfn_name} reached {status}");
+    log_line(log, &line, |l| l == line)
+}
+
+/// The rules of §10.6 on a whole run through the CLI: the root and both siblings end as
+/// CloudFormation stacks, each holding exactly what its record named, the children
+/// nested in the root with their Outputs; the three records and the root's exports-index
+/// entry are gone, no lock is left; the siblings' IMPORT change sets were both created
+/// before either import completed, and the root's only once both children were done.
+#[tokio::test]
+async fn export_tree_siblings_migrate_side_by_side_and_the_root_adopts_both_holding_what_the_records_named(
+) {
+    let t = seeded_tree(false).await;
+    let (run, took) = migrate(&t);
+    eprintln!("export_tree: the siblings' migration took {took:?}");
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    for (cdkd, cfn_name) in [
+        (ALPHA, &t.alpha_cfn),
+        (BETA, &t.beta_cfn),
+        (ROOT, &t.root_cfn),
+    ] {
+        let line =
+            format!("{cdkd} -> CloudFormation stack {cfn_name}: migrated; cdkd record deleted");
+        assert!(run.stdout.contains(&line), "{line}\n{}", run.stdout);
+    }
+
+    // The root holds its queue and both children, by their stack ids; each child holds
+    // its own resource; the children are nested in the root, with their Outputs.
+    let root = described(&t.root_cfn).await;
+    let root_id = root.stack_id().unwrap().to_string();
+    let alpha = described(&t.alpha_cfn).await;
+    let beta = described(&t.beta_cfn).await;
+    for (name, child) in [(&t.alpha_cfn, &alpha), (&t.beta_cfn, &beta)] {
+        assert_eq!(
+            child.parent_id(),
+            Some(root_id.as_str()),
+            "{name} is nested in the root"
+        );
+        assert_eq!(
+            child.root_id(),
+            Some(root_id.as_str()),
+            "{name}'s root is the root"
+        );
+    }
+    assert_eq!(
+        stack_resources(&t.root_cfn).await,
+        BTreeMap::from([
+            (QUEUE.to_string(), t.queue_url.clone()),
+            (ALPHA_ID.to_string(), alpha.stack_id().unwrap().to_string()),
+            (BETA_ID.to_string(), beta.stack_id().unwrap().to_string()),
+        ]),
+        "the root's resources"
+    );
+    assert_eq!(
+        stack_resources(&t.alpha_cfn).await,
+        BTreeMap::from([(TOPIC.to_string(), t.topic_arn.clone())]),
+        "Alpha's resources"
+    );
+    assert_eq!(
+        stack_resources(&t.beta_cfn).await,
+        BTreeMap::from([(PARAM.to_string(), t.param.clone())]),
+        "Beta's resources"
+    );
+    assert_eq!(
+        outputs(&alpha),
+        BTreeMap::from([(ALPHA_OUTPUT.to_string(), t.topic_arn.clone())])
+    );
+    assert_eq!(
+        outputs(&beta),
+        BTreeMap::from([(BETA_OUTPUT.to_string(), t.param.clone())])
+    );
+    assert_eq!(
+        outputs(&root),
+        BTreeMap::from([("QueueUrl".to_string(), t.queue_url.clone())])
+    );
+    // Beta got the root's queue URL as its parameter (resolved from the root's record).
+    let params: BTreeMap<_, _> = beta
+        .parameters()
+        .iter()
+        .map(|p| {
+            (
+                p.parameter_key().unwrap_or_default().to_string(),
+                p.parameter_value().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        params.get("referencetoExportSiblingsWorkQueueE5A3F1C2Ref"),
+        Some(&t.queue_url),
+        "{params:?}"
+    );
+
+    // The records, their locks and the root's exports-index entry are gone.
+    let s3 = h::s3().await;
+    let keys = h::list_all_keys(&s3, &t.bucket).await;
+    for stack in [ROOT, ALPHA, BETA] {
+        assert!(!keys.contains(&state_key(stack)), "{stack}: {keys:?}");
+    }
+    assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
+    let index: Value =
+        serde_json::from_str(&h::get_text(&s3, &t.bucket, INDEX_KEY).await.unwrap()).unwrap();
+    let mut left = t.index["exports"].clone();
+    left.as_object_mut().unwrap().remove("QueueUrl");
+    assert_eq!(
+        index["exports"], left,
+        "only the other stack's export is left"
+    );
+
+    // Siblings side by side: both IMPORT change sets created before either child's
+    // import completed; the root's IMPORT only once both children were done.
+    let p = progress(&t).await;
+    let log: Vec<String> = serde_json::from_value(p["log"].clone()).unwrap();
+    let created = [
+        import_created(&log, &t.alpha_cfn),
+        import_created(&log, &t.beta_cfn),
+    ];
+    let imported = [
+        reached(&log, &t.alpha_cfn, "IMPORT_COMPLETE"),
+        reached(&log, &t.beta_cfn, "IMPORT_COMPLETE"),
+    ];
+    assert!(
+        created.iter().max() < imported.iter().min(),
+        "both change sets before either import completed: {log:#?}"
+    );
+    let children_done = [
+        reached(&log, &t.alpha_cfn, "UPDATE_COMPLETE"),
+        reached(&log, &t.beta_cfn, "UPDATE_COMPLETE"),
+    ];
+    let root_created = import_created(&log, &t.root_cfn);
+    assert!(
+        children_done.iter().all(|&i| i < root_created),
+        "the root starts once both children are done: {log:#?}"
+    );
+    let adopt = "adopt: created change set cdkd-adopt-";
+    let adopted = log_line(&log, "the root's adoption", |l| {
+        l.starts_with(adopt) && l.ends_with(&format!(" on {} (2 nested stack(s))", t.root_cfn))
+    });
+    assert!(
+        root_created < adopted,
+        "1A, then 1B adopting both: {log:#?}"
+    );
+    let stages: Vec<(&str, &str)> = p["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["stack"].as_str().unwrap(), s["stage"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        stages,
+        [(ALPHA, "cleaned"), (BETA, "cleaned"), (ROOT, "cleaned")],
+        "leaf first, siblings in template order"
+    );
+    let report = h::get_text(
+        &s3,
+        &t.bucket,
+        &format!("cdkd/_runs/{}/report.json", t.run_id),
+    )
+    .await
+    .expect("report.json");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["outcome"], "migrated", "{report}");
+}
+
+/// A failure in one child stops the whole tree (docs/export.md §9, §10.5): Alpha's
+/// record names a topic that does not exist, so its IMPORT change set fails; the run
+/// exits 1, the report names Alpha, its CloudFormation stack and what to redo, every
+/// record of the tree is kept as it was (none migrated, none deleted), the exports index
+/// is untouched, the locks are released and the root is never submitted.
+#[tokio::test]
+async fn export_tree_a_failing_child_keeps_every_record_releases_the_locks_and_names_the_child_to_redo(
+) {
+    let t = seeded_tree(true).await;
+    let (run, took) = migrate(&t);
+    eprintln!("export_tree: the failing tree took {took:?}");
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let alpha_line = format!(
+        "{ALPHA} -> CloudFormation stack {}: phase 1 (IMPORT) did not complete",
+        t.alpha_cfn
+    );
+    assert!(
+        run.stdout.contains(&alpha_line),
+        "{alpha_line}\n{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "Cause: ChangeSetFailed: export of {ALPHA} to CloudFormation stack {}: IMPORT change set FAILED: Resource {TOPIC} (AWS::SNS::Topic) with identifier {{TopicArn={}}} does not exist",
+            t.alpha_cfn, t.topic_arn
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "  - {ALPHA}: the phase-1 IMPORT into CloudFormation stack {} did not complete; the cdkd record is unchanged",
+            t.alpha_cfn
+        )),
+        "the report says what to redo for Alpha:\n{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "  aws cloudformation delete-stack --stack-name {} --region {REGION}",
+            t.alpha_cfn
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "{ROOT} -> CloudFormation stack {}: nothing submitted",
+            t.root_cfn
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains(&format!("export {ROOT} failed")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !cfn_stack_exists(&t.root_cfn).await,
+        "the root is never submitted while a child failed"
+    );
+    assert_eq!(
+        stack_resources(&t.alpha_cfn).await,
+        BTreeMap::new(),
+        "CloudFormation holds none of Alpha's resources, as the report says"
+    );
+
+    // Every record kept byte for byte, the index untouched, no lock left.
+    let s3 = h::s3().await;
+    for (stack, rec) in &t.records {
+        let (body, _) = h::get_raw(&s3, &t.bucket, &state_key(stack))
+            .await
+            .unwrap_or_else(|| panic!("the record of {stack} is kept"));
+        assert_eq!(
+            &serde_json::from_slice::<Value>(&body).unwrap(),
+            rec,
+            "{stack}"
+        );
+    }
+    let index: Value =
+        serde_json::from_str(&h::get_text(&s3, &t.bucket, INDEX_KEY).await.unwrap()).unwrap();
+    assert_eq!(index, t.index, "the exports index is untouched");
+    let keys = h::list_all_keys(&s3, &t.bucket).await;
+    assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
+    let report = h::get_text(
+        &s3,
+        &t.bucket,
+        &format!("cdkd/_runs/{}/report.json", t.run_id),
+    )
+    .await
+    .expect("report.json");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["outcome"], "failed", "{report}");
+    for s in report["stacks"].as_array().unwrap() {
+        assert_eq!(s["recordDeleted"], false, "{report}");
+    }
+}
