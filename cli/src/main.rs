@@ -37,14 +37,14 @@ enum Command {
     State(cmd::state::StateCommand),
     /// Destroy a stack from its cdkd state, dependents first (a Step Functions workflow).
     Destroy(cmd::destroy::Args),
-    /// Plan the migration of a stack (nested stacks included) into CloudFormation through
-    /// IMPORT change sets (--dry-run; the import itself is not built yet).
+    /// Migrate a stack (nested stacks included) into CloudFormation through IMPORT change
+    /// sets, or plan the migration (--dry-run).
     Export(cmd::export::Args),
     /// Destroy every stack matching a name pattern and older than an age (the scheduled cleanup).
     Cleanup(cmd::cleanup::Args),
     /// Delete a stack's lock.json unconditionally (use only when its holder is gone).
     ForceUnlock(cmd::force_unlock::Args),
-    /// List, show, watch and stop the runs of the deployed state machines.
+    /// List, show, watch, stop, approve and reject the runs of the deployed state machines.
     #[command(subcommand)]
     Runs(cmd::runs::RunsCommand),
     /// Run a Step Functions definition in-process with the local engine.

@@ -3,8 +3,9 @@
 //! prefix, runs the export workflow (`statemachines/export.asl.json`: the `export-plan`
 //! step) in this process (`--local`) or on the deployed state machine, and prints the
 //! plan it wrote: the per-stack summary, or with `--json` the plan itself
-//! (docs/export.md §8.3, §10). Only the plan exists so far: without `--dry-run` the
-//! command refuses before reading anything.
+//! (docs/export.md §8.3, §10). Without `--dry-run` it then confirms (or, with
+//! `--require-approval`, lets the run wait for `cdkd-flow runs approve`, §10.7) and runs
+//! the migration, printing its report.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
