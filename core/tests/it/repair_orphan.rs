@@ -307,7 +307,7 @@ fn orphan_rule_7_3_live_value_of_a_never_copied_class_keeps_the_intrinsic() {
 }
 
 #[test]
-fn orphan_rule_7_3_live_answer_from_a_reading_names_the_resource_type_and_cause() {
+fn orphan_rule_7_4_live_answer_from_a_reading_names_the_resource_type_and_cause() {
     let reading =
         ReadResult::Read(json!({"Arn": "arn:a", "Endpoint": {"Address": "h"}, "Null": null}));
     let answer =
@@ -555,7 +555,7 @@ fn orphan_rule_7_2_step_6_child_record_region_is_the_parents_else_its_first_othe
 }
 
 #[test]
-fn orphan_rule_7_3_attribute_route_sdk_only_for_a_declared_attribute_else_cloud_control() {
+fn orphan_rule_7_4_attribute_route_sdk_only_for_a_declared_attribute_else_cloud_control() {
     use cdkd_core::repair::reading::{attribute_route, ReadRoute};
     // The SDK reader declares the attribute.
     assert_eq!(

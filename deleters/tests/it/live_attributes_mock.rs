@@ -90,7 +90,7 @@ fn key(o: &str, a: &str) -> (String, String) {
 }
 
 #[tokio::test]
-async fn live_attr_rule_7_3_cloud_control_model_answers_read_only_and_nested_attributes_in_one_call(
+async fn live_attr_rule_7_4_cloud_control_model_answers_read_only_and_nested_attributes_in_one_call(
 ) {
     let rule = answering(
         "AWS::RDS::DBCluster",
@@ -127,7 +127,7 @@ async fn live_attr_rule_7_3_cloud_control_model_answers_read_only_and_nested_att
 }
 
 #[tokio::test]
-async fn live_attr_rule_7_3_gone_unsupported_and_failed_reads_name_the_resource_type_and_cause() {
+async fn live_attr_rule_7_4_gone_unsupported_and_failed_reads_name_the_resource_type_and_cause() {
     let gone = mock!(Client::get_resource)
         .match_requests(|i| i.identifier() == Some("gone-cluster"))
         .then_error(|| {
@@ -200,7 +200,7 @@ async fn live_attr_rule_7_3_gone_unsupported_and_failed_reads_name_the_resource_
 }
 
 #[tokio::test]
-async fn live_attr_rule_7_3_custom_resources_and_stacks_are_never_sent_to_cloud_control() {
+async fn live_attr_rule_7_4_custom_resources_and_stacks_are_never_sent_to_cloud_control() {
     let rule = answering("AWS::CloudFormation::Stack", "arn:stack", "{}");
     let r = cloud_control(&[&rule]);
     let rec = record(
@@ -251,7 +251,7 @@ impl SdkReader for Counting {
 }
 
 #[tokio::test]
-async fn live_attr_rule_7_3_declared_attribute_goes_to_the_sdk_reader_the_rest_to_cloud_control() {
+async fn live_attr_rule_7_4_declared_attribute_goes_to_the_sdk_reader_the_rest_to_cloud_control() {
     let cc = answering(
         "AWS::S3::Bucket",
         "b1",
@@ -293,7 +293,7 @@ async fn live_attr_rule_7_3_declared_attribute_goes_to_the_sdk_reader_the_rest_t
 }
 
 #[tokio::test]
-async fn live_attr_rule_7_3_reads_run_concurrently_within_the_bound() {
+async fn live_attr_rule_7_4_reads_run_concurrently_within_the_bound() {
     let sdk = Counting::default();
     let r = Readers::empty().with_sdk(sdk.clone());
     let ids: Vec<String> = (0..8).map(|i| format!("B{i}")).collect();

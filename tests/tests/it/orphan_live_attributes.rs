@@ -307,7 +307,7 @@ async fn live_attributes_events_rule_arn() {
 }
 
 #[tokio::test]
-async fn live_attributes_rule_7_3_a_resource_that_does_not_exist_fails_naming_it_and_its_type() {
+async fn live_attributes_rule_7_4_a_resource_that_does_not_exist_fails_naming_it_and_its_type() {
     let missing = [
         ("AWS::S3::Bucket", unique("nobucket"), "Arn"),
         (
