@@ -10,7 +10,8 @@
 //! [`identifier`] and [`splitters`] (identifier resolution), [`sg`] (the
 //! SecurityGroupIngress rule-id lookup), [`overlay`] (identifier values over template
 //! literals), [`params`] (root and child parameters), [`iam`] (the AWS::IAM::Policy
-//! principal check inputs), [`drift`] (the drift-baseline warning), [`plain`] (the
+//! principal check inputs), [`drift`] (the drift-baseline warning), [`consumers`] (the
+//! cross-stack consumer scan), [`plain`] (the
 //! printing rule), [`names`] (CloudFormation destination names), [`plan`] (the plan as
 //! data). The execution: [`phases`] (the phase templates and change sets), [`execute`]
 //! (statuses, waits, what comes next, the run's record), [`report`] (`report.json`),
@@ -19,6 +20,7 @@
 
 pub mod approval;
 pub mod classify;
+pub mod consumers;
 pub mod drift;
 pub mod execute;
 pub mod iam;

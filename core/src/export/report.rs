@@ -100,24 +100,31 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
         }
     }
     let flying = |s: &StackProgress| in_flight.iter().any(|f| f.stack == s.stack);
-    let submitted: Vec<&StackProgress> = run
+    let submitted = run.stacks.iter().any(|s| s.stage >= StackStage::Importing);
+    // The stacks CloudFormation holds resources in: while they exist, the export cannot
+    // be run again.
+    let imported: Vec<&StackProgress> = run
         .stacks
         .iter()
-        .filter(|s| s.stage >= StackStage::Importing)
+        .filter(|s| s.stage >= StackStage::Imported)
         .collect();
     for s in &run.stacks {
         let cdkd = shown(&s.stack);
         let cfn = shown(&s.cfn_stack_name);
         let region = shown(&s.region);
         match s.stage {
-            StackStage::Planned | StackStage::Locked if submitted.is_empty() => redo.push(format!(
+            StackStage::Planned | StackStage::Locked if !submitted => redo.push(format!(
                 "{cdkd}: nothing was submitted; the cdkd record is unchanged. Fix the cause and run the export again"
             )),
             StackStage::Planned | StackStage::Locked => redo.push(format!(
                 "{cdkd}: nothing was submitted for it; its cdkd record is unchanged"
             )),
             StackStage::Importing => {
-                let then = if submitted.len() > 1 { "import its resources by hand (below)" } else { "export again" };
+                let then = if imported.is_empty() {
+                    "export again"
+                } else {
+                    "import its resources into it by hand with an IMPORT change set (the export cannot be run again while the stacks imported so far exist)"
+                };
                 redo.push(format!(
                     "{cdkd}: the phase-1 IMPORT into CloudFormation stack {cfn} did not complete; the cdkd record is unchanged. CloudFormation may hold {cfn} in REVIEW_IN_PROGRESS or IMPORT_ROLLBACK_COMPLETE (it holds none of the resources then): delete it, then {then}"
                 ));
@@ -164,10 +171,10 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
         }
     }
     redo.extend(adoption_lines(run));
-    if run.stacks.len() > 1 && !submitted.is_empty() {
+    if run.stacks.len() > 1 && !imported.is_empty() {
         redo.push(format!(
             "Running the export again is refused while the stacks imported so far exist: {}",
-            submitted
+            imported
                 .iter()
                 .map(|s| format!("{} -> {}", shown(&s.stack), shown(&s.cfn_stack_name)))
                 .collect::<Vec<_>>()
