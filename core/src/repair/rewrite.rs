@@ -319,8 +319,9 @@ impl Ctx<'_> {
         }
     }
 
-    /// `O.attr`: the live value, unless it is of a class never copied; when the live read
-    /// did not answer, under `--force` only, the recorded one (same rule). An attribute
+    /// `O.attr`: once the live read answered, the recorded value when it may be served,
+    /// else the live value unless it is of a class never copied; when the live read did
+    /// not answer, under `--force` only, the recorded one (same rule). An attribute
     /// whose name or type alone is of such a class is never read, and a live answer for
     /// it is not used.
     fn resolve_att(&mut self, o: &str, attr: &str) -> Result<Value, Reason> {
@@ -335,13 +336,20 @@ impl Ctx<'_> {
         let failure = match never_copied_attribute(resource_type, attr) {
             Some(class) => Reason::NeverRead(class),
             None => match self.live.get(&(o.to_string(), attr.to_string())) {
-                Some(LiveAttr::Value(v)) => match never_copied(resource_type, attr, v) {
-                    None => return Ok(v.clone()),
-                    Some(class) => {
-                        self.refused(o, attr, class, ValueSource::Live);
-                        return Err(Reason::LiveNeverCopied(class));
+                Some(LiveAttr::Value(v)) => {
+                    // The read answered: the recorded value, when it may be served, has
+                    // exactly GetAtt's shape (cdkd prefers it too); else the live one.
+                    if let Ok(recorded) = cached_value(resource_type, attributes, attr) {
+                        return Ok(recorded.clone());
                     }
-                },
+                    match never_copied(resource_type, attr, v) {
+                        None => return Ok(v.clone()),
+                        Some(class) => {
+                            self.refused(o, attr, class, ValueSource::Live);
+                            return Err(Reason::LiveNeverCopied(class));
+                        }
+                    }
+                }
                 Some(LiveAttr::Undefined) => Reason::LiveReadUndefined,
                 Some(LiveAttr::Failed(m)) => Reason::LiveReadFailed(m.clone()),
                 None => Reason::NotRead,

@@ -181,8 +181,9 @@ fn orphan_rule_7_3_getatt_both_forms_from_the_live_read() {
 }
 
 #[test]
-fn orphan_rule_7_3_live_value_wins_over_the_recorded_one() {
-    // The record caches `arn:rec`; AWS says `arn:live` now: the live value is written.
+fn orphan_rule_7_3_recorded_attribute_preferred_when_servable_once_the_live_read_answered() {
+    // The record caches `arn:rec`; AWS answered `arn:live`: the recorded value is
+    // written. `Masked` caches the mask (not servable): the live value is written.
     let r = rec(json!({"resources": {
         "Gone": {"resourceType": "AWS::SQS::Queue", "physicalId": "u", "attributes": {"Arn": "arn:rec", "Masked": "***"}},
         "K": {"resourceType": "T", "properties": {"A": {"Fn::GetAtt": ["Gone", "Arn"]}, "M": {"Fn::GetAtt": ["Gone", "Masked"]}}}
@@ -194,7 +195,7 @@ fn orphan_rule_7_3_live_value_wins_over_the_recorded_one() {
     let out = rewrite(&r, &ids(&["Gone"]), &l, false).unwrap();
     assert_eq!(
         out.record["resources"]["K"]["properties"],
-        json!({"A": "arn:live", "M": "live-m"})
+        json!({"A": "arn:rec", "M": "live-m"})
     );
     assert!(out.never_copied.is_empty());
 }
@@ -264,7 +265,7 @@ fn orphan_rule_7_3_credential_named_attribute_is_never_read_live_nor_written() {
 #[test]
 fn orphan_rule_7_3_live_value_of_a_never_copied_class_keeps_the_intrinsic() {
     let r = rec(json!({"resources": {
-        "P": {"resourceType": "AWS::SSM::Parameter", "physicalId": "/p", "attributes": {"Value": "cached-plain"}},
+        "P": {"resourceType": "AWS::SSM::Parameter", "physicalId": "/p", "attributes": {"Value": "***"}},
         "D": {"resourceType": "AWS::RDS::DBCluster", "physicalId": "d"},
         "K": {"resourceType": "T", "properties": {
             "V": {"Fn::GetAtt": ["P", "Value"]},
