@@ -152,6 +152,10 @@ pub struct TemplateSet {
     /// Nested-stack resources whose template was not read: no `aws:asset:path`, or the
     /// root came from `--template`.
     pub nested_without_template: Vec<NestedLink>,
+    /// The assembly's other stacks, by name, for the cross-stack consumer scan
+    /// (docs/export.md §8.4); empty for `--template`. One that cannot be read is left
+    /// out with a warning.
+    pub others: Vec<(String, Value)>,
 }
 
 impl TemplateSet {
@@ -331,6 +335,7 @@ pub fn read_template_file(path: &Path, stack: &str) -> Result<TemplateSet, Sourc
         region: None,
         account: None,
         nested_without_template,
+        others: Vec::new(),
     })
 }
 
@@ -809,10 +814,29 @@ pub fn read_cloud_assembly(dir: &Path, stack: Option<&str>) -> Result<TemplateSe
         region: chosen.region.clone(),
         account: chosen.account.clone(),
         nested_without_template: Vec::new(),
+        others: other_templates(&stacks, chosen),
     };
     let mut chain = vec![canonical(&path)];
     walk_nested(&chosen.name, &path, nested, &mut set, &mut chain)?;
     Ok(set)
+}
+
+/// Every stack of the assembly but `chosen`, with its template (for the consumer scan).
+fn other_templates(stacks: &[AssemblyStack], chosen: &AssemblyStack) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for s in stacks {
+        if s.name == chosen.name && s.manifest == chosen.manifest {
+            continue;
+        }
+        let Some(file) = s.template_file.as_deref().filter(|f| !f.is_empty()) else {
+            continue;
+        };
+        match read_template(&s.name, &s.dir.join(file)) {
+            Ok((t, _)) => out.push((s.name.clone(), t)),
+            Err(e) => tracing::warn!("the cross-stack scan skips stack {}: {e}", s.name),
+        }
+    }
+    out
 }
 
 fn canonical(p: &Path) -> PathBuf {

@@ -210,6 +210,18 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             template_read_line(&t.stack, &file, &t.format.to_string(), parent)
         );
     }
+    // The cross-stack consumer scan (docs/export.md §8.4): a warning, or with
+    // --strict-cross-stack a refusal before anything is uploaded (a dry run only warns).
+    let hits = cdkd_core::export::consumers::consumers(&a.stack, &set.others);
+    let strict = a.strict_cross_stack && !a.dry_run;
+    match cdkd_core::export::consumers::verdict(&a.stack, &hits, strict) {
+        None => {}
+        Some(Ok(warning)) if a.strict_cross_stack => {
+            eprintln!("warning: {warning} (a real run is refused under --strict-cross-stack)")
+        }
+        Some(Ok(warning)) => eprintln!("warning: {warning}"),
+        Some(Err(refusal)) => return Err(CliError::Refused(refusal)),
+    }
     let now = cdkd_aws::store::now_ms();
     let run_id = a.run_id.clone().unwrap_or_else(|| {
         if a.local {
@@ -277,7 +289,12 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         if a.dry_run || code != ExitCode::SUCCESS {
             return Ok(code);
         }
-        read_plan(&ctx.store, &plan_run).await?
+        if a.remote.detach {
+            // Detached, the plan run was only started: a real run needs its plan first.
+            detached_plan(&ctx.sdk, &a.remote, &ctx.store, &stack, &plan_run).await?
+        } else {
+            read_plan(&ctx.store, &plan_run).await?
+        }
     };
     if a.dry_run {
         return Ok(ExitCode::SUCCESS);
@@ -358,6 +375,53 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             Ok(ExitCode::from(1))
         }
         Outcome::Failed(f) => Err(CliError::Refused(failure_line(&stack, &f.error, &f.cause))),
+    }
+}
+
+/// The plan of a detached plan run: `plan.json` as soon as the run wrote it (the plan
+/// step writes it before the run ends), the run's failure if it ended without one, a
+/// plan with blocked rows refused. Gives up after 15 minutes.
+async fn detached_plan(
+    sdk: &cdkd_aws::SdkConfig,
+    remote: &remote::RemoteArgs,
+    store: &StateStore,
+    stack: &str,
+    plan_run: &str,
+) -> Result<Option<Plan>, CliError> {
+    let sm = remote::resolve_state_machine(
+        sdk,
+        Kind::Export,
+        remote.state_machine_arn.as_deref(),
+        &remote.backend_stack,
+    )
+    .await?;
+    let arn = cdkd_aws::sfn::execution_arn(&sm, plan_run).ok_or_else(|| {
+        CliError::Refused(format!("'{}' is not a state machine ARN", flatten_str(&sm)))
+    })?;
+    let client = cdkd_aws::sfn::Sfn::for_arn(sdk, &arn);
+    eprintln!("export {stack}: waiting for the plan of run {plan_run}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15 * 60);
+    loop {
+        if let Some(plan) = read_plan(store, plan_run).await? {
+            if let Some(refusal) = plan.blocked_refusal() {
+                return Err(CliError::Refused(refusal));
+            }
+            return Ok(Some(plan));
+        }
+        let x = remote::retrying("DescribeExecution", || client.describe(&arn)).await?;
+        if x.is_finished() && x.status != "SUCCEEDED" {
+            return Err(CliError::Refused(failure_line(
+                stack,
+                x.error.as_deref().unwrap_or(&x.status),
+                x.cause
+                    .as_deref()
+                    .unwrap_or("the plan run ended without a plan"),
+            )));
+        }
+        if x.is_finished() || std::time::Instant::now() > deadline {
+            return read_plan(store, plan_run).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     }
 }
 

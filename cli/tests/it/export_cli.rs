@@ -312,3 +312,59 @@ async fn export_dry_run_with_a_blocked_row_prints_the_plan_ending_in_the_refusal
         .to_string();
     assert!(!last.starts_with("Dry run:"), "{}", r.stdout);
 }
+
+/// Statement 73 (docs/export.md §8.4): another stack of the app reads ExportFlat's
+/// outputs through `Fn::GetStackOutput`. A dry run warns listing each read; a real run
+/// with `--strict-cross-stack` is refused before anything is uploaded or locked.
+#[tokio::test]
+async fn export_statement_73_cross_stack_consumers_warn_and_strict_cross_stack_refuses() {
+    let bucket = seeded(&[FLAT]).await;
+    let before = h::list_all_keys(&h::s3().await, &bucket).await;
+    let out = fixture("consumer.out");
+    let run_id = uniq("export-consumers");
+    let r = cli(
+        &bucket,
+        &[
+            "export",
+            FLAT,
+            "--cdk-out",
+            &out,
+            "--dry-run",
+            "--local",
+            "--run-id",
+            &run_id,
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr.contains("warning: other stacks read the outputs of ExportFlat (ExportReader \u{2192} ExportFlat.QueueArn at Resources.ReaderQueue.Properties.Tags[0].Value; ExportReader \u{2192} ExportFlat.TopicArn at Resources.ReaderParameter.Properties.Value.Fn::Join[1][0])"),
+        "{r:?}"
+    );
+    let r = cli(
+        &bucket,
+        &[
+            "export",
+            FLAT,
+            "--cdk-out",
+            &out,
+            "--local",
+            "-y",
+            "--strict-cross-stack",
+            "--run-id",
+            &uniq("export-strict"),
+        ],
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains("refused under --strict-cross-stack: nothing was changed")
+            && r.stderr.contains("ExportReader \u{2192} ExportFlat.QueueArn at Resources.ReaderQueue.Properties.Tags[0].Value"),
+        "{r:?}"
+    );
+    let after = h::list_all_keys(&h::s3().await, &bucket).await;
+    let new: Vec<_> = after
+        .iter()
+        .filter(|k| !before.contains(k) && !k.contains(&run_id))
+        .collect();
+    assert!(new.is_empty(), "the refused run wrote {new:?}");
+    assert!(!cfn_stack_exists(FLAT).await);
+}
