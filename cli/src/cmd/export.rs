@@ -21,7 +21,8 @@ use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{
     assembly_line, render_dry_run, render_migration_plan, template_read_line,
 };
-use cdkd_core::view::export_report::{progress_lines, render_report};
+use cdkd_core::view::export_report::{export_bar_rows, progress_lines, render_report};
+use cdkd_core::view::progress::changed_bar_lines;
 use cdkd_engine::Outcome;
 use cdkd_functions::export::{plan_key, ExportInput, ExportOptions, TemplateFrom};
 use cdkd_functions::{definitions, Deps};
@@ -484,6 +485,10 @@ pub async fn follow_steps<T>(
 ) -> T {
     let key = cdkd_functions::runs::progress_key(&store.prefix, run_id);
     let shown = std::cell::Cell::new(0usize);
+    let opts = crate::watch::WatchOptions::for_stderr(true);
+    let drawer =
+        std::cell::RefCell::new(opts.bars.then(|| crate::watch::Drawer::new(opts.bar_width)));
+    let bars_shown = std::cell::RefCell::new(Vec::new());
     // 0: nothing said yet, 1: said it waits, 2: said the decision (or not asked).
     let approval_said = std::cell::Cell::new(if approval { 0u8 } else { 2 });
     let print_new = || async {
@@ -500,9 +505,21 @@ pub async fn follow_steps<T>(
             }
         }
         if let Ok(Some(run)) = cdkd_functions::runs::read::<ExportRun>(store, &key).await {
-            for line in progress_lines(&run, shown.get()) {
-                crate::watch::status_line(&line);
+            let lines = progress_lines(&run, shown.get());
+            let rows = export_bar_rows(&run);
+            match drawer.borrow_mut().as_mut() {
+                // A terminal: a live bar per stack, the step lines above them.
+                Some(d) => d.show(&lines, &rows),
+                None => {
+                    for line in &lines {
+                        crate::watch::status_line(line);
+                    }
+                    for line in changed_bar_lines(&bars_shown.borrow(), &rows, opts.bar_width) {
+                        crate::watch::status_line(&line);
+                    }
+                }
             }
+            *bars_shown.borrow_mut() = rows;
             shown.set(run.log.len());
         }
     };
@@ -522,6 +539,9 @@ pub async fn follow_steps<T>(
     };
     let (out, ()) = tokio::join!(work, poller);
     print_new().await;
+    if let Some(d) = drawer.borrow_mut().as_mut() {
+        d.finish();
+    }
     out
 }
 
