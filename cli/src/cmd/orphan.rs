@@ -145,7 +145,7 @@ async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
             let region = t.region.as_deref();
             let lock = match read_lock(ctx, stack, region).await? {
                 LockObject::Absent => None,
-                LockObject::Lock(info) => Some(Some(info)),
+                LockObject::Lock(info) => Some(Some(*info)),
                 // A body that is not a lock is a lock all the same, and says so.
                 LockObject::Malformed(detail) if !a.force => {
                     return Err(CliError::Refused(v::orphan_lock_malformed(
@@ -358,7 +358,7 @@ async fn live_reads(
 /// (`cdkd_core::lock::parse_lock`).
 enum LockObject {
     Absent,
-    Lock(LockInfo),
+    Lock(Box<LockInfo>),
     /// Invalid JSON, or JSON that is not an object: why, in one line.
     Malformed(String),
 }
@@ -369,7 +369,7 @@ async fn read_lock(ctx: &Ctx, stack: &str, region: Option<&str>) -> Result<LockO
         return Ok(LockObject::Absent);
     };
     Ok(match parse_lock(&bytes) {
-        Ok(Some(info)) => LockObject::Lock(info),
+        Ok(Some(info)) => LockObject::Lock(Box::new(info)),
         Ok(None) => LockObject::Malformed("the lock body is not a JSON object".into()),
         Err(e) => LockObject::Malformed(e.to_string()),
     })

@@ -87,7 +87,7 @@ fn export_nested(bucket: &str, run_id: &str, extra: &[&str]) -> h::CliRun {
     cli(bucket, &args)
 }
 
-fn flat_args<'a>(run_id: &'a str) -> Vec<&'a str> {
+fn flat_args(run_id: &str) -> Vec<&str> {
     vec!["export", FLAT, "--dry-run", "--local", "--run-id", run_id]
 }
 

@@ -58,15 +58,13 @@ pub fn migrated(run: &ExportRun, warnings: &[String]) -> ExportReport {
         commands: run
             .stacks
             .iter()
-            .filter(|s| s.stage == StackStage::Cleaned)
-            .filter_map(|s| {
-                is_plain(&s.cfn_stack_name).then(|| {
-                    format!(
-                        "aws cloudformation describe-stacks --stack-name {} --region {}",
-                        s.cfn_stack_name,
-                        shown(&s.region)
-                    )
-                })
+            .filter(|s| s.stage == StackStage::Cleaned && is_plain(&s.cfn_stack_name))
+            .map(|s| {
+                format!(
+                    "aws cloudformation describe-stacks --stack-name {} --region {}",
+                    s.cfn_stack_name,
+                    shown(&s.region)
+                )
             })
             .collect(),
     }

@@ -98,7 +98,9 @@ pub struct Target<'a> {
 /// record refuses the whole run, before any prompt, lock or write. With at most one
 /// region-scoped target there is nothing to check here (its own turn checks it).
 pub fn precheck(targets: &[Target<'_>]) -> Result<(), ShapeRefusal> {
-    let scoped: Vec<(&str, &str, Option<&Map<String, Value>>)> = targets
+    /// A region-scoped target: stack, region, its record when it has one.
+    type Scoped<'a> = (&'a str, &'a str, Option<&'a Map<String, Value>>);
+    let scoped: Vec<Scoped<'_>> = targets
         .iter()
         .filter_map(|t| t.region.map(|r| (t.stack, r, t.record)))
         .collect();
