@@ -51,9 +51,10 @@ build:
 # uses `--workspace`, so all of them share one feature set and one build. A failing group
 # does not stop the others; the target fails at the end if any failed.
 # The set-up and the template checks (they install the Python and npm packages and the
-# SAM CLI) run beside the build from its first second: the build needs none of them.
+# SAM CLI) run beside the build from its first second: the build needs none of them
+# (`build` is named first, so it takes the first of the two job slots).
 test:
-	$(MAKE) --no-print-directory -j2 check-templates build
+	$(MAKE) --no-print-directory -j2 build check-templates
 	scripts/check-features.sh
 	@status=0; \
 	$(CARGO) test --workspace --no-fail-fast --lib --bins --test it || status=1; \
