@@ -267,7 +267,7 @@ async fn a_failed_import_keeps_the_record_releases_the_lock_and_reports_what_to_
 }
 
 #[tokio::test]
-async fn a_held_lock_refuses_the_export_before_anything_is_submitted() {
+async fn statement_70_a_held_lock_refuses_the_export_before_anything_is_submitted() {
     let stack = uniq("ExportHeld");
     let m = make_resources(&stack.to_lowercase()).await;
     let bucket = seeded(&stack, &record(&stack, &m)).await;

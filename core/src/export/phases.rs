@@ -233,7 +233,8 @@ pub struct AdoptRow {
 }
 
 /// The row written for an adopted child: `DeletionPolicy: Retain`, the child's processed
-/// template by URL, its tags; the template's own row `Parameters` kept.
+/// template by URL, its tags but the `aws:` ones; the template's own row `Parameters`
+/// kept.
 fn adopted_row(original: Option<&Value>, row: &AdoptRow) -> Value {
     let mut props = Map::new();
     props.insert(
@@ -246,12 +247,14 @@ fn adopted_row(original: Option<&Value>, row: &AdoptRow) -> Value {
     {
         props.insert("Parameters".into(), p.clone());
     }
-    if !row.tags.is_empty() {
-        let tags = row
-            .tags
-            .iter()
-            .map(|(k, v)| serde_json::json!({"Key": k, "Value": v}))
-            .collect();
+    // Every tag but the `aws:` ones, which a template may not set (docs/export.md §10.6).
+    let tags: Vec<Value> = row
+        .tags
+        .iter()
+        .filter(|(k, _)| !k.starts_with("aws:"))
+        .map(|(k, v)| serde_json::json!({"Key": k, "Value": v}))
+        .collect();
+    if !tags.is_empty() {
         props.insert("Tags".into(), Value::Array(tags));
     }
     serde_json::json!({

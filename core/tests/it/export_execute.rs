@@ -70,7 +70,7 @@ fn phase1_keeps_only_the_import_rows_and_drops_the_outputs() {
 }
 
 #[test]
-fn phase1_adds_deletion_policy_delete_only_where_none_is_declared() {
+fn statement_61_phase1_adds_deletion_policy_delete_only_where_none_is_declared() {
     let t = phase1_template(&template(), &plan());
     assert_eq!(t["Resources"]["Queue"]["DeletionPolicy"], "Delete");
     assert_eq!(t["Resources"]["Topic"]["DeletionPolicy"], "Retain");
@@ -300,7 +300,7 @@ fn ev(id: Option<&str>, ty: &str, status: &str, reason: &str) -> StackEvent {
 }
 
 #[test]
-fn failure_lines_name_the_first_failure_of_each_resource_at_most_five() {
+fn statement_65_failure_lines_name_the_first_failure_of_each_resource_at_most_five() {
     let mut events = vec![
         ev(
             Some("App"),
@@ -382,7 +382,7 @@ fn report_of_a_failed_import_says_the_record_is_unchanged_and_how_to_clear_the_s
 }
 
 #[test]
-fn report_of_a_failed_phase2_says_phase1_succeeded_and_never_to_deploy() {
+fn statement_69_report_of_a_failed_phase2_says_phase1_succeeded_and_never_to_deploy() {
     let r = failed(
         &run_at(StackStage::Updating),
         "ChangeSetFailed: the phase 2 (UPDATE) of CloudFormation stack App failed",
@@ -699,6 +699,33 @@ fn report_of_a_sibling_still_importing_says_to_let_it_settle_and_never_to_delete
     assert_eq!(
         r.commands[0],
         "aws cloudformation describe-stacks --stack-name App-Cache --region us-east-1"
+    );
+}
+
+#[test]
+fn statement_87_adoption_forwards_every_child_tag_except_the_aws_ones() {
+    let t = Template::from_value(
+        "App",
+        json!({"Resources": {
+            "Queue": {"Type": "AWS::SQS::Queue"},
+            "Db": {"Type": "AWS::CloudFormation::Stack", "Properties": {"TemplateURL": "https://x/db.json"}}
+        }}),
+    )
+    .unwrap();
+    let rows = vec![AdoptRow {
+        logical_id: "Db".into(),
+        stack_id: "arn:stack/App-Db/1".into(),
+        template_url: "http://127.0.0.1/b/db.json".into(),
+        tags: vec![
+            ("aws:cloudformation:stack-name".into(), "App-Db".into()),
+            ("team".into(), "data".into()),
+            (FLIP_TAG.into(), "run-1".into()),
+        ],
+    }];
+    let b = adopt_template(&t, &plan(), &rows);
+    assert_eq!(
+        b["Resources"]["Db"]["Properties"]["Tags"],
+        json!([{"Key": "team", "Value": "data"}, {"Key": FLIP_TAG, "Value": "run-1"}])
     );
 }
 

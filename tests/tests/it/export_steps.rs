@@ -422,7 +422,7 @@ async fn locked_tree_of(root_queue_gone: bool, children: usize) -> Tree {
 /// The tree migrated step by step: the child's 1A, its phase 2 (its Outputs) while it
 /// stands alone, the root's 1A, the adoption (1B), the root's phase 2, the cleanup.
 #[tokio::test]
-async fn export_steps_a_two_level_tree_imports_the_child_then_the_root_adopts_it() {
+async fn export_steps_statement_85_a_two_level_tree_imports_the_child_then_the_root_adopts_it() {
     let Tree {
         r,
         root,
