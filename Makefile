@@ -69,7 +69,7 @@ test-emulator-py: setup
 # The demo builds only the CLI; its features agree with the test build's
 # (scripts/check-features.sh), so this build is a prefix of `make test`'s.
 demo:
-	$(MAKE) --no-print-directory -j2 setup build-cli
+	$(MAKE) --no-print-directory -j2 build-cli setup
 	scripts/with-emulator.sh scripts/demo.sh
 
 build-cli:
