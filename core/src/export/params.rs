@@ -482,6 +482,40 @@ pub fn resolve_child(
     Ok(out)
 }
 
+/// The value a step submits for a child's NoEcho parameter `key`, which the plan stores
+/// masked (docs/export.md §6.3): re-resolved from the parent, when the parent's row
+/// passes it as a plain `{"Ref": P}` to a parameter P of the parent; `parent` holds the
+/// parent's resolved parameters (for the root: `resolve_root` over the `--parameter`
+/// values). `Err` names why it cannot be: any other expression is only resolved by the
+/// plan, which never stores the value.
+pub fn no_echo_value(
+    child_stack: &str,
+    key: &str,
+    row_parameters: Option<&Value>,
+    parent: &StackParams,
+) -> Result<String, String> {
+    let expr = row_parameters.and_then(|p| p.get(key));
+    let referenced = expr
+        .and_then(Value::as_object)
+        .filter(|m| m.len() == 1)
+        .and_then(|m| m.get("Ref"))
+        .and_then(Value::as_str);
+    let found = referenced.and_then(|p| {
+        parent
+            .submitted
+            .iter()
+            .find(|r| r.key == p)
+            .and_then(|r| r.value.clone())
+    });
+    found.ok_or_else(|| {
+        format!(
+            "export of {}: the NoEcho parameter {} its parent passes is not a plain Ref to one of the parent's parameters, so it cannot be submitted (the plan stores it masked)",
+            shown(child_stack),
+            shown(key)
+        )
+    })
+}
+
 /// Redacts a NoEcho value for anything printed or stored in the plan.
 pub fn shown_value(p: &ResolvedParameter) -> Option<String> {
     if p.no_echo {
@@ -496,6 +530,24 @@ mod tests {
     use super::*;
     use crate::state::parse_state;
     use serde_json::json;
+
+    #[test]
+    fn a_no_echo_child_parameter_passed_as_a_ref_to_a_root_parameter_is_resolved_again() {
+        let root = tpl(json!({"Parameters": {
+            "DbPassword": {"Type": "String", "NoEcho": true},
+            "Env": {"Type": "String", "Default": "dev"}
+        }, "Resources": {}}));
+        let params = resolve_root(&root, &[("DbPassword".into(), "s3cret".into())]).unwrap();
+        let row = json!({"Password": {"Ref": "DbPassword"}, "Joined": {"Fn::Join": ["", [{"Ref": "DbPassword"}]]}});
+        assert_eq!(
+            no_echo_value("App~Db", "Password", Some(&row), &params).unwrap(),
+            "s3cret"
+        );
+        let err = no_echo_value("App~Db", "Joined", Some(&row), &params).unwrap_err();
+        assert!(err.contains("is not a plain Ref"), "{err}");
+        assert!(no_echo_value("App~Db", "Missing", Some(&row), &params).is_err());
+        assert!(no_echo_value("App~Db", "Password", None, &params).is_err());
+    }
 
     fn tpl(v: Value) -> Template {
         Template::from_value("T", v).unwrap()

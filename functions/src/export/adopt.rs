@@ -76,7 +76,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
         });
     }
     let template = ctx.template(&plan).await?;
-    let parameters = ctx.parameters(&template, &plan)?;
+    let parameters = ctx.parameters(&template, &plan).await?;
     let body = adopt_template(&template, &plan, &rows);
     let text = serde_json::to_string(&body)
         .map_err(|e| StepError::bad_input(format!("cannot serialize a template: {e}")))?;

@@ -10,7 +10,7 @@ use cdkd_aws::{HeldLock, StateStore};
 use cdkd_core::export::execute::{
     next_action, wait_seconds, ExportRun, InFlight, Next, Pending, MAX_IN_FLIGHT,
 };
-use cdkd_core::export::params::{parse_parameter_tokens, resolve_root};
+use cdkd_core::export::params::{no_echo_value, parse_parameter_tokens, resolve_root, StackParams};
 use cdkd_core::export::phases::{delivery, Delivery, Phase, CAPABILITIES};
 use cdkd_core::export::plan::{Plan, StackPlan};
 use cdkd_core::export::template::Template;
@@ -148,37 +148,68 @@ impl<'a> Ctx<'a> {
 
     /// The values submitted to a stack's change sets: for the root `--parameter`
     /// overrides, else Defaults (docs/export.md §6.1); for a nested child the values the
-    /// plan resolved from its parent (docs/export.md §6.3).
-    pub fn parameters(
+    /// plan resolved from its parent (docs/export.md §6.3), a NoEcho one (stored masked)
+    /// resolved again from the parent's row (`params::no_echo_value`).
+    pub async fn parameters(
         &self,
         template: &Template,
         plan: &StackPlan,
     ) -> Result<Vec<(String, String)>, StepError> {
-        if plan.parent.is_some() {
-            let mut out = Vec::new();
-            for p in &plan.parameters {
-                match &p.value {
-                    Some(v) if p.no_echo => {
-                        let _ = v;
-                        return Err(StepError::refused(format!(
-                            "export of {}: the NoEcho parameter {} its parent passes cannot be submitted yet (the plan stores it masked)",
-                            cdkd_core::export::plain::shown(&plan.stack),
-                            cdkd_core::export::plain::shown(&p.key)
-                        )));
-                    }
-                    Some(v) => out.push((p.key.clone(), v.clone())),
-                    None => {}
-                }
-            }
-            return Ok(out);
-        }
         let tokens = parse_parameter_tokens(&self.carry.parameters).map_err(StepError::refused)?;
-        let params = resolve_root(template, &tokens).map_err(StepError::refused)?;
-        Ok(params
-            .submitted
-            .into_iter()
-            .filter_map(|p| p.value.map(|v| (p.key, v)))
-            .collect())
+        if plan.parent.is_none() {
+            let params = resolve_root(template, &tokens).map_err(StepError::refused)?;
+            return Ok(params
+                .submitted
+                .into_iter()
+                .filter_map(|p| p.value.map(|v| (p.key, v)))
+                .collect());
+        }
+        let mut out = Vec::new();
+        let mut parent_side = None;
+        for p in &plan.parameters {
+            match &p.value {
+                Some(_) if p.no_echo => {
+                    if parent_side.is_none() {
+                        parent_side = Some(self.parent_row(plan, &tokens).await?);
+                    }
+                    let Some((row, parent)) = parent_side.as_ref() else {
+                        continue;
+                    };
+                    let v = no_echo_value(&plan.stack, &p.key, row.as_ref(), parent)
+                        .map_err(StepError::refused)?;
+                    out.push((p.key.clone(), v));
+                }
+                Some(v) => out.push((p.key.clone(), v.clone())),
+                None => {}
+            }
+        }
+        Ok(out)
+    }
+
+    /// A child's row in its parent's template (its `Parameters`) and the parent's
+    /// resolved parameters. The parent is the root: deeper trees are refused at the lock.
+    async fn parent_row(
+        &self,
+        plan: &StackPlan,
+        tokens: &[(String, String)],
+    ) -> Result<(Option<Value>, StackParams), StepError> {
+        let full = self.plan().await?;
+        let parent = full
+            .stacks
+            .iter()
+            .find(|s| Some(&s.stack) == plan.parent.as_ref())
+            .ok_or_else(|| {
+                StepError::bad_input(format!("the run's plan has no parent of {}", plan.stack))
+            })?;
+        let template = self.template(parent).await?;
+        let params = resolve_root(&template, tokens).map_err(StepError::refused)?;
+        let row = parent
+            .nested
+            .iter()
+            .find(|n| n.child_stack == plan.stack)
+            .and_then(|n| template.resource(&n.logical_id))
+            .and_then(|r| r.property("Parameters").cloned());
+        Ok((row, params))
     }
 
     /// How `body` reaches CloudFormation: inline, or uploaded to the run's folder

@@ -31,7 +31,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                 )));
             }
             let template = ctx.template(&plan).await?;
-            let parameters = ctx.parameters(&template, &plan)?;
+            let parameters = ctx.parameters(&template, &plan).await?;
             let body = phase1_template(&template, &plan);
             let (template_ref, upload) = ctx.deliver(Phase::Import, &plan, &body).await?;
             let mut rec = ctx.progress().await?;

@@ -39,7 +39,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     let arn = match ctx.cfn.describe_change_set(cfn_name, &name).await? {
         Some(existing) => existing.arn,
         None => {
-            let parameters = ctx.parameters(&template, &plan)?;
+            let parameters = ctx.parameters(&template, &plan).await?;
             let rows = ctx
                 .progress()
                 .await?

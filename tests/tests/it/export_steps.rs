@@ -314,12 +314,14 @@ struct Tree {
 /// CloudFormation can import), planned and locked. With `root_queue_gone` the root's
 /// record names a queue that does not exist, so the root's phase 1A fails.
 async fn locked_tree(root_queue_gone: bool) -> Tree {
-    locked_tree_of(root_queue_gone, 1).await
+    locked_tree_of(root_queue_gone, 1, false).await
 }
 
 /// As `locked_tree`, with `children` nested children (`Child`, `Child2`, ...), each with
-/// a topic of its own.
-async fn locked_tree_of(root_queue_gone: bool, children: usize) -> Tree {
+/// a topic of its own. With `no_echo`, the root declares the NoEcho parameter
+/// `DbPassword` (given as `--parameter DbPassword=s3cret`) and passes it to each child's
+/// NoEcho parameter `Password` as a plain Ref.
+async fn locked_tree_of(root_queue_gone: bool, children: usize, no_echo: bool) -> Tree {
     let s3 = h::s3().await;
     let bucket = h::fresh_bucket(&s3).await;
     let root = uniq("ExportTree");
@@ -358,17 +360,27 @@ async fn locked_tree_of(root_queue_gone: bool, children: usize) -> Tree {
             .unwrap()
             .to_string();
         root_resources.insert(logical.clone(), json!({"resourceType": "AWS::CloudFormation::Stack", "physicalId": format!("arn:aws:cloudformation:us-east-1:123456789012:stack/{root}-{logical}/1"), "properties": {}, "attributes": {}}));
-        root_tpl_resources.insert(logical.clone(), json!({"Type": "AWS::CloudFormation::Stack", "Properties": {"TemplateURL": format!("https://example.invalid/{logical}.json")}}));
+        let mut row = json!({"Type": "AWS::CloudFormation::Stack", "Properties": {"TemplateURL": format!("https://example.invalid/{logical}.json")}});
+        if no_echo {
+            row["Properties"]["Parameters"] = json!({"Password": {"Ref": "DbPassword"}});
+        }
+        root_tpl_resources.insert(logical.clone(), row);
         let rec = json!({"version": 10, "stackName": name, "region": REGION, "parentStack": root, "parentLogicalId": logical,
             "resources": {"Topic": {"resourceType": "AWS::SNS::Topic", "physicalId": topic, "properties": {}, "attributes": {}}}});
-        let tpl = json!({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+        let mut tpl = json!({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
             "Outputs": {"TopicArn": {"Value": {"Ref": "Topic"}}}});
+        if no_echo {
+            tpl["Parameters"] = json!({"Password": {"Type": "String", "NoEcho": true}});
+        }
         stacks.push((name, rec, tpl));
         topics.push(topic);
     }
     let root_rec =
         json!({"version": 10, "stackName": root, "region": REGION, "resources": root_resources});
-    let root_tpl = json!({"Resources": root_tpl_resources, "Outputs": {"QueueUrl": {"Value": {"Ref": "Queue"}}}});
+    let mut root_tpl = json!({"Resources": root_tpl_resources, "Outputs": {"QueueUrl": {"Value": {"Ref": "Queue"}}}});
+    if no_echo {
+        root_tpl["Parameters"] = json!({"DbPassword": {"Type": "String", "NoEcho": true}});
+    }
     stacks.insert(0, (root.clone(), root_rec, root_tpl));
     let topic = topics[0].clone();
     let mut templates = serde_json::Map::new();
@@ -386,7 +398,7 @@ async fn locked_tree_of(root_queue_gone: bool, children: usize) -> Tree {
     }
     let children: Vec<String> = stacks[1..].iter().map(|(n, _, _)| n.clone()).collect();
     let input = json!({"stack": root, "stateBucket": bucket, "statePrefix": PREFIX,
-        "templates": templates, "options": {"fast": true}, "dryRun": false});
+        "templates": templates, "options": {"fast": true, "parameters": if no_echo { vec!["DbPassword=s3cret"] } else { vec![] }}, "dryRun": false});
     let r = Run {
         s3: s3.clone(),
         bucket: bucket.clone(),
@@ -522,7 +534,7 @@ async fn export_steps_siblings_are_imported_side_by_side_and_the_root_adopts_bot
         children,
         carry,
         ..
-    } = locked_tree_of(false, 2).await;
+    } = locked_tree_of(false, 2, false).await;
     let mut peak: Vec<String> = Vec::new();
     let mut root_started_with_children_in_flight = false;
     let carry = r
@@ -577,6 +589,49 @@ async fn export_steps_siblings_are_imported_side_by_side_and_the_root_adopts_bot
             "{logical} is nested in the root"
         );
     }
+}
+
+/// A NoEcho parameter the root passes to its child as a plain Ref: the plan stores it
+/// masked, the child's change sets get the value resolved again from the root's
+/// `--parameter` (docs/export.md §6.3); the tree migrates.
+#[tokio::test]
+async fn export_steps_a_no_echo_parameter_passed_to_a_child_is_resolved_again_from_the_root() {
+    let Tree {
+        r, child, carry, ..
+    } = locked_tree_of(false, 1, true).await;
+    let plan = h::get_text(
+        &r.s3,
+        &r.bucket,
+        &format!("{PREFIX}/_runs/{}/plan.json", r.run_id),
+    )
+    .await
+    .unwrap();
+    assert!(
+        !plan.contains("s3cret"),
+        "the plan stores it masked: {plan}"
+    );
+    let carry = r
+        .drive(carry, Next::Cleanup)
+        .await
+        .expect("the tree migrates");
+    let done = r
+        .step("export-cleanup", serde_json::to_value(&carry).unwrap())
+        .await
+        .expect("cleanup");
+    assert_eq!(done["report"]["outcome"], "migrated", "{done}");
+    let described = cfn()
+        .await
+        .describe_stacks()
+        .stack_name(child.replace('~', "-"))
+        .send()
+        .await
+        .unwrap();
+    let keys: Vec<_> = described.stacks()[0]
+        .parameters()
+        .iter()
+        .filter_map(|p| p.parameter_key())
+        .collect();
+    assert_eq!(keys, ["Password"], "the child got its NoEcho parameter");
 }
 
 /// Failure injected at the root's phase 1A of a nested run: the child is imported (and
