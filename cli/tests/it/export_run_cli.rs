@@ -310,6 +310,21 @@ async fn statement_70_a_held_lock_refuses_the_export_before_anything_is_submitte
 
 #[tokio::test]
 async fn export_pre_deletes_an_import_unsupported_policy_and_phase2_recreates_it() {
+    pre_delete_then_recreate(true).await;
+}
+
+/// Statement 66 (docs/export.md §12): the pre-delete of an IMPORT-unsupported row that
+/// is already gone (here the role's inline policy, deleted by hand since cdkd recorded
+/// it) is done, and phase 2 creates it.
+#[tokio::test]
+async fn export_statement_66_a_pre_delete_answered_not_found_is_done_and_phase2_creates_the_row() {
+    pre_delete_then_recreate(false).await;
+}
+
+/// A role with an inline policy recorded as an `AWS::IAM::Policy` row (on the role when
+/// `policy_exists`), migrated: phase 1 imports the role, the policy row is pre-deleted
+/// (or found gone) and phase 2 puts it on the role as a CloudFormation resource.
+async fn pre_delete_then_recreate(policy_exists: bool) {
     let stack = uniq("ExportPolicy");
     let sdk = h::sdk().await;
     let iam = aws_sdk_iam::Client::new(&sdk);
@@ -323,13 +338,15 @@ async fn export_pre_deletes_an_import_unsupported_policy_and_phase2_recreates_it
         .await
         .unwrap();
     let doc = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": "*"}]});
-    iam.put_role_policy()
-        .role_name(&role)
-        .policy_name("Send")
-        .policy_document(doc.to_string())
-        .send()
-        .await
-        .unwrap();
+    if policy_exists {
+        iam.put_role_policy()
+            .role_name(&role)
+            .policy_name("Send")
+            .policy_document(doc.to_string())
+            .send()
+            .await
+            .unwrap();
+    }
     let rec = json!({"version": 10, "stackName": stack, "region": REGION, "resources": {
         "Role": {"resourceType": "AWS::IAM::Role", "physicalId": role, "properties": {"RoleName": role},
                  "attributes": {"Arn": format!("arn:aws:iam::123456789012:role/{role}")}, "provisionedBy": "sdk"},
