@@ -1,5 +1,5 @@
-//! `export-cleanup` (docs/export.md §10.4): once CloudFormation holds the stack, delete
-//! its cdkd record (the region key, the legacy key when it is this region's, the
+//! `export-cleanup` (docs/export.md §10.4): once CloudFormation holds every stack, delete
+//! the cdkd records leaf first (the region key, the legacy key when it is this region's, the
 //! rollback journal), drop its entries from the exports index, delete the transient
 //! template uploads, release the locks and write `report.json`.
 
@@ -24,16 +24,26 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
     let ctx = Ctx::open(carry, deps).await?;
     let mut rec = ctx.progress().await?;
     let mut warnings = Vec::new();
-    for s in rec.stacks.iter_mut().rev() {
-        if s.stage < StackStage::Migrated {
-            return Err(StepError::bad_input(format!(
-                "export-cleanup: stack {} has not migrated ({:?}); no record was deleted",
-                shown(&s.stack),
-                s.stage
-            )));
-        }
+    if let Some(s) = rec.stacks.iter().find(|s| s.stage < StackStage::Migrated) {
+        return Err(StepError::bad_input(format!(
+            "export-cleanup: stack {} has not migrated ({:?}); no record was deleted",
+            shown(&s.stack),
+            s.stage
+        )));
+    }
+    // Leaf first, as the run lists them; a record that cannot be deleted does not stop
+    // the others (docs/export.md §10.4).
+    let mut leftover = Vec::new();
+    for s in rec.stacks.iter_mut() {
         if s.stage == StackStage::Migrated {
-            ctx.store.delete_state(&s.stack, &s.region).await?;
+            if let Err(e) = ctx.store.delete_state(&s.stack, &s.region).await {
+                leftover.push(format!(
+                    "s3://{}/{} ({e})",
+                    ctx.store.bucket,
+                    cdkd_core::keys::state_key(&ctx.store.prefix, &s.stack, &s.region)
+                ));
+                continue;
+            }
             ctx.store
                 .remove_from_exports_index(&s.stack, &s.region)
                 .await;
@@ -52,6 +62,18 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
                 ));
             }
         }
+    }
+    if !leftover.is_empty() {
+        // Saved first, so the report (the abort's, once the retries are spent) says
+        // which records are gone and which must be forgotten by hand.
+        rec.log
+            .push(format!("cleanup: {} record(s) not deleted", leftover.len()));
+        ctx.save(&rec).await?;
+        return Err(StepError::transient(format!(
+            "export of {}: CloudFormation holds every stack, but these cdkd records could not be deleted: {}",
+            shown(&ctx.carry.run.stack),
+            leftover.join("; ")
+        )));
     }
     rec.finished_ms = Some(ctx.now());
     rec.log
