@@ -65,7 +65,11 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
             Ok(h) => held.push(h),
             Err(e) => {
                 crate::held::release_all(&locks, &held).await;
-                return Err(e.into());
+                let e: StepError = e.into();
+                return Err(StepError::new(
+                    &e.name,
+                    format!("{}; nothing was submitted", e.message),
+                ));
             }
         }
     }

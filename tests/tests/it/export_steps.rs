@@ -305,6 +305,8 @@ struct Tree {
     child: String,
     /// Every child, `child` first.
     children: Vec<String>,
+    /// What `export-lock` was given (to run it again).
+    lock_payload: Value,
     topic: String,
     queue_url: String,
     carry: Carry,
@@ -411,13 +413,11 @@ async fn locked_tree_of(root_queue_gone: bool, children: usize, no_echo: bool) -
         .step("export-plan", json!({"input": input, "runId": run_id}))
         .await
         .expect("plan");
+    let lock_payload = json!({"input": input, "runId": run_id, "plan": plan});
     let carry: Carry = serde_json::from_value(
-        r.step(
-            "export-lock",
-            json!({"input": input, "runId": run_id, "plan": plan}),
-        )
-        .await
-        .expect("lock"),
+        r.step("export-lock", lock_payload.clone())
+            .await
+            .expect("lock"),
     )
     .unwrap();
     Tree {
@@ -425,6 +425,7 @@ async fn locked_tree_of(root_queue_gone: bool, children: usize, no_echo: bool) -
         root,
         child: children[0].clone(),
         children,
+        lock_payload,
         topic,
         queue_url,
         carry,
@@ -632,6 +633,58 @@ async fn export_steps_a_no_echo_parameter_passed_to_a_child_is_resolved_again_fr
         .filter_map(|p| p.parameter_key())
         .collect();
     assert_eq!(keys, ["Password"], "the child got its NoEcho parameter");
+}
+
+/// Statement 84 (docs/export.md §12): a child's lock held by another process refuses
+/// the run at `export-lock`, naming the holder; the root's lock, taken first, is given
+/// back and nothing is submitted.
+#[tokio::test]
+async fn export_steps_statement_84_a_childs_lock_held_elsewhere_refuses_and_gives_the_roots_back() {
+    let Tree {
+        r,
+        root,
+        child,
+        carry,
+        lock_payload,
+        ..
+    } = locked_tree(false).await;
+    // Give back this run's locks, then let someone else hold the child's.
+    r.step(
+        "export-abort",
+        json!({"run": carry, "error": {"Error": "Test", "Cause": "reset"}}),
+    )
+    .await
+    .expect("abort");
+    let lock = json!({"owner": "someone@host:1", "timestamp": 1, "expiresAt": 99999999999999i64, "operation": "deploy"});
+    let child_lock = format!("{PREFIX}/{child}/{REGION}/lock.json");
+    h::put_raw(&r.s3, &r.bucket, &child_lock, lock.to_string()).await;
+    let err = r
+        .step("export-lock", lock_payload)
+        .await
+        .expect_err("the child's lock is held");
+    assert_eq!(err.name, "LockHeld", "{err:?}");
+    assert!(
+        err.message.contains("someone@host:1") && err.message.ends_with("nothing was submitted"),
+        "{err:?}"
+    );
+    let keys = r.keys().await;
+    assert!(
+        !keys.contains(&format!("{PREFIX}/{root}/{REGION}/lock.json")),
+        "the root's lock is given back: {keys:?}"
+    );
+    assert_eq!(
+        h::get_text(&r.s3, &r.bucket, &child_lock).await.as_deref(),
+        Some(lock.to_string().as_str()),
+        "the other process's lock is untouched"
+    );
+    let stacks = cfn().await.list_stacks().send().await.unwrap();
+    assert!(
+        !stacks
+            .stack_summaries()
+            .iter()
+            .any(|s| s.stack_name() == Some(root.as_str())),
+        "nothing was submitted"
+    );
 }
 
 /// Failure injected at the root's phase 1A of a nested run: the child is imported (and
