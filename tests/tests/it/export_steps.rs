@@ -372,7 +372,10 @@ async fn locked_tree_of(root_queue_gone: bool, children: usize, no_echo: bool) -
         let mut tpl = json!({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
             "Outputs": {"TopicArn": {"Value": {"Ref": "Topic"}}}});
         if no_echo {
+            // No Outputs either: the child's phase 2 has nothing to change, so the flip
+            // runs and must re-send the parameter, which has no Default.
             tpl["Parameters"] = json!({"Password": {"Type": "String", "NoEcho": true}});
+            tpl.as_object_mut().unwrap().remove("Outputs");
         }
         stacks.push((name, rec, tpl));
         topics.push(topic);
@@ -594,9 +597,12 @@ async fn export_steps_siblings_are_imported_side_by_side_and_the_root_adopts_bot
 
 /// A NoEcho parameter the root passes to its child as a plain Ref: the plan stores it
 /// masked, the child's change sets get the value resolved again from the root's
-/// `--parameter` (docs/export.md §6.3); the tree migrates.
+/// `--parameter` (docs/export.md §6.3); the tree migrates. The child's phase 2 has
+/// nothing to change, so it is flipped, which re-sends that parameter (no Default) by
+/// its previous value (statement 88).
 #[tokio::test]
-async fn export_steps_a_no_echo_parameter_passed_to_a_child_is_resolved_again_from_the_root() {
+async fn export_steps_statement_88_a_no_echo_parameter_passed_to_a_child_is_resolved_again_and_the_flip_resends_it(
+) {
     let Tree {
         r, child, carry, ..
     } = locked_tree_of(false, 1, true).await;
@@ -633,6 +639,15 @@ async fn export_steps_a_no_echo_parameter_passed_to_a_child_is_resolved_again_fr
         .filter_map(|p| p.parameter_key())
         .collect();
     assert_eq!(keys, ["Password"], "the child got its NoEcho parameter");
+    let tags: Vec<_> = described.stacks()[0]
+        .tags()
+        .iter()
+        .filter_map(|t| t.key())
+        .collect();
+    assert!(
+        tags.contains(&"cdkd:nested-export-flip"),
+        "the child was flipped: {tags:?}"
+    );
 }
 
 /// Statement 84 (docs/export.md §12): a child's lock held by another process refuses
