@@ -266,13 +266,17 @@ async fn a_failed_import_keeps_the_record_releases_the_lock_and_reports_what_to_
     assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
 }
 
-#[tokio::test]
-async fn statement_70_a_held_lock_refuses_the_export_before_anything_is_submitted() {
-    let stack = uniq("ExportHeld");
+/// A flat stack of real resources whose lock someone else holds until `expires_at`
+/// (epoch ms), migrated; returns the stack's name, the bucket, the lock and the run.
+async fn migrate_under_a_foreign_lock(
+    tag: &str,
+    expires_at: i64,
+) -> (String, String, Value, h::CliRun) {
+    let stack = uniq(tag);
     let m = make_resources(&stack.to_lowercase()).await;
     let bucket = seeded(&stack, &record(&stack, &m)).await;
     let s3 = h::s3().await;
-    let lock = json!({"owner": "someone@host:1", "timestamp": 1, "expiresAt": 99999999999999i64, "operation": "deploy"});
+    let lock = json!({"owner": "someone@host:1", "timestamp": 1, "expiresAt": expires_at, "operation": "deploy"});
     h::put_raw(
         &s3,
         &bucket,
@@ -282,6 +286,35 @@ async fn statement_70_a_held_lock_refuses_the_export_before_anything_is_submitte
     .await;
     let tpl = write_template(&stack, &template(&m));
     let run = migrate(&bucket, &stack, &tpl);
+    (stack, bucket, lock, run)
+}
+
+/// Statement 71: a lock whose holder let it expire is taken over; the export migrates.
+#[tokio::test]
+async fn statement_71_an_expired_lock_is_taken_over_and_the_export_migrates() {
+    let (stack, _, _, run) = migrate_under_a_foreign_lock("ExportExpired", 1).await;
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        cfn()
+            .await
+            .describe_stacks()
+            .stack_name(&stack)
+            .send()
+            .await
+            .is_ok(),
+        "the stack migrated"
+    );
+}
+
+#[tokio::test]
+async fn statement_70_a_held_lock_refuses_the_export_before_anything_is_submitted() {
+    let (stack, bucket, lock, run) =
+        migrate_under_a_foreign_lock("ExportHeld", 99999999999999).await;
+    let s3 = h::s3().await;
     assert_ne!(
         run.code, 0,
         "stdout:\n{}\nstderr:\n{}",

@@ -832,7 +832,7 @@ fn report_of_siblings_that_both_stopped_mid_import_says_delete_and_export_again(
 }
 
 #[test]
-fn nested_report_when_the_adoption_fails_says_the_parent_holds_its_resources() {
+fn statement_90_a_failing_adoption_names_the_imported_stacks_and_keeps_every_record() {
     let r = failed(
         &nested_failure_at(StackStage::Migrated, StackStage::Imported, false),
         "x",
@@ -844,6 +844,11 @@ fn nested_report_when_the_adoption_fails_says_the_parent_holds_its_resources() {
         "{text}"
     );
     assert!(text.contains("(App-Db) must be adopted"), "{text}");
+    assert!(
+        r.stacks.iter().all(|s| !s.record_deleted),
+        "no record deleted: {:?}",
+        r.stacks
+    );
 }
 
 #[test]
