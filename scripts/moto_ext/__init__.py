@@ -2,8 +2,9 @@
 CloudFormation's `DescribeType` (served from cfn-lint's registry schemas, see
 `registry`), pagination of EC2's `DescribeSecurityGroupRules` (see `sg_rules`),
 CloudFormation resource import (IMPORT change sets, see `cfn_import`), which patches
-moto's CloudFormation classes when the middleware is built, and S3's
-`GetBucketVersioning` root element (see `s3_fixes`), patched at the same time.
+moto's CloudFormation classes when the middleware is built, SNS-backed custom resources
+(see `cfn_custom`) and S3's `GetBucketVersioning` root element (see `s3_fixes`), patched
+at the same time.
 
 `wrap(app)` puts a WSGI middleware in front of moto's app: it handles exactly those two
 requests and hands every other request to moto untouched (a form body it had to read to
@@ -25,9 +26,10 @@ class Extensions:
         self.app = app
         self.types = types or registry.Registry()
         # Imported here: moto's CloudFormation parser imports most of moto.
-        from . import cfn_import, s3_fixes
+        from . import cfn_custom, cfn_import, s3_fixes
 
         cfn_import.install()
+        cfn_custom.install()
         s3_fixes.install()
 
     def __call__(self, environ: dict[str, Any], start_response: wsgi.StartResponse) -> Iterable[bytes]:
