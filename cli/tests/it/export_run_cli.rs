@@ -343,7 +343,18 @@ async fn statement_70_a_held_lock_refuses_the_export_before_anything_is_submitte
 
 #[tokio::test]
 async fn export_pre_deletes_an_import_unsupported_policy_and_phase2_recreates_it() {
-    pre_delete_then_recreate(true).await;
+    pre_delete_then_recreate(true, false).await;
+}
+
+/// A stack with a Custom Resource and an IMPORT-unsupported row (docs/export.md §10.2):
+/// with `--include-non-importable`, phase 1 imports the role, the inline policy is
+/// pre-deleted, and phase 2 re-creates it and runs the Custom Resource's create: the
+/// request reaches the provider (the SNS topic of its ServiceToken; this test answers
+/// for the provider), the stack waits for the answer, and CloudFormation holds the
+/// resource under the physical id the provider gave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_phase2_runs_a_custom_resource_and_recreates_a_pre_deleted_row() {
+    pre_delete_then_recreate(true, true).await;
 }
 
 /// Statement 66 (docs/export.md §12): the pre-delete of an IMPORT-unsupported row that
@@ -351,13 +362,66 @@ async fn export_pre_deletes_an_import_unsupported_policy_and_phase2_recreates_it
 /// it) is done, and phase 2 creates it.
 #[tokio::test]
 async fn export_statement_66_a_pre_delete_answered_not_found_is_done_and_phase2_creates_the_row() {
-    pre_delete_then_recreate(false).await;
+    pre_delete_then_recreate(false, false).await;
+}
+
+/// The provider of an SNS-backed Custom Resource: waits for the request on `queue` (its
+/// topic's subscriber), answers SUCCESS with the physical id `thing-new` at the request's
+/// ResponseURL (the emulator, 127.0.0.1) and returns the request.
+async fn answer_custom_resource(queue: String) -> Value {
+    let sqs = aws_sdk_sqs::Client::new(&h::sdk().await);
+    // Short polls, a pause between them on this side: a long poll would hold the
+    // single-threaded emulator and stall the export it answers.
+    for _ in 0..600 {
+        let got = sqs
+            .receive_message()
+            .queue_url(&queue)
+            .wait_time_seconds(0)
+            .send()
+            .await
+            .unwrap();
+        let Some(m) = got.messages().first() else {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            continue;
+        };
+        let envelope: Value = serde_json::from_str(m.body().unwrap()).unwrap();
+        let event: Value = serde_json::from_str(envelope["Message"].as_str().unwrap()).unwrap();
+        let answer = json!({"Status": "SUCCESS", "PhysicalResourceId": "thing-new",
+            "StackId": event["StackId"], "RequestId": event["RequestId"],
+            "LogicalResourceId": event["LogicalResourceId"], "Data": {"Answer": "42"}});
+        let url = event["ResponseURL"].as_str().unwrap().to_string();
+        tokio::task::spawn_blocking(move || http_put(&url, &answer.to_string()))
+            .await
+            .unwrap();
+        return event;
+    }
+    panic!("no custom resource request reached the provider");
+}
+
+/// A plain HTTP/1.1 PUT to the emulator (a ResponseURL on 127.0.0.1).
+fn http_put(url: &str, body: &str) {
+    use std::io::{Read, Write};
+    let rest = url
+        .strip_prefix("http://127.0.0.1:")
+        .expect("a ResponseURL on 127.0.0.1");
+    let (port, path) = rest.split_once('/').unwrap();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
+    let req = format!(
+        "PUT /{path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: \r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    assert!(resp.contains(" 200 "), "{resp}");
 }
 
 /// A role with an inline policy recorded as an `AWS::IAM::Policy` row (on the role when
 /// `policy_exists`), migrated: phase 1 imports the role, the policy row is pre-deleted
-/// (or found gone) and phase 2 puts it on the role as a CloudFormation resource.
-async fn pre_delete_then_recreate(policy_exists: bool) {
+/// (or found gone) and phase 2 puts it on the role as a CloudFormation resource. With
+/// `custom_resource`, the stack also has an SNS-backed `Custom::Thing` that phase 2
+/// creates (`--include-non-importable`), answered by [`answer_custom_resource`].
+async fn pre_delete_then_recreate(policy_exists: bool, custom_resource: bool) {
     let stack = uniq("ExportPolicy");
     let sdk = h::sdk().await;
     let iam = aws_sdk_iam::Client::new(&sdk);
@@ -392,9 +456,74 @@ async fn pre_delete_then_recreate(policy_exists: bool) {
         "SendPolicy": {"Type": "AWS::IAM::Policy",
                        "Properties": {"PolicyName": "Send", "PolicyDocument": doc, "Roles": [{"Ref": "Role"}]}}
     }, "Outputs": {"RoleName": {"Value": {"Ref": "Role"}}}});
+    let (mut rec, mut tpl) = (rec, tpl);
+    let mut provider = None;
+    if custom_resource {
+        let sns = aws_sdk_sns::Client::new(&sdk);
+        let sqs = aws_sdk_sqs::Client::new(&sdk);
+        let topic = sns
+            .create_topic()
+            .name(format!("{stack}-provider"))
+            .send()
+            .await
+            .unwrap()
+            .topic_arn()
+            .unwrap()
+            .to_string();
+        let queue = sqs
+            .create_queue()
+            .queue_name(format!("{stack}-requests"))
+            .send()
+            .await
+            .unwrap()
+            .queue_url()
+            .unwrap()
+            .to_string();
+        let queue_arn = format!(
+            "arn:aws:sqs:{REGION}:123456789012:{}",
+            queue.rsplit('/').next().unwrap()
+        );
+        sns.subscribe()
+            .topic_arn(&topic)
+            .protocol("sqs")
+            .endpoint(queue_arn)
+            .send()
+            .await
+            .unwrap();
+        rec["resources"]["Thing"] = json!({"resourceType": "Custom::Thing", "physicalId": "thing-old",
+            "properties": {"ServiceToken": topic, "Size": "3"}, "provisionedBy": "custom"});
+        tpl["Resources"]["Thing"] =
+            json!({"Type": "Custom::Thing", "Properties": {"ServiceToken": topic, "Size": "3"}});
+        provider = Some(tokio::spawn(answer_custom_resource(queue)));
+    }
     let bucket = seeded(&stack, &rec).await;
     let path = write_template(&stack, &tpl);
-    let run = migrate(&bucket, &stack, &path);
+    let run = if custom_resource {
+        let (bucket, stack) = (bucket.clone(), stack.clone());
+        let ran = tokio::task::spawn_blocking(move || {
+            let path = path.to_string_lossy().into_owned();
+            cli(
+                &bucket,
+                &[
+                    "export",
+                    &stack,
+                    "--template",
+                    &path,
+                    "--local",
+                    "--fast",
+                    "-y",
+                    "--include-non-importable",
+                ],
+            )
+        });
+        // Without the provider's answer the stack would wait for an hour.
+        tokio::time::timeout(std::time::Duration::from_secs(180), ran)
+            .await
+            .expect("the export ended within 3 minutes")
+            .unwrap()
+    } else {
+        migrate(&bucket, &stack, &path)
+    };
     assert_eq!(
         run.code, 0,
         "stdout:\n{}\nstderr:\n{}",
@@ -403,6 +532,16 @@ async fn pre_delete_then_recreate(policy_exists: bool) {
     // Phase 1 imported the role; the pre-delete removed the inline policy, phase 2 put it
     // back as a CloudFormation resource.
     let res = stack_resources(&stack).await;
+    if let Some(provider) = provider {
+        let event = provider.await.unwrap();
+        assert_eq!(event["RequestType"], "Create", "{event}");
+        assert_eq!(event["LogicalResourceId"], "Thing", "{event}");
+        assert_eq!(
+            res.get("Thing").map(String::as_str),
+            Some("thing-new"),
+            "CloudFormation holds the resource the provider created: {res:?}"
+        );
+    }
     assert_eq!(res.get("Role"), Some(&role), "{res:?}");
     assert!(
         res.contains_key("SendPolicy"),
