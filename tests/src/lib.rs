@@ -7,6 +7,7 @@
 
 pub mod deleters;
 pub mod fixtures;
+pub mod provider;
 
 use aws_config::SdkConfig;
 use aws_sdk_s3::primitives::ByteStream;

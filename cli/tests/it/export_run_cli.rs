@@ -365,62 +365,11 @@ async fn export_statement_66_a_pre_delete_answered_not_found_is_done_and_phase2_
     pre_delete_then_recreate(false, false).await;
 }
 
-/// The provider of an SNS-backed Custom Resource: waits for the request on `queue` (its
-/// topic's subscriber), answers SUCCESS with the physical id `thing-new` at the request's
-/// ResponseURL (the emulator, 127.0.0.1) and returns the request.
-async fn answer_custom_resource(queue: String) -> Value {
-    let sqs = aws_sdk_sqs::Client::new(&h::sdk().await);
-    // Short polls, a pause between them on this side: a long poll would hold the
-    // single-threaded emulator and stall the export it answers.
-    for _ in 0..600 {
-        let got = sqs
-            .receive_message()
-            .queue_url(&queue)
-            .wait_time_seconds(0)
-            .send()
-            .await
-            .unwrap();
-        let Some(m) = got.messages().first() else {
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            continue;
-        };
-        let envelope: Value = serde_json::from_str(m.body().unwrap()).unwrap();
-        let event: Value = serde_json::from_str(envelope["Message"].as_str().unwrap()).unwrap();
-        let answer = json!({"Status": "SUCCESS", "PhysicalResourceId": "thing-new",
-            "StackId": event["StackId"], "RequestId": event["RequestId"],
-            "LogicalResourceId": event["LogicalResourceId"], "Data": {"Answer": "42"}});
-        let url = event["ResponseURL"].as_str().unwrap().to_string();
-        tokio::task::spawn_blocking(move || http_put(&url, &answer.to_string()))
-            .await
-            .unwrap();
-        return event;
-    }
-    panic!("no custom resource request reached the provider");
-}
-
-/// A plain HTTP/1.1 PUT to the emulator (a ResponseURL on 127.0.0.1).
-fn http_put(url: &str, body: &str) {
-    use std::io::{Read, Write};
-    let rest = url
-        .strip_prefix("http://127.0.0.1:")
-        .expect("a ResponseURL on 127.0.0.1");
-    let (port, path) = rest.split_once('/').unwrap();
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
-    let req = format!(
-        "PUT /{path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: \r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).unwrap();
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).unwrap();
-    assert!(resp.contains(" 200 "), "{resp}");
-}
-
 /// A role with an inline policy recorded as an `AWS::IAM::Policy` row (on the role when
 /// `policy_exists`), migrated: phase 1 imports the role, the policy row is pre-deleted
 /// (or found gone) and phase 2 puts it on the role as a CloudFormation resource. With
 /// `custom_resource`, the stack also has an SNS-backed `Custom::Thing` that phase 2
-/// creates (`--include-non-importable`), answered by [`answer_custom_resource`].
+/// creates (`--include-non-importable`), answered by `cdkd_tests::provider`.
 async fn pre_delete_then_recreate(policy_exists: bool, custom_resource: bool) {
     let stack = uniq("ExportPolicy");
     let sdk = h::sdk().await;
@@ -459,42 +408,12 @@ async fn pre_delete_then_recreate(policy_exists: bool, custom_resource: bool) {
     let (mut rec, mut tpl) = (rec, tpl);
     let mut provider = None;
     if custom_resource {
-        let sns = aws_sdk_sns::Client::new(&sdk);
-        let sqs = aws_sdk_sqs::Client::new(&sdk);
-        let topic = sns
-            .create_topic()
-            .name(format!("{stack}-provider"))
-            .send()
-            .await
-            .unwrap()
-            .topic_arn()
-            .unwrap()
-            .to_string();
-        let queue = sqs
-            .create_queue()
-            .queue_name(format!("{stack}-requests"))
-            .send()
-            .await
-            .unwrap()
-            .queue_url()
-            .unwrap()
-            .to_string();
-        let queue_arn = format!(
-            "arn:aws:sqs:{REGION}:123456789012:{}",
-            queue.rsplit('/').next().unwrap()
-        );
-        sns.subscribe()
-            .topic_arn(&topic)
-            .protocol("sqs")
-            .endpoint(queue_arn)
-            .send()
-            .await
-            .unwrap();
+        let (topic, queue) = h::provider::sns_provider(&stack).await;
         rec["resources"]["Thing"] = json!({"resourceType": "Custom::Thing", "physicalId": "thing-old",
             "properties": {"ServiceToken": topic, "Size": "3"}, "provisionedBy": "custom"});
         tpl["Resources"]["Thing"] =
             json!({"Type": "Custom::Thing", "Properties": {"ServiceToken": topic, "Size": "3"}});
-        provider = Some(tokio::spawn(answer_custom_resource(queue)));
+        provider = Some(tokio::spawn(h::provider::answer_requests(queue, 1)));
     }
     let bucket = seeded(&stack, &rec).await;
     let path = write_template(&stack, &tpl);
@@ -533,12 +452,12 @@ async fn pre_delete_then_recreate(policy_exists: bool, custom_resource: bool) {
     // back as a CloudFormation resource.
     let res = stack_resources(&stack).await;
     if let Some(provider) = provider {
-        let event = provider.await.unwrap();
-        assert_eq!(event["RequestType"], "Create", "{event}");
-        assert_eq!(event["LogicalResourceId"], "Thing", "{event}");
+        let events = provider.await.unwrap();
+        assert_eq!(events[0]["RequestType"], "Create", "{events:?}");
+        assert_eq!(events[0]["LogicalResourceId"], "Thing", "{events:?}");
         assert_eq!(
             res.get("Thing").map(String::as_str),
-            Some("thing-new"),
+            Some("Thing-new"),
             "CloudFormation holds the resource the provider created: {res:?}"
         );
     }

@@ -316,14 +316,21 @@ struct Tree {
 /// CloudFormation can import), planned and locked. With `root_queue_gone` the root's
 /// record names a queue that does not exist, so the root's phase 1A fails.
 async fn locked_tree(root_queue_gone: bool) -> Tree {
-    locked_tree_of(root_queue_gone, 1, false).await
+    locked_tree_of(root_queue_gone, 1, false, None).await
 }
 
 /// As `locked_tree`, with `children` nested children (`Child`, `Child2`, ...), each with
 /// a topic of its own. With `no_echo`, the root declares the NoEcho parameter
 /// `DbPassword` (given as `--parameter DbPassword=s3cret`) and passes it to each child's
 /// NoEcho parameter `Password` as a plain Ref.
-async fn locked_tree_of(root_queue_gone: bool, children: usize, no_echo: bool) -> Tree {
+/// With `custom`, an SNS topic ARN, the root also has an SNS-backed `Custom::Thing` (its
+/// phase 2 creates it: `includeNonImportable`).
+async fn locked_tree_of(
+    root_queue_gone: bool,
+    children: usize,
+    no_echo: bool,
+    custom: Option<&str>,
+) -> Tree {
     let s3 = h::s3().await;
     let bucket = h::fresh_bucket(&s3).await;
     let root = uniq("ExportTree");
@@ -382,6 +389,17 @@ async fn locked_tree_of(root_queue_gone: bool, children: usize, no_echo: bool) -
     }
     let root_rec =
         json!({"version": 10, "stackName": root, "region": REGION, "resources": root_resources});
+    if let Some(topic) = custom {
+        root_resources.insert(
+            "Thing".into(),
+            json!({"resourceType": "Custom::Thing", "physicalId": "thing-old",
+            "properties": {"ServiceToken": topic}, "provisionedBy": "custom"}),
+        );
+        root_tpl_resources.insert(
+            "Thing".into(),
+            json!({"Type": "Custom::Thing", "Properties": {"ServiceToken": topic}}),
+        );
+    }
     let mut root_tpl = json!({"Resources": root_tpl_resources, "Outputs": {"QueueUrl": {"Value": {"Ref": "Queue"}}}});
     if no_echo {
         root_tpl["Parameters"] = json!({"DbPassword": {"Type": "String", "NoEcho": true}});
@@ -403,7 +421,8 @@ async fn locked_tree_of(root_queue_gone: bool, children: usize, no_echo: bool) -
     }
     let children: Vec<String> = stacks[1..].iter().map(|(n, _, _)| n.clone()).collect();
     let input = json!({"stack": root, "stateBucket": bucket, "statePrefix": PREFIX,
-        "templates": templates, "options": {"fast": true, "parameters": if no_echo { vec!["DbPassword=s3cret"] } else { vec![] }}, "dryRun": false});
+        "templates": templates, "options": {"fast": true, "includeNonImportable": custom.is_some(),
+            "parameters": if no_echo { vec!["DbPassword=s3cret"] } else { vec![] }}, "dryRun": false});
     let r = Run {
         s3: s3.clone(),
         bucket: bucket.clone(),
@@ -538,7 +557,7 @@ async fn export_steps_siblings_are_imported_side_by_side_and_the_root_adopts_bot
         children,
         carry,
         ..
-    } = locked_tree_of(false, 2, false).await;
+    } = locked_tree_of(false, 2, false, None).await;
     let mut peak: Vec<String> = Vec::new();
     let mut root_started_with_children_in_flight = false;
     let carry = r
@@ -605,7 +624,7 @@ async fn export_steps_statement_88_a_no_echo_parameter_passed_to_a_child_is_reso
 ) {
     let Tree {
         r, child, carry, ..
-    } = locked_tree_of(false, 1, true).await;
+    } = locked_tree_of(false, 1, true, None).await;
     let plan = h::get_text(
         &r.s3,
         &r.bucket,
@@ -699,6 +718,60 @@ async fn export_steps_statement_84_a_childs_lock_held_elsewhere_refuses_and_give
             .iter()
             .any(|s| s.stack_name() == Some(root.as_str())),
         "nothing was submitted"
+    );
+}
+
+/// Statement 89 (docs/export.md §12): a Custom Resource only in the parent: only the
+/// parent's phase 2 creates it (one request reaches the provider, for the root), and the
+/// parent's final template keeps the adopted child row with `DeletionPolicy: Retain`.
+#[tokio::test]
+async fn export_steps_statement_89_a_custom_resource_only_in_the_parent_is_created_by_its_phase2_only(
+) {
+    let tag = uniq("ExportCr");
+    let (topic, queue) = h::provider::sns_provider(&tag).await;
+    let Tree { r, root, carry, .. } = locked_tree_of(false, 1, false, Some(&topic)).await;
+    let provider = tokio::spawn(h::provider::answer_requests(queue, 1));
+    let carry = r
+        .drive(carry, Next::Cleanup)
+        .await
+        .expect("the tree migrates");
+    let done = r
+        .step("export-cleanup", serde_json::to_value(&carry).unwrap())
+        .await
+        .expect("cleanup");
+    assert_eq!(done["report"]["outcome"], "migrated", "{done}");
+    let events = provider.await.unwrap();
+    assert!(
+        events[0]["StackId"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("stack/{root}/")),
+        "the one request is the root's: {events:?}"
+    );
+    let cfn = cfn().await;
+    let body = cfn
+        .get_template()
+        .stack_name(&root)
+        .send()
+        .await
+        .unwrap()
+        .template_body()
+        .unwrap()
+        .to_string();
+    let t: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(t["Resources"]["Child"]["DeletionPolicy"], "Retain", "{t}");
+    let res = cfn
+        .describe_stack_resources()
+        .stack_name(&root)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        res.stack_resources()
+            .iter()
+            .any(|x| x.logical_resource_id() == Some("Thing")
+                && x.physical_resource_id() == Some("Thing-new")),
+        "{res:?}"
     );
 }
 
