@@ -4,7 +4,7 @@
 //! step) in this process (`--local`) or on the deployed state machine, and prints the
 //! plan it wrote: the per-stack summary, or with `--json` the plan itself
 //! (docs/export.md §8.3, §10). Without `--dry-run` it then confirms (or, with
-//! `--require-approval`, lets the run wait for `cdkd-flow runs approve`, §10.7) and runs
+//! `--require-approval`, lets the run wait for `cdkd-flow runs approve`, docs/export.md §10.7) and runs
 //! the migration, printing its report.
 
 use std::collections::BTreeMap;

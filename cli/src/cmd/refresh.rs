@@ -120,7 +120,7 @@ pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
 
 /// The refs the run targets, in order: `--all` every ref (of `--stack-region` only,
 /// when given) in the listing's order; else each named stack once, resolved as every
-/// state command resolves one (state-views §2).
+/// state command resolves one (docs/state-views.md §2).
 fn targets(refs: &[StackRef], a: &Args) -> Result<Vec<StackRef>, CliError> {
     if a.all {
         let mut all: Vec<StackRef> = refs

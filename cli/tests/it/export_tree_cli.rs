@@ -322,7 +322,7 @@ fn reached(log: &[String], cfn_name: &str, status: &str) -> usize {
     log_line(log, &line, |l| l == line)
 }
 
-/// The rules of §10.6 on a whole run through the CLI: the root and both siblings end as
+/// The rules of docs/export.md §10.6 on a whole run through the CLI: the root and both siblings end as
 /// CloudFormation stacks, each holding exactly what its record named, the children
 /// nested in the root with their Outputs; the three records and the root's exports-index
 /// entry are gone, no lock is left; the siblings' IMPORT change sets were both created

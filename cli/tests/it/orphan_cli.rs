@@ -317,7 +317,7 @@ async fn orphan_rule_7_2_a_nested_stack_with_its_own_record_is_refused_naming_th
         .is_object());
 }
 
-// ------------------------------------------------- live attribute reads (§7.4)
+// ------------------------------------------------- live attribute reads (docs/repairs.md §7.4)
 
 /// A real queue on the emulator: (url, live ARN).
 async fn live_queue() -> (String, String) {

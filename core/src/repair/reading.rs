@@ -1,5 +1,5 @@
 //! Which reader re-reads a resource for refresh-observed (docs/repairs.md §6.2) and which
-//! reads an attribute live for orphan (§7.4), and the cross-resource context a reader
+//! reads an attribute live for orphan (docs/repairs.md §7.4), and the cross-resource context a reader
 //! needs. The readers themselves are the deleters
 //! crate's (one home per type: a reader lives beside the deleter of its type); this is
 //! the one routing decision over what they declare.

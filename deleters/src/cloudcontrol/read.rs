@@ -4,7 +4,7 @@
 //! unsupported, never read by guess. Cloud Control answers in CloudFormation's property
 //! names, so the reading lines up with the record as it is.
 //!
-//! The same resource model answers orphan's live attribute reads (§7.4): it holds the
+//! The same resource model answers orphan's live attribute reads (docs/repairs.md §7.4): it holds the
 //! type's read-only properties too, which are its GetAtt attributes (`Arn`, nested ones
 //! such as `Endpoint.Address` as nested objects).
 

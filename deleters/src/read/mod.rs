@@ -1,5 +1,5 @@
 //! Current-state readers for `state refresh-observed` (docs/repairs.md §6.2) and for the
-//! live attribute reads of `state orphan --resource` (§7.4).
+//! live attribute reads of `state orphan --resource` (docs/repairs.md §7.4).
 //!
 //! - [`Reader`]: reads one resource's current properties, named and shaped as
 //!   CloudFormation's, so they line up with the record's `properties` for redaction by

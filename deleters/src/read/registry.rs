@@ -1,5 +1,5 @@
 //! The readers of one region, the reads of a whole record (docs/repairs.md §6.2) and
-//! the live attribute reads of an orphan (§7.4): which reader a record or an attribute
+//! the live attribute reads of an orphan (docs/repairs.md §7.4): which reader a record or an attribute
 //! goes to is core's decision (`cdkd_core::repair::reading::{read_route,
 //! attribute_route}`) over what the readers declare.
 

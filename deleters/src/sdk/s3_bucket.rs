@@ -276,7 +276,7 @@ impl Deleter for S3BucketDeleter {
 
 // ---------------------------------------------------------------------------------
 // Reader (docs/repairs.md §6.2): HeadBucket, then versioning, encryption, the public
-// access block and tags (each absent setting is left out). Attributes (§7.4): HeadBucket
+// access block and tags (each absent setting is left out). Attributes (docs/repairs.md §7.4): HeadBucket
 // (the bucket exists; its region), from which the names CloudFormation derives follow.
 
 impl SdkReader for S3BucketDeleter {

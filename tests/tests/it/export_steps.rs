@@ -1,5 +1,5 @@
-//! The export's execution steps driven one by one against the emulator (docs/export.md
-//! §10): a lock lost between two steps stops the run at its next step before any write,
+//! The export's execution steps driven one by one against the emulator
+//! (docs/export.md §10): a lock lost between two steps stops the run at its next step before any write,
 //! a phase 2 that fails leaves the imported stack, keeps the record, releases the lock
 //! and reports that phase 1 succeeded; a retried import step finds the change set it
 //! created instead of creating another.

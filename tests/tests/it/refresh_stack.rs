@@ -1,5 +1,5 @@
-//! One stack's refresh under its lock (`cdkd_deleters::read::refresh`, docs/repairs.md
-//! §6.1 step 5, §6.2, §6.5) on the emulator: public SSM references inside a longer value
+//! One stack's refresh under its lock (`cdkd_deleters::read::refresh`,
+//! docs/repairs.md §6.1 step 5, §6.2, §6.5) on the emulator: public SSM references inside a longer value
 //! (String, StringList, SecureString, a missing parameter, a failed call; one call per
 //! reference, never decrypted), a concurrent writer making the conditional save fail
 //! with nothing lost, and a lock held by another process refusing before anything is
