@@ -61,6 +61,21 @@ pub struct Ctx<'a> {
     pub store: StateStore,
     pub cfn: Cfn,
     pub carry: Carry,
+    /// The plan and the run's record as this invocation read or saved them: a step reads
+    /// each once (`progress.json` has one writer, the running step).
+    plan_read: std::sync::Mutex<Option<Plan>>,
+    progress_read: std::sync::Mutex<Option<ExportRun>>,
+}
+
+/// A copy of what `cell` holds.
+fn cached<T: Clone>(cell: &std::sync::Mutex<Option<T>>) -> Option<T> {
+    cell.lock().ok().and_then(|c| c.clone())
+}
+
+fn keep<T>(cell: &std::sync::Mutex<Option<T>>, value: T) {
+    if let Ok(mut c) = cell.lock() {
+        *c = Some(value);
+    }
 }
 
 impl<'a> Ctx<'a> {
@@ -78,6 +93,8 @@ impl<'a> Ctx<'a> {
             cfn: Cfn::new(&deps.sdk, Some(&carry.run.region), None),
             deps,
             carry,
+            plan_read: std::sync::Mutex::new(None),
+            progress_read: std::sync::Mutex::new(None),
         }
     }
 
@@ -96,11 +113,16 @@ impl<'a> Ctx<'a> {
     }
 
     pub async fn plan(&self) -> Result<Plan, StepError> {
-        runs::read(&self.store, &self.carry.plan_key)
+        if let Some(plan) = cached(&self.plan_read) {
+            return Ok(plan);
+        }
+        let plan: Plan = runs::read(&self.store, &self.carry.plan_key)
             .await?
             .ok_or_else(|| {
                 StepError::bad_input(format!("the run's plan {} is missing", self.carry.plan_key))
-            })
+            })?;
+        keep(&self.plan_read, plan.clone());
+        Ok(plan)
     }
 
     /// The plan of the stack the current work is for.
@@ -119,13 +141,20 @@ impl<'a> Ctx<'a> {
     }
 
     pub async fn progress(&self) -> Result<ExportRun, StepError> {
-        runs::read(&self.store, &self.progress_key())
+        if let Some(rec) = cached(&self.progress_read) {
+            return Ok(rec);
+        }
+        let rec: ExportRun = runs::read(&self.store, &self.progress_key())
             .await?
-            .ok_or_else(|| StepError::bad_input("the run's progress.json is missing"))
+            .ok_or_else(|| StepError::bad_input("the run's progress.json is missing"))?;
+        keep(&self.progress_read, rec.clone());
+        Ok(rec)
     }
 
     pub async fn save(&self, rec: &ExportRun) -> Result<(), StepError> {
-        runs::write(&self.store, &self.progress_key(), rec).await
+        runs::write(&self.store, &self.progress_key(), rec).await?;
+        keep(&self.progress_read, rec.clone());
+        Ok(())
     }
 
     /// The template the CLI uploaded for `plan`'s stack.
