@@ -118,10 +118,7 @@ pub async fn answer_local(engine: &Engine, store: &StateStore, run_id: &str) {
             return;
         }
     };
-    if !waiting.contains(&record.token) {
-        return;
-    }
-    let Some(d) = decision_for(&record, &record.token) else {
+    let Some(d) = waiting.iter().find_map(|t| decision_for(&record, t)) else {
         return;
     };
     let sent = match task_answer(&record, d) {

@@ -66,6 +66,11 @@ impl Kind {
 
     /// The kind of a run from its execution input: an export names a `stack` and its
     /// `templates`, a destroy a `stack` alone, a cleanup a `pattern`.
+    /// Whether an export run's input asks for the approval gate (`requireApproval`).
+    pub fn requires_approval(input: &Value) -> bool {
+        input.get("requireApproval").and_then(Value::as_bool) == Some(true)
+    }
+
     pub fn of_input(input: &Value) -> Option<Kind> {
         if input.get("stack").is_some() && input.get("templates").is_some() {
             Some(Kind::Export)
@@ -386,7 +391,7 @@ pub async fn watch(
             // A migrating run's report, else the plan the run wrote (its summary, or
             // the JSON itself with --json).
             let store = run_store(sdk, &place).await;
-            let approval = input.get("requireApproval").and_then(Value::as_bool) == Some(true);
+            let approval = Kind::requires_approval(&input);
             let x = crate::cmd::export::follow_steps(&store, &name, approval, follow).await?;
             if crate::cmd::export::print_report(&store, &name, opts.json)
                 .await?

@@ -90,27 +90,22 @@ pub(crate) fn run_execution(
         let graph = sm.graph.clone();
         let fut = run.run_graph(&graph, input);
         let res = match sm.timeout_seconds {
-            Some(t) => {
-                let d = t * run.inner.options.timeout_scale;
-                match tokio::time::timeout(Duration::from_secs_f64(d.max(0.0)), fut).await {
-                    Ok(r) => r,
-                    Err(_) => {
-                        let f = Failure::new(
-                            names::TIMEOUT,
-                            "The execution timed out (TimeoutSeconds).",
-                        );
-                        run.emit_full(
-                            EventKind::ExecutionTimedOut,
-                            None,
-                            None,
-                            None,
-                            Some(&f),
-                            None,
-                        );
-                        return Err(f);
-                    }
+            Some(t) => match tokio::time::timeout(run.inner.options.scaled_timeout(t), fut).await {
+                Ok(r) => r,
+                Err(_) => {
+                    let f =
+                        Failure::new(names::TIMEOUT, "The execution timed out (TimeoutSeconds).");
+                    run.emit_full(
+                        EventKind::ExecutionTimedOut,
+                        None,
+                        None,
+                        None,
+                        Some(&f),
+                        None,
+                    );
+                    return Err(f);
                 }
-            }
+            },
             None => fut.await,
         };
         match &res {
@@ -643,8 +638,7 @@ impl Run {
                 match limit {
                     None => Ended::Done(call.await),
                     Some(s) => {
-                        let d = s * self.inner.options.timeout_scale;
-                        match tokio::time::timeout(Duration::from_secs_f64(d.max(0.0)), call).await
+                        match tokio::time::timeout(self.inner.options.scaled_timeout(s), call).await
                         {
                             Ok(r) => Ended::Done(r),
                             Err(_) => Ended::TimedOut(Failure::new(
@@ -723,8 +717,7 @@ impl Run {
             callbacks,
             token: token.to_string(),
         };
-        let scale = self.inner.options.timeout_scale;
-        let scaled = |s: f64| Duration::from_secs_f64((s * scale).max(0.0));
+        let scaled = |s: f64| self.inner.options.scaled_timeout(s);
         let name = &c.state.name;
         let answer = waiting.answer;
         let work = async {

@@ -103,6 +103,13 @@ pub struct EngineOptions {
     pub account: String,
 }
 
+impl EngineOptions {
+    /// A TimeoutSeconds / HeartbeatSeconds of `seconds`, scaled by `timeout_scale`.
+    pub fn scaled_timeout(&self, seconds: f64) -> std::time::Duration {
+        std::time::Duration::from_secs_f64((seconds * self.timeout_scale).max(0.0))
+    }
+}
+
 impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {

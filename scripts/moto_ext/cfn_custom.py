@@ -16,13 +16,15 @@ in progress for ever.
 
 A Lambda ServiceToken keeps moto's own behaviour."""
 import json
-import os
 from typing import Any
 
+from moto import settings
 from moto.cloudformation import custom_model
 from moto.cloudformation.models import CloudFormationBackend, Stack
 from moto.cloudformation.responses import CloudFormationResponse
 from moto.moto_api._internal import mock_random
+
+from .cfn_import import find_change_set
 
 _originals: dict[str, Any] = {}
 
@@ -47,7 +49,7 @@ def _create(cls: Any, resource_name: str, cloudformation_json: dict[str, Any], a
     resource.sns_backed = True  # type: ignore[attr-defined]
     stack = cloudformation_backends[account_id][region_name].get_stack(stack_id)
     stack.add_custom_resource(resource)
-    port = os.environ.get("MOTO_PORT", "5000")
+    port = settings.moto_server_port()
     event = {
         "RequestType": "Create",
         "ServiceToken": token,
@@ -58,8 +60,7 @@ def _create(cls: Any, resource_name: str, cloudformation_json: dict[str, Any], a
         "ResourceType": kwargs["ResourceType"],
         "ResourceProperties": properties,
     }
-    topic_region = token.split(":")[3]
-    topic_account = token.split(":")[4]
+    _, _, _, topic_region, topic_account, _ = token.split(":", 5)
     sns_backends[topic_account][topic_region].publish(json.dumps(event), arn=token)
     return resource
 
@@ -73,13 +74,14 @@ def waiting(stack: Any) -> list[Any]:
 
 
 def _execute_change_set(self: CloudFormationBackend, change_set_name: str, stack_name: str | None = None) -> None:
+    stack_id = find_change_set(self, change_set_name, stack_name).stack_id
     _originals["execute"](self, change_set_name, stack_name)
-    for stack in self.stacks.values():
-        if stack.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE") and waiting(stack):
-            operation = stack.status.split("_")[0]
-            if stack.events and stack.events[-1].resource_status == stack.status:
-                stack.events.pop()
-            stack.status = f"{operation}_IN_PROGRESS"
+    stack = self.stacks.get(stack_id)
+    if stack is not None and stack.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE") and waiting(stack):
+        operation = stack.status.split("_")[0]
+        if stack.events and stack.events[-1].resource_status == stack.status:
+            stack.events.pop()
+        stack.status = f"{operation}_IN_PROGRESS"
 
 
 def _verify_readiness(self: Stack) -> None:

@@ -584,7 +584,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
     let place = RunPlace::of_input(&input)
         .ok_or_else(|| CliError::Refused(format!("run {name}: its input names no stateBucket")))?;
     let store = remote::run_store(&sdk, &place).await;
-    let asked = input.get("requireApproval").and_then(Value::as_bool) == Some(true);
+    let asked = Kind::requires_approval(&input);
     let no_request = if asked {
         "the run is still planning; try again in a moment"
     } else {
