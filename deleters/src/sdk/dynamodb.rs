@@ -309,17 +309,25 @@ fn projection(p: Option<&aws_sdk_dynamodb::types::Projection>) -> Value {
     out.build()
 }
 
+impl DynamoTableDeleter {
+    /// DescribeTable of `name` for a reader; `None` when the table is gone.
+    async fn read_table(
+        &self,
+        name: &str,
+    ) -> Result<Option<aws_sdk_dynamodb::types::TableDescription>, ReadError> {
+        let sent = self.ddb.describe_table().table_name(name).send().await;
+        Ok(found("DescribeTable", &["ResourceNotFoundException"], sent)?.and_then(|o| o.table))
+    }
+}
+
 #[async_trait]
 impl Reader for DynamoTableDeleter {
     async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
         let name = req.physical_id.as_str();
-        let sent = self.ddb.describe_table().table_name(name).send().await;
-        let Some(out) = found("DescribeTable", &["ResourceNotFoundException"], sent)? else {
+        let Some(t) = self.read_table(name).await? else {
             return Ok(None);
         };
-        let Some(t) = out.table() else {
-            return Ok(None);
-        };
+        let t = &t;
         let mut p = Props::new();
         p.set("TableName", name);
         let defs: Value = t
@@ -427,15 +435,7 @@ impl Reader for DynamoTableDeleter {
 
     /// DescribeTable: Arn, StreamArn (the latest stream's; absent without a stream).
     async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
-        let sent = self
-            .ddb
-            .describe_table()
-            .table_name(&req.physical_id)
-            .send()
-            .await;
-        let Some(t) =
-            found("DescribeTable", &["ResourceNotFoundException"], sent)?.and_then(|o| o.table)
-        else {
+        let Some(t) = self.read_table(&req.physical_id).await? else {
             return Ok(None);
         };
         let mut p = Props::new();

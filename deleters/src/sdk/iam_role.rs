@@ -73,18 +73,23 @@ fn read_failed(action: &'static str) -> impl Fn(crate::error::AwsErrorInfo) -> R
     move |info| ReadError::aws(action, &info)
 }
 
+impl IamRoleDeleter {
+    /// GetRole of `name`; `None` when the role is gone.
+    async fn get_role(&self, name: &str) -> Result<Option<aws_sdk_iam::types::Role>, ReadError> {
+        let sent = self.iam.get_role().role_name(name).send().await;
+        Ok(found("GetRole", &["NoSuchEntity"], sent)?.and_then(|o| o.role))
+    }
+}
+
 #[async_trait]
 impl Reader for IamRoleDeleter {
     async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
         let name = req.physical_id.as_str();
         let iam = &self.iam;
-        let sent = iam.get_role().role_name(name).send().await;
-        let Some(out) = found("GetRole", &["NoSuchEntity"], sent)? else {
+        let Some(role) = self.get_role(name).await? else {
             return Ok(None);
         };
-        let Some(role) = out.role() else {
-            return Ok(None);
-        };
+        let role = &role;
         let mut p = Props::new();
         p.set("RoleName", role.role_name());
         p.set("Path", role.path());
@@ -129,8 +134,7 @@ impl Reader for IamRoleDeleter {
 
     /// GetRole: Arn, RoleId.
     async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
-        let sent = self.iam.get_role().role_name(&req.physical_id).send().await;
-        let Some(role) = found("GetRole", &["NoSuchEntity"], sent)?.and_then(|o| o.role) else {
+        let Some(role) = self.get_role(&req.physical_id).await? else {
             return Ok(None);
         };
         let mut p = Props::new();

@@ -58,6 +58,22 @@ impl Deleter for SnsTopicDeleter {
 // ---------------------------------------------------------------------------------
 // Reader (docs/repairs.md §6.2): GetTopicAttributes and ListTagsForResource.
 
+impl SnsTopicDeleter {
+    /// GetTopicAttributes of `arn`; `None` when the topic is gone.
+    async fn topic_attributes(
+        &self,
+        arn: &str,
+    ) -> Result<Option<std::collections::HashMap<String, String>>, ReadError> {
+        let sent = self.sns.get_topic_attributes().topic_arn(arn).send().await;
+        Ok(found(
+            "GetTopicAttributes",
+            &["NotFound", "NotFoundException"],
+            sent,
+        )?
+        .map(|out| out.attributes().cloned().unwrap_or_default()))
+    }
+}
+
 impl SdkReader for SnsTopicDeleter {
     const READS: &'static [&'static str] = &["AWS::SNS::Topic"];
     const ATTRIBUTES: &'static [(&'static str, &'static str)] = &[
@@ -70,16 +86,9 @@ impl SdkReader for SnsTopicDeleter {
 impl Reader for SnsTopicDeleter {
     async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
         let arn = req.physical_id.as_str();
-        let sent = self.sns.get_topic_attributes().topic_arn(arn).send().await;
-        let Some(out) = found(
-            "GetTopicAttributes",
-            &["NotFound", "NotFoundException"],
-            sent,
-        )?
-        else {
+        let Some(attrs) = self.topic_attributes(arn).await? else {
             return Ok(None);
         };
-        let attrs = out.attributes().cloned().unwrap_or_default();
         let get = |k: &str| attrs.get(k).map(String::as_str);
         let mut p = Props::new();
         p.opt("TopicName", arn.rsplit(':').next());
@@ -110,19 +119,10 @@ impl Reader for SnsTopicDeleter {
     /// GetTopicAttributes: TopicArn (as SNS answers it), TopicName (its last part).
     async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
         let arn = req.physical_id.as_str();
-        let sent = self.sns.get_topic_attributes().topic_arn(arn).send().await;
-        let Some(out) = found(
-            "GetTopicAttributes",
-            &["NotFound", "NotFoundException"],
-            sent,
-        )?
-        else {
+        let Some(attrs) = self.topic_attributes(arn).await? else {
             return Ok(None);
         };
-        let arn = out
-            .attributes()
-            .and_then(|a| a.get("TopicArn"))
-            .map_or(arn, String::as_str);
+        let arn = attrs.get("TopicArn").map_or(arn, String::as_str);
         let mut p = Props::new();
         p.set("TopicArn", arn);
         p.opt("TopicName", arn.rsplit(':').next());

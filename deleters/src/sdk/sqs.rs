@@ -73,22 +73,36 @@ impl SdkReader for SqsQueueDeleter {
     ];
 }
 
+impl SqsQueueDeleter {
+    /// GetQueueAttributes of `url` (`which`); `None` when the queue is gone.
+    async fn queue_attributes(
+        &self,
+        url: &str,
+        which: aws_sdk_sqs::types::QueueAttributeName,
+    ) -> Result<
+        Option<std::collections::HashMap<aws_sdk_sqs::types::QueueAttributeName, String>>,
+        ReadError,
+    > {
+        let sent = self
+            .sqs
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(which)
+            .send()
+            .await;
+        Ok(found("GetQueueAttributes", QUEUE_MISSING, sent)?
+            .map(|out| out.attributes().cloned().unwrap_or_default()))
+    }
+}
+
 #[async_trait]
 impl Reader for SqsQueueDeleter {
     async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
         use aws_sdk_sqs::types::QueueAttributeName as A;
         let url = req.physical_id.as_str();
-        let sent = self
-            .sqs
-            .get_queue_attributes()
-            .queue_url(url)
-            .attribute_names(A::All)
-            .send()
-            .await;
-        let Some(out) = found("GetQueueAttributes", QUEUE_MISSING, sent)? else {
+        let Some(attrs) = self.queue_attributes(url, A::All).await? else {
             return Ok(None);
         };
-        let attrs = out.attributes().cloned().unwrap_or_default();
         let get = |n: A| attrs.get(&n).map(String::as_str);
         let mut p = Props::new();
         p.opt("QueueName", url.rsplit('/').next());
@@ -138,23 +152,11 @@ impl Reader for SqsQueueDeleter {
     async fn attributes(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError> {
         use aws_sdk_sqs::types::QueueAttributeName as A;
         let url = req.physical_id.as_str();
-        let sent = self
-            .sqs
-            .get_queue_attributes()
-            .queue_url(url)
-            .attribute_names(A::QueueArn)
-            .send()
-            .await;
-        let Some(out) = found("GetQueueAttributes", QUEUE_MISSING, sent)? else {
+        let Some(attrs) = self.queue_attributes(url, A::QueueArn).await? else {
             return Ok(None);
         };
         let mut p = Props::new();
-        p.opt(
-            "Arn",
-            out.attributes()
-                .and_then(|a| a.get(&A::QueueArn))
-                .map(String::as_str),
-        );
+        p.opt("Arn", attrs.get(&A::QueueArn).map(String::as_str));
         p.opt("QueueName", url.rsplit('/').next());
         p.set("QueueUrl", url);
         Ok(Some(p.build()))
