@@ -15,21 +15,18 @@ use cdkd_engine::Engine;
 
 use crate::error::CliError;
 
-/// Who decides: `<user>@<host>` of this process (`unknown` / `host` when not known).
+/// Who decides: `<user>@<host>` of this process (`cdkd_core::lock::user_at_host`).
 pub fn decider() -> String {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    let user = env("USER")
-        .or_else(|| env("USERNAME"))
-        .unwrap_or_else(|| "unknown".into());
-    let host = env("HOSTNAME")
-        .or_else(|| {
-            std::fs::read_to_string("/etc/hostname")
-                .ok()
-                .map(|h| h.trim().to_string())
-                .filter(|h| !h.is_empty())
-        })
-        .unwrap_or_else(|| "host".into());
-    flatten_str(&format!("{user}@{host}"))
+    let host = env("HOSTNAME").or_else(|| {
+        std::fs::read_to_string("/etc/hostname")
+            .ok()
+            .map(|h| h.trim().to_string())
+    });
+    flatten_str(&cdkd_core::lock::user_at_host(
+        env("USER").or_else(|| env("USERNAME")).as_deref(),
+        host.as_deref(),
+    ))
 }
 
 fn where_(store: &StateStore, key: &str) -> String {

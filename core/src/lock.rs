@@ -22,9 +22,15 @@ pub fn flow_owner(run_id: &str) -> String {
 /// The owner a CLI process writes, as cdkd does: `<user>@<host>:<pid>`, `unknown` /
 /// `host` standing in for an unset user or host name.
 pub fn cli_owner(user: Option<&str>, host: Option<&str>, pid: u32) -> String {
+    format!("{}:{pid}", user_at_host(user, host))
+}
+
+/// `<user>@<host>`, `unknown` / `host` standing in for an unset user or host name (the
+/// lock owner of a CLI process without its pid; also who decides an approval).
+pub fn user_at_host(user: Option<&str>, host: Option<&str>) -> String {
     let user = user.filter(|u| !u.is_empty()).unwrap_or("unknown");
     let host = host.filter(|h| !h.is_empty()).unwrap_or("host");
-    format!("{user}@{host}:{pid}")
+    format!("{user}@{host}")
 }
 
 /// A lock body this process writes (cdkd's shape).

@@ -10,7 +10,7 @@ use crate::json::ordered_entries;
 use crate::state::is_custom_resource;
 
 /// Where the current state of a record is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ReadRoute {
     /// The type's own SDK reader (declared beside its deleter).
     Sdk,
