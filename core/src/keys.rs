@@ -160,6 +160,19 @@ pub fn decode_url_listed_key(raw: &str) -> Result<String, KeyError> {
     String::from_utf8(out).map_err(|_| KeyError::NotUtf8(shown()))
 }
 
+/// The partition of `region` and its DNS suffix: `("aws", "amazonaws.com")`,
+/// `("aws-cn", "amazonaws.com.cn")` for `cn-*`, `("aws-us-gov", "amazonaws.com")` for
+/// `us-gov-*` (what `AWS::Partition` and `AWS::URLSuffix` resolve to).
+pub fn partition(region: &str) -> (&'static str, &'static str) {
+    if region.starts_with("cn-") {
+        ("aws-cn", "amazonaws.com.cn")
+    } else if region.starts_with("us-gov-") {
+        ("aws-us-gov", "amazonaws.com")
+    } else {
+        ("aws", "amazonaws.com")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::keys::partition;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -387,16 +388,6 @@ impl Eval<'_, '_> {
         }
         out.push_str(rest);
         Ok(Ev::Str(out))
-    }
-}
-
-fn partition(region: &str) -> (&'static str, &'static str) {
-    if region.starts_with("cn-") {
-        ("aws-cn", "amazonaws.com.cn")
-    } else if region.starts_with("us-gov-") {
-        ("aws-us-gov", "amazonaws.com")
-    } else {
-        ("aws", "amazonaws.com")
     }
 }
 

@@ -307,13 +307,7 @@ const DASHED_WEBSITE_REGIONS: &[&str] = &[
 /// The GetAtt attributes of bucket `bucket` in `region`, as CloudFormation derives them
 /// from the name and the region.
 pub fn bucket_attributes(bucket: &str, region: &str) -> Value {
-    let (partition, suffix) = if region.starts_with("cn-") {
-        ("aws-cn", "amazonaws.com.cn")
-    } else if region.starts_with("us-gov-") {
-        ("aws-us-gov", "amazonaws.com")
-    } else {
-        ("aws", "amazonaws.com")
-    };
+    let (partition, suffix) = cdkd_core::keys::partition(region);
     let website = if DASHED_WEBSITE_REGIONS.contains(&region) {
         format!("http://{bucket}.s3-website-{region}.{suffix}")
     } else {
