@@ -4,16 +4,20 @@ CloudFormation's `DescribeType` (served from cfn-lint's registry schemas, see
 CloudFormation resource import (IMPORT change sets, see `cfn_import`), which patches
 moto's CloudFormation classes when the middleware is built, SNS-backed custom resources
 (see `cfn_custom`) and S3's `GetBucketVersioning` root element (see `s3_fixes`), patched
-at the same time.
+at the same time. Before any of them, a test facility that is not AWS behaviour: fault
+injection (see `faults`), which makes the emulator refuse chosen requests as a test
+registered them at `/_cdkd_emulator/faults`.
 
-`wrap(app)` puts a WSGI middleware in front of moto's app: it handles exactly those two
-requests and hands every other request to moto untouched (a form body it had to read to
-find the action is put back first). `self_test()` checks, before the emulator serves,
-that it runs on the moto and cfn-lint versions requirements-dev.txt pins and that the
-registry answers and that one IMPORT runs through the patched code."""
+`wrap(app)` puts a WSGI middleware in front of moto's app: it first answers the fault
+registrations and the requests a registered fault refuses, then handles exactly
+`DescribeType` and a paged `DescribeSecurityGroupRules` and hands every other request to
+moto untouched (a form body it had to read to find the action is put back first).
+`self_test()` checks, before the emulator serves, that it runs on the moto and cfn-lint
+versions requirements-dev.txt pins and that the registry answers and that one IMPORT
+runs through the patched code."""
 from typing import Any, Iterable
 
-from . import registry, sg_rules, wsgi
+from . import faults, registry, sg_rules, wsgi
 from .selftest import self_test
 
 __all__ = ["wrap", "self_test", "Extensions"]
@@ -25,6 +29,7 @@ class Extensions:
     def __init__(self, app: Any, types: registry.Registry | None = None) -> None:
         self.app = app
         self.types = types or registry.Registry()
+        self.faults = faults.Faults()
         # Imported here: moto's CloudFormation parser imports most of moto.
         from . import cfn_custom, cfn_import, s3_fixes
 
@@ -33,6 +38,10 @@ class Extensions:
         s3_fixes.install()
 
     def __call__(self, environ: dict[str, Any], start_response: wsgi.StartResponse) -> Iterable[bytes]:
+        # First: a registered fault refuses the request before anything else sees it.
+        refused = faults.intercept(self.faults, environ, start_response)
+        if refused is not None:
+            return refused
         service, region = wsgi.credential_scope(environ)
         if service in ("cloudformation", "ec2"):
             params = wsgi.read_form(environ)
