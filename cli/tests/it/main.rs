@@ -9,6 +9,7 @@ mod export_run_cli;
 mod export_tree_cli;
 mod lock_force_unlock_cli;
 mod orphan_cli;
+mod pty;
 mod refresh_cli;
 mod runs_cli;
 mod sdk_errors;
