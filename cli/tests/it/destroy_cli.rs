@@ -481,3 +481,49 @@ async fn destroy_on_a_terminal_lists_what_it_deletes_and_needs_yes() {
         r.stdout
     );
 }
+
+/// The confirmation declined with stdin (and stderr) on a terminal, stdout a pipe
+/// (cli/tests/it/pty.rs): the question is asked, nothing is deleted, the record is byte
+/// for byte as it was, no lock and no run are left, and the command exits 1 (docs/cli.md:
+/// "1 ... or the confirmation declined"; export's decline exits 0, statement 72).
+#[tokio::test(flavor = "multi_thread")]
+async fn destroy_declined_on_a_terminal_deletes_nothing_takes_no_lock_and_exits_1() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let stack = uniq("Decline");
+    let (seeded, resources) = topic_and_queue().await;
+    put_record(&bucket, &stack, &record(&stack, resources, json!({}))).await;
+    let key = format!("cdkd/{stack}/us-east-1/state.json");
+    let (body, _) = h::get_raw(&s3, &bucket, &key).await.unwrap();
+    let before = keys(&bucket).await;
+
+    let r = crate::pty::run_on_pty(
+        &[
+            "--state-bucket",
+            &bucket,
+            "destroy",
+            &stack,
+            "--local",
+            "--fast",
+        ],
+        "Type 'yes' to go on",
+        "n\n",
+        crate::pty::Timeouts::default(),
+    );
+    assert!(r.asked, "{r:?}");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.terminal
+            .contains("destroy not confirmed; nothing was deleted"),
+        "{r:?}"
+    );
+    assert_eq!(r.stdout, "", "no report: {r:?}");
+    assert_eq!(
+        h::get_raw(&s3, &bucket, &key).await.map(|b| b.0),
+        Some(body),
+        "the record is byte-identical"
+    );
+    assert_eq!(keys(&bucket).await, before, "no lock, no run written");
+    assert!(topic_exists(&seeded.topic).await);
+    assert!(queue_exists(&seeded.queue).await);
+}

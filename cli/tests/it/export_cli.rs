@@ -368,3 +368,208 @@ async fn export_statement_73_cross_stack_consumers_warn_and_strict_cross_stack_r
     assert!(new.is_empty(), "the refused run wrote {new:?}");
     assert!(!cfn_stack_exists(FLAT).await);
 }
+
+/// A flat stack of real emulator resources under a fresh name: an SQS queue and an SNS
+/// topic, its record in a fresh bucket, its template (with an Output) in a file.
+struct RealStack {
+    stack: String,
+    bucket: String,
+    template: String,
+    queue_url: String,
+    topic_arn: String,
+}
+
+impl RealStack {
+    fn state_key(&self) -> String {
+        format!("cdkd/{}/{REGION}/state.json", self.stack)
+    }
+}
+
+async fn real_stack(tag: &str) -> RealStack {
+    let stack = uniq(tag);
+    let name = stack.to_lowercase();
+    let sdk = h::sdk().await;
+    let queue_url = aws_sdk_sqs::Client::new(&sdk)
+        .create_queue()
+        .queue_name(format!("{name}-work"))
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let topic_arn = aws_sdk_sns::Client::new(&sdk)
+        .create_topic()
+        .name(format!("{name}-alerts"))
+        .send()
+        .await
+        .unwrap()
+        .topic_arn
+        .unwrap();
+    let record = serde_json::json!({
+        "version": 10, "stackName": stack, "region": REGION,
+        "resources": {
+            "WorkQueue": {"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {},
+                          "attributes": {}, "dependencies": [], "provisionedBy": "sdk"},
+            "AlertsTopic": {"resourceType": "AWS::SNS::Topic", "physicalId": topic_arn, "properties": {},
+                            "attributes": {}, "dependencies": [], "provisionedBy": "sdk"}
+        },
+        "outputs": {"QueueUrl": queue_url},
+        "lastModified": 1777458225000i64
+    });
+    let template = serde_json::json!({
+        "Resources": {
+            "WorkQueue": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": format!("{name}-work")}},
+            "AlertsTopic": {"Type": "AWS::SNS::Topic"}
+        },
+        "Outputs": {"QueueUrl": {"Value": {"Ref": "WorkQueue"}}}
+    });
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let key = format!("cdkd/{stack}/{REGION}/state.json");
+    h::put_raw(
+        &s3,
+        &bucket,
+        &key,
+        serde_json::to_vec_pretty(&record).unwrap(),
+    )
+    .await;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("export_cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{stack}.template.json"));
+    std::fs::write(&path, serde_json::to_vec_pretty(&template).unwrap()).unwrap();
+    RealStack {
+        stack,
+        bucket,
+        template: path.to_string_lossy().into_owned(),
+        queue_url,
+        topic_arn,
+    }
+}
+
+/// `export <stack> --template <t> --local [--fast] --run-id <id>` (no -y, no --dry-run)
+/// on a terminal, answering `answer` to the confirmation.
+fn export_on_terminal(s: &RealStack, run_id: &str, answer: &str) -> crate::pty::PtyRun {
+    let question = format!("delete the cdkd record of {} afterwards? [y/N]", s.stack);
+    crate::pty::run_on_pty(
+        &[
+            "--state-bucket",
+            &s.bucket,
+            "export",
+            &s.stack,
+            "--template",
+            &s.template,
+            "--local",
+            "--fast",
+            "--run-id",
+            run_id,
+        ],
+        &question,
+        answer,
+        crate::pty::Timeouts::default(),
+    )
+}
+
+/// Statement 72 (docs/export.md §12, F5): the confirmation declined on a terminal. The
+/// question comes after the plan and before the lock (the migrating run takes it), so:
+/// exit 0, the record byte for byte as it was, no lock object, no CloudFormation stack,
+/// no migrating run (nothing under the run's prefix but the templates uploaded for the
+/// plan), the resources untouched.
+#[tokio::test]
+async fn export_statement_72_declining_the_confirmation_exits_0_releases_the_lock_and_changes_nothing(
+) {
+    let s = real_stack("ExportDecline").await;
+    let s3 = h::s3().await;
+    let record = h::get_raw(&s3, &s.bucket, &s.state_key()).await.unwrap().0;
+    let before = state_objects(&s.bucket).await;
+    let run_id = uniq("export-decline");
+    let r = export_on_terminal(&s, &run_id, "n\n");
+    assert!(r.asked, "the confirmation is asked on a terminal: {r:?}");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains("Migration: phase 1 imports"),
+        "the plan is shown before the question: {r:?}"
+    );
+    assert!(
+        r.terminal.contains(&format!(
+            "export {}: cancelled; nothing was changed",
+            s.stack
+        )),
+        "{r:?}"
+    );
+    let after = h::get_raw(&s3, &s.bucket, &s.state_key()).await;
+    assert_eq!(
+        after.map(|a| a.0),
+        Some(record),
+        "the record is byte-identical"
+    );
+    assert_eq!(
+        state_objects(&s.bucket).await,
+        before,
+        "nothing else written"
+    );
+    let keys = h::list_all_keys(&s3, &s.bucket).await;
+    assert!(
+        !keys.iter().any(|k| k.ends_with("lock.json")),
+        "no lock left: {keys:?}"
+    );
+    // The plan run (<run>-plan) and the templates it read; no migrating run.
+    let plan_prefix = format!("cdkd/_runs/{run_id}-plan/");
+    let templates = format!("cdkd/_runs/{run_id}/templates/");
+    let other: Vec<_> = keys
+        .iter()
+        .filter(|k| k.starts_with("cdkd/_runs/"))
+        .filter(|k| !k.starts_with(&plan_prefix) && !k.starts_with(&templates))
+        .collect();
+    assert!(other.is_empty(), "no run was started: {other:?}");
+    assert!(!cfn_stack_exists(&s.stack).await, "no CloudFormation stack");
+    let sdk = h::sdk().await;
+    assert!(aws_sdk_sqs::Client::new(&sdk)
+        .get_queue_attributes()
+        .queue_url(&s.queue_url)
+        .send()
+        .await
+        .is_ok());
+    assert!(aws_sdk_sns::Client::new(&sdk)
+        .get_topic_attributes()
+        .topic_arn(&s.topic_arn)
+        .send()
+        .await
+        .is_ok());
+}
+
+/// The same question answered `y` on the terminal: the migration runs (the answer
+/// reaches the CLI through the terminal), the stack lands in CloudFormation and the
+/// record and its lock are gone.
+#[tokio::test]
+async fn export_confirmed_on_a_terminal_migrates_the_stack() {
+    let s = real_stack("ExportConfirm").await;
+    let run_id = uniq("export-confirm");
+    let r = export_on_terminal(&s, &run_id, "y\n");
+    assert!(r.asked, "{r:?}");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.terminal
+            .contains(&format!("export {}: migrating (run {run_id})", s.stack)),
+        "{r:?}"
+    );
+    assert!(r.stdout.contains("migrated; cdkd record deleted"), "{r:?}");
+    let resources = cfn()
+        .await
+        .describe_stack_resources()
+        .stack_name(&s.stack)
+        .send()
+        .await
+        .expect("the CloudFormation stack exists");
+    let queue = resources
+        .stack_resources()
+        .iter()
+        .find(|r| r.logical_resource_id() == Some("WorkQueue"))
+        .and_then(|r| r.physical_resource_id());
+    assert_eq!(queue, Some(s.queue_url.as_str()));
+    let keys = h::list_all_keys(&h::s3().await, &s.bucket).await;
+    assert!(!keys.contains(&s.state_key()), "record deleted: {keys:?}");
+    assert!(
+        !keys.iter().any(|k| k.ends_with("lock.json")),
+        "lock released: {keys:?}"
+    );
+}
