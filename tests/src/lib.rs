@@ -6,6 +6,7 @@
 //! panics when `AWS_ENDPOINT_URL` is unset, so such tests never pass silently without one.
 
 pub mod deleters;
+pub mod faults;
 pub mod fixtures;
 pub mod provider;
 

@@ -36,30 +36,38 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
     let mut leftover = Vec::new();
     for s in rec.stacks.iter_mut() {
         if s.stage == StackStage::Migrated {
-            if let Err(e) = ctx.store.delete_state(&s.stack, &s.region).await {
-                leftover.push(format!(
-                    "s3://{}/{} ({e})",
-                    ctx.store.bucket,
-                    cdkd_core::keys::state_key(&ctx.store.prefix, &s.stack, &s.region)
-                ));
-                continue;
+            let key = cdkd_core::keys::state_key(&ctx.store.prefix, &s.stack, &s.region);
+            match ctx.store.delete_state(&s.stack, &s.region).await {
+                Ok(()) => {
+                    s.deleted_keys = vec![key];
+                    s.stage = StackStage::Cleaned;
+                }
+                Err(e) => {
+                    let key = leftover_key(&ctx, &s.stack, key).await;
+                    tracing::warn!(
+                        "export of {}: the cdkd record s3://{}/{key} of migrated stack {} was not deleted ({e}); deleting the others",
+                        shown(&ctx.carry.run.stack),
+                        ctx.store.bucket,
+                        shown(&s.stack)
+                    );
+                    leftover.push(format!("s3://{}/{key} ({e})", ctx.store.bucket));
+                }
             }
+            // The stack migrated, so it no longer publishes its exports through cdkd,
+            // whether or not its record could be deleted (`state orphan`, which forgets a
+            // leftover record, leaves the index alone). Idempotent on a retry.
             ctx.store
                 .remove_from_exports_index(&s.stack, &s.region)
                 .await;
-            s.deleted_keys = vec![cdkd_core::keys::state_key(
-                &ctx.store.prefix,
-                &s.stack,
-                &s.region,
-            )];
-            s.stage = StackStage::Cleaned;
         }
+        // An upload that cannot be deleted stays listed, for a retry or the abort.
         for key in std::mem::take(&mut s.uploads) {
             if let Err(e) = ctx.store.delete_object(&key).await {
                 warnings.push(format!(
                     "the transient template s3://{}/{key} was not deleted: {e}",
                     ctx.store.bucket
                 ));
+                s.uploads.push(key);
             }
         }
     }
@@ -91,4 +99,13 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
         report_key: key,
         report,
     })
+}
+
+/// The key a failed `delete_state` left: the region key, unless it is gone (deleted
+/// before the legacy key, which holds this region's body, failed).
+async fn leftover_key(ctx: &Ctx<'_>, stack: &str, region_key: String) -> String {
+    match ctx.store.get_raw(&region_key).await {
+        Ok(None) => cdkd_core::keys::legacy_state_key(&ctx.store.prefix, stack),
+        _ => region_key,
+    }
 }

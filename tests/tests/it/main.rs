@@ -14,6 +14,7 @@ mod destroy_load;
 mod emulator_registry;
 mod engine_differential;
 mod export_approval_step;
+mod export_cleanup_faults;
 mod export_plan;
 mod export_steps;
 mod lock_protocol;
