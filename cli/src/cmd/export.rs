@@ -1,11 +1,12 @@
-//! `cdkd-flow export <stack> (--template PATH | --cdk-out DIR | --app CMD) --dry-run`:
-//! reads the stack's templates (nested ones included), uploads them under the run's
-//! prefix, runs the export workflow (`statemachines/export.asl.json`: the `export-plan`
-//! step) in this process (`--local`) or on the deployed state machine, and prints the
-//! plan it wrote: the per-stack summary, or with `--json` the plan itself
-//! (docs/export.md §8.3, §10). Without `--dry-run` it then confirms (or, with
-//! `--require-approval`, lets the run wait for `cdkd-flow runs approve`, docs/export.md §10.7) and runs
-//! the migration, printing its report.
+//! `cdkd-flow export [<stack>] (--template PATH | --cdk-out DIR | --app CMD) --dry-run`:
+//! reads the stack's templates (nested ones included; the stack may be left out when the
+//! cloud assembly holds only one), uploads them under the run's prefix, runs the export
+//! workflow (`statemachines/export.asl.json`: the `export-plan` step) in this process
+//! (`--local`) or on the deployed state machine, and prints the plan it wrote: the
+//! per-stack summary, or with `--json` the plan itself (docs/export.md §8.3, §10).
+//! Without `--dry-run` it then confirms (or, with `--require-approval`, lets the run wait
+//! for `cdkd-flow runs approve`, docs/export.md §10.7) and runs the migration, printing
+//! its report.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -30,7 +31,9 @@ use serde_json::Value;
 
 use crate::context;
 use crate::error::CliError;
-use crate::export_source::{read_templates, upload_templates, AppOptions, TemplateSource};
+use crate::export_source::{
+    read_templates, upload_templates, AppOptions, SourceError, TemplateSource,
+};
 use crate::global::GlobalOpts;
 use crate::local;
 use crate::remote::{self, Kind, RemoteArgs};
@@ -38,11 +41,15 @@ use crate::remote::{self, Kind, RemoteArgs};
 const HELP: &str = "\
 Migrates a cdkd-managed stack into CloudFormation through IMPORT change sets, or with \
 --dry-run plans the migration (nested stacks included). The templates come from \
---template (one JSON or YAML file; no nested template is followed), --cdk-out (a \
-synthesized cloud assembly: the stack's template and every nested template below it) \
-or --app (the CDK app, run with CDK_OUTDIR set, then read as --cdk-out). They are \
-uploaded as JSON under <prefix>/_runs/<run-id>/templates/ in the state bucket, and the \
-export workflow plans from them and from the stack's cdkd state.
+--template (one JSON or YAML file, told apart by its content, not its name; no nested \
+template is followed, so a nested stack that has a cdkd record is refused: export such \
+a stack from the cloud assembly), --cdk-out (a synthesized cloud assembly: the stack's template and \
+every nested template below it) or --app (the CDK app, run with CDK_OUTDIR set, then \
+read as --cdk-out). STACK is required with --template; with --cdk-out or --app it may \
+be left out when the assembly holds exactly one stack (several are refused, listing \
+them). The templates are uploaded as JSON under <prefix>/_runs/<run-id>/templates/ in \
+the state bucket, and the export workflow plans from them and from the stack's cdkd \
+state.
 
 The plan refuses, naming the stack and the cause: a CloudFormation stack that already \
 has a destination name (in any status, REVIEW_IN_PROGRESS included), a missing or \
@@ -79,17 +86,22 @@ Without --local the deployed export state machine is started (from \
 stack's outputs) and watched until it ends; `cdkd-flow runs watch <run>` prints the \
 same plan or report later.
 
-Exit status: 0 when the plan has no refusal (dry run) or the stack migrated, 1 when the \
-export was refused or the run failed, 2 for a usage error.";
+Exit status: 0 when the plan has no refusal (dry run), the stack migrated, the plan \
+had nothing to migrate or the confirmation was declined (nothing is locked or changed \
+then), 1 when the export was refused or the run failed, 2 for a usage error (no STACK \
+with --template or with an assembly of several stacks, a missing -y without a \
+terminal).";
 
 #[derive(Debug, clap::Args)]
 #[command(long_about = HELP)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["template", "cdk_out", "app"])))]
 pub struct Args {
-    /// The cdkd stack to export (its nested children come along).
+    /// The cdkd stack to export (its nested children come along); required with
+    /// --template, optional when the cloud assembly holds exactly one stack.
     #[arg(value_name = "STACK")]
-    pub stack: String,
-    /// One template file (JSON or YAML) for the stack.
+    pub stack: Option<String>,
+    /// One template file (JSON or YAML, told apart by its content) for STACK, which must
+    /// then be given.
     #[arg(long, value_name = "PATH")]
     pub template: Option<PathBuf>,
     /// A synthesized cloud assembly (cdk.out).
@@ -188,15 +200,26 @@ impl Args {
 }
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
-    if a.stack.is_empty() {
+    if a.stack.as_deref() == Some("") {
         return Err(CliError::Usage("a stack name cannot be empty".into()));
+    }
+    if a.stack.is_none() && a.template.is_some() {
+        // Statement 3 (docs/export.md §12): a lone template names no stack.
+        return Err(CliError::Usage(
+            "--template needs the name of the stack to export: cdkd-flow export <STACK> --template <PATH>".into(),
+        ));
     }
     if let Some(id) = &a.run_id {
         remote::check_execution_name(id)?;
     }
     let ctx = context::build(g).await?;
-    let stack = flatten_str(&a.stack);
-    let set = read_templates(&a.source(), Some(&a.stack)).await?;
+    let set = read_templates(&a.source(), a.stack.as_deref())
+        .await
+        .map_err(unnamed_stack_is_usage)?;
+    // The stack's name as the assembly declares it (a display name given on the command
+    // line names the same stack): its record, its uploaded template and the run's name.
+    let name = set.root.stack.clone();
+    let stack = flatten_str(&name);
     if let Some(d) = &set.display_name {
         eprintln!(
             "{}",
@@ -211,11 +234,24 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             template_read_line(&t.stack, &file, &t.format.to_string(), parent)
         );
     }
+    if a.template.is_some() && !set.nested_without_template.is_empty() {
+        // Statement 81 (docs/export.md §12): the plan refuses a child that has a record,
+        // for want of its template; say before planning why, and what reads it.
+        let ids: Vec<String> = set
+            .nested_without_template
+            .iter()
+            .map(|n| flatten_str(&n.logical_id))
+            .collect();
+        eprintln!(
+            "warning: {stack} has nested stacks ({}) and --template reads no nested template: a child with a cdkd record is refused; export from the cloud assembly (--cdk-out or --app)",
+            ids.join(", ")
+        );
+    }
     // The cross-stack consumer scan (docs/export.md §8.4): a warning, or with
     // --strict-cross-stack a refusal before anything is uploaded (a dry run only warns).
-    let hits = cdkd_core::export::consumers::consumers(&a.stack, &set.others);
+    let hits = cdkd_core::export::consumers::consumers(&name, &set.others);
     let strict = a.strict_cross_stack && !a.dry_run;
-    match cdkd_core::export::consumers::verdict(&a.stack, &hits, strict) {
+    match cdkd_core::export::consumers::verdict(&name, &hits, strict) {
         None => {}
         Some(Ok(warning)) if a.strict_cross_stack => {
             eprintln!("warning: {warning} (a real run is refused under --strict-cross-stack)")
@@ -226,9 +262,9 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let now = cdkd_aws::store::now_ms();
     let run_id = a.run_id.clone().unwrap_or_else(|| {
         if a.local {
-            super::destroy::default_run_id("export", &a.stack, now)
+            super::destroy::default_run_id("export", &name, now)
         } else {
-            remote::execution_name("export", &a.stack, now)
+            remote::execution_name("export", &name, now)
         }
     });
     let uploaded = upload_templates(&ctx.store, &run_id, &set).await?;
@@ -239,7 +275,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         flatten_str(&cdkd_functions::runs::run_prefix(&ctx.prefix, &run_id)),
     );
     let input = ExportInput {
-        stack: a.stack.clone(),
+        stack: name.clone(),
         stack_region: a.stack_region.clone(),
         state_bucket: ctx.bucket.clone(),
         state_prefix: ctx.prefix.clone(),
@@ -345,7 +381,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         };
         eprintln!(
             "{}",
-            cdkd_core::export::approval::waiting_line(&a.stack, &run_id, &extra)
+            cdkd_core::export::approval::waiting_line(&name, &run_id, &extra)
         );
     }
     if !a.local {
@@ -376,6 +412,19 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             Ok(ExitCode::from(1))
         }
         Outcome::Failed(f) => Err(CliError::Refused(failure_line(&stack, &f.error, &f.cause))),
+    }
+}
+
+/// No STACK and an assembly of several stacks (statement 5, docs/export.md §12) is a
+/// usage error like the other missing arguments (exit 2); its message lists the stacks.
+fn unnamed_stack_is_usage(e: SourceError) -> CliError {
+    let unnamed = |e: &SourceError| matches!(e, SourceError::StackNotNamed { .. });
+    match &e {
+        SourceError::StackNotNamed { .. } => CliError::Usage(e.to_string()),
+        SourceError::Synthesized { source, .. } if unnamed(source) => {
+            CliError::Usage(e.to_string())
+        }
+        _ => e.into(),
     }
 }
 
