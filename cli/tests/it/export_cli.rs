@@ -573,3 +573,166 @@ async fn export_confirmed_on_a_terminal_migrates_the_stack() {
         "lock released: {keys:?}"
     );
 }
+
+/// Statement 3 (docs/export.md §12, S2): `--template` without a stack name is refused as
+/// a usage error (exit 2), in one line, before anything reaches AWS (the bucket named
+/// does not exist).
+#[tokio::test]
+async fn export_statement_3_a_template_without_a_stack_name_is_refused() {
+    let template = fixture("flat.template.json");
+    let bucket = h::unique_bucket_name("absent");
+    let r = cli(
+        &bucket,
+        &["export", "--template", &template, "--dry-run", "--local"],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("--template needs the name of the stack to export"),
+        "{r:?}"
+    );
+    assert_eq!(r.stderr.trim_end().lines().count(), 1, "one line: {r:?}");
+    assert_eq!(r.stdout, "", "{r:?}");
+}
+
+/// Statement 4 (docs/export.md §12, S2): a YAML body in a `.txt` file is read as YAML
+/// (the format is told by the content, not the name), uploaded as the same JSON template
+/// the JSON file gives, and planned the same.
+#[tokio::test]
+async fn export_statement_4_a_yaml_body_in_a_txt_file_is_read_as_yaml() {
+    let bucket = seeded(&[FLAT]).await;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(uniq("export_cli-txt"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let txt = dir.join("flat.template.txt");
+    std::fs::copy(fixtures().join("flat.template.yaml"), &txt).unwrap();
+    let txt = txt.to_string_lossy().into_owned();
+    let json_t = fixture("flat.template.json");
+    let (txt_run, json_run) = (uniq("export-txt"), uniq("export-json"));
+    let mut a = flat_args(&txt_run);
+    a.extend(["--template", &txt, "--json"]);
+    let t = cli(&bucket, &a);
+    let mut a = flat_args(&json_run);
+    a.extend(["--template", &json_t, "--json"]);
+    let j = cli(&bucket, &a);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!((t.code, j.code), (0, 0), "{t:?}\n{j:?}");
+    assert!(
+        t.stderr.contains(&format!("  {FLAT}: {txt} (YAML)")),
+        "read as YAML: {t:?}"
+    );
+    assert_eq!(
+        t.stdout.replace(&txt_run, "<run>"),
+        j.stdout.replace(&json_run, "<run>"),
+        "the same plan"
+    );
+    let s3 = h::s3().await;
+    let uploaded = |run: &str| {
+        let key = format!("cdkd/_runs/{run}/templates/{FLAT}.json");
+        let s3 = s3.clone();
+        let bucket = bucket.clone();
+        async move {
+            let body = h::get_text(&s3, &bucket, &key).await.expect(&key);
+            serde_json::from_str::<Value>(&body).expect("uploaded as JSON")
+        }
+    };
+    assert_eq!(uploaded(&txt_run).await, uploaded(&json_run).await);
+}
+
+/// Statement 5 (docs/export.md §12, S2): a cloud assembly (`--cdk-out`, and an app run
+/// by `--app`) with two stacks and no stack name is refused as a usage error (exit 2)
+/// in one line listing both stacks; nothing is uploaded.
+#[tokio::test]
+async fn export_statement_5_an_app_with_two_stacks_and_no_stack_name_is_refused_listing_both() {
+    let bucket = seeded(&[FLAT]).await;
+    let before = h::list_all_keys(&h::s3().await, &bucket).await;
+    let out = fixture("consumer.out");
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let app = format!("cp -R {}/. \"$CDK_OUTDIR\"", quote(&out));
+    for source in [["--cdk-out", out.as_str()], ["--app", app.as_str()]] {
+        let mut args = vec!["export", "--dry-run", "--local"];
+        args.extend(source);
+        let r = cli(&bucket, &args);
+        assert_eq!(r.code, 2, "{source:?}: {r:?}");
+        assert!(
+            r.stderr
+                .contains("has several stacks (ExportFlat, ExportReader)")
+                && r.stderr.contains("name the one to export"),
+            "{source:?}: {r:?}"
+        );
+        assert_eq!(r.stderr.trim_end().lines().count(), 1, "one line: {r:?}");
+        if let Some(kept) = r.stderr.split("is kept at ").nth(1) {
+            let _ = std::fs::remove_dir_all(kept.trim_end().trim_end_matches(')'));
+        }
+    }
+    assert_eq!(h::list_all_keys(&h::s3().await, &bucket).await, before);
+}
+
+/// Without a stack name, an assembly holding one stack exports that stack.
+#[tokio::test]
+async fn export_without_a_stack_name_exports_the_only_stack_of_the_assembly() {
+    let bucket = seeded(&[NESTED, MIDDLE, LEAF]).await;
+    let out = fixture("nested.out");
+    let run_id = uniq("export-unnamed");
+    let r = cli(
+        &bucket,
+        &[
+            "export",
+            "--cdk-out",
+            &out,
+            "--dry-run",
+            "--local",
+            "--run-id",
+            &run_id,
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!("export {NESTED}: run {run_id}")),
+        "{r:?}"
+    );
+    let plan: Value = serde_json::from_str(&r.stdout).expect("the plan");
+    let last = plan["stacks"].as_array().and_then(|s| s.last()).cloned();
+    assert_eq!(last.map(|s| s["stack"].clone()), Some(Value::from(NESTED)));
+}
+
+/// Statement 81 (docs/export.md §12, N4): a nested stack exported from its lone template
+/// (`--template` follows no nested template) is refused: its child has a record but no
+/// template path. Nothing is locked or changed, no CloudFormation stack is created.
+#[tokio::test]
+async fn export_statement_81_a_nested_export_from_a_lone_template_is_refused() {
+    let bucket = seeded(&[NESTED, MIDDLE, LEAF]).await;
+    let before = state_objects(&bucket).await;
+    let template = fixture("nested.out/ExportNested.template.json");
+    let run_id = uniq("export-lone");
+    let r = cli(
+        &bucket,
+        &[
+            "export",
+            NESTED,
+            "--template",
+            &template,
+            "--dry-run",
+            "--local",
+            "--run-id",
+            &run_id,
+        ],
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!("export {NESTED} refused")),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "nested stack {MIDDLE} has a state record but no template"
+        )),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains(&format!("warning: {NESTED} has nested stacks (MiddleNestedStackMiddleNestedStackResource9C3D5E7F) and --template reads no nested template")),
+        "the CLI says why before planning: {r:?}"
+    );
+    assert_eq!(state_objects(&bucket).await, before);
+    assert!(!cfn_stack_exists(NESTED).await);
+}
