@@ -291,6 +291,25 @@ impl Run {
         })
     }
 
+    /// What a Task, Map or Parallel state passes on once its work produced `result`:
+    /// ResultSelector applied to the result, ResultPath writing it into the raw input,
+    /// OutputPath selecting from that (in this order, as Step Functions does).
+    fn state_output(
+        &self,
+        c: &Cur,
+        common: &Common,
+        raw: &Value,
+        result: Value,
+        ctx: &Value,
+    ) -> Result<Value, Failure> {
+        let selected = match &common.result_selector {
+            Some(s) => self.template(c, s, &result, ctx, "ResultSelector")?,
+            None => result,
+        };
+        let out = self.result_path(c, &common.result_path, raw, selected)?;
+        self.output_path(c, out, ctx)
+    }
+
     fn result_path(
         &self,
         c: &Cur,
@@ -690,12 +709,7 @@ impl Run {
                 return Err(f);
             }
         };
-        let sel = match &t.common.result_selector {
-            Some(s) => self.template(c, s, &result, &ctx, "ResultSelector")?,
-            None => result,
-        };
-        let out = self.result_path(c, &t.common.result_path, &raw, sel)?;
-        self.output_path(c, out, &ctx)
+        self.state_output(c, &t.common, &raw, result, &ctx)
     }
 
     /// A `.waitForTaskToken` task: the token is registered, the function invoked (a
@@ -1024,12 +1038,7 @@ impl Run {
                 return Err(f);
             }
         };
-        let sel = match &m.common.result_selector {
-            Some(s) => self.template(c, s, &results, &ctx, "ResultSelector")?,
-            None => results,
-        };
-        let out = self.result_path(c, &m.common.result_path, &raw, sel)?;
-        self.output_path(c, out, &ctx)
+        self.state_output(c, &m.common, &raw, results, &ctx)
     }
 
     async fn parallel_attempt(
@@ -1080,12 +1089,7 @@ impl Run {
                 return Err(f);
             }
         };
-        let sel = match &p.common.result_selector {
-            Some(s) => self.template(c, s, &results, &ctx, "ResultSelector")?,
-            None => results,
-        };
-        let out = self.result_path(c, &p.common.result_path, &raw, sel)?;
-        self.output_path(c, out, &ctx)
+        self.state_output(c, &p.common, &raw, results, &ctx)
     }
 }
 
