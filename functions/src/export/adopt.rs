@@ -32,6 +32,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     }
     let rec = ctx.progress().await?;
     let mut rows = Vec::new();
+    let mut uploaded = Vec::new();
     for n in &plan.nested {
         let child = rec
             .stacks
@@ -63,6 +64,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
             child.cfn_stack_name
         );
         ctx.store.put_raw(&key, body.into_bytes()).await?;
+        uploaded.push(key.clone());
         rows.push(AdoptRow {
             logical_id: n.logical_id.clone(),
             stack_id: described.stack_id,
@@ -91,6 +93,13 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     let mut rec = ctx.progress().await?;
     if let Some(s) = rec.stack_mut(&plan.stack) {
         s.adopt_rows = rows;
+        // The processed templates are transient uploads: the cleanup or the abort
+        // deletes them (docs/export.md §10.2). A retried step writes the same keys.
+        for key in uploaded {
+            if !s.uploads.contains(&key) {
+                s.uploads.push(key);
+            }
+        }
     }
     ctx.save(&rec).await?;
     let (arn, _) = ctx

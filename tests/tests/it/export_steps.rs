@@ -544,6 +544,12 @@ async fn export_steps_statement_85_a_two_level_tree_imports_the_child_then_the_r
         );
     }
     assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
+    // The adoption's processed child template is a transient upload, deleted by the
+    // cleanup like the change sets' templates (docs/export.md §10.2).
+    assert!(
+        !keys.iter().any(|k| k.contains("/changesets/")),
+        "no transient upload is left: {keys:?}"
+    );
 }
 
 /// Two children of one root: the second child's phase 1A is submitted while the first
