@@ -16,7 +16,7 @@ use cdkd_aws::StateStore;
 use cdkd_core::export::plan::Plan;
 use std::future::Future;
 
-use cdkd_core::export::execute::ExportRun;
+use cdkd_core::export::execute::{execution_refusal, ExportRun};
 use cdkd_core::export::report::ExportReport;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{
@@ -334,6 +334,9 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         }
     };
     if a.dry_run {
+        if let Some(why) = plan.as_ref().and_then(|p| execution_refusal(&name, p)) {
+            eprintln!("warning: a real run would be refused: {why}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let Some(plan) = plan else {
@@ -344,6 +347,11 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     if plan.is_empty() {
         eprintln!("export {stack}: nothing to migrate (no importable resource, nothing for phase 2); nothing was changed");
         return Ok(ExitCode::SUCCESS);
+    }
+    // The tree CloudFormation cannot take, refused before the question and before any
+    // lock: the same rule export-lock applies (docs/export.md §10.1).
+    if let Some(why) = execution_refusal(&name, &plan) {
+        return Err(CliError::Refused(why));
     }
     if !a.yes && !a.require_approval {
         let question = format!(

@@ -146,6 +146,61 @@ async fn export_dry_run_local_three_level_cloud_assembly_plans_leaf_first() {
     for name in [NESTED, &MIDDLE.replace('~', "-"), &LEAF.replace('~', "-")] {
         assert!(!cfn_stack_exists(name).await, "{name}");
     }
+    // The plan is shown, and the dry run says a real run of this tree is refused.
+    assert!(
+        r.stderr.contains(&format!(
+            "warning: a real run would be refused: export of {NESTED}: its nested stack {MIDDLE} has nested stacks of its own; CloudFormation imports only one level of nesting"
+        )),
+        "{r:?}"
+    );
+}
+
+/// Statement 86's tree (three levels) cannot be imported: CloudFormation's resource import
+/// takes one level of nesting only (it neither imports into a child stack nor adopts a
+/// stack that has children), so a real run is refused after the plan, before the
+/// question, any lock or any change set (docs/export.md §10.1).
+#[tokio::test]
+async fn export_statement_86_a_three_level_tree_is_refused_before_any_lock_or_change_set() {
+    let bucket = seeded(&[NESTED, MIDDLE, LEAF]).await;
+    let before = state_objects(&bucket).await;
+    let run_id = uniq("export-deep");
+    let out = fixture("nested.out");
+    let r = cli(
+        &bucket,
+        &[
+            "export",
+            NESTED,
+            "--cdk-out",
+            &out,
+            "--local",
+            "--fast",
+            "-y",
+            "--run-id",
+            &run_id,
+        ],
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!(
+            "export of {NESTED}: its nested stack {MIDDLE} has nested stacks of its own; CloudFormation imports only one level of nesting"
+        )),
+        "{r:?}"
+    );
+    assert_eq!(
+        state_objects(&bucket).await,
+        before,
+        "no record or lock written"
+    );
+    let keys = h::list_all_keys(&h::s3().await, &bucket).await;
+    assert!(
+        !keys
+            .iter()
+            .any(|k| k.starts_with(&format!("cdkd/_runs/{run_id}/progress"))),
+        "no migrating run was started: {keys:?}"
+    );
+    for name in [NESTED, &MIDDLE.replace('~', "-"), &LEAF.replace('~', "-")] {
+        assert!(!cfn_stack_exists(name).await, "{name}");
+    }
 }
 
 #[tokio::test]
@@ -725,7 +780,7 @@ async fn export_statement_81_a_nested_export_from_a_lone_template_is_refused() {
     );
     assert!(
         r.stderr.contains(&format!(
-            "nested stack {MIDDLE} has a state record but no template"
+            "nested stack {MIDDLE} has a state record but no template: a lone --template carries no nested template, so export from the cloud assembly (--cdk-out or --app)"
         )),
         "{r:?}"
     );

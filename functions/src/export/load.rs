@@ -109,7 +109,7 @@ async fn load_stack(
             ))
         } else {
             StepError::refused(format!(
-                "nested stack {} has a state record but no template: the app and the state disagree (its parent's nested-stack resource names no template path). Synthesize the app again, or redeploy the parent, then export",
+                "nested stack {} has a state record but no template: a lone --template carries no nested template, so export from the cloud assembly (--cdk-out or --app); if you did, the app and the state disagree (its parent's nested-stack resource names no template path): synthesize the app again, or redeploy the parent, then export",
                 shown(stack)
             ))
         });
