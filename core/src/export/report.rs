@@ -169,7 +169,10 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
         }
     }
     redo.extend(adoption_lines(run));
-    if run.stacks.len() > 1 && !imported.is_empty() {
+    // Only while some stack is still short of its migration: once every one migrated, the
+    // only work left is forgetting records, and exporting again is no remedy to mention.
+    let unfinished = run.stacks.iter().any(|s| s.stage < StackStage::Migrated);
+    if run.stacks.len() > 1 && !imported.is_empty() && unfinished {
         redo.push(format!(
             "Running the export again is refused while the stacks imported so far exist: {}",
             imported

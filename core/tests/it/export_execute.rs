@@ -870,6 +870,30 @@ fn nested_report_when_a_child_fails_first_says_nothing_was_submitted_for_the_par
 }
 
 #[test]
+fn statement_95_report_of_a_migrated_tree_with_a_leftover_record_says_orphan_and_not_export_again()
+{
+    let r = failed(
+        &nested_failure_at(StackStage::Migrated, StackStage::Cleaned, true),
+        "could not delete the record",
+        &[],
+    );
+    let text = r.redo.join("\n");
+    assert!(text.contains("cdkd-flow state orphan"), "{text}");
+    assert!(!text.contains("Running the export again"), "{text}");
+    // While a stack is still short of its migration, the line stays.
+    let r = failed(
+        &nested_failure_at(StackStage::Migrated, StackStage::Updating, true),
+        "x",
+        &[],
+    );
+    assert!(
+        r.redo.join("\n").contains("Running the export again"),
+        "{:?}",
+        r.redo
+    );
+}
+
+#[test]
 fn nested_report_after_the_adoption_needs_no_adoption_line() {
     let r = failed(
         &nested_failure_at(StackStage::Migrated, StackStage::Updating, true),
