@@ -1,13 +1,16 @@
 //! Fault injection on the emulator (docs/emulator.md, "Fault injection"): a test facility
 //! of the project's emulator, not AWS behaviour. A fault registered here makes the
-//! emulator refuse the requests it matches, with S3's XML error and the status asked
-//! for, before moto sees them (nothing changes), so a test can exercise a failure the
-//! emulator would otherwise never produce (S3 refusing one `DeleteObject`).
+//! emulator refuse the requests it matches, with the status asked for and the error body
+//! of the request's protocol (S3's XML error, or the query protocol's `ErrorResponse`
+//! for a fault on a CloudFormation action), before moto sees them (nothing changes), so a
+//! test can exercise a failure the emulator would otherwise never produce (S3 refusing
+//! one `DeleteObject`, CloudFormation refusing one `CreateChangeSet` or `UpdateStack`).
 //!
 //! The registry is emulator-wide: tests that register faults run one at a time (the e2e
-//! binary runs with `--test-threads=1`) and match narrowly (one bucket's key). The
-//! requests are plain HTTP/1.1 over a `std::net::TcpStream` to [`crate::endpoint`]
-//! (127.0.0.1 only), so the helpers work in sync and async tests alike.
+//! binary runs with `--test-threads=1`) and match narrowly (one bucket's key, one
+//! stack's name). The requests are plain HTTP/1.1 over a `std::net::TcpStream` to
+//! [`crate::endpoint`] (127.0.0.1 only), so the helpers work in sync and async tests
+//! alike.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -18,15 +21,21 @@ use serde_json::{json, Value};
 /// The emulator's reserved path for faults (no AWS API uses it).
 pub const CONTROL: &str = "/_cdkd_emulator/faults";
 
-/// A fault to register: requests whose method is `method` (any when `None`) and whose
-/// decoded path (`/<bucket>/<key>` for the path-style S3 requests of the product)
-/// contains a match of the regular expression `path` are refused with `status` and
-/// S3's error `code` / `message`, `times` times (until cleared when `None`).
+/// A fault to register. An S3 fault: requests whose method is `method` (any when
+/// `None`) and whose decoded path (`/<bucket>/<key>` for the path-style S3 requests of
+/// the product) contains a match of the regular expression `path` are refused with
+/// `status` and S3's error `code` / `message`. A query-protocol fault (`action` or
+/// `params` set): the query-protocol requests (CloudFormation's) whose `Action` is
+/// `action` and each of whose `params` (form parameter name, regular expression)
+/// matches are refused with the query protocol's error. `times` times (until cleared
+/// when `None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     pub method: Option<String>,
-    pub path: String,
+    pub path: Option<String>,
     pub query: Option<String>,
+    pub action: Option<String>,
+    pub params: Vec<(String, String)>,
     pub status: u16,
     pub code: String,
     pub message: String,
@@ -38,8 +47,10 @@ impl Fault {
     pub fn new(method: &str, path: &str, status: u16, code: &str) -> Fault {
         Fault {
             method: Some(method.to_owned()),
-            path: path.to_owned(),
+            path: Some(path.to_owned()),
             query: None,
+            action: None,
+            params: Vec::new(),
             status,
             code: code.to_owned(),
             message: format!("{code}: a fault injected by the emulator"),
@@ -53,8 +64,36 @@ impl Fault {
         Fault::new("DELETE", &exact_path(bucket, key), 403, "AccessDenied").message("Access Denied")
     }
 
+    /// CloudFormation (any query-protocol service) refusing its `action` requests whose
+    /// form parameters each match: `params` pairs a parameter name as the form spells it
+    /// (`StackName`, `ChangeSetType`, `ChangeSetName`) with a regular expression searched
+    /// for in its value (anchor it: `("StackName", "^App-Db$")`, see [`exact`]). Refused
+    /// with 400 and the query protocol's error `code` / `message`, until cleared.
+    pub fn cfn(action: &str, params: &[(&str, &str)], code: &str, message: &str) -> Fault {
+        Fault {
+            method: None,
+            path: None,
+            query: None,
+            action: Some(action.to_owned()),
+            params: params
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            status: 400,
+            code: code.to_owned(),
+            message: message.to_owned(),
+            times: None,
+        }
+    }
+
     pub fn message(mut self, message: &str) -> Fault {
         self.message = message.to_owned();
+        self
+    }
+
+    /// Answers with `status` (400-599).
+    pub fn status(mut self, status: u16) -> Fault {
+        self.status = status;
         self
     }
 
@@ -71,19 +110,38 @@ impl Fault {
     }
 
     fn body(&self) -> Value {
-        let mut v = json!({"path": self.path, "status": self.status, "code": self.code,
-                           "message": self.message});
+        let mut v = json!({"status": self.status, "code": self.code, "message": self.message});
+        if let Some(p) = &self.path {
+            v["path"] = json!(p);
+        }
         if let Some(m) = &self.method {
             v["method"] = json!(m);
         }
         if let Some(q) = &self.query {
             v["query"] = json!(q);
         }
+        if let Some(a) = &self.action {
+            v["action"] = json!(a);
+        }
+        if !self.params.is_empty() {
+            let params: serde_json::Map<String, Value> = self
+                .params
+                .iter()
+                .map(|(k, r)| (k.clone(), json!(r)))
+                .collect();
+            v["params"] = Value::Object(params);
+        }
         if let Some(n) = self.times {
             v["times"] = json!(n);
         }
         v
     }
+}
+
+/// The anchored regular expression matching exactly `value` (a stack name, a change set
+/// type).
+pub fn exact(value: &str) -> String {
+    format!("^{}$", regex_escape(value))
 }
 
 /// The anchored regular expression matching exactly the path-style path of `key` in
@@ -211,6 +269,26 @@ mod tests {
             regex_escape("a+b(c)[d]{e}|f?*^$\\"),
             r"a\+b\(c\)\[d\]\{e\}\|f\?\*\^\$\\"
         );
+    }
+
+    #[test]
+    fn a_cfn_fault_names_its_action_and_params_and_no_path() {
+        let f = Fault::cfn(
+            "CreateChangeSet",
+            &[
+                ("StackName", &exact("App-Db")),
+                ("ChangeSetType", "^UPDATE$"),
+            ],
+            "ValidationError",
+            "refused",
+        )
+        .times(2);
+        assert_eq!(
+            f.body(),
+            json!({"action": "CreateChangeSet", "params": {"StackName": "^App-Db$", "ChangeSetType": "^UPDATE$"},
+                   "status": 400, "code": "ValidationError", "message": "refused", "times": 2})
+        );
+        assert_eq!(exact("a.b~c"), r"^a\.b~c$");
     }
 
     #[test]
