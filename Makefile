@@ -15,7 +15,7 @@ help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
 	@echo "make test   - run every test (template checks, unit, snapshot, emulator end-to-end)"
 	@echo "make test-emulator-py - the emulator's resource-import tests (Python, no cargo)"
-	@echo "make check-templates - cfn-lint and sam validate --lint on infra/template.yaml, asl-validator on statemachines/"
+	@echo "make check-templates - cfn-lint (SAM transform included) on infra/template.yaml, asl-validator on statemachines/"
 	@echo "make build  - build the workspace"
 	@echo "make lint   - cargo fmt --check, clippy, and the template checks"
 	@echo "make lambdas - build every step's Lambda binary (cargo-lambda, provided.al2023) and zip it"
@@ -44,15 +44,17 @@ build:
 
 # One build of every target (the CLI's end-to-end tests run the cdkd-flow binary cargo
 # built for them, CARGO_BIN_EXE_cdkd-flow). Then every crate's unit tests and the pure
-# integration binaries (`it`) in parallel; then the two binaries that talk to the emulator
-# (`e2e`: cdkd-tests and the CLI's) and the emulator's Python tests side by side, each on
-# an emulator of its own (scripts/run-e2e.sh), one test at a time inside a binary: a
-# single-threaded emulator's Step Functions interpreter switch is emulator-wide. Every cargo call
-# uses `--workspace`, so all of them share one feature set and one build. A failing group
-# does not stop the others; the target fails at the end if any failed.
-# The set-up and the template checks (they install the Python and npm packages and the
-# SAM CLI) run beside the build from its first second: the build needs none of them
-# (`build` is named first, so it takes the first of the two job slots).
+# integration binaries (`it`); then the two binaries that talk to the emulator (`e2e`:
+# cdkd-tests and the CLI's) and the emulator's Python tests side by side, each on an
+# emulator of its own (scripts/run-e2e.sh), one test at a time inside a binary: a
+# single-threaded emulator's Step Functions interpreter switch is emulator-wide. (The
+# pure tests run before them, not beside: both phases keep the two cores busy, and side
+# by side they took longer.) Every cargo call uses `--workspace`, so all of them share one
+# feature set and one build. A failing group does not stop the others; the target fails
+# at the end if any failed.
+# The set-up and the template checks (they install the Python and npm packages) run
+# beside the build from its first second: the build needs none of them (`build` is named
+# first, so it takes the first of the two job slots).
 test:
 	$(MAKE) --no-print-directory -j2 build check-templates
 	scripts/check-features.sh
@@ -94,12 +96,12 @@ $(SAM_TOOLS):
 	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check aws-sam-cli==1.170.0
 	touch $@
 
-# The template and the state machine definitions: cfn-lint, `sam validate --lint` (offline:
-# no AWS call; dummy credentials so nothing looks further) and asl-validator.
-check-templates: setup $(SAM_TOOLS)
+# The template and the state machine definitions: cfn-lint (it applies the SAM transform
+# with aws-sam-translator and lints the result: what `sam validate --lint` runs, without
+# installing the SAM CLI, about a minute of CPU beside a cold build; `make deploy` still
+# runs `sam validate`) and asl-validator.
+check-templates: setup
 	$(VENV)/bin/cfn-lint infra/template.yaml
-	cd infra && env -u AWS_PROFILE AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=none AWS_SECRET_ACCESS_KEY=none SAM_CLI_TELEMETRY=0 \
-	  $(CURDIR)/$(SAM_VENV)/bin/sam validate --lint --template template.yaml
 	node_modules/.bin/asl-validator $(addprefix --json-path ,$(wildcard statemachines/*.asl.json))
 
 lint: setup check-templates
