@@ -110,6 +110,18 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
         let cdkd = shown(&s.stack);
         let cfn = shown(&s.cfn_stack_name);
         let region = shown(&s.region);
+        // A parent that must adopt children by hand: once CloudFormation holds its own
+        // resources, the adoption (and before it the flip of any child still in
+        // IMPORT_COMPLETE) comes before its own remaining steps, whose full template
+        // names the children as nested stacks; before that, after them.
+        let adoption = adoption_line(run, s);
+        let adopt_first = s.stage >= StackStage::Imported;
+        if adopt_first {
+            if let Some(line) = &adoption {
+                flips(run, s, &mut redo, &mut commands);
+                redo.push(line.clone());
+            }
+        }
         match s.stage {
             StackStage::Planned | StackStage::Locked if !submitted => redo.push(format!(
                 "{cdkd}: nothing was submitted; the cdkd record is unchanged. Fix the cause and run the export again"
@@ -167,8 +179,13 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
             }
             StackStage::Cleaned => {}
         }
+        if !adopt_first {
+            if let Some(line) = adoption {
+                flips(run, s, &mut redo, &mut commands);
+                redo.push(line);
+            }
+        }
     }
-    redo.extend(adoption_lines(run));
     // Only while some stack is still short of its migration: once every one migrated, the
     // only work left is forgetting records, and exporting again is no remedy to mention.
     let unfinished = run.stacks.iter().any(|s| s.stage < StackStage::Migrated);
@@ -193,45 +210,66 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
     }
 }
 
-/// For each parent that did not finish: the children it must adopt by hand, which are
+/// For a parent that did not finish: the children it must adopt by hand, which are
 /// already imported (a by-hand IMPORT of the parent, or its redone adoption, must adopt
 /// them, naming each by its StackId).
-fn adoption_lines(run: &ExportRun) -> Vec<String> {
-    let mut out = Vec::new();
-    for p in &run.stacks {
-        if p.stage >= StackStage::Migrated {
-            continue;
-        }
-        let children: Vec<&StackProgress> = run
-            .stacks
-            .iter()
-            .filter(|c| {
-                c.parent.as_deref() == Some(p.stack.as_str()) && c.stage >= StackStage::Imported
-            })
-            .collect();
-        if children.is_empty() || p.adopted {
-            continue;
-        }
-        let names = children
-            .iter()
-            .map(|c| shown(&c.cfn_stack_name).to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
-        let first = if p.stage >= StackStage::Imported {
-            format!(
-                "CloudFormation stack {} holds its own resources",
-                shown(&p.cfn_stack_name)
-            )
-        } else {
-            format!(
-                "import its own resources into CloudFormation stack {} by hand",
-                shown(&p.cfn_stack_name)
-            )
-        };
-        out.push(format!(
-            "{}: {first}; its already-imported nested stacks ({names}) must be adopted by an IMPORT change set on it that names each by its StackId (DeletionPolicy Retain, the child's template and tags: CloudFormation's \"nest an existing stack\"), then its phase 2 applied; then forget the records with `cdkd-flow state orphan`, never `cdkd destroy`",
-            shown(&p.stack)
-        ));
+fn adoption_line(run: &ExportRun, p: &StackProgress) -> Option<String> {
+    if p.stage >= StackStage::Migrated || p.adopted {
+        return None;
     }
-    out
+    let children = imported_children(run, p);
+    if children.is_empty() {
+        return None;
+    }
+    let names = children
+        .iter()
+        .map(|c| shown(&c.cfn_stack_name).to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let first = if p.stage >= StackStage::Imported {
+        format!(
+            "CloudFormation stack {} holds its own resources",
+            shown(&p.cfn_stack_name)
+        )
+    } else {
+        format!(
+            "import its own resources into CloudFormation stack {} by hand",
+            shown(&p.cfn_stack_name)
+        )
+    };
+    Some(format!(
+        "{}: {first}; its already-imported nested stacks ({names}) must be adopted by an IMPORT change set on it that names each by its StackId (DeletionPolicy Retain, the child's template and tags: CloudFormation's \"nest an existing stack\"), then its phase 2 applied; then forget the records with `cdkd-flow state orphan`, never `cdkd destroy`",
+        shown(&p.stack)
+    ))
+}
+
+fn imported_children<'a>(run: &'a ExportRun, p: &StackProgress) -> Vec<&'a StackProgress> {
+    run.stacks
+        .iter()
+        .filter(|c| {
+            c.parent.as_deref() == Some(p.stack.as_str()) && c.stage >= StackStage::Imported
+        })
+        .collect()
+}
+
+/// The children of `p` to flip by hand before it can adopt them: migrated but still in
+/// IMPORT_COMPLETE, which CloudFormation refuses to adopt (docs/export.md §10.6). The flip
+/// is the tag-only update the run could not do.
+fn flips(run: &ExportRun, p: &StackProgress, redo: &mut Vec<String>, commands: &mut Vec<String>) {
+    for c in imported_children(run, p) {
+        if c.stage < StackStage::Migrated || c.flipped {
+            continue;
+        }
+        redo.push(format!(
+            "{}: CloudFormation stack {} is still in IMPORT_COMPLETE, which cannot be adopted: before the adoption, move it to UPDATE_COMPLETE with a tag-only update (the flip): update-stack with --use-previous-template, a new tag cdkd:nested-export-flip, every parameter as ParameterKey=<name>,UsePreviousValue=true, and the IAM and auto-expand capabilities",
+            shown(&c.stack),
+            shown(&c.cfn_stack_name)
+        ));
+        if is_plain(&c.cfn_stack_name) && is_plain(&c.region) {
+            commands.push(format!(
+                "aws cloudformation update-stack --stack-name {} --region {} --use-previous-template --tags Key=cdkd:nested-export-flip,Value=by-hand --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND",
+                c.cfn_stack_name, c.region
+            ));
+        }
+    }
 }

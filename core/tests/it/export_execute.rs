@@ -773,6 +773,8 @@ fn nested_failure_at(child: StackStage, root: StackStage, adopted: bool) -> Expo
     let mut run = tree_run();
     run.stacks[0].stage = child;
     run.stacks[0].parent = Some("App".into());
+    // The root starts only once its child is done: migrated and flipped.
+    run.stacks[0].flipped = child >= StackStage::Migrated && root > StackStage::Locked;
     run.stacks[1].stage = root;
     run.stacks[1].adopted = adopted;
     run
@@ -889,6 +891,65 @@ fn statement_95_report_of_a_migrated_tree_with_a_leftover_record_says_orphan_and
     assert!(
         r.redo.join("\n").contains("Running the export again"),
         "{:?}",
+        r.redo
+    );
+}
+
+#[test]
+fn nested_report_of_a_refused_flip_names_the_flip_before_the_adoption() {
+    // The child's flip failed: migrated, still IMPORT_COMPLETE; the root never started.
+    let r = failed(
+        &nested_failure_at(StackStage::Migrated, StackStage::Locked, false),
+        "x",
+        &[],
+    );
+    let flip = r
+        .redo
+        .iter()
+        .position(|l| {
+            l.starts_with("App~Db: CloudFormation stack App-Db is still in IMPORT_COMPLETE")
+        })
+        .unwrap_or_else(|| panic!("{:#?}", r.redo));
+    let adoption = r
+        .redo
+        .iter()
+        .position(|l| l.contains("must be adopted"))
+        .unwrap_or_else(|| panic!("{:#?}", r.redo));
+    assert!(flip < adoption, "{:#?}", r.redo);
+    assert!(
+        r.commands.iter().any(|c| c.starts_with(
+            "aws cloudformation update-stack --stack-name App-Db --region us-east-1 --use-previous-template"
+        )),
+        "{:#?}",
+        r.commands
+    );
+}
+
+#[test]
+fn nested_report_of_a_failed_adoption_puts_the_adoption_before_the_roots_phase2() {
+    // The root's own import succeeded, its 1B failed: the adoption must be redone first,
+    // then its full template applied (which names the child as a nested stack).
+    let r = failed(
+        &nested_failure_at(StackStage::Migrated, StackStage::Imported, false),
+        "x",
+        &[],
+    );
+    let adoption = r
+        .redo
+        .iter()
+        .position(|l| l.contains("must be adopted"))
+        .unwrap_or_else(|| panic!("{:#?}", r.redo));
+    let phase2 = r
+        .redo
+        .iter()
+        .position(|l| l.starts_with("App: phase 1 succeeded"))
+        .unwrap_or_else(|| panic!("{:#?}", r.redo));
+    assert!(adoption < phase2, "{:#?}", r.redo);
+    assert!(
+        !r.redo
+            .iter()
+            .any(|l| l.contains("IMPORT_COMPLETE, which cannot be adopted")),
+        "a flipped child needs no flip: {:#?}",
         r.redo
     );
 }

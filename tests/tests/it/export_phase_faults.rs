@@ -482,9 +482,18 @@ async fn export_phase_faults_child_flip_refused_reports_the_child_imported_and_t
         "{}",
         a.report()
     );
-    // The lines the report gives now. The flip to redo by hand before the adoption is
-    // missing from them: the ignored test below exposes that defect (a fix adds its line
-    // here too).
+    // The flip the run could not do comes before the adoption (the test below pins the
+    // order on its own).
+    let flip = a
+        .redo()
+        .into_iter()
+        .find(|l| {
+            l.starts_with(&format!(
+                "{}: CloudFormation stack {} is still in IMPORT_COMPLETE",
+                t.child, t.child_cfn
+            ))
+        })
+        .unwrap_or_else(|| panic!("a flip line: {}", a.report()));
     assert_eq!(
         a.redo(),
         [
@@ -493,6 +502,7 @@ async fn export_phase_faults_child_flip_refused_reports_the_child_imported_and_t
                 "{}: nothing was submitted for it; its cdkd record is unchanged",
                 t.root
             ),
+            flip,
             t.adoption_line(&format!(
                 "import its own resources into CloudFormation stack {} by hand",
                 t.root
@@ -502,7 +512,18 @@ async fn export_phase_faults_child_flip_refused_reports_the_child_imported_and_t
         "{}",
         a.report()
     );
-    assert_eq!(a.commands(), [Tree::orphan(&t.child)], "{}", a.report());
+    assert_eq!(
+        a.commands(),
+        [
+            Tree::orphan(&t.child),
+            format!(
+                "aws cloudformation update-stack --stack-name {} --region us-east-1 --use-previous-template --tags Key=cdkd:nested-export-flip,Value=by-hand --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND",
+                t.child_cfn
+            )
+        ],
+        "{}",
+        a.report()
+    );
 
     let child = described(&t.child_cfn).await.expect("the child's stack");
     assert_eq!(child.stack_status().unwrap().as_str(), "IMPORT_COMPLETE");
@@ -524,7 +545,7 @@ async fn export_phase_faults_child_flip_refused_reports_the_child_imported_and_t
     );
 }
 
-/// DEFECT (core/src/export/report.rs, `failed`): after a refused flip the child is still
+/// Once a defect of core/src/export/report.rs's `failed`, now fixed: after a refused flip the child is still
 /// in IMPORT_COMPLETE, and CloudFormation refuses to adopt a stack in IMPORT_COMPLETE
 /// (docs/export.md §10.6 item 1; the emulator too, docs/emulator.md "Adopting a child
 /// stack"). The manual steps of the report (decision 5: they give the manual steps) must
@@ -533,13 +554,12 @@ async fn export_phase_faults_child_flip_refused_reports_the_child_imported_and_t
 /// `flipped` flag: its lines say the child "migration succeeded" and go straight to the
 /// adoption, which fails as written.
 #[tokio::test]
-#[ignore = "defect: the failure report of a refused flip never says the child must be flipped (moved out of IMPORT_COMPLETE) before it can be adopted (core/src/export/report.rs)"]
 async fn export_phase_faults_child_flip_refused_names_the_flip_to_redo_before_the_adoption() {
     let (t, a, _fault) = flip_refused().await;
     assert_eq!(a.step, "export-flip", "{}", a.err);
     t.assert_failed_and_kept(&a).await;
     let redo = a.redo();
-    // The assertion that exposes the defect: a line of the child naming the flip.
+    // The assertion that exposed the defect: a line of the child naming the flip.
     let flip = redo
         .iter()
         .position(|l| {
@@ -621,17 +641,16 @@ async fn export_phase_faults_statement_90_root_adoption_refused_lists_the_import
         "{}",
         a.report()
     );
-    // The lines the report gives now, in its order; the root's phase-2 line coming
-    // before the adoption is the defect the ignored test below exposes.
+    // The adoption first, then the root's full template (the test below pins the order).
     assert_eq!(
         a.redo(),
         [
             t.child_migrated_line(),
-            Tree::phase2_line(&t.root, &t.root, 1, 0),
             t.adoption_line(&format!(
                 "CloudFormation stack {} holds its own resources",
                 t.root
             )),
+            Tree::phase2_line(&t.root, &t.root, 1, 0),
             t.refused_rerun_line(&[(&t.child, &t.child_cfn), (&t.root, &t.root)]),
         ],
         "{}",
@@ -662,7 +681,7 @@ async fn export_phase_faults_statement_90_root_adoption_refused_lists_the_import
     );
 }
 
-/// DEFECT (core/src/export/report.rs, `failed`): the report's `redo` is "what must be
+/// Once a defect of core/src/export/report.rs's `failed`, now fixed: the report's `redo` is "what must be
 /// done by hand, in order", and after a failing 1B its root line ("phase 1 succeeded
 /// ... apply the full template to <root> with an UPDATE change set, then forget the
 /// record") comes before the adoption line. The full template holds the child's
@@ -673,7 +692,6 @@ async fn export_phase_faults_statement_90_root_adoption_refused_lists_the_import
 /// template with the adopted rows spliced in; the adoption line itself says "then its
 /// phase 2 applied". So the adoption must come first.
 #[tokio::test]
-#[ignore = "defect: after a failing 1B the report tells to apply the root's full template (phase 2) before the adoption line (core/src/export/report.rs)"]
 async fn export_phase_faults_statement_90_root_adoption_refused_puts_the_adoption_before_the_roots_phase2(
 ) {
     let (t, a, _fault) = adoption_refused().await;
@@ -684,7 +702,7 @@ async fn export_phase_faults_statement_90_root_adoption_refused_puts_the_adoptio
         .iter()
         .position(|l| l.contains("must be adopted"))
         .unwrap_or_else(|| panic!("the adoption line: {redo:#?}"));
-    // The assertion that exposes the defect: no line tells to apply the root's full
+    // The assertion that exposed the defect: no line tells to apply the root's full
     // template before the adoption.
     let phase2 = redo.iter().position(|l| {
         l.starts_with(&format!("{}:", t.root))
