@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use cdkd_aws::config::load_sdk_config;
-use cdkd_aws::s3err::Failure;
 use cdkd_aws::sfn::{self, Execution, ExecutionSummary, Sfn, SfnError};
 use cdkd_aws::SdkConfig;
 use cdkd_core::export::approval::{self, checked_reason, task_answer, TaskAnswer};
@@ -506,36 +505,13 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
             eprintln!("run {name}: a stop was already requested");
             return Ok(ExitCode::SUCCESS);
         };
-        let put = store
-            .client
-            .put_object()
-            .bucket(&store.bucket)
-            .key(&key)
-            .content_type("application/json")
-            .if_match(&etag)
-            .body(next.into())
-            .send()
-            .await;
-        match put {
-            Ok(_) => {
-                eprintln!(
-                    "run {name}: stop requested; it starts no new deletes, waits for those in flight, releases the lock and writes its report (follow it with cdkd-flow runs watch {name})"
-                );
-                return Ok(ExitCode::SUCCESS);
-            }
-            Err(e) => {
-                let f = Failure::from_sdk(&e);
-                if f.is_precondition_failed() {
-                    continue; // a wave wrote it meanwhile: read again
-                }
-                return Err(CliError::Aws(format!(
-                    "could not write s3://{}/{}: {}",
-                    flatten_str(&store.bucket),
-                    flatten_str(&key),
-                    f.message
-                )));
-            }
+        if store.put_raw_if_match(&key, next, &etag).await?.is_some() {
+            eprintln!(
+                "run {name}: stop requested; it starts no new deletes, waits for those in flight, releases the lock and writes its report (follow it with cdkd-flow runs watch {name})"
+            );
+            return Ok(ExitCode::SUCCESS);
         }
+        // A step wrote it meanwhile: read again.
     }
     Err(CliError::Refused(format!(
         "run {name}: progress.json kept changing (5 conditional writes lost); try again"
