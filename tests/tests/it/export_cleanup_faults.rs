@@ -5,190 +5,70 @@
 //!
 //! Run: `scripts/with-emulator.sh cargo test -p cdkd-tests --test e2e -- --test-threads=1 export_cleanup_faults`.
 
+use crate::export_support::{tree_seed, Tree, PREFIX, REGION};
 use cdkd_core::export::execute::Next;
 use cdkd_core::keys::{exports_index_key, lock_key, rollback_journal_key, state_key};
-use cdkd_functions::export::carry::Carry;
-use cdkd_functions::{steps, Deps, StepError};
+use cdkd_functions::StepError;
 use cdkd_tests as h;
 use h::faults::{inject_fault, Fault};
 use serde_json::{json, Value};
 
-const REGION: &str = "us-east-1";
-const PREFIX: &str = "cdkd";
+/// The producers the exports index lists, by export name.
+async fn index_producers(m: &Tree) -> Vec<(String, String)> {
+    let index = m
+        .json(&exports_index_key(PREFIX, REGION))
+        .await
+        .expect("the exports index");
+    let mut out: Vec<(String, String)> = index["exports"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["producerStack"].as_str().unwrap().to_owned()))
+        .collect();
+    out.sort();
+    out
+}
 
-fn uniq(tag: &str) -> String {
-    format!("{tag}{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
+/// The cleanup step on the migrated tree's carried state.
+async fn cleanup(m: &Tree) -> Result<Value, StepError> {
+    m.step("export-cleanup", serde_json::to_value(&m.carry).unwrap())
+        .await
 }
 
 /// A root with a queue and one nested child with a topic, each record publishing one
 /// export through the exports index (beside an unrelated stack's), planned, locked and
-/// migrated through the steps up to the cleanup.
-struct Migrated {
-    s3: aws_sdk_s3::Client,
-    bucket: String,
-    run_id: String,
-    root: String,
-    child: String,
-    deps: Deps,
-    carry: Carry,
-}
-
-impl Migrated {
-    async fn step(&self, name: &str, payload: Value) -> Result<Value, StepError> {
-        steps::invoke(name, payload, &self.deps).await
-    }
-
-    async fn keys(&self) -> Vec<String> {
-        h::list_all_keys(&self.s3, &self.bucket).await
-    }
-
-    async fn json(&self, key: &str) -> Option<Value> {
-        h::get_text(&self.s3, &self.bucket, key)
-            .await
-            .map(|t| serde_json::from_str(&t).unwrap())
-    }
-
-    /// The producers the exports index lists, by export name.
-    async fn index_producers(&self) -> Vec<(String, String)> {
-        let index = self
-            .json(&exports_index_key(PREFIX, REGION))
-            .await
-            .expect("the exports index");
-        let mut out: Vec<(String, String)> = index["exports"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (k.clone(), v["producerStack"].as_str().unwrap().to_owned()))
-            .collect();
-        out.sort();
-        out
-    }
-
-    async fn cleanup(&self, carry: &Carry) -> Result<Value, StepError> {
-        self.step("export-cleanup", serde_json::to_value(carry).unwrap())
-            .await
-    }
-}
-
-async fn migrated_tree() -> Migrated {
-    let s3 = h::s3().await;
-    let bucket = h::fresh_bucket(&s3).await;
-    let sdk = h::sdk().await;
-    let root = uniq("ExportFault");
-    let child = format!("{root}~Child");
-    let run_id = uniq("run-");
-    let queue_url = aws_sdk_sqs::Client::new(&sdk)
-        .create_queue()
-        .queue_name(root.to_lowercase())
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_string();
-    let topic = aws_sdk_sns::Client::new(&sdk)
-        .create_topic()
-        .name(format!("{root}-events"))
-        .send()
-        .await
-        .unwrap()
-        .topic_arn()
-        .unwrap()
-        .to_string();
-    let root_rec = json!({"version": 10, "stackName": root, "region": REGION,
-        "outputs": {"QueueUrl": queue_url},
-        "resources": {
-            "Queue": {"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {}, "attributes": {}},
-            "Child": {"resourceType": "AWS::CloudFormation::Stack",
-                      "physicalId": format!("arn:aws:cloudformation:us-east-1:123456789012:stack/{root}-Child/1"),
-                      "properties": {}, "attributes": {}}}});
-    let root_tpl = json!({"Resources": {"Queue": {"Type": "AWS::SQS::Queue"},
-            "Child": {"Type": "AWS::CloudFormation::Stack", "Properties": {"TemplateURL": "https://example.invalid/Child.json"}}},
-        "Outputs": {"QueueUrl": {"Value": {"Ref": "Queue"}}}});
-    let child_rec = json!({"version": 10, "stackName": child, "region": REGION, "parentStack": root, "parentLogicalId": "Child",
-        "outputs": {"TopicArn": topic},
-        "resources": {"Topic": {"resourceType": "AWS::SNS::Topic", "physicalId": topic, "properties": {}, "attributes": {}}}});
-    let child_tpl = json!({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
-        "Outputs": {"TopicArn": {"Value": {"Ref": "Topic"}}}});
-    let mut templates = serde_json::Map::new();
-    for (name, rec, tpl) in [(&root, root_rec, root_tpl), (&child, child_rec, child_tpl)] {
-        h::put_raw(
-            &s3,
-            &bucket,
-            &state_key(PREFIX, name, REGION),
-            rec.to_string(),
+/// migrated through the steps up to the cleanup (`carry` is then the cleanup's input).
+async fn migrated_tree() -> Tree {
+    let mut seed = tree_seed("ExportFault", 1).await;
+    let (root, child) = (seed.root.clone(), seed.stacks[1].0.clone());
+    let (queue_url, topic) = (seed.queue_url.clone(), seed.topics[0].clone());
+    seed.stacks[0].1["outputs"] = json!({"QueueUrl": queue_url});
+    seed.stacks[1].1["outputs"] = json!({"TopicArn": topic});
+    // One of the root's other record files, and the exports index as cdkd keeps it.
+    let steps = &seed.steps;
+    steps
+        .put(
+            &rollback_journal_key(PREFIX, &root, REGION),
+            json!({"segments": []}).to_string(),
         )
         .await;
-        let key = format!("{PREFIX}/_runs/{run_id}/templates/{name}.json");
-        h::put_raw(&s3, &bucket, &key, tpl.to_string()).await;
-        templates.insert(name.clone(), Value::String(key));
-    }
-    // One of the root's other record files, and the exports index as cdkd keeps it.
-    h::put_raw(
-        &s3,
-        &bucket,
-        &rollback_journal_key(PREFIX, &root, REGION),
-        json!({"segments": []}).to_string(),
-    )
-    .await;
     let entry = |value: &str, stack: &str| json!({"value": value, "producerStack": stack, "producerRegion": REGION});
     let index = json!({"indexVersion": 1, "region": REGION, "lastModified": 1, "exports": {
         "RootQueueUrl": entry(&queue_url, &root),
         "ChildTopicArn": entry(&topic, &child),
         "OtherValue": entry("kept", "OtherStack")}});
-    h::put_raw(
-        &s3,
-        &bucket,
-        &exports_index_key(PREFIX, REGION),
-        index.to_string(),
-    )
-    .await;
-    let input = json!({"stack": root, "stateBucket": bucket, "statePrefix": PREFIX,
-        "templates": templates, "options": {"fast": true}, "dryRun": false});
-    let deps = Deps::from_sdk(sdk, None).await;
-    let plan = steps::invoke(
-        "export-plan",
-        json!({"input": input, "runId": run_id}),
-        &deps,
-    )
-    .await
-    .expect("plan");
-    let mut carry: Carry = serde_json::from_value(
-        steps::invoke(
-            "export-lock",
-            json!({"input": input, "runId": run_id, "plan": plan}),
-            &deps,
-        )
-        .await
-        .expect("lock"),
-    )
-    .unwrap();
+    steps
+        .put(&exports_index_key(PREFIX, REGION), index.to_string())
+        .await;
+    let mut t = seed.lock(json!({"fast": true})).await;
     // Route's loop, as the definition runs it, up to the cleanup.
-    for _ in 0..200 {
-        let step = match carry.next {
-            Next::Wait => "export-poll",
-            Next::Execute => "export-execute",
-            Next::Phase2 => "export-phase2",
-            Next::Import => "export-import",
-            Next::Flip => "export-flip",
-            Next::Adopt => "export-adopt",
-            Next::Cleanup => break,
-        };
-        let out = steps::invoke(step, serde_json::to_value(&carry).unwrap(), &deps)
-            .await
-            .unwrap_or_else(|e| panic!("the tree did not migrate at {step}: {e}"));
-        carry = serde_json::from_value(out).unwrap();
-    }
-    assert_eq!(carry.next, Next::Cleanup, "the tree migrated");
-    Migrated {
-        s3,
-        bucket,
-        run_id,
-        root,
-        child,
-        deps,
-        carry,
-    }
+    let mut at = t.carry.next;
+    t.carry = t
+        .drive_watching(t.carry.clone(), Next::Cleanup, &mut |c| at = c.next)
+        .await
+        .unwrap_or_else(|e| panic!("the tree did not migrate at {at:?}: {e}"));
+    assert_eq!(t.carry.next, Next::Cleanup, "the tree migrated");
+    t
 }
 
 /// Statement 95 (docs/export.md §9, §10.4, §10.5): the child's record cannot be
@@ -206,8 +86,7 @@ async fn export_statement_95_a_child_record_that_cannot_be_deleted_leaves_the_ot
     let root_key = state_key(PREFIX, &m.root, REGION);
     let fault = inject_fault(&Fault::s3_delete_denied(&m.bucket, &child_key));
 
-    let err = m
-        .cleanup(&m.carry)
+    let err = cleanup(&m)
         .await
         .expect_err("the child's record cannot be deleted");
     assert_eq!(err.name, "Transient", "retried by the definition: {err}");
@@ -234,7 +113,7 @@ async fn export_statement_95_a_child_record_that_cannot_be_deleted_leaves_the_ot
         "with its journal: {keys:?}"
     );
     assert_eq!(
-        m.index_producers().await,
+        index_producers(&m).await,
         [("OtherValue".to_string(), "OtherStack".to_string())],
         "both migrated stacks' exports are dropped from the index, another stack's kept"
     );
@@ -261,7 +140,7 @@ async fn export_statement_95_a_child_record_that_cannot_be_deleted_leaves_the_ot
     );
 
     // The definition's Retry: the same step again, which only tries the leftover.
-    let again = m.cleanup(&m.carry).await.expect_err("still refused");
+    let again = cleanup(&m).await.expect_err("still refused");
     assert_eq!(again.name, "Transient");
     assert!(again.message.contains(&leftover), "{again}");
     assert!(!again.message.contains(&root_key), "{again}");
@@ -355,10 +234,10 @@ async fn export_cleanup_faults_a_record_refused_once_is_deleted_by_the_retry() {
     let m = migrated_tree().await;
     let child_key = state_key(PREFIX, &m.child, REGION);
     let fault = inject_fault(&Fault::s3_delete_denied(&m.bucket, &child_key).times(1));
-    let err = m.cleanup(&m.carry).await.expect_err("refused once");
+    let err = cleanup(&m).await.expect_err("refused once");
     assert_eq!(err.name, "Transient", "{err}");
     assert!(fault.state().is_none(), "the fault is spent");
-    let done = m.cleanup(&m.carry).await.expect("the retry deletes it");
+    let done = cleanup(&m).await.expect("the retry deletes it");
     let report = &done["report"];
     assert_eq!(report["outcome"], "migrated", "{done}");
     assert!(
@@ -387,18 +266,13 @@ async fn export_cleanup_faults_a_refused_legacy_key_is_the_one_named() {
     let m = migrated_tree().await;
     let child_key = state_key(PREFIX, &m.child, REGION);
     let legacy = cdkd_core::keys::legacy_state_key(PREFIX, &m.child);
-    h::put_raw(
-        &m.s3,
-        &m.bucket,
+    m.put(
         &legacy,
         json!({"version": 10, "stackName": m.child, "region": REGION, "resources": {}}).to_string(),
     )
     .await;
     let _fault = inject_fault(&Fault::s3_delete_denied(&m.bucket, &legacy));
-    let err = m
-        .cleanup(&m.carry)
-        .await
-        .expect_err("the legacy key is refused");
+    let err = cleanup(&m).await.expect_err("the legacy key is refused");
     assert_eq!(err.name, "Transient", "{err}");
     assert!(
         err.message

@@ -12,131 +12,33 @@
 //!
 //! Run: `scripts/with-emulator.sh cargo test -p cdkd-tests --test e2e -- --test-threads=1 export_phase_faults`.
 
-use cdkd_core::export::execute::Next;
+use crate::export_support::{
+    described, outputs, resources, route, tag_keys, tree_seed, Tree, PREFIX, REGION,
+};
+use aws_sdk_cloudformation::types::Stack;
 use cdkd_core::export::plain::is_plain;
 use cdkd_core::keys::{lock_key, state_key};
 use cdkd_functions::export::carry::Carry;
-use cdkd_functions::{steps, Deps, StepError};
+use cdkd_functions::StepError;
 use cdkd_tests as h;
 use h::faults::{exact, inject_fault, Fault, FaultGuard};
 use serde_json::{json, Value};
 
-const REGION: &str = "us-east-1";
-const PREFIX: &str = "cdkd";
 /// The message every injected fault answers with.
 const REFUSED: &str = "refused by the emulator's fault injection";
-
-fn uniq(tag: &str) -> String {
-    format!("{tag}{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
-}
-
-async fn cfn() -> aws_sdk_cloudformation::Client {
-    aws_sdk_cloudformation::Client::new(&h::sdk().await)
-}
 
 /// A root with a queue (and the Output `QueueUrl`) and one nested child `Child` with a
 /// topic (and, with `child_output`, the Output `TopicArn`: its phase 2 then updates it,
 /// so it needs no flip; without, its phase 2 has nothing to do and the flip runs),
 /// planned and locked as `export-plan` and `export-lock` do.
-struct Tree {
-    s3: aws_sdk_s3::Client,
-    bucket: String,
-    run_id: String,
-    root: String,
-    child: String,
-    child_cfn: String,
-    queue_url: String,
-    topic: String,
-    deps: Deps,
-    carry: Carry,
-}
-
 async fn locked_tree(child_output: bool) -> Tree {
-    let s3 = h::s3().await;
-    let bucket = h::fresh_bucket(&s3).await;
-    let sdk = h::sdk().await;
-    let root = uniq("PhaseFault");
-    let child = format!("{root}~Child");
-    let child_cfn = format!("{root}-Child");
-    let run_id = uniq("run-");
-    let queue_url = aws_sdk_sqs::Client::new(&sdk)
-        .create_queue()
-        .queue_name(root.to_lowercase())
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_string();
-    let topic = aws_sdk_sns::Client::new(&sdk)
-        .create_topic()
-        .name(format!("{root}-events"))
-        .send()
-        .await
-        .unwrap()
-        .topic_arn()
-        .unwrap()
-        .to_string();
-    let root_rec = json!({"version": 10, "stackName": root, "region": REGION, "resources": {
-        "Queue": {"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {}, "attributes": {}},
-        "Child": {"resourceType": "AWS::CloudFormation::Stack",
-                  "physicalId": format!("arn:aws:cloudformation:us-east-1:123456789012:stack/{child_cfn}/1"),
-                  "properties": {}, "attributes": {}}}});
-    let root_tpl = json!({"Resources": {"Queue": {"Type": "AWS::SQS::Queue"},
-            "Child": {"Type": "AWS::CloudFormation::Stack", "Properties": {"TemplateURL": "https://example.invalid/Child.json"}}},
-        "Outputs": {"QueueUrl": {"Value": {"Ref": "Queue"}}}});
-    let child_rec = json!({"version": 10, "stackName": child, "region": REGION, "parentStack": root, "parentLogicalId": "Child",
-        "resources": {"Topic": {"resourceType": "AWS::SNS::Topic", "physicalId": topic, "properties": {}, "attributes": {}}}});
-    let mut child_tpl = json!({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}});
-    if child_output {
-        child_tpl["Outputs"] = json!({"TopicArn": {"Value": {"Ref": "Topic"}}});
+    let mut seed = tree_seed("PhaseFault", 1).await;
+    if !child_output {
+        seed.stacks[1].2.as_object_mut().unwrap().remove("Outputs");
     }
-    let mut templates = serde_json::Map::new();
-    for (name, rec, tpl) in [(&root, root_rec, root_tpl), (&child, child_rec, child_tpl)] {
-        h::put_raw(
-            &s3,
-            &bucket,
-            &state_key(PREFIX, name, REGION),
-            rec.to_string(),
-        )
-        .await;
-        let key = format!("{PREFIX}/_runs/{run_id}/templates/{name}.json");
-        h::put_raw(&s3, &bucket, &key, tpl.to_string()).await;
-        templates.insert(name.clone(), Value::String(key));
-    }
-    let input = json!({"stack": root, "stateBucket": bucket, "statePrefix": PREFIX,
-        "templates": templates, "options": {"fast": true}, "dryRun": false});
-    let deps = Deps::from_sdk(sdk, None).await;
-    let plan = steps::invoke(
-        "export-plan",
-        json!({"input": input, "runId": run_id}),
-        &deps,
-    )
-    .await
-    .expect("plan");
-    let carry: Carry = serde_json::from_value(
-        steps::invoke(
-            "export-lock",
-            json!({"input": input, "runId": run_id, "plan": plan}),
-            &deps,
-        )
-        .await
-        .expect("lock"),
-    )
-    .unwrap();
-    assert_eq!(carry.stack, child, "the leaf comes first");
-    Tree {
-        s3,
-        bucket,
-        run_id,
-        root,
-        child,
-        child_cfn,
-        queue_url,
-        topic,
-        deps,
-        carry,
-    }
+    let t = seed.lock(json!({"fast": true})).await;
+    assert_eq!(t.carry.stack, t.child, "the leaf comes first");
+    t
 }
 
 /// A run stopped by a step's failure and aborted as the definition does.
@@ -182,21 +84,28 @@ impl Aborted {
     }
 }
 
+impl Aborted {
+    /// The report's stacks (leaf first, each at `stages`' stage, no record deleted), its
+    /// `redo` lines and its `commands`, exactly.
+    fn assert_report(&self, stages: [(&str, &str); 2], redo: &[String], commands: &[String]) {
+        let stacks: Vec<_> = stages
+            .iter()
+            .map(|(stack, stage)| ((*stack).to_owned(), (*stage).to_owned(), false))
+            .collect();
+        assert_eq!(self.stacks(), stacks, "{}", self.report());
+        assert_eq!(self.redo(), redo, "{}", self.report());
+        assert_eq!(self.commands(), commands, "{}", self.report());
+    }
+}
+
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .map(|a| a.iter().map(|s| s.as_str().unwrap().to_owned()).collect())
         .unwrap_or_default()
 }
 
+/// This file's checks of a tree's run (an inherent impl of the shared `Tree`).
 impl Tree {
-    async fn step(&self, name: &str, payload: Value) -> Result<Value, StepError> {
-        steps::invoke(name, payload, &self.deps).await
-    }
-
-    async fn keys(&self) -> Vec<String> {
-        h::list_all_keys(&self.s3, &self.bucket).await
-    }
-
     /// Runs the definition's `Route` loop from the lock until a step fails: `Transient`
     /// and `Conflict` are retried as the definition's `Retry` does (6 times); any other
     /// error, or the retries spent, goes to the `Catch`, which runs `export-abort` with
@@ -205,15 +114,8 @@ impl Tree {
     async fn drive_to_abort(&self) -> Aborted {
         let mut carry = self.carry.clone();
         for _ in 0..200 {
-            let step = match carry.next {
-                Next::Wait => "export-poll",
-                Next::Execute => "export-execute",
-                Next::Phase2 => "export-phase2",
-                Next::Import => "export-import",
-                Next::Flip => "export-flip",
-                Next::Adopt => "export-adopt",
-                Next::Cleanup => panic!("the run reached the cleanup: no fault stopped it"),
-            };
+            let step = route(carry.next)
+                .unwrap_or_else(|| panic!("the run reached the cleanup: no fault stopped it"));
             let payload = serde_json::to_value(&carry).unwrap();
             let mut outcome = self.step(step, payload.clone()).await;
             let mut retries = 0;
@@ -272,26 +174,15 @@ impl Tree {
             format!("{}: {}", a.err.name, a.err.message),
             "the cause is the caught error"
         );
-        let written = h::get_text(
-            &self.s3,
-            &self.bucket,
-            a.abort["reportKey"].as_str().expect("the report's key"),
-        )
-        .await
-        .expect("report.json");
-        assert_eq!(
-            &serde_json::from_str::<Value>(&written).unwrap(),
-            report,
-            "report.json is the abort's report"
-        );
-        let progress = h::get_text(
-            &self.s3,
-            &self.bucket,
-            &format!("{PREFIX}/_runs/{}/progress.json", self.run_id),
-        )
-        .await
-        .expect("progress.json");
-        let progress: Value = serde_json::from_str(&progress).unwrap();
+        let written = self
+            .json(a.abort["reportKey"].as_str().expect("the report's key"))
+            .await
+            .expect("report.json");
+        assert_eq!(&written, report, "report.json is the abort's report");
+        let progress = self
+            .json(&format!("{PREFIX}/_runs/{}/progress.json", self.run_id))
+            .await
+            .expect("progress.json");
         assert_eq!(
             progress["failure"], report["cause"],
             "the run's record keeps the failure"
@@ -391,69 +282,86 @@ fn assert_plain_command(command: &str) {
     }
 }
 
-/// The CloudFormation stack `name` as described now; `None` when it does not exist.
-async fn described(name: &str) -> Option<aws_sdk_cloudformation::types::Stack> {
-    match cfn().await.describe_stacks().stack_name(name).send().await {
-        Ok(out) => out.stacks().first().cloned(),
-        Err(e) => {
-            let text = format!("{e:?}");
-            assert!(text.contains("does not exist"), "{text}");
-            None
-        }
+/// A locked tree (the child with its Output when `child_output`) driven until the abort
+/// with the one CloudFormation request refused that is the `action` on the stack
+/// `stack` names (`StackName`) whose other parameters match `params`.
+async fn refused(
+    child_output: bool,
+    action: &str,
+    stack: fn(&Tree) -> &str,
+    params: &[(&str, &str)],
+) -> (Tree, Aborted, FaultGuard) {
+    let t = locked_tree(child_output).await;
+    let name = exact(stack(&t));
+    let all: Vec<(&str, &str)> = [("StackName", name.as_str())]
+        .into_iter()
+        .chain(params.iter().copied())
+        .collect();
+    let fault = inject_fault(&Fault::cfn(action, &all, "ValidationError", REFUSED));
+    let a = t.drive_to_abort().await;
+    (t, a, fault)
+}
+
+impl Tree {
+    /// The run stopped at `step` for `stack`, its error naming `what`, after `fault`
+    /// refused one request; then what every failure leaves (`assert_failed_and_kept`).
+    async fn assert_stopped(
+        &self,
+        a: &Aborted,
+        fault: &FaultGuard,
+        (step, stack, what): (&str, &str, &str),
+    ) {
+        assert_eq!(a.step, step, "{}", a.err);
+        assert_eq!(a.carry.stack, stack);
+        assert!(a.err.message.contains(what), "{}", a.err);
+        assert_eq!(fault.state().unwrap()["hits"], 1, "one request was refused");
+        self.assert_failed_and_kept(a).await;
     }
-}
 
-/// Logical id -> physical id of what stack `name` holds.
-async fn resources(name: &str) -> std::collections::BTreeMap<String, String> {
-    cfn()
-        .await
-        .describe_stack_resources()
-        .stack_name(name)
-        .send()
-        .await
-        .unwrap()
-        .stack_resources()
-        .iter()
-        .map(|r| {
-            (
-                r.logical_resource_id().unwrap_or_default().to_owned(),
-                r.physical_resource_id().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
-}
+    /// The child imported and standing alone in IMPORT_COMPLETE, holding its topic; the
+    /// root never submitted. The child's stack, for more checks.
+    async fn assert_child_alone_and_root_unsubmitted(&self) -> Stack {
+        let child = described(&self.child_cfn).await.expect("the child's stack");
+        assert_eq!(child.stack_status().unwrap().as_str(), "IMPORT_COMPLETE");
+        assert_eq!(child.parent_id(), None, "not adopted");
+        assert_eq!(
+            resources(&self.child_cfn)
+                .await
+                .into_iter()
+                .collect::<Vec<_>>(),
+            [("Topic".to_owned(), self.topic.clone())]
+        );
+        assert!(
+            described(&self.root).await.is_none(),
+            "the root was never submitted"
+        );
+        child
+    }
 
-fn outputs(s: &aws_sdk_cloudformation::types::Stack) -> Vec<(String, String)> {
-    s.outputs()
-        .iter()
-        .map(|o| {
-            (
-                o.output_key().unwrap_or_default().to_owned(),
-                o.output_value().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
-}
+    /// The root's line when nothing was submitted for it.
+    fn root_not_submitted_line(&self) -> String {
+        format!(
+            "{}: nothing was submitted for it; its cdkd record is unchanged",
+            self.root
+        )
+    }
 
-fn tag_keys(s: &aws_sdk_cloudformation::types::Stack) -> Vec<String> {
-    s.tags()
-        .iter()
-        .filter_map(|t| t.key().map(str::to_owned))
-        .collect()
+    /// The adoption line when the root's own resources are still to import.
+    fn adoption_by_hand_line(&self) -> String {
+        self.adoption_line(&format!(
+            "import its own resources into CloudFormation stack {} by hand",
+            self.root
+        ))
+    }
 }
 
 /// The child's flip refused (its tag-only `UpdateStack`, docs/export.md §10.6 item 1):
 /// the child has no Outputs, so its phase 2 had nothing to change and it is still in
 /// IMPORT_COMPLETE, which CloudFormation refuses to adopt.
 async fn flip_refused() -> (Tree, Aborted, FaultGuard) {
-    let t = locked_tree(false).await;
-    let fault = inject_fault(&Fault::cfn(
-        "UpdateStack",
-        &[("StackName", &exact(&t.child_cfn))],
-        "ValidationError",
-        REFUSED,
-    ));
-    let a = t.drive_to_abort().await;
+    let (t, a, fault) = refused(false, "UpdateStack", |t| &t.child_cfn, &[]).await;
+    t.assert_stopped(&a, &fault, ("export-flip", &t.child, "UpdateStack"))
+        .await;
     (t, a, fault)
 }
 
@@ -467,21 +375,7 @@ async fn flip_refused() -> (Tree, Aborted, FaultGuard) {
 #[tokio::test]
 async fn export_phase_faults_child_flip_refused_reports_the_child_imported_and_the_parent_not_submitted(
 ) {
-    let (t, a, fault) = flip_refused().await;
-    assert_eq!(a.step, "export-flip", "{}", a.err);
-    assert_eq!(a.carry.stack, t.child);
-    assert!(a.err.message.contains("UpdateStack"), "{}", a.err);
-    assert_eq!(fault.state().unwrap()["hits"], 1, "one flip was refused");
-    t.assert_failed_and_kept(&a).await;
-    assert_eq!(
-        a.stacks(),
-        [
-            (t.child.clone(), "migrated".to_owned(), false),
-            (t.root.clone(), "locked".to_owned(), false)
-        ],
-        "{}",
-        a.report()
-    );
+    let (t, a, _fault) = flip_refused().await;
     // The flip the run could not do comes before the adoption (the test below pins the
     // order on its own).
     let flip = a
@@ -494,54 +388,28 @@ async fn export_phase_faults_child_flip_refused_reports_the_child_imported_and_t
             ))
         })
         .unwrap_or_else(|| panic!("a flip line: {}", a.report()));
-    assert_eq!(
-        a.redo(),
-        [
+    a.assert_report(
+        [(&t.child, "migrated"), (&t.root, "locked")],
+        &[
             t.child_migrated_line(),
-            format!(
-                "{}: nothing was submitted for it; its cdkd record is unchanged",
-                t.root
-            ),
+            t.root_not_submitted_line(),
             flip,
-            t.adoption_line(&format!(
-                "import its own resources into CloudFormation stack {} by hand",
-                t.root
-            )),
+            t.adoption_by_hand_line(),
             t.refused_rerun_line(&[(&t.child, &t.child_cfn)]),
         ],
-        "{}",
-        a.report()
-    );
-    assert_eq!(
-        a.commands(),
-        [
+        &[
             Tree::orphan(&t.child),
             format!(
                 "aws cloudformation update-stack --stack-name {} --region us-east-1 --use-previous-template --tags Key=cdkd:nested-export-flip,Value=by-hand --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND",
                 t.child_cfn
-            )
+            ),
         ],
-        "{}",
-        a.report()
     );
 
-    let child = described(&t.child_cfn).await.expect("the child's stack");
-    assert_eq!(child.stack_status().unwrap().as_str(), "IMPORT_COMPLETE");
-    assert_eq!(child.parent_id(), None, "not adopted");
+    let child = t.assert_child_alone_and_root_unsubmitted().await;
     assert!(
         !tag_keys(&child).contains(&"cdkd:nested-export-flip".to_owned()),
         "the refused flip changed nothing"
-    );
-    assert_eq!(
-        resources(&t.child_cfn)
-            .await
-            .into_iter()
-            .collect::<Vec<_>>(),
-        [("Topic".to_owned(), t.topic.clone())]
-    );
-    assert!(
-        described(&t.root).await.is_none(),
-        "the root was never submitted"
     );
 }
 
@@ -556,8 +424,6 @@ async fn export_phase_faults_child_flip_refused_reports_the_child_imported_and_t
 #[tokio::test]
 async fn export_phase_faults_child_flip_refused_names_the_flip_to_redo_before_the_adoption() {
     let (t, a, _fault) = flip_refused().await;
-    assert_eq!(a.step, "export-flip", "{}", a.err);
-    t.assert_failed_and_kept(&a).await;
     let redo = a.redo();
     // The assertion that exposed the defect: a line of the child naming the flip.
     let flip = redo
@@ -583,18 +449,22 @@ async fn export_phase_faults_child_flip_refused_names_the_flip_to_redo_before_th
 /// The root's adoption refused: its phase-1B IMPORT change set (`cdkd-adopt-...`, naming
 /// the child by StackId) on the root.
 async fn adoption_refused() -> (Tree, Aborted, FaultGuard) {
-    let t = locked_tree(true).await;
-    let fault = inject_fault(&Fault::cfn(
+    let (t, a, fault) = refused(
+        true,
         "CreateChangeSet",
+        |t| &t.root,
         &[
-            ("StackName", &exact(&t.root)),
             ("ChangeSetType", "^IMPORT$"),
             ("ChangeSetName", "^cdkd-adopt-"),
         ],
-        "ValidationError",
-        REFUSED,
-    ));
-    let a = t.drive_to_abort().await;
+    )
+    .await;
+    let what = format!(
+        "failed to create the phase 1B (adopting the nested stacks) change set of {}",
+        t.root
+    );
+    t.assert_stopped(&a, &fault, ("export-adopt", &t.root, &what))
+        .await;
     (t, a, fault)
 }
 
@@ -608,22 +478,7 @@ async fn adoption_refused() -> (Tree, Aborted, FaultGuard) {
 #[tokio::test]
 async fn export_phase_faults_statement_90_root_adoption_refused_lists_the_imported_stacks_and_the_adoption_to_redo(
 ) {
-    let (t, a, fault) = adoption_refused().await;
-    assert_eq!(a.step, "export-adopt", "{}", a.err);
-    assert_eq!(a.carry.stack, t.root);
-    assert!(
-        a.err.message.contains(&format!(
-            "failed to create the phase 1B (adopting the nested stacks) change set of {}",
-            t.root
-        )),
-        "{}",
-        a.err
-    );
-    assert_eq!(
-        fault.state().unwrap()["hits"],
-        1,
-        "one adoption was refused"
-    );
+    let (t, a, _fault) = adoption_refused().await;
     assert!(
         a.uploads
             .iter()
@@ -631,20 +486,10 @@ async fn export_phase_faults_statement_90_root_adoption_refused_lists_the_import
         "the child's processed template was uploaded for the adoption: {:?}",
         a.uploads
     );
-    t.assert_failed_and_kept(&a).await;
-    assert_eq!(
-        a.stacks(),
-        [
-            (t.child.clone(), "migrated".to_owned(), false),
-            (t.root.clone(), "imported".to_owned(), false)
-        ],
-        "{}",
-        a.report()
-    );
     // The adoption first, then the root's full template (the test below pins the order).
-    assert_eq!(
-        a.redo(),
-        [
+    a.assert_report(
+        [(&t.child, "migrated"), (&t.root, "imported")],
+        &[
             t.child_migrated_line(),
             t.adoption_line(&format!(
                 "CloudFormation stack {} holds its own resources",
@@ -653,14 +498,7 @@ async fn export_phase_faults_statement_90_root_adoption_refused_lists_the_import
             Tree::phase2_line(&t.root, &t.root, 1, 0),
             t.refused_rerun_line(&[(&t.child, &t.child_cfn), (&t.root, &t.root)]),
         ],
-        "{}",
-        a.report()
-    );
-    assert_eq!(
-        a.commands(),
-        [Tree::orphan(&t.child), Tree::orphan(&t.root)],
-        "{}",
-        a.report()
+        &[Tree::orphan(&t.child), Tree::orphan(&t.root)],
     );
 
     let child = described(&t.child_cfn).await.expect("the child's stack");
@@ -695,8 +533,6 @@ async fn export_phase_faults_statement_90_root_adoption_refused_lists_the_import
 async fn export_phase_faults_statement_90_root_adoption_refused_puts_the_adoption_before_the_roots_phase2(
 ) {
     let (t, a, _fault) = adoption_refused().await;
-    assert_eq!(a.step, "export-adopt", "{}", a.err);
-    t.assert_failed_and_kept(&a).await;
     let redo = a.redo();
     let adoption = redo
         .iter()
@@ -723,64 +559,28 @@ async fn export_phase_faults_statement_90_root_adoption_refused_puts_the_adoptio
 #[tokio::test]
 async fn export_phase_faults_statement_69_child_phase2_refused_says_phase1_succeeded_never_deploy_and_the_parent_not_submitted(
 ) {
-    let t = locked_tree(true).await;
-    let fault = inject_fault(&Fault::cfn(
+    let (t, a, fault) = refused(
+        true,
         "CreateChangeSet",
+        |t| &t.child_cfn,
+        &[("ChangeSetType", "^UPDATE$")],
+    )
+    .await;
+    t.assert_stopped(&a, &fault, ("export-phase2", &t.child, "phase 2"))
+        .await;
+    a.assert_report(
+        [(&t.child, "imported"), (&t.root, "locked")],
         &[
-            ("StackName", &exact(&t.child_cfn)),
-            ("ChangeSetType", "^UPDATE$"),
-        ],
-        "ValidationError",
-        REFUSED,
-    ));
-    let a = t.drive_to_abort().await;
-    assert_eq!(a.step, "export-phase2", "{}", a.err);
-    assert_eq!(a.carry.stack, t.child);
-    assert!(a.err.message.contains("phase 2"), "{}", a.err);
-    assert_eq!(fault.state().unwrap()["hits"], 1);
-    t.assert_failed_and_kept(&a).await;
-    assert_eq!(
-        a.stacks(),
-        [
-            (t.child.clone(), "imported".to_owned(), false),
-            (t.root.clone(), "locked".to_owned(), false)
-        ],
-        "{}",
-        a.report()
-    );
-    assert_eq!(
-        a.redo(),
-        [
             Tree::phase2_line(&t.child, &t.child_cfn, 1, 0),
-            format!(
-                "{}: nothing was submitted for it; its cdkd record is unchanged",
-                t.root
-            ),
-            t.adoption_line(&format!(
-                "import its own resources into CloudFormation stack {} by hand",
-                t.root
-            )),
+            t.root_not_submitted_line(),
+            t.adoption_by_hand_line(),
             t.refused_rerun_line(&[(&t.child, &t.child_cfn)]),
         ],
-        "{}",
-        a.report()
+        &[Tree::orphan(&t.child)],
     );
-    assert_eq!(a.commands(), [Tree::orphan(&t.child)], "{}", a.report());
 
-    let child = described(&t.child_cfn).await.expect("the child's stack");
-    assert_eq!(child.stack_status().unwrap().as_str(), "IMPORT_COMPLETE");
+    let child = t.assert_child_alone_and_root_unsubmitted().await;
     assert!(outputs(&child).is_empty(), "no Outputs without phase 2");
-    assert_eq!(
-        resources(&t.child_cfn)
-            .await
-            .into_iter()
-            .collect::<Vec<_>>(),
-        [("Topic".to_owned(), t.topic.clone())]
-    );
-    assert!(
-        described(&t.root).await.is_none(),
-        "the root was never submitted"
-    );
 }
 
 /// Statement 69 (docs/export.md §12) for the root, the child already migrated and
@@ -793,46 +593,23 @@ async fn export_phase_faults_statement_69_child_phase2_refused_says_phase1_succe
 #[tokio::test]
 async fn export_phase_faults_statement_69_root_phase2_refused_says_phase1_succeeded_with_the_child_migrated(
 ) {
-    let t = locked_tree(true).await;
-    let fault = inject_fault(&Fault::cfn(
+    let (t, a, fault) = refused(
+        true,
         "ExecuteChangeSet",
+        |t| &t.root,
+        &[("ChangeSetName", ":changeSet/cdkd-phase2-")],
+    )
+    .await;
+    t.assert_stopped(&a, &fault, ("export-execute", &t.root, "ExecuteChangeSet"))
+        .await;
+    a.assert_report(
+        [(&t.child, "migrated"), (&t.root, "updating")],
         &[
-            ("StackName", &exact(&t.root)),
-            ("ChangeSetName", ":changeSet/cdkd-phase2-"),
-        ],
-        "ValidationError",
-        REFUSED,
-    ));
-    let a = t.drive_to_abort().await;
-    assert_eq!(a.step, "export-execute", "{}", a.err);
-    assert_eq!(a.carry.stack, t.root);
-    assert!(a.err.message.contains("ExecuteChangeSet"), "{}", a.err);
-    assert_eq!(fault.state().unwrap()["hits"], 1);
-    t.assert_failed_and_kept(&a).await;
-    assert_eq!(
-        a.stacks(),
-        [
-            (t.child.clone(), "migrated".to_owned(), false),
-            (t.root.clone(), "updating".to_owned(), false)
-        ],
-        "{}",
-        a.report()
-    );
-    assert_eq!(
-        a.redo(),
-        [
             t.child_migrated_line(),
             Tree::phase2_line(&t.root, &t.root, 1, 0),
             t.refused_rerun_line(&[(&t.child, &t.child_cfn), (&t.root, &t.root)]),
         ],
-        "{}",
-        a.report()
-    );
-    assert_eq!(
-        a.commands(),
-        [Tree::orphan(&t.child), Tree::orphan(&t.root)],
-        "{}",
-        a.report()
+        &[Tree::orphan(&t.child), Tree::orphan(&t.root)],
     );
 
     let root = described(&t.root).await.expect("the root's stack");

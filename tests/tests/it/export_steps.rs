@@ -6,140 +6,60 @@
 //!
 //! Run: `scripts/with-emulator.sh cargo test --workspace --test e2e -- --test-threads=1 export_steps`.
 
+use std::ops::Deref;
+
+use crate::export_support::{
+    cfn, described, outputs, queue, resources, tag_keys, tree_seed, uniq, Steps, Tree, PREFIX,
+    REGION,
+};
 use cdkd_core::export::execute::Next;
 use cdkd_functions::export::carry::Carry;
-use cdkd_functions::{steps, Deps, StepError};
 use cdkd_tests as h;
 use serde_json::{json, Value};
 
-const REGION: &str = "us-east-1";
-const PREFIX: &str = "cdkd";
-
-fn uniq(tag: &str) -> String {
-    format!("{tag}{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
-}
-
-async fn deps() -> Deps {
-    Deps::from_sdk(h::sdk().await, None).await
-}
-
+/// A flat stack of one real queue, its record and template uploaded as the CLI does.
 struct Run {
-    s3: aws_sdk_s3::Client,
-    bucket: String,
+    steps: Steps,
     stack: String,
-    run_id: String,
     queue_url: String,
-    deps: Deps,
+}
+
+impl Deref for Run {
+    type Target = Steps;
+
+    fn deref(&self) -> &Steps {
+        &self.steps
+    }
 }
 
 /// A record of one real queue and its template (with `outputs` as the template's
 /// Outputs), uploaded as the CLI does.
 async fn setup(outputs: Value) -> Run {
-    let s3 = h::s3().await;
-    let bucket = h::fresh_bucket(&s3).await;
+    let steps = Steps::new().await;
     let stack = uniq("ExportStep");
-    let sqs = aws_sdk_sqs::Client::new(&h::sdk().await);
-    let q = sqs
-        .create_queue()
-        .queue_name(stack.to_lowercase())
-        .send()
-        .await
-        .unwrap();
-    let queue_url = q.queue_url().unwrap().to_string();
+    let queue_url = queue(&stack.to_lowercase()).await;
     let rec = json!({"version": 10, "stackName": stack, "region": REGION, "resources": {
         "Queue": {"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {}, "attributes": {}}
     }});
-    h::put_raw(
-        &s3,
-        &bucket,
-        &format!("{PREFIX}/{stack}/{REGION}/state.json"),
-        rec.to_string(),
-    )
-    .await;
-    let run_id = uniq("run-");
     let template = json!({"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}, "Outputs": outputs});
-    let key = format!("{PREFIX}/_runs/{run_id}/templates/{stack}.json");
-    h::put_raw(&s3, &bucket, &key, template.to_string()).await;
+    steps.seed(&stack, &rec, &template).await;
     Run {
-        s3,
-        bucket,
+        steps,
         stack,
-        run_id,
         queue_url,
-        deps: deps().await,
     }
 }
 
 impl Run {
     fn input(&self) -> Value {
         json!({"stack": self.stack, "stateBucket": self.bucket, "statePrefix": PREFIX,
-               "templates": {(self.stack.clone()): format!("{PREFIX}/_runs/{}/templates/{}.json", self.run_id, self.stack)},
+               "templates": {(self.stack.clone()): self.template_key(&self.stack)},
                "options": {"fast": true}, "dryRun": false})
     }
 
-    async fn step(&self, name: &str, payload: Value) -> Result<Value, StepError> {
-        steps::invoke(name, payload, &self.deps).await
-    }
-
     async fn locked(&self) -> Carry {
-        let plan = self
-            .step(
-                "export-plan",
-                json!({"input": self.input(), "runId": self.run_id}),
-            )
-            .await
-            .expect("plan");
-        let carry = self
-            .step(
-                "export-lock",
-                json!({"input": self.input(), "runId": self.run_id, "plan": plan}),
-            )
-            .await
-            .expect("lock");
-        serde_json::from_value(carry).unwrap()
+        self.plan_and_lock(self.input()).await.1
     }
-
-    /// Runs Route's loop (poll, execute, phase 2) until `stop` or cleanup is next.
-    async fn drive(&self, carry: Carry, stop: Next) -> Result<Carry, StepError> {
-        self.drive_watching(carry, stop, &mut |_| {}).await
-    }
-
-    /// As `drive`, showing `seen` the carried state after every step.
-    async fn drive_watching(
-        &self,
-        mut carry: Carry,
-        stop: Next,
-        seen: &mut dyn FnMut(&Carry),
-    ) -> Result<Carry, StepError> {
-        for _ in 0..200 {
-            if carry.next == stop {
-                return Ok(carry);
-            }
-            let step = match carry.next {
-                Next::Wait => "export-poll",
-                Next::Execute => "export-execute",
-                Next::Phase2 => "export-phase2",
-                Next::Import => "export-import",
-                Next::Flip => "export-flip",
-                Next::Adopt => "export-adopt",
-                Next::Cleanup => return Ok(carry),
-            };
-            let out = self
-                .step(step, serde_json::to_value(&carry).unwrap())
-                .await?;
-            carry = serde_json::from_value(out).unwrap();
-            seen(&carry);
-        }
-        panic!("the run did not settle");
-    }
-
-    async fn keys(&self) -> Vec<String> {
-        h::list_all_keys(&self.s3, &self.bucket).await
-    }
-}
-
-async fn cfn() -> aws_sdk_cloudformation::Client {
-    aws_sdk_cloudformation::Client::new(&h::sdk().await)
 }
 
 #[tokio::test]
@@ -148,9 +68,7 @@ async fn export_steps_a_lock_lost_between_steps_stops_the_run_before_any_write()
     let carry = r.locked().await;
     // Another process force-unlocks, then takes the lock itself.
     let lock_key = format!("{PREFIX}/{}/{REGION}/lock.json", r.stack);
-    h::put_raw(
-        &r.s3,
-        &r.bucket,
+    r.put(
         &lock_key,
         json!({"owner": "other@host:9", "timestamp": 5, "expiresAt": 99999999999999i64})
             .to_string(),
@@ -161,16 +79,8 @@ async fn export_steps_a_lock_lost_between_steps_stops_the_run_before_any_write()
         .await
         .expect_err("a lost lock stops the import");
     assert_eq!(err.name, "LockLost", "{err}");
-    let described = cfn()
-        .await
-        .describe_stacks()
-        .stack_name(&r.stack)
-        .send()
-        .await;
-    assert!(
-        described.is_err(),
-        "nothing may be submitted: {described:?}"
-    );
+    let stack = described(&r.stack).await;
+    assert!(stack.is_none(), "nothing may be submitted: {stack:?}");
     // The abort path leaves the other holder's lock alone and keeps the record.
     let abort = r
         .step(
@@ -280,36 +190,12 @@ async fn export_steps_a_failed_phase2_keeps_the_record_releases_the_lock_and_say
         !keys.iter().any(|k| k.ends_with("lock.json")),
         "the lock is released: {keys:?}"
     );
-    let res = cfn()
-        .await
-        .describe_stack_resources()
-        .stack_name(&r.stack)
-        .send()
-        .await
-        .unwrap();
-    let ids: Vec<_> = res
-        .stack_resources()
-        .iter()
-        .filter_map(|x| x.physical_resource_id())
-        .collect();
+    let ids: Vec<_> = resources(&r.stack).await.into_values().collect();
     assert_eq!(
         ids,
         [r.queue_url.as_str()],
         "CloudFormation holds the imported queue"
     );
-}
-
-struct Tree {
-    r: Run,
-    root: String,
-    child: String,
-    /// Every child, `child` first.
-    children: Vec<String>,
-    /// What `export-lock` was given (to run it again).
-    lock_payload: Value,
-    topic: String,
-    queue_url: String,
-    carry: Carry,
 }
 
 /// A root with a queue and one nested child with a topic (two levels, which is what
@@ -331,127 +217,36 @@ async fn locked_tree_of(
     no_echo: bool,
     custom: Option<&str>,
 ) -> Tree {
-    let s3 = h::s3().await;
-    let bucket = h::fresh_bucket(&s3).await;
-    let root = uniq("ExportTree");
-    let sdk = h::sdk().await;
-    let q = aws_sdk_sqs::Client::new(&sdk)
-        .create_queue()
-        .queue_name(root.to_lowercase())
-        .send()
-        .await
-        .unwrap();
-    let mut queue_url = q.queue_url().unwrap().to_string();
+    let mut seed = tree_seed("ExportTree", children).await;
     if root_queue_gone {
-        queue_url.push_str("-gone");
+        seed.queue_url.push_str("-gone");
+        seed.stacks[0].1["resources"]["Queue"]["physicalId"] = json!(seed.queue_url);
     }
-    let run_id = uniq("run-");
-    let mut root_resources = serde_json::Map::new();
-    root_resources.insert("Queue".into(), json!({"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {}, "attributes": {}}));
-    let mut root_tpl_resources = serde_json::Map::new();
-    root_tpl_resources.insert("Queue".into(), json!({"Type": "AWS::SQS::Queue"}));
-    let mut stacks = Vec::new();
-    let mut topics = Vec::new();
-    for i in 1..=children {
-        let logical = if i == 1 {
-            "Child".to_string()
-        } else {
-            format!("Child{i}")
-        };
-        let name = format!("{root}~{logical}");
-        let topic = aws_sdk_sns::Client::new(&sdk)
-            .create_topic()
-            .name(format!("{root}-events{i}"))
-            .send()
-            .await
-            .unwrap()
-            .topic_arn()
-            .unwrap()
-            .to_string();
-        root_resources.insert(logical.clone(), json!({"resourceType": "AWS::CloudFormation::Stack", "physicalId": format!("arn:aws:cloudformation:us-east-1:123456789012:stack/{root}-{logical}/1"), "properties": {}, "attributes": {}}));
-        let mut row = json!({"Type": "AWS::CloudFormation::Stack", "Properties": {"TemplateURL": format!("https://example.invalid/{logical}.json")}});
-        if no_echo {
+    if no_echo {
+        for i in 1..seed.stacks.len() {
+            let logical = seed.stacks[i].1["parentLogicalId"].clone();
+            let row = &mut seed.stacks[0].2["Resources"][logical.as_str().unwrap()];
             row["Properties"]["Parameters"] = json!({"Password": {"Ref": "DbPassword"}});
-        }
-        root_tpl_resources.insert(logical.clone(), row);
-        let rec = json!({"version": 10, "stackName": name, "region": REGION, "parentStack": root, "parentLogicalId": logical,
-            "resources": {"Topic": {"resourceType": "AWS::SNS::Topic", "physicalId": topic, "properties": {}, "attributes": {}}}});
-        let mut tpl = json!({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
-            "Outputs": {"TopicArn": {"Value": {"Ref": "Topic"}}}});
-        if no_echo {
             // No Outputs either: the child's phase 2 has nothing to change, so the flip
             // runs and must re-send the parameter, which has no Default.
+            let tpl = &mut seed.stacks[i].2;
             tpl["Parameters"] = json!({"Password": {"Type": "String", "NoEcho": true}});
             tpl.as_object_mut().unwrap().remove("Outputs");
         }
-        stacks.push((name, rec, tpl));
-        topics.push(topic);
     }
-    let root_rec =
-        json!({"version": 10, "stackName": root, "region": REGION, "resources": root_resources});
+    let root_tpl = &mut seed.stacks[0].2;
     if let Some(topic) = custom {
-        root_resources.insert(
-            "Thing".into(),
-            json!({"resourceType": "Custom::Thing", "physicalId": "thing-old",
-            "properties": {"ServiceToken": topic}, "provisionedBy": "custom"}),
-        );
-        root_tpl_resources.insert(
-            "Thing".into(),
-            json!({"Type": "Custom::Thing", "Properties": {"ServiceToken": topic}}),
-        );
+        root_tpl["Resources"]["Thing"] =
+            json!({"Type": "Custom::Thing", "Properties": {"ServiceToken": topic}});
     }
-    let mut root_tpl = json!({"Resources": root_tpl_resources, "Outputs": {"QueueUrl": {"Value": {"Ref": "Queue"}}}});
     if no_echo {
         root_tpl["Parameters"] = json!({"DbPassword": {"Type": "String", "NoEcho": true}});
     }
-    stacks.insert(0, (root.clone(), root_rec, root_tpl));
-    let topic = topics[0].clone();
-    let mut templates = serde_json::Map::new();
-    for (name, rec, tpl) in &stacks {
-        h::put_raw(
-            &s3,
-            &bucket,
-            &format!("{PREFIX}/{name}/{REGION}/state.json"),
-            rec.to_string(),
-        )
-        .await;
-        let key = format!("{PREFIX}/_runs/{run_id}/templates/{name}.json");
-        h::put_raw(&s3, &bucket, &key, tpl.to_string()).await;
-        templates.insert(name.clone(), Value::String(key));
-    }
-    let children: Vec<String> = stacks[1..].iter().map(|(n, _, _)| n.clone()).collect();
-    let input = json!({"stack": root, "stateBucket": bucket, "statePrefix": PREFIX,
-        "templates": templates, "options": {"fast": true, "includeNonImportable": custom.is_some(),
-            "parameters": if no_echo { vec!["DbPassword=s3cret"] } else { vec![] }}, "dryRun": false});
-    let r = Run {
-        s3: s3.clone(),
-        bucket: bucket.clone(),
-        stack: root.clone(),
-        run_id: run_id.clone(),
-        queue_url: queue_url.clone(),
-        deps: deps().await,
-    };
-    let plan = r
-        .step("export-plan", json!({"input": input, "runId": run_id}))
-        .await
-        .expect("plan");
-    let lock_payload = json!({"input": input, "runId": run_id, "plan": plan});
-    let carry: Carry = serde_json::from_value(
-        r.step("export-lock", lock_payload.clone())
-            .await
-            .expect("lock"),
+    seed.lock(
+        json!({"fast": true, "includeNonImportable": custom.is_some(),
+        "parameters": if no_echo { vec!["DbPassword=s3cret"] } else { vec![] }}),
     )
-    .unwrap();
-    Tree {
-        r,
-        root,
-        child: children[0].clone(),
-        children,
-        lock_payload,
-        topic,
-        queue_url,
-        carry,
-    }
+    .await
 }
 
 /// The tree migrated step by step: the child's 1A, its phase 2 (its Outputs) while it
@@ -459,24 +254,21 @@ async fn locked_tree_of(
 #[tokio::test]
 async fn export_steps_statement_85_a_two_level_tree_imports_the_child_then_the_root_adopts_it() {
     let Tree {
-        r,
+        steps: r,
         root,
         child,
+        child_cfn,
         topic,
         queue_url,
         carry,
         ..
     } = locked_tree(false).await;
-    let (s3, bucket, run_id) = (r.s3.clone(), r.bucket.clone(), r.run_id.clone());
     assert_eq!(carry.stack, child, "the leaf comes first");
     let driven = r.drive(carry, Next::Cleanup).await;
     if let Err(e) = &driven {
-        let progress = h::get_text(
-            &s3,
-            &bucket,
-            &format!("{PREFIX}/_runs/{run_id}/progress.json"),
-        )
-        .await;
+        let progress = r
+            .text(&format!("{PREFIX}/_runs/{}/progress.json", r.run_id))
+            .await;
         panic!("the tree did not migrate: {e}\nprogress: {progress:?}");
     }
     let carry = driven.unwrap();
@@ -487,55 +279,25 @@ async fn export_steps_statement_85_a_two_level_tree_imports_the_child_then_the_r
         .expect("cleanup");
     assert_eq!(done["report"]["outcome"], "migrated", "{done}");
 
-    let cfn = cfn().await;
-    let child_cfn = format!("{root}-Child");
-    let described_child = cfn
-        .describe_stacks()
-        .stack_name(&child_cfn)
-        .send()
-        .await
-        .unwrap();
-    let c = &described_child.stacks()[0];
-    let root_described = cfn
-        .describe_stacks()
-        .stack_name(&root)
-        .send()
-        .await
-        .unwrap();
-    let root_id = root_described.stacks()[0].stack_id().unwrap().to_string();
+    let c = described(&child_cfn).await.expect("the child's stack");
+    let root_described = described(&root).await.expect("the root's stack");
     assert_eq!(
         c.parent_id(),
-        Some(root_id.as_str()),
+        Some(root_described.stack_id().unwrap()),
         "the child is nested in the root"
     );
-    let outputs: Vec<_> = c
-        .outputs()
-        .iter()
-        .filter_map(|o| o.output_value())
-        .collect();
     assert_eq!(
-        outputs,
-        [topic.as_str()],
+        outputs(&c),
+        [("TopicArn".to_owned(), topic)],
         "the child's Outputs, from its phase 2"
     );
-    let res = cfn
-        .describe_stack_resources()
-        .stack_name(&root)
-        .send()
-        .await
-        .unwrap();
-    let ids: std::collections::BTreeMap<_, _> = res
-        .stack_resources()
-        .iter()
-        .map(|x| {
-            (
-                x.logical_resource_id().unwrap_or_default(),
-                x.physical_resource_id().unwrap_or_default(),
-            )
-        })
-        .collect();
-    assert_eq!(ids.get("Queue"), Some(&queue_url.as_str()), "{ids:?}");
-    assert_eq!(ids.get("Child"), Some(&c.stack_id().unwrap()), "{ids:?}");
+    let ids = resources(&root).await;
+    assert_eq!(ids.get("Queue"), Some(&queue_url), "{ids:?}");
+    assert_eq!(
+        ids.get("Child").map(String::as_str),
+        Some(c.stack_id().unwrap()),
+        "{ids:?}"
+    );
     let keys = r.keys().await;
     for name in [&root, &child] {
         assert!(
@@ -558,7 +320,7 @@ async fn export_steps_statement_85_a_two_level_tree_imports_the_child_then_the_r
 #[tokio::test]
 async fn export_steps_siblings_are_imported_side_by_side_and_the_root_adopts_both() {
     let Tree {
-        r,
+        steps: r,
         root,
         children,
         carry,
@@ -589,33 +351,19 @@ async fn export_steps_siblings_are_imported_side_by_side_and_the_root_adopts_bot
         .await
         .expect("cleanup");
     assert_eq!(done["report"]["outcome"], "migrated", "{done}");
-    let cfn = cfn().await;
-    let root_id = cfn
-        .describe_stacks()
-        .stack_name(&root)
-        .send()
+    let root_id = described(&root)
         .await
-        .unwrap()
-        .stacks()[0]
+        .expect("the root's stack")
         .stack_id()
         .unwrap()
         .to_string();
-    for (i, _) in children.iter().enumerate() {
-        let logical = if i == 0 {
-            "Child".to_string()
-        } else {
-            format!("Child{}", i + 1)
-        };
-        let described = cfn
-            .describe_stacks()
-            .stack_name(format!("{root}-{logical}"))
-            .send()
-            .await
-            .unwrap();
+    for child in &children {
+        let cfn_name = child.replace('~', "-");
+        let stack = described(&cfn_name).await.expect("the child's stack");
         assert_eq!(
-            described.stacks()[0].parent_id(),
+            stack.parent_id(),
             Some(root_id.as_str()),
-            "{logical} is nested in the root"
+            "{cfn_name} is nested in the root"
         );
     }
 }
@@ -629,15 +377,15 @@ async fn export_steps_siblings_are_imported_side_by_side_and_the_root_adopts_bot
 async fn export_steps_statement_88_a_no_echo_parameter_passed_to_a_child_is_resolved_again_and_the_flip_resends_it(
 ) {
     let Tree {
-        r, child, carry, ..
+        steps: r,
+        child_cfn,
+        carry,
+        ..
     } = locked_tree_of(false, 1, true, None).await;
-    let plan = h::get_text(
-        &r.s3,
-        &r.bucket,
-        &format!("{PREFIX}/_runs/{}/plan.json", r.run_id),
-    )
-    .await
-    .unwrap();
+    let plan = r
+        .text(&format!("{PREFIX}/_runs/{}/plan.json", r.run_id))
+        .await
+        .unwrap();
     assert!(
         !plan.contains("s3cret"),
         "the plan stores it masked: {plan}"
@@ -651,26 +399,16 @@ async fn export_steps_statement_88_a_no_echo_parameter_passed_to_a_child_is_reso
         .await
         .expect("cleanup");
     assert_eq!(done["report"]["outcome"], "migrated", "{done}");
-    let described = cfn()
-        .await
-        .describe_stacks()
-        .stack_name(child.replace('~', "-"))
-        .send()
-        .await
-        .unwrap();
-    let keys: Vec<_> = described.stacks()[0]
+    let stack = described(&child_cfn).await.expect("the child's stack");
+    let keys: Vec<_> = stack
         .parameters()
         .iter()
         .filter_map(|p| p.parameter_key())
         .collect();
     assert_eq!(keys, ["Password"], "the child got its NoEcho parameter");
-    let tags: Vec<_> = described.stacks()[0]
-        .tags()
-        .iter()
-        .filter_map(|t| t.key())
-        .collect();
+    let tags = tag_keys(&stack);
     assert!(
-        tags.contains(&"cdkd:nested-export-flip"),
+        tags.iter().any(|t| t == "cdkd:nested-export-flip"),
         "the child was flipped: {tags:?}"
     );
 }
@@ -681,7 +419,7 @@ async fn export_steps_statement_88_a_no_echo_parameter_passed_to_a_child_is_reso
 #[tokio::test]
 async fn export_steps_statement_84_a_childs_lock_held_elsewhere_refuses_and_gives_the_roots_back() {
     let Tree {
-        r,
+        steps: r,
         root,
         child,
         carry,
@@ -697,7 +435,7 @@ async fn export_steps_statement_84_a_childs_lock_held_elsewhere_refuses_and_give
     .expect("abort");
     let lock = json!({"owner": "someone@host:1", "timestamp": 1, "expiresAt": 99999999999999i64, "operation": "deploy"});
     let child_lock = format!("{PREFIX}/{child}/{REGION}/lock.json");
-    h::put_raw(&r.s3, &r.bucket, &child_lock, lock.to_string()).await;
+    r.put(&child_lock, lock.to_string()).await;
     let err = r
         .step("export-lock", lock_payload)
         .await
@@ -713,7 +451,7 @@ async fn export_steps_statement_84_a_childs_lock_held_elsewhere_refuses_and_give
         "the root's lock is given back: {keys:?}"
     );
     assert_eq!(
-        h::get_text(&r.s3, &r.bucket, &child_lock).await.as_deref(),
+        r.text(&child_lock).await.as_deref(),
         Some(lock.to_string().as_str()),
         "the other process's lock is untouched"
     );
@@ -735,7 +473,12 @@ async fn export_steps_statement_89_a_custom_resource_only_in_the_parent_is_creat
 ) {
     let tag = uniq("ExportCr");
     let (topic, queue) = h::provider::sns_provider(&tag).await;
-    let Tree { r, root, carry, .. } = locked_tree_of(false, 1, false, Some(&topic)).await;
+    let Tree {
+        steps: r,
+        root,
+        carry,
+        ..
+    } = locked_tree_of(false, 1, false, Some(&topic)).await;
     let provider = tokio::spawn(h::provider::answer_requests(queue, 1));
     let carry = r
         .drive(carry, Next::Cleanup)
@@ -754,8 +497,8 @@ async fn export_steps_statement_89_a_custom_resource_only_in_the_parent_is_creat
             .contains(&format!("stack/{root}/")),
         "the one request is the root's: {events:?}"
     );
-    let cfn = cfn().await;
-    let body = cfn
+    let body = cfn()
+        .await
         .get_template()
         .stack_name(&root)
         .send()
@@ -766,17 +509,10 @@ async fn export_steps_statement_89_a_custom_resource_only_in_the_parent_is_creat
         .to_string();
     let t: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(t["Resources"]["Child"]["DeletionPolicy"], "Retain", "{t}");
-    let res = cfn
-        .describe_stack_resources()
-        .stack_name(&root)
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        res.stack_resources()
-            .iter()
-            .any(|x| x.logical_resource_id() == Some("Thing")
-                && x.physical_resource_id() == Some("Thing-new")),
+    let res = resources(&root).await;
+    assert_eq!(
+        res.get("Thing").map(String::as_str),
+        Some("Thing-new"),
         "{res:?}"
     );
 }
@@ -787,7 +523,7 @@ async fn export_steps_statement_89_a_custom_resource_only_in_the_parent_is_creat
 #[tokio::test]
 async fn export_steps_a_nested_run_failing_at_the_roots_import_reports_the_adoption_to_redo() {
     let Tree {
-        r,
+        steps: r,
         root,
         child,
         carry,

@@ -18,6 +18,7 @@ mod export_cleanup_faults;
 mod export_phase_faults;
 mod export_plan;
 mod export_steps;
+mod export_support;
 mod lock_protocol;
 mod orphan_live_attributes;
 mod refresh_readers;
