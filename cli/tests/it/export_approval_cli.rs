@@ -16,92 +16,39 @@
 //!
 //! Run: `scripts/with-emulator.sh cargo test --workspace --test e2e -- --test-threads=1 export_approval`.
 
-use std::path::PathBuf;
+use std::ops::Deref;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::export_support::{real_stack, uniq, RealStack, REGION};
 use cdkd_core::export::approval::{approval_key, Approval, PlanSummary};
 use cdkd_functions::definitions;
 use cdkd_tests as h;
 use serde_json::{json, Value};
-
-const REGION: &str = "us-east-1";
-
-fn uniq(tag: &str) -> String {
-    format!("{tag}{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
-}
 
 fn cli(args: &[&str], env: &[(&str, &str)]) -> h::CliRun {
     crate::run_cli_env(args, env)
 }
 
 /// A queue and a topic in the emulator, recorded in a cdkd record, and the template
-/// that matches them.
+/// that matches them; the id of the run that exports them.
 struct Seeded {
-    stack: String,
-    bucket: String,
-    record: Value,
-    template: PathBuf,
+    real: RealStack,
     run_id: String,
 }
 
-async fn seeded(tag: &str) -> Seeded {
-    let stack = uniq(tag);
-    let name = stack.to_lowercase();
-    let sdk = h::sdk().await;
-    let q = aws_sdk_sqs::Client::new(&sdk)
-        .create_queue()
-        .queue_name(format!("{name}-work"))
-        .send()
-        .await
-        .unwrap();
-    let queue_url = q.queue_url().unwrap().to_string();
-    let t = aws_sdk_sns::Client::new(&sdk)
-        .create_topic()
-        .name(format!("{name}-alerts"))
-        .send()
-        .await
-        .unwrap();
-    let topic_arn = t.topic_arn().unwrap().to_string();
-    let record = json!({
-        "version": 10, "stackName": stack, "region": REGION,
-        "resources": {
-            "WorkQueue": {"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {},
-                          "attributes": {}, "dependencies": [], "provisionedBy": "sdk"},
-            "AlertsTopic": {"resourceType": "AWS::SNS::Topic", "physicalId": topic_arn, "properties": {},
-                            "attributes": {}, "dependencies": [], "provisionedBy": "sdk"}
-        },
-        "outputs": {"QueueUrl": queue_url},
-        "lastModified": 1777458225000i64
-    });
-    let template = json!({
-        "Resources": {
-            "WorkQueue": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": format!("{name}-work")}},
-            "AlertsTopic": {"Type": "AWS::SNS::Topic"}
-        },
-        "Outputs": {"QueueUrl": {"Value": {"Ref": "WorkQueue"}}}
-    });
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("export_approval_cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{stack}.template.json"));
-    std::fs::write(&path, serde_json::to_vec_pretty(&template).unwrap()).unwrap();
-    let s3 = h::s3().await;
-    let bucket = h::fresh_bucket(&s3).await;
-    h::put_raw(
-        &s3,
-        &bucket,
-        &format!("cdkd/{stack}/{REGION}/state.json"),
-        serde_json::to_vec(&record).unwrap(),
-    )
-    .await;
-    let run_id = format!("export-{stack}-approval");
-    Seeded {
-        stack,
-        bucket,
-        record,
-        template: path,
-        run_id,
+impl Deref for Seeded {
+    type Target = RealStack;
+
+    fn deref(&self) -> &RealStack {
+        &self.real
     }
+}
+
+async fn seeded(tag: &str) -> Seeded {
+    let real = real_stack(tag).await;
+    let run_id = format!("export-{}-approval", real.stack);
+    Seeded { real, run_id }
 }
 
 /// `cdkd-flow export <stack> --template ... --local --fast --require-approval` as a
@@ -109,19 +56,7 @@ async fn seeded(tag: &str) -> Seeded {
 fn start_local_export(s: &Seeded) -> Child {
     h::endpoint();
     Command::new(crate::cli_binary())
-        .args([
-            "--state-bucket",
-            &s.bucket,
-            "export",
-            &s.stack,
-            "--template",
-            &s.template.to_string_lossy(),
-            "--local",
-            "--fast",
-            "--require-approval",
-            "--run-id",
-            &s.run_id,
-        ])
+        .args(s.export_args(&s.run_id, &["--require-approval"]))
         .env("NO_COLOR", "1")
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
@@ -251,11 +186,7 @@ async fn a_local_export_with_require_approval_waits_unlocked_and_migrates_once_a
         run.stdout
     );
     let all = keys(&s.bucket).await;
-    assert!(
-        !all.iter()
-            .any(|k| k == &format!("cdkd/{}/{REGION}/state.json", s.stack)),
-        "{all:?}"
-    );
+    assert!(!all.contains(&s.state_key()), "{all:?}");
     assert!(!all.iter().any(|k| k.ends_with("lock.json")), "{all:?}");
     let text = h::get_text(&h::s3().await, &s.bucket, &approval_key("cdkd", &s.run_id))
         .await
@@ -325,13 +256,9 @@ async fn a_local_export_rejected_ends_failed_naming_the_rejection_with_nothing_l
     );
     // The record untouched, no lock, no CloudFormation stack, no run record.
     let s3 = h::s3().await;
-    let (body, _) = h::get_raw(
-        &s3,
-        &s.bucket,
-        &format!("cdkd/{}/{REGION}/state.json", s.stack),
-    )
-    .await
-    .expect("record kept");
+    let (body, _) = h::get_raw(&s3, &s.bucket, &s.state_key())
+        .await
+        .expect("record kept");
     assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), s.record);
     let all = keys(&s.bucket).await;
     assert!(!all.iter().any(|k| k.ends_with("lock.json")), "{all:?}");

@@ -8,10 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::export_support::{real_stack, uniq, RealStack, REGION};
 use cdkd_tests as h;
 use serde_json::Value;
 
-const REGION: &str = "us-east-1";
 const FLAT: &str = "ExportFlat";
 const NESTED: &str = "ExportNested";
 const MIDDLE: &str = "ExportNested~MiddleNestedStackMiddleNestedStackResource9C3D5E7F";
@@ -23,10 +23,6 @@ fn fixtures() -> PathBuf {
 
 fn fixture(rel: &str) -> String {
     fixtures().join(rel).to_string_lossy().into_owned()
-}
-
-fn uniq(tag: &str) -> String {
-    format!("{tag}-{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
 }
 
 /// A fresh bucket holding the fixture records of `stacks`.
@@ -81,14 +77,46 @@ async fn cfn_stack_exists(name: &str) -> bool {
 /// `export ExportNested --cdk-out <fixture> --dry-run --local --run-id <id> <extra>`.
 fn export_nested(bucket: &str, run_id: &str, extra: &[&str]) -> h::CliRun {
     let out = fixture("nested.out");
-    let mut args = vec!["export", NESTED, "--cdk-out", &out, "--dry-run", "--local"];
-    args.extend(["--run-id", run_id]);
+    let mut args = vec!["--cdk-out", &out, "--dry-run"];
     args.extend_from_slice(extra);
-    cli(bucket, &args)
+    export_tree(bucket, run_id, &args)
 }
 
-fn flat_args(run_id: &str) -> Vec<&str> {
-    vec!["export", FLAT, "--dry-run", "--local", "--run-id", run_id]
+/// `export ExportNested <args> --local --run-id <id>`.
+fn export_tree(bucket: &str, run_id: &str, args: &[&str]) -> h::CliRun {
+    let mut all = vec!["export", NESTED];
+    all.extend_from_slice(args);
+    all.extend(["--local", "--run-id", run_id]);
+    cli(bucket, &all)
+}
+
+/// The three-level tree's records in a fresh bucket, and what is in it.
+async fn seeded_tree() -> (String, Vec<(String, Vec<u8>)>) {
+    let bucket = seeded(&[NESTED, MIDDLE, LEAF]).await;
+    let before = state_objects(&bucket).await;
+    (bucket, before)
+}
+
+/// Nothing written to `bucket` outside the runs' prefix since `before` (no record or
+/// lock), no CloudFormation stack of the three-level tree (its destination names: the
+/// cdkd names with `~` replaced by `-`).
+async fn assert_tree_untouched(bucket: &str, before: &[(String, Vec<u8>)]) {
+    assert_eq!(
+        state_objects(bucket).await,
+        before,
+        "no record or lock written"
+    );
+    for name in [NESTED, &MIDDLE.replace('~', "-"), &LEAF.replace('~', "-")] {
+        assert!(!cfn_stack_exists(name).await, "{name}");
+    }
+}
+
+/// `export ExportFlat --dry-run --local --run-id <id> --template <template> <extra>`.
+fn export_flat(bucket: &str, run_id: &str, template: &str, extra: &[&str]) -> h::CliRun {
+    let mut args = vec!["export", FLAT, "--dry-run", "--local", "--run-id", run_id];
+    args.extend(["--template", template]);
+    args.extend_from_slice(extra);
+    cli(bucket, &args)
 }
 
 #[tokio::test]
@@ -97,9 +125,7 @@ async fn export_dry_run_local_flat_template_prints_the_plan_and_changes_nothing(
     let before = state_objects(&bucket).await;
     let run_id = uniq("export-flat");
     let template = fixture("flat.template.json");
-    let mut args = flat_args(&run_id);
-    args.extend(["--template", &template]);
-    let r = cli(&bucket, &args);
+    let r = export_flat(&bucket, &run_id, &template, &[]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(
         r.stderr.contains(&format!(
@@ -118,12 +144,8 @@ async fn export_dry_run_local_yaml_template_plans_like_the_json_one() {
     let bucket = seeded(&[FLAT]).await;
     let (json_run, yaml_run) = (uniq("export-json"), uniq("export-yaml"));
     let (json_t, yaml_t) = (fixture("flat.template.json"), fixture("flat.template.yaml"));
-    let mut a = flat_args(&json_run);
-    a.extend(["--template", &json_t, "--json"]);
-    let j = cli(&bucket, &a);
-    let mut a = flat_args(&yaml_run);
-    a.extend(["--template", &yaml_t, "--json"]);
-    let y = cli(&bucket, &a);
+    let j = export_flat(&bucket, &json_run, &json_t, &["--json"]);
+    let y = export_flat(&bucket, &yaml_run, &yaml_t, &["--json"]);
     assert_eq!((j.code, y.code), (0, 0), "{j:?}\n{y:?}");
     let strip_keys = |s: &str, run: &str| s.replace(run, "<run>");
     assert_eq!(
@@ -134,18 +156,13 @@ async fn export_dry_run_local_yaml_template_plans_like_the_json_one() {
 
 #[tokio::test]
 async fn export_dry_run_local_three_level_cloud_assembly_plans_leaf_first() {
-    let bucket = seeded(&[NESTED, MIDDLE, LEAF]).await;
-    let before = state_objects(&bucket).await;
+    let (bucket, before) = seeded_tree().await;
     let run_id = uniq("export-nested");
     let r = export_nested(&bucket, &run_id, &[]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stderr.contains("3 template(s) uploaded"), "{r:?}");
     insta::assert_snapshot!(r.stdout);
-    assert_eq!(state_objects(&bucket).await, before);
-    // The destination names: the cdkd names with `~` replaced by `-`.
-    for name in [NESTED, &MIDDLE.replace('~', "-"), &LEAF.replace('~', "-")] {
-        assert!(!cfn_stack_exists(name).await, "{name}");
-    }
+    assert_tree_untouched(&bucket, &before).await;
     // The plan is shown, and the dry run says a real run of this tree is refused.
     assert!(
         r.stderr.contains(&format!(
@@ -161,24 +178,10 @@ async fn export_dry_run_local_three_level_cloud_assembly_plans_leaf_first() {
 /// question, any lock or any change set (docs/export.md §10.1).
 #[tokio::test]
 async fn export_statement_86_a_three_level_tree_is_refused_before_any_lock_or_change_set() {
-    let bucket = seeded(&[NESTED, MIDDLE, LEAF]).await;
-    let before = state_objects(&bucket).await;
+    let (bucket, before) = seeded_tree().await;
     let run_id = uniq("export-deep");
     let out = fixture("nested.out");
-    let r = cli(
-        &bucket,
-        &[
-            "export",
-            NESTED,
-            "--cdk-out",
-            &out,
-            "--local",
-            "--fast",
-            "-y",
-            "--run-id",
-            &run_id,
-        ],
-    );
+    let r = export_tree(&bucket, &run_id, &["--cdk-out", &out, "--fast", "-y"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
         r.stderr.contains(&format!(
@@ -186,11 +189,7 @@ async fn export_statement_86_a_three_level_tree_is_refused_before_any_lock_or_ch
         )),
         "{r:?}"
     );
-    assert_eq!(
-        state_objects(&bucket).await,
-        before,
-        "no record or lock written"
-    );
+    assert_tree_untouched(&bucket, &before).await;
     let keys = h::list_all_keys(&h::s3().await, &bucket).await;
     assert!(
         !keys
@@ -198,9 +197,6 @@ async fn export_statement_86_a_three_level_tree_is_refused_before_any_lock_or_ch
             .any(|k| k.starts_with(&format!("cdkd/_runs/{run_id}/progress"))),
         "no migrating run was started: {keys:?}"
     );
-    for name in [NESTED, &MIDDLE.replace('~', "-"), &LEAF.replace('~', "-")] {
-        assert!(!cfn_stack_exists(name).await, "{name}");
-    }
 }
 
 #[tokio::test]
@@ -308,9 +304,7 @@ async fn export_dry_run_refuses_an_existing_destination_stack_by_name() {
     let before = state_objects(&bucket).await;
     let template = fixture("flat.template.json");
     let run_id = uniq("export-dest");
-    let mut args = flat_args(&run_id);
-    args.extend(["--template", &template, "--cfn-stack-name", &dest]);
-    let r = cli(&bucket, &args);
+    let r = export_flat(&bucket, &run_id, &template, &["--cfn-stack-name", &dest]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
         r.stderr.contains(&format!("export {FLAT} refused")),
@@ -326,9 +320,7 @@ async fn export_dry_run_without_a_record_is_refused_naming_the_stack() {
     let bucket = seeded(&[]).await;
     let template = fixture("flat.template.json");
     let run_id = uniq("export-none");
-    let mut args = flat_args(&run_id);
-    args.extend(["--template", &template]);
-    let r = cli(&bucket, &args);
+    let r = export_flat(&bucket, &run_id, &template, &[]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
         r.stderr.contains(&format!("export {FLAT} refused")),
@@ -352,9 +344,7 @@ async fn export_dry_run_with_a_blocked_row_prints_the_plan_ending_in_the_refusal
     std::fs::write(&path, t.to_string()).unwrap();
     let run_id = uniq("export-blocked");
     let p = path.to_string_lossy().into_owned();
-    let mut args = flat_args(&run_id);
-    args.extend(["--template", &p]);
-    let r = cli(&bucket, &args);
+    let r = export_flat(&bucket, &run_id, &p, &[]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stdout.contains("Unrecorded"), "{r:?}");
@@ -424,100 +414,12 @@ async fn export_statement_73_cross_stack_consumers_warn_and_strict_cross_stack_r
     assert!(!cfn_stack_exists(FLAT).await);
 }
 
-/// A flat stack of real emulator resources under a fresh name: an SQS queue and an SNS
-/// topic, its record in a fresh bucket, its template (with an Output) in a file.
-struct RealStack {
-    stack: String,
-    bucket: String,
-    template: String,
-    queue_url: String,
-    topic_arn: String,
-}
-
-impl RealStack {
-    fn state_key(&self) -> String {
-        format!("cdkd/{}/{REGION}/state.json", self.stack)
-    }
-}
-
-async fn real_stack(tag: &str) -> RealStack {
-    let stack = uniq(tag);
-    let name = stack.to_lowercase();
-    let sdk = h::sdk().await;
-    let queue_url = aws_sdk_sqs::Client::new(&sdk)
-        .create_queue()
-        .queue_name(format!("{name}-work"))
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
-    let topic_arn = aws_sdk_sns::Client::new(&sdk)
-        .create_topic()
-        .name(format!("{name}-alerts"))
-        .send()
-        .await
-        .unwrap()
-        .topic_arn
-        .unwrap();
-    let record = serde_json::json!({
-        "version": 10, "stackName": stack, "region": REGION,
-        "resources": {
-            "WorkQueue": {"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {},
-                          "attributes": {}, "dependencies": [], "provisionedBy": "sdk"},
-            "AlertsTopic": {"resourceType": "AWS::SNS::Topic", "physicalId": topic_arn, "properties": {},
-                            "attributes": {}, "dependencies": [], "provisionedBy": "sdk"}
-        },
-        "outputs": {"QueueUrl": queue_url},
-        "lastModified": 1777458225000i64
-    });
-    let template = serde_json::json!({
-        "Resources": {
-            "WorkQueue": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": format!("{name}-work")}},
-            "AlertsTopic": {"Type": "AWS::SNS::Topic"}
-        },
-        "Outputs": {"QueueUrl": {"Value": {"Ref": "WorkQueue"}}}
-    });
-    let s3 = h::s3().await;
-    let bucket = h::fresh_bucket(&s3).await;
-    let key = format!("cdkd/{stack}/{REGION}/state.json");
-    h::put_raw(
-        &s3,
-        &bucket,
-        &key,
-        serde_json::to_vec_pretty(&record).unwrap(),
-    )
-    .await;
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("export_cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{stack}.template.json"));
-    std::fs::write(&path, serde_json::to_vec_pretty(&template).unwrap()).unwrap();
-    RealStack {
-        stack,
-        bucket,
-        template: path.to_string_lossy().into_owned(),
-        queue_url,
-        topic_arn,
-    }
-}
-
 /// `export <stack> --template <t> --local [--fast] --run-id <id>` (no -y, no --dry-run)
 /// on a terminal, answering `answer` to the confirmation.
 fn export_on_terminal(s: &RealStack, run_id: &str, answer: &str) -> crate::pty::PtyRun {
     let question = format!("delete the cdkd record of {} afterwards? [y/N]", s.stack);
     crate::pty::run_on_pty(
-        &[
-            "--state-bucket",
-            &s.bucket,
-            "export",
-            &s.stack,
-            "--template",
-            &s.template,
-            "--local",
-            "--fast",
-            "--run-id",
-            run_id,
-        ],
+        &s.export_args(run_id, &[]),
         &question,
         answer,
         crate::pty::Timeouts::default(),
@@ -663,12 +565,8 @@ async fn export_statement_4_a_yaml_body_in_a_txt_file_is_read_as_yaml() {
     let txt = txt.to_string_lossy().into_owned();
     let json_t = fixture("flat.template.json");
     let (txt_run, json_run) = (uniq("export-txt"), uniq("export-json"));
-    let mut a = flat_args(&txt_run);
-    a.extend(["--template", &txt, "--json"]);
-    let t = cli(&bucket, &a);
-    let mut a = flat_args(&json_run);
-    a.extend(["--template", &json_t, "--json"]);
-    let j = cli(&bucket, &a);
+    let t = export_flat(&bucket, &txt_run, &txt, &["--json"]);
+    let j = export_flat(&bucket, &json_run, &json_t, &["--json"]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!((t.code, j.code), (0, 0), "{t:?}\n{j:?}");
     assert!(
@@ -756,23 +654,10 @@ async fn export_without_a_stack_name_exports_the_only_stack_of_the_assembly() {
 /// template path. Nothing is locked or changed, no CloudFormation stack is created.
 #[tokio::test]
 async fn export_statement_81_a_nested_export_from_a_lone_template_is_refused() {
-    let bucket = seeded(&[NESTED, MIDDLE, LEAF]).await;
-    let before = state_objects(&bucket).await;
+    let (bucket, before) = seeded_tree().await;
     let template = fixture("nested.out/ExportNested.template.json");
     let run_id = uniq("export-lone");
-    let r = cli(
-        &bucket,
-        &[
-            "export",
-            NESTED,
-            "--template",
-            &template,
-            "--dry-run",
-            "--local",
-            "--run-id",
-            &run_id,
-        ],
-    );
+    let r = export_tree(&bucket, &run_id, &["--template", &template, "--dry-run"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
         r.stderr.contains(&format!("export {NESTED} refused")),
@@ -788,6 +673,5 @@ async fn export_statement_81_a_nested_export_from_a_lone_template_is_refused() {
         r.stderr.contains(&format!("warning: {NESTED} has nested stacks (MiddleNestedStackMiddleNestedStackResource9C3D5E7F) and --template reads no nested template")),
         "the CLI says why before planning: {r:?}"
     );
-    assert_eq!(state_objects(&bucket).await, before);
-    assert!(!cfn_stack_exists(NESTED).await);
+    assert_tree_untouched(&bucket, &before).await;
 }

@@ -6,6 +6,7 @@ mod destroy_cli;
 mod export_approval_cli;
 mod export_cli;
 mod export_run_cli;
+mod export_support;
 mod export_tree_cli;
 mod lock_force_unlock_cli;
 mod orphan_cli;

@@ -1,0 +1,105 @@
+//! What the export CLI tests share (export_cli, export_approval_cli): fresh names and a
+//! flat stack of real emulator resources with its record and template.
+
+use std::path::PathBuf;
+
+use cdkd_tests as h;
+use serde_json::{json, Value};
+
+pub const REGION: &str = "us-east-1";
+
+pub fn uniq(tag: &str) -> String {
+    format!("{tag}-{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
+}
+
+/// A flat stack of real emulator resources under a fresh name: an SQS queue and an SNS
+/// topic, its record in a fresh bucket, its template (with an Output) in a file.
+pub struct RealStack {
+    pub stack: String,
+    pub bucket: String,
+    /// The record as written.
+    pub record: Value,
+    /// The template file's path.
+    pub template: String,
+    pub queue_url: String,
+    pub topic_arn: String,
+}
+
+impl RealStack {
+    pub fn state_key(&self) -> String {
+        format!("cdkd/{}/{REGION}/state.json", self.stack)
+    }
+
+    /// `--state-bucket <bucket> export <stack> --template <template> --local --fast
+    /// <extra> --run-id <run_id>`: a real local run of this stack.
+    pub fn export_args<'a>(&'a self, run_id: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+        let mut args = vec!["--state-bucket", &self.bucket, "export", &self.stack];
+        args.extend(["--template", &self.template, "--local", "--fast"]);
+        args.extend_from_slice(extra);
+        args.extend(["--run-id", run_id]);
+        args
+    }
+}
+
+/// The stack `uniq(tag)`, its resources, record and template.
+pub async fn real_stack(tag: &str) -> RealStack {
+    let stack = uniq(tag);
+    let name = stack.to_lowercase();
+    let sdk = h::sdk().await;
+    let queue_url = aws_sdk_sqs::Client::new(&sdk)
+        .create_queue()
+        .queue_name(format!("{name}-work"))
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let topic_arn = aws_sdk_sns::Client::new(&sdk)
+        .create_topic()
+        .name(format!("{name}-alerts"))
+        .send()
+        .await
+        .unwrap()
+        .topic_arn
+        .unwrap();
+    let record = json!({
+        "version": 10, "stackName": stack, "region": REGION,
+        "resources": {
+            "WorkQueue": {"resourceType": "AWS::SQS::Queue", "physicalId": queue_url, "properties": {},
+                          "attributes": {}, "dependencies": [], "provisionedBy": "sdk"},
+            "AlertsTopic": {"resourceType": "AWS::SNS::Topic", "physicalId": topic_arn, "properties": {},
+                            "attributes": {}, "dependencies": [], "provisionedBy": "sdk"}
+        },
+        "outputs": {"QueueUrl": queue_url},
+        "lastModified": 1777458225000i64
+    });
+    let template = json!({
+        "Resources": {
+            "WorkQueue": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": format!("{name}-work")}},
+            "AlertsTopic": {"Type": "AWS::SNS::Topic"}
+        },
+        "Outputs": {"QueueUrl": {"Value": {"Ref": "WorkQueue"}}}
+    });
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let key = format!("cdkd/{stack}/{REGION}/state.json");
+    h::put_raw(
+        &s3,
+        &bucket,
+        &key,
+        serde_json::to_vec_pretty(&record).unwrap(),
+    )
+    .await;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("export_cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{stack}.template.json"));
+    std::fs::write(&path, serde_json::to_vec_pretty(&template).unwrap()).unwrap();
+    RealStack {
+        stack,
+        bucket,
+        record,
+        template: path.to_string_lossy().into_owned(),
+        queue_url,
+        topic_arn,
+    }
+}
