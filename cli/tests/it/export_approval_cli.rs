@@ -16,6 +16,7 @@
 //!
 //! Run: `scripts/with-emulator.sh cargo test --workspace --test e2e -- --test-threads=1 export_approval`.
 
+use crate::follower::Follower;
 use std::ops::Deref;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -432,6 +433,15 @@ async fn a_deployed_export_with_require_approval_is_shown_waiting_and_runs_appro
 
     // The test plays the plan and approval steps.
     play_plan_and_approval(&bucket, stack, run, "token-of-the-approval-task").await;
+    // `runs watch` from any machine: the run waits for approval, then the answer shows.
+    // (The emulator's Step Functions never goes past the task, so the watch is stopped
+    // once it said so.)
+    let mut watch = Follower::start(&["runs", "watch", run], &env);
+    let waiting = watch.wait_for("waiting for approval since", Duration::from_secs(60));
+    assert!(
+        waiting.starts_with("  waiting for approval since "),
+        "{waiting}"
+    );
     let show = cli(&["runs", "show", run], &env);
     assert_eq!(show.code, 0, "{show:?}");
     assert!(
@@ -466,6 +476,16 @@ async fn a_deployed_export_with_require_approval_is_shown_waiting_and_runs_appro
     let decided = read_approval(&bucket, run).await;
     let d = decided.decision.clone().expect("decided");
     assert!(d.approved);
+    let seen = watch.wait_for("approved by", Duration::from_secs(60));
+    assert!(
+        seen.contains(&format!("approved by {}", d.by)) && seen.contains("plan checked"),
+        "{seen}"
+    );
+    assert!(
+        watch.running(),
+        "the run goes on: the watch still follows it"
+    );
+    drop(watch);
     assert_eq!(d.reason.as_deref(), Some("plan checked"));
     assert!(!d.by.is_empty());
     assert_eq!(decided.token, "token-of-the-approval-task");

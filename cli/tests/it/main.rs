@@ -8,6 +8,7 @@ mod export_cli;
 mod export_run_cli;
 mod export_support;
 mod export_tree_cli;
+mod follower;
 mod lock_force_unlock_cli;
 mod orphan_cli;
 mod pty;

@@ -1,0 +1,90 @@
+//! Runs the binary for a command that follows something until it ends (`runs watch` of a
+//! run the emulator never finishes) and reads its stderr line by line as it comes, so a
+//! test can wait for a line, act, and wait for the next. The child is killed when the
+//! follower is dropped. The environment is the one `cdkd_tests::run_bin_env` gives.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+pub struct Follower {
+    child: Child,
+    lines: Receiver<String>,
+    /// Every stderr line read so far, for the failure messages.
+    seen: Vec<String>,
+}
+
+impl Follower {
+    /// Starts `cdkd-flow <args>` with the emulator's environment and `env`.
+    pub fn start(args: &[&str], env: &[(&str, &str)]) -> Follower {
+        cdkd_tests::endpoint();
+        let mut cmd = Command::new(crate::cli_binary());
+        cmd.args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .env_remove("CDKD_FLOW_DESTROY_STATE_MACHINE_ARN")
+            .env_remove("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN")
+            .env_remove("CDKD_FLOW_EXPORT_STATE_MACHINE_ARN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start cdkd-flow");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Follower {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The first line from now on that contains `text`; panics, naming what was seen,
+    /// when none comes within `timeout` or the command ended first.
+    pub fn wait_for(&mut self, text: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(text) {
+                        return line;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no line with {text:?} within {timeout:?}: {:#?}", self.seen)
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!(
+                        "the command ended before a line with {text:?}: {:#?}",
+                        self.seen
+                    )
+                }
+            }
+        }
+    }
+
+    /// Whether the command is still running.
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
