@@ -76,6 +76,12 @@ pub fn rollback_journal_key(prefix: &str, stack: &str, region: &str) -> String {
     format!("{prefix}/{stack}/{region}/rollback-journal.json")
 }
 
+/// A run's folder, where its artifacts live (plan, progress, approval, report,
+/// transient uploads): `{prefix}/_runs/{run_id}`.
+pub fn run_prefix(prefix: &str, run_id: &str) -> String {
+    format!("{prefix}/_runs/{run_id}")
+}
+
 /// A nested child's stack name: `{parent}~{logical_id}`.
 pub fn child_stack_name(parent: &str, logical_id: &str) -> String {
     format!("{parent}~{logical_id}")

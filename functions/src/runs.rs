@@ -8,9 +8,7 @@ use serde::Serialize;
 use crate::destroy::DestroyRun;
 use crate::error::StepError;
 
-pub fn run_prefix(prefix: &str, run_id: &str) -> String {
-    format!("{prefix}/_runs/{run_id}")
-}
+pub use cdkd_core::keys::run_prefix;
 
 pub fn progress_key(prefix: &str, run_id: &str) -> String {
     format!("{}/progress.json", run_prefix(prefix, run_id))
