@@ -23,7 +23,10 @@ pub const MAX_REASON_CHARS: usize = 1000;
 
 /// `<prefix>/_runs/<run-id>/approval.json`.
 pub fn approval_key(prefix: &str, run_id: &str) -> String {
-    format!("{}/{APPROVAL_FILE}", crate::keys::run_prefix(prefix, run_id))
+    format!(
+        "{}/{APPROVAL_FILE}",
+        crate::keys::run_prefix(prefix, run_id)
+    )
 }
 
 /// `approval.json`: one request for one attempt of the approval task, and its decision.

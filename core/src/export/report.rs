@@ -90,12 +90,7 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
             shown(&s.cfn_stack_name),
             shown(&s.cfn_stack_name)
         ));
-        if is_plain(&s.cfn_stack_name) && is_plain(&s.region) {
-            commands.push(format!(
-                "aws cloudformation describe-stacks --stack-name {} --region {}",
-                s.cfn_stack_name, s.region
-            ));
-        }
+        commands.extend(cfn_command("describe-stacks", s, ""));
     }
     let flying = |s: &StackProgress| in_flight.iter().any(|f| f.stack == s.stack);
     let submitted = run.stacks.iter().any(|s| s.stage >= StackStage::Importing);
@@ -138,11 +133,8 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
                 redo.push(format!(
                     "{cdkd}: the phase-1 IMPORT into CloudFormation stack {cfn} did not complete; the cdkd record is unchanged. CloudFormation may hold {cfn} in REVIEW_IN_PROGRESS or IMPORT_ROLLBACK_COMPLETE (it holds none of the resources then): delete it, then {then}"
                 ));
-                if !flying(s) && is_plain(&s.cfn_stack_name) && is_plain(&s.region) {
-                    commands.push(format!(
-                        "aws cloudformation delete-stack --stack-name {} --region {}",
-                        s.cfn_stack_name, s.region
-                    ));
+                if !flying(s) {
+                    commands.extend(cfn_command("delete-stack", s, ""));
                 }
             }
             StackStage::Imported | StackStage::PreDeleted | StackStage::Updating => {
@@ -159,23 +151,13 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
                     "{cdkd}: phase 1 succeeded: CloudFormation stack {cfn} ({region}) holds the {} imported resource(s). Phase 2 did not complete, so the stack lacks its Outputs and the {} resource(s) phase 2 creates.{deleted} The cdkd record is unchanged, but do not run `cdkd deploy` on it: fix the cause, apply the full template to {cfn} with an UPDATE change set, then forget the record with `cdkd-flow state orphan {cdkd}`. Running the export again is refused while {cfn} exists",
                     s.imported_resources, s.phase2_resources
                 ));
-                if is_plain(&s.stack) && is_plain(&s.region) {
-                    commands.push(format!(
-                        "cdkd-flow state orphan {} --stack-region {}",
-                        s.stack, s.region
-                    ));
-                }
+                commands.extend(orphan_command(s));
             }
             StackStage::Migrated => {
                 redo.push(format!(
                     "{cdkd}: the migration succeeded (CloudFormation stack {cfn} holds it), but its cdkd record was not deleted: forget it with `cdkd-flow state orphan {cdkd}` (never `cdkd destroy`)"
                 ));
-                if is_plain(&s.stack) && is_plain(&s.region) {
-                    commands.push(format!(
-                        "cdkd-flow state orphan {} --stack-region {}",
-                        s.stack, s.region
-                    ));
-                }
+                commands.extend(orphan_command(s));
             }
             StackStage::Cleaned => {}
         }
@@ -265,11 +247,31 @@ fn flips(run: &ExportRun, p: &StackProgress, redo: &mut Vec<String>, commands: &
             shown(&c.stack),
             shown(&c.cfn_stack_name)
         ));
-        if is_plain(&c.cfn_stack_name) && is_plain(&c.region) {
-            commands.push(format!(
-                "aws cloudformation update-stack --stack-name {} --region {} --use-previous-template --tags Key=cdkd:nested-export-flip,Value=by-hand --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND",
-                c.cfn_stack_name, c.region
-            ));
-        }
+        commands.extend(cfn_command(
+            "update-stack",
+            c,
+            " --use-previous-template --tags Key=cdkd:nested-export-flip,Value=by-hand --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND",
+        ));
     }
+}
+
+/// `aws cloudformation <what> --stack-name <cfn> --region <region><rest>` for a stack,
+/// only when its CloudFormation name and region are plain values (docs/export.md §8.3).
+fn cfn_command(what: &str, s: &StackProgress, rest: &str) -> Option<String> {
+    (is_plain(&s.cfn_stack_name) && is_plain(&s.region)).then(|| {
+        format!(
+            "aws cloudformation {what} --stack-name {} --region {}{rest}",
+            s.cfn_stack_name, s.region
+        )
+    })
+}
+
+/// `cdkd-flow state orphan <stack> --stack-region <region>`, only when both are plain.
+fn orphan_command(s: &StackProgress) -> Option<String> {
+    (is_plain(&s.stack) && is_plain(&s.region)).then(|| {
+        format!(
+            "cdkd-flow state orphan {} --stack-region {}",
+            s.stack, s.region
+        )
+    })
 }
