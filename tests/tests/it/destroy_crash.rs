@@ -7,7 +7,7 @@
 //! twice. 100 seeds, against the emulator's S3 (state, lock, run artifacts) with an
 //! in-memory cloud behind the deleter.
 //!
-//! Run: `scripts/with-emulator.sh cargo test -p cdkd-tests --test destroy_crash`.
+//! Run: `scripts/with-emulator.sh cargo test -p cdkd-tests --test e2e -- destroy_crash`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
