@@ -39,6 +39,8 @@ pub enum StoreError {
     Delete {
         stack: String,
         region: String,
+        /// The object whose delete failed (the region key, or the legacy key).
+        key: String,
         message: String,
     },
     /// Listing the records failed, or a listed key would not decode.
@@ -540,6 +542,7 @@ impl StateStore {
             .map_err(|f| StoreError::Delete {
                 stack: flatten_str(stack),
                 region: "legacy".into(),
+                key: legacy.clone(),
                 message: f.message,
             })
     }
@@ -547,16 +550,22 @@ impl StateStore {
     /// Deletes a record (docs/state-and-lock.md §2.4): the region key; the legacy key too when its
     /// body's region equals `region`; the rollback journal best-effort.
     pub async fn delete_state(&self, stack: &str, region: &str) -> Result<(), StoreError> {
-        let del_err = |f: Failure| StoreError::Delete {
-            stack: flatten_str(stack),
-            region: flatten_str(region),
-            message: f.message,
+        let del_err = |key: &str| {
+            let key = key.to_string();
+            move |f: Failure| StoreError::Delete {
+                stack: flatten_str(stack),
+                region: flatten_str(region),
+                key,
+                message: f.message,
+            }
         };
         let key = keys::state_key(&self.prefix, stack, region);
-        self.delete_raw(&key, None).await.map_err(del_err)?;
+        self.delete_raw(&key, None).await.map_err(del_err(&key))?;
         let legacy = keys::legacy_state_key(&self.prefix, stack);
         if self.legacy_body_region(&legacy).await.as_deref() == Some(region) {
-            self.delete_raw(&legacy, None).await.map_err(del_err)?;
+            self.delete_raw(&legacy, None)
+                .await
+                .map_err(del_err(&legacy))?;
         }
         let journal = keys::rollback_journal_key(&self.prefix, stack, region);
         if let Err(f) = self.delete_raw(&journal, None).await {

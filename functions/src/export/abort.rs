@@ -42,10 +42,8 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
     match ctx.progress().await {
         Ok(mut rec) => {
             for s in rec.stacks.iter_mut() {
-                for key in std::mem::take(&mut s.uploads) {
-                    if let Err(e) = ctx.store.delete_object(&key).await {
-                        tracing::warn!("transient template {key} not deleted: {e}");
-                    }
+                for left in ctx.delete_uploads(s).await {
+                    tracing::warn!("{left}");
                 }
             }
             rec.failure = Some(cause.clone());

@@ -8,7 +8,7 @@ use cdkd_aws::cfn::Cfn;
 use cdkd_aws::changeset::{NewChangeSet, TemplateRef};
 use cdkd_aws::{HeldLock, StateStore};
 use cdkd_core::export::execute::{
-    next_action, wait_seconds, ExportRun, InFlight, Next, Pending, MAX_IN_FLIGHT,
+    next_action, wait_seconds, ExportRun, InFlight, Next, Pending, StackProgress, MAX_IN_FLIGHT,
 };
 use cdkd_core::export::params::{no_echo_value, parse_parameter_tokens, resolve_root, StackParams};
 use cdkd_core::export::phases::{delivery, Delivery, Phase, CAPABILITIES};
@@ -155,6 +155,23 @@ impl<'a> Ctx<'a> {
         runs::write(&self.store, &self.progress_key(), rec).await?;
         keep(&self.progress_read, rec.clone());
         Ok(())
+    }
+
+    /// Deletes a stack's transient template uploads (docs/export.md §10.2); one that
+    /// cannot be deleted stays listed, for a retry or the abort. Returns a line per
+    /// upload left.
+    pub async fn delete_uploads(&self, s: &mut StackProgress) -> Vec<String> {
+        let mut left = Vec::new();
+        for key in std::mem::take(&mut s.uploads) {
+            if let Err(e) = self.store.delete_object(&key).await {
+                left.push(format!(
+                    "the transient template s3://{}/{key} was not deleted: {e}",
+                    self.store.bucket
+                ));
+                s.uploads.push(key);
+            }
+        }
+        left
     }
 
     /// The template the CLI uploaded for `plan`'s stack.

@@ -43,7 +43,12 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
                     s.stage = StackStage::Cleaned;
                 }
                 Err(e) => {
-                    let key = leftover_key(&ctx, &s.stack, key).await;
+                    // The key whose delete failed: the region key, or the legacy key
+                    // when the region key was deleted before it.
+                    let key = match &e {
+                        cdkd_aws::StoreError::Delete { key, .. } => key.clone(),
+                        _ => key,
+                    };
                     tracing::warn!(
                         "export of {}: the cdkd record s3://{}/{key} of migrated stack {} was not deleted ({e}); deleting the others",
                         shown(&ctx.carry.run.stack),
@@ -60,16 +65,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
                 .remove_from_exports_index(&s.stack, &s.region)
                 .await;
         }
-        // An upload that cannot be deleted stays listed, for a retry or the abort.
-        for key in std::mem::take(&mut s.uploads) {
-            if let Err(e) = ctx.store.delete_object(&key).await {
-                warnings.push(format!(
-                    "the transient template s3://{}/{key} was not deleted: {e}",
-                    ctx.store.bucket
-                ));
-                s.uploads.push(key);
-            }
-        }
+        warnings.extend(ctx.delete_uploads(s).await);
     }
     if !leftover.is_empty() {
         // Saved first, so the report (the abort's, once the retries are spent) says
@@ -99,13 +95,4 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
         report_key: key,
         report,
     })
-}
-
-/// The key a failed `delete_state` left: the region key, unless it is gone (deleted
-/// before the legacy key, which holds this region's body, failed).
-async fn leftover_key(ctx: &Ctx<'_>, stack: &str, region_key: String) -> String {
-    match ctx.store.get_raw(&region_key).await {
-        Ok(None) => cdkd_core::keys::legacy_state_key(&ctx.store.prefix, stack),
-        _ => region_key,
-    }
 }
