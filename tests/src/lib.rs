@@ -235,14 +235,7 @@ pub struct CliRun {
 /// `args` against the emulator, with extra environment variables (and no state machine
 /// from the environment unless given).
 pub fn run_bin_env(bin: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> CliRun {
-    endpoint();
-    let mut cmd = std::process::Command::new(bin);
-    cmd.args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .env_remove("CDKD_FLOW_DESTROY_STATE_MACHINE_ARN")
-        .env_remove("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN")
-        .env_remove("CDKD_FLOW_EXPORT_STATE_MACHINE_ARN");
+    let mut cmd = bin_command(bin, args);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -252,6 +245,21 @@ pub fn run_bin_env(bin: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// `bin <args>` with the environment every test run of a binary gets: the emulator's
+/// (checked to be on 127.0.0.1), `NO_COLOR`, no `RUST_LOG`, no state machine from the
+/// environment. The caller sets stdio and any further variables.
+pub fn bin_command(bin: &std::path::Path, args: &[&str]) -> std::process::Command {
+    endpoint();
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .env_remove("CDKD_FLOW_DESTROY_STATE_MACHINE_ARN")
+        .env_remove("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN")
+        .env_remove("CDKD_FLOW_EXPORT_STATE_MACHINE_ARN");
+    cmd
 }
 
 /// POSTs raw to the emulator (its own `/moto-api/...`, or a form-encoded AWS call the

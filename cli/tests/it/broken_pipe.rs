@@ -3,9 +3,9 @@
 //! buffer (so a write certainly fails with EPIPE after the reader has gone).
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use cdkd_tests::{endpoint, fresh_bucket, put_raw, s3, sdk};
+use cdkd_tests::{fresh_bucket, put_raw, s3, sdk};
 use serde_json::json;
 
 /// What a run whose stdout reader went away after one line left behind.
@@ -18,14 +18,7 @@ struct Closed {
 /// Runs `cdkd-flow <args>` with stdout piped, reads one line, closes the read end, and
 /// waits for the process.
 fn run_and_close_after_one_line(args: &[&str]) -> Closed {
-    endpoint();
-    let mut child = Command::new(crate::cli_binary())
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .env_remove("CDKD_FLOW_DESTROY_STATE_MACHINE_ARN")
-        .env_remove("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN")
-        .env_remove("CDKD_FLOW_EXPORT_STATE_MACHINE_ARN")
+    let mut child = crate::cli_command(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -18,7 +18,7 @@
 
 use crate::follower::Follower;
 use std::ops::Deref;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::export_support::{real_stack, uniq, RealStack, REGION};
@@ -55,11 +55,7 @@ async fn seeded(tag: &str) -> Seeded {
 /// `cdkd-flow export <stack> --template ... --local --fast --require-approval` as a
 /// child process (it waits for the decision).
 fn start_local_export(s: &Seeded) -> Child {
-    h::endpoint();
-    Command::new(crate::cli_binary())
-        .args(s.export_args(&s.run_id, &["--require-approval"]))
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
+    crate::cli_command(&s.export_args(&s.run_id, &["--require-approval"]))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,10 +1,10 @@
 //! Runs the binary for a command that follows something until it ends (`runs watch` of a
 //! run the emulator never finishes) and reads its stderr line by line as it comes, so a
 //! test can wait for a line, act, and wait for the next. The child is killed when the
-//! follower is dropped. The environment is the one `cdkd_tests::run_bin_env` gives.
+//! follower is dropped. The environment is `crate::cli_command`'s.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -18,15 +18,8 @@ pub struct Follower {
 impl Follower {
     /// Starts `cdkd-flow <args>` with the emulator's environment and `env`.
     pub fn start(args: &[&str], env: &[(&str, &str)]) -> Follower {
-        cdkd_tests::endpoint();
-        let mut cmd = Command::new(crate::cli_binary());
-        cmd.args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("RUST_LOG")
-            .env_remove("CDKD_FLOW_DESTROY_STATE_MACHINE_ARN")
-            .env_remove("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN")
-            .env_remove("CDKD_FLOW_EXPORT_STATE_MACHINE_ARN")
-            .stdin(Stdio::null())
+        let mut cmd = crate::cli_command(args);
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         for (k, v) in env {

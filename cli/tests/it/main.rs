@@ -22,6 +22,12 @@ pub fn cli_binary() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_cdkd-flow"))
 }
 
+/// `cdkd-flow <args>` as a command with the tests' environment (`cdkd_tests::bin_command`),
+/// for a test that spawns it itself.
+pub fn cli_command(args: &[&str]) -> std::process::Command {
+    cdkd_tests::bin_command(&cli_binary(), args)
+}
+
 /// Runs `cdkd-flow <args>` against the emulator with extra environment variables.
 pub fn run_cli_env(args: &[&str], env: &[(&str, &str)]) -> cdkd_tests::CliRun {
     cdkd_tests::run_bin_env(&cli_binary(), args, env)

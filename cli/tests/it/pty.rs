@@ -13,7 +13,7 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -58,16 +58,9 @@ struct Screen {
 /// is typed (e.g. `"n\n"`). Panics when the run outlasts `t.run` (the child is killed
 /// first) or the terminal cannot be opened.
 pub fn run_on_pty(args: &[&str], question: &str, answer: &str, t: Timeouts) -> PtyRun {
-    cdkd_tests::endpoint();
     let (master, slave) = open_pty();
-    let mut cmd = Command::new(crate::cli_binary());
-    cmd.args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .env_remove("CDKD_FLOW_DESTROY_STATE_MACHINE_ARN")
-        .env_remove("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN")
-        .env_remove("CDKD_FLOW_EXPORT_STATE_MACHINE_ARN")
-        .stdin(Stdio::from(slave.try_clone().expect("dup the pty slave")))
+    let mut cmd = crate::cli_command(args);
+    cmd.stdin(Stdio::from(slave.try_clone().expect("dup the pty slave")))
         .stdout(Stdio::piped())
         .stderr(Stdio::from(slave));
     let mut child = cmd.spawn().expect("run cdkd-flow");
