@@ -117,3 +117,29 @@ pub async fn run_instance(
         .unwrap()
         .to_owned()
 }
+
+/// A real SQS queue named `name`; its URL.
+pub async fn queue(c: &SdkConfig, name: &str) -> String {
+    aws_sdk_sqs::Client::new(c)
+        .create_queue()
+        .queue_name(name)
+        .send()
+        .await
+        .expect("create the queue")
+        .queue_url()
+        .expect("a queue URL")
+        .to_string()
+}
+
+/// A real SNS topic named `name`; its ARN.
+pub async fn topic(c: &SdkConfig, name: &str) -> String {
+    aws_sdk_sns::Client::new(c)
+        .create_topic()
+        .name(name)
+        .send()
+        .await
+        .expect("create the topic")
+        .topic_arn()
+        .expect("a topic ARN")
+        .to_string()
+}

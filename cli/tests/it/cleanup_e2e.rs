@@ -28,24 +28,8 @@ async fn seed_stack(
     bucket: &str,
     stack: &str,
 ) -> (String, String) {
-    let sqs = aws_sdk_sqs::Client::new(sdk);
-    let sns = aws_sdk_sns::Client::new(sdk);
-    let url = sqs
-        .create_queue()
-        .queue_name(uniq("q"))
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
-    let arn = sns
-        .create_topic()
-        .name(uniq("t"))
-        .send()
-        .await
-        .unwrap()
-        .topic_arn
-        .unwrap();
+    let url = cdkd_tests::fixtures::queue(sdk, &uniq("q")).await;
+    let arn = cdkd_tests::fixtures::topic(sdk, &uniq("t")).await;
     let record = json!({
         "version": 10, "stackName": stack, "region": "us-east-1",
         "resources": {

@@ -46,22 +46,8 @@ pub async fn real_stack(tag: &str) -> RealStack {
     let stack = uniq(tag);
     let name = stack.to_lowercase();
     let sdk = h::sdk().await;
-    let queue_url = aws_sdk_sqs::Client::new(&sdk)
-        .create_queue()
-        .queue_name(format!("{name}-work"))
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
-    let topic_arn = aws_sdk_sns::Client::new(&sdk)
-        .create_topic()
-        .name(format!("{name}-alerts"))
-        .send()
-        .await
-        .unwrap()
-        .topic_arn
-        .unwrap();
+    let queue_url = h::fixtures::queue(&sdk, &format!("{name}-work")).await;
+    let topic_arn = h::fixtures::topic(&sdk, &format!("{name}-alerts")).await;
     let record = json!({
         "version": 10, "stackName": stack, "region": REGION,
         "resources": {

@@ -27,28 +27,12 @@ pub async fn cfn() -> aws_sdk_cloudformation::Client {
 
 /// A real SQS queue named `name`; its URL.
 pub async fn queue(name: &str) -> String {
-    aws_sdk_sqs::Client::new(&h::sdk().await)
-        .create_queue()
-        .queue_name(name)
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_string()
+    h::fixtures::queue(&h::sdk().await, name).await
 }
 
 /// A real SNS topic named `name`; its ARN.
 pub async fn topic(name: &str) -> String {
-    aws_sdk_sns::Client::new(&h::sdk().await)
-        .create_topic()
-        .name(name)
-        .send()
-        .await
-        .unwrap()
-        .topic_arn()
-        .unwrap()
-        .to_string()
+    h::fixtures::topic(&h::sdk().await, name).await
 }
 
 /// The step Route's loop runs next; `None` when the cleanup is next.
