@@ -273,11 +273,7 @@ async fn export_steps_statement_85_a_two_level_tree_imports_the_child_then_the_r
     }
     let carry = driven.unwrap();
     assert_eq!(carry.next, Next::Cleanup);
-    let done = r
-        .step("export-cleanup", serde_json::to_value(&carry).unwrap())
-        .await
-        .expect("cleanup");
-    assert_eq!(done["report"]["outcome"], "migrated", "{done}");
+    r.clean_up(&carry).await;
 
     let c = described(&child_cfn).await.expect("the child's stack");
     let root_described = described(&root).await.expect("the root's stack");
@@ -346,11 +342,7 @@ async fn export_steps_siblings_are_imported_side_by_side_and_the_root_adopts_bot
     both.sort();
     assert_eq!(peak, both, "both children were in flight at once");
     assert!(!root_started_with_children_in_flight);
-    let done = r
-        .step("export-cleanup", serde_json::to_value(&carry).unwrap())
-        .await
-        .expect("cleanup");
-    assert_eq!(done["report"]["outcome"], "migrated", "{done}");
+    r.clean_up(&carry).await;
     let root_id = described(&root)
         .await
         .expect("the root's stack")
@@ -394,11 +386,7 @@ async fn export_steps_statement_88_a_no_echo_parameter_passed_to_a_child_is_reso
         .drive(carry, Next::Cleanup)
         .await
         .expect("the tree migrates");
-    let done = r
-        .step("export-cleanup", serde_json::to_value(&carry).unwrap())
-        .await
-        .expect("cleanup");
-    assert_eq!(done["report"]["outcome"], "migrated", "{done}");
+    r.clean_up(&carry).await;
     let stack = described(&child_cfn).await.expect("the child's stack");
     let keys: Vec<_> = stack
         .parameters()
@@ -484,11 +472,7 @@ async fn export_steps_statement_89_a_custom_resource_only_in_the_parent_is_creat
         .drive(carry, Next::Cleanup)
         .await
         .expect("the tree migrates");
-    let done = r
-        .step("export-cleanup", serde_json::to_value(&carry).unwrap())
-        .await
-        .expect("cleanup");
-    assert_eq!(done["report"]["outcome"], "migrated", "{done}");
+    r.clean_up(&carry).await;
     let events = provider.await.unwrap();
     assert!(
         events[0]["StackId"]

@@ -126,6 +126,17 @@ impl Steps {
         self.drive_watching(carry, stop, &mut |_| {}).await
     }
 
+    /// Runs `export-cleanup` on a run that reached it; its output, whose report must say
+    /// the tree migrated.
+    pub async fn clean_up(&self, carry: &Carry) -> Value {
+        let done = self
+            .step("export-cleanup", serde_json::to_value(carry).unwrap())
+            .await
+            .expect("cleanup");
+        assert_eq!(done["report"]["outcome"], "migrated", "{done}");
+        done
+    }
+
     /// As `drive`, showing `seen` the carried state after every step.
     pub async fn drive_watching(
         &self,
