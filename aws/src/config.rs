@@ -3,14 +3,34 @@
 //! client built path-style when an endpoint is set (the local emulator).
 
 use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_smithy_http_client::proxy::ProxyConfig;
+use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
+use aws_smithy_http_client::{Builder, ConnectorBuilder};
+use aws_smithy_runtime_api::client::http::SharedHttpClient;
 
 /// Region used when neither the caller nor the SDK chain names one.
 pub const FALLBACK_REGION: &str = "us-east-1";
 
-/// Loads the SDK configuration from the default chain. An explicit `profile` / `region`
-/// wins over the chain; when no region is found anywhere, `us-east-1` is used.
+/// The HTTPS client of every AWS call: what the SDK's default client is (hyper 1, rustls,
+/// the connector settings and sleep of each client, `HTTPS_PROXY` / `NO_PROXY` from the
+/// environment), with rustls on ring instead of aws-lc (docs/build.md says why).
+pub fn https_client() -> SharedHttpClient {
+    Builder::new().build_with_connector_fn(|settings, components| {
+        let mut conn = ConnectorBuilder::default().tls_provider(Provider::Rustls(CryptoMode::Ring));
+        conn.set_connector_settings(settings.cloned());
+        if let Some(c) = components {
+            conn.set_sleep_impl(c.sleep_impl());
+        }
+        conn.set_proxy_config(Some(ProxyConfig::from_env()));
+        conn.build()
+    })
+}
+
+/// Loads the SDK configuration from the default chain, every client on [`https_client`].
+/// An explicit `profile` / `region` wins over the chain; when no region is found
+/// anywhere, `us-east-1` is used.
 pub async fn load_sdk_config(profile: Option<&str>, region: Option<&str>) -> SdkConfig {
-    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    let mut loader = aws_config::defaults(BehaviorVersion::latest()).http_client(https_client());
     if let Some(p) = profile.filter(|p| !p.is_empty()) {
         loader = loader.profile_name(p);
     }
@@ -88,6 +108,43 @@ pub fn cli_region(flag: Option<&str>, aws_region_env: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The client speaks TLS (rustls on ring is wired in): a request to an `https`
+    /// endpoint opens with a TLS handshake record. The listener is on 127.0.0.1 and
+    /// hangs up after the first bytes, so the call fails, as a dispatch failure.
+    #[tokio::test]
+    async fn https_client_opens_a_tls_handshake_with_rustls_on_ring() {
+        use aws_sdk_sts::config::{Credentials, SharedCredentialsProvider};
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let first = tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let mut head = [0u8; 3];
+            sock.read_exact(&mut head).await.unwrap();
+            head
+        });
+        let cfg = SdkConfig::builder()
+            .http_client(https_client())
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::from_static("us-east-1"))
+            .endpoint_url(format!("https://127.0.0.1:{port}"))
+            .credentials_provider(SharedCredentialsProvider::new(Credentials::for_tests()))
+            .retry_config(aws_config::retry::RetryConfig::disabled())
+            .build();
+        let err = aws_sdk_sts::Client::new(&cfg)
+            .get_caller_identity()
+            .send()
+            .await
+            .expect_err("the listener never answers");
+        let head = first.await.unwrap();
+        // A TLS record: content type 22 (handshake), protocol major version 3.
+        assert_eq!(head[..2], [0x16, 0x03], "not a TLS handshake: {head:?}");
+        assert!(
+            matches!(err, aws_sdk_sts::error::SdkError::DispatchFailure(_)),
+            "{err:?}"
+        );
+    }
 
     #[test]
     fn cli_region_flag_wins_over_env() {

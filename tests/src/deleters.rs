@@ -2,7 +2,7 @@
 //! registry built from it, a request as the workflow persists it, and a delete polled
 //! until it is no longer in flight.
 
-use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_config::SdkConfig;
 use cdkd_deleters::clients::{registry_from_config, s3_client};
 use cdkd_deleters::{DeleteError, DeleteProgress, DeleteRequest, Registry};
 use serde_json::{json, Value};
@@ -20,10 +20,7 @@ pub async fn cfg(region: &str) -> SdkConfig {
         url.starts_with("http://127.0.0.1:") || url.starts_with("http://localhost:"),
         "AWS_ENDPOINT_URL={url:?} is not the local emulator: run under scripts/with-emulator.sh"
     );
-    aws_config::defaults(BehaviorVersion::latest())
-        .region(Region::new(region.to_owned()))
-        .load()
-        .await
+    cdkd_aws::config::load_sdk_config(None, Some(region)).await
 }
 
 /// The deleter registry of `region`.

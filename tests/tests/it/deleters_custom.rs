@@ -8,7 +8,7 @@
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_config::SdkConfig;
 use cdkd_deleters::clients::{registry_from_config, s3_client};
 use cdkd_deleters::{DeleteErrorKind, DeleteProgress, DeleteRequest, Handle, Registry, RunContext};
 use serde_json::{json, Value};
@@ -19,10 +19,7 @@ async fn cfg() -> SdkConfig {
         url.starts_with("http://127.0.0.1:") || url.starts_with("http://localhost:"),
         "AWS_ENDPOINT_URL={url:?} is not the local emulator: run under scripts/with-emulator.sh"
     );
-    aws_config::defaults(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .load()
-        .await
+    cdkd_aws::config::load_sdk_config(None, Some("us-east-1")).await
 }
 
 fn unique(tag: &str) -> String {
