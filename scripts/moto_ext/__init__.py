@@ -4,7 +4,7 @@ CloudFormation's `DescribeType` (served from cfn-lint's registry schemas, see
 CloudFormation resource import (IMPORT change sets, see `cfn_import`), which patches
 moto's CloudFormation classes when the middleware is built, SNS-backed custom resources
 (see `cfn_custom`) and S3's `GetBucketVersioning` root element (see `s3_fixes`), patched
-at the same time. Before any of them, a test facility that is not AWS behaviour: fault
+at the same time, as is moto's per-request listing of its own package (see `dispatch`). Before any of them, a test facility that is not AWS behaviour: fault
 injection (see `faults`), which makes the emulator refuse chosen requests as a test
 registered them at `/_cdkd_emulator/faults`.
 
@@ -31,8 +31,9 @@ class Extensions:
         self.types = types or registry.Registry()
         self.faults = faults.Faults()
         # Imported here: moto's CloudFormation parser imports most of moto.
-        from . import cfn_custom, cfn_import, s3_fixes
+        from . import cfn_custom, cfn_import, dispatch, s3_fixes
 
+        dispatch.install()
         cfn_import.install()
         cfn_custom.install()
         s3_fixes.install()

@@ -115,8 +115,21 @@ def check_import() -> None:
     run(SelfTestError)
 
 
+def check_dispatch() -> None:
+    """The listing of moto's backend modules, made once, is the directory's."""
+    import moto.backends
+
+    from . import dispatch
+
+    dispatch.install()
+    listed, on_disk = list(moto.backends.list_of_moto_modules()), dispatch.original_listing()
+    if listed != on_disk or "s3" not in listed:
+        raise SelfTestError(f"moto's backend modules listed once {listed[:5]}... differ from the directory's {on_disk[:5]}...")
+
+
 def self_test() -> None:
     """Raises SelfTestError naming what is wrong."""
     check_versions()
+    check_dispatch()
     check_registry()
     check_import()
