@@ -39,12 +39,17 @@ node_modules/.installed: package.json
 
 setup: $(VENV)/.installed node_modules/.installed
 
+# Every target `make test` runs: the binaries, the unit-test and integration binaries,
+# the benches, then the emulator binaries (`e2e`: test = false, so that `--tests` leaves
+# them out, and cargo lets `--tests` override a named `--test`). Not the examples: the
+# benchmark targets below build them, and `make lint` checks them (docs/testing.md).
 build:
-	$(CARGO) build --workspace --all-targets
+	$(CARGO) build --workspace --bins --tests --benches
+	$(CARGO) build --workspace --test e2e
 
 # One build of every target (the CLI's end-to-end tests run the cdkd-flow binary cargo
 # built for them, CARGO_BIN_EXE_cdkd-flow). Then every crate's unit tests and the pure
-# integration binaries (`it`); then the two binaries that talk to the emulator (`e2e`:
+# integration binaries (`it`), which `--tests` selects (every test target but `e2e`); then the two binaries that talk to the emulator (`e2e`:
 # cdkd-tests and the CLI's) and the emulator's Python tests side by side, each on an
 # emulator of its own (scripts/run-e2e.sh), one test at a time inside a binary: a
 # single-threaded emulator's Step Functions interpreter switch is emulator-wide. (The
@@ -59,7 +64,7 @@ test:
 	$(MAKE) --no-print-directory -j2 build check-templates
 	scripts/check-features.sh
 	@status=0; \
-	$(CARGO) test --workspace --no-fail-fast --lib --bins --test it || status=1; \
+	$(CARGO) test --workspace --no-fail-fast --tests || status=1; \
 	$(CARGO) test --workspace --no-fail-fast --doc || status=1; \
 	CARGO=$(CARGO) scripts/run-e2e.sh || status=1; \
 	exit $$status
@@ -106,7 +111,7 @@ check-templates: setup
 
 lint: setup check-templates
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --test e2e -- -D warnings
 
 # target/lambda/cdkd-step/bootstrap, the one binary every step's function runs (its
 # Handler names the step; infra/template.yaml's Globals CodeUri points here), and its zip

@@ -73,39 +73,3 @@ pub async fn invoke(step: &str, payload: Value, deps: &Deps) -> Result<Value, St
         other => Err(StepError::bad_input(format!("no step named '{other}'"))),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_handler_names_a_step_or_nothing() {
-        for (step, _) in STEPS {
-            assert_eq!(step_named(step), Some(*step));
-        }
-        assert_eq!(step_named("bootstrap"), None);
-        assert_eq!(step_named(""), None);
-    }
-
-    #[test]
-    fn every_substitution_in_the_definitions_names_a_step() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../statemachines");
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if !path.to_string_lossy().ends_with(".asl.json") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            for part in text.split("${").skip(1) {
-                let name = &part[..part.find('}').unwrap()];
-                if name.ends_with("FunctionArn") {
-                    assert!(
-                        step_for_substitution(name).is_some(),
-                        "{}: ${{{name}}} names no step",
-                        path.display()
-                    );
-                }
-            }
-        }
-    }
-}

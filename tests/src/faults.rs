@@ -109,7 +109,8 @@ impl Fault {
         self
     }
 
-    fn body(&self) -> Value {
+    /// The registration the emulator receives at `/_cdkd_emulator/faults`.
+    pub fn body(&self) -> Value {
         let mut v = json!({"status": self.status, "code": self.code, "message": self.message});
         if let Some(p) = &self.path {
             v["path"] = json!(p);
@@ -253,51 +254,4 @@ fn request(method: &str, path: &str, body: Option<&str>) -> Result<(u16, String)
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| format!("{method} {path}: no status line: {head}"))?;
     Ok((status, answer.to_owned()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exact_path_escapes_the_metacharacters_and_anchors() {
-        assert_eq!(
-            exact_path("t-b", "cdkd/App~Db/us-east-1/state.json"),
-            r"^/t-b/cdkd/App~Db/us-east-1/state\.json$"
-        );
-        assert_eq!(
-            regex_escape("a+b(c)[d]{e}|f?*^$\\"),
-            r"a\+b\(c\)\[d\]\{e\}\|f\?\*\^\$\\"
-        );
-    }
-
-    #[test]
-    fn a_cfn_fault_names_its_action_and_params_and_no_path() {
-        let f = Fault::cfn(
-            "CreateChangeSet",
-            &[
-                ("StackName", &exact("App-Db")),
-                ("ChangeSetType", "^UPDATE$"),
-            ],
-            "ValidationError",
-            "refused",
-        )
-        .times(2);
-        assert_eq!(
-            f.body(),
-            json!({"action": "CreateChangeSet", "params": {"StackName": "^App-Db$", "ChangeSetType": "^UPDATE$"},
-                   "status": 400, "code": "ValidationError", "message": "refused", "times": 2})
-        );
-        assert_eq!(exact("a.b~c"), r"^a\.b~c$");
-    }
-
-    #[test]
-    fn the_body_names_only_what_is_set() {
-        let f = Fault::s3_delete_denied("b", "k").times(1);
-        assert_eq!(
-            f.body(),
-            json!({"method": "DELETE", "path": "^/b/k$", "status": 403, "code": "AccessDenied",
-                   "message": "Access Denied", "times": 1})
-        );
-    }
 }

@@ -1,3 +1,4 @@
 //! The one integration-test binary of cdkd-functions.
 
 mod consistency;
+mod inputs;

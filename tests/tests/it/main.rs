@@ -19,6 +19,7 @@ mod export_phase_faults;
 mod export_plan;
 mod export_steps;
 mod export_support;
+mod faults_spec;
 mod lock_protocol;
 mod orphan_live_attributes;
 mod refresh_readers;
