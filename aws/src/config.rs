@@ -13,7 +13,7 @@ pub const FALLBACK_REGION: &str = "us-east-1";
 
 /// The HTTPS client of every AWS call: what the SDK's default client is (hyper 1, rustls,
 /// the connector settings and sleep of each client, `HTTPS_PROXY` / `NO_PROXY` from the
-/// environment), with rustls on ring instead of aws-lc (docs/build.md says why).
+/// environment), with rustls on ring instead of aws-lc (docs/testing.md §1.3 says why).
 pub fn https_client() -> SharedHttpClient {
     Builder::new().build_with_connector_fn(|settings, components| {
         let mut conn = ConnectorBuilder::default().tls_provider(Provider::Rustls(CryptoMode::Ring));
