@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks that `cargo build -p cdkd-flow` (what `make demo` builds) resolves every crate
-# with the same features as the test build (`--workspace --all-targets`, dev-dependencies
+# with the same features as the test build (`make build`: `--workspace`, dev-dependencies
 # included), and so does `cargo test -p cdkd-tests`. Where they
 # differ, that build compiles those crates (and, for tokio or an SDK runtime crate, the
 # whole SDK) a second time. aws/Cargo.toml names the features the test build adds; this

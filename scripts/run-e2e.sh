@@ -3,7 +3,7 @@
 # tests, side by side: each group gets an emulator of its own (scripts/with-emulator.sh,
 # a free port each), so what one group switches emulator-wide (the Step Functions
 # interpreter) never reaches another; inside a binary the tests still run one at a time.
-# Builds nothing new: the binaries are the ones `cargo build --workspace --all-targets`
+# Builds nothing new: the binaries are the ones `make build` (`cargo build --workspace --test e2e`)
 # made (cargo is asked with the same `--workspace` feature set, so it only lists them).
 # Each group's output is printed whole when it ends; the exit status is 1 if any failed.
 set -uo pipefail
