@@ -5,6 +5,7 @@
 //! A test that needs the emulator calls [`endpoint`] (directly or through [`sdk`]): it
 //! panics when `AWS_ENDPOINT_URL` is unset, so such tests never pass silently without one.
 
+pub mod cfn;
 pub mod deleters;
 pub mod faults;
 pub mod fixtures;

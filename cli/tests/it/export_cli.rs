@@ -56,22 +56,10 @@ fn cli(bucket: &str, args: &[&str]) -> h::CliRun {
     crate::run_cli_env(&all, &[])
 }
 
-async fn cfn() -> aws_sdk_cloudformation::Client {
-    aws_sdk_cloudformation::Client::new(&h::sdk().await)
-}
+use cdkd_tests::cfn::client as cfn;
 
 async fn cfn_stack_exists(name: &str) -> bool {
-    match cfn().await.describe_stacks().stack_name(name).send().await {
-        Ok(o) => !o.stacks().is_empty(),
-        Err(e) => {
-            let text = format!("{e:?}");
-            assert!(
-                text.contains("does not exist"),
-                "DescribeStacks {name}: {text}"
-            );
-            false
-        }
-    }
+    cdkd_tests::cfn::described(name).await.is_some()
 }
 
 /// `export ExportNested --cdk-out <fixture> --dry-run --local --run-id <id> <extra>`.

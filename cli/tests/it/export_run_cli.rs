@@ -41,9 +41,7 @@ fn migrate(bucket: &str, stack: &str, template: &std::path::Path) -> h::CliRun {
     )
 }
 
-async fn cfn() -> aws_sdk_cloudformation::Client {
-    aws_sdk_cloudformation::Client::new(&h::sdk().await)
-}
+use cdkd_tests::cfn::{client as cfn, stack_resources};
 
 /// Real emulator resources: (logical id, type, physical id, identifier-bearing template
 /// properties).
@@ -135,25 +133,6 @@ async fn seeded(stack: &str, rec: &Value) -> String {
     )
     .await;
     bucket
-}
-
-async fn stack_resources(name: &str) -> BTreeMap<String, String> {
-    let out = cfn()
-        .await
-        .describe_stack_resources()
-        .stack_name(name)
-        .send()
-        .await
-        .unwrap();
-    out.stack_resources()
-        .iter()
-        .map(|r| {
-            (
-                r.logical_resource_id().unwrap_or_default().to_string(),
-                r.physical_resource_id().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
 }
 
 #[tokio::test]

@@ -55,9 +55,7 @@ fn state_key(stack: &str) -> String {
 
 const INDEX_KEY: &str = "cdkd/_index/us-east-1/exports.json";
 
-async fn cfn() -> aws_sdk_cloudformation::Client {
-    aws_sdk_cloudformation::Client::new(&h::sdk().await)
-}
+use cdkd_tests::cfn::{client as cfn, outputs, stack_resources};
 
 /// The real emulator resources of one tree, and the CloudFormation names it goes to
 /// (unique per test, passed with `--cfn-stack-name` / `--cfn-child-stack-name`).
@@ -231,48 +229,11 @@ fn migrate(t: &Tree) -> (h::CliRun, std::time::Duration) {
     (run, started.elapsed())
 }
 
-/// Logical id -> physical id of a CloudFormation stack's resources.
-async fn stack_resources(name: &str) -> BTreeMap<String, String> {
-    let out = cfn()
-        .await
-        .describe_stack_resources()
-        .stack_name(name)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("DescribeStackResources {name}: {e:?}"));
-    out.stack_resources()
-        .iter()
-        .map(|r| {
-            (
-                r.logical_resource_id().unwrap_or_default().to_string(),
-                r.physical_resource_id().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
-/// A CloudFormation stack as DescribeStacks answers it.
+/// A CloudFormation stack as DescribeStacks answers it (it must exist).
 async fn described(name: &str) -> aws_sdk_cloudformation::types::Stack {
-    let out = cfn()
+    cdkd_tests::cfn::described(name)
         .await
-        .describe_stacks()
-        .stack_name(name)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("DescribeStacks {name}: {e:?}"));
-    out.stacks()[0].clone()
-}
-
-fn outputs(s: &aws_sdk_cloudformation::types::Stack) -> BTreeMap<String, String> {
-    s.outputs()
-        .iter()
-        .map(|o| {
-            (
-                o.output_key().unwrap_or_default().to_string(),
-                o.output_value().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
+        .unwrap_or_else(|| panic!("DescribeStacks {name}: no such stack"))
 }
 
 async fn cfn_stack_exists(name: &str) -> bool {
@@ -386,15 +347,15 @@ async fn export_tree_siblings_migrate_side_by_side_and_the_root_adopts_both_hold
         "Beta's resources"
     );
     assert_eq!(
-        outputs(&alpha),
+        BTreeMap::from_iter(outputs(&alpha)),
         BTreeMap::from([(ALPHA_OUTPUT.to_string(), t.topic_arn.clone())])
     );
     assert_eq!(
-        outputs(&beta),
+        BTreeMap::from_iter(outputs(&beta)),
         BTreeMap::from([(BETA_OUTPUT.to_string(), t.param.clone())])
     );
     assert_eq!(
-        outputs(&root),
+        BTreeMap::from_iter(outputs(&root)),
         BTreeMap::from([("QueueUrl".to_string(), t.queue_url.clone())])
     );
     // Beta got the root's queue URL as its parameter (resolved from the root's record).

@@ -3,7 +3,6 @@
 //! dependencies), Route's loop, the set-up of a two-level tree (a root with a queue and
 //! nested children with a topic each) planned and locked, and the reads of CloudFormation.
 
-use std::collections::BTreeMap;
 use std::ops::Deref;
 
 use aws_sdk_cloudformation::types::Stack;
@@ -21,9 +20,7 @@ pub fn uniq(tag: &str) -> String {
     format!("{tag}{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
 }
 
-pub async fn cfn() -> aws_sdk_cloudformation::Client {
-    aws_sdk_cloudformation::Client::new(&h::sdk().await)
-}
+pub use cdkd_tests::cfn::{client as cfn, described, outputs, stack_resources as resources};
 
 /// A real SQS queue named `name`; its URL.
 pub async fn queue(name: &str) -> String {
@@ -267,51 +264,6 @@ impl Deref for Tree {
     fn deref(&self) -> &Steps {
         &self.steps
     }
-}
-
-/// The CloudFormation stack `name` as described now; `None` when it does not exist.
-pub async fn described(name: &str) -> Option<Stack> {
-    match cfn().await.describe_stacks().stack_name(name).send().await {
-        Ok(out) => out.stacks().first().cloned(),
-        Err(e) => {
-            let text = format!("{e:?}");
-            assert!(text.contains("does not exist"), "{text}");
-            None
-        }
-    }
-}
-
-/// Logical id -> physical id of what stack `name` holds.
-pub async fn resources(name: &str) -> BTreeMap<String, String> {
-    cfn()
-        .await
-        .describe_stack_resources()
-        .stack_name(name)
-        .send()
-        .await
-        .unwrap()
-        .stack_resources()
-        .iter()
-        .map(|r| {
-            (
-                r.logical_resource_id().unwrap_or_default().to_owned(),
-                r.physical_resource_id().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
-}
-
-/// (key, value) of each Output of `s`.
-pub fn outputs(s: &Stack) -> Vec<(String, String)> {
-    s.outputs()
-        .iter()
-        .map(|o| {
-            (
-                o.output_key().unwrap_or_default().to_owned(),
-                o.output_value().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
 }
 
 pub fn tag_keys(s: &Stack) -> Vec<String> {
