@@ -7,29 +7,22 @@ whether the request's host names one of moto's backend modules, and
 third of the emulator's time per request. The package directory does not change while
 the server runs, so the listing is made once: the same names in the same order, the same
 answers, no filesystem calls."""
-from typing import Any, Callable, Iterable
+import functools
+from typing import Callable, Iterable
 
 import moto.backends
 
 _originals: dict[str, Callable[[], Iterable[str]]] = {}
-_listing: list[tuple[str, ...]] = []
-
-
-def _list_of_moto_modules() -> tuple[str, ...]:
-    if not _listing:
-        _listing.append(tuple(_originals["list_of_moto_modules"]()))
-    return _listing[0]
 
 
 def install() -> None:
     """Replaces the listing once."""
     if _originals:
         return
-    _originals["list_of_moto_modules"] = moto.backends.list_of_moto_modules
-    moto.backends.list_of_moto_modules = _list_of_moto_modules  # type: ignore[assignment]
+    original = _originals["list_of_moto_modules"] = moto.backends.list_of_moto_modules
+    moto.backends.list_of_moto_modules = functools.cache(lambda: tuple(original()))  # type: ignore[assignment]
 
 
 def original_listing() -> list[str]:
     """The pinned moto's own listing, read from the directory now (for the tests)."""
-    listing: Any = _originals.get("list_of_moto_modules", moto.backends.list_of_moto_modules)
-    return list(listing())
+    return list(_originals.get("list_of_moto_modules", moto.backends.list_of_moto_modules)())

@@ -8,24 +8,10 @@
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use aws_config::SdkConfig;
 use cdkd_deleters::clients::{registry_from_config, s3_client};
 use cdkd_deleters::{DeleteErrorKind, DeleteProgress, DeleteRequest, Handle, Registry, RunContext};
+use cdkd_tests::deleters::{cfg, unique, HOME};
 use serde_json::{json, Value};
-
-async fn cfg() -> SdkConfig {
-    let url = std::env::var("AWS_ENDPOINT_URL").unwrap_or_default();
-    assert!(
-        url.starts_with("http://127.0.0.1:") || url.starts_with("http://localhost:"),
-        "AWS_ENDPOINT_URL={url:?} is not the local emulator: run under scripts/with-emulator.sh"
-    );
-    cdkd_aws::config::load_sdk_config(None, Some("us-east-1")).await
-}
-
-fn unique(tag: &str) -> String {
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    format!("{tag}-{}", &id[..16])
-}
 
 /// A PUT of `body` to `url` (http://127.0.0.1:port/...) the way a cfn-response handler
 /// does it: only Host, Content-Type (empty) and Content-Length. Returns the status code.
@@ -62,7 +48,7 @@ struct Fixture {
 }
 
 async fn fixture() -> Fixture {
-    let c = cfg().await;
+    let c = cfg(HOME).await;
     let s3 = s3_client(&c);
     let sns = aws_sdk_sns::Client::new(&c);
     let sqs = aws_sdk_sqs::Client::new(&c);
