@@ -21,6 +21,7 @@ the emulator exits with status 2 and says why.
 Usage:
     python scripts/moto_server.py PORT
 """
+import gc
 import os
 import selectors
 import sys
@@ -51,6 +52,10 @@ def main() -> None:
         timeout = REQUEST_TIMEOUT
 
     app = wrap(DomainDispatcherApplication(create_backend_app))
+    # What start-up loaded (moto, cfn-lint's registry schemas read by the self-test)
+    # lives as long as the process: kept out of the cyclic collector, which otherwise
+    # walks all of it on every full collection (docs/emulator.md, "Garbage collection").
+    gc.freeze()
     server = make_server("127.0.0.1", port, app, threaded=False, request_handler=Handler)
     listener = server.socket
     listener.setblocking(False)

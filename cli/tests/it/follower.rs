@@ -69,9 +69,46 @@ impl Follower {
         }
     }
 
+    /// Like [`Follower::wait_for`], but a line already read counts too: for lines whose
+    /// order against the ones waited for before is not fixed.
+    pub fn wait_seen(&mut self, text: &str, timeout: Duration) -> String {
+        match self.seen.iter().find(|l| l.contains(text)) {
+            Some(line) => line.clone(),
+            None => self.wait_for(text, timeout),
+        }
+    }
+
     /// Whether the command is still running.
     pub fn running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Waits for the command to end by itself and returns its exit code with every stderr
+    /// line it printed (from the start); panics, naming what was seen, when it is still
+    /// running after `timeout`.
+    pub fn wait_exit(&mut self, timeout: Duration) -> (i32, String) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            while let Ok(line) = self.lines.try_recv() {
+                self.seen.push(line);
+            }
+            match self.child.try_wait() {
+                Ok(Some(status)) => {
+                    // The reader thread ends at the pipe's end: the last lines are in.
+                    while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+                        self.seen.push(line);
+                    }
+                    return (status.code().unwrap_or(-1), self.seen.join("\n"));
+                }
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(50))
+                }
+                other => panic!(
+                    "the command did not end within {timeout:?} ({other:?}): {:#?}",
+                    self.seen
+                ),
+            }
+        }
     }
 }
 

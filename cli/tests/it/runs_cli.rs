@@ -13,6 +13,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::follower::Follower;
 use aws_sdk_sfn::types::ExecutionStatus;
 use cdkd_functions::destroy::finish::report_of;
 use cdkd_functions::destroy::{DestroyRun, RunRef};
@@ -841,40 +842,39 @@ async fn runs_watch_survives_a_lost_connection_and_resumes() {
     let arn = b.start_destroy(name, &destroy_input(&bucket, "App")).await;
     let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let proxy = flaky_proxy(down.clone()).await;
-    let watch = tokio::spawn(cli(
-        args(&["runs", "watch", &arn, "--poll-ms", "200"]),
-        vec![("AWS_ENDPOINT_URL".into(), proxy)],
-    ));
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut watch = Follower::start(
+        &["runs", "watch", &arn, "--poll-ms", "200"],
+        &[("AWS_ENDPOINT_URL", &proxy)],
+    );
+    // The follower blocks while it waits; the proxy runs on the other worker.
+    let wait = |w: &mut Follower, text: &str| {
+        tokio::task::block_in_place(|| w.wait_for(text, Duration::from_secs(60)))
+    };
+    // The watch's first line: it has reached the run through the proxy.
+    wait(&mut watch, &format!("run {name}: "));
     down.store(true, Ordering::SeqCst);
-    // Longer than the SDK's own retries, so the watch sees the loss.
-    tokio::time::sleep(Duration::from_millis(12000)).await;
+    // The SDK's own retries are spent before the watch says so.
+    wait(&mut watch, "connection lost");
     put_progress(&bucket, &progress(name, 5, true, &["Table"])).await;
     down.store(false, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(5000)).await;
+    wait(&mut watch, "reconnected");
+    // What was written while the connection was lost shows once it is back (the progress
+    // is read apart from the run's history, so before or after the line above).
+    tokio::task::block_in_place(|| {
+        watch.wait_seen(
+            "  App: Topic (AWS::SQS::Queue) deleted",
+            Duration::from_secs(60),
+        )
+    });
     b.sfn
         .stop_execution()
         .execution_arn(&arn)
         .send()
         .await
         .unwrap();
-    let r = tokio::time::timeout(Duration::from_secs(90), watch)
-        .await
-        .expect("watch ended")
-        .unwrap();
-    assert_eq!(r.code, 1, "{r:?}");
-    assert!(r.stderr.contains("connection lost"), "{}", r.stderr);
-    assert!(r.stderr.contains("reconnected"), "{}", r.stderr);
-    assert!(
-        r.stderr.contains("  App: Topic (AWS::SQS::Queue) deleted"),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.contains(&format!("run {name}: ABORTED")),
-        "{}",
-        r.stderr
-    );
+    let (code, stderr) = tokio::task::block_in_place(|| watch.wait_exit(Duration::from_secs(90)));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains(&format!("run {name}: ABORTED")), "{stderr}");
 }
 
 // ------------------------------------------------------------------- ARN resolution
