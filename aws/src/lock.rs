@@ -246,6 +246,37 @@ impl LockManager {
         Err(self.held_now(stack, region).await)
     }
 
+    /// `acquire`, and when a lock is held, replaces it if its owner is `ended` (a run the
+    /// caller knows has ended, docs/export.md §10.8) or `owner` itself (a retried step),
+    /// in one conditional write on the ETag read: a holder that renewed or released in
+    /// between keeps its lock.
+    pub async fn acquire_replacing(
+        &self,
+        stack: &str,
+        region: Option<&str>,
+        owner: &str,
+        operation: Option<&str>,
+        ended: Option<&str>,
+    ) -> Result<HeldLock, LockError> {
+        let held = match self.acquire(stack, region, owner, operation).await {
+            Err(LockError::Held { message }) => message,
+            other => return other,
+        };
+        let current = self.read(stack, region).await.map_err(|e| LockError::Aws {
+            action: "acquire",
+            stack: flatten_str(stack),
+            region: region_label(region),
+            message: flatten_str(&e.to_string()),
+        })?;
+        match current {
+            Some((Some(info), etag)) if info.owner == owner || Some(info.owner.as_str()) == ended => {
+                self.take_over(stack, region, owner, operation, &info, &etag)
+                    .await
+            }
+            _ => Err(LockError::Held { message: held }),
+        }
+    }
+
     /// Replaces the expired lock read with `etag` in one conditional write.
     async fn take_over(
         &self,

@@ -12,6 +12,7 @@ mod global;
 mod local;
 mod out;
 mod remote;
+mod resume;
 mod watch;
 
 use std::process::ExitCode;

@@ -19,6 +19,58 @@ pub fn flow_owner(run_id: &str) -> String {
     format!("cdkd-flow:{run_id}")
 }
 
+/// The owner a local run (`--local`, the run in this CLI process) writes:
+/// `cdkd-flow:<run-id>@<host>:<pid>`, so that a later command on the same host can tell
+/// whether the run's process is still alive (docs/state-and-lock.md §6.7).
+pub fn local_flow_owner(run_id: &str, host: &str, pid: u32) -> String {
+    format!("cdkd-flow:{run_id}@{host}:{pid}")
+}
+
+/// Who holds a lock this project wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FlowHolder {
+    /// A deployed run: the Step Functions execution named `run_id`.
+    Deployed { run_id: String },
+    /// A local run: the CLI process `pid` on `host`.
+    Local {
+        run_id: String,
+        host: String,
+        pid: u32,
+    },
+}
+
+impl FlowHolder {
+    pub fn run_id(&self) -> &str {
+        match self {
+            FlowHolder::Deployed { run_id } | FlowHolder::Local { run_id, .. } => run_id,
+        }
+    }
+}
+
+/// Reads an owner written by [`flow_owner`] or [`local_flow_owner`]; `None` for any
+/// other owner (cdkd's `<user>@<host>:<pid>`, anything hand-written). A run id never
+/// holds `:` (an execution name cannot), so a `:` after the run id is the local form.
+pub fn parse_flow_owner(owner: &str) -> Option<FlowHolder> {
+    let rest = owner.strip_prefix("cdkd-flow:")?;
+    if rest.is_empty() {
+        return None;
+    }
+    match rest.rsplit_once(':') {
+        None => Some(FlowHolder::Deployed {
+            run_id: rest.to_string(),
+        }),
+        Some((left, pid)) => {
+            let pid = pid.parse::<u32>().ok()?;
+            let (run_id, host) = left.rsplit_once('@')?;
+            (!run_id.is_empty() && !run_id.contains(':')).then(|| FlowHolder::Local {
+                run_id: run_id.to_string(),
+                host: host.to_string(),
+                pid,
+            })
+        }
+    }
+}
+
 /// The owner a CLI process writes, as cdkd does: `<user>@<host>:<pid>`, `unknown` /
 /// `host` standing in for an unset user or host name.
 pub fn cli_owner(user: Option<&str>, host: Option<&str>, pid: u32) -> String {

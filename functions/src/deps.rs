@@ -25,6 +25,17 @@ pub struct Deps {
     pub registry_for: RegistryFactory,
     pub now_ms: Clock,
     pub budgets: Budgets,
+    /// Set when the steps run in a local CLI process (`--local`): the locks they take
+    /// name this host and process, so a later command can tell whether the run is alive
+    /// (docs/export.md §10.8).
+    pub local: Option<LocalProcess>,
+}
+
+/// The host and process of a local run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalProcess {
+    pub host: String,
+    pub pid: u32,
 }
 
 /// Time limits of one wave invocation.
@@ -73,6 +84,7 @@ impl Deps {
             registry_for,
             now_ms: Arc::new(cdkd_aws::store::now_ms),
             budgets: Budgets::default(),
+            local: None,
         }
     }
 
@@ -89,6 +101,15 @@ impl Deps {
 
     pub fn locks(&self, bucket: &str, prefix: &str) -> LockManager {
         LockManager::new(self.store(bucket, prefix), None)
+    }
+
+    /// The lock owner of run `run_id`: `cdkd-flow:<run-id>`, with this host and process
+    /// for a local run.
+    pub fn flow_owner(&self, run_id: &str) -> String {
+        match &self.local {
+            Some(p) => cdkd_core::lock::local_flow_owner(run_id, &p.host, p.pid),
+            None => cdkd_core::lock::flow_owner(run_id),
+        }
     }
 
     pub fn now(&self) -> i64 {

@@ -16,8 +16,10 @@ use cdkd_aws::StateStore;
 use cdkd_core::export::plan::Plan;
 use std::future::Future;
 
-use cdkd_core::export::execute::{execution_refusal, ExportRun};
+use cdkd_core::export::execute::{execution_refusal, ExportRun, StackStage};
+use cdkd_core::export::names;
 use cdkd_core::export::report::ExportReport;
+use cdkd_core::export::resume::{live_refusal, not_ours_refusal, Verdict};
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{
     assembly_line, render_dry_run, render_migration_plan, template_read_line,
@@ -247,6 +249,46 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             ids.join(", ")
         );
     }
+    // What stands in the way, read before planning (docs/export.md §10.8): a lock held
+    // by anyone else, a live run, this record's interrupted run (resumed), a destination
+    // stack that is nobody's run.
+    let mut take_over = None;
+    if let Ok(cfn_root) =
+        names::cfn_name(&name, true, a.cfn_stack_name.as_deref(), &BTreeMap::new())
+    {
+        let before = crate::resume::before_export(
+            &ctx,
+            &name,
+            a.stack_region.as_deref(),
+            &cfn_root,
+            &a.remote,
+        )
+        .await?;
+        match before.verdict {
+            Verdict::Fresh { take_over: t } => take_over = t,
+            Verdict::Locked => {
+                return Err(CliError::Refused(crate::resume::locked_refusal(
+                    &ctx,
+                    &name,
+                    before.region.as_deref(),
+                    before.lock.as_ref(),
+                )))
+            }
+            Verdict::Live { holder, known } => {
+                let rec = crate::resume::progress(&ctx, holder.run_id()).await;
+                let at = rec.as_ref().and_then(|r| r.log.last()).map(String::as_str);
+                return Err(CliError::Refused(live_refusal(&name, &holder, known, at)));
+            }
+            Verdict::NotOurs { status } if !a.dry_run => {
+                return Err(CliError::Refused(not_ours_refusal(&name, &cfn_root, &status)))
+            }
+            // A dry run plans: its plan refuses the destination row.
+            Verdict::NotOurs { .. } => {}
+            Verdict::Resume { run_id, take_over } => {
+                return resume_run(&ctx, &a, &name, &cfn_root, run_id, take_over).await
+            }
+        }
+    }
     // The cross-stack consumer scan (docs/export.md §8.4): a warning, or with
     // --strict-cross-stack a refusal before anything is uploaded (a dry run only warns).
     let hits = cdkd_core::export::consumers::consumers(&name, &set.others);
@@ -286,9 +328,11 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         options: a.options(),
         dry_run: true,
         require_approval: false,
+        resume: None,
+        take_over,
     };
     let plan_input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;
-    let deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
+    let deps = local_deps(&ctx, a.local).await;
 
     // The plan first, dry run or not: what is shown is what a real run imports.
     let plan_run = if a.dry_run {
@@ -412,15 +456,117 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         run_local(&deps, run_input, &run_id, a.fast, approval),
     )
     .await?;
-    let report = print_report(&ctx.store, &run_id, a.json).await?;
+    finish_local(&ctx.store, &stack, &run_id, outcome, a.json).await
+}
+
+/// The report of a local run that ended, and the command's exit code.
+async fn finish_local(
+    store: &StateStore,
+    stack: &str,
+    run_id: &str,
+    outcome: Outcome,
+    json: bool,
+) -> Result<ExitCode, CliError> {
+    let report = print_report(store, run_id, json).await?;
     match outcome {
         Outcome::Succeeded(_) => Ok(ExitCode::SUCCESS),
         Outcome::Failed(f) if report.is_some() => {
-            eprintln!("{}", failure_line(&stack, &f.error, &f.cause));
+            eprintln!("{}", failure_line(stack, &f.error, &f.cause));
             Ok(ExitCode::from(1))
         }
-        Outcome::Failed(f) => Err(CliError::Refused(failure_line(&stack, &f.error, &f.cause))),
+        Outcome::Failed(f) => Err(CliError::Refused(failure_line(stack, &f.error, &f.cause))),
     }
+}
+
+/// The steps' dependencies; a local run's locks name this host and process.
+async fn local_deps(ctx: &crate::context::Ctx, local: bool) -> Deps {
+    let mut deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
+    if local {
+        deps.local = Some(crate::local::this_process());
+    }
+    deps
+}
+
+/// Resumes this record's interrupted run `run_id` (docs/export.md §10.8): asks first
+/// (`-y` answers yes), then runs the definition from its `Resume` state, locally under
+/// the run's own name, or deployed as a new execution.
+async fn resume_run(
+    ctx: &crate::context::Ctx,
+    a: &Args,
+    name: &str,
+    cfn_root: &str,
+    run_id: String,
+    take_over: Option<String>,
+) -> Result<ExitCode, CliError> {
+    let stack = flatten_str(name);
+    let rec = crate::resume::progress(ctx, &run_id).await;
+    let at = rec
+        .as_ref()
+        .and_then(|r| r.log.last())
+        .map(|l| format!(" (last step: {})", flatten_str(l)))
+        .unwrap_or_default();
+    let shown_run = flatten_str(&run_id);
+    let cfn = flatten_str(cfn_root);
+    if rec.as_ref().is_some_and(|r| {
+        r.finished_ms.is_some()
+            && r.failure.is_none()
+            && r.stacks.iter().all(|s| s.stage == StackStage::Cleaned)
+    }) {
+        // Nothing is left of the run but its report.
+        eprintln!("export {stack}: run {shown_run} already migrated it to CloudFormation stack {cfn}; nothing to do");
+        print_report(&ctx.store, &run_id, a.json).await?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "export {stack}: run {shown_run} was interrupted{at}; CloudFormation stack {cfn} is that run's"
+    );
+    if a.dry_run {
+        eprintln!("export {stack}: nothing was planned; the same command without --dry-run resumes run {shown_run}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !a.yes {
+        let question = format!("Resume run {shown_run} of {stack}? [y/N] ");
+        match crate::ask::confirm(&question).await? {
+            Some(true) => {}
+            Some(false) => {
+                eprintln!("export {stack}: not resumed; nothing was changed. Run the same command again to resume run {shown_run}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            None => {
+                return Err(CliError::Usage(format!(
+                    "export {stack}: run {shown_run} was interrupted and there is no terminal to confirm its resume on; pass -y to resume it"
+                )))
+            }
+        }
+    }
+    let input = ExportInput {
+        stack: name.to_string(),
+        stack_region: a.stack_region.clone(),
+        state_bucket: ctx.bucket.clone(),
+        state_prefix: ctx.prefix.clone(),
+        templates: BTreeMap::new(),
+        options: a.options(),
+        dry_run: false,
+        require_approval: false,
+        resume: Some(run_id.clone()),
+        take_over,
+    };
+    let input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;
+    if !a.local {
+        let execution = remote::execution_name("resume", name, cdkd_aws::store::now_ms());
+        return remote::start_and_watch(&ctx.sdk, &a.remote, Kind::Export, &execution, &input, a.json)
+            .await;
+    }
+    eprintln!("export {stack}: resuming run {shown_run}");
+    let deps = local_deps(ctx, true).await;
+    let outcome = follow_steps(
+        &ctx.store,
+        &run_id,
+        false,
+        run_local(&deps, input, &run_id, a.fast, None),
+    )
+    .await?;
+    finish_local(&ctx.store, &stack, &run_id, outcome, a.json).await
 }
 
 /// No STACK and an assembly of several stacks (statement 5, docs/export.md §12) is a

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 const REGION: &str = "us-east-1";
 
-fn uniq(tag: &str) -> String {
+pub(crate) fn uniq(tag: &str) -> String {
     format!("{tag}{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
 }
 
@@ -45,13 +45,13 @@ use cdkd_tests::cfn::{client as cfn, stack_resources};
 
 /// Real emulator resources: (logical id, type, physical id, identifier-bearing template
 /// properties).
-struct Made {
-    queue_url: String,
-    topic_arn: String,
-    param: String,
+pub(crate) struct Made {
+    pub(crate) queue_url: String,
+    pub(crate) topic_arn: String,
+    pub(crate) param: String,
 }
 
-async fn make_resources(tag: &str) -> Made {
+pub(crate) async fn make_resources(tag: &str) -> Made {
     let sdk = h::sdk().await;
     let sqs = aws_sdk_sqs::Client::new(&sdk);
     let q = sqs
@@ -83,7 +83,7 @@ async fn make_resources(tag: &str) -> Made {
     }
 }
 
-fn record(stack: &str, m: &Made) -> Value {
+pub(crate) fn record(stack: &str, m: &Made) -> Value {
     json!({
         "version": 10, "stackName": stack, "region": REGION,
         "resources": {
@@ -100,7 +100,7 @@ fn record(stack: &str, m: &Made) -> Value {
     })
 }
 
-fn template(m: &Made) -> Value {
+pub(crate) fn template(m: &Made) -> Value {
     let queue_name = m.queue_url.rsplit('/').next().unwrap().to_string();
     json!({
         "Resources": {
@@ -114,7 +114,7 @@ fn template(m: &Made) -> Value {
     })
 }
 
-fn write_template(name: &str, t: &Value) -> PathBuf {
+pub(crate) fn write_template(name: &str, t: &Value) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("export_run_cli");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.template.json"));
@@ -122,7 +122,7 @@ fn write_template(name: &str, t: &Value) -> PathBuf {
     path
 }
 
-async fn seeded(stack: &str, rec: &Value) -> String {
+pub(crate) async fn seeded(stack: &str, rec: &Value) -> String {
     let s3 = h::s3().await;
     let bucket = h::fresh_bucket(&s3).await;
     h::put_raw(

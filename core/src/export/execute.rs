@@ -222,7 +222,7 @@ pub const MAX_IN_FLIGHT: usize = 8;
 /// its phase 2 while it still stands alone, then is flipped when it is still in
 /// IMPORT_COMPLETE; a parent is imported (1A), adopts its children (1B), then gets its
 /// phase 2. `None` when the stack is migrated.
-fn stack_work(sp: &super::plan::StackPlan, s: &StackProgress) -> Option<Next> {
+pub fn stack_work(sp: &super::plan::StackPlan, s: &StackProgress) -> Option<Next> {
     let is_child = sp.parent.is_some();
     let is_parent = !sp.nested.is_empty();
     if s.stage < StackStage::Imported {

@@ -34,6 +34,7 @@ pub mod plan;
 pub mod records;
 pub mod registry;
 pub mod report;
+pub mod resume;
 pub mod sg;
 pub mod splitters;
 pub mod template;

@@ -92,7 +92,6 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
         ));
         commands.extend(cfn_command("describe-stacks", s, ""));
     }
-    let flying = |s: &StackProgress| in_flight.iter().any(|f| f.stack == s.stack);
     let submitted = run.stacks.iter().any(|s| s.stage >= StackStage::Importing);
     // The stacks CloudFormation holds resources in: while they exist, the export cannot
     // be run again.
@@ -125,17 +124,12 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
                 "{cdkd}: nothing was submitted for it; its cdkd record is unchanged"
             )),
             StackStage::Importing => {
-                let then = if imported.is_empty() {
-                    "export again"
-                } else {
-                    "import its resources into it by hand with an IMPORT change set (the export cannot be run again while the stacks imported so far exist)"
-                };
+                // The run's record may lag CloudFormation (the import may have completed
+                // after the last save): never advise deleting the stack here.
                 redo.push(format!(
-                    "{cdkd}: the phase-1 IMPORT into CloudFormation stack {cfn} did not complete; the cdkd record is unchanged. CloudFormation may hold {cfn} in REVIEW_IN_PROGRESS or IMPORT_ROLLBACK_COMPLETE (it holds none of the resources then): delete it, then {then}"
+                    "{cdkd}: the phase-1 IMPORT into CloudFormation stack {cfn} did not complete as far as the run saw; the cdkd record is unchanged. Fix the cause and run the same export command again: it resumes this run from what CloudFormation holds now. Do not delete {cfn} by hand: once its import completed, it owns the resources and deleting it deletes them"
                 ));
-                if !flying(s) {
-                    commands.extend(cfn_command("delete-stack", s, ""));
-                }
+                commands.extend(cfn_command("describe-stacks", s, ""));
             }
             StackStage::Imported | StackStage::PreDeleted | StackStage::Updating => {
                 let deleted = if s.pre_deleted.is_empty() {
@@ -148,7 +142,7 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
                     )
                 };
                 redo.push(format!(
-                    "{cdkd}: phase 1 succeeded: CloudFormation stack {cfn} ({region}) holds the {} imported resource(s). Phase 2 did not complete, so the stack lacks its Outputs and the {} resource(s) phase 2 creates.{deleted} The cdkd record is unchanged, but do not run `cdkd deploy` on it: fix the cause, apply the full template to {cfn} with an UPDATE change set, then forget the record with `cdkd-flow state orphan {cdkd}`. Running the export again is refused while {cfn} exists",
+                    "{cdkd}: phase 1 succeeded: CloudFormation stack {cfn} ({region}) holds the {} imported resource(s). Phase 2 did not complete, so the stack lacks its Outputs and the {} resource(s) phase 2 creates.{deleted} The cdkd record is unchanged, but do not run `cdkd deploy` on it: fix the cause, apply the full template to {cfn} with an UPDATE change set, then forget the record with `cdkd-flow state orphan {cdkd}`. Or fix the cause and run the same export command again: it resumes this run",
                     s.imported_resources, s.phase2_resources
                 ));
                 commands.extend(orphan_command(s));
@@ -173,7 +167,7 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
     let unfinished = run.stacks.iter().any(|s| s.stage < StackStage::Migrated);
     if run.stacks.len() > 1 && !imported.is_empty() && unfinished {
         redo.push(format!(
-            "Running the export again is refused while the stacks imported so far exist: {}",
+            "Running the same export command again resumes this run (it never starts over while the stacks imported so far exist): {}",
             imported
                 .iter()
                 .map(|s| format!("{} -> {}", shown(&s.stack), shown(&s.cfn_stack_name)))

@@ -4,7 +4,6 @@
 use cdkd_aws::HeldLock;
 use cdkd_core::destroy::graph::DeleteGraph;
 use cdkd_core::destroy::refusals::{check_plan, RefusalOptions, StackRecord};
-use cdkd_core::lock::flow_owner;
 use cdkd_core::state::StateRecord;
 use cdkd_core::text::{ascii_only_str, or_unrenderable};
 use serde::{Deserialize, Serialize};
@@ -58,7 +57,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
 
     // Every lock, root first; on contention give back what was taken.
     let locks = deps.locks(&input.state_bucket, &input.state_prefix);
-    let owner = flow_owner(&run_id);
+    let owner = deps.flow_owner(&run_id);
     let mut held: Vec<HeldLock> = Vec::new();
     for (stack, _) in stacks.iter().rev() {
         match locks

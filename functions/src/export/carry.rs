@@ -313,7 +313,8 @@ impl<'a> Ctx<'a> {
                 capabilities: &CAPABILITIES,
                 resources_to_import: resources,
                 role_arn: role.as_deref(),
-                tags: Vec::new(),
+                // The stack says which record and run created it (docs/export.md §10.8).
+                tags: cdkd_core::export::resume::run_tags(&plan.stack, &self.carry.run.run_id),
             })
             .await
             .map_err(|e| {

@@ -24,7 +24,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
             // that name created since would take the import.
             if let Some(s) = ctx.cfn.describe_stack(cfn_name).await? {
                 return Err(StepError::refused(format!(
-                    "export of {}: CloudFormation stack {} exists now ({}); nothing was submitted. Delete or rename it, or export with --cfn-stack-name",
+                    "export of {}: CloudFormation stack {} exists now ({}) and this run did not create it; nothing was submitted. Export to another destination with --cfn-stack-name",
                     shown(&plan.stack),
                     shown(cfn_name),
                     s.status

@@ -11,7 +11,6 @@ use cdkd_core::export::execute::{
 };
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::StackPlan;
-use cdkd_core::lock::flow_owner;
 use serde::{Deserialize, Serialize};
 
 use super::carry::Carry;
@@ -27,7 +26,9 @@ use crate::runs;
 pub struct LockInput {
     pub input: ExportInput,
     pub run_id: String,
-    pub plan: PlanOutput,
+    /// Absent when the run resumes an interrupted one (`input.resume`).
+    #[serde(default)]
+    pub plan: Option<PlanOutput>,
 }
 
 pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
@@ -36,6 +37,11 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         run_id,
         plan: planned,
     } = input;
+    if let Some(from) = input.resume.clone() {
+        return super::resume::run(input, from, run_id, deps).await;
+    }
+    let planned =
+        planned.ok_or_else(|| StepError::bad_input("export-lock: the run's plan is missing"))?;
     let store = deps.store(&input.state_bucket, &input.state_prefix);
     let plan: cdkd_core::export::plan::Plan = runs::read(&store, &planned.plan_key)
         .await?
@@ -51,7 +57,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
 
     let region = planned.region.clone();
     let locks = deps.locks(&input.state_bucket, &input.state_prefix);
-    let owner = flow_owner(&run_id);
+    let owner = deps.flow_owner(&run_id);
     // The root first, then the children leaf first; on any failure give back what was
     // taken.
     let mut order: Vec<&StackPlan> = vec![root];
@@ -59,7 +65,13 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
     let mut held: Vec<HeldLock> = Vec::new();
     for sp in &order {
         match locks
-            .acquire(&sp.stack, Some(&region), &owner, Some("export"))
+            .acquire_replacing(
+                &sp.stack,
+                Some(&region),
+                &owner,
+                Some("export"),
+                input.take_over.as_deref(),
+            )
             .await
         {
             Ok(h) => held.push(h),

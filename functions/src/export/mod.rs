@@ -19,6 +19,7 @@ pub mod lock;
 pub mod phase2;
 pub mod plan;
 pub mod poll;
+pub mod resume;
 
 use std::collections::BTreeMap;
 
@@ -49,6 +50,13 @@ pub struct ExportInput {
     /// definition's `NeedsApproval` choice reads it; docs/export.md §10.7).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_approval: bool,
+    /// Resume the interrupted run of this id instead of planning a new one (the
+    /// definition's `IsResume` choice reads it; docs/export.md §10.8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<String>,
+    /// The owner of a lock whose run the CLI found ended: the run replaces it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take_over: Option<String>,
 }
 
 fn default_prefix() -> String {

@@ -1,0 +1,132 @@
+//! What `export` finds before it plans (docs/export.md §10.8): the root's lock, whether
+//! the run holding it is alive, and the destination stack with the tags naming the
+//! record and run that created it. Every decision is `cdkd_core::export::resume`'s; this
+//! file reads, and tells a local process or a deployed execution dead from alive.
+
+use cdkd_aws::cfn::Cfn;
+use cdkd_core::contention::{contention_message, ContentionContext, Subject};
+use cdkd_core::destroy::tree::record_region;
+use cdkd_core::export::execute::ExportRun;
+use cdkd_core::export::resume::{verdict, Found, Liveness, Verdict};
+use cdkd_core::lock::{parse_flow_owner, FlowHolder, LockInfo};
+use cdkd_core::text::flatten_str;
+
+use crate::context::Ctx;
+use crate::error::CliError;
+use crate::remote::{self, Kind, RemoteArgs};
+
+/// What the export command does, with what it read.
+pub struct Before {
+    pub verdict: Verdict,
+    /// The record's region (the lock's), when one was found.
+    pub region: Option<String>,
+    pub lock: Option<LockInfo>,
+}
+
+/// Reads the root's lock and destination and decides (docs/export.md §10.8).
+pub async fn before_export(
+    ctx: &Ctx,
+    stack: &str,
+    stack_region: Option<&str>,
+    cfn_name: &str,
+    remote: &RemoteArgs,
+) -> Result<Before, CliError> {
+    let region = match stack_region.filter(|r| !r.is_empty()) {
+        Some(r) => Some(r.to_string()),
+        None => {
+            let refs = ctx.store.list_refs().await?;
+            record_region(stack, None, &refs).ok()
+        }
+    };
+    let lock_region = region.clone().unwrap_or_else(|| ctx.cli_region.clone());
+    let lock = ctx
+        .store
+        .get_lock(stack, Some(&lock_region))
+        .await?
+        .map(|(info, _)| info);
+    let liveness = match lock.as_ref().and_then(|l| parse_flow_owner(&l.owner)) {
+        Some(holder) => liveness(ctx, &holder, remote).await,
+        None => Liveness::Unknown,
+    };
+    let cfn = Cfn::new(&ctx.sdk, Some(&lock_region), None);
+    let destination = cfn
+        .describe_stack(cfn_name)
+        .await
+        .map_err(|e| CliError::Refused(format!("cannot read CloudFormation stack {}: {}", flatten_str(cfn_name), e.message)))?;
+    let found = Found {
+        stack,
+        lock: lock.as_ref(),
+        liveness,
+        destination: destination
+            .as_ref()
+            .map(|d| (d.status.as_str(), d.tags.as_slice())),
+        now_ms: cdkd_aws::store::now_ms(),
+    };
+    let verdict = verdict(&found);
+    Ok(Before {
+        verdict,
+        region: Some(lock_region),
+        lock,
+    })
+}
+
+/// The contention refusal for the root's lock (the one destroy prints).
+pub fn locked_refusal(ctx: &Ctx, stack: &str, region: Option<&str>, lock: Option<&LockInfo>) -> String {
+    let c = ContentionContext {
+        subject: Subject::Stack,
+        stack,
+        region,
+        profile: ctx.profile.as_deref(),
+        bucket: Some(&ctx.bucket),
+        prefix: &ctx.prefix,
+    };
+    format!(
+        "export of {} refused before planning: {}",
+        flatten_str(stack),
+        contention_message(&c, lock, cdkd_aws::store::now_ms())
+    )
+}
+
+/// Whether the run `holder` names is alive: a local process of this host is looked up, a
+/// deployed execution described.
+async fn liveness(ctx: &Ctx, holder: &FlowHolder, remote: &RemoteArgs) -> Liveness {
+    match holder {
+        FlowHolder::Local { host, pid, .. } => {
+            if crate::local::host_name().as_deref() != Some(host.as_str()) {
+                return Liveness::Unknown;
+            }
+            if crate::local::process_alive(*pid) {
+                Liveness::Alive
+            } else {
+                Liveness::Ended
+            }
+        }
+        FlowHolder::Deployed { run_id } => {
+            let Ok(sm) = remote::resolve_state_machine(
+                &ctx.sdk,
+                Kind::Export,
+                remote.state_machine_arn.as_deref(),
+                &remote.backend_stack,
+            )
+            .await
+            else {
+                return Liveness::Unknown;
+            };
+            let Some(arn) = cdkd_aws::sfn::execution_arn(&sm, run_id) else {
+                return Liveness::Unknown;
+            };
+            match cdkd_aws::sfn::Sfn::for_arn(&ctx.sdk, &arn).describe(&arn).await {
+                Ok(x) if x.status == "RUNNING" => Liveness::Alive,
+                Ok(_) => Liveness::Ended,
+                Err(_) => Liveness::Unknown,
+            }
+        }
+    }
+}
+
+/// The run's `progress.json`, when it can be read (the refusal and the question name
+/// its last step).
+pub async fn progress(ctx: &Ctx, run_id: &str) -> Option<ExportRun> {
+    let key = cdkd_functions::runs::progress_key(&ctx.prefix, run_id);
+    cdkd_functions::runs::read(&ctx.store, &key).await.ok().flatten()
+}

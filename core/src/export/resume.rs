@@ -1,0 +1,395 @@
+//! An interrupted or contested export (docs/export.md §10.8): how a run marks the
+//! CloudFormation stacks it creates as its own, what the CLI does when it finds a lock or
+//! a destination stack before planning (a new run, a resume, a refusal), and what a
+//! resumed run finds in flight from what CloudFormation says.
+
+use super::execute::{ChangeSetState, Next, Pending};
+use super::phases::Phase;
+use super::plain::shown;
+use crate::lock::{is_expired, parse_flow_owner, FlowHolder, LockInfo};
+
+/// The destination stack's tag naming the cdkd record it was exported from.
+pub const RECORD_TAG: &str = "cdkd-flow:record";
+/// The destination stack's tag naming the export run that created it.
+pub const RUN_TAG: &str = "cdkd-flow:run";
+
+/// The tags every change set of run `run_id` sets on its destination stacks.
+pub fn run_tags(record: &str, run_id: &str) -> Vec<(String, String)> {
+    vec![
+        (RECORD_TAG.to_string(), record.to_string()),
+        (RUN_TAG.to_string(), run_id.to_string()),
+    ]
+}
+
+/// The run that created a stack carrying `tags`, when the stack says it was exported
+/// from the cdkd record `record`.
+pub fn owning_run(tags: &[(String, String)], record: &str) -> Option<String> {
+    let get = |k: &str| tags.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    (get(RECORD_TAG) == Some(record))
+        .then(|| get(RUN_TAG).filter(|r| !r.is_empty()).map(str::to_string))
+        .flatten()
+}
+
+/// Whether the run holding a lock is still running, as far as the CLI can tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Liveness {
+    /// A deployed execution that is RUNNING, or a local process that is alive.
+    Alive,
+    /// A deployed execution that ended, or a local process gone from this host.
+    Ended,
+    /// A local run of another host, or an execution that cannot be described.
+    Unknown,
+}
+
+/// What the CLI found before planning an export of `stack`.
+#[derive(Clone, Debug)]
+pub struct Found<'a> {
+    pub stack: &'a str,
+    /// The root's lock, when there is one.
+    pub lock: Option<&'a LockInfo>,
+    /// The liveness of the lock's holder, when the holder is a cdkd-flow run.
+    pub liveness: Liveness,
+    /// The destination stack's status and tags, when it exists.
+    pub destination: Option<(&'a str, &'a [(String, String)])>,
+    pub now_ms: i64,
+}
+
+/// What the export command does (docs/export.md §10.8).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// No run of this record stands in the way: plan a new run. `take_over`: the owner of
+    /// an ended export run's lock (a run that created no stack) the new run replaces.
+    Fresh { take_over: Option<String> },
+    /// The destination stack is this record's run `run_id`, interrupted: resume it,
+    /// replacing the ended holder `take_over` of the lock when there is one.
+    Resume {
+        run_id: String,
+        take_over: Option<String>,
+    },
+    /// A live cdkd-flow export holds the stack.
+    Live { holder: FlowHolder, known: bool },
+    /// Someone else holds the lock (cdkd, a destroy, an ended run of another kind): the
+    /// contention refusal.
+    Locked,
+    /// A stack of the destination's name that no run of this record created.
+    NotOurs { status: String },
+}
+
+/// Decides what the export command does with what it found (docs/export.md §10.8).
+pub fn verdict(found: &Found) -> Verdict {
+    let mut take_over = None;
+    if let Some(lock) = found.lock.filter(|l| !is_expired(l, found.now_ms)) {
+        let export = lock.operation.as_deref() == Some("export");
+        match parse_flow_owner(&lock.owner) {
+            Some(holder) if export => match found.liveness {
+                Liveness::Ended => take_over = Some(lock.owner.clone()),
+                Liveness::Alive => return Verdict::Live { holder, known: true },
+                Liveness::Unknown => {
+                    return Verdict::Live {
+                        holder,
+                        known: false,
+                    }
+                }
+            },
+            _ => return Verdict::Locked,
+        }
+    }
+    match found.destination {
+        None => Verdict::Fresh { take_over },
+        Some((status, tags)) => match owning_run(tags, found.stack) {
+            Some(run_id) => Verdict::Resume { run_id, take_over },
+            None => Verdict::NotOurs {
+                status: status.to_string(),
+            },
+        },
+    }
+}
+
+/// The refusal for a live run: who holds the stack, where it stands, and the command
+/// that watches it. `phase` is the run's last logged step, when known; `local_flags`
+/// the flags `runs watch` needs for a local run.
+pub fn live_refusal(stack: &str, holder: &FlowHolder, known: bool, phase: Option<&str>) -> String {
+    let at = phase
+        .map(|p| format!(", last step: {}", shown(p)))
+        .unwrap_or_default();
+    match holder {
+        FlowHolder::Deployed { run_id } => format!(
+            "export of {} refused: run {} is exporting it now (a deployed run{at}); watch it with: cdkd-flow runs watch {}",
+            shown(stack),
+            shown(run_id),
+            shown(run_id)
+        ),
+        FlowHolder::Local { run_id, pid, .. } if known => format!(
+            "export of {} refused: run {} is exporting it now (process {pid} on this host{at}); watch it with: cdkd-flow runs watch {} --local",
+            shown(stack),
+            shown(run_id),
+            shown(run_id)
+        ),
+        FlowHolder::Local { run_id, host, pid } => format!(
+            "export of {} refused: run {} holds its lock from process {pid} on host {}{at}, which this host cannot check; if that process is gone, run the same command again on {} or once the lock expires, and it resumes the run; watch it with: cdkd-flow runs watch {} --local",
+            shown(stack),
+            shown(run_id),
+            shown(host),
+            shown(host),
+            shown(run_id)
+        ),
+    }
+}
+
+/// The refusal for a destination stack that no run of this record created. Never
+/// advises deleting it: it may own resources.
+pub fn not_ours_refusal(stack: &str, cfn_name: &str, status: &str) -> String {
+    format!(
+        "export of {} refused: a CloudFormation stack named {} already exists (status {}) and no export run of {} created it (it has no {RECORD_TAG} tag naming this record); choose another destination with --cfn-stack-name (or --cfn-child-stack-name for a nested child)",
+        shown(stack),
+        shown(cfn_name),
+        crate::text::or_unrenderable(crate::text::ascii_only_str(status)),
+        shown(stack)
+    )
+}
+
+/// The phase of a stack's next piece of work.
+pub fn phase_of(work: Next) -> Option<Phase> {
+    match work {
+        Next::Import => Some(Phase::Import),
+        Next::Adopt => Some(Phase::Adopt),
+        Next::Phase2 => Some(Phase::Update),
+        Next::Flip => Some(Phase::Flip),
+        Next::Wait | Next::Execute | Next::Cleanup => None,
+    }
+}
+
+/// What a resumed run finds of one stack's next piece of work `phase`, from its change
+/// set of this run (its ARN and state, when it exists) and the stack's status (when the
+/// stack exists): `Some((pending, ready))` when CloudFormation holds work of the run in
+/// flight, `None` when the work has not started (the run starts it; every step finds its
+/// own earlier work).
+pub fn resumed_in_flight(
+    phase: Phase,
+    change_set: Option<(&str, &ChangeSetState)>,
+    stack_status: Option<&str>,
+) -> Option<(Pending, bool)> {
+    if stack_status.is_some_and(super::execute::still_running) {
+        return Some((Pending::Stack { phase }, false));
+    }
+    let (arn, state) = change_set?;
+    let cs = |ready| {
+        Some((
+            Pending::ChangeSet {
+                phase,
+                arn: arn.to_string(),
+            },
+            ready,
+        ))
+    };
+    match state {
+        ChangeSetState::Executed => Some((Pending::Stack { phase }, false)),
+        ChangeSetState::Ready => cs(true),
+        // Still being created, or settled without being executed: the poll reads it
+        // again and decides (an UPDATE with nothing to change is done, a failure stops).
+        ChangeSetState::Pending | ChangeSetState::NoChanges | ChangeSetState::Failed(_) => {
+            cs(false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lock::parse_lock;
+
+    fn lock(owner: &str, op: &str, expires: i64) -> LockInfo {
+        let body = format!(r#"{{"owner":"{owner}","timestamp":1,"expiresAt":{expires},"operation":"{op}"}}"#);
+        parse_lock(body.as_bytes()).unwrap().unwrap()
+    }
+
+    fn found<'a>(
+        lock: Option<&'a LockInfo>,
+        liveness: Liveness,
+        destination: Option<(&'a str, &'a [(String, String)])>,
+    ) -> Found<'a> {
+        Found {
+            stack: "Orders",
+            lock,
+            liveness,
+            destination,
+            now_ms: 1_000,
+        }
+    }
+
+    #[test]
+    fn run_tags_name_the_record_and_the_run_and_read_back() {
+        let tags = run_tags("Orders", "export-Orders-1");
+        assert_eq!(owning_run(&tags, "Orders").as_deref(), Some("export-Orders-1"));
+        assert_eq!(owning_run(&tags, "Other"), None);
+        assert_eq!(owning_run(&[], "Orders"), None);
+    }
+
+    #[test]
+    fn same_command_same_run_an_ended_runs_stack_resumes_taking_over_its_lock() {
+        let l = lock("cdkd-flow:r1@h:7", "export", 9_999);
+        let tags = run_tags("Orders", "r1");
+        let v = verdict(&found(
+            Some(&l),
+            Liveness::Ended,
+            Some(("IMPORT_COMPLETE", &tags)),
+        ));
+        assert_eq!(
+            v,
+            Verdict::Resume {
+                run_id: "r1".into(),
+                take_over: Some("cdkd-flow:r1@h:7".into())
+            }
+        );
+    }
+
+    #[test]
+    fn same_command_same_run_an_aborted_runs_stack_without_a_lock_resumes() {
+        let tags = run_tags("Orders", "r1");
+        let v = verdict(&found(None, Liveness::Unknown, Some(("IMPORT_COMPLETE", &tags))));
+        assert_eq!(
+            v,
+            Verdict::Resume {
+                run_id: "r1".into(),
+                take_over: None
+            }
+        );
+    }
+
+    #[test]
+    fn dead_or_alive_a_live_runs_lock_is_never_taken_over() {
+        let l = lock("cdkd-flow:r1", "export", 9_999);
+        let tags = run_tags("Orders", "r1");
+        let v = verdict(&found(Some(&l), Liveness::Alive, Some(("IMPORT_IN_PROGRESS", &tags))));
+        assert!(matches!(v, Verdict::Live { known: true, .. }), "{v:?}");
+        let v = verdict(&found(Some(&l), Liveness::Unknown, None));
+        assert!(matches!(v, Verdict::Live { known: false, .. }), "{v:?}");
+    }
+
+    #[test]
+    fn dead_or_alive_an_expired_lock_counts_as_ended() {
+        let l = lock("cdkd-flow:r1@elsewhere:7", "export", 10);
+        let tags = run_tags("Orders", "r1");
+        let v = verdict(&found(Some(&l), Liveness::Unknown, Some(("IMPORT_COMPLETE", &tags))));
+        assert_eq!(
+            v,
+            Verdict::Resume {
+                run_id: "r1".into(),
+                take_over: None
+            }
+        );
+    }
+
+    #[test]
+    fn export_reads_the_lock_first_any_other_holder_is_refused() {
+        for (owner, op) in [
+            ("alice@laptop:42", "deploy"),
+            ("cdkd-flow:d1", "destroy"),
+            ("cdkd-flow:d1@h:1", "destroy"),
+        ] {
+            let l = lock(owner, op, 9_999);
+            assert_eq!(verdict(&found(Some(&l), Liveness::Ended, None)), Verdict::Locked);
+        }
+    }
+
+    #[test]
+    fn an_ended_export_that_created_no_stack_is_replaced_by_a_new_run() {
+        let l = lock("cdkd-flow:r1", "export", 9_999);
+        assert_eq!(
+            verdict(&found(Some(&l), Liveness::Ended, None)),
+            Verdict::Fresh {
+                take_over: Some("cdkd-flow:r1".into())
+            }
+        );
+    }
+
+    #[test]
+    fn no_message_advises_deleting_a_stack_that_is_nobodys_run() {
+        let v = verdict(&found(None, Liveness::Unknown, Some(("UPDATE_COMPLETE", &[]))));
+        assert_eq!(
+            v,
+            Verdict::NotOurs {
+                status: "UPDATE_COMPLETE".into()
+            }
+        );
+        let r = not_ours_refusal("Orders", "Orders", "UPDATE_COMPLETE");
+        assert!(r.contains("--cfn-stack-name"), "{r}");
+        assert!(!r.to_lowercase().contains("delete"), "{r}");
+    }
+
+    #[test]
+    fn live_refusal_names_the_run_and_the_watch_command() {
+        let h = FlowHolder::Local {
+            run_id: "r1".into(),
+            host: "h".into(),
+            pid: 7,
+        };
+        let r = live_refusal("Orders", &h, true, Some("import: created change set"));
+        assert!(r.contains("run r1") && r.contains("cdkd-flow runs watch r1 --local"), "{r}");
+        assert!(r.contains("process 7"), "{r}");
+        assert!(!r.to_lowercase().contains("delete") && !r.contains("force-unlock"), "{r}");
+        let d = FlowHolder::Deployed {
+            run_id: "x".into(),
+        };
+        let r = live_refusal("Orders", &d, true, None);
+        assert!(r.ends_with("cdkd-flow runs watch x"), "{r}");
+    }
+
+    #[test]
+    fn resumed_in_flight_follows_cloudformation() {
+        let p = Phase::Import;
+        assert_eq!(resumed_in_flight(p, None, None), None);
+        assert_eq!(resumed_in_flight(p, None, Some("IMPORT_COMPLETE")), None);
+        assert_eq!(
+            resumed_in_flight(p, None, Some("IMPORT_IN_PROGRESS")),
+            Some((Pending::Stack { phase: p }, false))
+        );
+        let executed = ChangeSetState::Executed;
+        assert_eq!(
+            resumed_in_flight(p, Some(("arn", &executed)), Some("IMPORT_COMPLETE")),
+            Some((Pending::Stack { phase: p }, false))
+        );
+        let ready = ChangeSetState::Ready;
+        assert_eq!(
+            resumed_in_flight(p, Some(("arn", &ready)), Some("REVIEW_IN_PROGRESS")),
+            Some((
+                Pending::ChangeSet {
+                    phase: p,
+                    arn: "arn".into()
+                },
+                true
+            ))
+        );
+        let pending = ChangeSetState::Pending;
+        assert!(matches!(
+            resumed_in_flight(p, Some(("arn", &pending)), Some("REVIEW_IN_PROGRESS")),
+            Some((Pending::ChangeSet { .. }, false))
+        ));
+        assert_eq!(
+            resumed_in_flight(Phase::Flip, None, Some("UPDATE_IN_PROGRESS")),
+            Some((Pending::Stack { phase: Phase::Flip }, false))
+        );
+    }
+
+    #[test]
+    fn flow_owner_forms_read_back() {
+        use crate::lock::{flow_owner, local_flow_owner};
+        assert_eq!(
+            parse_flow_owner(&flow_owner("export-A-1")),
+            Some(FlowHolder::Deployed {
+                run_id: "export-A-1".into()
+            })
+        );
+        assert_eq!(
+            parse_flow_owner(&local_flow_owner("export-A-1", "box.local", 42)),
+            Some(FlowHolder::Local {
+                run_id: "export-A-1".into(),
+                host: "box.local".into(),
+                pid: 42
+            })
+        );
+        assert_eq!(parse_flow_owner("alice@laptop:42"), None);
+        assert_eq!(parse_flow_owner("cdkd-flow:"), None);
+        assert_eq!(parse_flow_owner("cdkd-flow:a@b:notapid"), None);
+    }
+}
