@@ -127,7 +127,7 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
                 // The run's record may lag CloudFormation (the import may have completed
                 // after the last save): never advise deleting the stack here.
                 redo.push(format!(
-                    "{cdkd}: the phase-1 IMPORT into CloudFormation stack {cfn} did not complete as far as the run saw; the cdkd record is unchanged. Fix the cause and run the same export command again: it resumes this run from what CloudFormation holds now. Do not delete {cfn} by hand: once its import completed, it owns the resources and deleting it deletes them"
+                    "{cdkd}: the phase-1 IMPORT into CloudFormation stack {cfn} did not complete as far as the run saw; the cdkd record is unchanged. Fix the cause and run the same export command again: it resumes this run from what CloudFormation holds now. Do not delete {cfn} yourself: once its import completed, it owns the resources and deleting it deletes them"
                 ));
                 commands.extend(cfn_command("describe-stacks", s, ""));
             }

@@ -362,7 +362,7 @@ fn run_at(stage: StackStage) -> ExportRun {
 }
 
 #[test]
-fn report_of_a_failed_import_says_the_record_is_unchanged_and_how_to_clear_the_stack() {
+fn report_of_a_failed_import_says_the_record_is_unchanged_to_resume_and_never_to_delete_the_stack() {
     let r = failed(
         &run_at(StackStage::Importing),
         "ChangeSetFailed: IMPORT change set FAILED: gone",
@@ -374,9 +374,15 @@ fn report_of_a_failed_import_says_the_record_is_unchanged_and_how_to_clear_the_s
         "{:?}",
         r.redo
     );
+    assert!(
+        r.redo[0].contains("run the same export command again: it resumes this run")
+            && r.redo[0].contains("Do not delete App yourself"),
+        "{:?}",
+        r.redo
+    );
     assert_eq!(
         r.commands,
-        ["aws cloudformation delete-stack --stack-name App --region us-east-1"]
+        ["aws cloudformation describe-stacks --stack-name App --region us-east-1"]
     );
     insta::assert_snapshot!("export_report_failed_import", render_report(&r));
 }
@@ -693,8 +699,8 @@ fn report_of_a_sibling_still_importing_says_to_let_it_settle_and_never_to_delete
             .iter()
             .filter(|c| c.contains("delete-stack"))
             .collect::<Vec<_>>(),
-        ["aws cloudformation delete-stack --stack-name App-Db --region us-east-1"],
-        "only the failed import's stack is to be deleted, not the one still importing"
+        Vec::<&String>::new(),
+        "no stack is to be deleted: the run's record may lag CloudFormation"
     );
     assert_eq!(
         r.commands[0],
@@ -798,8 +804,8 @@ fn nested_report_when_the_parents_import_fails_names_the_adoption_to_redo() {
     );
     assert!(
         text.contains(
-            "Running the export again is refused while the stacks imported so far exist: App~Db -> App-Db\n"
-        ) || text.ends_with("Running the export again is refused while the stacks imported so far exist: App~Db -> App-Db"),
+            "Running the same export command again resumes this run (it never starts over while the stacks imported so far exist): App~Db -> App-Db\n"
+        ) || text.ends_with("Running the same export command again resumes this run (it never starts over while the stacks imported so far exist): App~Db -> App-Db"),
         "only the imported child, not the root whose import failed: {text}"
     );
     assert!(
@@ -813,7 +819,7 @@ fn nested_report_when_the_parents_import_fails_names_the_adoption_to_redo() {
 }
 
 #[test]
-fn report_of_siblings_that_both_stopped_mid_import_says_delete_and_export_again() {
+fn report_of_siblings_that_both_stopped_mid_import_says_resume_and_never_delete() {
     let (_, mut run) = sibling_tree();
     run.stacks[0].stage = StackStage::Importing;
     run.stacks[1].stage = StackStage::Importing;
@@ -826,7 +832,7 @@ fn report_of_siblings_that_both_stopped_mid_import_says_delete_and_export_again(
     assert_eq!(
         r.redo
             .iter()
-            .filter(|l| l.ends_with("delete it, then export again"))
+            .filter(|l| l.contains("it resumes this run from what CloudFormation holds now"))
             .count(),
         2,
         "{text}"
@@ -881,7 +887,7 @@ fn statement_95_report_of_a_migrated_tree_with_a_leftover_record_says_orphan_and
     );
     let text = r.redo.join("\n");
     assert!(text.contains("cdkd-flow state orphan"), "{text}");
-    assert!(!text.contains("Running the export again"), "{text}");
+    assert!(!text.contains("Running the same export command again"), "{text}");
     // While a stack is still short of its migration, the line stays.
     let r = failed(
         &nested_failure_at(StackStage::Migrated, StackStage::Updating, true),
@@ -889,7 +895,7 @@ fn statement_95_report_of_a_migrated_tree_with_a_leftover_record_says_orphan_and
         &[],
     );
     assert!(
-        r.redo.join("\n").contains("Running the export again"),
+        r.redo.join("\n").contains("Running the same export command again"),
         "{:?}",
         r.redo
     );
