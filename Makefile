@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build build-cli test test-emulator-py check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy bench-export bench-export-sim bench-refresh clean
+.PHONY: help setup build build-cli test test-emulator-py check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy bench-export bench-export-sim bench-refresh clean crash-export
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
@@ -22,6 +22,7 @@ help:
 	@echo "make lambda-init - each Lambda binary's zip size and local cold-start init time (fake Runtime API)"
 	@echo "make cost   - measured cost of a destroy of N resources (state transitions, Lambda GB-s) on the emulator"
 	@echo "make deploy - make lambdas, then sam deploy infra/template.yaml (needs AWS credentials)"
+	@echo "make crash-export - kill a local export at 200 seeded random points and resume it with the same command (resources lost, locks left)"
 	@echo "make bench  - state view figures (show of 2,500 resources; list --long over 1,000 records)"
 	@echo "make bench-destroy - simulated destroys: makespan / critical path, state transitions"
 	@echo "make bench-export - export plan of a 500-resource, three-level tree on the emulator: time, AWS requests by operation"
@@ -171,3 +172,9 @@ bench-refresh: setup
 
 clean:
 	rm -rf target .emulator
+
+# The export crash test with 200 seeds (20 run in `make test`): a local export killed at
+# seeded random points, then the same command again (docs/export.md §10.8).
+crash-export: build setup
+	cd cli && CDKD_FLOW_CRASH_SEEDS=$${CDKD_FLOW_CRASH_SEEDS:-200} ../scripts/with-emulator.sh \
+	  $(CARGO) test --workspace --test e2e -- --test-threads=1 --nocapture crash_export_killed_at_seeded_random_points export_crash

@@ -57,8 +57,12 @@ for entry in "${bins[@]}"; do
   if [ "$name" = tests ]; then
     # cdkd-tests' 100-seed crash test alone takes as long as the rest of its binary:
     # it runs beside it.
-    group tests-crash "$exe" "$dir" destroy_crash
-    group tests "$exe" "$dir" --skip destroy_crash
+    group tests-crash "$exe" "$dir" destroy_crash export_crash
+    group tests "$exe" "$dir" --skip destroy_crash --skip export_crash
+  elif [ "$name" = cli ]; then
+    # The export crash test (20 seeds) runs beside the rest of the CLI's binary.
+    group cli-crash "$exe" "$dir" crash_export
+    group cli "$exe" "$dir" --skip crash_export
   else
     group "$name" "$exe" "$dir"
   fi

@@ -15,6 +15,7 @@ mod emulator_registry;
 mod engine_differential;
 mod export_approval_step;
 mod export_cleanup_faults;
+mod export_crash;
 mod export_phase_faults;
 mod export_plan;
 mod export_steps;
