@@ -227,6 +227,26 @@ impl Cfn {
         }
     }
 
+    /// How many resources stack `stack` holds (`DescribeStackResources`).
+    pub async fn resource_count(&self, stack: &str) -> Result<usize, ChangeSetError> {
+        let out = on_throttling(&self.backoff, || {
+            self.client.describe_stack_resources().stack_name(stack).send()
+        })
+        .await
+        .map_err(fail("DescribeStackResources", stack))?;
+        Ok(out.stack_resources().len())
+    }
+
+    /// `DeleteStack`.
+    pub async fn delete_stack(&self, stack: &str) -> Result<(), ChangeSetError> {
+        on_throttling(&self.backoff, || {
+            self.client.delete_stack().stack_name(stack).send()
+        })
+        .await
+        .map_err(fail("DeleteStack", stack))?;
+        Ok(())
+    }
+
     /// `DescribeStacks` of one stack; `None` when it does not exist.
     pub async fn describe_stack(&self, stack: &str) -> Result<Option<StackStatus>, ChangeSetError> {
         let res = on_throttling(&self.backoff, || {

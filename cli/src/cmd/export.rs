@@ -16,7 +16,7 @@ use cdkd_aws::StateStore;
 use cdkd_core::export::plan::Plan;
 use std::future::Future;
 
-use cdkd_core::export::execute::{execution_refusal, ExportRun, StackStage};
+use cdkd_core::export::execute::{execution_refusal, ExportRun};
 use cdkd_core::export::names;
 use cdkd_core::export::report::ExportReport;
 use cdkd_core::export::resume::{live_refusal, not_ours_refusal, Verdict};
@@ -507,11 +507,12 @@ async fn resume_run(
         .unwrap_or_default();
     let shown_run = flatten_str(&run_id);
     let cfn = flatten_str(cfn_root);
-    if rec.as_ref().is_some_and(|r| {
-        r.finished_ms.is_some()
-            && r.failure.is_none()
-            && r.stacks.iter().all(|s| s.stage == StackStage::Cleaned)
-    }) {
+    let report_key = cdkd_functions::runs::report_key(&ctx.prefix, &run_id);
+    let report: Option<ExportReport> = cdkd_functions::runs::read(&ctx.store, &report_key)
+        .await
+        .ok()
+        .flatten();
+    if report.is_some_and(|r| r.outcome == "migrated") {
         // Nothing is left of the run but its report.
         eprintln!("export {stack}: run {shown_run} already migrated it to CloudFormation stack {cfn}; nothing to do");
         print_report(&ctx.store, &run_id, a.json).await?;

@@ -222,10 +222,13 @@ async fn a_failed_import_keeps_the_record_releases_the_lock_and_reports_what_to_
         run.stdout, run.stderr
     );
     assert!(
-        run.stdout.contains("phase 1 (IMPORT) did not complete"),
+        run.stdout.contains(&format!(
+            "its phase-1 IMPORT failed, and the run deleted the empty CloudFormation stack {stack} it had created"
+        )),
         "{}",
         run.stdout
     );
+    assert!(!run.stdout.contains("delete-stack"), "{}", run.stdout);
     assert!(
         run.stdout.contains("the cdkd record is unchanged"),
         "{}",
@@ -243,6 +246,12 @@ async fn a_failed_import_keeps_the_record_releases_the_lock_and_reports_what_to_
     assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), rec);
     let keys = h::list_all_keys(&s3, &bucket).await;
     assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
+    // Nothing is left in the way: the same command runs a new export (which fails the
+    // same way while the queue is gone), never refused for an existing stack.
+    let again = migrate(&bucket, &stack, &tpl);
+    assert_eq!(again.code, 1, "{}", again.stderr);
+    assert!(!again.stderr.contains("already exists"), "{}", again.stderr);
+    assert!(!again.stderr.contains("resuming"), "{}", again.stderr);
 }
 
 /// A flat stack of real resources whose lock someone else holds until `expires_at`

@@ -406,6 +406,10 @@ pub struct StackProgress {
     /// The rows phase 1B wrote for the children (phase 2 splices them in again).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adopt_rows: Vec<super::phases::AdoptRow>,
+    /// The run deleted the empty destination stack it had created, after its import
+    /// failed (docs/export.md §10.5): CloudFormation holds nothing of it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub withdrawn: bool,
     /// Record keys deleted by the cleanup.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deleted_keys: Vec<String>,

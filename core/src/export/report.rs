@@ -92,7 +92,10 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
         ));
         commands.extend(cfn_command("describe-stacks", s, ""));
     }
-    let submitted = run.stacks.iter().any(|s| s.stage >= StackStage::Importing);
+    let submitted = run
+        .stacks
+        .iter()
+        .any(|s| s.stage >= StackStage::Importing || s.withdrawn);
     // The stacks CloudFormation holds resources in: while they exist, the export cannot
     // be run again.
     let imported: Vec<&StackProgress> = run
@@ -117,6 +120,9 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
             }
         }
         match s.stage {
+            StackStage::Planned | StackStage::Locked if s.withdrawn => redo.push(format!(
+                "{cdkd}: its phase-1 IMPORT failed, and the run deleted the empty CloudFormation stack {cfn} it had created (it held none of the resources); the cdkd record is unchanged. Fix the cause and run the export again"
+            )),
             StackStage::Planned | StackStage::Locked if !submitted => redo.push(format!(
                 "{cdkd}: nothing was submitted; the cdkd record is unchanged. Fix the cause and run the export again"
             )),

@@ -148,6 +148,22 @@ pub fn not_ours_refusal(stack: &str, cfn_name: &str, status: &str) -> String {
     )
 }
 
+/// Whether run `run_id` may delete the destination stack of `record` it created, after
+/// its import failed: only a stack that holds nothing (REVIEW_IN_PROGRESS, which no
+/// executed change set ever leaves, and no resource listed) and says it is this run's.
+/// Anything else may own the resources, and deleting it could delete them.
+pub fn withdrawable(
+    status: &str,
+    tags: &[(String, String)],
+    record: &str,
+    run_id: &str,
+    resources: usize,
+) -> bool {
+    status == "REVIEW_IN_PROGRESS"
+        && resources == 0
+        && owning_run(tags, record).as_deref() == Some(run_id)
+}
+
 /// The phase of a stack's next piece of work.
 pub fn phase_of(work: Next) -> Option<Phase> {
     match work {
@@ -333,6 +349,17 @@ mod tests {
         };
         let r = live_refusal("Orders", &d, true, None);
         assert!(r.ends_with("cdkd-flow runs watch x"), "{r}");
+    }
+
+    #[test]
+    fn no_message_advises_deleting_only_an_empty_stack_of_this_run_is_withdrawn() {
+        let tags = run_tags("Orders", "r1");
+        assert!(withdrawable("REVIEW_IN_PROGRESS", &tags, "Orders", "r1", 0));
+        assert!(!withdrawable("REVIEW_IN_PROGRESS", &tags, "Orders", "r1", 1));
+        assert!(!withdrawable("IMPORT_COMPLETE", &tags, "Orders", "r1", 0));
+        assert!(!withdrawable("IMPORT_ROLLBACK_COMPLETE", &tags, "Orders", "r1", 0));
+        assert!(!withdrawable("REVIEW_IN_PROGRESS", &tags, "Orders", "r2", 0));
+        assert!(!withdrawable("REVIEW_IN_PROGRESS", &[], "Orders", "r1", 0));
     }
 
     #[test]

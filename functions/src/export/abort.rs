@@ -3,7 +3,8 @@
 //! commands), deletes the transient template uploads and releases the locks. No record
 //! is deleted: a stack short of migrated keeps its cdkd record.
 
-use cdkd_core::export::execute::{still_running, InFlight};
+use cdkd_core::export::execute::{still_running, ExportRun, InFlight, StackStage};
+use cdkd_core::export::resume::withdrawable;
 use cdkd_core::export::report::{failed, ExportReport};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,7 +32,17 @@ pub struct AbortOutput {
 }
 
 pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepError> {
-    let ctx = Ctx::without_renewal(input.run, deps);
+    let mut carry = input.run;
+    // Only a run that still holds its locks may delete anything of CloudFormation's.
+    let locks = deps.locks(&carry.run.bucket, &carry.run.prefix);
+    let holding = match crate::held::renew_all(&locks, &carry.locks).await {
+        Ok(renewed) => {
+            carry.locks = renewed;
+            true
+        }
+        Err(_) => false,
+    };
+    let ctx = Ctx::without_renewal(carry, deps);
     let cause = crate::error::caught_cause(&input.error);
     let mut out = AbortOutput {
         report_key: None,
@@ -48,10 +59,13 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
             }
             rec.failure = Some(cause.clone());
             rec.finished_ms = Some(ctx.now());
+            let running = still_running_of(&ctx).await;
+            if holding {
+                withdraw_empty(&ctx, &mut rec, &running).await;
+            }
             if let Err(e) = ctx.save(&rec).await {
                 tracing::warn!("progress of run {} not written: {e}", ctx.carry.run.run_id);
             }
-            let running = still_running_of(&ctx).await;
             let report = failed(&rec, &cause, &running);
             let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
             match runs::write(&ctx.store, &key, &report).await {
@@ -64,11 +78,7 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
         }
         Err(e) => tracing::warn!("progress of run {} not readable: {e}", ctx.carry.run.run_id),
     }
-    crate::held::release_all(
-        &ctx.deps.locks(&ctx.carry.run.bucket, &ctx.carry.run.prefix),
-        &ctx.carry.locks,
-    )
-    .await;
+    crate::held::release_all(&locks, &ctx.carry.locks).await;
     Ok(out)
 }
 
@@ -97,4 +107,40 @@ async fn still_running_of(ctx: &Ctx<'_>) -> Vec<InFlight> {
         }
     }
     out
+}
+
+/// Deletes each destination stack this run created whose import failed and which holds
+/// nothing (`cdkd_core::export::resume::withdrawable`), so that the record alone owns its
+/// resources again and the export can simply be run again (docs/export.md §10.5). A stack
+/// CloudFormation is still working on, or that cannot be read, is left alone.
+async fn withdraw_empty(ctx: &Ctx<'_>, rec: &mut ExportRun, running: &[InFlight]) {
+    let run_id = ctx.carry.run.run_id.clone();
+    for s in rec.stacks.iter_mut() {
+        if s.stage != StackStage::Importing || running.iter().any(|f| f.stack == s.stack) {
+            continue;
+        }
+        let cfn_name = s.cfn_stack_name.clone();
+        let Ok(Some(d)) = ctx.cfn.describe_stack(&cfn_name).await else {
+            continue;
+        };
+        let Ok(count) = ctx.cfn.resource_count(&cfn_name).await else {
+            continue;
+        };
+        if !withdrawable(&d.status, &d.tags, &s.stack, &run_id, count) {
+            continue;
+        }
+        match ctx.cfn.delete_stack(&cfn_name).await {
+            Ok(()) => {
+                s.stage = StackStage::Locked;
+                s.withdrawn = true;
+                s.import_change_set = None;
+                s.stack_id = None;
+                rec.log.push(format!(
+                    "abort: deleted the empty stack {cfn_name} ({}) the failed import left",
+                    d.status
+                ));
+            }
+            Err(e) => tracing::warn!("{e}"),
+        }
+    }
 }

@@ -6,6 +6,7 @@
 use cdkd_core::export::execute::{Pending, StackStage};
 use cdkd_core::export::phases::{phase1_template, resources_to_import, Phase};
 use cdkd_core::export::plain::shown;
+use cdkd_core::export::resume::owning_run;
 
 use super::carry::{Carry, Ctx};
 use crate::deps::Deps;
@@ -22,7 +23,15 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
         None => {
             // The destination must still be absent: the plan checked, but a stack of
             // that name created since would take the import.
-            if let Some(s) = ctx.cfn.describe_stack(cfn_name).await? {
+            // A stack this run created that holds nothing yet (its failed change set was
+            // deleted before the run stopped) takes the new change set.
+            let existing = ctx.cfn.describe_stack(cfn_name).await?;
+            let ours = existing.as_ref().is_some_and(|s| {
+                s.status == "REVIEW_IN_PROGRESS"
+                    && owning_run(&s.tags, &plan.stack).as_deref()
+                        == Some(ctx.carry.run.run_id.as_str())
+            });
+            if let Some(s) = existing.filter(|_| !ours) {
                 return Err(StepError::refused(format!(
                     "export of {}: CloudFormation stack {} exists now ({}) and this run did not create it; nothing was submitted. Export to another destination with --cfn-stack-name",
                     shown(&plan.stack),
