@@ -1076,3 +1076,84 @@ async fn export_dry_run_starts_the_deployed_machine_and_runs_show_prints_the_pla
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stdout.contains("Nothing to migrate"), "{r:?}");
 }
+
+/// Dead or alive, for a deployed run (issue 25, docs/export.md §10.8): an export whose
+/// execution is RUNNING holds its stack: the same export is refused naming the run and
+/// `runs watch`; once the execution ended (stopped here), the same command resumes the
+/// run as a new execution of the export state machine, whose input names the run and the
+/// ended holder's lock to take over.
+#[tokio::test]
+async fn dead_or_alive_a_deployed_exports_lock_is_taken_over_only_once_its_execution_ended() {
+    let _g = SERIAL.lock().await;
+    interpreter(false).await;
+    let b = backend().await;
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let stack = format!("Deployed{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let name = format!("export-{stack}-1");
+    let arn = b
+        .sfn
+        .start_execution()
+        .state_machine_arn(&b.export)
+        .name(&name)
+        .input("{}")
+        .send()
+        .await
+        .unwrap()
+        .execution_arn;
+    let now = cdkd_tests::now_ms();
+    let lock = json!({"owner": format!("cdkd-flow:{name}"), "timestamp": now, "expiresAt": now + 600_000, "operation": "export"});
+    put_raw(&s3, &bucket, &format!("cdkd/{stack}/us-east-1/lock.json"), lock.to_string()).await;
+    let record = json!({"version": 10, "stackName": stack, "region": "us-east-1", "resources": {
+        "Topic": {"resourceType": "AWS::SNS::Topic", "physicalId": "arn:aws:sns:us-east-1:123456789012:t", "properties": {}, "attributes": {}}}});
+    put_raw(&s3, &bucket, &format!("cdkd/{stack}/us-east-1/state.json"), record.to_string()).await;
+    cdkd_tests::cfn::client()
+        .await
+        .create_stack()
+        .stack_name(&stack)
+        .template_body(r#"{"Resources":{"Topic":{"Type":"AWS::SNS::Topic"}}}"#)
+        .tags(aws_sdk_cloudformation::types::Tag::builder().key("cdkd-flow:record").value(&stack).build())
+        .tags(aws_sdk_cloudformation::types::Tag::builder().key("cdkd-flow:run").value(&name).build())
+        .send()
+        .await
+        .unwrap();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runs_cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let tpl = dir.join(format!("{stack}.json"));
+    std::fs::write(&tpl, r#"{"Resources":{"Topic":{"Type":"AWS::SNS::Topic"}}}"#).unwrap();
+    let tpl = tpl.to_string_lossy().to_string();
+    let export = args(&["--state-bucket", &bucket, "export", &stack, "--template", &tpl, "-y", "--detach"]);
+
+    let live = cli(export.clone(), b.machine_env()).await;
+    assert_eq!(live.code, 1, "{live:?}");
+    assert!(
+        live.stderr.contains(&format!("run {name} is exporting it now (a deployed run"))
+            && live.stderr.contains(&format!("cdkd-flow runs watch {name}")),
+        "{live:?}"
+    );
+
+    b.sfn.stop_execution().execution_arn(&arn).send().await.unwrap();
+    let resumed = cli(export, b.machine_env()).await;
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert!(resumed.stderr.contains(&format!("run {name} was interrupted")), "{resumed:?}");
+    let listed = b
+        .sfn
+        .list_executions()
+        .state_machine_arn(&b.export)
+        .send()
+        .await
+        .unwrap();
+    let mut inputs = Vec::new();
+    for x in listed.executions() {
+        if x.name() == name {
+            continue;
+        }
+        let d = b.describe(x.execution_arn()).await;
+        inputs.push(serde_json::from_str::<Value>(d.input().unwrap_or("{}")).unwrap());
+    }
+    assert!(
+        inputs.iter().any(|i| i["resume"] == json!(name)
+            && i["takeOver"] == json!(format!("cdkd-flow:{name}"))),
+        "a new execution resumes the run: {inputs:?}"
+    );
+}
