@@ -7,7 +7,7 @@ use cdkd_aws::cfn::Cfn;
 use cdkd_core::contention::{contention_message, ContentionContext, Subject};
 use cdkd_core::destroy::tree::record_region;
 use cdkd_core::export::execute::ExportRun;
-use cdkd_core::export::resume::{verdict, Found, Liveness, Verdict};
+use cdkd_core::export::resume::{owning_run, verdict, Found, Liveness, Verdict};
 use cdkd_core::lock::{parse_flow_owner, FlowHolder, LockInfo};
 use cdkd_core::text::flatten_str;
 
@@ -29,6 +29,7 @@ pub async fn before_export(
     stack: &str,
     stack_region: Option<&str>,
     cfn_name: &str,
+    children: &[(String, String)],
     remote: &RemoteArgs,
 ) -> Result<Before, CliError> {
     let region = match stack_region.filter(|r| !r.is_empty()) {
@@ -49,10 +50,28 @@ pub async fn before_export(
         None => Liveness::Unknown,
     };
     let cfn = Cfn::new(&ctx.sdk, Some(&lock_region), None);
-    let destination = cfn
-        .describe_stack(cfn_name)
-        .await
-        .map_err(|e| CliError::Refused(format!("cannot read CloudFormation stack {}: {}", flatten_str(cfn_name), e.message)))?;
+    let describe = |name: String| {
+        let cfn = &cfn;
+        async move {
+            cfn.describe_stack(&name).await.map_err(|e| {
+                CliError::Refused(format!(
+                    "cannot read CloudFormation stack {}: {}",
+                    flatten_str(&name),
+                    e.message
+                ))
+            })
+        }
+    };
+    let destination = describe(cfn_name.to_string()).await?;
+    // A tree whose root was not submitted yet: its children's stacks say whose run it is.
+    let mut child_runs = Vec::new();
+    if destination.is_none() {
+        for (child, child_cfn) in children {
+            if let Some(d) = describe(child_cfn.clone()).await? {
+                child_runs.extend(owning_run(&d.tags, child));
+            }
+        }
+    }
     let found = Found {
         stack,
         lock: lock.as_ref(),
@@ -60,6 +79,7 @@ pub async fn before_export(
         destination: destination
             .as_ref()
             .map(|d| (d.status.as_str(), d.tags.as_slice())),
+        child_runs: &child_runs,
         now_ms: cdkd_aws::store::now_ms(),
     };
     let verdict = verdict(&found);

@@ -256,11 +256,21 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     if let Ok(cfn_root) =
         names::cfn_name(&name, true, a.cfn_stack_name.as_deref(), &BTreeMap::new())
     {
+        let overrides = names::parse_child_overrides(&a.cfn_child_stack_name).unwrap_or_default();
+        let children: Vec<(String, String)> = set
+            .stacks()
+            .filter(|t| t.parent.is_some())
+            .filter_map(|t| {
+                let cfn = names::cfn_name(&t.stack, false, None, &overrides).ok()?;
+                Some((t.stack.clone(), cfn))
+            })
+            .collect();
         let before = crate::resume::before_export(
             &ctx,
             &name,
             a.stack_region.as_deref(),
             &cfn_root,
+            &children,
             &a.remote,
         )
         .await?;

@@ -51,6 +51,9 @@ pub struct Found<'a> {
     pub liveness: Liveness,
     /// The destination stack's status and tags, when it exists.
     pub destination: Option<(&'a str, &'a [(String, String)])>,
+    /// The runs named by the nested children's destination stacks that say they are
+    /// their record's (a tree whose root was not submitted yet).
+    pub child_runs: &'a [String],
     pub now_ms: i64,
 }
 
@@ -95,7 +98,13 @@ pub fn verdict(found: &Found) -> Verdict {
         }
     }
     match found.destination {
-        None => Verdict::Fresh { take_over },
+        None => match found.child_runs.first() {
+            Some(run_id) => Verdict::Resume {
+                run_id: run_id.clone(),
+                take_over,
+            },
+            None => Verdict::Fresh { take_over },
+        },
         Some((status, tags)) => match owning_run(tags, found.stack) {
             Some(run_id) => Verdict::Resume { run_id, take_over },
             None => Verdict::NotOurs {
@@ -229,8 +238,23 @@ mod tests {
             lock,
             liveness,
             destination,
+            child_runs: &[],
             now_ms: 1_000,
         }
+    }
+
+    #[test]
+    fn same_command_same_run_a_tree_whose_children_alone_were_imported_resumes() {
+        let runs = vec!["r1".to_string()];
+        let mut f = found(None, Liveness::Unknown, None);
+        f.child_runs = &runs;
+        assert_eq!(
+            verdict(&f),
+            Verdict::Resume {
+                run_id: "r1".into(),
+                take_over: None
+            }
+        );
     }
 
     #[test]

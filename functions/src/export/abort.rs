@@ -109,11 +109,15 @@ async fn still_running_of(ctx: &Ctx<'_>) -> Vec<InFlight> {
     out
 }
 
-/// Deletes each destination stack this run created whose import failed and which holds
-/// nothing (`cdkd_core::export::resume::withdrawable`), so that the record alone owns its
+/// When no stack of the run was imported, deletes each destination stack this run
+/// created whose import failed and which holds nothing (`cdkd_core::export::resume::withdrawable`), so that the record alone owns its
 /// resources again and the export can simply be run again (docs/export.md §10.5). A stack
 /// CloudFormation is still working on, or that cannot be read, is left alone.
 async fn withdraw_empty(ctx: &Ctx<'_>, rec: &mut ExportRun, running: &[InFlight]) {
+    // A run with a stack imported stays resumable as a whole: nothing of it is deleted.
+    if rec.stacks.iter().any(|s| s.stage >= StackStage::Imported) {
+        return;
+    }
     let run_id = ctx.carry.run.run_id.clone();
     for s in rec.stacks.iter_mut() {
         if s.stage != StackStage::Importing || running.iter().any(|f| f.stack == s.stack) {
