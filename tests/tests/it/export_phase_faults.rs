@@ -237,7 +237,7 @@ impl Tree {
     /// hand, then orphan; a re-run is refused while the stack exists.
     fn phase2_line(stack: &str, cfn_name: &str, imported: usize, created: usize) -> String {
         format!(
-            "{stack}: phase 1 succeeded: CloudFormation stack {cfn_name} ({REGION}) holds the {imported} imported resource(s). Phase 2 did not complete, so the stack lacks its Outputs and the {created} resource(s) phase 2 creates. The cdkd record is unchanged, but do not run `cdkd deploy` on it: fix the cause, apply the full template to {cfn_name} with an UPDATE change set, then forget the record with `cdkd-flow state orphan {stack}`. Running the export again is refused while {cfn_name} exists"
+            "{stack}: phase 1 succeeded: CloudFormation stack {cfn_name} ({REGION}) holds the {imported} imported resource(s). Phase 2 did not complete, so the stack lacks its Outputs and the {created} resource(s) phase 2 creates. The cdkd record is unchanged, but do not run `cdkd deploy` on it: fix the cause, apply the full template to {cfn_name} with an UPDATE change set, then forget the record with `cdkd-flow state orphan {stack}`. Or fix the cause and run the same export command again: it resumes this run"
         )
     }
 
@@ -256,7 +256,7 @@ impl Tree {
 
     fn refused_rerun_line(&self, imported: &[(&str, &str)]) -> String {
         format!(
-            "Running the export again is refused while the stacks imported so far exist: {}",
+            "Running the same export command again resumes this run (it never starts over while the stacks imported so far exist): {}",
             imported
                 .iter()
                 .map(|(s, c)| format!("{s} -> {c}"))
