@@ -230,7 +230,10 @@ impl Cfn {
     /// How many resources stack `stack` holds (`DescribeStackResources`).
     pub async fn resource_count(&self, stack: &str) -> Result<usize, ChangeSetError> {
         let out = on_throttling(&self.backoff, || {
-            self.client.describe_stack_resources().stack_name(stack).send()
+            self.client
+                .describe_stack_resources()
+                .stack_name(stack)
+                .send()
         })
         .await
         .map_err(fail("DescribeStackResources", stack))?;

@@ -269,7 +269,9 @@ impl LockManager {
             message: flatten_str(&e.to_string()),
         })?;
         match current {
-            Some((Some(info), etag)) if info.owner == owner || Some(info.owner.as_str()) == ended => {
+            Some((Some(info), etag))
+                if info.owner == owner || Some(info.owner.as_str()) == ended =>
+            {
                 self.take_over(stack, region, owner, operation, &info, &etag)
                     .await
             }

@@ -91,7 +91,12 @@ pub async fn before_export(
 }
 
 /// The contention refusal for the root's lock (the one destroy prints).
-pub fn locked_refusal(ctx: &Ctx, stack: &str, region: Option<&str>, lock: Option<&LockInfo>) -> String {
+pub fn locked_refusal(
+    ctx: &Ctx,
+    stack: &str,
+    region: Option<&str>,
+    lock: Option<&LockInfo>,
+) -> String {
     let c = ContentionContext {
         subject: Subject::Stack,
         stack,
@@ -135,7 +140,10 @@ async fn liveness(ctx: &Ctx, holder: &FlowHolder, remote: &RemoteArgs) -> Livene
             let Some(arn) = cdkd_aws::sfn::execution_arn(&sm, run_id) else {
                 return Liveness::Unknown;
             };
-            match cdkd_aws::sfn::Sfn::for_arn(&ctx.sdk, &arn).describe(&arn).await {
+            match cdkd_aws::sfn::Sfn::for_arn(&ctx.sdk, &arn)
+                .describe(&arn)
+                .await
+            {
                 Ok(x) if x.status == "RUNNING" => Liveness::Alive,
                 Ok(_) => Liveness::Ended,
                 Err(_) => Liveness::Unknown,
@@ -148,5 +156,8 @@ async fn liveness(ctx: &Ctx, holder: &FlowHolder, remote: &RemoteArgs) -> Livene
 /// its last step).
 pub async fn progress(ctx: &Ctx, run_id: &str) -> Option<ExportRun> {
     let key = cdkd_functions::runs::progress_key(&ctx.prefix, run_id);
-    cdkd_functions::runs::read(&ctx.store, &key).await.ok().flatten()
+    cdkd_functions::runs::read(&ctx.store, &key)
+        .await
+        .ok()
+        .flatten()
 }

@@ -290,7 +290,9 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 return Err(CliError::Refused(live_refusal(&name, &holder, known, at)));
             }
             Verdict::NotOurs { status } if !a.dry_run => {
-                return Err(CliError::Refused(not_ours_refusal(&name, &cfn_root, &status)))
+                return Err(CliError::Refused(not_ours_refusal(
+                    &name, &cfn_root, &status,
+                )))
             }
             // A dry run plans: its plan refuses the destination row.
             Verdict::NotOurs { .. } => {}
@@ -565,8 +567,15 @@ async fn resume_run(
     let input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;
     if !a.local {
         let execution = remote::execution_name("resume", name, cdkd_aws::store::now_ms());
-        return remote::start_and_watch(&ctx.sdk, &a.remote, Kind::Export, &execution, &input, a.json)
-            .await;
+        return remote::start_and_watch(
+            &ctx.sdk,
+            &a.remote,
+            Kind::Export,
+            &execution,
+            &input,
+            a.json,
+        )
+        .await;
     }
     eprintln!("export {stack}: resuming run {shown_run}");
     let deps = local_deps(ctx, true).await;

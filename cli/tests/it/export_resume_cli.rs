@@ -112,11 +112,14 @@ async fn live(m: &Made) -> BTreeMap<&'static str, bool> {
 /// CloudFormation stack (its resources).
 async fn owners(bucket: &str, stack: &str) -> (Vec<String>, BTreeMap<String, String>) {
     let s3 = h::s3().await;
-    let rows = match h::get_raw(&s3, bucket, &format!("cdkd/{stack}/{REGION}/state.json")).await
-    {
+    let rows = match h::get_raw(&s3, bucket, &format!("cdkd/{stack}/{REGION}/state.json")).await {
         Some((body, _)) => serde_json::from_slice::<Value>(&body)
             .ok()
-            .and_then(|v| v["resources"].as_object().map(|o| o.keys().cloned().collect()))
+            .and_then(|v| {
+                v["resources"]
+                    .as_object()
+                    .map(|o| o.keys().cloned().collect())
+            })
             .unwrap_or_default(),
         None => Vec::new(),
     };
@@ -139,7 +142,10 @@ async fn owners(bucket: &str, stack: &str) -> (Vec<String>, BTreeMap<String, Str
 /// neither); where the stack holds it, it holds the very physical id the record named.
 async fn assert_owned(bucket: &str, stack: &str, m: &Made, when: &str) {
     let alive = live(m).await;
-    assert!(alive.values().all(|a| *a), "{when}: a resource was deleted: {alive:?}");
+    assert!(
+        alive.values().all(|a| *a),
+        "{when}: a resource was deleted: {alive:?}"
+    );
     let (rows, in_cfn) = owners(bucket, stack).await;
     for id in ["WorkQueue", "AlertsTopic", "QueueUrlParam"] {
         assert!(
@@ -161,7 +167,10 @@ async fn assert_migrated(bucket: &str, stack: &str, m: &Made, when: &str) {
     assert_eq!(in_cfn.len(), 3, "{when}: {in_cfn:?}");
     let s3 = h::s3().await;
     let keys = h::list_all_keys(&s3, bucket).await;
-    assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{when}: a lock is left: {keys:?}");
+    assert!(
+        !keys.iter().any(|k| k.ends_with("lock.json")),
+        "{when}: a lock is left: {keys:?}"
+    );
     let report = keys
         .iter()
         .find(|k| k.ends_with("/report.json") && !k.contains("-plan/"))
@@ -183,7 +192,12 @@ async fn flat(tag: &str) -> Flat {
     let m = make_resources(&stack.to_lowercase()).await;
     let bucket = seeded(&stack, &record(&stack, &m)).await;
     let tpl = write_template(&stack, &template(&m));
-    Flat { stack, bucket, m, tpl }
+    Flat {
+        stack,
+        bucket,
+        m,
+        tpl,
+    }
 }
 
 fn kill(mut child: Child) {
@@ -202,23 +216,44 @@ async fn same_command_same_run_resumes_an_export_killed_after_its_import_execute
     let run_id = p["runId"].as_str().unwrap().to_string();
     assert_owned(&f.bucket, &f.stack, &f.m, "after the kill").await;
     // The stack says it is this record's run.
-    let d = cfn().await.describe_stacks().stack_name(&f.stack).send().await.unwrap();
+    let d = cfn()
+        .await
+        .describe_stacks()
+        .stack_name(&f.stack)
+        .send()
+        .await
+        .unwrap();
     let tags: BTreeMap<_, _> = d.stacks()[0]
         .tags()
         .iter()
-        .map(|t| (t.key().unwrap_or_default().to_string(), t.value().unwrap_or_default().to_string()))
+        .map(|t| {
+            (
+                t.key().unwrap_or_default().to_string(),
+                t.value().unwrap_or_default().to_string(),
+            )
+        })
         .collect();
     assert_eq!(tags.get("cdkd-flow:record"), Some(&f.stack), "{tags:?}");
     assert_eq!(tags.get("cdkd-flow:run"), Some(&run_id), "{tags:?}");
 
     let again = run_export(&f.bucket, &f.stack, &f.tpl, true);
-    assert_eq!(again.code, 0, "stdout:\n{}\nstderr:\n{}", again.stdout, again.stderr);
+    assert_eq!(
+        again.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        again.stdout, again.stderr
+    );
     assert!(
-        again.stderr.contains(&format!("run {run_id} was interrupted")),
+        again
+            .stderr
+            .contains(&format!("run {run_id} was interrupted")),
         "{}",
         again.stderr
     );
-    assert!(again.stderr.contains(&format!("resuming run {run_id}")), "{}", again.stderr);
+    assert!(
+        again.stderr.contains(&format!("resuming run {run_id}")),
+        "{}",
+        again.stderr
+    );
     assert!(!again.stderr.contains("already exists"), "{}", again.stderr);
     assert_migrated(&f.bucket, &f.stack, &f.m, "after the resume").await;
 }
@@ -233,44 +268,91 @@ async fn same_command_same_run_asks_before_resuming_and_a_no_changes_nothing() {
     // No -y and no terminal: a usage error that says how to resume, nothing changed.
     let tpl = f.tpl.to_string_lossy();
     let run = crate::run_cli_env(
-        &["--state-bucket", &f.bucket, "export", &f.stack, "--template", &tpl, "--local", "--fast"],
+        &[
+            "--state-bucket",
+            &f.bucket,
+            "export",
+            &f.stack,
+            "--template",
+            &tpl,
+            "--local",
+            "--fast",
+        ],
         &[],
     );
-    assert_eq!(run.code, 2, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code, 2,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
     assert!(run.stderr.contains("pass -y to resume"), "{}", run.stderr);
     assert_owned(&f.bucket, &f.stack, &f.m, "after the refused resume").await;
     // A dry run says what the real command does, and plans nothing.
     let dry = crate::run_cli_env(
-        &["--state-bucket", &f.bucket, "export", &f.stack, "--template", &tpl, "--local", "--dry-run"],
+        &[
+            "--state-bucket",
+            &f.bucket,
+            "export",
+            &f.stack,
+            "--template",
+            &tpl,
+            "--local",
+            "--dry-run",
+        ],
         &[],
     );
     assert_eq!(dry.code, 0, "{}", dry.stderr);
     assert!(dry.stderr.contains("resumes run"), "{}", dry.stderr);
     let again = run_export(&f.bucket, &f.stack, &f.tpl, true);
-    assert_eq!(again.code, 0, "stdout:\n{}\nstderr:\n{}", again.stdout, again.stderr);
+    assert_eq!(
+        again.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        again.stdout, again.stderr
+    );
     assert_migrated(&f.bucket, &f.stack, &f.m, "after the resume").await;
 }
 
 #[tokio::test]
-async fn dead_or_alive_a_live_runs_lock_is_never_taken_over_and_the_refusal_names_the_watch_command() {
+async fn dead_or_alive_a_live_runs_lock_is_never_taken_over_and_the_refusal_names_the_watch_command(
+) {
     let f = flat("ResumeLive").await;
     let s3 = h::s3().await;
     let first = spawn_export(&f.bucket, &f.stack, &f.tpl, false);
     let p = wait_for_log(&s3, &f.bucket, "execute:").await;
     let run_id = p["runId"].as_str().unwrap().to_string();
     let second = run_export(&f.bucket, &f.stack, &f.tpl, true);
-    assert_eq!(second.code, 1, "stdout:\n{}\nstderr:\n{}", second.stdout, second.stderr);
-    assert!(second.stderr.contains(&format!("run {run_id} is exporting it now")), "{}", second.stderr);
+    assert_eq!(
+        second.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        second.stdout, second.stderr
+    );
     assert!(
-        second.stderr.contains(&format!("cdkd-flow runs watch {run_id} --local")),
+        second
+            .stderr
+            .contains(&format!("run {run_id} is exporting it now")),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        second
+            .stderr
+            .contains(&format!("cdkd-flow runs watch {run_id} --local")),
         "{}",
         second.stderr
     );
     let lower = second.stderr.to_lowercase();
-    assert!(!lower.contains("delete") && !lower.contains("force-unlock"), "{}", second.stderr);
+    assert!(
+        !lower.contains("delete") && !lower.contains("force-unlock"),
+        "{}",
+        second.stderr
+    );
     // The first run was not disturbed: it completes.
     let out = first.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_migrated(&f.bucket, &f.stack, &f.m, "after the first run").await;
 }
 
@@ -287,12 +369,31 @@ async fn export_reads_the_lock_first_a_cdkd_deploy_refuses_before_planning() {
     )
     .await;
     let run = run_export(&f.bucket, &f.stack, &f.tpl, true);
-    assert_eq!(run.code, 1, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
-    assert!(run.stderr.contains("refused before planning"), "{}", run.stderr);
-    assert!(run.stderr.contains("alice@laptop:42") && run.stderr.contains("deploy"), "{}", run.stderr);
-    assert!(run.stderr.contains("cdkd-flow force-unlock"), "{}", run.stderr);
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        run.stderr.contains("refused before planning"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("alice@laptop:42") && run.stderr.contains("deploy"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("cdkd-flow force-unlock"),
+        "{}",
+        run.stderr
+    );
     let keys = h::list_all_keys(&s3, &f.bucket).await;
-    assert!(!keys.iter().any(|k| k.contains("/_runs/")), "nothing planned or uploaded: {keys:?}");
+    assert!(
+        !keys.iter().any(|k| k.contains("/_runs/")),
+        "nothing planned or uploaded: {keys:?}"
+    );
 }
 
 #[tokio::test]
@@ -308,10 +409,18 @@ async fn no_message_advises_deleting_a_stack_that_is_nobodys_run() {
         .await
         .unwrap();
     let run = run_export(&f.bucket, &f.stack, &f.tpl, true);
-    assert_eq!(run.code, 1, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
     assert!(run.stderr.contains("no export run of"), "{}", run.stderr);
     assert!(run.stderr.contains("--cfn-stack-name"), "{}", run.stderr);
-    assert!(!run.stderr.to_lowercase().contains("delete"), "{}", run.stderr);
+    assert!(
+        !run.stderr.to_lowercase().contains("delete"),
+        "{}",
+        run.stderr
+    );
     assert_owned(&f.bucket, &f.stack, &f.m, "after the refusal").await;
 }
 
@@ -362,7 +471,11 @@ async fn crash_export_killed_at_seeded_random_points_resumes_with_nothing_lost()
         let when = format!("seed {seed}, killed at {at} ms ({phase})");
         assert_owned(&f.bucket, &f.stack, &f.m, &when).await;
         let again = run_export(&f.bucket, &f.stack, &f.tpl, true);
-        assert_eq!(again.code, 0, "{when}: stdout:\n{}\nstderr:\n{}", again.stdout, again.stderr);
+        assert_eq!(
+            again.code, 0,
+            "{when}: stdout:\n{}\nstderr:\n{}",
+            again.stdout, again.stderr
+        );
         if again.stderr.contains("resuming run") {
             resumed += 1;
         }

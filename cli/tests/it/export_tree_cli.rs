@@ -516,7 +516,11 @@ async fn export_tree_a_failing_child_keeps_every_record_releases_the_locks_and_n
         .send()
         .await
         .ok()
-        .and_then(|o| o.stacks().first().and_then(|s| s.stack_status().map(|x| x.as_str().to_string())));
+        .and_then(|o| {
+            o.stacks()
+                .first()
+                .and_then(|s| s.stack_status().map(|x| x.as_str().to_string()))
+        });
     assert!(
         alpha.is_none() || alpha.as_deref() == Some("DELETE_COMPLETE"),
         "the run withdrew Alpha's empty stack: {alpha:?}"

@@ -1089,7 +1089,10 @@ async fn dead_or_alive_a_deployed_exports_lock_is_taken_over_only_once_its_execu
     let b = backend().await;
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
-    let stack = format!("Deployed{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let stack = format!(
+        "Deployed{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    );
     let name = format!("export-{stack}-1");
     let arn = b
         .sfn
@@ -1103,39 +1106,87 @@ async fn dead_or_alive_a_deployed_exports_lock_is_taken_over_only_once_its_execu
         .execution_arn;
     let now = cdkd_tests::now_ms();
     let lock = json!({"owner": format!("cdkd-flow:{name}"), "timestamp": now, "expiresAt": now + 600_000, "operation": "export"});
-    put_raw(&s3, &bucket, &format!("cdkd/{stack}/us-east-1/lock.json"), lock.to_string()).await;
+    put_raw(
+        &s3,
+        &bucket,
+        &format!("cdkd/{stack}/us-east-1/lock.json"),
+        lock.to_string(),
+    )
+    .await;
     let record = json!({"version": 10, "stackName": stack, "region": "us-east-1", "resources": {
         "Topic": {"resourceType": "AWS::SNS::Topic", "physicalId": "arn:aws:sns:us-east-1:123456789012:t", "properties": {}, "attributes": {}}}});
-    put_raw(&s3, &bucket, &format!("cdkd/{stack}/us-east-1/state.json"), record.to_string()).await;
+    put_raw(
+        &s3,
+        &bucket,
+        &format!("cdkd/{stack}/us-east-1/state.json"),
+        record.to_string(),
+    )
+    .await;
     cdkd_tests::cfn::client()
         .await
         .create_stack()
         .stack_name(&stack)
         .template_body(r#"{"Resources":{"Topic":{"Type":"AWS::SNS::Topic"}}}"#)
-        .tags(aws_sdk_cloudformation::types::Tag::builder().key("cdkd-flow:record").value(&stack).build())
-        .tags(aws_sdk_cloudformation::types::Tag::builder().key("cdkd-flow:run").value(&name).build())
+        .tags(
+            aws_sdk_cloudformation::types::Tag::builder()
+                .key("cdkd-flow:record")
+                .value(&stack)
+                .build(),
+        )
+        .tags(
+            aws_sdk_cloudformation::types::Tag::builder()
+                .key("cdkd-flow:run")
+                .value(&name)
+                .build(),
+        )
         .send()
         .await
         .unwrap();
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runs_cli");
     std::fs::create_dir_all(&dir).unwrap();
     let tpl = dir.join(format!("{stack}.json"));
-    std::fs::write(&tpl, r#"{"Resources":{"Topic":{"Type":"AWS::SNS::Topic"}}}"#).unwrap();
+    std::fs::write(
+        &tpl,
+        r#"{"Resources":{"Topic":{"Type":"AWS::SNS::Topic"}}}"#,
+    )
+    .unwrap();
     let tpl = tpl.to_string_lossy().to_string();
-    let export = args(&["--state-bucket", &bucket, "export", &stack, "--template", &tpl, "-y", "--detach"]);
+    let export = args(&[
+        "--state-bucket",
+        &bucket,
+        "export",
+        &stack,
+        "--template",
+        &tpl,
+        "-y",
+        "--detach",
+    ]);
 
     let live = cli(export.clone(), b.machine_env()).await;
     assert_eq!(live.code, 1, "{live:?}");
     assert!(
-        live.stderr.contains(&format!("run {name} is exporting it now (a deployed run"))
-            && live.stderr.contains(&format!("cdkd-flow runs watch {name}")),
+        live.stderr
+            .contains(&format!("run {name} is exporting it now (a deployed run"))
+            && live
+                .stderr
+                .contains(&format!("cdkd-flow runs watch {name}")),
         "{live:?}"
     );
 
-    b.sfn.stop_execution().execution_arn(&arn).send().await.unwrap();
+    b.sfn
+        .stop_execution()
+        .execution_arn(&arn)
+        .send()
+        .await
+        .unwrap();
     let resumed = cli(export, b.machine_env()).await;
     assert_eq!(resumed.code, 0, "{resumed:?}");
-    assert!(resumed.stderr.contains(&format!("run {name} was interrupted")), "{resumed:?}");
+    assert!(
+        resumed
+            .stderr
+            .contains(&format!("run {name} was interrupted")),
+        "{resumed:?}"
+    );
     let listed = b
         .sfn
         .list_executions()
@@ -1152,8 +1203,10 @@ async fn dead_or_alive_a_deployed_exports_lock_is_taken_over_only_once_its_execu
         inputs.push(serde_json::from_str::<Value>(d.input().unwrap_or("{}")).unwrap());
     }
     assert!(
-        inputs.iter().any(|i| i["resume"] == json!(name)
-            && i["takeOver"] == json!(format!("cdkd-flow:{name}"))),
+        inputs
+            .iter()
+            .any(|i| i["resume"] == json!(name)
+                && i["takeOver"] == json!(format!("cdkd-flow:{name}"))),
         "a new execution resumes the run: {inputs:?}"
     );
 }

@@ -24,7 +24,11 @@ pub fn run_tags(record: &str, run_id: &str) -> Vec<(String, String)> {
 /// The run that created a stack carrying `tags`, when the stack says it was exported
 /// from the cdkd record `record`.
 pub fn owning_run(tags: &[(String, String)], record: &str) -> Option<String> {
-    let get = |k: &str| tags.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let get = |k: &str| {
+        tags.iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    };
     (get(RECORD_TAG) == Some(record))
         .then(|| get(RUN_TAG).filter(|r| !r.is_empty()).map(str::to_string))
         .flatten()
@@ -86,7 +90,12 @@ pub fn verdict(found: &Found) -> Verdict {
         match parse_flow_owner(&lock.owner) {
             Some(holder) if export => match found.liveness {
                 Liveness::Ended => take_over = Some(lock.owner.clone()),
-                Liveness::Alive => return Verdict::Live { holder, known: true },
+                Liveness::Alive => {
+                    return Verdict::Live {
+                        holder,
+                        known: true,
+                    }
+                }
                 Liveness::Unknown => {
                     return Verdict::Live {
                         holder,
@@ -224,7 +233,9 @@ mod tests {
     use crate::lock::parse_lock;
 
     fn lock(owner: &str, op: &str, expires: i64) -> LockInfo {
-        let body = format!(r#"{{"owner":"{owner}","timestamp":1,"expiresAt":{expires},"operation":"{op}"}}"#);
+        let body = format!(
+            r#"{{"owner":"{owner}","timestamp":1,"expiresAt":{expires},"operation":"{op}"}}"#
+        );
         parse_lock(body.as_bytes()).unwrap().unwrap()
     }
 
@@ -260,7 +271,10 @@ mod tests {
     #[test]
     fn run_tags_name_the_record_and_the_run_and_read_back() {
         let tags = run_tags("Orders", "export-Orders-1");
-        assert_eq!(owning_run(&tags, "Orders").as_deref(), Some("export-Orders-1"));
+        assert_eq!(
+            owning_run(&tags, "Orders").as_deref(),
+            Some("export-Orders-1")
+        );
         assert_eq!(owning_run(&tags, "Other"), None);
         assert_eq!(owning_run(&[], "Orders"), None);
     }
@@ -286,7 +300,11 @@ mod tests {
     #[test]
     fn same_command_same_run_an_aborted_runs_stack_without_a_lock_resumes() {
         let tags = run_tags("Orders", "r1");
-        let v = verdict(&found(None, Liveness::Unknown, Some(("IMPORT_COMPLETE", &tags))));
+        let v = verdict(&found(
+            None,
+            Liveness::Unknown,
+            Some(("IMPORT_COMPLETE", &tags)),
+        ));
         assert_eq!(
             v,
             Verdict::Resume {
@@ -300,7 +318,11 @@ mod tests {
     fn dead_or_alive_a_live_runs_lock_is_never_taken_over() {
         let l = lock("cdkd-flow:r1", "export", 9_999);
         let tags = run_tags("Orders", "r1");
-        let v = verdict(&found(Some(&l), Liveness::Alive, Some(("IMPORT_IN_PROGRESS", &tags))));
+        let v = verdict(&found(
+            Some(&l),
+            Liveness::Alive,
+            Some(("IMPORT_IN_PROGRESS", &tags)),
+        ));
         assert!(matches!(v, Verdict::Live { known: true, .. }), "{v:?}");
         let v = verdict(&found(Some(&l), Liveness::Unknown, None));
         assert!(matches!(v, Verdict::Live { known: false, .. }), "{v:?}");
@@ -310,7 +332,11 @@ mod tests {
     fn dead_or_alive_an_expired_lock_counts_as_ended() {
         let l = lock("cdkd-flow:r1@elsewhere:7", "export", 10);
         let tags = run_tags("Orders", "r1");
-        let v = verdict(&found(Some(&l), Liveness::Unknown, Some(("IMPORT_COMPLETE", &tags))));
+        let v = verdict(&found(
+            Some(&l),
+            Liveness::Unknown,
+            Some(("IMPORT_COMPLETE", &tags)),
+        ));
         assert_eq!(
             v,
             Verdict::Resume {
@@ -328,7 +354,10 @@ mod tests {
             ("cdkd-flow:d1@h:1", "destroy"),
         ] {
             let l = lock(owner, op, 9_999);
-            assert_eq!(verdict(&found(Some(&l), Liveness::Ended, None)), Verdict::Locked);
+            assert_eq!(
+                verdict(&found(Some(&l), Liveness::Ended, None)),
+                Verdict::Locked
+            );
         }
     }
 
@@ -345,7 +374,11 @@ mod tests {
 
     #[test]
     fn no_message_advises_deleting_a_stack_that_is_nobodys_run() {
-        let v = verdict(&found(None, Liveness::Unknown, Some(("UPDATE_COMPLETE", &[]))));
+        let v = verdict(&found(
+            None,
+            Liveness::Unknown,
+            Some(("UPDATE_COMPLETE", &[])),
+        ));
         assert_eq!(
             v,
             Verdict::NotOurs {
@@ -365,12 +398,16 @@ mod tests {
             pid: 7,
         };
         let r = live_refusal("Orders", &h, true, Some("import: created change set"));
-        assert!(r.contains("run r1") && r.contains("cdkd-flow runs watch r1 --local"), "{r}");
+        assert!(
+            r.contains("run r1") && r.contains("cdkd-flow runs watch r1 --local"),
+            "{r}"
+        );
         assert!(r.contains("process 7"), "{r}");
-        assert!(!r.to_lowercase().contains("delete") && !r.contains("force-unlock"), "{r}");
-        let d = FlowHolder::Deployed {
-            run_id: "x".into(),
-        };
+        assert!(
+            !r.to_lowercase().contains("delete") && !r.contains("force-unlock"),
+            "{r}"
+        );
+        let d = FlowHolder::Deployed { run_id: "x".into() };
         let r = live_refusal("Orders", &d, true, None);
         assert!(r.ends_with("cdkd-flow runs watch x"), "{r}");
     }
@@ -379,10 +416,28 @@ mod tests {
     fn no_message_advises_deleting_only_an_empty_stack_of_this_run_is_withdrawn() {
         let tags = run_tags("Orders", "r1");
         assert!(withdrawable("REVIEW_IN_PROGRESS", &tags, "Orders", "r1", 0));
-        assert!(!withdrawable("REVIEW_IN_PROGRESS", &tags, "Orders", "r1", 1));
+        assert!(!withdrawable(
+            "REVIEW_IN_PROGRESS",
+            &tags,
+            "Orders",
+            "r1",
+            1
+        ));
         assert!(!withdrawable("IMPORT_COMPLETE", &tags, "Orders", "r1", 0));
-        assert!(!withdrawable("IMPORT_ROLLBACK_COMPLETE", &tags, "Orders", "r1", 0));
-        assert!(!withdrawable("REVIEW_IN_PROGRESS", &tags, "Orders", "r2", 0));
+        assert!(!withdrawable(
+            "IMPORT_ROLLBACK_COMPLETE",
+            &tags,
+            "Orders",
+            "r1",
+            0
+        ));
+        assert!(!withdrawable(
+            "REVIEW_IN_PROGRESS",
+            &tags,
+            "Orders",
+            "r2",
+            0
+        ));
         assert!(!withdrawable("REVIEW_IN_PROGRESS", &[], "Orders", "r1", 0));
     }
 

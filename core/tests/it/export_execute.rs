@@ -362,7 +362,8 @@ fn run_at(stage: StackStage) -> ExportRun {
 }
 
 #[test]
-fn report_of_a_failed_import_says_the_record_is_unchanged_to_resume_and_never_to_delete_the_stack() {
+fn report_of_a_failed_import_says_the_record_is_unchanged_to_resume_and_never_to_delete_the_stack()
+{
     let r = failed(
         &run_at(StackStage::Importing),
         "ChangeSetFailed: IMPORT change set FAILED: gone",
@@ -887,7 +888,10 @@ fn statement_95_report_of_a_migrated_tree_with_a_leftover_record_says_orphan_and
     );
     let text = r.redo.join("\n");
     assert!(text.contains("cdkd-flow state orphan"), "{text}");
-    assert!(!text.contains("Running the same export command again"), "{text}");
+    assert!(
+        !text.contains("Running the same export command again"),
+        "{text}"
+    );
     // While a stack is still short of its migration, the line stays.
     let r = failed(
         &nested_failure_at(StackStage::Migrated, StackStage::Updating, true),
@@ -895,7 +899,9 @@ fn statement_95_report_of_a_migrated_tree_with_a_leftover_record_says_orphan_and
         &[],
     );
     assert!(
-        r.redo.join("\n").contains("Running the same export command again"),
+        r.redo
+            .join("\n")
+            .contains("Running the same export command again"),
         "{:?}",
         r.redo
     );

@@ -4,8 +4,8 @@
 //! is deleted: a stack short of migrated keeps its cdkd record.
 
 use cdkd_core::export::execute::{still_running, ExportRun, InFlight, StackStage};
-use cdkd_core::export::resume::withdrawable;
 use cdkd_core::export::report::{failed, ExportReport};
+use cdkd_core::export::resume::withdrawable;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -7,9 +7,7 @@
 
 use cdkd_aws::cfn::Cfn;
 use cdkd_aws::HeldLock;
-use cdkd_core::export::execute::{
-    change_set_state, ExportRun, InFlight, StackStage,
-};
+use cdkd_core::export::execute::{change_set_state, ExportRun, InFlight, StackStage};
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::{Plan, StackPlan};
 use cdkd_core::export::resume::{phase_of, resumed_in_flight};

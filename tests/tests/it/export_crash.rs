@@ -62,14 +62,22 @@ async fn assert_owned(t: &Tree, when: &str) {
             .json(&state_key(PREFIX, stack, REGION))
             .await
             .is_some_and(|r| r["resources"].get(logical).is_some());
-        let in_cfn = described(cfn).await.is_some()
-            && resources(cfn).await.contains_key(logical);
-        assert!(in_record || in_cfn, "{when}: {stack}'s {logical} is owned by neither");
+        let in_cfn = described(cfn).await.is_some() && resources(cfn).await.contains_key(logical);
+        assert!(
+            in_record || in_cfn,
+            "{when}: {stack}'s {logical} is owned by neither"
+        );
     }
 }
 
 /// One step, killed mid-flight at the seed's will and then retried with the same input.
-async fn step(t: &Tree, name: &str, payload: Value, rng: &mut Rng, kills: &mut BTreeMap<String, u32>) -> Value {
+async fn step(
+    t: &Tree,
+    name: &str,
+    payload: Value,
+    rng: &mut Rng,
+    kills: &mut BTreeMap<String, u32>,
+) -> Value {
     if rng.next() % 100 < 35 {
         let after = Duration::from_millis(rng.next() % 40);
         match tokio::time::timeout(after, t.step(name, payload.clone())).await {
@@ -94,21 +102,44 @@ async fn export_crash_a_step_dying_mid_invocation_and_retried_loses_nothing() {
     let mut kills: BTreeMap<String, u32> = BTreeMap::new();
     for seed in 0..seeds {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-        let t = tree_seed("Crash", 1).await.lock(serde_json::json!({"fast": true})).await;
+        let t = tree_seed("Crash", 1)
+            .await
+            .lock(serde_json::json!({"fast": true}))
+            .await;
         let mut carry: Carry = t.carry.clone();
         let mut n = 0;
         while let Some(name) = route(carry.next) {
             n += 1;
             assert!(n < 300, "seed {seed}: the run did not settle");
-            let out = step(&t, name, serde_json::to_value(&carry).unwrap(), &mut rng, &mut kills).await;
+            let out = step(
+                &t,
+                name,
+                serde_json::to_value(&carry).unwrap(),
+                &mut rng,
+                &mut kills,
+            )
+            .await;
             carry = serde_json::from_value(out).unwrap();
         }
-        let done = step(&t, "export-cleanup", serde_json::to_value(&carry).unwrap(), &mut rng, &mut kills).await;
+        let done = step(
+            &t,
+            "export-cleanup",
+            serde_json::to_value(&carry).unwrap(),
+            &mut rng,
+            &mut kills,
+        )
+        .await;
         assert_eq!(done["report"]["outcome"], "migrated", "seed {seed}: {done}");
         assert_owned(&t, &format!("seed {seed}, migrated")).await;
         for s in [&t.root, &t.child] {
-            assert!(t.text(&state_key(PREFIX, s, REGION)).await.is_none(), "seed {seed}: {s}'s record is left");
-            assert!(t.text(&lock_key(PREFIX, s, Some(REGION))).await.is_none(), "seed {seed}: {s}'s lock is left");
+            assert!(
+                t.text(&state_key(PREFIX, s, REGION)).await.is_none(),
+                "seed {seed}: {s}'s record is left"
+            );
+            assert!(
+                t.text(&lock_key(PREFIX, s, Some(REGION))).await.is_none(),
+                "seed {seed}: {s}'s lock is left"
+            );
         }
         assert!(
             resources(&t.root).await.contains_key("Queue"),
