@@ -140,6 +140,7 @@ fn simulate(children: usize, bound: usize) -> Sim {
                 let mut still = Vec::new();
                 for (mut f, until) in flying {
                     if until > now {
+                        f.polls += 1;
                         still.push((f, until));
                         continue;
                     }
@@ -166,6 +167,7 @@ fn simulate(children: usize, bound: usize) -> Sim {
                         pending: Pending::Stack { phase },
                         since_ms: now as i64,
                         ready: false,
+                        polls: 0,
                     },
                     now + operation_ms(phase),
                 );
@@ -201,6 +203,7 @@ fn simulate(children: usize, bound: usize) -> Sim {
                         pending,
                         since_ms: now as i64,
                         ready: false,
+                        polls: 0,
                     },
                     until,
                 ));

@@ -190,16 +190,33 @@ impl Pending {
         }
     }
 
-    /// Seconds between two polls: a change set settles in seconds, an import in
-    /// minutes. `fast` (a local run's `--fast`) polls every second.
-    pub fn interval_s(&self, fast: bool) -> u64 {
-        match (fast, self) {
-            (true, _) => 1,
-            (false, Pending::ChangeSet { .. }) => 3,
-            (false, Pending::Stack { .. }) => 8,
+    /// The longest pause between two looks at this operation (docs/export.md §10.3): a
+    /// change set settles in seconds, a stack operation in seconds to minutes.
+    pub fn cap_s(&self) -> u64 {
+        match self {
+            Pending::ChangeSet { .. } => CHANGE_SET_POLL_CAP_S,
+            Pending::Stack { .. } => STACK_POLL_CAP_S,
         }
     }
+
+    /// Seconds before the next look at this operation, which `polls` looks so far found
+    /// still running (docs/export.md §10.3): the first look is at once (CloudFormation
+    /// answers a small change set, or an operation with nothing to do, within the Lambda
+    /// call's own latency), then 1, 2, 4, ... seconds, doubling to the cap. `fast` (a
+    /// local run's `--fast`) never waits longer than a second.
+    pub fn delay_s(&self, polls: u32, fast: bool) -> u64 {
+        if polls == 0 {
+            return 0;
+        }
+        let doubled = 1u64 << (polls - 1).min(20);
+        doubled.min(if fast { 1 } else { self.cap_s() })
+    }
 }
+
+/// The longest pause between two looks at a change set being created (seconds).
+pub const CHANGE_SET_POLL_CAP_S: u64 = 3;
+/// The longest pause between two looks at a stack operation (seconds).
+pub const STACK_POLL_CAP_S: u64 = 8;
 
 /// One operation the run waits on (`inFlight` in the carried state): a stack's change
 /// set being created or executed, or its stack operation.
@@ -213,6 +230,9 @@ pub struct InFlight {
     /// The change set was created: execute it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ready: bool,
+    /// How many looks found it still running (the next pause grows with it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub polls: u32,
 }
 
 /// At most this many stacks have an operation in flight at once (docs/export.md §10.6).
@@ -294,11 +314,16 @@ pub fn next_action(
     }
 }
 
-/// Seconds until the next poll: the shortest interval of what is in flight.
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Seconds until the next poll: the shortest pause of what is in flight
+/// ([`Pending::delay_s`]).
 pub fn wait_seconds(in_flight: &[InFlight], fast: bool) -> u64 {
     in_flight
         .iter()
-        .map(|f| f.pending.interval_s(fast))
+        .map(|f| f.pending.delay_s(f.polls, fast))
         .min()
         .unwrap_or(0)
 }

@@ -128,7 +128,7 @@ pub fn verdict(found: &Found) -> Verdict {
 /// the flags `runs watch` needs for a local run.
 pub fn live_refusal(stack: &str, holder: &FlowHolder, known: bool, phase: Option<&str>) -> String {
     let at = phase
-        .map(|p| format!(", last step: {}", shown(p)))
+        .map(|p| format!(", last step: {}", crate::text::flatten_str(p)))
         .unwrap_or_default();
     match holder {
         FlowHolder::Deployed { run_id } => format!(

@@ -286,8 +286,33 @@ fn waits_have_the_ceilings_of_the_spec() {
         "{why}"
     );
     assert!(timed_out(&st, 0, 3_601_000).is_some());
-    assert_eq!(cs.interval_s(true), 1);
-    assert!(st.interval_s(false) > cs.interval_s(false));
+}
+
+#[test]
+fn poll_as_cloudformation_answers_the_first_look_at_once_then_a_backoff_to_the_cap() {
+    let cs = Pending::ChangeSet {
+        phase: Phase::Import,
+        arn: "a".into(),
+    };
+    let st = Pending::Stack {
+        phase: Phase::Update,
+    };
+    let delays = |p: &Pending, fast| (0..8).map(|n| p.delay_s(n, fast)).collect::<Vec<_>>();
+    assert_eq!(delays(&cs, false), [0, 1, 2, 4, 5, 5, 5, 5]);
+    assert_eq!(delays(&st, false), [0, 1, 2, 4, 8, 10, 10, 10]);
+    assert_eq!(delays(&st, true), [0, 1, 1, 1, 1, 1, 1, 1]);
+    assert_eq!(st.delay_s(u32::MAX, false), 10, "no overflow");
+    // The run waits for the soonest look of what is in flight.
+    let f = |pending: &Pending, polls| InFlight {
+        stack: "A".into(),
+        pending: pending.clone(),
+        since_ms: 0,
+        ready: false,
+        polls,
+    };
+    assert_eq!(wait_seconds(&[f(&st, 6), f(&cs, 2)], false), 2);
+    assert_eq!(wait_seconds(&[f(&st, 6), f(&cs, 0)], false), 0);
+    assert_eq!(wait_seconds(&[], false), 0);
 }
 
 fn ev(id: Option<&str>, ty: &str, status: &str, reason: &str) -> StackEvent {
@@ -571,6 +596,7 @@ fn flying(stack: &str, pending: Pending) -> InFlight {
         pending,
         since_ms: 0,
         ready: false,
+        polls: 0,
     }
 }
 

@@ -339,6 +339,7 @@ impl<'a> Ctx<'a> {
             pending,
             since_ms: self.deps.now(),
             ready: false,
+            polls: 0,
         });
         let plan = self.plan().await?;
         let rec = self.progress().await?;

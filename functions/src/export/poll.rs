@@ -55,7 +55,10 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                         format!("export of {}: {why}", shown(&f.stack)),
                     ));
                 }
-                still.push(f);
+                still.push(InFlight {
+                    polls: f.polls.saturating_add(1),
+                    ..f
+                });
             }
             Seen::Ready => still.push(InFlight { ready: true, ..f }),
             Seen::Done {

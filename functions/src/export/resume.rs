@@ -180,6 +180,7 @@ async fn observe(
                 pending,
                 since_ms: now_ms,
                 ready,
+                polls: 0,
             });
         }
     }
