@@ -12,7 +12,7 @@ mod global;
 mod local;
 mod out;
 mod remote;
-mod watch;
+mod run;
 
 use std::process::ExitCode;
 

@@ -91,6 +91,16 @@ fn stage_status(stage: StackStage, stopped: bool) -> &'static str {
     }
 }
 
+/// Where an export run stands, for `runs list --local`: the least advanced stack's
+/// status (`importing (phase 1)`, `migrated, record deleted`, `stopped` ...).
+pub fn export_phase(run: &ExportRun) -> String {
+    let stopped = run.failure.is_some();
+    match run.stacks.iter().map(|s| s.stage).min() {
+        Some(stage) => stage_status(stage, stopped).to_string(),
+        None => "locking".into(),
+    }
+}
+
 /// An export run's bars (docs/export.md §10.3): one per stack, leaf first, its phases
 /// done out of its phases, and where it stands.
 pub fn export_bar_rows(run: &ExportRun) -> Vec<BarRow> {
