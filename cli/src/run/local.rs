@@ -123,21 +123,41 @@ async fn record_end(store: &StateStore, run: &mut LocalRun, outcome: &str) {
 
 static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
 static CAUGHT: AtomicBool = AtomicBool::new(false);
+/// Whether a local run is going: only then is Ctrl-C counted.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
 
-/// From now on SIGINT (Ctrl-C) is counted instead of ending the process; a local run
-/// reads the count and ends itself, leaving its report.
-fn catch_interrupts() {
-    if CAUGHT.swap(true, Ordering::SeqCst) {
-        return;
+/// While it lives, SIGINT (Ctrl-C) is counted instead of ending the process: the local
+/// run reads the count and ends itself, leaving its report. Outside a local run (a
+/// question on the terminal, planning) Ctrl-C ends the process as it always did.
+struct Catching;
+
+impl Catching {
+    fn start() -> Catching {
+        if !CAUGHT.swap(true, Ordering::SeqCst) {
+            // SAFETY: the action touches atomics and calls _exit, both async-signal-safe.
+            let r = unsafe {
+                signal_hook_registry::register(libc::SIGINT, || {
+                    if ACTIVE.load(Ordering::SeqCst) {
+                        INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+                    } else {
+                        libc::_exit(130);
+                    }
+                })
+            };
+            if let Err(e) = r {
+                tracing::warn!(
+                    "Ctrl-C cannot be caught ({e}): it will end the run without a report"
+                );
+            }
+        }
+        ACTIVE.store(true, Ordering::SeqCst);
+        Catching
     }
-    // SAFETY: the action only increments an atomic, which is async-signal-safe.
-    let r = unsafe {
-        signal_hook_registry::register(libc::SIGINT, || {
-            INTERRUPTS.fetch_add(1, Ordering::SeqCst);
-        })
-    };
-    if let Err(e) = r {
-        tracing::warn!("Ctrl-C cannot be caught ({e}): it will end the run without a report");
+}
+
+impl Drop for Catching {
+    fn drop(&mut self) {
+        ACTIVE.store(false, Ordering::SeqCst);
     }
 }
 
@@ -181,8 +201,9 @@ pub async fn run_local(
             flatten_str(run_id)
         );
     }
-    catch_interrupts();
-    let mut seen = INTERRUPTS.load(Ordering::SeqCst);
+    let _catching = Catching::start();
+    let base = INTERRUPTS.load(Ordering::SeqCst);
+    let mut seen = base;
     let task = {
         let engine = engine.clone();
         let run_id = run_id.to_string();
@@ -198,7 +219,8 @@ pub async fn run_local(
             }
             _ = interrupt_after(seen) => {
                 seen = INTERRUPTS.load(Ordering::SeqCst);
-                if o.start.kind == RunKind::Destroy && seen == 1 && request_graceful_stop(store, run_id).await {
+                let first = seen - base == 1;
+                if o.start.kind == RunKind::Destroy && first && request_graceful_stop(store, run_id).await {
                     crate::run::watch::status_line(&format!(
                         "run {}: stop requested (Ctrl-C): no new deletes start; those in flight finish, the lock is released and the report written. Ctrl-C again stops at once",
                         flatten_str(run_id)

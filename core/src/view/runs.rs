@@ -77,11 +77,11 @@ pub fn render_list(rows: &[ExecutionRow]) -> String {
     if rows.is_empty() {
         return "no runs\n".into();
     }
-    let head = ["RUN", "KIND", "STATUS", "STARTED", "STOPPED", "STACK"];
-    let cells: Vec<[String; 6]> = rows
+    let head = ["RUN", "KIND", "STATUS", "STARTED", "STOPPED", "STACK"].map(String::from);
+    let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            [
+            vec![
                 flatten_str(&r.name),
                 r.kind.map(RunKind::name).unwrap_or("-").to_string(),
                 flatten_str(&r.status),
@@ -91,25 +91,7 @@ pub fn render_list(rows: &[ExecutionRow]) -> String {
             ]
         })
         .collect();
-    let mut w = head.map(str::len);
-    for c in &cells {
-        for (i, v) in c.iter().enumerate() {
-            w[i] = w[i].max(v.chars().count());
-        }
-    }
-    let line = |c: &[String]| {
-        let mut s = String::new();
-        for (i, v) in c.iter().enumerate() {
-            s.push_str(v);
-            if i + 1 < c.len() {
-                s.push_str(&" ".repeat(w[i] - v.chars().count() + 2));
-            }
-        }
-        s.trim_end().to_string()
-    };
-    let mut out = vec![line(&head.map(String::from))];
-    out.extend(cells.iter().map(|c| line(c)));
-    join_lines(&out)
+    join_lines(&table(&head, &cells))
 }
 
 /// The `runs list --json` array (values as Step Functions gave them: JSON escapes).
@@ -297,7 +279,8 @@ pub fn render_local_list(rows: &[LocalRunRow]) -> String {
     }
     let head = [
         "RUN", "KIND", "STACK", "STATUS", "PHASE", "STARTED", "ENDED",
-    ];
+    ]
+    .map(String::from);
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -315,7 +298,6 @@ pub fn render_local_list(rows: &[LocalRunRow]) -> String {
             ]
         })
         .collect();
-    let head: Vec<String> = head.iter().map(|h| h.to_string()).collect();
     let mut out = table(&head, &cells);
     for r in rows {
         if let LocalState::Interrupted { why } = &r.state {
