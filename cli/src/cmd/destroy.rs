@@ -257,7 +257,8 @@ fn verdict(w: &Watched<Result<Outcome, String>>) -> Verdict {
         Some(r) => {
             let interrupted = r.stacks.iter().any(|s| s.result == RunResult::Interrupted);
             if interrupted || r.aborted.is_some() {
-                Verdict::Stopped(None)
+                // A local run stopped by Ctrl-C says so, naming the command to run again.
+                Verdict::Stopped(w.output.as_ref().err().cloned())
             } else {
                 Verdict::Partial
             }

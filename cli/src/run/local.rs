@@ -195,6 +195,7 @@ pub async fn run_local(
 ) -> Result<Outcome, CliError> {
     let store = o.store;
     let mut meta = this_process_run(run_id, &o.start, cdkd_aws::store::now_ms());
+    drop_interrupted_report(store, &meta).await;
     if let Err(e) = write_local_run(store, &meta).await {
         tracing::warn!(
             "run.json of run {} not written ({e}): runs list --local will not show it",
@@ -246,6 +247,23 @@ pub async fn run_local(
     };
     record_end(store, &mut meta, word).await;
     Ok(outcome)
+}
+
+/// A run started again under its own id (a resume) is no longer interrupted: the
+/// report its Ctrl-C left is removed (any other report stays).
+async fn drop_interrupted_report(store: &StateStore, meta: &LocalRun) {
+    if report_outcome(store, meta).await.ok().flatten().as_deref() != Some(INTERRUPTED) {
+        return;
+    }
+    if let Err(e) = store
+        .delete_object(&report_key(&store.prefix, &meta.run_id))
+        .await
+    {
+        tracing::warn!(
+            "the interrupted report of run {} was not removed: {e}",
+            flatten_str(&meta.run_id)
+        );
+    }
 }
 
 /// `run <id> interrupted (Ctrl-C); its report is in report.json; resume it with <cmd>`.
@@ -569,6 +587,26 @@ pub async fn list_local(store: &StateStore, limit: usize) -> Result<Vec<LocalRun
         rows.push(row_of(store, r).await?);
     }
     Ok(rows)
+}
+
+/// The interrupted local runs of `kind` for `stack` (not plan-only), newest first: what
+/// a resume of that stack looks for.
+#[allow(dead_code)] // for the resume of an interrupted run (docs/cli.md, "Local runs")
+pub async fn interrupted_local_runs(
+    store: &StateStore,
+    kind: RunKind,
+    stack: &str,
+) -> Result<Vec<LocalRunRow>, CliError> {
+    Ok(list_local(store, usize::MAX)
+        .await?
+        .into_iter()
+        .filter(|r| {
+            r.run.kind == kind.name()
+                && r.run.stack == stack
+                && !r.run.plan_only
+                && matches!(r.state, LocalState::Interrupted { .. })
+        })
+        .collect())
 }
 
 /// The local run `run_id`, refused naming where it was looked for when it has no

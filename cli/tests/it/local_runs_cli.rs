@@ -443,3 +443,83 @@ async fn local_runs_are_runs_a_refusal_at_the_lock_leaves_a_report() {
     assert_eq!(list[0]["status"], "ended", "{list:#}");
     assert_eq!(list[0]["outcome"], "refused", "{list:#}");
 }
+
+#[tokio::test]
+async fn local_runs_are_runs_ctrl_c_of_a_local_destroy_stops_it_gracefully_then_at_once() {
+    // A custom resource whose handler never answers: its delete stays in flight.
+    let sdk = h::sdk().await;
+    let stack = uniq("LocalStop");
+    let token = h::fixtures::topic(&sdk, &format!("{}-token", stack.to_lowercase())).await;
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    put_json(
+        &bucket,
+        &format!("cdkd/{stack}/{REGION}/state.json"),
+        &json!({"version": 10, "stackName": stack, "region": REGION, "outputs": {},
+                "resources": {"Thing": {"physicalId": "thing-1", "resourceType": "Custom::Thing",
+                              "properties": {"ServiceToken": token}, "dependencies": []}},
+                "lastModified": 1777458225000i64}),
+    )
+    .await;
+    let run_id = uniq("destroy-LocalStop");
+    let mut f = Follower::start(
+        &[
+            "--state-bucket",
+            &bucket,
+            "destroy",
+            &stack,
+            "--local",
+            "-y",
+            "--run-id",
+            &run_id,
+        ],
+        &[],
+    );
+    let progress = format!("cdkd/_runs/{run_id}/progress.json");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let p = get_json(&bucket, &progress).await;
+        if p.as_ref()
+            .is_some_and(|p| p["stacks"][0]["inFlight"].get("Thing").is_some())
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no delete in flight: {p:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // The first Ctrl-C asks the run to stop gracefully, through progress.json.
+    f.signal(libc::SIGINT);
+    f.wait_for("stop requested (Ctrl-C)", Duration::from_secs(30));
+    assert_eq!(
+        get_json(&bucket, &progress).await.unwrap()["stopRequested"],
+        true
+    );
+    assert!(f.running(), "the run waits for its delete in flight");
+
+    // The second stops it at once; the report says so and what is left held.
+    f.signal(libc::SIGINT);
+    let (code, stderr) = f.wait_exit(Duration::from_secs(60));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("run {run_id} interrupted (Ctrl-C)")),
+        "{stderr}"
+    );
+    let report = get_json(&bucket, &format!("cdkd/_runs/{run_id}/report.json"))
+        .await
+        .expect("report.json");
+    let aborted = report["aborted"].as_str().unwrap_or_default();
+    assert!(
+        aborted.starts_with("interrupted (Ctrl-C) while wave"),
+        "{report:#}"
+    );
+    assert!(aborted.contains("the lock stays held"), "{report:#}");
+    let show = cli(&bucket, &["runs", "show", &run_id, "--local"]);
+    ok(&show);
+    assert!(
+        show.stdout
+            .contains("  status:  interrupted: it was interrupted (Ctrl-C)\n"),
+        "{}",
+        show.stdout
+    );
+}
