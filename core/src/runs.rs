@@ -143,8 +143,8 @@ pub struct Evidence<'a> {
 }
 
 /// The state of a local run: ended when it has a report (or recorded its end); else
-/// running while its process is alive (same host) or its lock is fresh; interrupted
-/// when its process is gone or its lock expired.
+/// running while its process is alive (same host) or its lock is fresh (another host);
+/// interrupted when its process is gone or its lock expired.
 pub fn local_state(run: &LocalRun, e: &Evidence<'_>) -> LocalState {
     // The interrupted process itself (Ctrl-C) says so, in run.json or its report.
     let interrupted = Some(INTERRUPTED);
@@ -159,22 +159,26 @@ pub fn local_state(run: &LocalRun, e: &Evidence<'_>) -> LocalState {
         };
     }
     let host = flatten_str(&run.host);
+    let expired = |expires_ms: i64| LocalState::Interrupted {
+        why: format!(
+            "its lock expired at {}",
+            crate::view::date::iso_seconds(expires_ms)
+        ),
+    };
     if run.host == e.host {
-        return match e.alive {
-            Some(true) | None => LocalState::Running,
-            Some(false) => LocalState::Interrupted {
+        return match (e.alive, e.lock) {
+            (Some(false), _) => LocalState::Interrupted {
                 why: format!("its process {} on {host} is gone", run.pid),
             },
+            // A live process renews its lock: one that let it expire is not this run
+            // any more (its pid was reused) or is hung.
+            (_, RunLock::Held { expires_ms }) if expires_ms <= e.now_ms => expired(expires_ms),
+            _ => LocalState::Running,
         };
     }
     match e.lock {
         RunLock::Held { expires_ms } if expires_ms > e.now_ms => LocalState::Running,
-        RunLock::Held { expires_ms } => LocalState::Interrupted {
-            why: format!(
-                "its lock expired at {}",
-                crate::view::date::iso_seconds(expires_ms)
-            ),
-        },
+        RunLock::Held { expires_ms } => expired(expires_ms),
         RunLock::NotHeld => LocalState::Unknown {
             why: format!(
                 "it runs on {host} (process {}) and holds no lock to tell by",
@@ -255,6 +259,17 @@ mod tests {
             }
         );
         assert_eq!(s.word(), "interrupted");
+    }
+
+    #[test]
+    fn a_live_process_whose_run_let_its_lock_expire_is_interrupted() {
+        let stale = RunLock::Held {
+            expires_ms: 1_795_965_700_000,
+        };
+        assert_eq!(
+            local_state(&run(), &evidence(Some(true), stale)).word(),
+            "interrupted"
+        );
     }
 
     #[test]

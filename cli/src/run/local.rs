@@ -11,7 +11,6 @@ use std::time::Duration;
 use cdkd_aws::StateStore;
 use cdkd_core::export::execute::ExportRun;
 use cdkd_core::export::report::{interrupted, refused};
-use cdkd_core::lock::is_expired;
 use cdkd_core::runs::{
     listed_run_file, local_state, lock_owned_by_run, planned_run, run_file_key, Evidence, LocalRun,
     LocalState, RunLock, INTERRUPTED,
@@ -451,15 +450,15 @@ async fn read_destroy_progress(store: &StateStore, run_id: &str) -> Option<Destr
 /// Where a run stands, from its progress: `planning` before it has any, then the
 /// export's least advanced stack or the destroy's wave.
 async fn phase_of(store: &StateStore, run: &LocalRun) -> String {
-    let planning = if run.plan_only {
-        "planning"
-    } else {
-        "planning (no lock yet)"
-    };
+    let planning = "planning";
     if run.kind == RunKind::Export.name() {
-        match read_export_progress(store, &run.run_id).await {
-            Some(p) => export_phase(&p),
-            None => planning.into(),
+        if let Some(p) = read_export_progress(store, &run.run_id).await {
+            return export_phase(&p);
+        }
+        // Before its lock an export may wait for approval (docs/export.md §10.7).
+        match crate::approval::read(store, &run.run_id).await {
+            Ok(Some((a, _))) if a.decision.is_none() => "waiting for approval".into(),
+            _ => planning.into(),
         }
     } else {
         match read_destroy_progress(store, &run.run_id).await {
@@ -503,7 +502,7 @@ pub fn destroy_outcome(r: &RunReport) -> &'static str {
     }
 }
 
-/// What the lock of the run's stack says about it (read only for a run of another host).
+/// What the lock of the run's stack says about it (read only for a run not ended).
 async fn run_lock(store: &StateStore, run: &LocalRun) -> RunLock {
     let region = run.stack_region.clone().or(match run.kind.as_str() {
         "export" => read_export_progress(store, &run.run_id)
@@ -515,9 +514,10 @@ async fn run_lock(store: &StateStore, run: &LocalRun) -> RunLock {
     });
     match store.get_lock(&run.stack, region.as_deref()).await {
         Ok(Some((info, _))) if lock_owned_by_run(&info.owner, &run.run_id) => RunLock::Held {
-            // An expiry that does not read counts as expired (cdkd_core::lock::is_expired).
+            // An expiry that does not read counts as expired, as for any lock
+            // (cdkd_core::lock::is_expired).
             expires_ms: match info.expires_at.as_ref().and_then(Value::as_f64) {
-                Some(e) if !is_expired(&info, cdkd_aws::store::now_ms()) => e as i64,
+                Some(e) if e.is_finite() => e as i64,
                 _ => 0,
             },
         },
@@ -538,7 +538,7 @@ async fn row_of(store: &StateStore, run: LocalRun) -> Result<LocalRunRow, CliErr
     let host = host_name();
     let same_host = run.host == host;
     let ended = outcome.is_some() || run.outcome.is_some();
-    let lock = if same_host || ended {
+    let lock = if ended {
         RunLock::NotHeld
     } else {
         run_lock(store, &run).await
