@@ -660,6 +660,25 @@ mod tests {
     }
 
     #[test]
+    fn a_destroy_report_reads_as_one_outcome() {
+        let report = |complete: bool, aborted: Option<&str>| RunReport {
+            run_id: "r".into(),
+            stack: "S".into(),
+            region: "us-east-1".into(),
+            complete,
+            aborted: aborted.map(str::to_string),
+            stacks: Vec::new(),
+            orphans: Vec::new(),
+        };
+        assert_eq!(destroy_outcome(&report(true, None)), "destroyed");
+        assert_eq!(
+            destroy_outcome(&report(false, Some("LockLost: x"))),
+            "aborted"
+        );
+        assert_eq!(destroy_outcome(&report(false, None)), "partial");
+    }
+
+    #[test]
     fn this_process_is_alive_and_a_reaped_child_is_not() {
         assert!(process_alive(std::process::id()));
         let mut child = std::process::Command::new("true").spawn().unwrap();
