@@ -1,6 +1,8 @@
 //! `cdkd-flow runs list | show | watch | stop | approve | reject`: the runs of the
-//! deployed destroy, cleanup and export state machines. A `<run>` is an execution name
-//! (the run id, e.g. `destroy-MyApp-20261129T152232`) or a full execution ARN.
+//! deployed destroy, cleanup and export state machines, and with `--local` the local
+//! runs read from the state bucket (`crate::run::local`, docs/cli.md "Local runs"). A
+//! `<run>` is an execution name (the run id, e.g. `destroy-MyApp-20261129T152232`) or a
+//! full execution ARN.
 //! `approve` / `reject` answer an export waiting for approval (docs/export.md §10.7),
 //! a local one too (`--local`).
 
@@ -57,11 +59,14 @@ decision is written and the waiting export process reads it.";
 
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
-    /// List the latest runs of the deployed destroy and cleanup state machines.
+    /// List the latest runs of the deployed state machines (--local: the local runs in
+    /// the state bucket, running, ended or interrupted).
     List(ListArgs),
-    /// Show a run: its status, and its report when it has one.
+    /// Show a run: its status, and its report when it has one (--local: a local run,
+    /// and for an interrupted one the command that resumes it).
     Show(ShowArgs),
-    /// Follow a run until it ends; exit 0 when it succeeded, 1 otherwise.
+    /// Follow a run until it ends; exit 0 when it succeeded, 1 otherwise (--local: a
+    /// local run, until it ends or is found interrupted).
     Watch(WatchArgs),
     /// Stop a run (gracefully by default; --now stops the execution at once).
     #[command(long_about = STOP_HELP)]
