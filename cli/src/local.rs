@@ -69,48 +69,11 @@ pub fn lazy_steps() -> Vec<(&'static str, Arc<dyn TaskHandler>)> {
         .collect()
 }
 
-/// This host's name: `HOSTNAME`, else `/etc/hostname` (what a local run's lock names,
-/// and who decides an approval).
-pub fn host_name() -> Option<String> {
-    std::env::var("HOSTNAME")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .or_else(|| {
-            std::fs::read_to_string("/etc/hostname")
-                .ok()
-                .map(|h| h.trim().to_string())
-                .filter(|h| !h.is_empty())
-        })
-}
-
-/// The host and process of this CLI, named in the locks a local run takes.
+/// The host and process of this CLI, named in the locks a local run takes
+/// (docs/export.md §10.8).
 pub fn this_process() -> cdkd_functions::deps::LocalProcess {
     cdkd_functions::deps::LocalProcess {
-        host: host_name().unwrap_or_else(|| "host".into()),
+        host: crate::run::local::host_name(),
         pid: std::process::id(),
-    }
-}
-
-/// Whether process `pid` of this host is alive and is a cdkd-flow process (a pid reused
-/// by another program, or a zombie, counts as gone). Without `/proc` it cannot tell and
-/// answers alive: the run's lock then ends by expiring, never by a guess.
-pub fn process_alive(pid: u32) -> bool {
-    let proc_dir = std::path::Path::new("/proc");
-    if !proc_dir.is_dir() {
-        return true;
-    }
-    let dir = proc_dir.join(pid.to_string());
-    match std::fs::read(dir.join("cmdline")) {
-        Ok(cmd) => {
-            let zombie = std::fs::read_to_string(dir.join("stat"))
-                .ok()
-                .and_then(|s| {
-                    s.rsplit_once(')')
-                        .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-                })
-                .unwrap_or(false);
-            !zombie && String::from_utf8_lossy(&cmd).contains("cdkd-flow")
-        }
-        Err(_) => false,
     }
 }

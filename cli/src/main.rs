@@ -13,7 +13,7 @@ mod local;
 mod out;
 mod remote;
 mod resume;
-mod watch;
+mod run;
 
 use std::process::ExitCode;
 
@@ -45,7 +45,8 @@ enum Command {
     Cleanup(cmd::cleanup::Args),
     /// Delete a stack's lock.json unconditionally (use only when its holder is gone).
     ForceUnlock(cmd::force_unlock::Args),
-    /// List, show, watch, stop, approve and reject the runs of the deployed state machines.
+    /// List, show, watch, stop, approve and reject the runs of the deployed state machines
+    /// (list, show and watch with --local: the local runs).
     #[command(subcommand)]
     Runs(cmd::runs::RunsCommand),
     /// Run a Step Functions definition in-process with the local engine.

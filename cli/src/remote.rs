@@ -10,15 +10,17 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
-use cdkd_aws::{SdkConfig, StateStore};
+use cdkd_aws::SdkConfig;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view;
-use cdkd_core::view::date::iso_from_ms;
-use cdkd_core::view::runs::RunKind;
+use cdkd_core::view::runs::{ExecutionRow, RunKind};
 use serde_json::Value;
 
 use crate::error::CliError;
-use crate::watch::{show_progress, status_line, watch_progress, RunIds, WatchOptions};
+// Run ids have their home in crate::run::ids; the deployed path names runs with these.
+pub use crate::run::ids::{check_execution_name, execution_name};
+use crate::run::watch::{show_progress, status_line, watch_progress, RunIds, WatchOptions};
+use crate::run::{run_store, RunPlace};
 
 /// The backend stack `make deploy` creates (`stack_name` in infra/samconfig.toml).
 pub const DEFAULT_BACKEND_STACK: &str = "cdkd-flow";
@@ -143,53 +145,6 @@ pub fn no_state_machine_message(kind: Kind, backend_why: &str) -> String {
     )
 }
 
-/// A readable execution name (the run id): `<kind>-<stack>-<yyyymmddThhmmss>` (UTC),
-/// within Step Functions' 80 characters of `[A-Za-z0-9-_]`; other characters of the
-/// stack name become `_`.
-pub fn execution_name(kind: &str, stack: &str, now_ms: i64) -> String {
-    let clean = name_segment(stack);
-    let iso = iso_from_ms(now_ms); // 2026-11-29T15:22:32.000Z
-    let stamp: String = iso
-        .chars()
-        .take(19)
-        .filter(|c| *c != '-' && *c != ':')
-        .collect();
-    format!("{kind}-{clean}-{stamp}")
-}
-
-/// A stack name as part of an execution name: `[A-Za-z0-9-_]` (anything else becomes
-/// `_`), at most 48 characters, leaving room for the kind and the time.
-pub fn name_segment(stack: &str) -> String {
-    stack
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(48)
-        .collect()
-}
-
-/// A run id given by hand must be a valid execution name.
-pub fn check_execution_name(name: &str) -> Result<(), CliError> {
-    let ok = !name.is_empty()
-        && name.len() <= 80
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if ok {
-        Ok(())
-    } else {
-        Err(CliError::Usage(format!(
-            "'{}' is not a valid run id: 1 to 80 characters of A-Z a-z 0-9 - _",
-            flatten_str(name)
-        )))
-    }
-}
-
 /// Retries `f` while it fails with a transient error, with backoff (1 s doubling to 30 s),
 /// printing one line when the connection is lost and one when it is back.
 pub async fn retrying<T, F, Fut>(what: &str, mut f: F) -> Result<T, SfnError>
@@ -270,29 +225,41 @@ pub struct WatchOpts {
     pub json: bool,
 }
 
-/// Where a run keeps its artifacts, from its input.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunPlace {
-    pub bucket: String,
-    pub prefix: String,
+fn target_of(input: &Value) -> Option<String> {
+    input
+        .get("stack")
+        .or_else(|| input.get("pattern"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
-impl RunPlace {
-    pub fn of_input(input: &Value) -> Option<RunPlace> {
-        let bucket = input.get("stateBucket")?.as_str()?.to_string();
-        let prefix = input
-            .get("statePrefix")
-            .and_then(Value::as_str)
-            .unwrap_or(cdkd_core::keys::DEFAULT_PREFIX)
-            .to_string();
-        Some(RunPlace { bucket, prefix })
+/// An execution's input as JSON (`null` when it has none or it does not parse).
+pub fn input_of(x: &Execution) -> Value {
+    x.input
+        .as_deref()
+        .and_then(|i| serde_json::from_str(i).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// What the views read of an execution (its kind and target come from its input).
+pub fn execution_row(x: &Execution) -> ExecutionRow {
+    let input = input_of(x);
+    ExecutionRow {
+        name: x.name.clone(),
+        arn: x.arn.clone(),
+        kind: Kind::of_input(&input).map(Into::into),
+        status: x.status.clone(),
+        start_ms: x.start_ms,
+        stop_ms: x.stop_ms,
+        target: target_of(&input),
+        error: x.error.clone(),
+        cause: x.cause.clone(),
     }
 }
 
-/// The store of a run's artifacts (the bucket named by its input).
-pub async fn run_store(sdk: &SdkConfig, place: &RunPlace) -> StateStore {
-    let client = cdkd_aws::bucket::state_bucket_client(sdk, &place.bucket, None).await;
-    StateStore::new(client, place.bucket.clone(), place.prefix.clone(), None)
+/// The target (stack or pattern) named by an execution's input.
+pub fn target_of_execution(x: &Execution) -> Option<String> {
+    target_of(&input_of(x))
 }
 
 /// The cleanup workflow's state whose output is the summary (statemachines/cleanup.asl.json).
@@ -347,7 +314,7 @@ pub async fn watch(
     };
     let x = match (kind, RunPlace::of_input(&input)) {
         (Some(Kind::Destroy), Some(place)) => {
-            // The same bars and settled lines as a local run (crate::watch).
+            // The same bars and settled lines as a local run (crate::run::watch).
             let store = run_store(sdk, &place).await;
             let watched = watch_progress(&store, &place.prefix, &name, follow, &wopts).await;
             let x = watched.output?;
@@ -392,21 +359,18 @@ pub async fn watch(
             // the JSON itself with --json).
             let store = run_store(sdk, &place).await;
             let approval = Kind::requires_approval(&input);
-            let x = crate::cmd::export::follow_steps(&store, &name, approval, follow).await?;
-            if crate::cmd::export::print_report(&store, &name, opts.json)
+            let x = crate::run::follow::follow_steps(&store, &name, approval, follow).await?;
+            if crate::run::artifacts::print_report(&store, &name, opts.json)
                 .await?
                 .is_none()
             {
-                crate::cmd::export::print_plan(&store, &name, opts.json, true).await?;
+                crate::run::artifacts::print_plan(&store, &name, opts.json, true).await?;
             }
             x
         }
         _ => follow.await?,
     };
-    eprintln!(
-        "{}",
-        view::runs::final_line(&crate::cmd::runs::execution_row(&x))
-    );
+    eprintln!("{}", view::runs::final_line(&execution_row(&x)));
     if x.status == "ABORTED" {
         eprintln!("{}", view::runs::aborted_warning(&input));
     }
@@ -470,40 +434,6 @@ async fn follow_execution(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    // 2026-11-29T15:22:32.123Z
-    const T: i64 = 1_795_965_752_123;
-
-    #[test]
-    fn execution_name_is_kind_stack_and_utc_second() {
-        assert_eq!(iso_from_ms(T), "2026-11-29T15:22:32.123Z");
-        assert_eq!(
-            execution_name("destroy", "MyApp-dev", T),
-            "destroy-MyApp-dev-20261129T152232"
-        );
-    }
-
-    #[test]
-    fn execution_name_replaces_characters_step_functions_refuses() {
-        let n = execution_name("destroy", "a.b/c~d é", T);
-        assert_eq!(n, "destroy-a_b_c_d__-20261129T152232");
-        assert!(check_execution_name(&n).is_ok());
-    }
-
-    #[test]
-    fn execution_name_stays_within_80_characters_for_long_stacks() {
-        let n = execution_name("cleanup", &"x".repeat(200), T);
-        assert!(n.len() <= 80, "{}", n.len());
-        assert!(check_execution_name(&n).is_ok());
-    }
-
-    #[test]
-    fn run_id_given_by_hand_must_be_a_valid_execution_name() {
-        assert!(check_execution_name("destroy-app-1").is_ok());
-        assert!(check_execution_name("").is_err());
-        assert!(check_execution_name("a b").is_err());
-        assert!(check_execution_name(&"a".repeat(81)).is_err());
-    }
 
     #[test]
     fn no_state_machine_error_names_every_source_tried() {

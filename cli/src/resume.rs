@@ -117,10 +117,10 @@ pub fn locked_refusal(
 async fn liveness(ctx: &Ctx, holder: &FlowHolder, remote: &RemoteArgs) -> Liveness {
     match holder {
         FlowHolder::Local { host, pid, .. } => {
-            if crate::local::host_name().as_deref() != Some(host.as_str()) {
+            if crate::run::local::host_name() != *host {
                 return Liveness::Unknown;
             }
-            if crate::local::process_alive(*pid) {
+            if crate::run::local::process_alive(*pid) {
                 Liveness::Alive
             } else {
                 Liveness::Ended

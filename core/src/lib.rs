@@ -12,6 +12,7 @@ pub mod json;
 pub mod keys;
 pub mod lock;
 pub mod repair;
+pub mod runs;
 pub mod state;
 pub mod text;
 pub mod view;

@@ -16,7 +16,7 @@ use crate::error::CliError;
 use crate::global::GlobalOpts;
 use crate::local;
 use crate::remote::{self, Kind};
-use crate::watch::{show_progress, RunIds, WatchOptions};
+use crate::run::watch::{show_progress, RunIds, WatchOptions};
 
 const HELP: &str = "\
 Selects every stack whose name matches --pattern (`*` any run of characters, `?` one \

@@ -18,6 +18,7 @@ use cdkd_core::view::plan::{
     plan_run, refused_summary, render_confirmation, render_plan, PlanRequest, RunPlan,
     CONFIRM_QUESTION,
 };
+use cdkd_core::view::runs::RunKind;
 use cdkd_engine::{Event, EventKind, Outcome};
 use cdkd_functions::destroy::finish::RunReport;
 use cdkd_functions::destroy::load::{consumers, load_tree, LoadError, StackTree};
@@ -29,7 +30,8 @@ use crate::error::CliError;
 use crate::global::GlobalOpts;
 use crate::local;
 use crate::remote::{self, Kind, RemoteArgs};
-use crate::watch::{watch_progress, WatchOptions, Watched};
+use crate::run::local::{run_local, LocalOptions, LocalStart};
+use crate::run::watch::{watch_progress, WatchOptions, Watched};
 
 const HELP: &str = "\
 Deletes every resource recorded in each stack's cdkd state, dependents first, from the \
@@ -109,19 +111,13 @@ pub struct Args {
     pub remote: RemoteArgs,
 }
 
-/// A local run's id: an execution name with the time in milliseconds (local runs are
-/// never re-attached, so names must not repeat within a second).
-pub fn default_run_id(kind: &str, stack: &str, now_ms: i64) -> String {
-    format!("{kind}-{}-{now_ms}", remote::name_segment(stack))
-}
-
 fn name(s: &str) -> String {
     or_unrenderable(ascii_only_str(s))
 }
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     if let Some(id) = &a.run_id {
-        remote::check_execution_name(id)?;
+        crate::run::ids::check_execution_name(id)?;
     }
     let mut stacks: Vec<String> = Vec::new();
     for s in &a.stacks {
@@ -176,9 +172,9 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         let run_id = a.run_id.clone().unwrap_or_else(|| {
             if a.local {
                 // Local runs are never re-attached: millisecond names keep them apart.
-                default_run_id("destroy", &plan.stack, now)
+                crate::run::ids::default_run_id("destroy", &plan.stack, now)
             } else {
-                remote::execution_name("destroy", &plan.stack, now)
+                crate::run::ids::execution_name("destroy", &plan.stack, now)
             }
         });
         eprintln!("destroy {}: run {run_id}", flatten_str(&plan.stack));
@@ -208,7 +204,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             }
             continue;
         }
-        let done = start_local(&deps, &input, &run_id, a.fast)?;
+        let done = start_local(&deps, &store, &input, &run_id, a.fast)?;
         let watched = watch_progress(&store, &ctx.prefix, &run_id, done, &opts).await;
         let verdict = verdict(&watched);
         if let Some(r) = watched.report {
@@ -265,7 +261,8 @@ fn verdict(w: &Watched<Result<Outcome, String>>) -> Verdict {
         Some(r) => {
             let interrupted = r.stacks.iter().any(|s| s.result == RunResult::Interrupted);
             if interrupted || r.aborted.is_some() {
-                Verdict::Stopped(None)
+                // A local run stopped by Ctrl-C says so, naming the command to run again.
+                Verdict::Stopped(w.output.as_ref().err().cloned())
             } else {
                 Verdict::Partial
             }
@@ -293,23 +290,30 @@ async fn confirm(plans: &[RunPlan], location: &str) -> Result<(), CliError> {
     }
 }
 
-/// Starts the destroy workflow in this process (the engine on its own task) and returns
-/// what resolves when it ends.
-fn start_local(
+/// Starts the destroy workflow in this process as a local run (the engine on its own
+/// task, crate::run::local: run.json, Ctrl-C, a report on every end) and returns what
+/// resolves when it ends.
+fn start_local<'a>(
     deps: &Deps,
+    store: &'a cdkd_aws::StateStore,
     input: &DestroyInput,
-    run_id: &str,
+    run_id: &'a str,
     fast: bool,
-) -> Result<impl std::future::Future<Output = Result<Outcome, String>>, CliError> {
+) -> Result<impl std::future::Future<Output = Result<Outcome, String>> + 'a, CliError> {
     let input = serde_json::to_value(input).map_err(|e| CliError::Usage(e.to_string()))?;
     let subs = definitions::local_substitutions();
     let sm = local::definition(definitions::DESTROY, "cdkd-flow-destroy", &subs)?;
     let engine = local::engine(deps, fast).with_observer(Arc::new(step_failure));
-    let run_id = run_id.to_string();
-    let task = tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await });
+    let start = LocalStart::of_input(RunKind::Destroy, &input);
     Ok(async move {
-        task.await
-            .map_err(|e| format!("the local run stopped: {e}"))
+        let o = LocalOptions {
+            store,
+            start,
+            approval_poll: None,
+        };
+        run_local(engine, sm, input, run_id, o)
+            .await
+            .map_err(|e| e.to_string())
     })
 }
 
@@ -413,15 +417,4 @@ async fn lock_refusal(ctx: &Ctx, l: &StackTree, now: i64) -> Result<Option<Strin
         }
     }
     Ok(None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_run_id_is_an_execution_name() {
-        let id = default_run_id("destroy", "Shop~Net work", 5);
-        assert_eq!(id, "destroy-Shop_Net_work-5");
-    }
 }

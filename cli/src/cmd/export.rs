@@ -13,21 +13,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cdkd_aws::StateStore;
-use cdkd_core::export::plan::Plan;
-use std::future::Future;
-
-use cdkd_core::export::execute::{execution_refusal, ExportRun};
+use cdkd_core::export::execute::execution_refusal;
 use cdkd_core::export::names;
+use cdkd_core::export::plan::Plan;
 use cdkd_core::export::report::ExportReport;
 use cdkd_core::export::resume::{live_refusal, not_ours_refusal, Verdict};
 use cdkd_core::text::flatten_str;
-use cdkd_core::view::export::{
-    assembly_line, render_dry_run, render_migration_plan, template_read_line,
-};
-use cdkd_core::view::export_report::{export_bar_rows, progress_lines, render_report};
-use cdkd_core::view::progress::changed_bar_lines;
+use cdkd_core::view::export::{assembly_line, template_read_line};
+use cdkd_core::view::runs::RunKind;
 use cdkd_engine::Outcome;
-use cdkd_functions::export::{plan_key, ExportInput, ExportOptions, TemplateFrom};
+use cdkd_functions::export::{ExportInput, ExportOptions, TemplateFrom};
 use cdkd_functions::{definitions, Deps};
 use serde_json::Value;
 
@@ -39,6 +34,10 @@ use crate::export_source::{
 use crate::global::GlobalOpts;
 use crate::local;
 use crate::remote::{self, Kind, RemoteArgs};
+use crate::run::artifacts::{print_plan, print_report, read_plan};
+use crate::run::follow::follow_steps;
+use crate::run::local::{LocalOptions, LocalStart};
+use crate::run::RunPlace;
 
 const HELP: &str = "\
 Migrates a cdkd-managed stack into CloudFormation through IMPORT change sets, or with \
@@ -316,7 +315,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let now = cdkd_aws::store::now_ms();
     let run_id = a.run_id.clone().unwrap_or_else(|| {
         if a.local {
-            super::destroy::default_run_id("export", &name, now)
+            crate::run::ids::default_run_id("export", &name, now)
         } else {
             remote::execution_name("export", &name, now)
         }
@@ -663,7 +662,8 @@ pub fn failure_line(stack: &str, error: &str, cause: &str) -> String {
     }
 }
 
-/// Runs the export definition in this process and waits for it. With `approval` (the
+/// Runs the export definition in this process as a local run (crate::run::local:
+/// run.json, Ctrl-C, a report on every end) and waits for it. With `approval` (the
 /// store of the run's artifacts), a decision written into the run's `approval.json`
 /// answers the run's approval task (looked for every second with `fast`, else every 3).
 async fn run_local(
@@ -676,168 +676,15 @@ async fn run_local(
     let subs = definitions::local_substitutions();
     let sm = local::definition(definitions::EXPORT, "cdkd-flow-export", &subs)?;
     let engine = local::engine(deps, fast);
-    let run = {
-        let engine = engine.clone();
-        let run_id = run_id.to_string();
-        tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await })
+    let place = RunPlace::of_input(&input)
+        .ok_or_else(|| CliError::Usage("the export input names no stateBucket".into()))?;
+    let store = deps.store(&place.bucket, &place.prefix);
+    let o = LocalOptions {
+        store: &store,
+        start: LocalStart::of_input(RunKind::Export, &input),
+        approval_poll: approval.map(|_| crate::approval::local_poll(fast)),
     };
-    tokio::pin!(run);
-    let ended = match approval {
-        None => run.await,
-        Some(store) => loop {
-            tokio::select! {
-                r = &mut run => break r,
-                _ = tokio::time::sleep(crate::approval::local_poll(fast)) => {
-                    crate::approval::answer_local(&engine, store, run_id).await
-                }
-            }
-        },
-    };
-    ended.map_err(|e| CliError::Refused(format!("the local run stopped: {e}")))
-}
-
-/// Runs `work` while printing on stderr a line per step the run `run_id` logs in its
-/// `progress.json` (read every second, and once more at the end). With `approval` (a
-/// run started with `requireApproval`), also a line when it waits for approval and one
-/// when it is decided, read from its `approval.json` until then.
-pub async fn follow_steps<T>(
-    store: &StateStore,
-    run_id: &str,
-    approval: bool,
-    work: impl Future<Output = T>,
-) -> T {
-    let key = cdkd_functions::runs::progress_key(&store.prefix, run_id);
-    let shown = std::cell::Cell::new(0usize);
-    let opts = crate::watch::WatchOptions::for_stderr(true);
-    let drawer =
-        std::cell::RefCell::new(opts.bars.then(|| crate::watch::Drawer::new(opts.bar_width)));
-    let bars_shown = std::cell::RefCell::new(Vec::new());
-    // 0: nothing said yet, 1: said it waits, 2: said the decision (or not asked).
-    let approval_said = std::cell::Cell::new(if approval { 0u8 } else { 2 });
-    let print_new = || async {
-        if approval_said.get() < 2 {
-            if let Ok(Some((a, _))) = crate::approval::read(store, run_id).await {
-                let said = if a.decision.is_some() { 2 } else { 1 };
-                if said > approval_said.get() {
-                    let status = cdkd_core::export::approval::render_status(&a);
-                    if let Some(first) = status.lines().next() {
-                        crate::watch::status_line(first);
-                    }
-                    approval_said.set(said);
-                }
-            }
-        }
-        if let Ok(Some(run)) = cdkd_functions::runs::read::<ExportRun>(store, &key).await {
-            let lines = progress_lines(&run, shown.get());
-            let rows = export_bar_rows(&run);
-            match drawer.borrow_mut().as_mut() {
-                // A terminal: a live bar per stack, the step lines above them.
-                Some(d) => d.show(&lines, &rows),
-                None => {
-                    for line in &lines {
-                        crate::watch::status_line(line);
-                    }
-                    for line in changed_bar_lines(&bars_shown.borrow(), &rows, opts.bar_width) {
-                        crate::watch::status_line(&line);
-                    }
-                }
-            }
-            *bars_shown.borrow_mut() = rows;
-            shown.set(run.log.len());
-        }
-    };
-    let ended = tokio::sync::Notify::new();
-    let work = async {
-        let out = work.await;
-        ended.notify_one();
-        out
-    };
-    let poller = async {
-        loop {
-            tokio::select! {
-                _ = ended.notified() => break,
-                _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => print_new().await,
-            }
-        }
-    };
-    let (out, ()) = tokio::join!(work, poller);
-    print_new().await;
-    if let Some(d) = drawer.borrow_mut().as_mut() {
-        d.finish();
-    }
-    out
-}
-
-/// The report a migrating run wrote, printed (the view, or with `json` the report
-/// itself); `None` when the run wrote none.
-pub async fn print_report(
-    store: &StateStore,
-    run_id: &str,
-    json: bool,
-) -> Result<Option<ExportReport>, CliError> {
-    let key = cdkd_functions::runs::report_key(&store.prefix, run_id);
-    let Some((body, _)) = store.get_raw(&key).await? else {
-        return Ok(None);
-    };
-    let report: ExportReport = serde_json::from_slice(&body).map_err(|e| {
-        CliError::Refused(format!(
-            "the report s3://{}/{} cannot be read: {e}",
-            flatten_str(&store.bucket),
-            flatten_str(&key)
-        ))
-    })?;
-    if json {
-        crate::out::println(&serde_json::to_string_pretty(&report).unwrap_or_default());
-    } else {
-        crate::out::println(&render_report(&report));
-    }
-    Ok(Some(report))
-}
-
-/// The plan the run `run_id` wrote, unprinted.
-async fn read_plan(store: &StateStore, run_id: &str) -> Result<Option<Plan>, CliError> {
-    let key = plan_key(&store.prefix, run_id);
-    let Some((body, _)) = store.get_raw(&key).await? else {
-        return Ok(None);
-    };
-    serde_json::from_slice(&body).map(Some).map_err(|e| {
-        CliError::Refused(format!(
-            "the plan s3://{}/{} cannot be read: {e}",
-            flatten_str(&store.bucket),
-            flatten_str(&key)
-        ))
-    })
-}
-
-/// Prints the plan the run `run_id` wrote, if it wrote one: the summary on stdout, or
-/// with `json` the plan itself (pretty JSON). Returns the plan printed.
-pub async fn print_plan(
-    store: &StateStore,
-    run_id: &str,
-    json: bool,
-    dry_run: bool,
-) -> Result<Option<Plan>, CliError> {
-    let key = plan_key(&store.prefix, run_id);
-    let Some((body, _)) = store.get_raw(&key).await? else {
-        return Ok(None);
-    };
-    let unreadable = |e: serde_json::Error| {
-        CliError::Refused(format!(
-            "the plan s3://{}/{} cannot be read: {e}",
-            flatten_str(&store.bucket),
-            flatten_str(&key)
-        ))
-    };
-    let raw: Value = serde_json::from_slice(&body).map_err(unreadable)?;
-    let plan: Plan = serde_json::from_value(raw.clone()).map_err(unreadable)?;
-    if json {
-        crate::out::println(&serde_json::to_string_pretty(&raw).unwrap_or_default());
-    } else if dry_run {
-        crate::out::println(&render_dry_run(&plan));
-    } else {
-        crate::out::println(&render_migration_plan(&plan));
-    }
-    Ok(Some(plan))
+    crate::run::local::run_local(engine, sm, input, run_id, o).await
 }
 
 #[cfg(test)]

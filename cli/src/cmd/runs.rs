@@ -1,6 +1,8 @@
 //! `cdkd-flow runs list | show | watch | stop | approve | reject`: the runs of the
-//! deployed destroy, cleanup and export state machines. A `<run>` is an execution name
-//! (the run id, e.g. `destroy-MyApp-20261129T152232`) or a full execution ARN.
+//! deployed destroy, cleanup and export state machines, and with `--local` the local
+//! runs read from the state bucket (`crate::run::local`, docs/cli.md "Local runs"). A
+//! `<run>` is an execution name (the run id, e.g. `destroy-MyApp-20261129T152232`) or a
+//! full execution ARN.
 //! `approve` / `reject` answer an export waiting for approval (docs/export.md §10.7),
 //! a local one too (`--local`).
 
@@ -21,7 +23,9 @@ use serde_json::Value;
 use crate::context;
 use crate::error::CliError;
 use crate::global::GlobalOpts;
-use crate::remote::{self, Kind, RunPlace, WatchOpts, DEFAULT_BACKEND_STACK};
+use crate::remote::{self, Kind, WatchOpts, DEFAULT_BACKEND_STACK};
+use crate::run::local::{request_stop, StopRequest};
+use crate::run::{run_store, RunPlace};
 
 const STOP_HELP: &str = "\
 Stops a run. By default the stop is graceful (destroy runs only): the run is asked to stop \
@@ -55,11 +59,14 @@ decision is written and the waiting export process reads it.";
 
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
-    /// List the latest runs of the deployed destroy and cleanup state machines.
+    /// List the latest runs of the deployed state machines (--local: the local runs in
+    /// the state bucket, running, ended or interrupted).
     List(ListArgs),
-    /// Show a run: its status, and its report when it has one.
+    /// Show a run: its status, and its report when it has one (--local: a local run,
+    /// and for an interrupted one the command that resumes it).
     Show(ShowArgs),
-    /// Follow a run until it ends; exit 0 when it succeeded, 1 otherwise.
+    /// Follow a run until it ends; exit 0 when it succeeded, 1 otherwise (--local: a
+    /// local run, until it ends or is found interrupted).
     Watch(WatchArgs),
     /// Stop a run (gracefully by default; --now stops the execution at once).
     #[command(long_about = STOP_HELP)]
@@ -102,6 +109,10 @@ pub struct ListArgs {
     /// Print JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// The local runs (`cdkd-flow export|destroy --local`), read from their folders in the
+    /// state bucket of the global options; no deployed backend is needed.
+    #[arg(long)]
+    pub local: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -113,6 +124,10 @@ pub struct ShowArgs {
     /// Print JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// A local run (`cdkd-flow export|destroy --local`): read from its folder in the
+    /// state bucket of the global options; no deployed backend is needed.
+    #[arg(long)]
+    pub local: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -124,6 +139,10 @@ pub struct WatchArgs {
     /// Print the final report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// A local run (`cdkd-flow export|destroy --local`): read from its folder in the
+    /// state bucket of the global options; no deployed backend is needed.
+    #[arg(long)]
+    pub local: bool,
     /// Milliseconds between two polls.
     #[arg(long, hide = true, default_value_t = 5000)]
     pub poll_ms: u64,
@@ -178,7 +197,7 @@ pub fn parse_run_ref(s: &str) -> Result<RunRef, CliError> {
             )))
         }
     } else {
-        remote::check_execution_name(s)?;
+        crate::run::ids::check_execution_name(s)?;
         Ok(RunRef::Name(s.to_string()))
     }
 }
@@ -276,6 +295,12 @@ pub async fn run(g: &GlobalOpts, c: RunsCommand) -> Result<ExitCode, CliError> {
         RunsCommand::Reject(a) => return answer(g, a, false).await,
         _ => {}
     }
+    match &c {
+        RunsCommand::List(a) if a.local => return list_local(g, a).await,
+        RunsCommand::Show(a) if a.local => return show_local(g, a).await,
+        RunsCommand::Watch(a) if a.local => return watch_local(g, a).await,
+        _ => {}
+    }
     let sdk = sdk(g).await;
     match c {
         RunsCommand::List(a) => list(&sdk, a).await,
@@ -290,37 +315,6 @@ pub async fn run(g: &GlobalOpts, c: RunsCommand) -> Result<ExitCode, CliError> {
         }
         RunsCommand::Stop(a) => stop(&sdk, a).await,
         RunsCommand::Approve(_) | RunsCommand::Reject(_) => unreachable!("answered above"),
-    }
-}
-
-fn target_of(input: &Value) -> Option<String> {
-    input
-        .get("stack")
-        .or_else(|| input.get("pattern"))
-        .and_then(Value::as_str)
-        .map(str::to_string)
-}
-
-fn input_of(x: &Execution) -> Value {
-    x.input
-        .as_deref()
-        .and_then(|i| serde_json::from_str(i).ok())
-        .unwrap_or(Value::Null)
-}
-
-/// What the views read of an execution (its kind and target come from its input).
-pub fn execution_row(x: &Execution) -> ExecutionRow {
-    let input = input_of(x);
-    ExecutionRow {
-        name: x.name.clone(),
-        arn: x.arn.clone(),
-        kind: Kind::of_input(&input).map(Into::into),
-        status: x.status.clone(),
-        start_ms: x.start_ms,
-        stop_ms: x.stop_ms,
-        target: target_of(&input),
-        error: x.error.clone(),
-        cause: x.cause.clone(),
     }
 }
 
@@ -348,7 +342,7 @@ async fn list(sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, CliError> {
                 .describe(&x.arn)
                 .await
                 .ok()
-                .and_then(|d| target_of(&input_of(&d)));
+                .and_then(|d| remote::target_of_execution(&d));
             ExecutionRow {
                 name: x.name,
                 arn: x.arn,
@@ -374,12 +368,12 @@ async fn list(sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, CliError> {
 
 async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
     let (_, x) = find_run(sdk, &a.machines, &a.run).await?;
-    let input = input_of(&x);
+    let input = remote::input_of(&x);
     let kind = Kind::of_input(&input);
     let report = match (kind, RunPlace::of_input(&input)) {
         (Some(Kind::Destroy), Some(p)) => {
-            let store = remote::run_store(sdk, &p).await;
-            crate::watch::read_report(&store, &store.prefix, &x.name).await
+            let store = run_store(sdk, &p).await;
+            crate::run::watch::read_report(&store, &store.prefix, &x.name).await
         }
         _ => None,
     };
@@ -389,13 +383,17 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
         .and_then(|o| serde_json::from_str(o).ok());
     if a.json {
         let report = report.as_ref().and_then(|r| serde_json::to_value(r).ok());
-        let mut v =
-            view::runs::show_json(&execution_row(&x), &input, output.as_ref(), report.as_ref());
+        let mut v = view::runs::show_json(
+            &remote::execution_row(&x),
+            &input,
+            output.as_ref(),
+            report.as_ref(),
+        );
         // An export's approval request, decided or not, as approval.json holds it.
         if let (Some(Kind::Export), Some(p), Some(obj)) =
             (kind, RunPlace::of_input(&input), v.as_object_mut())
         {
-            let store = remote::run_store(sdk, &p).await;
+            let store = run_store(sdk, &p).await;
             if let Some((a, _)) = crate::approval::read(&store, &x.name).await? {
                 obj.insert(
                     "approval".into(),
@@ -406,7 +404,7 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
         crate::out::println(&serde_json::to_string_pretty(&v).unwrap_or_default());
         return Ok(ExitCode::SUCCESS);
     }
-    crate::out::print(&view::runs::render_show_head(&execution_row(&x)));
+    crate::out::print(&view::runs::render_show_head(&remote::execution_row(&x)));
     match (kind, report, output) {
         (Some(Kind::Destroy), Some(r), _) => crate::out::print(
             &view::report::render_destroy_report(&r.stacks, r.complete, r.aborted.as_deref()),
@@ -420,11 +418,11 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
             // --dry-run` prints it; a run waiting for approval says so first, with the
             // plan it waits on.
             if let Some(p) = RunPlace::of_input(&input) {
-                let store = remote::run_store(sdk, &p).await;
+                let store = run_store(sdk, &p).await;
                 if let Some((a, _)) = crate::approval::read(&store, &x.name).await? {
                     crate::out::print(&approval::render_status(&a));
                     if a.decision.is_none() && !x.is_finished() {
-                        if crate::cmd::export::print_plan(&store, &x.name, false, false)
+                        if crate::run::artifacts::print_plan(&store, &x.name, false, false)
                             .await?
                             .is_none()
                         {
@@ -433,10 +431,10 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
                         return Ok(ExitCode::SUCCESS);
                     }
                 }
-                if crate::cmd::export::print_report(&store, &x.name, false)
+                if crate::run::artifacts::print_report(&store, &x.name, false)
                     .await?
                     .is_none()
-                    && crate::cmd::export::print_plan(&store, &x.name, false, true)
+                    && crate::run::artifacts::print_plan(&store, &x.name, false, true)
                         .await?
                         .is_none()
                 {
@@ -449,23 +447,6 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Sets `stopRequested: true` in a progress.json body, keeping every other field.
-/// `None` when it is already set.
-pub fn with_stop_requested(body: &[u8]) -> Result<Option<Vec<u8>>, String> {
-    let mut v: Value =
-        serde_json::from_slice(body).map_err(|e| format!("progress.json is not JSON: {e}"))?;
-    let Some(obj) = v.as_object_mut() else {
-        return Err("progress.json is not a JSON object".into());
-    };
-    if obj.get("stopRequested").and_then(Value::as_bool) == Some(true) {
-        return Ok(None);
-    }
-    obj.insert("stopRequested".into(), Value::Bool(true));
-    serde_json::to_vec_pretty(&v)
-        .map(Some)
-        .map_err(|e| e.to_string())
-}
-
 async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
     let (client, x) = find_run(sdk, &a.machines, &a.run).await?;
     let name = flatten_str(&x.name);
@@ -473,7 +454,7 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
         eprintln!("run {name} has already ended: {}", flatten_str(&x.status));
         return Ok(ExitCode::SUCCESS);
     }
-    let input = input_of(&x);
+    let input = remote::input_of(&x);
     let kind = Kind::of_input(&input);
     if a.now {
         remote::retrying("StopExecution", || {
@@ -491,31 +472,26 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
     }
     let place = RunPlace::of_input(&input)
         .ok_or_else(|| CliError::Refused(format!("run {name}: its input names no stateBucket")))?;
-    let store = remote::run_store(sdk, &place).await;
+    let store = run_store(sdk, &place).await;
     let key = runs::progress_key(&place.prefix, &x.name);
-    for _ in 0..5 {
-        let Some((body, etag)) = store.get_raw(&key).await? else {
-            return Err(CliError::Refused(format!(
-                "run {name} has no progress.json yet (it is still planning): try again in a moment, or stop it at once with --now"
-            )));
-        };
-        let next = with_stop_requested(&body)
-            .map_err(|e| CliError::Refused(format!("run {name}: {e}")))?;
-        let Some(next) = next else {
+    match request_stop(&store, &key)
+        .await
+        .map_err(|e| CliError::Refused(format!("run {name}: {e}")))?
+    {
+        None => Err(CliError::Refused(format!(
+            "run {name} has no progress.json yet (it is still planning): try again in a moment, or stop it at once with --now"
+        ))),
+        Some(StopRequest::AlreadyRequested) => {
             eprintln!("run {name}: a stop was already requested");
-            return Ok(ExitCode::SUCCESS);
-        };
-        if store.put_raw_if_match(&key, next, &etag).await?.is_some() {
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(StopRequest::Requested) => {
             eprintln!(
                 "run {name}: stop requested; it starts no new deletes, waits for those in flight, releases the lock and writes its report (follow it with cdkd-flow runs watch {name})"
             );
-            return Ok(ExitCode::SUCCESS);
+            Ok(ExitCode::SUCCESS)
         }
-        // A step wrote it meanwhile: read again.
     }
-    Err(CliError::Refused(format!(
-        "run {name}: progress.json kept changing (5 conditional writes lost); try again"
-    )))
 }
 
 /// `runs approve` / `runs reject`: the decision into approval.json (conditional), then,
@@ -525,7 +501,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
     let reason = checked_reason(a.reason.as_deref())
         .map_err(|e| CliError::Usage(format!("runs {verb}: {e}")))?;
     if a.local {
-        remote::check_execution_name(&a.run)?;
+        crate::run::ids::check_execution_name(&a.run)?;
         let ctx = context::build(g).await?;
         let decided = crate::approval::record_decision(
             &ctx.store,
@@ -545,7 +521,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
     let sdk = sdk(g).await;
     let (client, x) = find_run(&sdk, &a.machines, &a.run).await?;
     let name = flatten_str(&x.name);
-    let input = input_of(&x);
+    let input = remote::input_of(&x);
     if Kind::of_input(&input) != Some(Kind::Export) {
         return Err(CliError::Refused(format!(
             "run {name} is not an export run: only an export started with --require-approval waits for approval"
@@ -554,12 +530,12 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
     if x.is_finished() {
         return Err(CliError::Refused(format!(
             "run {name} has already ended: {}; nothing to {verb}",
-            view::runs::status_text(&execution_row(&x))
+            view::runs::status_text(&remote::execution_row(&x))
         )));
     }
     let place = RunPlace::of_input(&input)
         .ok_or_else(|| CliError::Refused(format!("run {name}: its input names no stateBucket")))?;
-    let store = remote::run_store(&sdk, &place).await;
+    let store = run_store(&sdk, &place).await;
     let asked = Kind::requires_approval(&input);
     let no_request = if asked {
         "the run is still planning; try again in a moment"
@@ -607,6 +583,105 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
+/// `runs list --local`: the local runs in the state bucket, newest first.
+async fn list_local(g: &GlobalOpts, a: &ListArgs) -> Result<ExitCode, CliError> {
+    let ctx = context::build(g).await?;
+    let rows = crate::run::local::list_local(&ctx.store, a.limit).await?;
+    if a.json {
+        crate::out::println(
+            &serde_json::to_string_pretty(&view::runs::local_list_json(&rows)).unwrap_or_default(),
+        );
+    } else {
+        crate::out::print(&view::runs::render_local_list(&rows));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `runs show --local`: where the run stands, then its report, else its plan.
+async fn show_local(g: &GlobalOpts, a: &ShowArgs) -> Result<ExitCode, CliError> {
+    crate::run::ids::check_execution_name(&a.run)?;
+    let ctx = context::build(g).await?;
+    let row = crate::run::local::find_local(&ctx.store, &a.run).await?;
+    if a.json {
+        let mut v = view::runs::local_run_json(&row);
+        let report: Option<Value> = crate::run::artifacts::read_json(
+            &ctx.store,
+            &runs::report_key(&ctx.prefix, &a.run),
+            "report",
+        )
+        .await?;
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("report".into(), report.unwrap_or(Value::Null));
+        }
+        crate::out::println(&serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Ok(ExitCode::SUCCESS);
+    }
+    crate::out::print(&view::runs::render_local_show_head(&row));
+    print_local_artifacts(&ctx.store, &row, false).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A local run's report (an export's, else its plan), as `runs show` prints it.
+async fn print_local_artifacts(
+    store: &cdkd_aws::StateStore,
+    row: &view::runs::LocalRunRow,
+    json: bool,
+) -> Result<(), CliError> {
+    let id = &row.run.run_id;
+    if row.run.kind == Kind::Export.name() {
+        if crate::run::artifacts::print_report(store, id, json)
+            .await?
+            .is_none()
+            && crate::run::artifacts::print_plan(store, id, json, row.run.plan_only)
+                .await?
+                .is_none()
+        {
+            crate::out::print(view::runs::NOTHING_WRITTEN_YET);
+        }
+        return Ok(());
+    }
+    match crate::run::watch::read_report(store, &store.prefix, id).await {
+        Some(r) if json => {
+            crate::out::println(&serde_json::to_string_pretty(&r).unwrap_or_default())
+        }
+        Some(r) => crate::out::print(&crate::run::watch::report_text(&r)),
+        None if json => {}
+        None => crate::out::print(view::runs::NO_REPORT_YET),
+    }
+    Ok(())
+}
+
+/// `runs watch --local`: follows a local run (its steps or bars from progress.json)
+/// until it has ended or is found interrupted, then prints its report; exit 0 when it
+/// succeeded.
+async fn watch_local(g: &GlobalOpts, a: &WatchArgs) -> Result<ExitCode, CliError> {
+    crate::run::ids::check_execution_name(&a.run)?;
+    let ctx = context::build(g).await?;
+    let store = &ctx.store;
+    let first = crate::run::local::find_local(store, &a.run).await?;
+    eprintln!("{}", view::runs::status_line(&a.run, first.state.word()));
+    let poll = Duration::from_millis(a.poll_ms);
+    let settled = crate::run::local::until_settled(store, &a.run, poll);
+    let row = if first.run.kind == Kind::Export.name() {
+        crate::run::follow::follow_steps(store, &a.run, false, settled).await?
+    } else {
+        let opts = crate::run::watch::WatchOptions {
+            poll,
+            print_report: false,
+            ..crate::run::watch::WatchOptions::for_stderr(a.json)
+        };
+        let ids = crate::run::watch::RunIds::one(&a.run);
+        crate::run::watch::show_progress(store, &ctx.prefix, &ids, settled, &opts).await?
+    };
+    print_local_artifacts(store, &row, a.json).await?;
+    eprintln!("{}", view::runs::local_final_line(&row));
+    Ok(if view::runs::local_succeeded(&row) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
 /// `approved by <by>` / `rejected by <by>: <reason>`.
 fn decided_words(a: &approval::Approval) -> String {
     approval::render_status(a).trim().to_string()
@@ -615,7 +690,6 @@ fn decided_words(a: &approval::Approval) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn run_ref_is_an_execution_arn_or_a_name() {
@@ -643,19 +717,6 @@ mod tests {
     }
 
     #[test]
-    fn graceful_stop_sets_stop_requested_and_keeps_every_other_field() {
-        let body = br#"{"runId":"r","waves":2,"stacks":[],"future":{"x":1},"stopRequested":false}"#;
-        let out = with_stop_requested(body).unwrap().unwrap();
-        let v: Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(v["stopRequested"], json!(true));
-        assert_eq!(v["future"], json!({"x": 1}));
-        assert_eq!(v["waves"], json!(2));
-        let again = with_stop_requested(&out).unwrap();
-        assert_eq!(again, None);
-        assert!(with_stop_requested(b"[1]").is_err());
-    }
-
-    #[test]
     fn an_execution_reads_as_a_row_with_kind_and_target_from_its_input() {
         let x = Execution {
             arn: "arn".into(),
@@ -669,7 +730,7 @@ mod tests {
             error: Some("CleanupIncomplete".into()),
             cause: None,
         };
-        let row = execution_row(&x);
+        let row = remote::execution_row(&x);
         assert_eq!(row.kind, Some(view::runs::RunKind::Cleanup));
         assert_eq!(row.target.as_deref(), Some("p-*"));
         assert_eq!(row.error.as_deref(), Some("CleanupIncomplete"));
@@ -678,7 +739,10 @@ mod tests {
             ..x
         };
         assert_eq!(
-            (execution_row(&bad).kind, execution_row(&bad).target),
+            (
+                remote::execution_row(&bad).kind,
+                remote::execution_row(&bad).target
+            ),
             (None, None)
         );
     }

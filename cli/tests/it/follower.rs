@@ -78,6 +78,13 @@ impl Follower {
         }
     }
 
+    /// Sends `signal` (`libc::SIGINT`, `libc::SIGKILL` ...) to the command.
+    pub fn signal(&self, signal: i32) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
+        // SAFETY: a plain kill(2) of our own child.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "kill {pid}");
+    }
+
     /// Whether the command is still running.
     pub fn running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

@@ -10,6 +10,7 @@ mod export_run_cli;
 mod export_support;
 mod export_tree_cli;
 mod follower;
+mod local_runs_cli;
 mod lock_force_unlock_cli;
 mod orphan_cli;
 mod pty;

@@ -192,6 +192,66 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
     }
 }
 
+/// The report of a run refused before it locked anything (a held lock, a plan that
+/// refuses, a record that changed since the plan): nothing was locked or changed.
+pub fn refused(run_id: &str, run: Option<&ExportRun>, cause: &str) -> ExportReport {
+    ExportReport {
+        run_id: run_id.to_string(),
+        kind: "export".into(),
+        outcome: "refused".into(),
+        cause: Some(cause.to_string()),
+        stacks: run
+            .map(|r| r.stacks.iter().map(stack_report).collect())
+            .unwrap_or_default(),
+        redo: vec![
+            "nothing was locked or changed: fix the cause, then run the export again".into(),
+        ],
+        commands: Vec::new(),
+    }
+}
+
+/// The report of a local run stopped by Ctrl-C (docs/cli.md, `runs --local`): where
+/// each stack stood, and the command that resumes it. Nothing is to be done by hand:
+/// the locks the run took stay held by it (so no deploy touches a half-migrated stack)
+/// until it is resumed or they expire, and CloudFormation may still be working on a
+/// change set it executed.
+pub fn interrupted(
+    run_id: &str,
+    run: Option<&ExportRun>,
+    cause: &str,
+    resume: Option<&str>,
+) -> ExportReport {
+    let stacks: Vec<StackReport> = run
+        .map(|r| r.stacks.iter().map(stack_report).collect())
+        .unwrap_or_default();
+    let submitted = stacks.iter().any(|s| s.stage >= StackStage::Importing);
+    let mut redo = Vec::new();
+    if submitted {
+        redo.push("CloudFormation may still be working on a change set the run executed; leave the destination stacks as they are (never delete one: it may own imported resources)".to_string());
+    }
+    if stacks.iter().any(|s| s.stage >= StackStage::Locked) {
+        redo.push("the run's locks stay held by it until it is resumed or they expire (30 minutes after their last renewal)".to_string());
+    }
+    redo.push(match resume {
+        Some(_) => {
+            "run the same command again to resume it (it asks first; -y answers yes)".to_string()
+        }
+        None => {
+            "run the command that started it again to resume it (it asks first; -y answers yes)"
+                .to_string()
+        }
+    });
+    ExportReport {
+        run_id: run_id.to_string(),
+        kind: "export".into(),
+        outcome: crate::runs::INTERRUPTED.into(),
+        cause: Some(cause.to_string()),
+        stacks,
+        redo,
+        commands: resume.map(str::to_string).into_iter().collect(),
+    }
+}
+
 /// For a parent that did not finish: the children it must adopt by hand, which are
 /// already imported (a by-hand IMPORT of the parent, or its redone adoption, must adopt
 /// them, naming each by its StackId).

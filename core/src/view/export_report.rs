@@ -41,12 +41,28 @@ pub fn render_report(r: &ExportReport) -> String {
     if let Some(cause) = &r.cause {
         out.push(format!("Cause: {}", flatten_str(cause)));
     }
+    // A run stopped by Ctrl-C has nothing to be done by hand: it is resumed.
+    let interrupted = r.outcome == crate::runs::INTERRUPTED;
     if !r.redo.is_empty() {
-        out.push(if done { "Warnings:" } else { "To do by hand:" }.to_string());
+        out.push(
+            match (done, interrupted) {
+                (true, _) => "Warnings:",
+                (false, true) => "Next:",
+                (false, false) => "To do by hand:",
+            }
+            .to_string(),
+        );
         out.extend(r.redo.iter().map(|l| format!("  - {}", flatten_str(l))));
     }
     if !r.commands.is_empty() {
-        out.push(if done { "Check it:" } else { "Commands:" }.to_string());
+        out.push(
+            match (done, interrupted) {
+                (true, _) => "Check it:",
+                (false, true) => "Resume it:",
+                (false, false) => "Commands:",
+            }
+            .to_string(),
+        );
         out.extend(r.commands.iter().map(|c| format!("  {c}")));
     }
     out.join("\n")
@@ -88,6 +104,16 @@ fn stage_status(stage: StackStage, stopped: bool) -> &'static str {
         (StackStage::Importing, false) => "importing (phase 1)",
         (StackStage::Imported, false) => "imported",
         (StackStage::PreDeleted | StackStage::Updating, false) => "updating (phase 2)",
+    }
+}
+
+/// Where an export run stands, for `runs list --local`: the least advanced stack's
+/// status (`importing (phase 1)`, `migrated, record deleted`, `stopped` ...).
+pub fn export_phase(run: &ExportRun) -> String {
+    let stopped = run.failure.is_some();
+    match run.stacks.iter().map(|s| s.stage).min() {
+        Some(stage) => stage_status(stage, stopped).to_string(),
+        None => "locking".into(),
     }
 }
 

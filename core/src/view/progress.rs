@@ -148,6 +148,18 @@ pub fn stack_status(s: &StackProgress, stop_requested: bool) -> String {
     out
 }
 
+/// Where a destroy run stands, for `runs list --local`: `wave 3: 5/8 resources settled`
+/// (summed over its stacks), `; stop requested` when one was.
+pub fn destroy_phase(p: &RunProgress) -> String {
+    let settled: u32 = p.stacks.iter().map(StackProgress::settled).sum();
+    let total: u32 = p.stacks.iter().map(StackProgress::total).sum();
+    let mut out = format!("wave {}: {settled}/{total} resources settled", p.waves);
+    if p.stop_requested {
+        out.push_str("; stop requested");
+    }
+    out
+}
+
 /// `[########------------]`: `width` cells filled in proportion to settled records (an
 /// empty stack is full).
 pub fn bar(settled: u32, total: u32, width: usize) -> String {

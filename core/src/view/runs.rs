@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use crate::contention::{recovery_command, ContentionContext, Subject};
 use crate::keys::DEFAULT_PREFIX;
+use crate::runs::{LocalRun, LocalState};
 use crate::text::flatten_str;
 use crate::view::date::iso_seconds;
 use crate::view::join_lines;
@@ -76,11 +77,11 @@ pub fn render_list(rows: &[ExecutionRow]) -> String {
     if rows.is_empty() {
         return "no runs\n".into();
     }
-    let head = ["RUN", "KIND", "STATUS", "STARTED", "STOPPED", "STACK"];
-    let cells: Vec<[String; 6]> = rows
+    let head = ["RUN", "KIND", "STATUS", "STARTED", "STOPPED", "STACK"].map(String::from);
+    let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            [
+            vec![
                 flatten_str(&r.name),
                 r.kind.map(RunKind::name).unwrap_or("-").to_string(),
                 flatten_str(&r.status),
@@ -90,25 +91,7 @@ pub fn render_list(rows: &[ExecutionRow]) -> String {
             ]
         })
         .collect();
-    let mut w = head.map(str::len);
-    for c in &cells {
-        for (i, v) in c.iter().enumerate() {
-            w[i] = w[i].max(v.chars().count());
-        }
-    }
-    let line = |c: &[String]| {
-        let mut s = String::new();
-        for (i, v) in c.iter().enumerate() {
-            s.push_str(v);
-            if i + 1 < c.len() {
-                s.push_str(&" ".repeat(w[i] - v.chars().count() + 2));
-            }
-        }
-        s.trim_end().to_string()
-    };
-    let mut out = vec![line(&head.map(String::from))];
-    out.extend(cells.iter().map(|c| line(c)));
-    join_lines(&out)
+    join_lines(&table(&head, &cells))
 }
 
 /// The `runs list --json` array (values as Step Functions gave them: JSON escapes).
@@ -242,6 +225,205 @@ pub fn aborted_warning(input: &Value) -> String {
         "warning: the run was stopped abruptly: the lock of stack '{}' stays held until it expires (30 minutes after its last renewal) {how}",
         flatten_str(stack)
     )
+}
+
+/// One local run as `runs list | show --local` show it: its `run.json`, where it
+/// stands (`phase`, from its progress) and its state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalRunRow {
+    pub run: LocalRun,
+    /// `planning`, `importing (phase 1)`, `wave 3: 5/8 resources settled` ...
+    pub phase: String,
+    pub state: LocalState,
+}
+
+impl LocalRunRow {
+    /// The command that resumes (runs again) an interrupted run; `None` for any other
+    /// state or when its command line cannot be printed.
+    pub fn resume_command(&self) -> Option<String> {
+        match self.state {
+            LocalState::Interrupted { .. } => self.run.resume_command(),
+            _ => None,
+        }
+    }
+}
+
+/// `ended (migrated)`, `interrupted`, `running`.
+fn local_status(r: &LocalRunRow) -> String {
+    match &r.state {
+        LocalState::Ended { outcome } => format!("ended ({})", flatten_str(outcome)),
+        s => s.word().to_string(),
+    }
+}
+
+fn local_kind(r: &LocalRunRow) -> String {
+    let kind = flatten_str(&r.run.kind);
+    if r.run.plan_only {
+        format!("{kind} (plan)")
+    } else {
+        kind
+    }
+}
+
+/// What `runs show --local` says of an interrupted run whose command line cannot be
+/// printed.
+const RESUME_UNPRINTABLE: &str =
+    "run the command that started it again (its command line cannot be printed here)";
+
+/// The `runs list --local` table, newest first as given, then one line per
+/// interrupted run naming the command that resumes it (`no local runs` when there is
+/// none).
+pub fn render_local_list(rows: &[LocalRunRow]) -> String {
+    if rows.is_empty() {
+        return "no local runs\n".into();
+    }
+    let head = [
+        "RUN", "KIND", "STACK", "STATUS", "PHASE", "STARTED", "ENDED",
+    ]
+    .map(String::from);
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                flatten_str(&r.run.run_id),
+                local_kind(r),
+                flatten_str(&r.run.stack),
+                local_status(r),
+                flatten_str(&r.phase),
+                iso_seconds(r.run.started_ms),
+                r.run
+                    .ended_ms
+                    .map(iso_seconds)
+                    .unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    let mut out = table(&head, &cells);
+    for r in rows {
+        if let LocalState::Interrupted { why } = &r.state {
+            let how = r
+                .resume_command()
+                .unwrap_or_else(|| RESUME_UNPRINTABLE.to_string());
+            out.push(format!(
+                "{} interrupted ({}): resume with {how}",
+                flatten_str(&r.run.run_id),
+                flatten_str(why)
+            ));
+        }
+    }
+    join_lines(&out)
+}
+
+/// Columns padded to their widest cell, two spaces apart, no trailing blanks.
+fn table(head: &[String], cells: &[Vec<String>]) -> Vec<String> {
+    let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for c in cells {
+        for (i, v) in c.iter().enumerate() {
+            w[i] = w[i].max(v.chars().count());
+        }
+    }
+    let line = |c: &[String]| {
+        let mut s = String::new();
+        for (i, v) in c.iter().enumerate() {
+            s.push_str(v);
+            if i + 1 < c.len() {
+                s.push_str(&" ".repeat(w[i] - v.chars().count() + 2));
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let mut out = vec![line(head)];
+    out.extend(cells.iter().map(|c| line(c)));
+    out
+}
+
+/// One local run as JSON (`runs list --local --json` items, `runs show --local
+/// --json`'s head): values as read, JSON-escaped.
+pub fn local_run_json(r: &LocalRunRow) -> Value {
+    let (outcome, why) = match &r.state {
+        LocalState::Ended { outcome } => (Some(outcome.as_str()), None),
+        LocalState::Interrupted { why } | LocalState::Unknown { why } => (None, Some(why.as_str())),
+        LocalState::Running => (None, None),
+    };
+    json!({
+        "runId": r.run.run_id,
+        "kind": r.run.kind,
+        "planOnly": r.run.plan_only,
+        "stack": r.run.stack,
+        "stackRegion": r.run.stack_region,
+        "status": r.state.word(),
+        "outcome": outcome,
+        "why": why,
+        "phase": r.phase,
+        "startDate": iso_seconds(r.run.started_ms),
+        "endDate": r.run.ended_ms.map(iso_seconds),
+        "host": r.run.host,
+        "pid": r.run.pid,
+        "resumeCommand": r.resume_command(),
+    })
+}
+
+/// The `runs list --local --json` array.
+pub fn local_list_json(rows: &[LocalRunRow]) -> Value {
+    Value::Array(rows.iter().map(local_run_json).collect())
+}
+
+/// The head of `runs show --local`: kind, stack, status (and why), phase, times, the
+/// process, and for an interrupted run the command that resumes it.
+pub fn render_local_show_head(r: &LocalRunRow) -> String {
+    let mut lines = vec![format!(
+        "run {} ({}, local)",
+        flatten_str(&r.run.run_id),
+        local_kind(r)
+    )];
+    lines.push(format!("  stack:   {}", flatten_str(&r.run.stack)));
+    let status = match &r.state {
+        LocalState::Interrupted { why } | LocalState::Unknown { why } => {
+            format!("{}: {}", r.state.word(), flatten_str(why))
+        }
+        _ => local_status(r),
+    };
+    lines.push(format!("  status:  {status}"));
+    lines.push(format!("  phase:   {}", flatten_str(&r.phase)));
+    lines.push(format!("  started: {}", iso_seconds(r.run.started_ms)));
+    if let Some(t) = r.run.ended_ms {
+        lines.push(format!("  ended:   {}", iso_seconds(t)));
+    }
+    lines.push(format!(
+        "  process: {} on {}",
+        r.run.pid,
+        flatten_str(&r.run.host)
+    ));
+    if let LocalState::Interrupted { .. } = r.state {
+        let how = r
+            .resume_command()
+            .unwrap_or_else(|| RESUME_UNPRINTABLE.to_string());
+        lines.push(format!("  resume:  {how}"));
+    }
+    join_lines(&lines)
+}
+
+/// What `runs show --local` prints for a run with neither a report nor a plan yet.
+pub const NOTHING_WRITTEN_YET: &str = "  no report or plan yet\n";
+
+/// The last line of `runs watch --local` (no newline).
+pub fn local_final_line(r: &LocalRunRow) -> String {
+    match &r.state {
+        LocalState::Interrupted { why } => format!(
+            "run {}: interrupted ({}); resume with {}",
+            flatten_str(&r.run.run_id),
+            flatten_str(why),
+            r.resume_command()
+                .unwrap_or_else(|| RESUME_UNPRINTABLE.to_string())
+        ),
+        _ => format!("run {}: {}", flatten_str(&r.run.run_id), local_status(r)),
+    }
+}
+
+/// Whether a local run that ended succeeded: its report says `migrated` (export) or
+/// `destroyed` (destroy), or its process recorded `succeeded`.
+pub fn local_succeeded(r: &LocalRunRow) -> bool {
+    matches!(&r.state, LocalState::Ended { outcome } if ["migrated", "destroyed", "succeeded", "planned"].contains(&outcome.as_str()))
 }
 
 #[cfg(test)]
@@ -397,5 +579,141 @@ mod tests {
     fn aborted_warning_of_a_cleanup_says_its_destroy_runs_carry_on() {
         let w = aborted_warning(&json!({"pattern": "p-*"}));
         assert!(w.contains("the destroy runs it started"), "{w}");
+    }
+
+    fn local(run_id: &str, kind: &str, state: LocalState, phase: &str) -> LocalRunRow {
+        LocalRunRow {
+            run: LocalRun {
+                run_id: run_id.into(),
+                kind: kind.into(),
+                stack: "Orders\u{1b}[2J".into(),
+                args: vec![
+                    "--state-bucket".into(),
+                    "b".into(),
+                    kind.into(),
+                    "Orders".into(),
+                    "--template".into(),
+                    "orders.json".into(),
+                    "--local".into(),
+                    "-y".into(),
+                ],
+                host: "laptop".into(),
+                pid: 4242,
+                started_ms: 1_795_965_752_123,
+                ended_ms: matches!(state, LocalState::Ended { .. }).then_some(1_795_965_812_000),
+                ..LocalRun::default()
+            },
+            phase: phase.into(),
+            state,
+        }
+    }
+
+    fn local_rows() -> Vec<LocalRunRow> {
+        vec![
+            local(
+                "export-Orders-1795965752123",
+                "export",
+                LocalState::Interrupted {
+                    why: "its process 4242 on laptop is gone".into(),
+                },
+                "importing (phase 1)",
+            ),
+            local(
+                "destroy-Orders-1795965700000",
+                "destroy",
+                LocalState::Ended {
+                    outcome: "destroyed".into(),
+                },
+                "wave 3: 4/4 resources settled",
+            ),
+            local(
+                "export-Orders-1795965600000",
+                "export",
+                LocalState::Running,
+                "updating (phase 2)",
+            ),
+        ]
+    }
+
+    #[test]
+    fn local_list_names_kind_stack_status_phase_times_and_the_resume_command() {
+        insta::assert_snapshot!(render_local_list(&local_rows()));
+        assert_eq!(render_local_list(&[]), "no local runs\n");
+    }
+
+    #[test]
+    fn local_show_of_an_interrupted_run_names_why_and_the_resume_command() {
+        insta::assert_snapshot!(render_local_show_head(&local_rows()[0]));
+        let ended = render_local_show_head(&local_rows()[1]);
+        assert!(ended.contains("  status:  ended (destroyed)\n"), "{ended}");
+        assert!(
+            ended.contains("  ended:   2026-11-29T15:23:32Z\n"),
+            "{ended}"
+        );
+        assert!(!ended.contains("resume"), "{ended}");
+    }
+
+    #[test]
+    fn local_run_json_has_status_outcome_and_resume_command_only_when_interrupted() {
+        let v = local_list_json(&local_rows());
+        assert_eq!(v[0]["status"], "interrupted");
+        assert_eq!(
+            v[0]["resumeCommand"],
+            "cdkd-flow --state-bucket b export Orders --template orders.json --local -y"
+        );
+        assert_eq!(v[0]["why"], "its process 4242 on laptop is gone");
+        assert_eq!(v[1]["status"], "ended");
+        assert_eq!(v[1]["outcome"], "destroyed");
+        assert_eq!(v[1]["resumeCommand"], Value::Null);
+        assert_eq!(v[2]["status"], "running");
+        assert_eq!(v[2]["endDate"], Value::Null);
+        assert_eq!(v[0]["stack"], "Orders\u{1b}[2J");
+    }
+
+    #[test]
+    fn local_final_line_and_success() {
+        let rows = local_rows();
+        assert_eq!(
+            local_final_line(&rows[0]),
+            "run export-Orders-1795965752123: interrupted (its process 4242 on laptop is gone); resume with cdkd-flow --state-bucket b export Orders --template orders.json --local -y"
+        );
+        assert_eq!(
+            local_final_line(&rows[1]),
+            "run destroy-Orders-1795965700000: ended (destroyed)"
+        );
+        assert!(local_succeeded(&rows[1]));
+        assert!(!local_succeeded(&rows[0]));
+        let mut unprintable = rows[0].clone();
+        unprintable.run.args.push("a\nb".into());
+        assert!(local_final_line(&unprintable).contains("cannot be printed"));
+    }
+
+    #[test]
+    fn local_phases_of_export_and_destroy_runs() {
+        use crate::export::execute::{ExportRun, StackProgress, StackStage};
+        use crate::view::export_report::export_phase;
+        use crate::view::progress::{destroy_phase, RunProgress};
+        let mut run = ExportRun::default();
+        assert_eq!(export_phase(&run), "locking");
+        for (stack, stage) in [("P~C", StackStage::Migrated), ("P", StackStage::Importing)] {
+            run.stacks.push(StackProgress {
+                stack: stack.into(),
+                stage,
+                ..StackProgress::default()
+            });
+        }
+        assert_eq!(export_phase(&run), "importing (phase 1)");
+        run.failure = Some("x".into());
+        assert_eq!(export_phase(&run), "stopped");
+        let p = RunProgress {
+            run_id: "r".into(),
+            stacks: vec![],
+            waves: 2,
+            stop_requested: true,
+        };
+        assert_eq!(
+            destroy_phase(&p),
+            "wave 2: 0/0 resources settled; stop requested"
+        );
     }
 }

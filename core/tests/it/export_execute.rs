@@ -5,7 +5,7 @@
 use cdkd_core::export::execute::*;
 use cdkd_core::export::phases::*;
 use cdkd_core::export::plan::{ImportRow, RecreateRow, StackPlan, TypedRow};
-use cdkd_core::export::report::{failed, migrated};
+use cdkd_core::export::report::{failed, interrupted, migrated, refused};
 use cdkd_core::export::template::Template;
 use cdkd_core::view::export_report::render_report;
 use serde_json::{json, Map, Value};
@@ -1071,4 +1071,43 @@ fn export_progress_draws_a_bar_per_stack_of_its_phases_with_the_destroy_renderer
         render_bar_rows(&mid, 20),
         render_bar_rows(&export_bar_rows(&run), 20)
     ));
+}
+
+#[test]
+fn local_runs_are_runs_an_interrupted_export_reports_where_it_stood_and_the_resume_command() {
+    let run = run_at(StackStage::Imported);
+    let cmd = "cdkd-flow export App --template app.json --local -y";
+    let r = interrupted(
+        "export-App-1",
+        Some(&run),
+        "interrupted (Ctrl-C) while imported",
+        Some(cmd),
+    );
+    assert_eq!(r.outcome, "interrupted");
+    assert_eq!(r.commands, vec![cmd.to_string()]);
+    let text = render_report(&r);
+    // Never advises deleting a stack that may own imported resources.
+    assert!(!text.contains("delete it"), "{text}");
+    insta::assert_snapshot!("export_report_interrupted", text);
+    let early = interrupted(
+        "export-App-1",
+        None,
+        "interrupted (Ctrl-C) while planning",
+        None,
+    );
+    assert_eq!(early.redo.len(), 1, "{:?}", early.redo);
+    assert!(early.commands.is_empty());
+}
+
+#[test]
+fn local_runs_are_runs_a_refused_export_says_nothing_was_locked_or_changed() {
+    let r = refused(
+        "export-App-1",
+        None,
+        "LockHeld: App is locked by alice@laptop:1",
+    );
+    assert_eq!(r.outcome, "refused");
+    let text = render_report(&r);
+    assert!(text.contains("Cause: LockHeld: App is locked"), "{text}");
+    assert!(text.contains("nothing was locked or changed"), "{text}");
 }

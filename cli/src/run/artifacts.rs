@@ -1,0 +1,107 @@
+//! Reading a run's artifacts under `<prefix>/_runs/<run-id>/` and printing them: an
+//! export's `plan.json` and `report.json` (the views are `cdkd_core::view::export` and
+//! `export_report`'s), a local run's `run.json`.
+
+use cdkd_aws::StateStore;
+use cdkd_core::export::plan::Plan;
+use cdkd_core::export::report::ExportReport;
+use cdkd_core::runs::{run_file_key, LocalRun};
+use cdkd_core::text::flatten_str;
+use cdkd_core::view::export::{render_dry_run, render_migration_plan};
+use cdkd_core::view::export_report::render_report;
+use cdkd_functions::export::plan_key;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::CliError;
+
+/// A JSON artifact of a run; `None` when it does not exist; refused naming the object
+/// when it does not read as `T`.
+pub async fn read_json<T: DeserializeOwned>(
+    store: &StateStore,
+    key: &str,
+    what: &str,
+) -> Result<Option<T>, CliError> {
+    let Some((body, _)) = store.get_raw(key).await? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&body).map(Some).map_err(|e| {
+        CliError::Refused(format!(
+            "the {what} s3://{}/{} cannot be read: {e}",
+            flatten_str(&store.bucket),
+            flatten_str(key)
+        ))
+    })
+}
+
+/// A local run's `run.json`; `None` when the run has none (a deployed run, or a local
+/// run of an earlier version).
+pub async fn read_local_run(
+    store: &StateStore,
+    run_id: &str,
+) -> Result<Option<LocalRun>, CliError> {
+    read_json(store, &run_file_key(&store.prefix, run_id), "run file").await
+}
+
+/// An export run's report, unprinted.
+pub async fn read_export_report(
+    store: &StateStore,
+    run_id: &str,
+) -> Result<Option<ExportReport>, CliError> {
+    let key = cdkd_functions::runs::report_key(&store.prefix, run_id);
+    read_json(store, &key, "report").await
+}
+
+/// The report a migrating run wrote, printed (the view, or with `json` the report
+/// itself); `None` when the run wrote none.
+pub async fn print_report(
+    store: &StateStore,
+    run_id: &str,
+    json: bool,
+) -> Result<Option<ExportReport>, CliError> {
+    let Some(report) = read_export_report(store, run_id).await? else {
+        return Ok(None);
+    };
+    if json {
+        crate::out::println(&serde_json::to_string_pretty(&report).unwrap_or_default());
+    } else {
+        crate::out::println(&render_report(&report));
+    }
+    Ok(Some(report))
+}
+
+/// The plan the run `run_id` wrote, unprinted.
+pub async fn read_plan(store: &StateStore, run_id: &str) -> Result<Option<Plan>, CliError> {
+    read_json(store, &plan_key(&store.prefix, run_id), "plan").await
+}
+
+/// Prints the plan the run `run_id` wrote, if it wrote one: the summary on stdout, or
+/// with `json` the plan itself (pretty JSON). Returns the plan printed.
+pub async fn print_plan(
+    store: &StateStore,
+    run_id: &str,
+    json: bool,
+    dry_run: bool,
+) -> Result<Option<Plan>, CliError> {
+    let key = plan_key(&store.prefix, run_id);
+    let Some((body, _)) = store.get_raw(&key).await? else {
+        return Ok(None);
+    };
+    let unreadable = |e: serde_json::Error| {
+        CliError::Refused(format!(
+            "the plan s3://{}/{} cannot be read: {e}",
+            flatten_str(&store.bucket),
+            flatten_str(&key)
+        ))
+    };
+    let raw: Value = serde_json::from_slice(&body).map_err(unreadable)?;
+    let plan: Plan = serde_json::from_value(raw.clone()).map_err(unreadable)?;
+    if json {
+        crate::out::println(&serde_json::to_string_pretty(&raw).unwrap_or_default());
+    } else if dry_run {
+        crate::out::println(&render_dry_run(&plan));
+    } else {
+        crate::out::println(&render_migration_plan(&plan));
+    }
+    Ok(Some(plan))
+}

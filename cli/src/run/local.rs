@@ -1,0 +1,724 @@
+//! Local runs (`export --local`, `destroy --local`) as runs (docs/cli.md, `runs
+//! --local`): a local run writes `run.json` when it starts (kind, stack, the command
+//! line, host and pid) and records its end there; every end that can be written leaves
+//! `report.json` (a refusal before the lock, a failure no abort step reported, Ctrl-C);
+//! and `runs list | show | watch --local` read them back, telling a running run from
+//! an interrupted one (`cdkd_core::runs::local_state`).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use cdkd_aws::StateStore;
+use cdkd_core::export::execute::ExportRun;
+use cdkd_core::export::report::{interrupted, refused};
+use cdkd_core::runs::{
+    listed_run_file, local_state, lock_owned_by_run, planned_run, run_file_key, Evidence, LocalRun,
+    LocalState, RunLock, INTERRUPTED,
+};
+use cdkd_core::text::flatten_str;
+use cdkd_core::view::export_report::export_phase;
+use cdkd_core::view::progress::destroy_phase;
+use cdkd_core::view::runs::{LocalRunRow, RunKind};
+use cdkd_engine::{Engine, Outcome, StateMachine};
+use cdkd_functions::destroy::finish::{report_of, RunReport};
+use cdkd_functions::destroy::{DestroyRun, RunRef};
+use cdkd_functions::runs::{progress_key, report_key};
+use serde_json::Value;
+
+use super::artifacts::{read_json, read_local_run};
+use crate::error::CliError;
+
+/// This host's name: `$HOSTNAME`, else `/etc/hostname`, else `host`.
+pub fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.trim().is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+                .filter(|h| !h.is_empty())
+        })
+        .unwrap_or_else(|| "host".into())
+}
+
+/// Whether the process `pid` of this host is alive and is a cdkd-flow process. Where
+/// `/proc` tells, a zombie or a pid reused by another program counts as gone (a local
+/// run's lock is taken over only from a run known to have ended, docs/export.md §10.8);
+/// elsewhere a signal 0 reaching it (or a process of someone else's) counts as alive.
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(pid_t) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid_t <= 0 {
+        return false;
+    }
+    let proc_dir = std::path::Path::new("/proc");
+    if proc_dir.is_dir() {
+        let dir = proc_dir.join(pid.to_string());
+        return match std::fs::read(dir.join("cmdline")) {
+            Ok(cmd) => {
+                let zombie = std::fs::read_to_string(dir.join("stat"))
+                    .ok()
+                    .and_then(|s| {
+                        s.rsplit_once(')')
+                            .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+                    })
+                    .unwrap_or(false);
+                !zombie && String::from_utf8_lossy(&cmd).contains("cdkd-flow")
+            }
+            Err(_) => false,
+        };
+    }
+    // SAFETY: kill with signal 0 sends nothing; it only checks the process exists.
+    let r = unsafe { libc::kill(pid_t, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// What a local run is, for its `run.json`.
+#[derive(Debug, Clone)]
+pub struct LocalStart {
+    pub kind: RunKind,
+    pub stack: String,
+    pub stack_region: Option<String>,
+    pub plan_only: bool,
+}
+
+impl LocalStart {
+    /// From a run's input (`stack`, `stackRegion`, `dryRun`).
+    pub fn of_input(kind: RunKind, input: &Value) -> LocalStart {
+        let text = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
+        LocalStart {
+            kind,
+            stack: text("stack").unwrap_or_default(),
+            stack_region: text("stackRegion"),
+            plan_only: input.get("dryRun").and_then(Value::as_bool) == Some(true),
+        }
+    }
+}
+
+/// The `run.json` of a run this process starts now: its command line (without the
+/// program name), this host and this process.
+pub fn this_process_run(run_id: &str, start: &LocalStart, now_ms: i64) -> LocalRun {
+    LocalRun {
+        run_id: run_id.to_string(),
+        kind: start.kind.name().to_string(),
+        stack: start.stack.clone(),
+        stack_region: start.stack_region.clone(),
+        plan_only: start.plan_only,
+        args: std::env::args().skip(1).collect(),
+        host: host_name(),
+        pid: std::process::id(),
+        started_ms: now_ms,
+        ended_ms: None,
+        outcome: None,
+    }
+}
+
+/// Writes a run's `run.json`.
+pub async fn write_local_run(store: &StateStore, run: &LocalRun) -> Result<(), CliError> {
+    let key = run_file_key(&store.prefix, &run.run_id);
+    let body = serde_json::to_vec_pretty(run).map_err(|e| CliError::Usage(e.to_string()))?;
+    store.put_raw(&key, body).await?;
+    Ok(())
+}
+
+/// Records the end of a run in its `run.json` (a warning when it cannot be written: the
+/// report, when there is one, still says how it ended).
+async fn record_end(store: &StateStore, run: &mut LocalRun, outcome: &str) {
+    run.ended_ms = Some(cdkd_aws::store::now_ms());
+    run.outcome = Some(outcome.to_string());
+    if let Err(e) = write_local_run(store, run).await {
+        tracing::warn!(
+            "the end of run {} was not recorded: {e}",
+            flatten_str(&run.run_id)
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Ctrl-C
+
+static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
+static CAUGHT: AtomicBool = AtomicBool::new(false);
+/// Whether a local run is going: only then is Ctrl-C counted.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// While it lives, SIGINT (Ctrl-C) is counted instead of ending the process: the local
+/// run reads the count and ends itself, leaving its report. Outside a local run (a
+/// question on the terminal, planning) Ctrl-C ends the process as it always did.
+struct Catching;
+
+impl Catching {
+    fn start() -> Catching {
+        if !CAUGHT.swap(true, Ordering::SeqCst) {
+            // SAFETY: the action touches atomics and calls _exit, both async-signal-safe.
+            let r = unsafe {
+                signal_hook_registry::register(libc::SIGINT, || {
+                    if ACTIVE.load(Ordering::SeqCst) {
+                        INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+                    } else {
+                        libc::_exit(130);
+                    }
+                })
+            };
+            if let Err(e) = r {
+                tracing::warn!(
+                    "Ctrl-C cannot be caught ({e}): it will end the run without a report"
+                );
+            }
+        }
+        ACTIVE.store(true, Ordering::SeqCst);
+        Catching
+    }
+}
+
+impl Drop for Catching {
+    fn drop(&mut self) {
+        ACTIVE.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Resolves once more than `seen` Ctrl-C have been counted.
+async fn interrupt_after(seen: usize) {
+    while INTERRUPTS.load(Ordering::SeqCst) <= seen {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Running
+
+/// How a local run is driven besides its engine.
+pub struct LocalOptions<'a> {
+    /// The store of the run's artifacts.
+    pub store: &'a StateStore,
+    pub start: LocalStart,
+    /// An export waiting for approval: how often `approval.json` is read.
+    pub approval_poll: Option<Duration>,
+}
+
+/// Runs `sm` in this process as the local run `run_id`: writes its `run.json`, answers
+/// its approval task when asked to, and ends on Ctrl-C (a destroy: the first asks it to
+/// stop gracefully, as `runs stop` does; a second, or any for an export, stops it at
+/// once). Every end leaves `report.json`: the one the run wrote, else one written here
+/// (refused, failed before reporting, interrupted). An interruption is an error naming
+/// the command that resumes the run, after its report is written.
+pub async fn run_local(
+    engine: Engine,
+    sm: StateMachine,
+    input: Value,
+    run_id: &str,
+    o: LocalOptions<'_>,
+) -> Result<Outcome, CliError> {
+    let store = o.store;
+    let mut meta = this_process_run(run_id, &o.start, cdkd_aws::store::now_ms());
+    drop_interrupted_report(store, &meta).await;
+    if let Err(e) = write_local_run(store, &meta).await {
+        tracing::warn!(
+            "run.json of run {} not written ({e}): runs list --local will not show it",
+            flatten_str(run_id)
+        );
+    }
+    let _catching = Catching::start();
+    let base = INTERRUPTS.load(Ordering::SeqCst);
+    let mut seen = base;
+    let task = {
+        let engine = engine.clone();
+        let run_id = run_id.to_string();
+        tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await })
+    };
+    tokio::pin!(task);
+    let poll = o.approval_poll.unwrap_or(Duration::from_secs(3600));
+    let ended = loop {
+        tokio::select! {
+            r = &mut task => break r,
+            _ = tokio::time::sleep(poll), if o.approval_poll.is_some() => {
+                crate::approval::answer_local(&engine, store, run_id).await
+            }
+            _ = interrupt_after(seen) => {
+                seen = INTERRUPTS.load(Ordering::SeqCst);
+                let first = seen - base == 1;
+                if o.start.kind == RunKind::Destroy && first && request_graceful_stop(store, run_id).await {
+                    crate::run::watch::status_line(&format!(
+                        "run {}: stop requested (Ctrl-C): no new deletes start; those in flight finish, the lock is released and the report written. Ctrl-C again stops at once",
+                        flatten_str(run_id)
+                    ));
+                    continue;
+                }
+                task.abort();
+                let resume = meta.resume_command();
+                let phase = phase_of(store, &meta).await;
+                write_interrupted_report(store, &meta, &phase, resume.as_deref()).await;
+                record_end(store, &mut meta, INTERRUPTED).await;
+                return Err(CliError::Refused(interrupted_line(&meta, resume.as_deref())));
+            }
+        }
+    };
+    let outcome = ended.map_err(|e| CliError::Refused(format!("the local run stopped: {e}")))?;
+    let word = match &outcome {
+        Outcome::Succeeded(_) => "succeeded",
+        Outcome::Failed(f) => {
+            ensure_report(store, &meta, &f.error, &f.cause).await;
+            "failed"
+        }
+    };
+    record_end(store, &mut meta, word).await;
+    Ok(outcome)
+}
+
+/// A run started again under its own id (a resume) is no longer interrupted: the
+/// report its Ctrl-C left is removed (any other report stays).
+async fn drop_interrupted_report(store: &StateStore, meta: &LocalRun) {
+    if report_outcome(store, meta).await.ok().flatten().as_deref() != Some(INTERRUPTED) {
+        return;
+    }
+    if let Err(e) = store
+        .delete_object(&report_key(&store.prefix, &meta.run_id))
+        .await
+    {
+        tracing::warn!(
+            "the interrupted report of run {} was not removed: {e}",
+            flatten_str(&meta.run_id)
+        );
+    }
+}
+
+/// `run <id> interrupted (Ctrl-C); its report is in report.json; resume it with <cmd>`.
+fn interrupted_line(meta: &LocalRun, resume: Option<&str>) -> String {
+    let how = match (meta.kind.as_str(), resume) {
+        (_, None) => "run the command that started it again".to_string(),
+        ("destroy", Some(c)) => {
+            format!("once its lock is released or expired, run it again with {c}")
+        }
+        (_, Some(c)) => format!("resume it with {c}"),
+    };
+    format!(
+        "run {} interrupted (Ctrl-C); its report is in report.json; {how}",
+        flatten_str(&meta.run_id)
+    )
+}
+
+/// Sets `stopRequested` in a destroy run's `progress.json` (as `runs stop` does);
+/// false when the run has none yet or the write keeps losing.
+async fn request_graceful_stop(store: &StateStore, run_id: &str) -> bool {
+    let key = progress_key(&store.prefix, run_id);
+    matches!(request_stop(store, &key).await, Ok(Some(_)))
+}
+
+/// How a graceful stop request went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopRequest {
+    /// Written now.
+    Requested,
+    /// It was already set.
+    AlreadyRequested,
+}
+
+/// Sets `stopRequested: true` in a run's `progress.json` over the version read (up to
+/// 5 tries when a step writes in between); `None` when there is no progress.json yet.
+pub async fn request_stop(store: &StateStore, key: &str) -> Result<Option<StopRequest>, CliError> {
+    for _ in 0..5 {
+        let Some((body, etag)) = store.get_raw(key).await? else {
+            return Ok(None);
+        };
+        let Some(next) = with_stop_requested(&body).map_err(CliError::Refused)? else {
+            return Ok(Some(StopRequest::AlreadyRequested));
+        };
+        if store.put_raw_if_match(key, next, &etag).await?.is_some() {
+            return Ok(Some(StopRequest::Requested));
+        }
+    }
+    Err(CliError::Refused(
+        "progress.json kept changing (5 conditional writes lost); try again".into(),
+    ))
+}
+
+/// Sets `stopRequested: true` in a progress.json body, keeping every other field.
+/// `None` when it is already set.
+pub fn with_stop_requested(body: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    let mut v: Value =
+        serde_json::from_slice(body).map_err(|e| format!("progress.json is not JSON: {e}"))?;
+    let Some(obj) = v.as_object_mut() else {
+        return Err("progress.json is not a JSON object".into());
+    };
+    if obj.get("stopRequested").and_then(Value::as_bool) == Some(true) {
+        return Ok(None);
+    }
+    obj.insert("stopRequested".into(), Value::Bool(true));
+    serde_json::to_vec_pretty(&v)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// The report of a run this process stopped on Ctrl-C.
+async fn write_interrupted_report(
+    store: &StateStore,
+    meta: &LocalRun,
+    phase: &str,
+    resume: Option<&str>,
+) {
+    let cause = format!("interrupted (Ctrl-C) while {phase}");
+    let key = report_key(&store.prefix, &meta.run_id);
+    let written = if meta.kind == RunKind::Export.name() {
+        let progress = read_export_progress(store, &meta.run_id).await;
+        let r = interrupted(&meta.run_id, progress.as_ref(), &cause, resume);
+        cdkd_functions::runs::write(store, &key, &r).await
+    } else {
+        let how = match resume {
+            Some(c) => format!("; run it again with {c} once the lock is released"),
+            None => String::new(),
+        };
+        let r = destroy_report(
+            store,
+            meta,
+            &format!(
+                "{cause}: deletes in flight may still finish; the lock stays held until it expires (30 minutes after its last renewal) or cdkd-flow force-unlock removes it{how}"
+            ),
+        )
+        .await;
+        cdkd_functions::runs::write(store, &key, &r).await
+    };
+    if let Err(e) = written {
+        tracing::warn!(
+            "report of run {} not written: {e}",
+            flatten_str(&meta.run_id)
+        );
+    }
+}
+
+/// After a run that failed: its report, written here when no step wrote one (a
+/// refusal before the lock, a plan that refused, a rejected approval).
+async fn ensure_report(store: &StateStore, meta: &LocalRun, error: &str, cause: &str) {
+    let key = report_key(&store.prefix, &meta.run_id);
+    match store.get_raw(&key).await {
+        Ok(None) => {}
+        Ok(Some(_)) => return,
+        Err(e) => {
+            tracing::warn!("report of run {} not read: {e}", flatten_str(&meta.run_id));
+            return;
+        }
+    }
+    let why = format!("{}: {}", flatten_str(error), flatten_str(cause));
+    let written = if meta.kind == RunKind::Export.name() {
+        let progress = read_export_progress(store, &meta.run_id).await;
+        let mut r = refused(&meta.run_id, progress.as_ref(), &why);
+        if error == "Rejected" {
+            r.outcome = "rejected".into();
+        }
+        cdkd_functions::runs::write(store, &key, &r).await
+    } else {
+        let r = destroy_report(store, meta, &why).await;
+        cdkd_functions::runs::write(store, &key, &r).await
+    };
+    if let Err(e) = written {
+        tracing::warn!(
+            "report of run {} not written: {e}",
+            flatten_str(&meta.run_id)
+        );
+    }
+}
+
+/// A destroy report for a run that ended early: its rows as far as progress.json
+/// says, or none when it ended before planning.
+async fn destroy_report(store: &StateStore, meta: &LocalRun, aborted: &str) -> RunReport {
+    let rec = read_destroy_progress(store, &meta.run_id).await;
+    let region = rec
+        .as_ref()
+        .and_then(|r| r.stacks.last().map(|s| s.region.clone()))
+        .or_else(|| meta.stack_region.clone())
+        .unwrap_or_default();
+    let run = RunRef {
+        run_id: meta.run_id.clone(),
+        bucket: store.bucket.clone(),
+        prefix: store.prefix.clone(),
+        stack: meta.stack.clone(),
+        region: region.clone(),
+    };
+    match rec {
+        Some(rec) => report_of(&run, &rec, Some(aborted.to_string())),
+        None => RunReport {
+            run_id: meta.run_id.clone(),
+            stack: meta.stack.clone(),
+            region,
+            complete: false,
+            aborted: Some(aborted.to_string()),
+            stacks: Vec::new(),
+            orphans: Vec::new(),
+        },
+    }
+}
+
+async fn read_export_progress(store: &StateStore, run_id: &str) -> Option<ExportRun> {
+    read_json(store, &progress_key(&store.prefix, run_id), "progress")
+        .await
+        .ok()
+        .flatten()
+}
+
+async fn read_destroy_progress(store: &StateStore, run_id: &str) -> Option<DestroyRun> {
+    read_json(store, &progress_key(&store.prefix, run_id), "progress")
+        .await
+        .ok()
+        .flatten()
+}
+
+// ---------------------------------------------------------------------------------
+// Reading local runs back
+
+/// Where a run stands, from its progress: `planning` before it has any, then the
+/// export's least advanced stack or the destroy's wave.
+async fn phase_of(store: &StateStore, run: &LocalRun) -> String {
+    let planning = "planning";
+    if run.kind == RunKind::Export.name() {
+        if let Some(p) = read_export_progress(store, &run.run_id).await {
+            return export_phase(&p);
+        }
+        // Before its lock an export may wait for approval (docs/export.md §10.7).
+        match crate::approval::read(store, &run.run_id).await {
+            Ok(Some((a, _))) if a.decision.is_none() => "waiting for approval".into(),
+            _ => planning.into(),
+        }
+    } else {
+        match read_destroy_progress(store, &run.run_id).await {
+            Some(p) => destroy_phase(&super::watch::run_progress(&p)),
+            None => planning.into(),
+        }
+    }
+}
+
+/// The outcome a run's report states: an export's `outcome`; a destroy's `destroyed`,
+/// `stopped` (a graceful stop), `aborted` or `partial`.
+pub async fn report_outcome(
+    store: &StateStore,
+    run: &LocalRun,
+) -> Result<Option<String>, CliError> {
+    let key = report_key(&store.prefix, &run.run_id);
+    if run.kind == RunKind::Export.name() {
+        let r: Option<Value> = read_json(store, &key, "report").await?;
+        return Ok(r.map(|r| {
+            r.get("outcome")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown")
+                .to_string()
+        }));
+    }
+    let r: Option<RunReport> = read_json(store, &key, "report").await?;
+    Ok(r.map(|r| destroy_outcome(&r).to_string()))
+}
+
+/// A destroy report's outcome in one word.
+pub fn destroy_outcome(r: &RunReport) -> &'static str {
+    use cdkd_core::destroy::model::RunResult;
+    if r.complete {
+        "destroyed"
+    } else if r.stacks.iter().any(|s| s.result == RunResult::Interrupted) {
+        "stopped"
+    } else if r.aborted.is_some() {
+        "aborted"
+    } else {
+        "partial"
+    }
+}
+
+/// What the lock of the run's stack says about it (read only for a run not ended).
+async fn run_lock(store: &StateStore, run: &LocalRun) -> RunLock {
+    let region = run.stack_region.clone().or(match run.kind.as_str() {
+        "export" => read_export_progress(store, &run.run_id)
+            .await
+            .and_then(|p| p.stacks.last().map(|s| s.region.clone())),
+        _ => read_destroy_progress(store, &run.run_id)
+            .await
+            .and_then(|p| p.stacks.last().map(|s| s.region.clone())),
+    });
+    match store.get_lock(&run.stack, region.as_deref()).await {
+        Ok(Some((info, _))) if lock_owned_by_run(&info.owner, &run.run_id) => RunLock::Held {
+            // An expiry that does not read counts as expired, as for any lock
+            // (cdkd_core::lock::is_expired).
+            expires_ms: match info.expires_at.as_ref().and_then(Value::as_f64) {
+                Some(e) if e.is_finite() => e as i64,
+                _ => 0,
+            },
+        },
+        _ => RunLock::NotHeld,
+    }
+}
+
+/// A local run as the views show it; `None` when it has no `run.json`.
+pub async fn local_row(store: &StateStore, run_id: &str) -> Result<Option<LocalRunRow>, CliError> {
+    let Some(run) = read_local_run(store, run_id).await? else {
+        return Ok(None);
+    };
+    Ok(Some(row_of(store, run).await?))
+}
+
+async fn row_of(store: &StateStore, run: LocalRun) -> Result<LocalRunRow, CliError> {
+    let outcome = report_outcome(store, &run).await?;
+    let host = host_name();
+    let same_host = run.host == host;
+    let ended = outcome.is_some() || run.outcome.is_some();
+    let lock = if ended {
+        RunLock::NotHeld
+    } else {
+        run_lock(store, &run).await
+    };
+    let state = local_state(
+        &run,
+        &Evidence {
+            report_outcome: outcome.as_deref(),
+            host: &host,
+            alive: same_host.then(|| process_alive(run.pid)),
+            lock,
+            now_ms: cdkd_aws::store::now_ms(),
+        },
+    );
+    let phase = match (&state, outcome.as_deref()) {
+        (LocalState::Ended { .. }, _) if run.plan_only => "plan".to_string(),
+        _ => phase_of(store, &run).await,
+    };
+    Ok(LocalRunRow { run, phase, state })
+}
+
+/// Every local run in the store, newest first, at most `limit`. The plan run of an
+/// export (`<run-id>-plan`) is left out when the run it planned for is listed.
+pub async fn list_local(store: &StateStore, limit: usize) -> Result<Vec<LocalRunRow>, CliError> {
+    let keys = store.list_keys().await?;
+    let ids: Vec<String> = keys
+        .iter()
+        .filter_map(|k| listed_run_file(&store.prefix, k))
+        .map(str::to_string)
+        .collect();
+    let mut runs = Vec::new();
+    for id in &ids {
+        if planned_run(id).is_some_and(|p| ids.iter().any(|i| i == p)) {
+            continue;
+        }
+        match read_local_run(store, id).await {
+            Ok(Some(r)) => runs.push(r),
+            Ok(None) => {}
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
+    runs.sort_by_key(|r| std::cmp::Reverse(r.started_ms));
+    runs.truncate(limit);
+    let mut rows = Vec::new();
+    for r in runs {
+        rows.push(row_of(store, r).await?);
+    }
+    Ok(rows)
+}
+
+/// The interrupted local runs of `kind` for `stack` (not plan-only), newest first: what
+/// a resume of that stack looks for.
+#[allow(dead_code)] // for the resume of an interrupted run (docs/cli.md, "Local runs")
+pub async fn interrupted_local_runs(
+    store: &StateStore,
+    kind: RunKind,
+    stack: &str,
+) -> Result<Vec<LocalRunRow>, CliError> {
+    Ok(list_local(store, usize::MAX)
+        .await?
+        .into_iter()
+        .filter(|r| {
+            r.run.kind == kind.name()
+                && r.run.stack == stack
+                && !r.run.plan_only
+                && matches!(r.state, LocalState::Interrupted { .. })
+        })
+        .collect())
+}
+
+/// The local run `run_id`, refused naming where it was looked for when it has no
+/// `run.json`.
+pub async fn find_local(store: &StateStore, run_id: &str) -> Result<LocalRunRow, CliError> {
+    local_row(store, run_id).await?.ok_or_else(|| {
+        CliError::Refused(format!(
+            "no local run named '{}' in s3://{}/{} (its run.json is missing: was it started with --local, with the same --state-bucket and --state-prefix?)",
+            flatten_str(run_id),
+            flatten_str(&store.bucket),
+            flatten_str(&cdkd_core::keys::run_prefix(&store.prefix, "")),
+        ))
+    })
+}
+
+/// Follows a local run until it is no longer running (its report written, or
+/// interrupted), re-reading it every `poll`; returns where it ended.
+pub async fn until_settled(
+    store: &StateStore,
+    run_id: &str,
+    poll: Duration,
+) -> Result<LocalRunRow, CliError> {
+    loop {
+        let row = find_local(store, run_id).await?;
+        if matches!(
+            row.state,
+            LocalState::Ended { .. } | LocalState::Interrupted { .. }
+        ) {
+            return Ok(row);
+        }
+        tokio::time::sleep(poll).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn graceful_stop_sets_stop_requested_and_keeps_every_other_field() {
+        let body = br#"{"runId":"r","waves":2,"stacks":[],"future":{"x":1},"stopRequested":false}"#;
+        let out = with_stop_requested(body).unwrap().unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["stopRequested"], json!(true));
+        assert_eq!(v["future"], json!({"x": 1}));
+        assert_eq!(v["waves"], json!(2));
+        let again = with_stop_requested(&out).unwrap();
+        assert_eq!(again, None);
+        assert!(with_stop_requested(b"[1]").is_err());
+    }
+
+    #[test]
+    fn a_destroy_report_reads_as_one_outcome() {
+        let report = |complete: bool, aborted: Option<&str>| RunReport {
+            run_id: "r".into(),
+            stack: "S".into(),
+            region: "us-east-1".into(),
+            complete,
+            aborted: aborted.map(str::to_string),
+            stacks: Vec::new(),
+            orphans: Vec::new(),
+        };
+        assert_eq!(destroy_outcome(&report(true, None)), "destroyed");
+        assert_eq!(
+            destroy_outcome(&report(false, Some("LockLost: x"))),
+            "aborted"
+        );
+        assert_eq!(destroy_outcome(&report(false, None)), "partial");
+    }
+
+    #[test]
+    fn this_process_is_alive_and_a_reaped_child_is_not() {
+        assert!(process_alive(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!process_alive(pid));
+        assert!(!process_alive(0));
+    }
+
+    #[test]
+    fn a_local_start_reads_its_input() {
+        let s = LocalStart::of_input(
+            RunKind::Export,
+            &json!({"stack": "App", "stackRegion": "eu-west-1", "dryRun": true}),
+        );
+        assert_eq!(s.stack, "App");
+        assert_eq!(s.stack_region.as_deref(), Some("eu-west-1"));
+        assert!(s.plan_only);
+        let run = this_process_run("export-App-1", &s, 5);
+        assert_eq!(run.kind, "export");
+        assert_eq!(run.pid, std::process::id());
+        assert_eq!(run.started_ms, 5);
+    }
+}

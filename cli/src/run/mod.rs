@@ -1,0 +1,41 @@
+//! The CLI's run plumbing, in one place: run ids ([`ids`]), where a run keeps its
+//! artifacts (`<prefix>/_runs/<run-id>/`, [`RunPlace`], [`run_store`]), reading and
+//! printing them ([`artifacts`]), following a run while it goes ([`watch`] for destroy
+//! bars, [`follow`] for an export's steps), and local runs: `run.json`, Ctrl-C, the
+//! report every end leaves, and whether a run is running or interrupted ([`local`],
+//! docs/cli.md `runs --local`). The commands (`cmd/*.rs`, `remote.rs`) call it; the
+//! texts are `cdkd_core::view`'s, the decisions `cdkd_core::runs`'.
+
+pub mod artifacts;
+pub mod follow;
+pub mod ids;
+pub mod local;
+pub mod watch;
+
+use cdkd_aws::{SdkConfig, StateStore};
+use serde_json::Value;
+
+/// Where a run keeps its artifacts, from its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunPlace {
+    pub bucket: String,
+    pub prefix: String,
+}
+
+impl RunPlace {
+    pub fn of_input(input: &Value) -> Option<RunPlace> {
+        let bucket = input.get("stateBucket")?.as_str()?.to_string();
+        let prefix = input
+            .get("statePrefix")
+            .and_then(Value::as_str)
+            .unwrap_or(cdkd_core::keys::DEFAULT_PREFIX)
+            .to_string();
+        Some(RunPlace { bucket, prefix })
+    }
+}
+
+/// The store of a run's artifacts (the bucket named by its input).
+pub async fn run_store(sdk: &SdkConfig, place: &RunPlace) -> StateStore {
+    let client = cdkd_aws::bucket::state_bucket_client(sdk, &place.bucket, None).await;
+    StateStore::new(client, place.bucket.clone(), place.prefix.clone(), None)
+}

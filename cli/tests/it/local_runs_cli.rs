@@ -1,0 +1,523 @@
+//! Local runs are runs (issue 25, item 5; docs/cli.md `runs --local`): `runs list |
+//! show | watch --local` read local runs (`export --local`, `destroy --local`) from
+//! their `_runs/<run-id>/` folder without a deployed backend: kind, stack, phase,
+//! started, ended or interrupted, and for an interrupted one the command that resumes
+//! it. A local export killed (SIGKILL) or interrupted (Ctrl-C) mid-run is reported
+//! interrupted; Ctrl-C and a refusal at the lock leave `report.json`.
+//!
+//! Run: `scripts/with-emulator.sh cargo test -p cdkd-flow --test e2e -- --test-threads=1 local_runs`.
+
+use std::time::{Duration, Instant};
+
+use cdkd_tests as h;
+use serde_json::{json, Value};
+
+use crate::export_support::{real_stack, uniq, RealStack, REGION};
+use crate::follower::Follower;
+
+fn cli(bucket: &str, args: &[&str]) -> h::CliRun {
+    let mut all = vec!["--state-bucket", bucket];
+    all.extend_from_slice(args);
+    crate::run_cli_env(&all, &[])
+}
+
+fn ok(run: &h::CliRun) {
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+}
+
+fn json_of(run: &h::CliRun) -> Value {
+    serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", run.stdout, run.stderr))
+}
+
+/// The command that resumes a run of `s` started with `RealStack::export_args`.
+fn resume_of(s: &RealStack, run_id: &str, extra: &[&str]) -> String {
+    let mut cmd = format!(
+        "cdkd-flow --state-bucket {} export {} --template {} --local",
+        s.bucket, s.stack, s.template
+    );
+    for e in extra {
+        cmd.push(' ');
+        cmd.push_str(e);
+    }
+    cmd.push_str(&format!(" --run-id {run_id}"));
+    cmd
+}
+
+async fn put_json(bucket: &str, key: &str, v: &Value) {
+    let s3 = h::s3().await;
+    h::put_raw(&s3, bucket, key, serde_json::to_vec_pretty(v).unwrap()).await;
+}
+
+async fn get_json(bucket: &str, key: &str) -> Option<Value> {
+    let s3 = h::s3().await;
+    h::get_raw(&s3, bucket, key)
+        .await
+        .map(|(b, _)| serde_json::from_slice(&b).unwrap())
+}
+
+/// Waits until `key` exists in `bucket`.
+async fn wait_for_key(bucket: &str, key: &str, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    while get_json(bucket, key).await.is_none() {
+        assert!(Instant::now() < deadline, "no {key} within {timeout:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn local_runs_are_runs_list_shows_a_local_export() {
+    let s = real_stack("LocalList").await;
+    let run_id = uniq("export-LocalList");
+    ok(&crate::run_cli_env(&s.export_args(&run_id, &["-y"]), &[]));
+
+    let list = cli(&s.bucket, &["runs", "list", "--local"]);
+    ok(&list);
+    let line = list
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(&run_id))
+        .unwrap_or_else(|| panic!("{run_id} not listed:\n{}", list.stdout));
+    assert!(line.contains("export "), "{line}");
+    assert!(line.contains(&s.stack), "{line}");
+    assert!(line.contains("ended (migrated)"), "{line}");
+    assert!(line.contains("migrated, record deleted"), "{line}");
+    // Its plan run is the same run: not listed on its own.
+    assert!(
+        !list.stdout.contains(&format!("{run_id}-plan")),
+        "{}",
+        list.stdout
+    );
+
+    let v = json_of(&cli(&s.bucket, &["runs", "list", "--local", "--json"]));
+    let row = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["runId"] == run_id.as_str())
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(row["kind"], "export");
+    assert_eq!(row["stack"], s.stack.as_str());
+    assert_eq!(row["status"], "ended");
+    assert_eq!(row["outcome"], "migrated");
+    assert!(row["endDate"].is_string(), "{row:#}");
+    assert_eq!(row["resumeCommand"], Value::Null);
+
+    // Without --local, runs list still wants the deployed backend, and says where
+    // local runs are.
+    let deployed = cli(&s.bucket, &["runs", "list", "--backend-stack", "nope"]);
+    assert_eq!(deployed.code, 1, "{}", deployed.stderr);
+}
+
+#[tokio::test]
+async fn local_runs_are_runs_show_interrupted_names_the_resume_command() {
+    // A local export that ran on another host and stopped while importing: its lock
+    // (held by the run) expired, it never wrote a report.
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let stack = uniq("LocalShow");
+    let run_id = uniq("export-LocalShow");
+    let args = [
+        "--state-bucket",
+        &bucket,
+        "export",
+        &stack,
+        "--template",
+        "my stack.json",
+        "--local",
+        "-y",
+    ];
+    put_json(
+        &bucket,
+        &format!("cdkd/_runs/{run_id}/run.json"),
+        &json!({"runId": run_id, "kind": "export", "stack": stack, "args": args,
+                "host": "build-agent-7", "pid": 4242, "startedMs": 1_795_965_752_000i64}),
+    )
+    .await;
+    put_json(
+        &bucket,
+        &format!("cdkd/_runs/{run_id}/progress.json"),
+        &json!({"runId": run_id, "kind": "export", "startedMs": 1_795_965_752_000i64,
+                "stacks": [{"stack": stack, "region": REGION, "cfnStackName": stack,
+                            "stage": "importing", "importedResources": 2, "phase2Resources": 0}],
+                "log": ["locked"]}),
+    )
+    .await;
+    let lock_key = format!("cdkd/{stack}/{REGION}/lock.json");
+    let owner = format!("cdkd-flow:{run_id}");
+    put_json(
+        &bucket,
+        &lock_key,
+        &json!({"owner": owner, "timestamp": 1, "expiresAt": 2, "operation": "export"}),
+    )
+    .await;
+
+    let show = cli(&bucket, &["runs", "show", &run_id, "--local"]);
+    ok(&show);
+    let resume = format!(
+        "cdkd-flow --state-bucket {bucket} export {stack} --template 'my stack.json' --local -y"
+    );
+    assert!(
+        show.stdout
+            .contains(&format!("run {run_id} (export, local)\n")),
+        "{}",
+        show.stdout
+    );
+    assert!(
+        show.stdout
+            .contains("  status:  interrupted: its lock expired at 1970-01-01T00:00:00Z\n"),
+        "{}",
+        show.stdout
+    );
+    assert!(
+        show.stdout.contains("  phase:   importing (phase 1)\n"),
+        "{}",
+        show.stdout
+    );
+    assert!(
+        show.stdout.contains("  process: 4242 on build-agent-7\n"),
+        "{}",
+        show.stdout
+    );
+    assert!(
+        show.stdout.contains(&format!("  resume:  {resume}\n")),
+        "{}",
+        show.stdout
+    );
+    let v = json_of(&cli(
+        &bucket,
+        &["runs", "show", &run_id, "--local", "--json"],
+    ));
+    assert_eq!(v["status"], "interrupted");
+    assert_eq!(v["resumeCommand"], resume.as_str());
+    assert_eq!(v["report"], Value::Null);
+
+    // While its lock is fresh, the same run is running (on the other host).
+    put_json(
+        &bucket,
+        &lock_key,
+        &json!({"owner": owner, "timestamp": 1, "expiresAt": h::now_ms() + 600_000, "operation": "export"}),
+    )
+    .await;
+    let v = json_of(&cli(&bucket, &["runs", "list", "--local", "--json"]));
+    assert_eq!(v[0]["status"], "running", "{v:#}");
+    assert_eq!(v[0]["resumeCommand"], Value::Null);
+
+    // A run that is not there is refused, naming where it was looked for.
+    let missing = cli(&bucket, &["runs", "show", "export-nope-1", "--local"]);
+    assert_eq!(missing.code, 1);
+    assert!(
+        missing
+            .stderr
+            .contains("no local run named 'export-nope-1'"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[tokio::test]
+async fn local_runs_are_runs_watch_a_finished_local_run() {
+    // A local destroy of one topic, then its watch: the report and the end, exit 0.
+    let sdk = h::sdk().await;
+    let stack = uniq("LocalWatch");
+    let topic = h::fixtures::topic(&sdk, &stack.to_lowercase()).await;
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    put_json(
+        &bucket,
+        &format!("cdkd/{stack}/{REGION}/state.json"),
+        &json!({"version": 10, "stackName": stack, "region": REGION, "outputs": {},
+                "resources": {"Topic": {"physicalId": topic, "resourceType": "AWS::SNS::Topic",
+                              "properties": {}, "dependencies": [], "provisionedBy": "sdk"}},
+                "lastModified": 1777458225000i64}),
+    )
+    .await;
+    let run_id = uniq("destroy-LocalWatch");
+    ok(&cli(
+        &bucket,
+        &[
+            "destroy", &stack, "--local", "--fast", "-y", "--run-id", &run_id,
+        ],
+    ));
+
+    let watch = cli(
+        &bucket,
+        &["runs", "watch", &run_id, "--local", "--poll-ms", "100"],
+    );
+    ok(&watch);
+    assert!(watch.stdout.contains("Destroyed"), "{}", watch.stdout);
+    assert!(
+        watch
+            .stderr
+            .contains(&format!("run {run_id}: ended (destroyed)")),
+        "{}",
+        watch.stderr
+    );
+    let show = cli(&bucket, &["runs", "show", &run_id, "--local"]);
+    ok(&show);
+    assert!(
+        show.stdout.contains("run ") && show.stdout.contains("(destroy, local)"),
+        "{}",
+        show.stdout
+    );
+    assert!(show.stdout.contains("  ended:   "), "{}", show.stdout);
+    let json = cli(
+        &bucket,
+        &[
+            "runs",
+            "watch",
+            &run_id,
+            "--local",
+            "--json",
+            "--poll-ms",
+            "100",
+        ],
+    );
+    ok(&json);
+    assert_eq!(json_of(&json)["complete"], true);
+}
+
+/// Starts a real local export of `s` (no `--fast`: its waits leave time to stop it
+/// mid-run) and waits until it holds its lock and has written progress.json.
+async fn export_until_locked(s: &RealStack, run_id: &str) -> Follower {
+    let args = s.export_args(run_id, &["-y"]);
+    // No --fast: drop it from the support's arguments.
+    let args: Vec<&str> = args.into_iter().filter(|a| *a != "--fast").collect();
+    let mut f = Follower::start(&args, &[]);
+    f.wait_for("migrating (run", Duration::from_secs(120));
+    wait_for_key(
+        &s.bucket,
+        &format!("cdkd/_runs/{run_id}/progress.json"),
+        Duration::from_secs(60),
+    )
+    .await;
+    f
+}
+
+fn resume_without_fast(s: &RealStack, run_id: &str) -> String {
+    resume_of(s, run_id, &["-y"])
+}
+
+#[tokio::test]
+async fn local_runs_are_runs_a_killed_local_export_is_interrupted_with_its_resume_command() {
+    let s = real_stack("LocalKilled").await;
+    let run_id = uniq("export-LocalKilled");
+    let mut f = export_until_locked(&s, &run_id).await;
+    f.signal(libc::SIGKILL);
+    let (code, _) = f.wait_exit(Duration::from_secs(30));
+    assert_ne!(code, 0);
+    let report = format!("cdkd/_runs/{run_id}/report.json");
+    assert!(
+        get_json(&s.bucket, &report).await.is_none(),
+        "a killed process writes nothing"
+    );
+
+    let resume = resume_without_fast(&s, &run_id);
+    let list = cli(&s.bucket, &["runs", "list", "--local"]);
+    ok(&list);
+    assert!(
+        list.stdout.contains(&format!(
+            "{run_id} interrupted (its process {} on ",
+            run_pid(&s.bucket, &run_id).await
+        )),
+        "{}",
+        list.stdout
+    );
+    assert!(
+        list.stdout.contains(&format!("resume with {resume}\n")),
+        "{}",
+        list.stdout
+    );
+    let show = cli(&s.bucket, &["runs", "show", &run_id, "--local"]);
+    ok(&show);
+    assert!(
+        show.stdout.contains("  status:  interrupted: its process"),
+        "{}",
+        show.stdout
+    );
+    assert!(
+        show.stdout.contains(&format!("  resume:  {resume}\n")),
+        "{}",
+        show.stdout
+    );
+    // A watch of it ends at once, interrupted, naming the same command; exit 1.
+    let watch = cli(
+        &s.bucket,
+        &["runs", "watch", &run_id, "--local", "--poll-ms", "100"],
+    );
+    assert_eq!(watch.code, 1, "{}", watch.stderr);
+    assert!(
+        watch.stderr.contains(&format!("resume with {resume}")),
+        "{}",
+        watch.stderr
+    );
+}
+
+async fn run_pid(bucket: &str, run_id: &str) -> u64 {
+    get_json(bucket, &format!("cdkd/_runs/{run_id}/run.json"))
+        .await
+        .and_then(|v| v["pid"].as_u64())
+        .expect("run.json with a pid")
+}
+
+#[tokio::test]
+async fn local_runs_are_runs_ctrl_c_leaves_a_report_saying_interrupted_and_how_to_resume() {
+    let s = real_stack("LocalCtrlC").await;
+    let run_id = uniq("export-LocalCtrlC");
+    let mut f = export_until_locked(&s, &run_id).await;
+    f.signal(libc::SIGINT);
+    let (code, stderr) = f.wait_exit(Duration::from_secs(60));
+    assert_eq!(code, 1, "{stderr}");
+    let resume = resume_without_fast(&s, &run_id);
+    assert!(
+        stderr.contains(&format!("run {run_id} interrupted (Ctrl-C)")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("resume it with {resume}")),
+        "{stderr}"
+    );
+    let report = get_json(&s.bucket, &format!("cdkd/_runs/{run_id}/report.json"))
+        .await
+        .expect("report.json");
+    assert_eq!(report["outcome"], "interrupted", "{report:#}");
+    assert_eq!(report["commands"], json!([resume]), "{report:#}");
+    let run = get_json(&s.bucket, &format!("cdkd/_runs/{run_id}/run.json"))
+        .await
+        .unwrap();
+    assert_eq!(run["outcome"], "interrupted");
+    assert!(run["endedMs"].is_i64(), "{run:#}");
+
+    let show = cli(&s.bucket, &["runs", "show", &run_id, "--local"]);
+    ok(&show);
+    assert!(
+        show.stdout
+            .contains("  status:  interrupted: it was interrupted (Ctrl-C)\n"),
+        "{}",
+        show.stdout
+    );
+    assert!(
+        show.stdout.contains("Cause: interrupted (Ctrl-C) while"),
+        "{}",
+        show.stdout
+    );
+    // Nothing advises deleting a stack that may own imported resources.
+    assert!(!show.stdout.contains("delete-stack"), "{}", show.stdout);
+    assert!(!show.stdout.contains("delete it"), "{}", show.stdout);
+}
+
+/// A lock someone else holds is read before planning (docs/export.md §10.8): the export
+/// is refused before any run starts, so there is no run to list and no report.
+#[tokio::test]
+async fn local_runs_are_runs_a_lock_held_before_planning_starts_no_run() {
+    let s = real_stack("LocalRefused").await;
+    let lock = json!({"owner": "someone@host:1", "timestamp": 1, "expiresAt": 99999999999999i64, "operation": "deploy"});
+    put_json(
+        &s.bucket,
+        &format!("cdkd/{}/{REGION}/lock.json", s.stack),
+        &lock,
+    )
+    .await;
+    let run_id = uniq("export-LocalRefused");
+    let run = crate::run_cli_env(&s.export_args(&run_id, &["-y"]), &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("refused before planning") && run.stderr.contains("someone@host:1"),
+        "{}",
+        run.stderr
+    );
+    for id in [run_id.clone(), format!("{run_id}-plan")] {
+        assert!(
+            get_json(&s.bucket, &format!("cdkd/_runs/{id}/report.json"))
+                .await
+                .is_none(),
+            "no run started"
+        );
+    }
+    let list = json_of(&cli(&s.bucket, &["runs", "list", "--local", "--json"]));
+    assert_eq!(list.as_array().map(Vec::len), Some(0), "{list:#}");
+}
+
+#[tokio::test]
+async fn local_runs_are_runs_ctrl_c_of_a_local_destroy_stops_it_gracefully_then_at_once() {
+    // A custom resource whose handler never answers: its delete stays in flight.
+    let sdk = h::sdk().await;
+    let stack = uniq("LocalStop");
+    let token = h::fixtures::topic(&sdk, &format!("{}-token", stack.to_lowercase())).await;
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    put_json(
+        &bucket,
+        &format!("cdkd/{stack}/{REGION}/state.json"),
+        &json!({"version": 10, "stackName": stack, "region": REGION, "outputs": {},
+                "resources": {"Thing": {"physicalId": "thing-1", "resourceType": "Custom::Thing",
+                              "properties": {"ServiceToken": token}, "dependencies": []}},
+                "lastModified": 1777458225000i64}),
+    )
+    .await;
+    let run_id = uniq("destroy-LocalStop");
+    let mut f = Follower::start(
+        &[
+            "--state-bucket",
+            &bucket,
+            "destroy",
+            &stack,
+            "--local",
+            "-y",
+            "--run-id",
+            &run_id,
+        ],
+        &[],
+    );
+    let progress = format!("cdkd/_runs/{run_id}/progress.json");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let p = get_json(&bucket, &progress).await;
+        if p.as_ref()
+            .is_some_and(|p| p["stacks"][0]["inFlight"].get("Thing").is_some())
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no delete in flight: {p:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // The first Ctrl-C asks the run to stop gracefully, through progress.json.
+    f.signal(libc::SIGINT);
+    f.wait_for("stop requested (Ctrl-C)", Duration::from_secs(30));
+    assert_eq!(
+        get_json(&bucket, &progress).await.unwrap()["stopRequested"],
+        true
+    );
+    assert!(f.running(), "the run waits for its delete in flight");
+
+    // The second stops it at once; the report says so and what is left held.
+    f.signal(libc::SIGINT);
+    let (code, stderr) = f.wait_exit(Duration::from_secs(60));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("run {run_id} interrupted (Ctrl-C)")),
+        "{stderr}"
+    );
+    let report = get_json(&bucket, &format!("cdkd/_runs/{run_id}/report.json"))
+        .await
+        .expect("report.json");
+    let aborted = report["aborted"].as_str().unwrap_or_default();
+    assert!(
+        aborted.starts_with("interrupted (Ctrl-C) while wave"),
+        "{report:#}"
+    );
+    assert!(aborted.contains("the lock stays held"), "{report:#}");
+    let show = cli(&bucket, &["runs", "show", &run_id, "--local"]);
+    ok(&show);
+    assert!(
+        show.stdout
+            .contains("  status:  interrupted: it was interrupted (Ctrl-C)\n"),
+        "{}",
+        show.stdout
+    );
+}

@@ -1,0 +1,373 @@
+//! Local runs (`export --local`, `destroy --local`): what such a run writes when it
+//! starts (`<prefix>/_runs/<run-id>/run.json`), and whether it is running, has ended or
+//! was interrupted, decided from that file, the run's report and the liveness of its
+//! process or its lock (docs/cli.md, `runs list | show | watch --local`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::keys::run_prefix;
+use crate::text::{flatten_str, shell_quote};
+
+/// The program name printed in commands.
+pub const PROGRAM: &str = "cdkd-flow";
+
+/// `<prefix>/_runs/<run-id>/run.json`.
+pub fn run_file_key(prefix: &str, run_id: &str) -> String {
+    format!("{}/run.json", run_prefix(prefix, run_id))
+}
+
+/// The run id of a listed key that is a run's `run.json` (`<prefix>/_runs/<id>/run.json`).
+pub fn listed_run_file<'a>(prefix: &str, key: &'a str) -> Option<&'a str> {
+    let root = run_prefix(prefix, "");
+    let id = key.strip_prefix(&root)?.strip_suffix("/run.json")?;
+    (!id.is_empty() && !id.contains('/')).then_some(id)
+}
+
+/// The run id of an export's plan run (`<run-id>-plan`), the run it plans for.
+pub fn planned_run(run_id: &str) -> Option<&str> {
+    run_id.strip_suffix("-plan").filter(|r| !r.is_empty())
+}
+
+/// `run.json`: what a local run is, written by the CLI when it starts, completed
+/// (`endedMs`, `outcome`) when it ends by itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalRun {
+    pub run_id: String,
+    /// `export` or `destroy`.
+    pub kind: String,
+    pub stack: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_region: Option<String>,
+    /// A run that only plans (an export's `--dry-run`, or the plan run `<run-id>-plan`
+    /// of a real export).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plan_only: bool,
+    /// The command line that started it, without the program name.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// The host and process id of the CLI that runs it.
+    pub host: String,
+    pub pid: u32,
+    pub started_ms: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_ms: Option<i64>,
+    /// How the process saw it end: `succeeded`, `failed` or `interrupted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+impl LocalRun {
+    /// The command that runs it again (for an interrupted export: resumes it): the same
+    /// command line. `None` when an argument cannot be printed faithfully on one line.
+    pub fn resume_command(&self) -> Option<String> {
+        resume_command(&self.args)
+    }
+}
+
+/// `cdkd-flow <args>`, each argument shell-quoted; `None` when one holds a character
+/// that would not print as itself (a control character, a line break).
+pub fn resume_command(args: &[String]) -> Option<String> {
+    let mut out = PROGRAM.to_string();
+    for a in args {
+        if flatten_str(a) != *a || a.chars().any(char::is_control) {
+            return None;
+        }
+        out.push(' ');
+        out.push_str(&shell_quote(a));
+    }
+    Some(out)
+}
+
+/// The outcome of a run stopped by Ctrl-C (its report's and its `run.json`'s).
+pub const INTERRUPTED: &str = "interrupted";
+
+/// What the lock of a run's stack says about the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunLock {
+    /// The lock is held by this run (owner `cdkd-flow:<run-id>...`), expiring then.
+    Held { expires_ms: i64 },
+    /// No lock, or someone else's.
+    NotHeld,
+}
+
+/// Whether a run's lock names the run: `cdkd-flow:<run-id>`, or a local owner
+/// `cdkd-flow:<run-id>@<host>:<pid>`.
+pub fn lock_owned_by_run(owner: &str, run_id: &str) -> bool {
+    let Some(rest) = owner.strip_prefix("cdkd-flow:") else {
+        return false;
+    };
+    rest == run_id
+        || rest
+            .strip_prefix(run_id)
+            .is_some_and(|tail| tail.starts_with('@'))
+}
+
+/// Where a local run stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LocalState {
+    /// Its process is alive (same host), or its lock is held and fresh (another host).
+    Running,
+    /// It wrote its report (or recorded its end): `outcome` from the report.
+    Ended { outcome: String },
+    /// No report and nothing runs it any more: `why` says how that is known.
+    Interrupted { why: String },
+    /// Another host's run with no lock of its own to tell by (planning, or waiting
+    /// for approval).
+    Unknown { why: String },
+}
+
+impl LocalState {
+    /// `running`, `ended`, `interrupted` or `unknown`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            LocalState::Running => "running",
+            LocalState::Ended { .. } => "ended",
+            LocalState::Interrupted { .. } => "interrupted",
+            LocalState::Unknown { .. } => "unknown",
+        }
+    }
+}
+
+/// What is known about a local run besides its `run.json`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evidence<'a> {
+    /// The outcome its `report.json` states, when it has one.
+    pub report_outcome: Option<&'a str>,
+    /// This host's name.
+    pub host: &'a str,
+    /// Whether its process is alive, when it ran on this host.
+    pub alive: Option<bool>,
+    pub lock: RunLock,
+    pub now_ms: i64,
+}
+
+/// The state of a local run: ended when it has a report (or recorded its end); else
+/// running while its process is alive (same host) or its lock is fresh (another host);
+/// interrupted when its process is gone or its lock expired.
+pub fn local_state(run: &LocalRun, e: &Evidence<'_>) -> LocalState {
+    // The interrupted process itself (Ctrl-C) says so, in run.json or its report.
+    let interrupted = Some(INTERRUPTED);
+    if run.outcome.as_deref() == interrupted || e.report_outcome == interrupted {
+        return LocalState::Interrupted {
+            why: "it was interrupted (Ctrl-C)".into(),
+        };
+    }
+    if let Some(outcome) = e.report_outcome.or(run.outcome.as_deref()) {
+        return LocalState::Ended {
+            outcome: outcome.to_string(),
+        };
+    }
+    let host = flatten_str(&run.host);
+    let expired = |expires_ms: i64| LocalState::Interrupted {
+        why: format!(
+            "its lock expired at {}",
+            crate::view::date::iso_seconds(expires_ms)
+        ),
+    };
+    if run.host == e.host {
+        return match (e.alive, e.lock) {
+            (Some(false), _) => LocalState::Interrupted {
+                why: format!("its process {} on {host} is gone", run.pid),
+            },
+            // A live process renews its lock: one that let it expire is not this run
+            // any more (its pid was reused) or is hung.
+            (_, RunLock::Held { expires_ms }) if expires_ms <= e.now_ms => expired(expires_ms),
+            _ => LocalState::Running,
+        };
+    }
+    match e.lock {
+        RunLock::Held { expires_ms } if expires_ms > e.now_ms => LocalState::Running,
+        RunLock::Held { expires_ms } => expired(expires_ms),
+        RunLock::NotHeld => LocalState::Unknown {
+            why: format!(
+                "it runs on {host} (process {}) and holds no lock to tell by",
+                run.pid
+            ),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> LocalRun {
+        LocalRun {
+            run_id: "export-App-1".into(),
+            kind: "export".into(),
+            stack: "App".into(),
+            args: vec![
+                "export".into(),
+                "App".into(),
+                "--template".into(),
+                "my template.json".into(),
+                "--local".into(),
+            ],
+            host: "laptop".into(),
+            pid: 42,
+            started_ms: 1_795_965_752_000,
+            ..LocalRun::default()
+        }
+    }
+
+    fn evidence(alive: Option<bool>, lock: RunLock) -> Evidence<'static> {
+        Evidence {
+            report_outcome: None,
+            host: "laptop",
+            alive,
+            lock,
+            now_ms: 1_795_965_800_000,
+        }
+    }
+
+    #[test]
+    fn resume_command_is_the_same_command_quoted() {
+        assert_eq!(
+            run().resume_command().as_deref(),
+            Some("cdkd-flow export App --template 'my template.json' --local")
+        );
+        assert_eq!(resume_command(&["a\nb".into()]), None);
+        assert_eq!(resume_command(&["a\u{1b}[2J".into()]), None);
+    }
+
+    #[test]
+    fn a_report_ends_a_run_whatever_its_process() {
+        let e = Evidence {
+            report_outcome: Some("migrated"),
+            ..evidence(Some(true), RunLock::NotHeld)
+        };
+        assert_eq!(
+            local_state(&run(), &e),
+            LocalState::Ended {
+                outcome: "migrated".into()
+            }
+        );
+    }
+
+    #[test]
+    fn same_host_alive_is_running_and_gone_is_interrupted() {
+        assert_eq!(
+            local_state(&run(), &evidence(Some(true), RunLock::NotHeld)),
+            LocalState::Running
+        );
+        let s = local_state(&run(), &evidence(Some(false), RunLock::NotHeld));
+        assert_eq!(
+            s,
+            LocalState::Interrupted {
+                why: "its process 42 on laptop is gone".into()
+            }
+        );
+        assert_eq!(s.word(), "interrupted");
+    }
+
+    #[test]
+    fn a_live_process_whose_run_let_its_lock_expire_is_interrupted() {
+        let stale = RunLock::Held {
+            expires_ms: 1_795_965_700_000,
+        };
+        assert_eq!(
+            local_state(&run(), &evidence(Some(true), stale)).word(),
+            "interrupted"
+        );
+    }
+
+    #[test]
+    fn another_hosts_run_is_told_by_its_lock() {
+        let mut r = run();
+        r.host = "ci-runner".into();
+        let fresh = RunLock::Held {
+            expires_ms: 1_795_965_900_000,
+        };
+        assert_eq!(local_state(&r, &evidence(None, fresh)), LocalState::Running);
+        let stale = RunLock::Held {
+            expires_ms: 1_795_965_700_000,
+        };
+        assert_eq!(
+            local_state(&r, &evidence(None, stale)),
+            LocalState::Interrupted {
+                why: "its lock expired at 2026-11-29T15:21:40Z".into()
+            }
+        );
+        assert_eq!(
+            local_state(&r, &evidence(None, RunLock::NotHeld)).word(),
+            "unknown"
+        );
+    }
+
+    #[test]
+    fn an_end_recorded_in_run_json_counts_without_a_report() {
+        let mut r = run();
+        r.outcome = Some("succeeded".into());
+        assert_eq!(
+            local_state(&r, &evidence(Some(false), RunLock::NotHeld)),
+            LocalState::Ended {
+                outcome: "succeeded".into()
+            }
+        );
+        r.outcome = Some("interrupted".into());
+        assert_eq!(
+            local_state(&r, &evidence(Some(false), RunLock::NotHeld)).word(),
+            "interrupted"
+        );
+        let e = Evidence {
+            report_outcome: Some("interrupted"),
+            ..evidence(Some(false), RunLock::NotHeld)
+        };
+        assert_eq!(
+            local_state(&run(), &e),
+            LocalState::Interrupted {
+                why: "it was interrupted (Ctrl-C)".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_lock_names_its_run_deployed_or_local() {
+        assert!(lock_owned_by_run("cdkd-flow:export-App-1", "export-App-1"));
+        assert!(lock_owned_by_run(
+            "cdkd-flow:export-App-1@laptop:42",
+            "export-App-1"
+        ));
+        assert!(!lock_owned_by_run(
+            "cdkd-flow:export-App-12",
+            "export-App-1"
+        ));
+        assert!(!lock_owned_by_run("alice@laptop:42", "export-App-1"));
+    }
+
+    #[test]
+    fn run_files_are_found_among_listed_keys() {
+        assert_eq!(
+            listed_run_file("cdkd", "cdkd/_runs/export-A-1/run.json"),
+            Some("export-A-1")
+        );
+        assert_eq!(
+            listed_run_file("cdkd", "cdkd/_runs/export-A-1/report.json"),
+            None
+        );
+        assert_eq!(listed_run_file("cdkd", "cdkd/_runs/a/b/run.json"), None);
+        assert_eq!(
+            listed_run_file("cdkd", "cdkd/App/us-east-1/state.json"),
+            None
+        );
+        assert_eq!(listed_run_file("other", "cdkd/_runs/x/run.json"), None);
+    }
+
+    #[test]
+    fn plan_runs_name_the_run_they_plan_for() {
+        assert_eq!(planned_run("export-App-1-plan"), Some("export-App-1"));
+        assert_eq!(planned_run("export-App-1"), None);
+        assert_eq!(planned_run("-plan"), None);
+    }
+
+    #[test]
+    fn run_json_round_trips_in_camel_case() {
+        let v = serde_json::to_value(run()).unwrap();
+        assert_eq!(v["runId"], "export-App-1");
+        assert_eq!(v["startedMs"], 1_795_965_752_000i64);
+        assert!(v.get("endedMs").is_none());
+        let back: LocalRun = serde_json::from_value(v).unwrap();
+        assert_eq!(back, run());
+    }
+}
