@@ -200,9 +200,7 @@ impl Args {
 }
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
-    if a.stack.as_deref() == Some("") {
-        return Err(CliError::Usage("a stack name cannot be empty".into()));
-    }
+    crate::global::check_stacks(&a.stack)?;
     if a.stack.is_none() && a.template.is_some() {
         // Statement 3 (docs/export.md §12): a lone template names no stack.
         return Err(CliError::Usage(
@@ -416,7 +414,10 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     match outcome {
         Outcome::Succeeded(_) => Ok(ExitCode::SUCCESS),
         Outcome::Failed(f) if report.is_some() => {
-            eprintln!("{}", failure_line(&stack, &f.error, &f.cause));
+            eprintln!(
+                "{}",
+                cdkd_core::view::error_line(&failure_line(&stack, &f.error, &f.cause))
+            );
             Ok(ExitCode::from(1))
         }
         Outcome::Failed(f) => Err(CliError::Refused(failure_line(&stack, &f.error, &f.cause))),

@@ -82,9 +82,6 @@ pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
     if a.stacks.is_empty() && !a.all {
         return Err(CliError::Usage(v::REFRESH_USAGE.into()));
     }
-    if a.stacks.iter().any(String::is_empty) {
-        return Err(CliError::Usage("a stack name cannot be empty".into()));
-    }
     let refs = ctx.store.list_refs().await?;
     let targets = targets(&refs, a)?;
     if targets.is_empty() {
