@@ -113,7 +113,7 @@ async fn refresh_cli_rule_6_3_json_prints_the_summary_object() {
     let v: Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
     assert_eq!(
         v["total"],
-        json!({"refreshed": 1, "unsupported": 1, "failed": 0, "refused": 1})
+        json!({"refreshed": 1, "unsupported": 1, "failed": 0, "refused": 1, "gone": 0})
     );
     assert_eq!(v["stacks"][0]["stack"], json!("App"));
     assert_eq!(
