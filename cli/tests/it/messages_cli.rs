@@ -23,7 +23,14 @@ fn messages_cli_stack_name_with_a_control_character_is_a_usage_error_before_any_
         vec!["state", "orphan", bad, "--resource", "R", "-y"],
         vec!["state", "refresh-observed", bad, "-y"],
         vec!["destroy", bad, "-y", "--local"],
-        vec!["export", bad, "--template", "t.json", "--dry-run", "--local"],
+        vec![
+            "export",
+            bad,
+            "--template",
+            "t.json",
+            "--dry-run",
+            "--local",
+        ],
         vec!["force-unlock", bad],
         vec!["force-unlock", "--stack", "A\u{1b}[2J"],
     ];
@@ -38,7 +45,9 @@ fn messages_cli_stack_name_with_a_control_character_is_a_usage_error_before_any_
             .find(|l| l.starts_with("error: "))
             .unwrap_or_default();
         assert!(
-            line.contains("is not a stack name any cdkd stack can have: it contains a control character"),
+            line.contains(
+                "is not a stack name any cdkd stack can have: it contains a control character"
+            ),
             "{args:?}: {r:?}"
         );
         assert!(!r.stderr.contains('\u{1b}'), "{args:?}: {r:?}");
@@ -60,7 +69,15 @@ async fn messages_cli_non_ascii_stack_name_is_printed_whole() {
         "{r:?}"
     );
     let r = crate::run_cli_env(
-        &["--state-bucket", &bucket, "destroy", name, "-y", "--local", "--fast"],
+        &[
+            "--state-bucket",
+            &bucket,
+            "destroy",
+            name,
+            "-y",
+            "--local",
+            "--fast",
+        ],
         &[],
     );
     assert_eq!(r.code, 1, "{r:?}");
@@ -76,12 +93,23 @@ async fn messages_cli_non_ascii_stack_name_is_printed_whole() {
     let key = format!("cdkd/{name}/{REGION}/lock.json");
     h::put_raw(&s3, &bucket, &key, lock.to_string()).await;
     let r = crate::run_cli_env(
-        &["--state-bucket", &bucket, "state", "orphan", name, "--resource", "R", "-y"],
+        &[
+            "--state-bucket",
+            &bucket,
+            "state",
+            "orphan",
+            name,
+            "--resource",
+            "R",
+            "-y",
+        ],
         &[],
     );
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
-        r.stderr.contains(&format!("cdkd-flow force-unlock '{name}' --stack-region {REGION}")),
+        r.stderr.contains(&format!(
+            "cdkd-flow force-unlock '{name}' --stack-region {REGION}"
+        )),
         "{r:?}"
     );
 }
@@ -92,12 +120,23 @@ async fn messages_cli_non_ascii_stack_name_is_printed_whole() {
 async fn messages_cli_destroy_refusal_lines_begin_with_error() {
     let bucket = h::fresh_bucket(&h::s3().await).await;
     let r = crate::run_cli_env(
-        &["--state-bucket", &bucket, "destroy", "Missing", "-y", "--local", "--fast"],
+        &[
+            "--state-bucket",
+            &bucket,
+            "destroy",
+            "Missing",
+            "-y",
+            "--local",
+            "--fast",
+        ],
         &[],
     );
     assert_eq!(r.code, 1, "{r:?}");
     assert!(!r.stderr.trim().is_empty(), "{r:?}");
     for line in r.stderr.lines().filter(|l| !l.starts_with(' ')) {
-        assert!(line.starts_with("error: ") || line.starts_with("warning: "), "{line:?} in {r:?}");
+        assert!(
+            line.starts_with("error: ") || line.starts_with("warning: "),
+            "{line:?} in {r:?}"
+        );
     }
 }
