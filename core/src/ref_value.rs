@@ -13,6 +13,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::export::splitters::split_identifier;
 use crate::export::MASK;
 
 /// How a type's `Ref` value is read from its record.
@@ -20,15 +21,12 @@ use crate::export::MASK;
 pub enum RefRule {
     /// `Ref` returns what cdkd records as the physical id.
     PhysicalId,
-    /// cdkd records `<parent>|<child>` (or the bare child id); `Ref` returns the child,
-    /// the part after the `|` (API Gateway's REST sub-resources).
-    ChildAfterParent,
-    /// cdkd records `<child>|<parent>` (or the bare child id); `Ref` returns the child,
-    /// the part before the `|` (`AWS::ApiGateway::Deployment`).
-    ChildBeforeParent,
-    /// cdkd records `<publicIp>|<allocationId>` (either order, told apart by shape, as
-    /// the export splitter reads it, docs/export.md §4.3); `Ref` returns the public IP.
-    EipPublicIp,
+    /// cdkd records a composite id; `Ref` returns one of its fields, read by the type's
+    /// export splitter (`export::splitters`, docs/export.md §4.3), the one reader of
+    /// cdkd's composite ids: `DeploymentId` of `<deploymentId>|<restApiId>`, `PublicIp`
+    /// of `<publicIp>|<allocationId>`, the child id of `<restApiId>|<child>` (a bare
+    /// child id with the recorded `properties.RestApiId`).
+    SplitField(&'static str),
     /// cdkd records the rule ARN (`arn:…:rule/<name>`) or, in older records, the name;
     /// `Ref` returns the rule name. A rule on a custom bus (`rule/<bus>/<name>`, or an
     /// `EventBusName` other than `default`) has no verified rule.
@@ -107,7 +105,7 @@ pub const REF_RULES: &[(&str, RefRule, &str)] = &[
     ),
     (
         "AWS::EC2::EIP",
-        RefRule::EipPublicIp,
+        RefRule::SplitField("PublicIp"),
         "the Elastic IP address",
     ),
     (
@@ -158,32 +156,32 @@ pub const REF_RULES: &[(&str, RefRule, &str)] = &[
     ),
     (
         "AWS::ApiGateway::Deployment",
-        RefRule::ChildBeforeParent,
+        RefRule::SplitField("DeploymentId"),
         "the deployment ID",
     ),
     (
         "AWS::ApiGateway::Resource",
-        RefRule::ChildAfterParent,
+        RefRule::SplitField("ResourceId"),
         "the resource ID",
     ),
     (
         "AWS::ApiGateway::Stage",
-        RefRule::ChildAfterParent,
+        RefRule::SplitField("StageName"),
         "the stage name",
     ),
     (
         "AWS::ApiGateway::Authorizer",
-        RefRule::ChildAfterParent,
+        RefRule::SplitField("AuthorizerId"),
         "the authorizer ID",
     ),
     (
         "AWS::ApiGateway::Model",
-        RefRule::ChildAfterParent,
+        RefRule::SplitField("Name"),
         "the model name",
     ),
     (
         "AWS::ApiGateway::RequestValidator",
-        RefRule::ChildAfterParent,
+        RefRule::SplitField("RequestValidatorId"),
         "the request validator ID",
     ),
     (
@@ -220,17 +218,6 @@ pub enum RefUnknown {
     Shape(String),
 }
 
-fn parts(physical_id: &str) -> Vec<&str> {
-    physical_id.split('|').collect()
-}
-
-fn is_dotted_quad(s: &str) -> bool {
-    let p: Vec<&str> = s.split('.').collect();
-    p.len() == 4
-        && p.iter()
-            .all(|x| (1..=3).contains(&x.len()) && x.bytes().all(|b| b.is_ascii_digit()))
-}
-
 fn shape(what: impl Into<String>) -> RefUnknown {
     RefUnknown::Shape(what.into())
 }
@@ -247,35 +234,13 @@ pub fn ref_value(
     let rule = ref_rule(resource_type).ok_or(RefUnknown::NoRule)?;
     let value = match rule {
         RefRule::PhysicalId => physical_id.to_string(),
-        RefRule::ChildAfterParent | RefRule::ChildBeforeParent => {
-            let p = parts(physical_id);
-            let (expected, i) = match rule {
-                RefRule::ChildAfterParent => ("<parentId>|<childId>", 1),
-                _ => ("<childId>|<parentId>", 0),
-            };
-            match p.as_slice() {
-                [one] if !one.is_empty() => one.to_string(),
-                [_, _] if !p[0].is_empty() && !p[1].is_empty() => p[i].to_string(),
-                _ => {
-                    return Err(shape(format!(
-                        "the physical id has {} part(s); expected the bare id or {expected}",
-                        p.len()
-                    )))
-                }
-            }
-        }
-        RefRule::EipPublicIp => {
-            let ips: Vec<&str> = parts(physical_id)
-                .into_iter()
-                .filter(|x| is_dotted_quad(x))
-                .collect();
-            match ips.as_slice() {
-                [ip] => ip.to_string(),
-                _ => {
-                    return Err(shape(
-                        "the physical id holds no single dotted-quad public IP (expected <publicIp>|<allocationId>)",
-                    ))
-                }
+        RefRule::SplitField(field) => {
+            let split = split_identifier(resource_type, physical_id, properties)
+                .unwrap_or_else(|| Err(format!("no splitter reads {resource_type}")))
+                .map_err(shape)?;
+            match split.values.into_iter().find(|(k, _)| k == field) {
+                Some((_, v)) => v,
+                None => return Err(shape(format!("the splitter gives no {field}"))),
             }
         }
         RefRule::EventsRuleName => {

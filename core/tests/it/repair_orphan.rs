@@ -13,6 +13,21 @@ fn rec(v: Value) -> Map<String, Value> {
     v.as_object().unwrap().clone()
 }
 
+/// The rewrite with no live answers and no supplied `Ref` values.
+fn plain(
+    r: &Map<String, Value>,
+    targets: &[&str],
+    force: bool,
+) -> Result<cdkd_core::repair::rewrite::Rewrite, cdkd_core::repair::rewrite::OrphanAborted> {
+    rewrite(
+        r,
+        &ids(targets),
+        &LiveReads::new(),
+        &RefValues::new(),
+        force,
+    )
+}
+
 fn ids(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
@@ -46,14 +61,7 @@ fn orphan_rule_7_2_statement_59_ref_dependencies_and_outputs_rewritten() {
     let r = gone_record(
         json!({"Keeper": {"Value": {"Ref": "Gone"}}, "outputs": {"QueueUrl": {"Ref": "Gone"}}}),
     );
-    let out = rewrite(
-        &r,
-        &ids(&["Gone"]),
-        &LiveReads::new(),
-        &RefValues::new(),
-        false,
-    )
-    .unwrap();
+    let out = plain(&r, &["Gone"], false).unwrap();
     let res = &out.record["resources"];
     assert!(res.get("Gone").is_none());
     assert_eq!(res["Keeper"]["properties"]["Value"], json!("https://sqs/q"));
@@ -403,14 +411,7 @@ fn orphan_rule_7_3_removed_records_snapshotted_first() {
         "B": {"resourceType": "AWS::SQS::Queue", "physicalId": "pb"},
         "K": {"resourceType": "T", "properties": {"A": {"Ref": "A"}, "B": {"Ref": "B"}}, "dependencies": ["A", "B"]}
     }}));
-    let out = rewrite(
-        &r,
-        &ids(&["A", "B"]),
-        &LiveReads::new(),
-        &RefValues::new(),
-        false,
-    )
-    .unwrap();
+    let out = plain(&r, &["A", "B"], false).unwrap();
     assert_eq!(
         out.record["resources"],
         json!({"K": {"resourceType": "T", "properties": {"A": "pa", "B": "pb"}, "dependencies": []}})
@@ -430,28 +431,14 @@ fn orphan_rule_7_3_unreadable_removed_record_resolves_nothing() {
             "K": {"resourceType": "T", "properties": {"R": {"Ref": "Gone"}, "A": {"Fn::GetAtt": ["Gone", "Arn"]}}}
         }}));
         assert!(live_reads_needed(&r, &ids(&["Gone"])).is_empty());
-        let err = rewrite(
-            &r,
-            &ids(&["Gone"]),
-            &LiveReads::new(),
-            &RefValues::new(),
-            false,
-        )
-        .unwrap_err();
+        let err = plain(&r, &["Gone"], false).unwrap_err();
         assert_eq!(err.unresolved.len(), 2, "{gone}");
         assert!(err
             .unresolved
             .iter()
             .all(|u| u.reason == Reason::UnreadableRecord));
         // --force has no cache to use either.
-        let forced = rewrite(
-            &r,
-            &ids(&["Gone"]),
-            &LiveReads::new(),
-            &RefValues::new(),
-            true,
-        )
-        .unwrap();
+        let forced = plain(&r, &["Gone"], true).unwrap();
         assert_eq!(
             forced.record["resources"]["K"]["properties"]["R"],
             json!({"Ref": "Gone"})
@@ -465,14 +452,7 @@ fn orphan_rule_7_3_masked_physical_id_is_refused_not_replaced() {
         "Key": {"resourceType": "T", "physicalId": "***"},
         "K": {"resourceType": "T", "properties": {"R": {"Ref": "Key"}}}
     }}));
-    let err = rewrite(
-        &r,
-        &ids(&["Key"]),
-        &LiveReads::new(),
-        &RefValues::new(),
-        false,
-    )
-    .unwrap_err();
+    let err = plain(&r, &["Key"], false).unwrap_err();
     assert_eq!(err.unresolved[0].reason, Reason::MaskedPhysicalId);
 }
 
@@ -525,14 +505,7 @@ fn orphan_rule_7_2_step_9_skipped_outputs_dropped_export_names_and_orphans_carri
         "exportNames": ["U"],
         "orphans": [{"logicalId": "O", "orphanedAt": 1, "state": {}}]
     }));
-    let out = rewrite(
-        &r,
-        &ids(&["Gone"]),
-        &LiveReads::new(),
-        &RefValues::new(),
-        false,
-    )
-    .unwrap();
+    let out = plain(&r, &["Gone"], false).unwrap();
     assert!(out.record.get("skippedOutputs").is_none());
     assert_eq!(out.record["exportNames"], json!(["U"]));
     assert_eq!(out.record["orphans"], r["orphans"]);
@@ -544,14 +517,7 @@ fn orphan_rule_7_3_attributes_of_survivors_are_rewritten_too() {
         "Gone": {"resourceType": "AWS::S3::Bucket", "physicalId": "pg"},
         "K": {"resourceType": "T", "attributes": {"Link": {"Ref": "Gone"}}}
     }}));
-    let out = rewrite(
-        &r,
-        &ids(&["Gone"]),
-        &LiveReads::new(),
-        &RefValues::new(),
-        false,
-    )
-    .unwrap();
+    let out = plain(&r, &["Gone"], false).unwrap();
     assert_eq!(
         out.record["resources"]["K"]["attributes"]["Link"],
         json!("pg")
@@ -566,14 +532,7 @@ fn orphan_rule_7_3_references_to_survivors_and_non_intrinsic_objects_untouched()
         "Other": {"resourceType": "T", "physicalId": "po"},
         "K": {"resourceType": "T", "properties": props.clone()}
     }}));
-    let out = rewrite(
-        &r,
-        &ids(&["Gone"]),
-        &LiveReads::new(),
-        &RefValues::new(),
-        false,
-    )
-    .unwrap();
+    let out = plain(&r, &["Gone"], false).unwrap();
     assert_eq!(out.record["resources"]["K"]["properties"], props);
     assert!(out.audit.is_empty());
 }

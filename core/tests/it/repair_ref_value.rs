@@ -215,8 +215,12 @@ fn orphan_ref_rule_ec2_eip_is_the_public_ip_part_in_either_order() {
         val(t, "eipalloc-0abc|203.0.113.5", none(), none()),
         ok("203.0.113.5")
     );
-    assert_eq!(val(t, "203.0.113.5", none(), none()), ok("203.0.113.5"));
-    // The allocation id alone, or the raw composite, is never written.
+    // A bare id (an address or an allocation id alone), or parts of another shape, is
+    // refused as the export splitter refuses it; the raw composite is never written.
+    assert!(matches!(
+        val(t, "203.0.113.5", none(), none()),
+        Err(RefUnknown::Shape(_))
+    ));
     assert!(matches!(
         val(t, "eipalloc-0abc", none(), none()),
         Err(RefUnknown::Shape(_))
@@ -321,7 +325,15 @@ ref_case!(
 fn orphan_ref_rule_apigateway_deployment_is_the_first_part() {
     let t = "AWS::ApiGateway::Deployment";
     assert_eq!(val(t, "dep123|api456", json!({}), json!({})), ok("dep123"));
-    assert_eq!(val(t, "dep123", json!({}), json!({})), ok("dep123"));
+    assert_eq!(
+        val(t, "dep123", json!({"RestApiId": "api456"}), json!({})),
+        ok("dep123")
+    );
+    // A bare id without the recorded parent is refused as the splitter refuses it.
+    assert!(matches!(
+        val(t, "dep123", json!({}), json!({})),
+        Err(RefUnknown::Shape(_))
+    ));
     assert!(matches!(
         val(t, "a|b|c", json!({}), json!({})),
         Err(RefUnknown::Shape(_))
@@ -336,7 +348,10 @@ fn orphan_ref_rule_apigateway_deployment_is_the_first_part() {
 fn orphan_ref_rule_apigateway_resource_is_the_child_part() {
     let t = "AWS::ApiGateway::Resource";
     assert_eq!(val(t, "api456|res789", json!({}), json!({})), ok("res789"));
-    assert_eq!(val(t, "res789", json!({}), json!({})), ok("res789"));
+    assert_eq!(
+        val(t, "res789", json!({"RestApiId": "api456"}), json!({})),
+        ok("res789")
+    );
 }
 
 ref_case!(
