@@ -140,11 +140,16 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
 
     if a.dry_run {
         crate::out::print(&render_plan(&plans));
-        return Ok(if plans.iter().any(|p| p.refusal.is_some()) {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        });
+        let refused = plans.iter().filter(|p| p.refusal.is_some()).count();
+        if refused == 0 {
+            return Ok(ExitCode::SUCCESS);
+        }
+        // The plan says why; stderr gets the failure line (docs/cli.md).
+        eprintln!(
+            "{}",
+            cdkd_core::view::error_line(&refused_summary(refused, plans.len()))
+        );
+        return Ok(ExitCode::from(1));
     }
     let refused: Vec<&RunPlan> = plans.iter().filter(|p| p.refusal.is_some()).collect();
     if !refused.is_empty() {
