@@ -13,6 +13,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::export::identifier::usable_recorded;
 use crate::export::splitters::split_identifier;
 use crate::export::MASK;
 
@@ -32,8 +33,12 @@ pub enum RefRule {
     /// `EventBusName` other than `default`) has no verified rule.
     EventsRuleName,
     /// cdkd records a composite id; `Ref` returns the resource's ARN, which cdkd records
-    /// in `attributes.<name>` (a physical id that is itself a bare ARN serves too).
-    ArnAttribute(&'static str),
+    /// in `attributes.<name>` (a physical id that is itself a bare ARN serves too), usable
+    /// as export reads a recorded ARN (docs/export.md §4.4: `arn:`, the service, no `|`).
+    ArnAttribute {
+        attr: &'static str,
+        service: &'static str,
+    },
 }
 
 /// Every type whose `Ref` rule is known: type, rule, and what `Ref` returns according to
@@ -186,17 +191,26 @@ pub const REF_RULES: &[(&str, RefRule, &str)] = &[
     ),
     (
         "AWS::AppSync::DataSource",
-        RefRule::ArnAttribute("DataSourceArn"),
+        RefRule::ArnAttribute {
+            attr: "DataSourceArn",
+            service: ":appsync:",
+        },
         "the data source ARN",
     ),
     (
         "AWS::AppSync::Resolver",
-        RefRule::ArnAttribute("ResolverArn"),
+        RefRule::ArnAttribute {
+            attr: "ResolverArn",
+            service: ":appsync:",
+        },
         "the resolver ARN",
     ),
     (
         "AWS::AppSync::ApiKey",
-        RefRule::ArnAttribute("Arn"),
+        RefRule::ArnAttribute {
+            attr: "Arn",
+            service: ":appsync:",
+        },
         "the API key ARN",
     ),
 ];
@@ -268,12 +282,12 @@ pub fn ref_value(
             }
             name.to_string()
         }
-        RefRule::ArnAttribute(attr) => {
-            let usable = |s: &str| s.starts_with("arn:") && !s.contains('|');
-            match attributes.and_then(|a| a.get(attr)).and_then(Value::as_str) {
-                Some(s) if usable(s) && !s.contains(MASK) => s.to_string(),
-                _ if usable(physical_id) => physical_id.to_string(),
-                _ => {
+        RefRule::ArnAttribute { attr, service } => {
+            let usable = |s: &str| usable_recorded(s, service);
+            let recorded = attributes.and_then(|a| a.get(attr)).and_then(Value::as_str);
+            match recorded.and_then(usable).or_else(|| usable(physical_id)) {
+                Some(arn) => arn,
+                None => {
                     return Err(shape(format!(
                         "the record holds no usable attributes.{attr} (the ARN Ref returns)"
                     )))
