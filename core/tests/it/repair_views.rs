@@ -215,3 +215,23 @@ fn repair_view_refresh_json_summary_of_refreshed_planned_and_skipped_stacks() {
     assert_eq!(parsed["exitCode"], json!(2));
     insta::assert_snapshot!(text);
 }
+
+/// Issue 26 point 3: the abort names, per `Ref` whose type has no known rule (or whose
+/// record the rule cannot read), the type, why, and the way out.
+#[test]
+fn repair_view_orphan_abort_names_the_ref_value_flag_for_an_unknown_ref_rule() {
+    let r = json!({"resources": {
+        "Perm": {"resourceType": "AWS::Lambda::Permission", "physicalId": "stmt-1"},
+        "Ip": {"resourceType": "AWS::EC2::EIP", "physicalId": "eipalloc-1"},
+        "Keeper": {"resourceType": "AWS::SQS::Queue", "physicalId": "https://q", "properties": {
+            "P": {"Ref": "Perm"},
+            "S": {"Fn::Sub": "ip=${Ip}"}
+        }}
+    }})
+    .as_object()
+    .unwrap()
+    .clone();
+    let targets = ["Perm".to_string(), "Ip".to_string()];
+    let err = rewrite(&r, &targets, &LiveReads::new(), &RefValues::new(), false).unwrap_err();
+    insta::assert_snapshot!(orphan_aborted(&err));
+}
