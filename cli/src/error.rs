@@ -46,8 +46,7 @@ impl From<BucketError> for CliError {
 impl CliError {
     /// Print the error as one line and return the exit code.
     pub fn report(&self) -> ExitCode {
-        let line = self.to_string().replace(['\n', '\r'], " ");
-        eprintln!("error: {line}");
+        eprintln!("{}", cdkd_core::view::error_line(&self.to_string()));
         match self {
             CliError::Usage(_) => ExitCode::from(2),
             _ => ExitCode::from(1),

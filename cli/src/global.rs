@@ -34,3 +34,16 @@ pub fn init_logging(verbose: bool) {
         .with_target(false)
         .try_init();
 }
+
+/// Every stack name given on the command line, checked before any AWS call: one that no
+/// cdkd stack can have (empty, a control or invisible character) is a usage error, exit
+/// 2 (`cdkd_core::keys::check_stack_name`, docs/cli.md).
+pub fn check_stacks<'a>(
+    names: impl IntoIterator<Item = &'a String>,
+) -> Result<(), crate::error::CliError> {
+    for n in names {
+        cdkd_core::keys::check_stack_name(n)
+            .map_err(|e| crate::error::CliError::Usage(e.to_string()))?;
+    }
+    Ok(())
+}

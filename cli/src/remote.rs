@@ -370,7 +370,12 @@ pub async fn watch(
         }
         _ => follow.await?,
     };
-    eprintln!("{}", view::runs::final_line(&execution_row(&x)));
+    let last = view::runs::final_line(&execution_row(&x));
+    if exit_code_of(&x) == 0 {
+        eprintln!("{last}");
+    } else {
+        eprintln!("{}", view::error_line(&last));
+    }
     if x.status == "ABORTED" {
         eprintln!("{}", view::runs::aborted_warning(&input));
     }

@@ -5,7 +5,7 @@
 use crate::keys::DEFAULT_PREFIX;
 use crate::lock::{expiry_phrase, LockInfo};
 use crate::text::{
-    ascii_only_str, display_ident_str, flatten_str, or_unrenderable, shell_quote, STACK_NAME_CAP,
+    display_ident_str, flatten_str, or_unrenderable, printable_str, shell_quote, STACK_NAME_CAP,
 };
 
 /// Which kind of stack the lock guards (only the noun changes).
@@ -55,7 +55,7 @@ const ADVICE_UNNAMED: &str =
 pub fn contention_message(ctx: &ContentionContext, lock: Option<&LockInfo>, now_ms: i64) -> String {
     let stack = display_ident_str(ctx.stack, STACK_NAME_CAP);
     let region = match ctx.region {
-        Some(r) => format!(" ({})", or_unrenderable(ascii_only_str(r))),
+        Some(r) => format!(" ({})", or_unrenderable(printable_str(r))),
         None => String::new(),
     };
     let (held, named) = held_clause(lock, now_ms);
@@ -101,17 +101,24 @@ fn printable(value: &str, sanitised: &str) -> bool {
         && !value.starts_with('-')
 }
 
+/// A stack name or region that a printed command may carry: sanitising (§1.3 Printable)
+/// leaves it unchanged, and it is non-empty, at most 1152 code points and does not start
+/// with `-` (docs/state-and-lock.md §7).
+pub fn command_value_ok(value: &str) -> bool {
+    printable(value, &printable_str(value))
+}
+
 /// `cdkd-flow force-unlock <stack> [--stack-region R] [--profile P] [--state-bucket B]
 /// [--state-prefix X]`, or `None` when any value cannot be reproduced faithfully.
 pub fn recovery_command(ctx: &ContentionContext) -> Option<String> {
-    let ascii_ok = |v: &str| printable(v, &ascii_only_str(v));
+    let printable_ok = command_value_ok;
     let flat_ok = |v: &str| printable(v, &flatten_str(v));
-    if !ascii_ok(ctx.stack) {
+    if !printable_ok(ctx.stack) {
         return None;
     }
     let mut cmd = format!("cdkd-flow force-unlock {}", shell_quote(ctx.stack));
     if let Some(region) = ctx.region {
-        if !ascii_ok(region) {
+        if !printable_ok(region) {
             return None;
         }
         cmd.push_str(&format!(" --stack-region {}", shell_quote(region)));

@@ -124,6 +124,45 @@ pub fn parse_listed_key(prefix: &str, key: &str) -> Option<ListedKey> {
     }
 }
 
+/// A stack name given on the command line that no cdkd stack can have
+/// (docs/cli.md, "Stack names"): refused as a usage error before any AWS call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StackNameError {
+    #[error("a stack name cannot be empty")]
+    Empty,
+    #[error(
+        "'{shown}' is not a stack name any cdkd stack can have: it contains {what} (U+{code:04X})"
+    )]
+    Invisible {
+        /// The name flattened (docs/state-views.md §1.2).
+        shown: String,
+        what: &'static str,
+        code: u32,
+    },
+}
+
+/// Checks a stack name argument: non-empty, and free of control characters (C0, DEL, C1:
+/// a newline, an escape) and of the other characters that do not print (Unicode Cf, Zl,
+/// Zp: bidi controls, zero-width characters, line and paragraph separators). Nested
+/// children (`Parent~Child`), spaces and printable non-ASCII text are accepted.
+pub fn check_stack_name(name: &str) -> Result<(), StackNameError> {
+    if name.is_empty() {
+        return Err(StackNameError::Empty);
+    }
+    match name.chars().find(|c| crate::json::is_invisible(*c)) {
+        None => Ok(()),
+        Some(c) => Err(StackNameError::Invisible {
+            shown: crate::text::or_unrenderable(crate::text::flatten_str(name)),
+            what: if c.is_control() {
+                "a control character"
+            } else {
+                "an invisible formatting character"
+            },
+            code: c as u32,
+        }),
+    }
+}
+
 /// A listed key that will not decode under `EncodingType=url`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::json::{js_f64, parse_json, stringify_pretty};
-use crate::text::{ascii_only_str, flatten, flatten_str, or_unrenderable};
+use crate::text::{flatten, flatten_str, or_unrenderable, printable_str};
 
 /// cdkd's lock TTL: 30 minutes.
 pub const LOCK_TTL_MS: i64 = 1_800_000;
@@ -152,7 +152,7 @@ pub struct LockInfo {
 /// `lock.json` that is not valid JSON.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LockParseError {
-    /// The parser's message, flattened and ASCII-only.
+    /// The parser's message, flattened and printable (docs/state-views.md §1.3).
     #[error("lock.json is not valid JSON: {0}")]
     InvalidJson(String),
 }
@@ -161,7 +161,7 @@ pub enum LockParseError {
 /// (readers treat it as no lock, although the object still blocks acquires).
 pub fn parse_lock(bytes: &[u8]) -> Result<Option<LockInfo>, LockParseError> {
     let value = parse_json(bytes)
-        .map_err(|m| LockParseError::InvalidJson(or_unrenderable(ascii_only_str(&m))))?;
+        .map_err(|m| LockParseError::InvalidJson(or_unrenderable(printable_str(&m))))?;
     let Value::Object(raw) = value else {
         return Ok(None);
     };

@@ -12,7 +12,7 @@ use std::ops::RangeInclusive;
 use serde_json::{Map, Value};
 
 use crate::json::{js_number, parse_json, stringify};
-use crate::text::{ascii_only_str, flatten_str, or_unrenderable};
+use crate::text::{flatten_str, or_unrenderable, printable_str};
 
 /// The schema version writers stamp.
 pub const CURRENT_VERSION: u64 = 10;
@@ -50,7 +50,7 @@ pub struct ParentLink {
 
 /// A record cdkd-flow refuses to read (or, for the `Malformed*` variants, to write).
 /// Every message is one line; attacker-influenced values are flattened (stack names,
-/// values) or ASCII-only (regions), and an empty one reads `<unrenderable>`.
+/// values) or printable (regions, docs/state-views.md §1.3), and an empty one reads `<unrenderable>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StateError {
     #[error("State file for stack '{stack}' is not valid JSON: {message}")]
@@ -103,7 +103,7 @@ use crate::text::flattened as shown_stack;
 
 fn shown_region(region: Option<&str>) -> String {
     match region {
-        Some(r) => or_unrenderable(ascii_only_str(r)),
+        Some(r) => or_unrenderable(printable_str(r)),
         None => "no region, legacy key".to_string(),
     }
 }

@@ -117,22 +117,45 @@ pub fn flattened(s: &str) -> String {
     or_unrenderable(flatten_str(s))
 }
 
-/// docs/state-views.md §1.3 ASCII-only: coercion as in §1.2, every code point outside U+0020–U+007E
-/// → space, trimmed. May return `""` (wrap with [`or_unrenderable`] in prose).
-pub fn ascii_only(v: Option<&Value>) -> String {
+/// docs/state-views.md §1.3 Printable: coercion as in §1.2, every code point that does
+/// not print as itself ([`is_unprintable`]) → space, trimmed. Letters, marks, digits,
+/// punctuation and symbols of any script stay (`Ördérs` prints whole). May return `""`
+/// (wrap with [`or_unrenderable`] in prose).
+pub fn printable(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
-        Some(v) => ascii_only_str(&js_string(v)),
+        Some(v) => printable_str(&js_string(v)),
     }
 }
 
-/// docs/state-views.md §1.3 ASCII-only of a string.
-pub fn ascii_only_str(s: &str) -> String {
+/// docs/state-views.md §1.3 Printable of a string.
+pub fn printable_str(s: &str) -> String {
     let replaced: String = s
         .chars()
-        .map(|c| if (' '..='~').contains(&c) { c } else { ' ' })
+        .map(|c| if is_unprintable(c) { ' ' } else { c })
         .collect();
     js_trim(&replaced).to_string()
+}
+
+/// docs/state-views.md §1.3: a code point that does not print as itself on a terminal:
+/// C0 and DEL, and the Unicode categories Cc (C1), Cf (bidi controls, zero-width
+/// characters), Zl, Zp, Zs other than the space, Co (private use) and Cn (unassigned).
+/// Terminal escapes start with ESC (Cc) or a C1 control, so none survives.
+pub fn is_unprintable(c: char) -> bool {
+    use unicode_general_category::{get_general_category, GeneralCategory as G};
+    if c.is_ascii() {
+        return !(' '..='~').contains(&c);
+    }
+    matches!(
+        get_general_category(c),
+        G::Control
+            | G::Format
+            | G::LineSeparator
+            | G::ParagraphSeparator
+            | G::SpaceSeparator
+            | G::PrivateUse
+            | G::Unassigned
+    )
 }
 
 /// `""` → [`UNRENDERABLE`]; anything else unchanged.
@@ -159,23 +182,19 @@ fn is_bare_ident(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b":_@./+=,~-".contains(&b))
 }
 
-/// docs/state-views.md §1.4 identifier rendering: bare when sanitising changed nothing and the text
-/// is a plain identifier, else a JSON string literal; cut at `cap` code points with the
+/// docs/state-views.md §1.4 identifier rendering: sanitised as §1.3; bare when sanitising
+/// changed nothing and the text is a plain ASCII identifier, else a JSON string literal;
+/// cut at `cap` code points with the
 /// `[cut: N more characters withheld, tail sha256:<32 hex>]` marker.
 pub fn display_ident_str(raw: &str, cap: usize) -> String {
     if raw.is_empty() {
         return UNRENDERABLE.to_string();
     }
-    let clean = ascii_only_str(raw);
+    let clean = printable_str(raw);
     if clean.is_empty() {
         return UNRENDERABLE.to_string();
     }
-    // `clean` is printable ASCII: code points are bytes.
-    let (kept, tail) = if clean.len() > cap {
-        clean.split_at(cap)
-    } else {
-        (clean.as_str(), "")
-    };
+    let (kept, tail) = split_at_chars(&clean, cap);
     let mut out = if clean == raw && is_bare_ident(kept) {
         kept.to_string()
     } else {
@@ -195,11 +214,19 @@ pub fn display_ident_str(raw: &str, cap: usize) -> String {
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         out.push_str(&format!(
             " [cut: {} more characters withheld, tail sha256:{}]",
-            tail.len(),
+            tail.chars().count(),
             &hex[..32]
         ));
     }
     out
+}
+
+/// `s` cut after `cap` code points: (kept, withheld).
+pub fn split_at_chars(s: &str, cap: usize) -> (&str, &str) {
+    match s.char_indices().nth(cap) {
+        Some((i, _)) => s.split_at(i),
+        None => (s, ""),
+    }
 }
 
 /// docs/state-and-lock.md §7 shell quoting: bare when non-empty and entirely `[A-Za-z0-9._/@:+-]`,
@@ -229,6 +256,12 @@ mod tests {
             ("A\u{2028}B", "A\u{2028}B", "A B", "\"A B\""),
             ("A\u{202e}B", "AB", "A B", "\"A B\""),
             ("A\u{200b}B", "A\u{200b}B", "A\u{200b}B", "\"A B\""),
+            (
+                "\u{d6}rd\u{e9}rs",
+                "\u{d6}rd\u{e9}rs",
+                "\u{d6}rd\u{e9}rs",
+                "\"\u{d6}rd\u{e9}rs\"",
+            ),
             ("\u{1b}\u{7}\n", "", "", UNRENDERABLE),
         ];
         for (input, human, diag, ident) in rows {
@@ -287,11 +320,55 @@ mod tests {
     }
 
     #[test]
-    fn ascii_only_replaces_non_printable_ascii_and_may_be_empty() {
-        assert_eq!(ascii_only(Some(&json!("us-east-1"))), "us-east-1");
-        assert_eq!(ascii_only_str("caf\u{e9} x"), "caf  x");
-        assert_eq!(ascii_only_str("\u{e9}\u{1b}"), "");
-        assert_eq!(ascii_only(None), "");
+    fn printable_keeps_non_ascii_text_and_may_be_empty() {
+        assert_eq!(printable(Some(&json!("us-east-1"))), "us-east-1");
+        assert_eq!(printable_str("caf\u{e9} x"), "caf\u{e9} x");
+        assert_eq!(printable_str("\u{d6}rd\u{e9}rs"), "\u{d6}rd\u{e9}rs");
+        // Decomposed (a combining mark) and other scripts print whole too.
+        assert_eq!(printable_str("O\u{308}rders"), "O\u{308}rders");
+        assert_eq!(
+            printable_str("\u{6ce8}\u{6587}-\u{3b1}"),
+            "\u{6ce8}\u{6587}-\u{3b1}"
+        );
+        assert_eq!(printable_str("\u{e9}\u{1b}"), "\u{e9}");
+        assert_eq!(printable_str("\u{1b}\u{7}"), "");
+        assert_eq!(printable(None), "");
+    }
+
+    #[test]
+    fn printable_neutralises_controls_escapes_and_invisible_characters() {
+        // ESC / CSI (a terminal escape), C1 CSI, a newline, bidi override and isolate,
+        // zero-width space, line separator, no-break space, private use, unassigned.
+        assert_eq!(printable_str("A\u{1b}[31mB"), "A [31mB");
+        assert_eq!(printable_str("A\u{9b}31mB"), "A 31mB");
+        assert_eq!(printable_str("A\nB\rC"), "A B C");
+        assert_eq!(printable_str("A\u{202e}B\u{2066}C"), "A B C");
+        assert_eq!(printable_str("A\u{200b}B\u{2028}C"), "A B C");
+        assert_eq!(printable_str("A\u{a0}B\u{e000}C\u{378}D"), "A B C D");
+        for c in [
+            '\u{1b}', '\u{7f}', '\u{85}', '\u{9b}', '\u{200e}', '\u{feff}', '\u{3000}',
+        ] {
+            assert!(is_unprintable(c), "{c:?}");
+        }
+        for c in ['a', ' ', '~', '\u{e9}', '\u{308}', '\u{6ce8}', '\u{20ac}'] {
+            assert!(!is_unprintable(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn display_ident_keeps_non_ascii_quoted_and_cuts_by_code_points() {
+        assert_eq!(
+            display_ident_str("\u{d6}rd\u{e9}rs", STACK_NAME_CAP),
+            "\"\u{d6}rd\u{e9}rs\""
+        );
+        let got = display_ident_str(&"\u{e9}".repeat(258), DEFAULT_CAP);
+        assert!(
+            got.starts_with(&format!(
+                "\"{}\" [cut: 3 more characters",
+                "\u{e9}".repeat(255)
+            )),
+            "{got}"
+        );
     }
 
     #[test]

@@ -120,6 +120,9 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     match outcome {
         Outcome::Succeeded(out) => {
             crate::out::print(&cdkd_core::view::cleanup::render_cleanup(&out));
+            if let Some(line) = cdkd_core::view::cleanup::cleanup_failure_line(&out) {
+                eprintln!("{line}");
+            }
             let failed = out.get("failedCount").and_then(Value::as_u64).unwrap_or(0);
             Ok(if failed == 0 {
                 ExitCode::SUCCESS
@@ -133,6 +136,9 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 // Some destroys failed: the summary says which; exit 1.
                 Some(out) if f.error == "CleanupIncomplete" => {
                     crate::out::print(&cdkd_core::view::cleanup::render_cleanup(&out));
+                    if let Some(line) = cdkd_core::view::cleanup::cleanup_failure_line(&out) {
+                        eprintln!("{line}");
+                    }
                     Ok(ExitCode::from(1))
                 }
                 _ => Err(CliError::Refused(format!(

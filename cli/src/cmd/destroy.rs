@@ -13,7 +13,7 @@ use cdkd_core::destroy::model::RunResult;
 use cdkd_core::destroy::order::destroy_order;
 use cdkd_core::destroy::refusals::StackRecord;
 use cdkd_core::lock::is_expired;
-use cdkd_core::text::{ascii_only_str, flatten_str, or_unrenderable};
+use cdkd_core::text::{flatten_str, or_unrenderable, printable_str};
 use cdkd_core::view::plan::{
     plan_run, refused_summary, render_confirmation, render_plan, PlanRequest, RunPlan,
     CONFIRM_QUESTION,
@@ -112,7 +112,7 @@ pub struct Args {
 }
 
 fn name(s: &str) -> String {
-    or_unrenderable(ascii_only_str(s))
+    or_unrenderable(printable_str(s))
 }
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
@@ -120,10 +120,8 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         crate::run::ids::check_execution_name(id)?;
     }
     let mut stacks: Vec<String> = Vec::new();
+    crate::global::check_stacks(&a.stacks)?;
     for s in &a.stacks {
-        if s.is_empty() {
-            return Err(CliError::Usage("a stack name cannot be empty".into()));
-        }
         if !stacks.contains(s) {
             stacks.push(s.clone());
         }
@@ -138,16 +136,24 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
 
     if a.dry_run {
         crate::out::print(&render_plan(&plans));
-        return Ok(if plans.iter().any(|p| p.refusal.is_some()) {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        });
+        let refused = plans.iter().filter(|p| p.refusal.is_some()).count();
+        if refused == 0 {
+            return Ok(ExitCode::SUCCESS);
+        }
+        // The plan says why; stderr gets the failure line (docs/cli.md).
+        eprintln!(
+            "{}",
+            cdkd_core::view::error_line(&refused_summary(refused, plans.len()))
+        );
+        return Ok(ExitCode::from(1));
     }
     let refused: Vec<&RunPlan> = plans.iter().filter(|p| p.refusal.is_some()).collect();
     if !refused.is_empty() {
         for p in &refused {
-            eprintln!("{}", flatten_str(p.refusal.as_deref().unwrap_or_default()));
+            eprintln!(
+                "{}",
+                cdkd_core::view::error_line(p.refusal.as_deref().unwrap_or_default())
+            );
         }
         return Err(CliError::Refused(refused_summary(
             refused.len(),
@@ -212,15 +218,28 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         }
         match verdict {
             Verdict::Clean => {}
-            Verdict::Partial => all_clean = false,
+            Verdict::Partial => {
+                all_clean = false;
+                eprintln!(
+                    "{}",
+                    cdkd_core::view::error_line(&format!(
+                        "destroy {}: not every resource was destroyed; see the report",
+                        name(&plan.stack)
+                    ))
+                );
+            }
             Verdict::Stopped(why) => {
                 all_clean = false;
-                if let Some(why) = why {
-                    eprintln!("error: {}", flatten_str(&why));
-                }
                 let left: Vec<String> = plans[i + 1..].iter().map(|p| name(&p.stack)).collect();
-                if !left.is_empty() {
-                    eprintln!("not started: {}", left.join(", "));
+                let not_started =
+                    (!left.is_empty()).then(|| format!("not started: {}", left.join(", ")));
+                let line = match (why, not_started) {
+                    (Some(why), Some(n)) => Some(format!("{why}; {n}")),
+                    (Some(why), None) => Some(why),
+                    (None, n) => n,
+                };
+                if let Some(line) = line {
+                    eprintln!("{}", cdkd_core::view::error_line(&line));
                 }
                 break;
             }

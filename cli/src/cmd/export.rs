@@ -201,9 +201,7 @@ impl Args {
 }
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
-    if a.stack.as_deref() == Some("") {
-        return Err(CliError::Usage("a stack name cannot be empty".into()));
-    }
+    crate::global::check_stacks(&a.stack)?;
     if a.stack.is_none() && a.template.is_some() {
         // Statement 3 (docs/export.md §12): a lone template names no stack.
         return Err(CliError::Usage(
@@ -356,12 +354,13 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         let outcome = run_local(&deps, plan_input.clone(), &plan_run, a.fast, None).await?;
         let printed = print_plan(&ctx.store, &plan_run, a.json && a.dry_run, a.dry_run).await?;
         if let Outcome::Failed(f) = outcome {
-            // A plan with blocked rows ends its summary with the refusal; any other
-            // failure (or --json, whose stdout is the plan alone) is said on stderr.
-            let said = printed
-                .as_ref()
-                .is_some_and(|p| p.blocked_refusal().is_some());
-            if said && !a.json {
+            // A plan with blocked rows ends its summary with the refusal, and stderr
+            // gets its `error:` line; any other failure (or --json, whose stdout is the
+            // plan alone) is said on stderr only.
+            let said = printed.as_ref().and_then(|p| p.blocked_refusal());
+            if let (Some(refusal), false) = (said, a.json) {
+                let line = failure_line(&stack, "Refused", &refusal);
+                eprintln!("{}", cdkd_core::view::error_line(&line));
                 return Ok(ExitCode::from(1));
             }
             return Err(CliError::Refused(failure_line(&stack, &f.error, &f.cause)));
@@ -482,7 +481,10 @@ async fn finish_local(
     match outcome {
         Outcome::Succeeded(_) => Ok(ExitCode::SUCCESS),
         Outcome::Failed(f) if report.is_some() => {
-            eprintln!("{}", failure_line(stack, &f.error, &f.cause));
+            eprintln!(
+                "{}",
+                cdkd_core::view::error_line(&failure_line(stack, &f.error, &f.cause))
+            );
             Ok(ExitCode::from(1))
         }
         Outcome::Failed(f) => Err(CliError::Refused(failure_line(stack, &f.error, &f.cause))),

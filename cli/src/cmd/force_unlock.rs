@@ -134,6 +134,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             "Stack name is required. Usage: cdkd-flow force-unlock <stack-name>".into(),
         ));
     }
+    crate::global::check_stacks(&stacks)?;
     let ctx = context::build(g).await?;
     let refs = if a.stack_region.as_deref().is_some_and(|r| !r.is_empty()) {
         Vec::new()

@@ -10,9 +10,9 @@ use cdkd_aws::store::{now_ms, Precondition};
 use cdkd_core::contention::{ContentionContext, Subject};
 use cdkd_core::keys::{lock_key, StackRef};
 use cdkd_core::lock::{cli_owner, is_expired, parse_lock, LockInfo};
-use cdkd_core::repair::orphan::{check_record, child_with_record, resource_targets};
+use cdkd_core::repair::orphan::{check_record, child_with_record, ref_values, resource_targets};
 use cdkd_core::repair::rewrite::{live_reads_needed, LiveReads};
-use cdkd_core::repair::rewrite::{rewrite, Rewrite, ValueSource};
+use cdkd_core::repair::rewrite::{rewrite, RefValues, Rewrite, ValueSource};
 use cdkd_core::state::StateRecord;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::repair as v;
@@ -35,11 +35,13 @@ unless -f/--force; the command asks before removing unless -y/--yes or -f.
 
 With --resource <logicalId> (repeatable, one stack): removes only those resource records \
 from the stack's record and rewrites every reference the remaining resources and outputs \
-hold to them (Ref becomes the physical id, Fn::GetAtt the attribute value, ${X} inside \
-Fn::Sub likewise), under the stack's lock, saved with a conditional write. An attribute \
+hold to them (Ref becomes the value CloudFormation's Ref returns for the type, read from \
+the removed record by the type's rule, or the value --ref-value gives; Fn::GetAtt the \
+attribute value; ${X} inside Fn::Sub likewise), under the stack's lock, saved with a conditional write. An attribute \
 is read live from AWS (the type's SDK reader, else Cloud Control); when that is not \
 possible (the resource is gone, no reader, a failed read, an undefined attribute) the \
-reference is unresolved and the command refuses, naming every such reference. With \
+reference is unresolved and the command refuses, naming every such reference; so does a \
+Ref to a type whose Ref rule cdkd-flow does not know, naming the --ref-value to pass. With \
 --force it continues: the value cached in the removed record is written in instead. A \
 value that is never copied, live or cached (a credential-named attribute, any custom \
 resource's attribute, a known secret-valued attribute, a value with a credential-named \
@@ -61,6 +63,14 @@ pub struct Args {
     /// A resource of the stack to forget (repeatable); the stack's record stays.
     #[arg(long = "resource", value_name = "LOGICAL_ID")]
     pub resources: Vec<String>,
+    /// With --resource: the value CloudFormation's Ref returns for a removed resource,
+    /// written wherever the rest of the record refers to it with Ref (repeatable).
+    #[arg(
+        long = "ref-value",
+        value_name = "LOGICAL_ID=VALUE",
+        requires = "resources"
+    )]
+    pub ref_values: Vec<String>,
     /// Remove even when locked; with --resource, continue past unresolved references.
     #[arg(short = 'f', long)]
     pub force: bool,
@@ -73,9 +83,6 @@ pub struct Args {
 }
 
 pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
-    if a.stacks.iter().any(String::is_empty) {
-        return Err(CliError::Usage("a stack name cannot be empty".into()));
-    }
     if a.stack_region.as_deref() == Some("") {
         return Err(CliError::Usage("--stack-region cannot be empty".into()));
     }
@@ -84,7 +91,9 @@ pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
     } else {
         let targets = resource_targets(&a.resources, a.stacks.len())
             .map_err(|e| CliError::Usage(e.to_string()))?;
-        resources(ctx, a, &targets).await
+        let supplied =
+            ref_values(&a.ref_values, &targets).map_err(|e| CliError::Usage(e.to_string()))?;
+        resources(ctx, a, &targets, &supplied).await
     }
 }
 
@@ -227,7 +236,12 @@ async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
 // ---------------------------------------------------------------------------------
 // Resources of one stack (docs/repairs.md §7.2)
 
-async fn resources(ctx: &Ctx, a: &Args, targets: &[String]) -> Result<ExitCode, CliError> {
+async fn resources(
+    ctx: &Ctx,
+    a: &Args,
+    targets: &[String],
+    supplied: &RefValues,
+) -> Result<ExitCode, CliError> {
     let stack = &a.stacks[0];
     let region = super::state::resolve(ctx, stack, a.stack_region.as_deref()).await?;
     let owner = cli_owner(
@@ -253,7 +267,7 @@ async fn resources(ctx: &Ctx, a: &Args, targets: &[String]) -> Result<ExitCode, 
         }
         Err(other) => return Err(CliError::Aws(other.to_string())),
     };
-    let result = resources_locked(ctx, a, stack, &region, targets).await;
+    let result = resources_locked(ctx, a, stack, &region, targets, supplied).await;
     if let Err(e) = ctx.locks.release(&held).await {
         eprintln!(
             "warning: Failed to release lock: {}",
@@ -269,6 +283,7 @@ async fn resources_locked(
     stack: &str,
     region: &str,
     targets: &[String],
+    supplied: &RefValues,
 ) -> Result<ExitCode, CliError> {
     let Some(loaded) = ctx.store.get_state(stack, region).await? else {
         return Err(CliError::Refused(no_state_found(
@@ -292,7 +307,7 @@ async fn resources_locked(
         )));
     }
     let live = live_reads(ctx, region, body, targets).await;
-    let rw = rewrite(body, targets, &live, a.force)
+    let rw = rewrite(body, targets, &live, supplied, a.force)
         .map_err(|aborted| CliError::Refused(v::orphan_aborted(&aborted)))?;
     let report = v::orphan_report(&rw);
     for w in &report.warnings {

@@ -43,9 +43,13 @@ through Cloud Control; the rest count as unsupported. Resources whose baseline \
 'cdkd import' refused are never refreshed. Each stack is refreshed under its lock and \
 saved only if nobody else saved it meanwhile.
 
-Exit status: 0 done (or nothing to do), 1 a refusal or an AWS error, 2 some resource \
-could not be read (the others were saved), or a usage error (including a missing -y \
-without a terminal).";
+A resource whose read finds it gone (deleted outside cdkd) is reported as gone, with the \
+'cdkd-flow state orphan <stack> --resource <logicalId>' command that forgets it; its \
+previous baseline is kept.
+
+Exit status: 0 done (or nothing to do), 1 a refusal or an AWS error, 2 some resources \
+were not refreshed (a read failed or found the resource gone; the others were saved), or \
+a usage error (including a missing -y without a terminal).";
 
 fn non_empty(s: &str) -> Result<String, String> {
     if s.is_empty() {
@@ -81,9 +85,6 @@ pub struct Args {
 pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
     if a.stacks.is_empty() && !a.all {
         return Err(CliError::Usage(v::REFRESH_USAGE.into()));
-    }
-    if a.stacks.iter().any(String::is_empty) {
-        return Err(CliError::Usage("a stack name cannot be empty".into()));
     }
     let refs = ctx.store.list_refs().await?;
     let targets = targets(&refs, a)?;

@@ -106,6 +106,15 @@ pub async fn run(g: &GlobalOpts, c: StateCommand) -> Result<ExitCode, CliError> 
     if g.region.is_some() {
         eprintln!("{REGION_DEPRECATION}");
     }
+    // Before any AWS call: a stack name no cdkd stack can have is a usage error.
+    let named: Vec<&String> = match &c {
+        StateCommand::List(_) => Vec::new(),
+        StateCommand::Show(a) => vec![&a.stack],
+        StateCommand::Resources(a) => vec![&a.stack],
+        StateCommand::Orphan(a) => a.stacks.iter().collect(),
+        StateCommand::RefreshObserved(a) => a.stacks.iter().collect(),
+    };
+    crate::global::check_stacks(named)?;
     let ctx = context::build(g).await?;
     let result = match c {
         StateCommand::List(a) => list(&ctx, &a).await,

@@ -620,3 +620,59 @@ async fn orphan_rule_7_2_a_lock_body_that_is_not_an_object_refuses_the_resource_
         );
     }
 }
+
+/// Issue 26 point 3 (docs/repairs.md §7.5): a `Ref` is rewritten by the type's own rule
+/// (the deployment id of `<deploymentId>|<restApiId>`, the public IP of an EIP), a type
+/// without a known rule refuses the run naming `--ref-value`, and `--ref-value` supplies it.
+#[tokio::test]
+async fn orphan_cli_ref_rule_per_type_unknown_type_refused_and_ref_value_supplies_it() {
+    let bucket = h::fresh_bucket(&h::s3().await).await;
+    let resources = json!({
+        "Dep": {"resourceType": "AWS::ApiGateway::Deployment", "physicalId": "dep1|api1"},
+        "Ip": {"resourceType": "AWS::EC2::EIP", "physicalId": "203.0.113.9|eipalloc-1"},
+        "Perm": {"resourceType": "AWS::Lambda::Permission", "physicalId": "stmt-1"},
+        "Stage": {"resourceType": "AWS::ApiGateway::Stage", "physicalId": "api1|prod",
+                  "properties": {"DeploymentId": {"Ref": "Dep"}, "Ip": {"Ref": "Ip"},
+                                 "Perm": {"Ref": "Perm"}}}
+    });
+    let state = key("Api", REGION, "state.json");
+    put_json(&bucket, &state, &record("Api", REGION, resources)).await;
+    let before = get_json(&bucket, &state).await;
+    let targets = [
+        "Api",
+        "--resource",
+        "Dep",
+        "--resource",
+        "Ip",
+        "--resource",
+        "Perm",
+        "-y",
+    ];
+    let r = cli(&bucket, &targets);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .starts_with("error: Orphan aborted: 1 reference(s)"),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains("Stage.properties.Perm: Ref Perm (cdkd-flow does not know what CloudFormation's Ref returns for AWS::Lambda::Permission; pass --ref-value Perm=<the value Ref returns>, or --force to keep the Ref)"),
+        "{r:?}"
+    );
+    assert_eq!(get_json(&bucket, &state).await, before);
+    // A --ref-value for an id that is not removed is a usage error, before any lock.
+    let mut bad = targets.to_vec();
+    bad.extend(["--ref-value", "Stage=x"]);
+    let r = cli(&bucket, &bad);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("not one of the --resource ids"), "{r:?}");
+    let mut good = targets.to_vec();
+    good.extend(["--ref-value", "Perm=perm-ref"]);
+    let r = cli(&bucket, &good);
+    assert_eq!(r.code, 0, "{r:?}");
+    let saved = get_json(&bucket, &state).await.expect("saved");
+    assert_eq!(
+        saved["resources"]["Stage"]["properties"],
+        json!({"DeploymentId": "dep1", "Ip": "203.0.113.9", "Perm": "perm-ref"})
+    );
+}

@@ -113,7 +113,7 @@ async fn refresh_cli_rule_6_3_json_prints_the_summary_object() {
     let v: Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
     assert_eq!(
         v["total"],
-        json!({"refreshed": 1, "unsupported": 1, "failed": 0, "refused": 1})
+        json!({"refreshed": 1, "unsupported": 1, "failed": 0, "refused": 1, "gone": 0})
     );
     assert_eq!(v["stacks"][0]["stack"], json!("App"));
     assert_eq!(
@@ -160,7 +160,7 @@ async fn refresh_cli_rule_6_3_statement_56_a_failed_read_exits_2_and_the_rest_is
     );
     assert!(
         r.stderr
-            .contains("Refresh completed with 1 per-resource readCurrentState failure(s)."),
+            .contains("error: Refresh completed with 1 per-resource readCurrentState failure(s)."),
         "{r:?}"
     );
     let (saved, _) = get(&bucket, &key("App", "state.json")).await;
@@ -270,4 +270,45 @@ async fn refresh_cli_rule_6_1_statement_51_a_lock_held_by_another_process_refuse
     assert_eq!(get(&bucket, &key("App", "state.json")).await.1, etag);
     let held = h::get_text(&h::s3().await, &bucket, &key("App", "lock.json")).await;
     assert_eq!(held.as_deref(), Some(lock.as_str()));
+}
+
+/// Issue 26 point 7: a resource deleted outside cdkd is reported gone, by logical id,
+/// with the `state orphan --resource` command that forgets it; exit 2; its old baseline
+/// stays, the rest is saved.
+#[tokio::test]
+async fn refresh_cli_gone_resource_is_reported_gone_with_the_orphan_command_and_exits_2() {
+    let (bucket, _) = app().await;
+    let (mut rec, _) = get(&bucket, &key("App", "state.json")).await;
+    let gone_url = format!(
+        "https://sqs.{REGION}.amazonaws.com/123456789012/{}",
+        cdkd_tests::deleters::unique("deleted")
+    );
+    rec["resources"]["Deleted"] = json!({"resourceType": "AWS::SQS::Queue",
+        "physicalId": gone_url, "properties": {}, "observedProperties": {"old": true}});
+    put(&bucket, &key("App", "state.json"), &rec).await;
+    let r = cli(&bucket, &["App", "-y"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.contains("1 gone (deleted outside cdkd)"), "{r:?}");
+    assert!(!r.stdout.contains("2 unsupported"), "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "  ✗ App/Deleted (AWS::SQS::Queue): gone — not found in AWS (deleted outside cdkd); its previous observedProperties were kept; forget it with: cdkd-flow state orphan App --stack-region us-east-1 --resource Deleted"
+        ),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains("error: 1 resource(s) were not refreshed"),
+        "{r:?}"
+    );
+    let (saved, _) = get(&bucket, &key("App", "state.json")).await;
+    assert_eq!(
+        saved["resources"]["Deleted"]["observedProperties"],
+        json!({"old": true})
+    );
+    assert!(saved["resources"]["Q"]["observedProperties"].is_object());
+    let r = cli(&bucket, &["App", "-y", "--json"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    let v: Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert_eq!(v["total"]["gone"], json!(1));
+    assert_eq!(v["exitCode"], json!(2));
 }

@@ -518,7 +518,7 @@ async fn runs_stop_now_aborts_the_execution_and_watch_exits_1_warning_that_the_l
         watched
             .stderr
             .lines()
-            .any(|l| l.starts_with(&format!("run {name}: ABORTED"))),
+            .any(|l| l.starts_with(&format!("error: run {name}: ABORTED"))),
         "{watched:?}"
     );
     assert!(
@@ -647,7 +647,7 @@ async fn runs_watch_renders_settled_resources_and_stack_bars_from_progress_json_
     assert!(
         r.stderr
             .lines()
-            .any(|l| l.starts_with(&format!("run {name}: ABORTED"))),
+            .any(|l| l.starts_with(&format!("error: run {name}: ABORTED"))),
         "{}",
         r.stderr
     );

@@ -4,7 +4,7 @@
 
 use super::graph::{CycleError, DamagedResources, DeleteGraph, GraphWarning};
 use crate::state::StateRecord;
-use crate::text::{ascii_only_str, flatten_str, or_unrenderable};
+use crate::text::{flatten_str, or_unrenderable, printable_str};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -113,7 +113,7 @@ impl fmt::Display for Refusal {
                 f,
                 "refusing to destroy stack '{}' ({}): ",
                 or_unrenderable(flatten_str(stack)),
-                or_unrenderable(ascii_only_str(region))
+                or_unrenderable(printable_str(region))
             )
         };
         match self {
@@ -147,7 +147,7 @@ impl fmt::Display for Refusal {
                         format!(
                             "'{}' ({}) importing '{}'",
                             flatten_str(&c.consumer_stack),
-                            or_unrenderable(ascii_only_str(&c.consumer_region)),
+                            or_unrenderable(printable_str(&c.consumer_region)),
                             flatten_str(&c.export_name)
                         )
                     })

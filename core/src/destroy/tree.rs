@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::destroy::refusals::needs_consumer_scan;
 use crate::keys::{child_stack_name, StackRef};
 use crate::state::{ResourcesShape, StateRecord};
-use crate::text::{ascii_only_str, or_unrenderable};
+use crate::text::{or_unrenderable, printable_str};
 use crate::view::state::show::NESTED_STACK_TYPE;
 
 /// Nested-stack records deeper than this are refused (CloudFormation stops at 5 levels;
@@ -17,7 +17,7 @@ use crate::view::state::show::NESTED_STACK_TYPE;
 pub const MAX_NESTING: usize = 16;
 
 fn name(s: &str) -> String {
-    or_unrenderable(ascii_only_str(s))
+    or_unrenderable(printable_str(s))
 }
 
 /// The region of the record a destroy of `stack` works on: `asked` (`--stack-region`)

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::template::{reads_a_parameter, Template};
 use crate::state::StateRecord;
-use crate::text::{ascii_only_str, flatten_str, shell_quote, DEFAULT_CAP, STACK_NAME_CAP};
+use crate::text::{flatten_str, printable_str, shell_quote, DEFAULT_CAP, STACK_NAME_CAP};
 
 /// The record field naming why `cdkd import` refused a baseline; the value
 /// [`REFUSED_OVER_PARAMETER`] means a template parameter whose deployed value could not
@@ -26,7 +26,7 @@ pub enum TemplateSource {
 /// A value renders exactly: sanitising and the length cap leave it unchanged, it is
 /// non-empty, and it does not begin with `-`.
 fn renders_exactly(v: &str, cap: usize) -> bool {
-    !v.is_empty() && ascii_only_str(v) == v && v.chars().count() <= cap && !v.starts_with('-')
+    !v.is_empty() && printable_str(v) == v && v.chars().count() <= cap && !v.starts_with('-')
 }
 
 /// `cdkd-flow state refresh-observed …` (it writes state): only for a region-scoped
@@ -45,13 +45,13 @@ pub fn refresh_observed_command(stack: &str, region: Option<&str>) -> Option<Str
 /// `cdkd-flow state show …` (read-only): printed even when rendering altered the name
 /// (it then names the rendered text); withheld only for a name beginning with `-`.
 pub fn state_show_command(stack: &str, region: Option<&str>) -> Option<String> {
-    let name = ascii_only_str(stack);
+    let name = printable_str(stack);
     if name.is_empty() || stack.starts_with('-') {
         return None;
     }
     let mut cmd = format!("cdkd-flow state show {}", shell_quote(&name));
     if let Some(r) = region {
-        let r = ascii_only_str(r);
+        let r = printable_str(r);
         if !r.is_empty() && !r.starts_with('-') {
             cmd.push_str(&format!(" --stack-region {}", shell_quote(&r)));
         }

@@ -42,7 +42,7 @@ pub fn recorded_identifier(resource_type: &str) -> Option<(&'static str, &'stati
         .map(|(_, f, s)| (*f, *s))
 }
 
-fn usable_recorded(value: &str, service: &str) -> Option<String> {
+pub(crate) fn usable_recorded(value: &str, service: &str) -> Option<String> {
     if service.is_empty() {
         return sg::usable_rule_id(value).map(str::to_string);
     }

@@ -108,7 +108,7 @@ pub fn destination_refusal(cdkd_name: &str, cfn_name: &str, dest: &Destination) 
         Destination::Exists { status } => Some(format!(
             "a CloudFormation stack named {} already exists (status {}); export creates that stack for {}, and no export run of this record created it (it may own resources): choose another destination with --cfn-stack-name / --cfn-child-stack-name",
             shown(cfn_name),
-            crate::text::or_unrenderable(crate::text::ascii_only_str(status)),
+            crate::text::or_unrenderable(crate::text::printable_str(status)),
             shown(cdkd_name)
         )),
     }

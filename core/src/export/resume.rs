@@ -161,7 +161,7 @@ pub fn not_ours_refusal(stack: &str, cfn_name: &str, status: &str) -> String {
         "export of {} refused: a CloudFormation stack named {} already exists (status {}) and no export run of {} created it (it has no {RECORD_TAG} tag naming this record); choose another destination with --cfn-stack-name (or --cfn-child-stack-name for a nested child)",
         shown(stack),
         shown(cfn_name),
-        crate::text::or_unrenderable(crate::text::ascii_only_str(status)),
+        crate::text::or_unrenderable(crate::text::printable_str(status)),
         shown(stack)
     )
 }

@@ -33,14 +33,14 @@ pub mod ssm;
 /// The redaction mask, shared with export (docs/repairs.md §6.4).
 pub use crate::export::MASK;
 
-use crate::text::{ascii_only_str, or_unrenderable};
+use crate::text::{or_unrenderable, printable_str};
 
 /// A stack name inside a refusal: flattened onto one line.
 pub(crate) use crate::text::flattened as shown_stack;
 /// A logical id inside a refusal: flattened onto one line.
 pub(crate) use crate::text::flattened as shown_id;
 
-/// A region inside a refusal: ASCII-only.
+/// A region inside a refusal: printable (docs/state-views.md §1.3).
 pub(crate) fn shown_region(region: &str) -> String {
-    or_unrenderable(ascii_only_str(region))
+    or_unrenderable(printable_str(region))
 }

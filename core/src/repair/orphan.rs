@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use super::rewrite::RefValues;
 use super::{shown_id, shown_region, shown_stack};
 use crate::json::ordered_entries;
 use crate::state::kind_of;
@@ -21,6 +22,12 @@ pub enum OrphanRefusal {
         region: String,
         problem: String,
     },
+    #[error("--ref-value takes <LogicalId>=<value>; '{0}' has no '=' or an empty side")]
+    RefValueSyntax(String),
+    #[error("--ref-value names '{0}', which is not one of the --resource ids")]
+    RefValueNotTarget(String),
+    #[error("--ref-value gives '{0}' more than once")]
+    RefValueTwice(String),
     #[error("Resource(s) not in state for {stack} ({region}): {missing}. Available logical IDs: {available}")]
     UnknownIds {
         stack: String,
@@ -43,6 +50,28 @@ pub fn resource_targets(ids: &[String], stack_count: usize) -> Result<Vec<String
     for id in ids {
         if !out.contains(id) {
             out.push(id.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The `--ref-value <LogicalId>=<value>` arguments (docs/repairs.md §7.5): split at the
+/// first `=`; both sides non-empty, the id one of `targets`, each id once. Refused before
+/// any lock.
+pub fn ref_values(args: &[String], targets: &[String]) -> Result<RefValues, OrphanRefusal> {
+    let mut out = RefValues::new();
+    for arg in args {
+        let Some((id, value)) = arg
+            .split_once('=')
+            .filter(|(i, v)| !i.is_empty() && !v.is_empty())
+        else {
+            return Err(OrphanRefusal::RefValueSyntax(shown_id(arg)));
+        };
+        if !targets.iter().any(|t| t == id) {
+            return Err(OrphanRefusal::RefValueNotTarget(shown_id(id)));
+        }
+        if out.insert(id.to_string(), value.to_string()).is_some() {
+            return Err(OrphanRefusal::RefValueTwice(shown_id(id)));
         }
     }
     Ok(out)

@@ -193,7 +193,11 @@ pub enum ReadResult {
 pub enum Outcome {
     Refreshed,
     Unsupported,
-    Failed { message: String },
+    /// The read found no resource: it was deleted outside cdkd (docs/repairs.md §6.2).
+    Gone,
+    Failed {
+        message: String,
+    },
     Refused,
 }
 
@@ -212,6 +216,8 @@ pub struct Tally {
     pub unsupported: u32,
     pub failed: u32,
     pub refused: u32,
+    /// Read and not found: deleted outside cdkd.
+    pub gone: u32,
 }
 
 impl Tally {
@@ -221,6 +227,7 @@ impl Tally {
         self.unsupported += other.unsupported;
         self.failed += other.failed;
         self.refused += other.refused;
+        self.gone += other.gone;
     }
 
     fn count(&mut self, o: &Outcome) {
@@ -229,6 +236,7 @@ impl Tally {
             Outcome::Unsupported => self.unsupported += 1,
             Outcome::Failed { .. } => self.failed += 1,
             Outcome::Refused => self.refused += 1,
+            Outcome::Gone => self.gone += 1,
         }
     }
 }
@@ -256,8 +264,9 @@ pub struct StackRefresh {
 
 /// Lands the reads in the record (which passed [`check_shape`]), in record order:
 /// - a refused entry is counted refused whatever was read, its baseline untouched;
-/// - a skipped type, [`ReadResult::NoReader`], [`ReadResult::Gone`] or no result at all
-///   → unsupported, baseline untouched;
+/// - a skipped type, [`ReadResult::NoReader`] or no result at all → unsupported,
+///   baseline untouched;
+/// - [`ReadResult::Gone`] → gone (deleted outside cdkd), baseline kept;
 /// - [`ReadResult::Failed`] → failed, baseline kept;
 /// - [`ReadResult::Read`] → `observedProperties` = the readback redacted by position
 ///   against the entry's `properties` (`{}` when absent) → refreshed.
@@ -304,7 +313,8 @@ fn refresh_entry(entry: &mut Value, read: Option<&ReadResult>, ssm: &SsmAnswers)
         return Outcome::Unsupported;
     }
     match read {
-        None | Some(ReadResult::NoReader) | Some(ReadResult::Gone) => Outcome::Unsupported,
+        None | Some(ReadResult::NoReader) => Outcome::Unsupported,
+        Some(ReadResult::Gone) => Outcome::Gone,
         Some(ReadResult::Failed(message)) => Outcome::Failed {
             message: message.clone(),
         },
@@ -321,9 +331,10 @@ fn refresh_entry(entry: &mut Value, read: Option<&ReadResult>, ssm: &SsmAnswers)
     }
 }
 
-/// The exit status of a run: 2 (partial failure) when any resource read failed, else 0.
+/// The exit status of a run (docs/repairs.md §6.3): 2 when some resources were not
+/// refreshed because their read failed or found them gone, else 0.
 pub fn exit_code(run: &Tally) -> i32 {
-    if run.failed > 0 {
+    if run.failed > 0 || run.gone > 0 {
         2
     } else {
         0

@@ -29,6 +29,7 @@ pub(crate) enum Removed<'a> {
     Readable {
         resource_type: &'a str,
         physical_id: &'a str,
+        properties: Option<&'a Map<String, Value>>,
         attributes: Option<&'a Map<String, Value>>,
     },
     Unreadable,
@@ -43,10 +44,12 @@ pub(crate) fn snapshot<'a>(
         let e = entry.as_object()?;
         let resource_type = e.get("resourceType")?.as_str()?;
         let physical_id = e.get("physicalId")?.as_str().filter(|p| !p.is_empty())?;
+        let properties = e.get("properties").and_then(Value::as_object);
         let attributes = e.get("attributes").and_then(Value::as_object);
         Some(Removed::Readable {
             resource_type,
             physical_id,
+            properties,
             attributes,
         })
     };

@@ -18,6 +18,11 @@ use serde_json::{json, Map, Value};
 
 use super::intrinsic::{getatt_parts, placeholders, single, sub_parts};
 pub use super::removed::{attribute_value, live_answer, live_reads_needed, LiveAttr, LiveReads};
+use crate::ref_value::{ref_value, RefUnknown};
+
+/// `Ref` values the user supplied (`--ref-value O=<value>`), by removed logical id: used
+/// for every `Ref O` and `${O}` in place of the type's rule (docs/repairs.md §7.5).
+pub type RefValues = BTreeMap<String, String>;
 use super::removed::{cached_value, resources_of, snapshot, Removed};
 use super::secret::{never_copied, never_copied_attribute, CredentialClass};
 use super::MASK;
@@ -31,6 +36,15 @@ pub enum Reason {
     UnreadableRecord,
     /// The removed entry's `physicalId` is the mask.
     MaskedPhysicalId,
+    /// `Ref O`: the value CloudFormation's `Ref` returns cannot be read from O's record
+    /// ([`crate::ref_value::ref_value`]): its type has no known rule (`detail` is
+    /// `None`), or the record does not have the shape the rule reads. The way out is
+    /// `--ref-value O=<value>`, or `--force` to keep the `Ref`.
+    RefUnknown {
+        logical_id: String,
+        resource_type: String,
+        detail: Option<String>,
+    },
     LiveReadFailed(String),
     LiveReadUndefined,
     /// The attribute's name or type alone puts it in a class never copied, so it is never
@@ -107,15 +121,19 @@ pub struct OrphanAborted {
 }
 
 /// Removes `targets` from the record and rewrites every reference to them (the record
-/// passed [`super::orphan::check_record`]). An `Fn::GetAtt` takes the live value unless
-/// it is of a class never copied ([`super::secret::never_copied`]). Without `force`, any
-/// site that cannot be resolved aborts; with `force`, the removed record's cached
-/// attribute fills in where the live read did not answer, unless it is of a class never
-/// copied, and unresolved sites keep their intrinsic.
+/// passed [`super::orphan::check_record`]). A `Ref` takes the value `supplied` gives for
+/// it, else the value the type's `Ref` rule reads from the removed record
+/// ([`crate::ref_value`]); a type without a known rule leaves the site unresolved. An
+/// `Fn::GetAtt` takes the live value unless it is of a class never copied
+/// ([`super::secret::never_copied`]). Without `force`, any site that cannot be resolved
+/// aborts; with `force`, the removed record's cached attribute fills in where the live
+/// read did not answer, unless it is of a class never copied, and unresolved sites keep
+/// their intrinsic.
 pub fn rewrite(
     record: &Map<String, Value>,
     targets: &[String],
     live: &LiveReads,
+    supplied: &RefValues,
     force: bool,
 ) -> Result<Rewrite, OrphanAborted> {
     let empty = Map::new();
@@ -123,6 +141,7 @@ pub fn rewrite(
     let mut ctx = Ctx {
         removed: snapshot(resources, targets),
         live,
+        supplied,
         force,
         audit: Vec::new(),
         unresolved: Vec::new(),
@@ -161,6 +180,7 @@ pub fn rewrite(
 struct Ctx<'a> {
     removed: BTreeMap<String, Removed<'a>>,
     live: &'a LiveReads,
+    supplied: &'a RefValues,
     force: bool,
     audit: Vec<AuditEntry>,
     unresolved: Vec<UnresolvedSite>,
@@ -306,15 +326,31 @@ impl Ctx<'_> {
         after
     }
 
-    /// `Ref O`: the removed record's physical id.
+    /// `Ref O`: the value the user supplied, else what the type's `Ref` rule reads from
+    /// the removed record (docs/repairs.md §7.5); never a guess.
     fn resolve_ref(&self, o: &str) -> Result<Value, Reason> {
+        if let Some(v) = self.supplied.get(o) {
+            return Ok(Value::String(v.clone()));
+        }
         match self.removed.get(o) {
             Some(Removed::Readable { physical_id, .. }) if *physical_id == MASK => {
                 Err(Reason::MaskedPhysicalId)
             }
-            Some(Removed::Readable { physical_id, .. }) => {
-                Ok(Value::String(physical_id.to_string()))
-            }
+            Some(Removed::Readable {
+                resource_type,
+                physical_id,
+                properties,
+                attributes,
+            }) => ref_value(resource_type, physical_id, *properties, *attributes)
+                .map(Value::String)
+                .map_err(|e| Reason::RefUnknown {
+                    logical_id: o.to_string(),
+                    resource_type: resource_type.to_string(),
+                    detail: match e {
+                        RefUnknown::NoRule => None,
+                        RefUnknown::Shape(s) => Some(s),
+                    },
+                }),
             _ => Err(Reason::UnreadableRecord),
         }
     }

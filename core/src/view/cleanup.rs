@@ -61,6 +61,19 @@ pub fn render_cleanup(out: &Value) -> String {
     join_lines(&lines)
 }
 
+/// The failure line of a cleanup in which some destroys failed (stderr, exit 1), `None`
+/// when none did: `error: cleanup: <n> stack(s) failed to be destroyed; see the summary`.
+pub fn cleanup_failure_line(out: &Value) -> Option<String> {
+    let failed = list(out, "failed").len() as u64;
+    let failed = failed.max(out.get("failedCount").and_then(Value::as_u64).unwrap_or(0));
+    (failed > 0).then(|| {
+        crate::view::error_line(&format!(
+            "cleanup: {} failed to be destroyed; see the summary",
+            count(failed, "stack")
+        ))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +114,17 @@ mod tests {
         );
         assert!(text.contains("\n2 stacks skipped\n"), "{text}");
         assert!(!text.contains("(s)"), "{text}");
+    }
+
+    #[test]
+    fn cleanup_failure_line_begins_with_error_when_a_destroy_failed() {
+        assert_eq!(
+            cleanup_failure_line(&json!({"failed": [], "failedCount": 0})),
+            None
+        );
+        assert_eq!(
+            cleanup_failure_line(&json!({"failed": [{"stack": "A"}], "failedCount": 1})).as_deref(),
+            Some("error: cleanup: 1 stack failed to be destroyed; see the summary")
+        );
     }
 }

@@ -40,6 +40,18 @@ impl Rendered {
     }
 }
 
+/// The one form of a failure line on the CLI (docs/cli.md, exit status): `error: ` and the
+/// message flattened onto one line (docs/state-views.md §1.2). A message that already
+/// begins with `error: ` is not prefixed twice.
+pub fn error_line(message: &str) -> String {
+    let flat = crate::text::flatten_str(message);
+    if flat.starts_with("error: ") {
+        flat
+    } else {
+        format!("error: {flat}")
+    }
+}
+
 /// Lines joined by `\n` plus one final `\n`; no lines → no output at all.
 pub(crate) fn join_lines(lines: &[String]) -> String {
     if lines.is_empty() {
@@ -48,4 +60,17 @@ pub(crate) fn join_lines(lines: &[String]) -> String {
     let mut out = lines.join("\n");
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn error_line_prefixes_once_and_flattens() {
+        assert_eq!(
+            super::error_line("export App failed (X): a\nb"),
+            "error: export App failed (X): a b"
+        );
+        assert_eq!(super::error_line("error: already"), "error: already");
+        assert_eq!(super::error_line("\u{1b}[2Jx"), "error: [2Jx");
+    }
 }

@@ -25,6 +25,14 @@ pub const NO_STACKS_FOUND: &str = "No stacks found in state";
 
 use crate::text::flattened as flat;
 
+fn gone_part(gone: u32) -> String {
+    if gone > 0 {
+        format!(", {gone} gone (deleted outside cdkd)")
+    } else {
+        String::new()
+    }
+}
+
 fn refused_part(refused: u32) -> String {
     if refused > 0 {
         format!(", {refused} refused (import baseline refusal)")
@@ -52,14 +60,16 @@ pub fn refresh_skip_line(stack: &str, region: &str) -> String {
     )
 }
 
-/// `✓ <stack> (<region>): <r> refreshed, <u> unsupported, <f> failed[, <k> refused …]`.
+/// `✓ <stack> (<region>): <r> refreshed, <u> unsupported, <f> failed[, <g> gone
+/// (deleted outside cdkd)][, <k> refused …]`.
 pub fn refresh_stack_line(stack: &str, region: &str, t: &Tally) -> String {
     format!(
-        "✓ {}: {} refreshed, {} unsupported, {} failed{}",
+        "✓ {}: {} refreshed, {} unsupported, {} failed{}{}",
         stack_region(stack, region),
         t.refreshed,
         t.unsupported,
         t.failed,
+        gone_part(t.gone),
         refused_part(t.refused)
     )
 }
@@ -90,12 +100,49 @@ pub fn refresh_failed_warning(stack: &str, o: &ResourceOutcome) -> Option<String
     ))
 }
 
-/// One refreshed stack: its line on stdout, a warning per failed read.
+/// `cdkd-flow state orphan <stack> --stack-region <region> --resource <id>`, each value
+/// shell-quoted; `None` when the command cannot be printed faithfully (a value that
+/// sanitising would change).
+pub fn orphan_resource_command(stack: &str, region: &str, logical_id: &str) -> Option<String> {
+    use crate::contention::command_value_ok as ok;
+    use crate::text::shell_quote;
+    (ok(stack) && ok(region) && ok(logical_id)).then(|| {
+        format!(
+            "cdkd-flow state orphan {} --stack-region {} --resource {}",
+            shell_quote(stack),
+            shell_quote(region),
+            shell_quote(logical_id)
+        )
+    })
+}
+
+/// The warning for a resource whose read found it gone (deleted outside cdkd), with the
+/// command that forgets it; `None` for any other outcome (docs/repairs.md §6.3).
+pub fn refresh_gone_warning(stack: &str, region: &str, o: &ResourceOutcome) -> Option<String> {
+    if o.outcome != Outcome::Gone {
+        return None;
+    }
+    let forget = match orphan_resource_command(stack, region, &o.logical_id) {
+        Some(cmd) => format!("forget it with: {cmd}"),
+        None => "forget it with cdkd-flow state orphan --resource (the command cannot be printed faithfully)".to_string(),
+    };
+    Some(format!(
+        "  ✗ {}/{} ({}): gone — not found in AWS (deleted outside cdkd); its previous observedProperties were kept; {forget}",
+        flat(stack),
+        flat(&o.logical_id),
+        flat(&o.resource_type),
+    ))
+}
+
+/// One refreshed stack: its line on stdout, a warning per failed read and per resource
+/// found gone.
 pub fn refresh_stack(stack: &str, region: &str, r: &StackRefresh) -> Rendered {
     let warnings = r
         .outcomes
         .iter()
-        .filter_map(|o| refresh_failed_warning(stack, o))
+        .filter_map(|o| {
+            refresh_failed_warning(stack, o).or_else(|| refresh_gone_warning(stack, region, o))
+        })
         .collect();
     Rendered::new(
         join_lines(&[refresh_stack_line(stack, region, &r.tally)]),
@@ -115,7 +162,7 @@ pub fn release_failed_warning(stack: &str, region: &str, message: &str) -> Strin
 
 /// The end of a run: an empty line and the `Done:` (or `Plan:`) totals on stdout; on
 /// stderr the refused-baseline warning when any resource was refused, and the partial
-/// failure line when any read failed (exit status 2, see
+/// failure line when any read failed or found its resource gone (exit status 2, see
 /// [`crate::repair::refresh::exit_code`]).
 pub fn refresh_summary(run: &Tally, dry_run: bool) -> Rendered {
     let total = if dry_run {
@@ -125,8 +172,11 @@ pub fn refresh_summary(run: &Tally, dry_run: bool) -> Rendered {
         )
     } else {
         format!(
-            "Done: {} resource(s) refreshed, {} unsupported, {} failed",
-            run.refreshed, run.unsupported, run.failed
+            "Done: {} resource(s) refreshed, {} unsupported, {} failed{}",
+            run.refreshed,
+            run.unsupported,
+            run.failed,
+            gone_part(run.gone)
         )
     };
     let mut warnings = Vec::new();
@@ -135,8 +185,14 @@ pub fn refresh_summary(run: &Tally, dry_run: bool) -> Rendered {
     }
     if run.failed > 0 && !dry_run {
         warnings.push(format!(
-            "Refresh completed with {} per-resource readCurrentState failure(s). Their previous observedProperties were kept; fix the cause and run cdkd-flow state refresh-observed again.",
+            "error: Refresh completed with {} per-resource readCurrentState failure(s). Their previous observedProperties were kept; fix the cause and run cdkd-flow state refresh-observed again.",
             run.failed
+        ));
+    }
+    if run.gone > 0 && !dry_run {
+        warnings.push(format!(
+            "error: {} resource(s) were not refreshed: AWS no longer has them (deleted outside cdkd). Their previous observedProperties were kept; forget each with the cdkd-flow state orphan --resource command printed above.",
+            run.gone
         ));
     }
     Rendered::new(join_lines(&[String::new(), total]), warnings)
@@ -193,6 +249,27 @@ fn reason_phrase(r: &Reason) -> String {
     match r {
         Reason::UnreadableRecord => "the removed record is not a readable resource record".into(),
         Reason::MaskedPhysicalId => "the removed record's physicalId is the redaction mask".into(),
+        Reason::RefUnknown {
+            logical_id,
+            resource_type,
+            detail,
+        } => {
+            let why = match detail {
+                None => format!(
+                    "cdkd-flow does not know what CloudFormation's Ref returns for {}",
+                    flat(resource_type)
+                ),
+                Some(d) => format!(
+                    "the Ref value of {} cannot be read from the record: {}",
+                    flat(resource_type),
+                    flat(d)
+                ),
+            };
+            format!(
+                "{why}; pass --ref-value {}=<the value Ref returns>, or --force to keep the Ref",
+                flat(logical_id)
+            )
+        }
         Reason::LiveReadFailed(m) => format!("the live read failed: {}", flat(m)),
         Reason::LiveReadUndefined => "the live read returned no value".into(),
         Reason::NotRead => "no live read was made".into(),
@@ -285,7 +362,7 @@ pub fn orphan_no_state(stack: &str) -> String {
 pub fn orphan_locked(ctx: &crate::contention::ContentionContext<'_>) -> String {
     let region = ctx
         .region
-        .map(|r| or_unrenderable(crate::text::ascii_only_str(r)))
+        .map(|r| or_unrenderable(crate::text::printable_str(r)))
         .unwrap_or_else(|| "legacy".into());
     let head = format!(
         "Stack '{}' ({region}) is locked.",
@@ -310,7 +387,7 @@ pub fn orphan_lock_malformed(
 ) -> String {
     let region = ctx
         .region
-        .map(|r| or_unrenderable(crate::text::ascii_only_str(r)))
+        .map(|r| or_unrenderable(crate::text::printable_str(r)))
         .unwrap_or_else(|| "legacy".into());
     let head = format!(
         "Stack '{}' ({region}) has a malformed lock ({}); nothing was changed.",
@@ -411,7 +488,7 @@ pub fn orphan_child_record(
             crate::text::shell_quote(prefix)
         ));
     }
-    let printable = crate::text::ascii_only_str(&cmd) == cmd;
+    let printable = crate::text::printable_str(&cmd) == cmd;
     format!(
         "'{}' is a nested stack with its own state record; its resources would be orphaned with no record. Drop the child with: {}",
         or_unrenderable(strip(child)),
@@ -447,6 +524,7 @@ fn tally_json(t: &Tally) -> Value {
         "unsupported": t.unsupported,
         "failed": t.failed,
         "refused": t.refused,
+        "gone": t.gone,
     })
 }
 
@@ -454,6 +532,7 @@ fn outcome_json(o: &ResourceOutcome) -> Value {
     let (name, message) = match &o.outcome {
         Outcome::Refreshed => ("refreshed", None),
         Outcome::Unsupported => ("unsupported", None),
+        Outcome::Gone => ("gone", None),
         Outcome::Failed { message } => ("failed", Some(message.as_str())),
         Outcome::Refused => ("refused", None),
     };

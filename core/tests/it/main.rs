@@ -14,6 +14,7 @@ mod repair_force;
 mod repair_orphan;
 mod repair_redact;
 mod repair_redact_prop;
+mod repair_ref_value;
 mod repair_refresh;
 mod repair_ssm;
 mod repair_views;

@@ -167,9 +167,9 @@ fn contention_suppression_altered_empty_or_dash_values() {
     let base = ctx("App", Some("us-east-1"));
     let cases: Vec<ContentionContext> = vec![
         ContentionContext {
-            stack: "Caf\u{e9}",
+            stack: "Caf\u{200b}e",
             ..base
-        }, // altered by ASCII-only
+        }, // altered by printable (a zero-width space)
         ContentionContext {
             stack: "A\u{1b}[2J",
             ..base
@@ -220,6 +220,23 @@ fn contention_head_renders_untrusted_stack_and_region_safely() {
     let msg = contention_message(&c, None, NOW);
     assert!(
         msg.starts_with("Could not acquire lock for stack \"My Stack [31m\" (<unrenderable>) — "),
+        "{msg}"
+    );
+}
+
+#[test]
+fn contention_non_ascii_stack_name_is_printed_whole_in_the_command() {
+    let c = ContentionContext {
+        stack: "\u{d6}rd\u{e9}rs",
+        ..ctx("App", Some("us-east-1"))
+    };
+    let msg = contention_message(&c, Some(&live_bob()), NOW);
+    assert!(
+        msg.contains("cdkd-flow force-unlock '\u{d6}rd\u{e9}rs' --stack-region us-east-1"),
+        "{msg}"
+    );
+    assert!(
+        msg.starts_with("Could not acquire lock for stack \"\u{d6}rd\u{e9}rs\" (us-east-1)"),
         "{msg}"
     );
 }

@@ -139,3 +139,36 @@ fn views_1_7_utf16_code_unit_order_differs_from_code_point_order() {
     refs.sort();
     assert_eq!(refs[0].stack, "\u{1f600}");
 }
+
+/// Issue 26 point 8: a stack name no cdkd stack can have is refused by name, before any
+/// AWS call; real names (nested, spaced, non-ASCII) pass.
+#[test]
+fn stack_name_argument_with_control_characters_is_refused() {
+    use cdkd_core::keys::{check_stack_name, StackNameError};
+    for ok in [
+        "App",
+        "Parent~Child",
+        "My Stack",
+        "\u{d6}rd\u{e9}rs",
+        "\u{6ce8}\u{6587}",
+    ] {
+        assert_eq!(check_stack_name(ok), Ok(()), "{ok:?}");
+    }
+    assert_eq!(check_stack_name(""), Err(StackNameError::Empty));
+    let e = check_stack_name("App\nInjected").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "'App Injected' is not a stack name any cdkd stack can have: it contains a control character (U+000A)"
+    );
+    assert!(matches!(
+        check_stack_name("A\u{1b}[2J"),
+        Err(StackNameError::Invisible { code: 0x1b, .. })
+    ));
+    assert!(matches!(
+        check_stack_name("A\u{202e}B"),
+        Err(StackNameError::Invisible {
+            what: "an invisible formatting character",
+            ..
+        })
+    ));
+}

@@ -3,7 +3,7 @@
 //! the cached value appears nowhere in the saved record or the output.
 
 use cdkd_core::json::stringify;
-use cdkd_core::repair::rewrite::{rewrite, LiveAttr, LiveReads, Reason, Rewrite};
+use cdkd_core::repair::rewrite::{rewrite, LiveAttr, LiveReads, Reason, RefValues, Rewrite};
 use cdkd_core::repair::secret::{is_credential_name, never_copied, CredentialClass};
 use cdkd_core::view::repair::orphan_report;
 use serde_json::{json, Value};
@@ -22,7 +22,14 @@ fn force_orphan(resource_type: &str, attr: &str, cached: Value) -> (Rewrite, Str
         LiveAttr::Failed("denied".into()),
     )]
     .into();
-    let out = rewrite(r.as_object().unwrap(), &["Key".to_string()], &live, true).unwrap();
+    let out = rewrite(
+        r.as_object().unwrap(),
+        &["Key".to_string()],
+        &live,
+        &RefValues::new(),
+        true,
+    )
+    .unwrap();
     let rendered = orphan_report(&out);
     let text = format!("{}{}", rendered.stdout, rendered.warnings.join("\n"));
     (out, text)
@@ -210,6 +217,7 @@ fn force_rule_7_3_one_warning_per_refused_attribute_however_many_sites() {
         r.as_object().unwrap(),
         &["Key".to_string()],
         &LiveReads::new(),
+        &RefValues::new(),
         true,
     )
     .unwrap();

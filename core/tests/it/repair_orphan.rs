@@ -3,7 +3,7 @@
 use cdkd_core::repair::orphan::{check_record, resource_targets, OrphanRefusal};
 use cdkd_core::repair::refresh::ReadResult;
 use cdkd_core::repair::rewrite::{
-    live_answer, live_reads_needed, rewrite, LiveAttr, LiveReads, Reason,
+    live_answer, live_reads_needed, rewrite, LiveAttr, LiveReads, Reason, RefValues,
 };
 use cdkd_core::repair::secret::CredentialClass;
 use cdkd_core::view::repair::orphan_aborted;
@@ -11,6 +11,21 @@ use serde_json::{json, Map, Value};
 
 fn rec(v: Value) -> Map<String, Value> {
     v.as_object().unwrap().clone()
+}
+
+/// The rewrite with no live answers and no supplied `Ref` values.
+fn plain(
+    r: &Map<String, Value>,
+    targets: &[&str],
+    force: bool,
+) -> Result<cdkd_core::repair::rewrite::Rewrite, cdkd_core::repair::rewrite::OrphanAborted> {
+    rewrite(
+        r,
+        &ids(targets),
+        &LiveReads::new(),
+        &RefValues::new(),
+        force,
+    )
 }
 
 fn ids(v: &[&str]) -> Vec<String> {
@@ -46,7 +61,7 @@ fn orphan_rule_7_2_statement_59_ref_dependencies_and_outputs_rewritten() {
     let r = gone_record(
         json!({"Keeper": {"Value": {"Ref": "Gone"}}, "outputs": {"QueueUrl": {"Ref": "Gone"}}}),
     );
-    let out = rewrite(&r, &ids(&["Gone"]), &LiveReads::new(), false).unwrap();
+    let out = plain(&r, &["Gone"], false).unwrap();
     let res = &out.record["resources"];
     assert!(res.get("Gone").is_none());
     assert_eq!(res["Keeper"]["properties"]["Value"], json!("https://sqs/q"));
@@ -171,6 +186,7 @@ fn orphan_rule_7_3_getatt_both_forms_from_the_live_read() {
         &r,
         &ids(&["Gone"]),
         &live(&[("Gone", "Arn", LiveAttr::Value(json!("arn:live")))]),
+        &RefValues::new(),
         false,
     )
     .unwrap();
@@ -192,7 +208,7 @@ fn orphan_rule_7_3_recorded_attribute_preferred_when_servable_once_the_live_read
         ("Gone", "Arn", LiveAttr::Value(json!("arn:live"))),
         ("Gone", "Masked", LiveAttr::Value(json!("live-m"))),
     ]);
-    let out = rewrite(&r, &ids(&["Gone"]), &l, false).unwrap();
+    let out = rewrite(&r, &ids(&["Gone"]), &l, &RefValues::new(), false).unwrap();
     assert_eq!(
         out.record["resources"]["K"]["properties"],
         json!({"A": "arn:rec", "M": "live-m"})
@@ -227,7 +243,7 @@ fn orphan_rule_7_3_credential_named_attribute_is_never_read_live_nor_written() {
         ("Hook", "Endpoint", LiveAttr::Value(json!("https://h"))),
         ("Key", "Id", LiveAttr::Value(json!("AKIA1"))),
     ]);
-    let err = rewrite(&r, &targets, &l, false).unwrap_err();
+    let err = rewrite(&r, &targets, &l, &RefValues::new(), false).unwrap_err();
     let reasons: Vec<&Reason> = err.unresolved.iter().map(|u| &u.reason).collect();
     assert_eq!(
         reasons,
@@ -245,7 +261,7 @@ fn orphan_rule_7_3_credential_named_attribute_is_never_read_live_nor_written() {
     );
     assert!(!text.contains("secret\""), "{text}");
     // --force: the intrinsic stays; the cache is not copied either.
-    let out = rewrite(&r, &targets, &l, true).unwrap();
+    let out = rewrite(&r, &targets, &l, &RefValues::new(), true).unwrap();
     let p = &out.record["resources"]["K"]["properties"];
     assert_eq!(p["S"], json!({"Fn::GetAtt": ["Key", "SecretAccessKey"]}));
     assert_eq!(p["C"], json!({"Fn::Sub": "${Hook.Endpoint}"}));
@@ -285,7 +301,7 @@ fn orphan_rule_7_3_live_value_of_a_never_copied_class_keeps_the_intrinsic() {
             LiveAttr::Value(json!({"Address": "h", "Password": "live-pw"})),
         ),
     ]);
-    let err = rewrite(&r, &targets, &l, false).unwrap_err();
+    let err = rewrite(&r, &targets, &l, &RefValues::new(), false).unwrap_err();
     assert_eq!(
         err.unresolved[0].reason,
         Reason::LiveNeverCopied(CredentialClass::DynamicReference)
@@ -294,7 +310,7 @@ fn orphan_rule_7_3_live_value_of_a_never_copied_class_keeps_the_intrinsic() {
         .contains("K.properties.V: P.Value (the live value is an unresolved dynamic reference)"));
     // --force keeps the intrinsic (the cache does not stand in for a refused live
     // value), warns naming the class and never the value.
-    let out = rewrite(&r, &targets, &l, true).unwrap();
+    let out = rewrite(&r, &targets, &l, &RefValues::new(), true).unwrap();
     let p = &out.record["resources"]["K"]["properties"];
     assert_eq!(p["V"], json!({"Fn::GetAtt": ["P", "Value"]}));
     assert_eq!(p["E"], json!({"Fn::GetAtt": ["D", "Endpoint"]}));
@@ -355,6 +371,7 @@ fn orphan_rule_7_3_fn_sub_placeholders_substituted_others_preserved() {
         &r,
         &ids(&["Gone"]),
         &live(&[("Gone", "Arn", LiveAttr::Value(json!("arn:b")))]),
+        &RefValues::new(),
         false,
     )
     .unwrap();
@@ -381,7 +398,7 @@ fn orphan_rule_7_3_fn_sub_placeholder_with_a_list_value_is_unresolved() {
         "NameServers",
         LiveAttr::Value(json!(["ns-1", "ns-2"])),
     )]);
-    let err = rewrite(&r, &ids(&["Zone"]), &l, false).unwrap_err();
+    let err = rewrite(&r, &ids(&["Zone"]), &l, &RefValues::new(), false).unwrap_err();
     assert_eq!(err.unresolved[0].reason, Reason::NotText);
     assert_eq!(err.unresolved[0].reference, "${Zone.NameServers}");
 }
@@ -390,11 +407,11 @@ fn orphan_rule_7_3_fn_sub_placeholder_with_a_list_value_is_unresolved() {
 fn orphan_rule_7_3_removed_records_snapshotted_first() {
     // A and B are both removed; the survivor refers to B, A refers to B.
     let r = rec(json!({"resources": {
-        "A": {"resourceType": "T", "physicalId": "pa", "properties": {"X": {"Ref": "B"}}},
-        "B": {"resourceType": "T", "physicalId": "pb"},
+        "A": {"resourceType": "AWS::SNS::Topic", "physicalId": "pa", "properties": {"X": {"Ref": "B"}}},
+        "B": {"resourceType": "AWS::SQS::Queue", "physicalId": "pb"},
         "K": {"resourceType": "T", "properties": {"A": {"Ref": "A"}, "B": {"Ref": "B"}}, "dependencies": ["A", "B"]}
     }}));
-    let out = rewrite(&r, &ids(&["A", "B"]), &LiveReads::new(), false).unwrap();
+    let out = plain(&r, &["A", "B"], false).unwrap();
     assert_eq!(
         out.record["resources"],
         json!({"K": {"resourceType": "T", "properties": {"A": "pa", "B": "pb"}, "dependencies": []}})
@@ -414,14 +431,14 @@ fn orphan_rule_7_3_unreadable_removed_record_resolves_nothing() {
             "K": {"resourceType": "T", "properties": {"R": {"Ref": "Gone"}, "A": {"Fn::GetAtt": ["Gone", "Arn"]}}}
         }}));
         assert!(live_reads_needed(&r, &ids(&["Gone"])).is_empty());
-        let err = rewrite(&r, &ids(&["Gone"]), &LiveReads::new(), false).unwrap_err();
+        let err = plain(&r, &["Gone"], false).unwrap_err();
         assert_eq!(err.unresolved.len(), 2, "{gone}");
         assert!(err
             .unresolved
             .iter()
             .all(|u| u.reason == Reason::UnreadableRecord));
         // --force has no cache to use either.
-        let forced = rewrite(&r, &ids(&["Gone"]), &LiveReads::new(), true).unwrap();
+        let forced = plain(&r, &["Gone"], true).unwrap();
         assert_eq!(
             forced.record["resources"]["K"]["properties"]["R"],
             json!({"Ref": "Gone"})
@@ -435,7 +452,7 @@ fn orphan_rule_7_3_masked_physical_id_is_refused_not_replaced() {
         "Key": {"resourceType": "T", "physicalId": "***"},
         "K": {"resourceType": "T", "properties": {"R": {"Ref": "Key"}}}
     }}));
-    let err = rewrite(&r, &ids(&["Key"]), &LiveReads::new(), false).unwrap_err();
+    let err = plain(&r, &["Key"], false).unwrap_err();
     assert_eq!(err.unresolved[0].reason, Reason::MaskedPhysicalId);
 }
 
@@ -448,7 +465,7 @@ fn orphan_rule_7_2_step_7_unresolved_sites_abort_without_force() {
         ("Gone", "Arn", LiveAttr::Failed("AccessDenied".into())),
         ("Gone", "QueueName", LiveAttr::Undefined),
     ]);
-    let err = rewrite(&r, &ids(&["Gone"]), &l, false).unwrap_err();
+    let err = rewrite(&r, &ids(&["Gone"]), &l, &RefValues::new(), false).unwrap_err();
     assert_eq!(
         err.to_string(),
         "Orphan aborted: 2 reference(s) could not be resolved"
@@ -471,7 +488,7 @@ fn orphan_rule_7_3_force_splices_the_cached_value_when_the_live_read_fails() {
         json!({"Keeper": {"A": {"Fn::GetAtt": ["Gone", "Arn"]}, "N": {"Fn::GetAtt": ["Gone", "Missing"]}}}),
     );
     let l = live(&[("Gone", "Arn", LiveAttr::Failed("x".into()))]);
-    let out = rewrite(&r, &ids(&["Gone"]), &l, true).unwrap();
+    let out = rewrite(&r, &ids(&["Gone"]), &l, &RefValues::new(), true).unwrap();
     let p = &out.record["resources"]["Keeper"]["properties"];
     assert_eq!(p["A"], json!("arn:aws:sqs:q"));
     assert_eq!(p["N"], json!({"Fn::GetAtt": ["Gone", "Missing"]}));
@@ -488,7 +505,7 @@ fn orphan_rule_7_2_step_9_skipped_outputs_dropped_export_names_and_orphans_carri
         "exportNames": ["U"],
         "orphans": [{"logicalId": "O", "orphanedAt": 1, "state": {}}]
     }));
-    let out = rewrite(&r, &ids(&["Gone"]), &LiveReads::new(), false).unwrap();
+    let out = plain(&r, &["Gone"], false).unwrap();
     assert!(out.record.get("skippedOutputs").is_none());
     assert_eq!(out.record["exportNames"], json!(["U"]));
     assert_eq!(out.record["orphans"], r["orphans"]);
@@ -497,10 +514,10 @@ fn orphan_rule_7_2_step_9_skipped_outputs_dropped_export_names_and_orphans_carri
 #[test]
 fn orphan_rule_7_3_attributes_of_survivors_are_rewritten_too() {
     let r = rec(json!({"resources": {
-        "Gone": {"resourceType": "T", "physicalId": "pg"},
+        "Gone": {"resourceType": "AWS::S3::Bucket", "physicalId": "pg"},
         "K": {"resourceType": "T", "attributes": {"Link": {"Ref": "Gone"}}}
     }}));
-    let out = rewrite(&r, &ids(&["Gone"]), &LiveReads::new(), false).unwrap();
+    let out = plain(&r, &["Gone"], false).unwrap();
     assert_eq!(
         out.record["resources"]["K"]["attributes"]["Link"],
         json!("pg")
@@ -515,7 +532,7 @@ fn orphan_rule_7_3_references_to_survivors_and_non_intrinsic_objects_untouched()
         "Other": {"resourceType": "T", "physicalId": "po"},
         "K": {"resourceType": "T", "properties": props.clone()}
     }}));
-    let out = rewrite(&r, &ids(&["Gone"]), &LiveReads::new(), false).unwrap();
+    let out = plain(&r, &["Gone"], false).unwrap();
     assert_eq!(out.record["resources"]["K"]["properties"], props);
     assert!(out.audit.is_empty());
 }

@@ -177,7 +177,8 @@ fn refresh_rule_6_2_statement_52_refused_entry_counted_and_its_baseline_unchange
             refreshed: 1,
             unsupported: 0,
             failed: 0,
-            refused: 1
+            refused: 1,
+            gone: 0,
         }
     );
     assert_eq!(
@@ -198,7 +199,7 @@ fn refresh_rule_6_2_observed_baseline_refused_must_be_exactly_true() {
 }
 
 #[test]
-fn refresh_rule_6_2_skipped_type_no_reader_and_gone_are_unsupported_and_untouched() {
+fn refresh_rule_6_2_skipped_type_and_no_reader_are_unsupported_gone_is_gone_all_untouched() {
     let mut r = rec(json!({"resources": {
         "Meta": {"resourceType": "AWS::CDK::Metadata"},
         "X": {"resourceType": "AWS::Unknown::Thing", "observedProperties": {"k": 1}},
@@ -228,10 +229,13 @@ fn refresh_rule_6_2_skipped_type_no_reader_and_gone_are_unsupported_and_untouche
     assert_eq!(
         out.tally,
         Tally {
-            unsupported: 4,
+            unsupported: 3,
+            gone: 1,
             ..Tally::default()
         }
     );
+    assert_eq!(out.outcomes[2].outcome, Outcome::Gone);
+    assert_eq!(exit_code(&out.tally), 2);
     assert_eq!(r["resources"]["X"]["observedProperties"], json!({"k": 1}));
     assert_eq!(
         r["resources"]["Gone"]["observedProperties"],
@@ -276,7 +280,8 @@ fn refresh_rule_6_2_statement_56_failed_read_keeps_the_baseline_others_saved_exi
             refreshed: 3,
             unsupported: 1,
             refused: 1,
-            failed: 0
+            failed: 0,
+            gone: 0,
         }),
         0
     );
@@ -377,7 +382,8 @@ fn refresh_rule_6_3_dry_run_tally_counts_what_would_be_read() {
             refreshed: 1,
             unsupported: 2,
             failed: 0,
-            refused: 1
+            refused: 1,
+            gone: 0,
         }
     );
     assert_eq!(dry_run_tally(&healthy(), &any_reader).refreshed, 1);
@@ -391,12 +397,14 @@ fn refresh_tally_adds_stacks_into_the_run() {
         unsupported: 2,
         failed: 3,
         refused: 4,
+        gone: 0,
     });
     run.add(&Tally {
         refreshed: 1,
         unsupported: 0,
         failed: 0,
         refused: 1,
+        gone: 0,
     });
     assert_eq!(
         run,
@@ -404,7 +412,8 @@ fn refresh_tally_adds_stacks_into_the_run() {
             refreshed: 2,
             unsupported: 2,
             failed: 3,
-            refused: 5
+            refused: 5,
+            gone: 0,
         }
     );
 }
@@ -472,4 +481,77 @@ fn refresh_rule_6_2_role_reading_leaves_out_inline_policies_sibling_policies_own
         ["p1", "p2"]
     );
     assert!(inline_policies_owned_elsewhere(&r, "nobody").is_empty());
+}
+
+/// Issue 26 point 7: a read that finds the resource gone is reported as gone, by logical
+/// id, with the `state orphan --resource` command that forgets it; the run exits 2; the
+/// record keeps the old baseline.
+#[test]
+fn refresh_gone_resource_is_reported_gone_with_the_orphan_command_and_exit_2() {
+    use cdkd_core::view::repair::{refresh_stack, refresh_summary};
+    let mut r = rec(json!({"resources": {
+        "Deleted": {"resourceType": "AWS::SQS::Queue", "observedProperties": {"old": true}},
+        "Live": {"resourceType": "AWS::SNS::Topic", "properties": {"TopicName": "t"}}
+    }}));
+    let out = apply_refresh(
+        &mut r,
+        &reads(&[
+            ("Deleted", ReadResult::Gone),
+            ("Live", ReadResult::Read(json!({"TopicName": "t"}))),
+        ]),
+        &SsmAnswers::none(),
+        NOW,
+    );
+    assert_eq!(out.tally.gone, 1);
+    assert_eq!(out.tally.refreshed, 1);
+    assert_eq!(
+        r["resources"]["Deleted"]["observedProperties"],
+        json!({"old": true})
+    );
+    assert_eq!(exit_code(&out.tally), 2);
+    let shown = refresh_stack("App", "us-east-1", &out);
+    assert!(
+        shown
+            .stdout
+            .contains("1 refreshed, 0 unsupported, 0 failed, 1 gone (deleted outside cdkd)"),
+        "{}",
+        shown.stdout
+    );
+    assert_eq!(shown.warnings.len(), 1);
+    assert!(
+        shown.warnings[0].starts_with("  \u{2717} App/Deleted (AWS::SQS::Queue): gone"),
+        "{}",
+        shown.warnings[0]
+    );
+    assert!(
+        shown.warnings[0].ends_with("forget it with: cdkd-flow state orphan App --stack-region us-east-1 --resource Deleted"),
+        "{}",
+        shown.warnings[0]
+    );
+    let summary = refresh_summary(&out.tally, false);
+    assert!(summary
+        .stdout
+        .contains("0 failed, 1 gone (deleted outside cdkd)"));
+    assert!(summary
+        .warnings
+        .iter()
+        .any(|w| w.starts_with("error: 1 resource(s) were not refreshed")));
+}
+
+#[test]
+fn refresh_gone_command_is_withheld_when_it_cannot_be_printed_faithfully() {
+    use cdkd_core::repair::refresh::ResourceOutcome;
+    use cdkd_core::view::repair::{orphan_resource_command, refresh_gone_warning};
+    let o = ResourceOutcome {
+        logical_id: "Bad\u{1b}[2J".into(),
+        resource_type: "AWS::SQS::Queue".into(),
+        outcome: Outcome::Gone,
+    };
+    let w = refresh_gone_warning("App", "us-east-1", &o).expect("a warning");
+    assert!(!w.contains('\u{1b}'), "{w}");
+    assert!(w.contains("cannot be printed faithfully"), "{w}");
+    assert_eq!(
+        orphan_resource_command("\u{d6}rd\u{e9}rs", "eu-west-1", "My Queue").as_deref(),
+        Some("cdkd-flow state orphan '\u{d6}rd\u{e9}rs' --stack-region eu-west-1 --resource 'My Queue'")
+    );
 }

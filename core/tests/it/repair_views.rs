@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use cdkd_core::repair::refresh::{apply_refresh, ReadResult, Tally};
-use cdkd_core::repair::rewrite::{rewrite, LiveAttr, LiveReads};
+use cdkd_core::repair::rewrite::{rewrite, LiveAttr, LiveReads, RefValues};
 use cdkd_core::repair::ssm::SsmAnswers;
 use cdkd_core::view::repair::{
     orphan_aborted, orphan_report, refresh_plan_line, refresh_prompt, refresh_skip_line,
@@ -29,7 +29,8 @@ fn repair_view_refresh_stack_run_with_every_outcome() {
         "Db": {"resourceType": "AWS::RDS::DBInstance", "properties": {"MasterUserPassword": "{{resolve:ssm-secure:/pw}}"}},
         "Bad\u{1b}[31m": {"resourceType": "AWS::SQS::Queue"},
         "Meta": {"resourceType": "AWS::CDK::Metadata"},
-        "Imp": {"resourceType": "AWS::S3::Bucket", "observedBaselineRefused": true}
+        "Imp": {"resourceType": "AWS::S3::Bucket", "observedBaselineRefused": true},
+        "Deleted": {"resourceType": "AWS::SNS::Topic"}
     }})
     .as_object()
     .unwrap()
@@ -43,6 +44,7 @@ fn repair_view_refresh_stack_run_with_every_outcome() {
             "Bad\u{1b}[31m".to_string(),
             ReadResult::Failed("Access denied\nfor sqs:GetQueueAttributes".into()),
         ),
+        ("Deleted".to_string(), ReadResult::Gone),
     ]
     .into();
     let out = apply_refresh(&mut r, &reads, &SsmAnswers::none(), 0);
@@ -66,6 +68,7 @@ fn repair_view_refresh_lines_prompt_skip_plan_release() {
         unsupported: 1,
         failed: 0,
         refused: 2,
+        gone: 0,
     };
     let lines = [
         REFRESH_USAGE.to_string(),
@@ -85,6 +88,7 @@ fn repair_view_refresh_summary_done_with_refusals_and_failures() {
         unsupported: 2,
         failed: 1,
         refused: 1,
+        gone: 2,
     };
     insta::assert_snapshot!(both(&refresh_summary(&run, false)));
 }
@@ -97,6 +101,7 @@ fn repair_view_refresh_summary_dry_run_and_clean_run() {
             unsupported: 1,
             failed: 0,
             refused: 2,
+            gone: 0,
         },
         true,
     );
@@ -106,6 +111,7 @@ fn repair_view_refresh_summary_dry_run_and_clean_run() {
             unsupported: 0,
             failed: 0,
             refused: 0,
+            gone: 0,
         },
         false,
     );
@@ -133,6 +139,7 @@ fn repair_view_orphan_report_audit_and_force_warnings() {
         r.as_object().unwrap(),
         &["Gone".to_string(), "Key".to_string()],
         &live,
+        &RefValues::new(),
         true,
     )
     .unwrap();
@@ -151,6 +158,7 @@ fn repair_view_orphan_aborted_lists_every_site() {
         r.as_object().unwrap(),
         &["Gone".to_string(), "Key".to_string()],
         &live,
+        &RefValues::new(),
         false,
     )
     .unwrap_err();
@@ -190,6 +198,7 @@ fn repair_view_refresh_json_summary_of_refreshed_planned_and_skipped_stacks() {
         unsupported: 1,
         failed: 0,
         refused: 0,
+        gone: 0,
     };
     let mut run = out.tally;
     run.add(&planned);
@@ -205,4 +214,24 @@ fn repair_view_refresh_json_summary_of_refreshed_planned_and_skipped_stacks() {
     let parsed: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     assert_eq!(parsed["exitCode"], json!(2));
     insta::assert_snapshot!(text);
+}
+
+/// Issue 26 point 3: the abort names, per `Ref` whose type has no known rule (or whose
+/// record the rule cannot read), the type, why, and the way out.
+#[test]
+fn repair_view_orphan_abort_names_the_ref_value_flag_for_an_unknown_ref_rule() {
+    let r = json!({"resources": {
+        "Perm": {"resourceType": "AWS::Lambda::Permission", "physicalId": "stmt-1"},
+        "Ip": {"resourceType": "AWS::EC2::EIP", "physicalId": "eipalloc-1"},
+        "Keeper": {"resourceType": "AWS::SQS::Queue", "physicalId": "https://q", "properties": {
+            "P": {"Ref": "Perm"},
+            "S": {"Fn::Sub": "ip=${Ip}"}
+        }}
+    }})
+    .as_object()
+    .unwrap()
+    .clone();
+    let targets = ["Perm".to_string(), "Ip".to_string()];
+    let err = rewrite(&r, &targets, &LiveReads::new(), &RefValues::new(), false).unwrap_err();
+    insta::assert_snapshot!(orphan_aborted(&err));
 }

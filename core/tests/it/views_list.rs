@@ -438,6 +438,8 @@ fn list_tree_label_with_connector_is_quoted() {
     let entries = vec![TreeEntry::unlinked("└── Fake", Some("us-east-1"))];
     assert_eq!(
         tree_text(&build_tree(entries)).stdout,
-        "\"Fake\" (us-east-1)\n"
+        // Box-drawing characters print (state-views §1.3); the quotes keep the label
+        // apart from the connectors the view draws.
+        "\"\u{2514}\u{2500}\u{2500} Fake\" (us-east-1)\n"
     );
 }

@@ -5,7 +5,7 @@ use cdkd_aws::HeldLock;
 use cdkd_core::destroy::graph::DeleteGraph;
 use cdkd_core::destroy::refusals::{check_plan, RefusalOptions, StackRecord};
 use cdkd_core::state::StateRecord;
-use cdkd_core::text::{ascii_only_str, or_unrenderable};
+use cdkd_core::text::{or_unrenderable, printable_str};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -25,7 +25,7 @@ pub struct PlanInput {
 }
 
 fn name(s: &str) -> String {
-    or_unrenderable(ascii_only_str(s))
+    or_unrenderable(printable_str(s))
 }
 
 pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {

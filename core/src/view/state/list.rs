@@ -3,9 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::json::json_payload;
-use crate::text::{
-    ascii_only_str, display_ident_str, or_unrenderable, DEFAULT_CAP, STACK_NAME_CAP,
-};
+use crate::text::{display_ident_str, or_unrenderable, printable_str, DEFAULT_CAP, STACK_NAME_CAP};
 use crate::view::state::collate::ref_cmp;
 use crate::view::state::value::iso_timestamp_or_none;
 use crate::view::{join_lines, Rendered};
@@ -185,7 +183,7 @@ pub fn list_long_text(inputs: &[LongInput<'_>]) -> Rendered {
         }));
         let region = match row.region.as_deref() {
             None => "(legacy)".to_string(),
-            Some(r) => or_unrenderable(ascii_only_str(r)),
+            Some(r) => or_unrenderable(printable_str(r)),
         };
         lines.push(format!("  Region: {region}"));
         lines.push(match (row.state_read_error, row.resource_count) {

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::text::{ascii_only_str, shell_quote, UNRENDERABLE};
+use crate::text::{printable_str, shell_quote, split_at_chars, UNRENDERABLE};
 
 /// Cap (code points) of an identifier inside these warnings; `...` marks a cut.
 pub const WARNING_IDENT_CAP: usize = 128;
@@ -71,16 +71,15 @@ pub fn resources_bag(record: &Map<String, Value>) -> Option<&Map<String, Value>>
     }
 }
 
-/// An identifier inside these warnings: ASCII-only (docs/state-views.md §1.3), capped at
+/// An identifier inside these warnings: printable (docs/state-views.md §1.3), capped at
 /// [`WARNING_IDENT_CAP`] code points with `...` when cut, `<unrenderable>` when empty,
 /// then shell-quoted only when it needs it.
 pub fn warning_ident(raw: &str) -> String {
-    let clean = ascii_only_str(raw);
+    let clean = printable_str(raw);
     let shown = if clean.is_empty() {
         UNRENDERABLE.to_string()
-    } else if clean.len() > WARNING_IDENT_CAP {
-        // ASCII-only: bytes are code points.
-        format!("{}...", &clean[..WARNING_IDENT_CAP])
+    } else if clean.chars().count() > WARNING_IDENT_CAP {
+        format!("{}...", split_at_chars(&clean, WARNING_IDENT_CAP).0)
     } else {
         clean
     };

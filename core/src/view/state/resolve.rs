@@ -1,12 +1,12 @@
 //! docs/state-views.md §2 single-record resolution for `state show` / `state resources`, and the
 //! refusals those commands raise by name. Stack names and regions inside these messages are
-//! ASCII-only (docs/state-views.md §1.3), `<unrenderable>` when nothing is left.
+//! printable (docs/state-views.md §1.3), `<unrenderable>` when nothing is left.
 
-use crate::text::{ascii_only_str, flatten_str, or_unrenderable, shell_quote, STACK_NAME_CAP};
+use crate::text::{flatten_str, or_unrenderable, printable_str, shell_quote, STACK_NAME_CAP};
 use crate::view::state::list::RefView;
 
 fn safe(s: &str) -> String {
-    or_unrenderable(ascii_only_str(s))
+    or_unrenderable(printable_str(s))
 }
 
 fn region_label(r: &RefView<'_>) -> String {
@@ -57,7 +57,7 @@ pub fn resolve_single<'a>(
 
 /// Why a stack name cannot be printed inside a pasteable `cdkd deploy` command.
 fn withhold_reason(stack: &str) -> Option<&'static str> {
-    let clean = ascii_only_str(stack);
+    let clean = printable_str(stack);
     if clean.is_empty() {
         Some("it renders as nothing")
     } else if clean != stack {
