@@ -1,7 +1,8 @@
 //! Removing a stack from its region's exports index (docs/state-and-lock.md §4,
 //! docs/destroy.md §2.12 step 4): read with its ETag (rebuild from the region's records when
 //! missing or unreadable), drop the stack's entries, write `If-Match` the ETag read, retry on 412
-//! up to 5 times (100 ms doubling to 1 s). Never fails the destroy: problems are warnings.
+//! up to 5 times (100 ms doubling to 1 s); an index left listing nothing is deleted (never
+//! written). Never fails the destroy: problems are warnings.
 
 use std::time::Duration;
 
@@ -37,6 +38,24 @@ async fn try_remove(store: &StateStore, stack: &str, region: &str) -> Result<(),
         if !remove_producer(&mut index, stack, region) && etag.is_some() {
             return Ok(());
         }
+        if holds_nothing(&index) {
+            // An index that lists nothing is no index: readers rebuild a missing one
+            // from the records, so none is written and an existing one is deleted (over
+            // the version read).
+            let Some(etag) = &etag else {
+                return Ok(());
+            };
+            match store.delete_raw_strict(&key, Some(etag)).await {
+                Ok(()) => return Ok(()),
+                Err(f) if f.is_no_such_key() => return Ok(()),
+                Err(f) if f.is_precondition_failed() => {
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(1));
+                    continue;
+                }
+                Err(f) => return Err(f.message),
+            }
+        }
         index.insert("lastModified".into(), Value::from(now_ms()));
         let pre = match &etag {
             Some(e) => Precondition::IfMatch(e.clone()),
@@ -54,6 +73,14 @@ async fn try_remove(store: &StateStore, stack: &str, region: &str) -> Result<(),
         delay = (delay * 2).min(Duration::from_secs(1));
     }
     Err("the index kept changing (5 conditional writes lost)".into())
+}
+
+/// Whether an index lists no export at all.
+fn holds_nothing(index: &Map<String, Value>) -> bool {
+    index
+        .get("exports")
+        .and_then(Value::as_object)
+        .is_none_or(Map::is_empty)
 }
 
 /// The index rebuilt from every record of the region (the destroyed stack's record is

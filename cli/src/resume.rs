@@ -90,7 +90,8 @@ pub async fn before_export(
     })
 }
 
-/// The contention refusal for the root's lock (the one destroy prints).
+/// The refusal for the root's lock held by anyone but an export run: since when, then
+/// the contention message destroy prints.
 pub fn locked_refusal(
     ctx: &Ctx,
     stack: &str,
@@ -105,11 +106,8 @@ pub fn locked_refusal(
         bucket: Some(&ctx.bucket),
         prefix: &ctx.prefix,
     };
-    format!(
-        "export of {} refused before planning: {}",
-        flatten_str(stack),
-        contention_message(&c, lock, cdkd_aws::store::now_ms())
-    )
+    let now = cdkd_aws::store::now_ms();
+    cdkd_core::export::resume::locked_refusal(stack, &contention_message(&c, lock, now), lock, now)
 }
 
 /// Whether the run `holder` names is alive: a local process of this host is looked up, a

@@ -338,6 +338,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         dry_run: true,
         require_approval: false,
         resume: None,
+        plan_from: None,
         take_over,
     };
     let plan_input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;
@@ -427,6 +428,8 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let run_input = ExportInput {
         dry_run: false,
         require_approval: a.require_approval,
+        // The plan just shown is the run's: one plan per run.
+        plan_from: Some(plan_run.clone()),
         ..input
     };
     let run_input = serde_json::to_value(&run_input).map_err(|e| CliError::Usage(e.to_string()))?;
@@ -563,6 +566,7 @@ async fn resume_run(
         dry_run: false,
         require_approval: false,
         resume: Some(run_id.clone()),
+        plan_from: None,
         take_over,
     };
     let input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;

@@ -699,7 +699,21 @@ mod tests {
 
     #[test]
     fn this_process_is_alive_and_a_reaped_child_is_not() {
-        assert!(process_alive(std::process::id()));
+        // A process whose command line names cdkd-flow (a run's), alive until killed.
+        let mut run = std::process::Command::new("bash")
+            .args(["-c", "exec -a cdkd-flow sleep 30"])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(process_alive(run.id()));
+        run.kill().unwrap();
+        run.wait().unwrap();
+        assert!(!process_alive(run.id()), "a reaped run is gone");
+        // Another program is not a run, alive or not.
+        let mut other = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        assert!(!process_alive(other.id()));
+        other.kill().unwrap();
+        other.wait().unwrap();
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         child.wait().unwrap();

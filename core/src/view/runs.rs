@@ -209,6 +209,15 @@ pub fn aborted_warning(input: &Value) -> String {
     let Some(stack) = text("stack") else {
         return "warning: the run was stopped abruptly: the destroy runs it started and the locks they hold carry on until they end or expire".into();
     };
+    if input.get("templates").is_some() || input.get("resume").is_some() {
+        // An export: its destination stacks may own resources its records still list;
+        // unlocking would let a deploy or destroy act on them. Its resume takes the
+        // lock over (docs/export.md §10.8).
+        return format!(
+            "warning: the run was stopped abruptly: its lock on stack '{}' stays held, and CloudFormation may already hold resources its cdkd record still lists; run the same cdkd-flow export command again to resume it (it takes the lock over; no force-unlock is needed, and none should be used)",
+            flatten_str(stack)
+        );
+    }
     let cmd = recovery_command(&ContentionContext {
         subject: Subject::Stack,
         stack,
@@ -573,6 +582,18 @@ mod tests {
             w.ends_with("or cdkd-flow force-unlock 'My App' --stack-region eu-west-1 --state-bucket b removes it"),
             "{w}"
         );
+    }
+
+    #[test]
+    fn no_message_advises_force_unlock_for_an_export_stopped_abruptly() {
+        for input in [
+            json!({"stack": "Orders", "templates": {}}),
+            json!({"stack": "Orders", "resume": "r1"}),
+        ] {
+            let w = aborted_warning(&input);
+            assert!(w.contains("run the same cdkd-flow export command again to resume it"), "{w}");
+            assert!(!w.contains("force-unlock Orders") && !w.contains("removes it"), "{w}");
+        }
     }
 
     #[test]

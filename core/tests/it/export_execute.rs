@@ -298,10 +298,10 @@ fn poll_as_cloudformation_answers_the_first_look_at_once_then_a_backoff_to_the_c
         phase: Phase::Update,
     };
     let delays = |p: &Pending, fast| (0..8).map(|n| p.delay_s(n, fast)).collect::<Vec<_>>();
-    assert_eq!(delays(&cs, false), [0, 1, 2, 4, 5, 5, 5, 5]);
-    assert_eq!(delays(&st, false), [0, 1, 2, 4, 8, 10, 10, 10]);
+    assert_eq!(delays(&cs, false), [0, 1, 2, 3, 3, 3, 3, 3]);
+    assert_eq!(delays(&st, false), [0, 1, 2, 4, 8, 8, 8, 8]);
     assert_eq!(delays(&st, true), [0, 1, 1, 1, 1, 1, 1, 1]);
-    assert_eq!(st.delay_s(u32::MAX, false), 10, "no overflow");
+    assert_eq!(st.delay_s(u32::MAX, false), 8, "no overflow");
     // The run waits for the soonest look of what is in flight.
     let f = |pending: &Pending, polls| InFlight {
         stack: "A".into(),
@@ -670,13 +670,19 @@ fn no_more_stacks_than_the_bound_are_in_flight_at_once() {
 #[test]
 fn the_wait_is_the_shortest_interval_of_what_is_in_flight() {
     let f = vec![
-        flying(
-            "App~Db",
-            Pending::Stack {
-                phase: Phase::Import,
-            },
-        ),
-        flying("App~Cache", change_set(Phase::Import)),
+        InFlight {
+            polls: 6,
+            ..flying(
+                "App~Db",
+                Pending::Stack {
+                    phase: Phase::Import,
+                },
+            )
+        },
+        InFlight {
+            polls: 6,
+            ..flying("App~Cache", change_set(Phase::Import))
+        },
     ];
     assert_eq!(wait_seconds(&f, false), 3);
     assert_eq!(wait_seconds(&f[..1], false), 8);

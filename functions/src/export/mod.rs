@@ -54,6 +54,11 @@ pub struct ExportInput {
     /// definition's `IsResume` choice reads it; docs/export.md §10.8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
+    /// The run whose plan this run executes (the CLI's plan run, `<run-id>-plan`): the
+    /// plan is read once per run, not made again; the lock step still checks under the
+    /// locks that no record changed since (docs/export.md §10.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_from: Option<String>,
     /// The owner of a lock whose run the CLI found ended: the run replaces it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub take_over: Option<String>,

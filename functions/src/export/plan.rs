@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use cdkd_core::export::plain::shown;
-use cdkd_core::export::plan::{plan_needs, plan_tree};
+use cdkd_core::export::plan::{plan_needs, plan_tree, Plan};
 use serde::{Deserialize, Serialize};
 
 use super::gather::{gather, Reads};
@@ -57,6 +57,11 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError>
         .region()
         .map(|r| r.to_string())
         .unwrap_or_else(|| cdkd_aws::config::FALLBACK_REGION.to_string());
+    if let Some(from) = input.plan_from.as_deref().filter(|_| !input.dry_run) {
+        if let Some(out) = reuse(&store, from, &run_id, &input, &default_region).await? {
+            return Ok(out);
+        }
+    }
     let loaded = load_tree(&store, &input, &default_region).await?;
     let opts = input.plan_options();
     let needs = plan_needs(&loaded.tree, &opts).map_err(|r| StepError::refused(r.0))?;
@@ -66,15 +71,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError>
     let plan = plan_tree(&loaded.tree, &opts, &gathered).map_err(|r| StepError::refused(r.0))?;
     let key = plan_key(&input.state_prefix, &run_id);
     runs::write(&store, &key, &plan).await?;
-    let out = PlanOutput {
-        plan_key: key,
-        region: loaded.region,
-        stacks: plan.stacks.len(),
-        import_rows: plan.stacks.iter().map(|s| s.import.len()).sum(),
-        blocked: plan.stacks.iter().map(|s| s.blocked.len()).sum(),
-        warnings: plan.warnings.len() + plan.stacks.iter().map(|s| s.warnings.len()).sum::<usize>(),
-        aws_calls,
-    };
+    let out = output(key, loaded.region, &plan, aws_calls);
     tracing::info!(
         stack = %shown(&input.stack),
         region = %out.region,
@@ -88,4 +85,57 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError>
         return Err(StepError::refused(refusal));
     }
     Ok(out)
+}
+
+/// The step's answer for `plan` written at `plan_key`.
+fn output(
+    plan_key: String,
+    region: String,
+    plan: &Plan,
+    aws_calls: BTreeMap<String, u64>,
+) -> PlanOutput {
+    PlanOutput {
+        plan_key,
+        region,
+        stacks: plan.stacks.len(),
+        import_rows: plan.stacks.iter().map(|s| s.import.len()).sum(),
+        blocked: plan.stacks.iter().map(|s| s.blocked.len()).sum(),
+        warnings: plan.warnings.len() + plan.stacks.iter().map(|s| s.warnings.len()).sum::<usize>(),
+        aws_calls,
+    }
+}
+
+/// The plan of run `from` (the CLI's plan run of the same templates), made this run's
+/// own without planning again: one plan per run. `None` when there is none to reuse, or
+/// it refused, or it is of another stack or other templates: then the run plans.
+async fn reuse(
+    store: &cdkd_aws::StateStore,
+    from: &str,
+    run_id: &str,
+    input: &ExportInput,
+    default_region: &str,
+) -> Result<Option<PlanOutput>, StepError> {
+    let Some(plan): Option<Plan> = runs::read(store, &plan_key(&input.state_prefix, from)).await?
+    else {
+        return Ok(None);
+    };
+    let Some(root) = plan.stacks.iter().find(|s| s.parent.is_none()) else {
+        return Ok(None);
+    };
+    let same_templates = plan
+        .stacks
+        .iter()
+        .all(|s| input.templates.get(&s.stack) == Some(&s.template_key));
+    if root.stack != input.stack || !same_templates || plan.blocked_refusal().is_some() {
+        return Ok(None);
+    }
+    let region = root
+        .region
+        .clone()
+        .or_else(|| input.stack_region.clone())
+        .unwrap_or_else(|| default_region.to_string());
+    let key = plan_key(&input.state_prefix, run_id);
+    runs::write(store, &key, &plan).await?;
+    tracing::info!(stack = %shown(&input.stack), from = %shown(from), "export plan reused");
+    Ok(Some(output(key, region, &plan, BTreeMap::new())))
 }
