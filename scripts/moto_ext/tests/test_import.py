@@ -218,6 +218,23 @@ class Execution(ImportCase):
         self.assertEqual(caught.exception.response["Error"]["Code"], "ChangeSetNotFound")
         self.assertIn("does not exist", caught.exception.response["Error"]["Message"])
 
+    def test_rule_list_change_sets_lists_only_the_named_stacks_change_sets(self) -> None:
+        first, second = uniq("s"), uniq("s")
+        ids = {}
+        for stack in (first, second):
+            name = uniq("q")
+            ids[stack] = self.create_import(stack, template({"Queue": resource(QUEUE, {"QueueName": name})}),
+                                            [entry("Queue", QUEUE, QueueUrl=self.made.queue(name))])["StackId"]
+        for stack in (first, second):
+            for name_or_id in (stack, ids[stack]):
+                summaries = self.cfn.list_change_sets(StackName=name_or_id)["Summaries"]
+                self.assertEqual([(s["StackId"], s["ChangeSetName"]) for s in summaries],
+                                 [(ids[stack], "import-1")])
+        with self.assertRaises(ClientError) as caught:
+            self.cfn.list_change_sets(StackName=uniq("missing"))
+        self.assertEqual(caught.exception.response["Error"]["Code"], "ValidationError")
+        self.assertIn("does not exist", caught.exception.response["Error"]["Message"])
+
     def test_rule_a_change_set_name_is_unique_within_its_stack(self) -> None:
         stack, name = uniq("s"), uniq("q")
         body = template({"Queue": resource(QUEUE, {"QueueName": name})})
