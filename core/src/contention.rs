@@ -42,6 +42,11 @@ pub struct ContentionContext<'a> {
 /// Longest value (in code points) the recovery command may carry.
 pub const MAX_COMMAND_VALUE_CHARS: usize = 1152;
 
+/// The `force-unlock` flag that deletes a lock only when it has expired (or is not a
+/// readable lock): what a command printed for an expired lock carries, so that run later
+/// against a lock taken since, it deletes nothing (docs/state-views.md §9).
+pub const IF_EXPIRED_FLAG: &str = "--if-expired";
+
 /// The sentence that replaces the recovery command when it cannot be printed.
 pub const NO_RECOVERY_COMMAND: &str = "No recovery command can be shown: a value it needs (the stack name, region, profile, state bucket or state prefix) is unrenderable, empty, longer than 1152 characters, or begins with '-'; inspect the lock object (lock.json) in the state bucket directly.";
 
