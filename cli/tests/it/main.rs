@@ -10,6 +10,7 @@ mod export_support;
 mod export_tree_cli;
 mod follower;
 mod lock_force_unlock_cli;
+mod lock_holder_cli;
 mod orphan_cli;
 mod pty;
 mod refresh_cli;
