@@ -1,5 +1,5 @@
 //! The contention refusal (docs/state-and-lock.md §7): one line naming the holder, its operation,
-//! when the lock expires, and the recovery command (`cdkd-flow force-unlock …`) when every value
+//! since when it holds the lock, when the lock expires, and the recovery command (`cdkd-flow force-unlock …`) when every value
 //! in it can be printed faithfully.
 
 use crate::keys::DEFAULT_PREFIX;
@@ -7,6 +7,7 @@ use crate::lock::{expiry_phrase, LockInfo};
 use crate::text::{
     ascii_only_str, display_ident_str, flatten_str, or_unrenderable, shell_quote, STACK_NAME_CAP,
 };
+use crate::view::state::value::iso_timestamp_or_none;
 
 /// Which kind of stack the lock guards (only the noun changes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +95,10 @@ fn held_clause(lock: Option<&LockInfo>, now_ms: i64) -> (String, bool) {
         .filter(|op| !op.is_empty())
         .map(|op| format!(", operation: {op}"))
         .unwrap_or_default();
-    (format!("held by {owner}{op}, {expiry}"), true)
+    let since = iso_timestamp_or_none(lock.timestamp.as_ref())
+        .map(|t| format!(", since {t}"))
+        .unwrap_or_default();
+    (format!("held by {owner}{op}{since}, {expiry}"), true)
 }
 
 /// A value is printable in the command when sanitising leaves it unchanged and it is

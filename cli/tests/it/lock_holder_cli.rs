@@ -76,10 +76,11 @@ async fn lock_deleted_only_by_holder_orphan_refuses_a_live_lock() {
         .unwrap_or_default();
     assert!(
         line.starts_with(
-            "error: Could not acquire lock for stack App (us-east-1) — held by cdkd-flow:export-App-1, operation: export, expires in "
+            "error: Could not acquire lock for stack App (us-east-1) — held by cdkd-flow:export-App-1, operation: export, since "
         ),
         "{r:?}"
     );
+    assert!(line.contains(", expires in "), "{r:?}");
     assert!(
         line.ends_with(&format!(
             "run: cdkd-flow force-unlock App --stack-region us-east-1 --state-bucket {bucket}"

@@ -214,7 +214,8 @@ async fn lock_written_in_cdkd_shape_without_operation_is_read_and_holder_rendere
         panic!("{err:?}")
     };
     assert!(
-        message.contains("held by alice@workstation:4242, expires in 9m"),
+        message.contains("held by alice@workstation:4242, since ")
+            && message.contains(", expires in 9m"),
         "{message}"
     );
     assert!(!message.contains("operation:"), "{message}");
@@ -243,7 +244,8 @@ async fn lock_acquire_over_live_lock_is_refused_and_leaves_it_untouched() {
         panic!("{err:?}")
     };
     assert!(
-        message.contains("— held by bob@host:1, operation: deploy, expires in 9m"),
+        message.contains("— held by bob@host:1, operation: deploy, since ")
+            && message.contains(", expires in 9m"),
         "{message}"
     );
     assert!(
