@@ -8,7 +8,6 @@ use std::process::ExitCode;
 
 use cdkd_aws::store::{now_ms, Precondition};
 use cdkd_aws::{HeldLock, LockContent, ReadLock, ReadLockOutcome};
-use cdkd_core::contention::{ContentionContext, Subject};
 use cdkd_core::keys::StackRef;
 use cdkd_core::lock::{cli_owner, is_expired, LockInfo};
 use cdkd_core::repair::orphan::{check_record, child_with_record, resource_targets};
@@ -89,17 +88,6 @@ pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
         let targets = resource_targets(&a.resources, a.stacks.len())
             .map_err(|e| CliError::Usage(e.to_string()))?;
         resources(ctx, a, &targets).await
-    }
-}
-
-fn contention<'a>(ctx: &'a Ctx, stack: &'a str, region: Option<&'a str>) -> ContentionContext<'a> {
-    ContentionContext {
-        subject: Subject::Stack,
-        stack,
-        region,
-        profile: ctx.profile.as_deref(),
-        bucket: Some(&ctx.bucket),
-        prefix: &ctx.prefix,
     }
 }
 
@@ -190,7 +178,7 @@ async fn take_lock(
         if !force {
             return Err(CliError::Refused(match &read.content {
                 LockContent::Malformed(detail) => {
-                    v::orphan_lock_malformed(&contention(ctx, stack, region), detail, true)
+                    v::orphan_lock_malformed(&ctx.contention(stack, region), detail, true)
                 }
                 LockContent::Lock(_) => refusal,
             }));
@@ -204,7 +192,7 @@ async fn take_lock(
             Ok(h) => return Ok((h, read.content.info().cloned())),
             Err(ReadLockOutcome::Changed) => {
                 return Err(CliError::Refused(v::orphan_lock_changed(
-                    &contention(ctx, stack, region),
+                    &ctx.contention(stack, region),
                     read.content.info(),
                 )))
             }
@@ -321,7 +309,7 @@ async fn resources(ctx: &Ctx, a: &Args, targets: &[String]) -> Result<ExitCode, 
                     content: LockContent::Malformed(detail),
                     ..
                 })) => {
-                    v::orphan_lock_malformed(&contention(ctx, stack, Some(&region)), &detail, false)
+                    v::orphan_lock_malformed(&ctx.contention(stack, Some(&region)), &detail, false)
                 }
                 _ => message,
             };

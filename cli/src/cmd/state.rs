@@ -9,7 +9,6 @@ use std::process::ExitCode;
 use cdkd_aws::store::now_ms;
 use cdkd_aws::LockContent;
 use cdkd_aws::{LoadedState, StateStore, StoreError};
-use cdkd_core::contention::{ContentionContext, Subject};
 use cdkd_core::keys::StackRef;
 use cdkd_core::view::state::list::{
     list_json_with_locks, list_long_json, list_long_text, list_plain_with_locks, LockRead,
@@ -449,18 +448,10 @@ async fn lock_without_record(
         }
         LockContent::Malformed(why) => LoneLock::Malformed(why),
     };
-    let command = ContentionContext {
-        subject: Subject::Stack,
-        stack,
-        region,
-        profile: ctx.profile.as_deref(),
-        bucket: Some(&ctx.bucket),
-        prefix: &ctx.prefix,
-    };
     Ok(Some(if json {
         lock_without_record_json(lone)
     } else {
-        lock_without_record_text(&command, lone, now_ms())
+        lock_without_record_text(&ctx.contention(stack, region), lone, now_ms())
     }))
 }
 

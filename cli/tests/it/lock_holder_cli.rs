@@ -52,6 +52,36 @@ async fn etag(bucket: &str, key: &str) -> Option<String> {
         .map(|(_, e)| e)
 }
 
+/// A holder of `stack`'s lock that renews it as fast as it can until it finds it lost:
+/// the task ends only then.
+async fn renewing_holder(
+    bucket: &str,
+    stack: &str,
+    owner: &str,
+    operation: &str,
+) -> tokio::task::JoinHandle<()> {
+    let mgr = h::locks(&h::s3().await, bucket);
+    let mut held = mgr
+        .acquire(stack, Some(REGION), owner, Some(operation))
+        .await
+        .unwrap();
+    tokio::spawn(async move {
+        while let Ok(next) = mgr.renew(&held).await {
+            held = next;
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+}
+
+/// Whether the holder still renews a while after the command ended (it stops once it
+/// finds its lock lost); the task is stopped either way.
+async fn still_renewing(holder: tokio::task::JoinHandle<()>) -> bool {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let renewing = !holder.is_finished();
+    holder.abort();
+    renewing
+}
+
 // ------------------------------------------------------------- state orphan <stack>
 
 #[tokio::test(flavor = "multi_thread")]
@@ -176,21 +206,7 @@ async fn lock_deleted_only_by_holder_orphan_force_refuses_when_the_lock_it_read_
     for round in 0..8 {
         let stack = format!("Renewed{round}");
         let bucket = bucket_with_records(&[&stack]).await;
-        let mgr = h::locks(&s3, &bucket);
-        let first = mgr
-            .acquire(&stack, Some(REGION), "cdkd-flow:export-R", Some("export"))
-            .await
-            .unwrap();
-        let renewer = {
-            let mgr = mgr.clone();
-            tokio::spawn(async move {
-                let mut held = first;
-                while let Ok(next) = mgr.renew(&held).await {
-                    held = next;
-                    tokio::time::sleep(Duration::from_millis(2)).await;
-                }
-            })
-        };
+        let holder = renewing_holder(&bucket, &stack, "cdkd-flow:export-R", "export").await;
         let args = ["--state-bucket", &bucket, "state", "orphan", &stack, "-f"];
         let r = tokio::task::spawn_blocking({
             let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
@@ -201,9 +217,7 @@ async fn lock_deleted_only_by_holder_orphan_force_refuses_when_the_lock_it_read_
         })
         .await
         .unwrap();
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let still_renewing = !renewer.is_finished();
-        renewer.abort();
+        let still_renewing = still_renewing(holder).await;
         match r.code {
             0 => {
                 took += 1;
@@ -369,30 +383,14 @@ async fn lock_deleted_only_by_holder_force_unlock_deletes_only_the_lock_it_read(
     for round in 0..8 {
         let stack = format!("Unlock{round}");
         let bucket = bucket_with_records(&[&stack]).await;
-        let mgr = h::locks(&s3, &bucket);
-        let first = mgr
-            .acquire(&stack, Some(REGION), "cdkd-flow:destroy-U", Some("destroy"))
-            .await
-            .unwrap();
-        let renewer = {
-            let mgr = mgr.clone();
-            tokio::spawn(async move {
-                let mut held = first;
-                while let Ok(next) = mgr.renew(&held).await {
-                    held = next;
-                    tokio::time::sleep(Duration::from_millis(2)).await;
-                }
-            })
-        };
+        let holder = renewing_holder(&bucket, &stack, "cdkd-flow:destroy-U", "destroy").await;
         let r = tokio::task::spawn_blocking({
             let (bucket, stack) = (bucket.clone(), stack.clone());
             move || cli(&bucket, &["force-unlock", &stack, "--stack-region", REGION])
         })
         .await
         .unwrap();
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let still_renewing = !renewer.is_finished();
-        renewer.abort();
+        let still_renewing = still_renewing(holder).await;
         match r.code {
             0 => {
                 deleted += 1;

@@ -203,13 +203,18 @@ class Execution(ImportCase):
                           "import-2")
         self.assertEqual(set(self.resources(stack)), {"First", "Second"})
 
-    def test_rule_a_change_set_name_is_found_within_its_stack(self) -> None:
-        first, second = uniq("s"), uniq("s")
+    def two_stacks_with_import_1(self) -> dict[str, str]:
+        """Two new stacks, each with an IMPORT change set named `import-1`: name -> stack id."""
         ids = {}
-        for stack in (first, second):
+        for stack in (uniq("s"), uniq("s")):
             name = uniq("q")
             ids[stack] = self.create_import(stack, template({"Queue": resource(QUEUE, {"QueueName": name})}),
                                             [entry("Queue", QUEUE, QueueUrl=self.made.queue(name))])["StackId"]
+        return ids
+
+    def test_rule_a_change_set_name_is_found_within_its_stack(self) -> None:
+        ids = self.two_stacks_with_import_1()
+        first, second = ids
         self.assertEqual(self.change_set(first)["StackId"], ids[first])
         self.cfn.delete_change_set(StackName=second, ChangeSetName="import-1")
         self.assertEqual(self.change_set(first)["StackId"], ids[first])
@@ -219,13 +224,8 @@ class Execution(ImportCase):
         self.assertIn("does not exist", caught.exception.response["Error"]["Message"])
 
     def test_rule_list_change_sets_lists_only_the_named_stacks_change_sets(self) -> None:
-        first, second = uniq("s"), uniq("s")
-        ids = {}
-        for stack in (first, second):
-            name = uniq("q")
-            ids[stack] = self.create_import(stack, template({"Queue": resource(QUEUE, {"QueueName": name})}),
-                                            [entry("Queue", QUEUE, QueueUrl=self.made.queue(name))])["StackId"]
-        for stack in (first, second):
+        ids = self.two_stacks_with_import_1()
+        for stack in ids:
             for name_or_id in (stack, ids[stack]):
                 summaries = self.cfn.list_change_sets(StackName=name_or_id)["Summaries"]
                 self.assertEqual([(s["StackId"], s["ChangeSetName"]) for s in summaries],
