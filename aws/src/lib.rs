@@ -30,5 +30,8 @@ pub mod throttle;
 
 pub use aws_config::SdkConfig;
 pub use bucket::{BucketError, BucketSource, ResolvedBucket};
-pub use lock::{ForceReleased, HeldLock, LockError, LockManager, ReleaseOutcome};
+pub use lock::{
+    ForceReleased, HeldLock, LockContent, LockError, LockManager, ReadLock, ReadLockOutcome,
+    ReleaseOutcome,
+};
 pub use store::{LoadedState, Precondition, StateStore, StoreError};

@@ -100,15 +100,65 @@ pub enum ReleaseOutcome {
     NotOurs,
 }
 
-/// What `force_release_detailed` found before deleting.
+/// What a lock object holds, read with the one lock parser
+/// (`cdkd_core::lock::parse_lock`).
+#[derive(Debug, Clone)]
+pub enum LockContent {
+    /// A readable lock (its holder, sanitised).
+    Lock(Box<LockInfo>),
+    /// A body that is not a lock: invalid JSON, or JSON that is not an object. Why, in
+    /// one line. It blocks every acquire all the same.
+    Malformed(String),
+}
+
+impl LockContent {
+    /// The holder, when the body is a readable lock.
+    pub fn info(&self) -> Option<&LockInfo> {
+        match self {
+            LockContent::Lock(i) => Some(i),
+            LockContent::Malformed(_) => None,
+        }
+    }
+}
+
+/// A lock object as read, with the ETag that the force paths act on: they delete or take
+/// over exactly this object, never a lock written after it (docs/state-and-lock.md §6.6).
+#[derive(Debug, Clone)]
+pub struct ReadLock {
+    pub content: LockContent,
+    /// The quoted ETag of the object read.
+    pub etag: String,
+}
+
+/// What a conditional act on a [`ReadLock`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadLockOutcome {
+    /// The object read was still there and was deleted (or replaced by ours).
+    Done,
+    /// Another lock object stands there now (renewed, or released and taken again):
+    /// nothing was changed.
+    Changed,
+    /// The object read is gone (its holder released it): nothing was changed.
+    Gone,
+}
+
+/// What `force_release_detailed` found and did.
 #[derive(Debug, Clone)]
 pub enum ForceReleased {
-    /// A readable lock (its holder, sanitised).
+    /// A readable lock (its holder, sanitised), deleted.
     Held(Box<LockInfo>),
-    /// An object that is not a readable lock (or could not be read); deleted anyway.
+    /// An object that is not a readable lock, deleted.
     Unreadable,
     /// No lock object.
     Absent,
+    /// The lock read (its holder, when readable) was replaced before the delete; the
+    /// newer lock was left in place and nothing was deleted.
+    Changed(Option<Box<LockInfo>>),
+    /// The lock read (its holder, when readable) was released before the delete.
+    Vanished(Option<Box<LockInfo>>),
+    /// Only expired locks were to be deleted, and this one has not expired: left in
+    /// place.
+    Live(Box<LockInfo>),
 }
 
 /// The lock protocol over one bucket and prefix.
@@ -176,17 +226,34 @@ impl LockManager {
         }
     }
 
-    /// Reads the lock (bytes parsed tolerantly) with its ETag. `Ok(None)`: no object.
-    /// The inner `Option` is `None` when the body is not a readable JSON object.
+    /// Reads the lock object with its ETag, its body parsed tolerantly. `Ok(None)`: no
+    /// object.
+    async fn read_raw(
+        &self,
+        stack: &str,
+        region: Option<&str>,
+    ) -> Result<Option<ReadLock>, StoreError> {
+        let Some((bytes, etag)) = self.store.get_raw(&self.key(stack, region)).await? else {
+            return Ok(None);
+        };
+        let content = match parse_lock(&bytes) {
+            Ok(Some(info)) => LockContent::Lock(Box::new(info)),
+            Ok(None) => LockContent::Malformed("the lock body is not a JSON object".into()),
+            Err(e) => LockContent::Malformed(e.to_string()),
+        };
+        Ok(Some(ReadLock { content, etag }))
+    }
+
+    /// [`Self::read_raw`] as `(holder when readable, ETag)`.
     async fn read(
         &self,
         stack: &str,
         region: Option<&str>,
     ) -> Result<Option<(Option<LockInfo>, String)>, StoreError> {
-        let Some((bytes, etag)) = self.store.get_raw(&self.key(stack, region)).await? else {
-            return Ok(None);
-        };
-        Ok(Some((parse_lock(&bytes).ok().flatten(), etag)))
+        Ok(self
+            .read_raw(stack, region)
+            .await?
+            .map(|r| (r.content.info().cloned(), r.etag)))
     }
 
     /// The contention refusal, naming whoever holds the lock now (read best-effort).
@@ -447,35 +514,127 @@ impl LockManager {
         }
     }
 
-    /// Deletes the lock of `(stack, region)` unconditionally (docs/state-and-lock.md §6.6; `None`
-    /// region: the legacy key) and returns what was there, when it could be read (a read failure
-    /// or an unreadable body never stops the delete).
+    /// Reads the lock object of `(stack, region)` with its ETag (`None` region: the
+    /// legacy key). `Ok(None)`: no object.
+    pub async fn read_object(
+        &self,
+        stack: &str,
+        region: Option<&str>,
+    ) -> Result<Option<ReadLock>, LockError> {
+        self.read_raw(stack, region)
+            .await
+            .map_err(|e| LockError::Aws {
+                action: "read",
+                stack: flatten_str(stack),
+                region: region_label(region),
+                message: flatten_str(&e.to_string()),
+            })
+    }
+
+    /// Deletes exactly the lock object `read` (docs/state-and-lock.md §6.6): `DELETE
+    /// If-Match: <its ETag>`. A lock written since (a renewal, a new holder) is left in
+    /// place (`Changed`); one released since is `Gone`. Where the endpoint will not
+    /// evaluate the condition (403/501), the object is read again and deleted without
+    /// condition only if it still has the ETag read.
+    pub async fn delete_read(
+        &self,
+        stack: &str,
+        region: Option<&str>,
+        read: &ReadLock,
+    ) -> Result<ReadLockOutcome, LockError> {
+        let key = self.key(stack, region);
+        let outcome = match self.store.delete_raw_strict(&key, Some(&read.etag)).await {
+            Ok(()) => ReadLockOutcome::Done,
+            Err(f) if f.is_no_such_key() => return Ok(ReadLockOutcome::Gone),
+            Err(f) if f.is_precondition_failed() => return Ok(ReadLockOutcome::Changed),
+            Err(f) if f.is_condition_unsupported() => {
+                match self.read_object(stack, region).await? {
+                    None => return Ok(ReadLockOutcome::Gone),
+                    Some(now) if now.etag != read.etag => return Ok(ReadLockOutcome::Changed),
+                    Some(_) => {
+                        self.store
+                            .delete_raw(&key, None)
+                            .await
+                            .map_err(|f| self.aws("force-release", stack, region, f))?;
+                        ReadLockOutcome::Done
+                    }
+                }
+            }
+            Err(f) => return Err(self.aws("force-release", stack, region, f)),
+        };
+        self.purge(stack, region, true).await;
+        Ok(outcome)
+    }
+
+    /// Replaces exactly the lock object `read`, whoever holds it, with a lock of our own
+    /// (`PUT If-Match: <its ETag>`, docs/state-and-lock.md §6.6): the `--force` paths
+    /// that must act under the lock. `Changed` / `Gone` when it is no longer the object
+    /// read; nothing was written then. The previous holder's next renewal or release
+    /// finds the lock lost.
+    pub async fn take_over_read(
+        &self,
+        stack: &str,
+        region: Option<&str>,
+        read: &ReadLock,
+        owner: &str,
+        operation: Option<&str>,
+    ) -> Result<Result<HeldLock, ReadLockOutcome>, LockError> {
+        let body = LockBody::new(owner, now_ms(), self.ttl_ms, operation.map(str::to_owned));
+        let bytes = body.to_json().into_bytes();
+        match self
+            .store
+            .put_raw_conditional(
+                &self.key(stack, region),
+                bytes,
+                &Precondition::IfMatch(read.etag.clone()),
+            )
+            .await
+        {
+            Ok(etag) => Ok(Ok(self.held_lock(stack, region, etag, body))),
+            Err(f) if f.is_precondition_failed() => Ok(Err(ReadLockOutcome::Changed)),
+            Err(f) if f.is_no_such_key() => Ok(Err(ReadLockOutcome::Gone)),
+            Err(f) => Err(self.aws("take over", stack, region, f)),
+        }
+    }
+
+    /// Deletes the lock of `(stack, region)` that it reads (docs/state-and-lock.md §6.6;
+    /// `None` region: the legacy key) and returns its holder, when readable. Only the
+    /// object read is deleted: a lock written in between is left in place.
     pub async fn force_release(
         &self,
         stack: &str,
         region: Option<&str>,
     ) -> Result<Option<LockInfo>, LockError> {
-        Ok(match self.force_release_detailed(stack, region).await? {
-            ForceReleased::Held(info) => Some(*info),
-            ForceReleased::Unreadable | ForceReleased::Absent => None,
-        })
+        Ok(
+            match self.force_release_detailed(stack, region, false).await? {
+                ForceReleased::Held(info) => Some(*info),
+                _ => None,
+            },
+        )
     }
 
-    /// `force_release`, saying whether a lock object was there at all.
+    /// `force_release`, saying what was there and whether it was deleted. A body that is
+    /// not a lock is deleted like one (it would otherwise block every acquire forever);
+    /// a read that fails deletes nothing (the delete needs the ETag read). With
+    /// `only_expired`, a readable lock that has not expired is left in place (`Live`).
     pub async fn force_release_detailed(
         &self,
         stack: &str,
         region: Option<&str>,
+        only_expired: bool,
     ) -> Result<ForceReleased, LockError> {
-        let found = match self.read(stack, region).await {
-            Ok(Some((Some(info), _))) => ForceReleased::Held(Box::new(info)),
-            Ok(Some((None, _))) => ForceReleased::Unreadable,
-            Ok(None) => ForceReleased::Absent,
-            // A read failure is ignored: the delete below is what matters.
-            Err(_) => ForceReleased::Unreadable,
+        let Some(read) = self.read_object(stack, region).await? else {
+            return Ok(ForceReleased::Absent);
         };
-        match &found {
-            ForceReleased::Held(i) => tracing::warn!(
+        let info = read.content.info().cloned().map(Box::new);
+        if let Some(i) = info
+            .as_ref()
+            .filter(|i| only_expired && !is_expired(i, now_ms()))
+        {
+            return Ok(ForceReleased::Live(i.clone()));
+        }
+        match &info {
+            Some(i) => tracing::warn!(
                 "Force releasing lock for stack: {} ({}), owner: {}{}, expired: {}",
                 flatten_str(stack),
                 region_label(region),
@@ -486,17 +645,19 @@ impl LockManager {
                     .unwrap_or_default(),
                 is_expired(i, now_ms())
             ),
-            _ => tracing::debug!(
-                "no readable lock for stack {} ({}); deleting the object regardless",
+            None => tracing::debug!(
+                "the lock of stack {} ({}) is not a readable lock; deleting the object read",
                 flatten_str(stack),
                 region_label(region)
             ),
         }
-        self.store
-            .delete_raw(&self.key(stack, region), None)
-            .await
-            .map_err(|f| self.aws("force-release", stack, region, f))?;
-        self.purge(stack, region, true).await;
-        Ok(found)
+        Ok(match self.delete_read(stack, region, &read).await? {
+            ReadLockOutcome::Done => match info {
+                Some(i) => ForceReleased::Held(i),
+                None => ForceReleased::Unreadable,
+            },
+            ReadLockOutcome::Changed => ForceReleased::Changed(info),
+            ReadLockOutcome::Gone => ForceReleased::Vanished(info),
+        })
     }
 }

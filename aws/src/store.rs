@@ -161,20 +161,25 @@ impl StateStore {
     /// The listed keys that name state records, classified (docs/state-and-lock.md §2.1 step 2), in
     /// listing order, not de-duplicated.
     pub async fn list_record_keys(&self) -> Result<Vec<(String, ListedKey)>, StoreError> {
-        Ok(self
-            .list_keys()
-            .await?
-            .into_iter()
+        Ok(self.record_keys(self.list_keys().await?))
+    }
+
+    fn record_keys(&self, keys: Vec<String>) -> Vec<(String, ListedKey)> {
+        keys.into_iter()
             .filter_map(|k| keys::parse_listed_key(&self.prefix, &k).map(|l| (k, l)))
-            .collect())
+            .collect()
     }
 
     /// Every record ref under the prefix (docs/state-and-lock.md §2.1): region-scoped keys give
     /// `(stack, region)`; a legacy key gives the body's `region` when it is a JSON string,
     /// else none (a read failure never fails the listing). De-duplicated, sorted.
     pub async fn list_refs(&self) -> Result<Vec<StackRef>, StoreError> {
+        Ok(self.refs_of(self.list_record_keys().await?).await)
+    }
+
+    async fn refs_of(&self, listed: Vec<(String, ListedKey)>) -> Vec<StackRef> {
         let mut refs = std::collections::BTreeSet::new();
-        for (key, listed) in self.list_record_keys().await? {
+        for (key, listed) in listed {
             match listed {
                 ListedKey::State { stack, region } => {
                     refs.insert(StackRef {
@@ -188,7 +193,32 @@ impl StateStore {
                 }
             }
         }
-        Ok(refs.into_iter().collect())
+        refs.into_iter().collect()
+    }
+
+    /// One listing, as the state views read it (docs/state-views.md §3.7): the record refs
+    /// (as [`Self::list_refs`]) and the locks that have no record beside them, sorted.
+    pub async fn list_refs_and_lone_locks(
+        &self,
+    ) -> Result<(Vec<StackRef>, Vec<StackRef>), StoreError> {
+        let all = self.list_keys().await?;
+        let mut locks: Vec<StackRef> = all
+            .iter()
+            .filter_map(|k| keys::parse_listed_lock_key(&self.prefix, k))
+            .collect();
+        locks.sort();
+        locks.dedup();
+        let listed = self.record_keys(all);
+        let legacy: Vec<String> = listed
+            .iter()
+            .filter_map(|(_, l)| match l {
+                ListedKey::LegacyState { stack } => Some(stack.clone()),
+                ListedKey::State { .. } => None,
+            })
+            .collect();
+        let refs = self.refs_of(listed).await;
+        let lone = keys::locks_without_record(&locks, &refs, &legacy);
+        Ok((refs, lone))
     }
 
     /// The `region` of a legacy body when it is a JSON string; `None` on any failure.

@@ -6,6 +6,7 @@ use cdkd_aws::bucket::{account_id, resolve_bucket, state_bucket_client};
 use cdkd_aws::config::{cli_region, load_sdk_config};
 use cdkd_aws::SdkConfig;
 use cdkd_aws::{LockManager, StateStore};
+use cdkd_core::contention::{ContentionContext, Subject};
 
 use crate::error::CliError;
 use crate::global::GlobalOpts;
@@ -18,11 +19,30 @@ pub struct Ctx {
     pub locks: LockManager,
     pub bucket: String,
     pub prefix: String,
-    #[allow(dead_code)] // for commands that print recovery commands
     pub profile: Option<String>,
     /// The CLI region of docs/state-and-lock.md §1.3 (`--region`, else `AWS_REGION`, lower-cased,
     /// else `us-east-1`).
     pub cli_region: String,
+}
+
+impl Ctx {
+    /// What the contention refusal and the `force-unlock` commands printed for a stack
+    /// name besides the stack (docs/state-and-lock.md §7): its region (`None`: the legacy
+    /// lock key), this run's profile, bucket and prefix.
+    pub fn contention<'a>(
+        &'a self,
+        stack: &'a str,
+        region: Option<&'a str>,
+    ) -> ContentionContext<'a> {
+        ContentionContext {
+            subject: Subject::Stack,
+            stack,
+            region,
+            profile: self.profile.as_deref(),
+            bucket: Some(&self.bucket),
+            prefix: &self.prefix,
+        }
+    }
 }
 
 fn env_nonempty(name: &str) -> Option<String> {

@@ -4,7 +4,7 @@
 //! file reads, and tells a local process or a deployed execution dead from alive.
 
 use cdkd_aws::cfn::Cfn;
-use cdkd_core::contention::{contention_message, ContentionContext, Subject};
+use cdkd_core::contention::contention_message;
 use cdkd_core::destroy::tree::record_region;
 use cdkd_core::export::execute::ExportRun;
 use cdkd_core::export::resume::{owning_run, verdict, Found, Liveness, Verdict};
@@ -90,24 +90,17 @@ pub async fn before_export(
     })
 }
 
-/// The refusal for the root's lock held by anyone but an export run: since when, then
-/// the contention message destroy prints.
+/// The refusal for the root's lock held by anyone but an export run: the contention
+/// message destroy prints (holder, operation, since when, expiry, force-unlock).
 pub fn locked_refusal(
     ctx: &Ctx,
     stack: &str,
     region: Option<&str>,
     lock: Option<&LockInfo>,
 ) -> String {
-    let c = ContentionContext {
-        subject: Subject::Stack,
-        stack,
-        region,
-        profile: ctx.profile.as_deref(),
-        bucket: Some(&ctx.bucket),
-        prefix: &ctx.prefix,
-    };
+    let c = ctx.contention(stack, region);
     let now = cdkd_aws::store::now_ms();
-    cdkd_core::export::resume::locked_refusal(stack, &contention_message(&c, lock, now), lock, now)
+    cdkd_core::export::resume::locked_refusal(stack, &contention_message(&c, lock, now))
 }
 
 /// Whether the run `holder` names is alive: a local process of this host is looked up, a

@@ -1,5 +1,5 @@
 //! The contention refusal (docs/state-and-lock.md §7): one line naming the holder, its operation,
-//! when the lock expires, and the recovery command (`cdkd-flow force-unlock …`) when every value
+//! since when it holds the lock, when the lock expires, and the recovery command (`cdkd-flow force-unlock …`) when every value
 //! in it can be printed faithfully.
 
 use crate::keys::DEFAULT_PREFIX;
@@ -7,6 +7,7 @@ use crate::lock::{expiry_phrase, LockInfo};
 use crate::text::{
     display_ident_str, flatten_str, or_unrenderable, printable_str, shell_quote, STACK_NAME_CAP,
 };
+use crate::view::state::value::iso_timestamp_or_none;
 
 /// Which kind of stack the lock guards (only the noun changes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +42,11 @@ pub struct ContentionContext<'a> {
 
 /// Longest value (in code points) the recovery command may carry.
 pub const MAX_COMMAND_VALUE_CHARS: usize = 1152;
+
+/// The `force-unlock` flag that deletes a lock only when it has expired (or is not a
+/// readable lock): what a command printed for an expired lock carries, so that run later
+/// against a lock taken since, it deletes nothing (docs/state-views.md §9).
+pub const IF_EXPIRED_FLAG: &str = "--if-expired";
 
 /// The sentence that replaces the recovery command when it cannot be printed.
 pub const NO_RECOVERY_COMMAND: &str = "No recovery command can be shown: a value it needs (the stack name, region, profile, state bucket or state prefix) is unrenderable, empty, longer than 1152 characters, or begins with '-'; inspect the lock object (lock.json) in the state bucket directly.";
@@ -89,7 +95,10 @@ fn held_clause(lock: Option<&LockInfo>, now_ms: i64) -> (String, bool) {
         .filter(|op| !op.is_empty())
         .map(|op| format!(", operation: {op}"))
         .unwrap_or_default();
-    (format!("held by {owner}{op}, {expiry}"), true)
+    let since = iso_timestamp_or_none(lock.timestamp.as_ref())
+        .map(|t| format!(", since {t}"))
+        .unwrap_or_default();
+    (format!("held by {owner}{op}{since}, {expiry}"), true)
 }
 
 /// A value is printable in the command when sanitising leaves it unchanged and it is

@@ -105,21 +105,29 @@ pub enum ListedKey {
 /// segments is a region-scoped record (skipped if a segment is empty), 2 a legacy
 /// record (skipped if the stack is empty), any other depth is ignored.
 pub fn parse_listed_key(prefix: &str, key: &str) -> Option<ListedKey> {
-    if !key.ends_with("/state.json") {
-        return None;
-    }
+    Some(match split_listed(prefix, key, "state.json")? {
+        (stack, Some(region)) => ListedKey::State { stack, region },
+        (stack, None) => ListedKey::LegacyState { stack },
+    })
+}
+
+/// A listed lock key by the same rules (docs/state-views.md §3.7): `{prefix}/{stack}/{region}/lock.json`
+/// is the lock of `(stack, region)`, `{prefix}/{stack}/lock.json` the legacy lock of `stack`.
+pub fn parse_listed_lock_key(prefix: &str, key: &str) -> Option<StackRef> {
+    let (stack, region) = split_listed(prefix, key, "lock.json")?;
+    Some(StackRef { stack, region })
+}
+
+/// `(stack, region)` of `{prefix}/{stack}/{region}/{file}`, `(stack, None)` of
+/// `{prefix}/{stack}/{file}`; any other depth, or an empty segment, is nothing.
+fn split_listed(prefix: &str, key: &str, file: &str) -> Option<(String, Option<String>)> {
     let rest = key.strip_prefix(&list_prefix(prefix))?;
     let segments: Vec<&str> = rest.split('/').collect();
     match segments.as_slice() {
-        [stack, region, "state.json"] if !stack.is_empty() && !region.is_empty() => {
-            Some(ListedKey::State {
-                stack: (*stack).to_string(),
-                region: (*region).to_string(),
-            })
+        [stack, region, f] if *f == file && !stack.is_empty() && !region.is_empty() => {
+            Some(((*stack).to_string(), Some((*region).to_string())))
         }
-        [stack, "state.json"] if !stack.is_empty() => Some(ListedKey::LegacyState {
-            stack: (*stack).to_string(),
-        }),
+        [stack, f] if *f == file && !stack.is_empty() => Some(((*stack).to_string(), None)),
         _ => None,
     }
 }
@@ -161,6 +169,25 @@ pub fn check_stack_name(name: &str) -> Result<(), StackNameError> {
             code: c as u32,
         }),
     }
+}
+
+/// The locks that have no record beside them (docs/state-views.md §3.7), in `locks` order:
+/// the lock of `(stack, region)` when no record ref is `(stack, region)` (a legacy record
+/// whose body names that region counts as one), the legacy lock of `stack` when `stack`
+/// has no legacy record. `legacy_stacks`: the stacks that have a legacy record key.
+pub fn locks_without_record(
+    locks: &[StackRef],
+    records: &[StackRef],
+    legacy_stacks: &[String],
+) -> Vec<StackRef> {
+    locks
+        .iter()
+        .filter(|l| match &l.region {
+            Some(_) => !records.contains(l),
+            None => !legacy_stacks.contains(&l.stack),
+        })
+        .cloned()
+        .collect()
 }
 
 /// A listed key that will not decode under `EncodingType=url`.

@@ -181,7 +181,12 @@ fn finite(v: Option<&Value>) -> Option<f64> {
 /// The takeover test: `now >= expiresAt`; a non-finite `expiresAt` (absent, `{}`,
 /// `"soon"`, a numeric string) counts as expired.
 pub fn is_expired(info: &LockInfo, now_ms: i64) -> bool {
-    match finite(info.expires_at.as_ref()) {
+    expired_at(info.expires_at.as_ref(), now_ms)
+}
+
+/// [`is_expired`] of a raw `expiresAt`.
+pub fn expired_at(expires_at: Option<&Value>, now_ms: i64) -> bool {
+    match finite(expires_at) {
         Some(e) => now_ms as f64 >= e,
         None => true,
     }

@@ -7,7 +7,8 @@ by patching moto's CloudFormation response and backend classes at start-up.
   set itself, and rebuilds the stack's Outputs after any other (moto never did).
 - `GetTemplate` with `ChangeSetName` answers that change set's template; Describe-,
   Delete- and ExecuteChangeSet find a change set by name within the named stack
-  (`ChangeSetNotFound` otherwise).
+  (`ChangeSetNotFound` otherwise); `ListChangeSets` lists only the named stack's change
+  sets (moto listed every stack's).
 The corrections moto needs for imported resources to behave as a stack's own are in
 `cfn_fixes`."""
 from typing import Any
@@ -66,6 +67,19 @@ def delete_change_set(self: Any) -> EmptyResult:
     change_set = find_change_set(backend, self._get_param("ChangeSetName"), self._get_param("StackName"))
     del backend.change_sets[change_set.change_set_id]
     return EmptyResult()
+
+
+def list_change_sets(self: Any) -> ActionResult:
+    """ListChangeSets: the change sets of the named stack only (by name: the live stack;
+    by id: that stack, deleted or not); a stack that does not exist is a ValidationError."""
+    backend = self.cloudformation_backend
+    name_or_id = self._get_param("StackName")
+    stack = cfn_execute.find_stack(backend, name_or_id) or backend.deleted_stacks.get(name_or_id)
+    if stack is None:
+        raise ValidationError(name_or_id)
+    return ActionResult({"Summaries": [
+        cs for cs in backend.change_sets.values() if cs.stack_id == stack.stack_id
+    ]})
 
 
 def _template_text(response: Any, stack_name: str) -> str:
@@ -170,6 +184,7 @@ def install() -> None:
     _originals["get_template"] = response_class.get_template
     response_class.describe_change_set = describe_change_set  # type: ignore[method-assign]
     response_class.delete_change_set = delete_change_set  # type: ignore[method-assign]
+    response_class.list_change_sets = list_change_sets  # type: ignore[method-assign]
     _originals["execute_change_set"] = CloudFormationBackend.execute_change_set
     response_class.create_change_set = create_change_set  # type: ignore[method-assign]
     response_class.get_template = get_template  # type: ignore[method-assign]

@@ -3,8 +3,9 @@ moto, in-process, with the middleware and moto's own WSGI app, in an account of 
 that is wiped afterwards (the emulator starts empty).
 
 It creates a queue, refuses an import without DeletionPolicy, creates the IMPORT change
-set (a new stack in REVIEW_IN_PROGRESS, one `Import` row), executes it, and checks that
-the stack is IMPORT_COMPLETE and holds the queue. Anything else raises the error it is
+set (a new stack in REVIEW_IN_PROGRESS, one `Import` row) and a change set of another
+stack, checks that `ListChangeSets` lists each stack's own change set only, executes the
+import, and checks that the stack is IMPORT_COMPLETE and holds the queue. Anything else raises the error it is
 given, naming the step."""
 import re
 import xml.etree.ElementTree as ET
@@ -14,6 +15,7 @@ from urllib.parse import urlencode
 ACCOUNT = "000000000042"
 REGION = "us-east-1"
 STACK, CHANGE_SET, QUEUE = "cdkd-self-test", "cdkd-self-test-import", "cdkd-self-test-queue"
+OTHER_STACK, OTHER_CHANGE_SET = "cdkd-self-test-other", "cdkd-self-test-other-create"
 TEMPLATE = (
     '{"Resources": {"Queue": {"Type": "AWS::SQS::Queue", "DeletionPolicy": "%s", '
     '"Properties": {"QueueName": "' + QUEUE + '"}}}}'
@@ -38,12 +40,30 @@ def _call(app: Any, params: dict[str, str]) -> tuple[str, bytes]:
     return status, body
 
 
+def _texts(body: bytes, tag: str) -> list[str | None]:
+    """The text of every element named `tag`, whatever its namespace."""
+    return [e.text for e in ET.fromstring(body).iter() if re.sub(r"^\{[^}]*\}", "", e.tag) == tag]
+
+
 def _text(body: bytes, tag: str) -> str | None:
-    """The text of the first element named `tag`, whatever its namespace."""
-    for element in ET.fromstring(body).iter():
-        if re.sub(r"^\{[^}]*\}", "", element.tag) == tag:
-            return element.text
-    return None
+    """The text of the first element named `tag`."""
+    return next(iter(_texts(body, tag)), None)
+
+
+def _check_list_change_sets(app: Any, fail: type[Exception]) -> None:
+    """Another stack's change set beside the import's: each stack lists its own only."""
+    status, body = _call(app, {
+        "Action": "CreateChangeSet", "Version": "2010-05-15", "StackName": OTHER_STACK,
+        "ChangeSetName": OTHER_CHANGE_SET, "ChangeSetType": "CREATE",
+        "TemplateBody": '{"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}}',
+    })
+    if not status.startswith("200"):
+        raise fail(f"CreateChangeSet CREATE answered {status}: {body[:300]!r}")
+    for stack, own in ((STACK, CHANGE_SET), (OTHER_STACK, OTHER_CHANGE_SET)):
+        status, body = _call(app, {"Action": "ListChangeSets", "Version": "2010-05-15",
+                                   "StackName": stack})
+        if not status.startswith("200") or _texts(body, "ChangeSetName") != [own]:
+            raise fail(f"ListChangeSets of {stack} answered {status}: {body[:400]!r}")
 
 
 def _import_request(deletion_policy: str, queue_url: str) -> dict[str, str]:
@@ -75,8 +95,9 @@ def _run(app: Any, fail: type[Exception]) -> None:
     status, body = _call(app, described)
     if _text(body, "Status") != "CREATE_COMPLETE" or _text(body, "Action") != "Import":
         raise fail(f"DescribeChangeSet of the IMPORT change set answered {status}: {body[:400]!r}")
+    _check_list_change_sets(app, fail)
     backend = cloudformation_backends[ACCOUNT][REGION]
-    stack = next(iter(backend.stacks.values()))
+    stack = next(s for s in backend.stacks.values() if s.name == STACK)
     if stack.status != "REVIEW_IN_PROGRESS":
         raise fail(f"the new stack is {stack.status}, not REVIEW_IN_PROGRESS")
     status, body = _call(app, dict(described, Action="ExecuteChangeSet"))

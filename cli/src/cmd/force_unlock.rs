@@ -1,5 +1,6 @@
-//! `cdkd-flow force-unlock <stack>... [--stack-region R]`: deletes stacks' `lock.json`
-//! unconditionally (docs/state-and-lock.md §6.6, docs/state-views.md §9) and says what it deleted.
+//! `cdkd-flow force-unlock <stack>... [--stack-region R] [--if-expired]`: deletes stacks'
+//! `lock.json`, whoever holds it, but only the lock it read and shows (`If-Match` its
+//! ETag; docs/state-and-lock.md §6.6, docs/state-views.md §9), and says what it deleted.
 //!
 //! Which locks (docs/state-views.md §9 step 2): `--stack-region R` → that region's lock only (no
 //! other key touched, not even the region-less one). Without it: the lock of every record
@@ -10,8 +11,10 @@
 
 use std::process::ExitCode;
 
+use cdkd_aws::store::now_ms;
 use cdkd_aws::ForceReleased;
 use cdkd_core::keys::StackRef;
+use cdkd_core::lock::{expiry_phrase, LockInfo};
 use cdkd_core::text::{display_ident_str, flatten_str, DEFAULT_CAP, STACK_NAME_CAP};
 
 use crate::context;
@@ -19,9 +22,11 @@ use crate::error::CliError;
 use crate::global::GlobalOpts;
 
 const HELP: &str = "\
-Deletes a stack's lock.json unconditionally, whoever holds it. Use it only when the \
-holder is gone (a crashed cdkd or cdkd-flow run): running it against a live holder \
-leaves two writers on one stack.
+Deletes a stack's lock.json, whoever holds it. Use it only when the holder is gone (a \
+crashed cdkd or cdkd-flow run): running it against a live holder leaves two writers on \
+one stack. It deletes only the lock it read and names: a lock renewed or taken in \
+between is left in place, and the command says so (exit 1). With --if-expired a lock \
+that has not expired is left in place too (exit 1).
 
 Without --stack-region every record of the stack is unlocked (each region, and the \
 legacy region-less lock key when the stack has a legacy record); a stack without any \
@@ -40,6 +45,9 @@ pub struct Args {
     /// Only this region's record of the stack (no other lock key is touched).
     #[arg(long)]
     pub stack_region: Option<String>,
+    /// Delete a lock only when it has expired (or is not a readable lock).
+    #[arg(long)]
+    pub if_expired: bool,
 }
 
 /// Which lock key the command targets.
@@ -91,30 +99,61 @@ fn where_(stack: &str, target: &Target) -> String {
     }
 }
 
-/// The line printed after the delete (pure).
-pub fn released_line(stack: &str, target: &Target, found: &ForceReleased) -> String {
+/// `<owner>[, operation: <op>]` of a lock as read.
+fn holder(i: &LockInfo) -> String {
+    let owner = flatten_str(&i.owner);
+    let owner = if owner.is_empty() {
+        "(unnamed)".to_owned()
+    } else {
+        owner
+    };
+    let op = i
+        .operation
+        .as_deref()
+        .map(flatten_str)
+        .filter(|o| !o.is_empty())
+        .map(|o| format!(", operation: {o}"))
+        .unwrap_or_default();
+    format!("{owner}{op}")
+}
+
+/// What the command says of one lock (pure): `Ok` the line printed, `Err` why the lock
+/// was not released (the command then exits 1 naming it).
+pub fn released_line(
+    stack: &str,
+    target: &Target,
+    found: &ForceReleased,
+    now_ms: i64,
+) -> Result<String, String> {
     let where_ = where_(stack, target);
+    let was = |i: &Option<Box<LockInfo>>| match i {
+        Some(i) => format!("held by {}", holder(i)),
+        None => "not a readable lock".to_owned(),
+    };
     match found {
-        ForceReleased::Held(i) => {
-            let owner = flatten_str(&i.owner);
-            let owner = if owner.is_empty() {
-                "(unnamed)".to_owned()
-            } else {
-                owner
-            };
-            let op = i
-                .operation
-                .as_deref()
-                .map(flatten_str)
-                .filter(|o| !o.is_empty())
-                .map(|o| format!(", operation: {o}"))
-                .unwrap_or_default();
-            format!("Released lock for stack {where_}, owner: {owner}{op}")
-        }
-        ForceReleased::Unreadable => {
-            format!("Deleted an unreadable lock object for stack {where_}.")
-        }
-        ForceReleased::Absent => format!("No lock found for stack {where_}; nothing to release."),
+        ForceReleased::Held(i) => Ok(format!(
+            "Released lock for stack {where_}, owner: {}",
+            holder(i)
+        )),
+        ForceReleased::Unreadable => Ok(format!(
+            "Deleted an unreadable lock object for stack {where_}."
+        )),
+        ForceReleased::Absent => Ok(format!(
+            "No lock found for stack {where_}; nothing to release."
+        )),
+        ForceReleased::Vanished(i) => Ok(format!(
+            "The lock for stack {where_} ({}) was released by its holder before it could be deleted; nothing to release.",
+            was(i)
+        )),
+        ForceReleased::Changed(i) => Err(format!(
+            "{where_}: the lock changed after it was read (it was {}); nothing was deleted and the newer lock was left in place",
+            was(i)
+        )),
+        ForceReleased::Live(i) => Err(format!(
+            "{where_}: the lock is held by {} and {}; it has not expired, so it was left in place (--if-expired)",
+            holder(i),
+            expiry_phrase(i.expires_at.as_ref(), now_ms)
+        )),
     }
 }
 
@@ -149,8 +188,15 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 Target::Region(r) => Some(r.as_str()),
                 Target::Legacy => None,
             };
-            match ctx.locks.force_release_detailed(stack, region).await {
-                Ok(found) => crate::out::println(&released_line(stack, &target, &found)),
+            match ctx
+                .locks
+                .force_release_detailed(stack, region, a.if_expired)
+                .await
+            {
+                Ok(found) => match released_line(stack, &target, &found, now_ms()) {
+                    Ok(line) => crate::out::println(&line),
+                    Err(line) => failed.push(line),
+                },
                 Err(e) => {
                     let line = format!(
                         "{}: {}",
@@ -247,10 +293,10 @@ mod tests {
 
     #[test]
     fn force_unlock_line_quotes_an_unplain_stack_name() {
-        let line = released_line("My Stack", &Target::Legacy, &ForceReleased::Absent);
+        let line = released_line("My Stack", &Target::Legacy, &ForceReleased::Absent, 0);
         assert_eq!(
-            line,
-            "No lock found for stack \"My Stack\" (legacy lock key); nothing to release."
+            line.as_deref(),
+            Ok("No lock found for stack \"My Stack\" (legacy lock key); nothing to release.")
         );
     }
 }

@@ -7,9 +7,9 @@
 use std::process::ExitCode;
 
 use cdkd_aws::store::{now_ms, Precondition};
-use cdkd_core::contention::{ContentionContext, Subject};
-use cdkd_core::keys::{lock_key, StackRef};
-use cdkd_core::lock::{cli_owner, is_expired, parse_lock, LockInfo};
+use cdkd_aws::{HeldLock, LockContent, ReadLock, ReadLockOutcome};
+use cdkd_core::keys::StackRef;
+use cdkd_core::lock::{cli_owner, is_expired, LockInfo};
 use cdkd_core::repair::orphan::{check_record, child_with_record, ref_values, resource_targets};
 use cdkd_core::repair::rewrite::{live_reads_needed, LiveReads};
 use cdkd_core::repair::rewrite::{rewrite, RefValues, Rewrite, ValueSource};
@@ -28,10 +28,13 @@ use crate::context::Ctx;
 use crate::error::CliError;
 
 const HELP: &str = "\
-Without --resource: removes the state record (and any lock) of each named stack, in every \
-region it has one (or only --stack-region's). The AWS resources are NOT deleted: cdkd and \
-cdkd-flow simply stop managing them. A stack with a lock (even an expired one) is refused \
-unless -f/--force; the command asks before removing unless -y/--yes or -f.
+Without --resource: removes the state record of each named stack, in every region it has \
+one (or only --stack-region's), under the stack's lock: the lock is taken first and \
+released once the record is gone. The AWS resources are NOT deleted: cdkd and cdkd-flow \
+simply stop managing them. A stack locked by another process is refused, naming the \
+holder (an expired lock is taken over), unless -f/--force, which takes over exactly the \
+lock it read and refuses if that lock changed meanwhile; the command asks before \
+removing unless -y/--yes or -f.
 
 With --resource <logicalId> (repeatable, one stack): removes only those resource records \
 from the stack's record and rewrites every reference the remaining resources and outputs \
@@ -97,17 +100,6 @@ pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
     }
 }
 
-fn contention<'a>(ctx: &'a Ctx, stack: &'a str, region: Option<&'a str>) -> ContentionContext<'a> {
-    ContentionContext {
-        subject: Subject::Stack,
-        stack,
-        region,
-        profile: ctx.profile.as_deref(),
-        bucket: Some(&ctx.bucket),
-        prefix: &ctx.prefix,
-    }
-}
-
 // ---------------------------------------------------------------------------------
 // Whole stacks (docs/repairs.md §7.1)
 
@@ -135,8 +127,93 @@ fn targets(
     }
 }
 
+/// The operation a whole-stack orphan's lock names.
+const OPERATION: &str = "state-orphan";
+
+/// The lock owner of this process: `<user>@<host>:<pid>`, as cdkd writes it.
+fn owner() -> String {
+    cli_owner(
+        std::env::var("USER").ok().as_deref(),
+        std::env::var("HOSTNAME").ok().as_deref(),
+        std::process::id(),
+    )
+}
+
+/// Releases a lock this command took; a failure is a warning.
+async fn release(ctx: &Ctx, held: &HeldLock) {
+    if let Err(e) = ctx.locks.release(held).await {
+        eprintln!(
+            "warning: Failed to release lock: {}",
+            flatten_str(&e.to_string())
+        );
+    }
+}
+
+async fn release_each(ctx: &Ctx, held: &[(HeldLock, Option<LockInfo>)]) {
+    for (h, _) in held {
+        release(ctx, h).await;
+    }
+}
+
+/// Takes the lock of one record before it is deleted (docs/repairs.md §7.1): acquired as
+/// this process (an expired lock is taken over). A live lock refuses with the
+/// contention refusal, a lock object that is not a lock with its own; under `--force`
+/// exactly the lock object read is taken over (`PUT If-Match` its ETag), and a lock
+/// that changed in between refuses. Returns the lock held and, after a forced takeover,
+/// the holder it displaced.
+async fn take_lock(
+    ctx: &Ctx,
+    force: bool,
+    stack: &str,
+    region: Option<&str>,
+    owner: &str,
+) -> Result<(HeldLock, Option<LockInfo>), CliError> {
+    let aws = |e: cdkd_aws::LockError| CliError::Aws(e.to_string());
+    let mut refusal = String::new();
+    // A lock released between the refusal and the read is tried again a few times.
+    for _ in 0..3 {
+        refusal = match ctx
+            .locks
+            .acquire(stack, region, owner, Some(OPERATION))
+            .await
+        {
+            Ok(h) => return Ok((h, None)),
+            Err(cdkd_aws::LockError::Held { message }) => message,
+            Err(other) => return Err(aws(other)),
+        };
+        let Some(read) = ctx.locks.read_object(stack, region).await.map_err(aws)? else {
+            continue;
+        };
+        if !force {
+            return Err(CliError::Refused(match &read.content {
+                LockContent::Malformed(detail) => {
+                    v::orphan_lock_malformed(&ctx.contention(stack, region), detail, true)
+                }
+                LockContent::Lock(_) => refusal,
+            }));
+        }
+        match ctx
+            .locks
+            .take_over_read(stack, region, &read, owner, Some(OPERATION))
+            .await
+            .map_err(aws)?
+        {
+            Ok(h) => return Ok((h, read.content.info().cloned())),
+            Err(ReadLockOutcome::Changed) => {
+                return Err(CliError::Refused(v::orphan_lock_changed(
+                    &ctx.contention(stack, region),
+                    read.content.info(),
+                )))
+            }
+            Err(_) => continue,
+        }
+    }
+    Err(CliError::Refused(refusal))
+}
+
 async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
     let refs = ctx.store.list_refs().await?;
+    let owner = owner();
     let mut removed: Vec<Value> = Vec::new();
     let mut seen: Vec<&String> = Vec::new();
     for stack in &a.stacks {
@@ -149,78 +226,66 @@ async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
             eprintln!("{}", v::orphan_no_state(stack));
             continue;
         }
-        let mut locks = Vec::new();
+        // Every record's lock first: a record is deleted only under its own lock, and
+        // its lock is then released by the ETag this command holds, so a lock someone
+        // else takes meanwhile is never deleted.
+        let mut held: Vec<(HeldLock, Option<LockInfo>)> = Vec::new();
         for t in &chosen {
-            let region = t.region.as_deref();
-            let lock = match read_lock(ctx, stack, region).await? {
-                LockObject::Absent => None,
-                LockObject::Lock(info) => Some(Some(*info)),
-                // A body that is not a lock is a lock all the same, and says so.
-                LockObject::Malformed(detail) if !a.force => {
-                    return Err(CliError::Refused(v::orphan_lock_malformed(
-                        &contention(ctx, stack, region),
-                        &detail,
-                        true,
-                    )))
+            match take_lock(ctx, a.force, stack, t.region.as_deref(), &owner).await {
+                Ok(h) => held.push(h),
+                Err(e) => {
+                    release_each(ctx, &held).await;
+                    return Err(e);
                 }
-                LockObject::Malformed(_) => Some(None),
-            };
-            if lock.is_some() && !a.force {
-                return Err(CliError::Refused(v::orphan_locked(&contention(
-                    ctx, stack, region,
-                ))));
             }
-            locks.push(lock);
         }
         if !(a.yes || a.force) {
-            let views: Vec<RefView<'_>> = chosen
-                .iter()
-                .map(|r| RefView {
-                    stack: &r.stack,
-                    region: r.region.as_deref(),
-                })
-                .collect();
-            match crate::ask::confirm(&v::orphan_stacks_prompt(&views, &ctx.bucket, &ctx.prefix)).await? {
-                None => {
-                    return Err(CliError::Usage(
-                        "state orphan asks for confirmation and stdin is not a terminal; pass -y / --yes (or -f / --force)".into(),
-                    ))
-                }
-                Some(false) => {
+            let views: Vec<RefView<'_>> = chosen.iter().map(ref_view).collect();
+            let answer =
+                crate::ask::confirm(&v::orphan_stacks_prompt(&views, &ctx.bucket, &ctx.prefix))
+                    .await;
+            match answer {
+                Ok(Some(true)) => {}
+                Ok(Some(false)) => {
+                    release_each(ctx, &held).await;
                     eprintln!("{}", v::orphan_cancelled(stack));
                     continue;
                 }
-                Some(true) => {}
-            }
-        }
-        for (t, lock) in chosen.iter().zip(locks) {
-            if let Some(Some(info)) = &lock {
-                if !is_expired(info, now_ms()) {
-                    eprintln!(
-                        "warning: {}",
-                        v::orphan_live_lock_warning(
-                            stack,
-                            t.region.as_deref(),
-                            &info.owner,
-                            info.operation.as_deref()
-                        )
-                    );
+                Ok(None) => {
+                    release_each(ctx, &held).await;
+                    return Err(CliError::Usage(
+                        "state orphan asks for confirmation and stdin is not a terminal; pass -y / --yes (or -f / --force)".into(),
+                    ));
+                }
+                Err(e) => {
+                    release_each(ctx, &held).await;
+                    return Err(e);
                 }
             }
-            match t.region.as_deref() {
-                Some(region) => ctx.store.delete_state(stack, region).await?,
-                None => ctx.store.delete_legacy_state(stack).await?,
+        }
+        for (i, (t, (lock, displaced))) in chosen.iter().zip(&held).enumerate() {
+            if let Some(info) = displaced.as_ref().filter(|d| !is_expired(d, now_ms())) {
+                eprintln!(
+                    "warning: {}",
+                    v::orphan_live_lock_warning(
+                        stack,
+                        t.region.as_deref(),
+                        &info.owner,
+                        info.operation.as_deref()
+                    )
+                );
             }
-            ctx.locks
-                .force_release(stack, t.region.as_deref())
-                .await
-                .map_err(|e| CliError::Aws(e.to_string()))?;
-            let view = RefView {
-                stack,
-                region: t.region.as_deref(),
+            let deleted = match t.region.as_deref() {
+                Some(region) => ctx.store.delete_state(stack, region).await,
+                None => ctx.store.delete_legacy_state(stack).await,
             };
+            if let Err(e) = deleted {
+                release_each(ctx, &held[i..]).await;
+                return Err(e.into());
+            }
+            release(ctx, lock).await;
             if !a.json {
-                crate::out::println(&v::orphan_removed_stack(view));
+                crate::out::println(&v::orphan_removed_stack(ref_view(t)));
             }
             removed.push(json!({"stack": stack, "region": t.region}));
         }
@@ -244,11 +309,7 @@ async fn resources(
 ) -> Result<ExitCode, CliError> {
     let stack = &a.stacks[0];
     let region = super::state::resolve(ctx, stack, a.stack_region.as_deref()).await?;
-    let owner = cli_owner(
-        std::env::var("USER").ok().as_deref(),
-        std::env::var("HOSTNAME").ok().as_deref(),
-        std::process::id(),
-    );
+    let owner = owner();
     let held = match ctx
         .locks
         .acquire(stack, Some(&region), &owner, Some("state-orphan"))
@@ -257,9 +318,12 @@ async fn resources(
         Ok(h) => h,
         Err(cdkd_aws::LockError::Held { message }) => {
             // A lock object whose body is not a lock: say so rather than name no holder.
-            let refusal = match read_lock(ctx, stack, Some(&region)).await {
-                Ok(LockObject::Malformed(detail)) => {
-                    v::orphan_lock_malformed(&contention(ctx, stack, Some(&region)), &detail, false)
+            let refusal = match ctx.locks.read_object(stack, Some(&region)).await {
+                Ok(Some(ReadLock {
+                    content: LockContent::Malformed(detail),
+                    ..
+                })) => {
+                    v::orphan_lock_malformed(&ctx.contention(stack, Some(&region)), &detail, false)
                 }
                 _ => message,
             };
@@ -268,12 +332,7 @@ async fn resources(
         Err(other) => return Err(CliError::Aws(other.to_string())),
     };
     let result = resources_locked(ctx, a, stack, &region, targets, supplied).await;
-    if let Err(e) = ctx.locks.release(&held).await {
-        eprintln!(
-            "warning: Failed to release lock: {}",
-            flatten_str(&e.to_string())
-        );
-    }
+    release(ctx, &held).await;
     result
 }
 
@@ -367,27 +426,6 @@ async fn live_reads(
     readers_in_region(&ctx.sdk, region)
         .read_live_attributes(body, &pairs, READ_CONCURRENCY)
         .await
-}
-
-/// What a stack's lock object holds, read with the one lock parser
-/// (`cdkd_core::lock::parse_lock`).
-enum LockObject {
-    Absent,
-    Lock(Box<LockInfo>),
-    /// Invalid JSON, or JSON that is not an object: why, in one line.
-    Malformed(String),
-}
-
-async fn read_lock(ctx: &Ctx, stack: &str, region: Option<&str>) -> Result<LockObject, CliError> {
-    let key = lock_key(&ctx.store.prefix, stack, region);
-    let Some((bytes, _etag)) = ctx.store.get_raw(&key).await? else {
-        return Ok(LockObject::Absent);
-    };
-    Ok(match parse_lock(&bytes) {
-        Ok(Some(info)) => LockObject::Lock(Box::new(info)),
-        Ok(None) => LockObject::Malformed("the lock body is not a JSON object".into()),
-        Err(e) => LockObject::Malformed(e.to_string()),
-    })
 }
 
 /// `--json`: what was removed and rewritten, and what kept its intrinsic.

@@ -7,17 +7,20 @@
 use std::process::ExitCode;
 
 use cdkd_aws::store::now_ms;
+use cdkd_aws::LockContent;
 use cdkd_aws::{LoadedState, StateStore, StoreError};
 use cdkd_core::keys::StackRef;
 use cdkd_core::view::state::list::{
-    list_json, list_long_json, list_long_text, list_plain, LockRead, LongInput, RecordRead, RefView,
+    list_json_with_locks, list_long_json, list_long_text, list_plain_with_locks, LockRead,
+    LongInput, RecordRead, RefView,
 };
 use cdkd_core::view::state::resolve::{
     legacy_refusal, missing_nested_child, no_state_found, resolve_single,
 };
 use cdkd_core::view::state::resources::{render_resources, ResourcesMode};
 use cdkd_core::view::state::show::{
-    nested_child_ids, show_json, show_nested_json, show_nested_text, show_text, LockView, ShowNode,
+    lock_without_record_json, lock_without_record_text, nested_child_ids, show_json,
+    show_nested_json, show_nested_text, show_text, LockView, LoneLock, ShowNode,
 };
 use cdkd_core::view::state::tree::{build_tree, tree_json, tree_text, TreeEntry};
 use cdkd_core::view::Rendered;
@@ -167,7 +170,7 @@ pub(crate) fn ref_view(r: &StackRef) -> RefView<'_> {
 // state list
 
 async fn list(ctx: &Ctx, a: &ListArgs) -> Result<Rendered, CliError> {
-    let refs = ctx.store.list_refs().await?;
+    let (refs, lone) = ctx.store.list_refs_and_lone_locks().await?;
     let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
     if a.tree {
         let entries = tree_entries(&ctx.store, &refs).await;
@@ -179,14 +182,16 @@ async fn list(ctx: &Ctx, a: &ListArgs) -> Result<Rendered, CliError> {
         });
     }
     if !a.long {
+        let lone: Vec<RefView<'_>> = lone.iter().map(ref_view).collect();
         return Ok(if a.json {
-            list_json(&views)
+            list_json_with_locks(&views, &lone)
         } else {
-            list_plain(&views)
+            list_plain_with_locks(&views, &lone)
         });
     }
     let reads = long_reads(&ctx.store, &refs).await;
-    let inputs: Vec<LongInput<'_>> = refs
+    let lone_reads = lone_lock_reads(&ctx.store, &lone).await;
+    let mut inputs: Vec<LongInput<'_>> = refs
         .iter()
         .zip(reads.iter())
         .map(|(r, (record, lock))| LongInput {
@@ -199,6 +204,17 @@ async fn list(ctx: &Ctx, a: &ListArgs) -> Result<Rendered, CliError> {
             lock: *lock,
         })
         .collect();
+    // A lock released since the listing is no longer a row.
+    inputs.extend(
+        lone.iter()
+            .zip(lone_reads)
+            .filter(|(_, lock)| *lock != LockRead::Unlocked)
+            .map(|(r, lock)| LongInput {
+                r: ref_view(r),
+                record: RecordRead::LockWithoutRecord,
+                lock,
+            }),
+    );
     Ok(if a.json {
         list_long_json(&inputs)
     } else {
@@ -241,6 +257,26 @@ async fn long_reads(store: &StateStore, refs: &[StackRef]) -> Vec<(RecordOutcome
                 }
             };
             futures::join!(record, lock)
+        })
+        .buffered(READ_CONCURRENCY)
+        .collect()
+        .await
+}
+
+/// `--long`: the lock of every lock without a record (docs/state-views.md §3.7); an
+/// object whose body is not a lock still counts as locked.
+async fn lone_lock_reads(store: &StateStore, lone: &[StackRef]) -> Vec<LockRead> {
+    stream::iter(lone.iter())
+        .map(|r| async move {
+            let key = cdkd_core::keys::lock_key(&store.prefix, &r.stack, r.region.as_deref());
+            match store.get_raw(&key).await {
+                Ok(Some(_)) => LockRead::Locked,
+                Ok(None) => LockRead::Unlocked,
+                Err(e) => {
+                    tracing::debug!("lock read failed: {e}");
+                    LockRead::Failed
+                }
+            }
         })
         .buffered(READ_CONCURRENCY)
         .collect()
@@ -316,12 +352,64 @@ async fn read_lock(
 // state show
 
 async fn show(ctx: &Ctx, a: &ShowArgs) -> Result<Rendered, CliError> {
-    let region = resolve(ctx, &a.stack, a.stack_region.as_deref()).await?;
+    let (refs, lone) = ctx.store.list_refs_and_lone_locks().await?;
+    let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
+    let region = match resolve_single(&a.stack, &views, a.stack_region.as_deref()) {
+        Ok(RefView {
+            region: Some(region),
+            ..
+        }) => region.to_string(),
+        Ok(_) => return Err(CliError::Refused(legacy_refusal(&a.stack))),
+        Err(refusal) => {
+            // No record: a lock left without one is shown as such (docs/state-views.md §4.7).
+            let lone: Vec<RefView<'_>> = lone
+                .iter()
+                .map(ref_view)
+                .filter(|r| r.stack == a.stack)
+                .collect();
+            if lone.is_empty() {
+                return Err(CliError::Refused(refusal));
+            }
+            // Locks in several regions and no --stack-region: the ambiguity refusal.
+            let one = resolve_single(&a.stack, &lone, a.stack_region.as_deref()).map_err(
+                |lone_refusal| {
+                    CliError::Refused(if a.stack_region.is_none() {
+                        lone_refusal
+                    } else {
+                        refusal
+                    })
+                },
+            )?;
+            return match lock_without_record(ctx, &a.stack, one.region, a.json).await? {
+                Some(rendered) => Ok(rendered),
+                None => Err(CliError::Refused(no_state_found(
+                    &a.stack,
+                    one.region.unwrap_or_default(),
+                    &ctx.bucket,
+                    &ctx.prefix,
+                ))),
+            };
+        }
+    };
     let (state, lock) = futures::join!(
-        load_record(ctx, &a.stack, &region),
+        ctx.store.get_state(&a.stack, &region),
         read_lock(&ctx.store, &a.stack, &region)
     );
-    let state = state?;
+    let state = match state? {
+        Some(s) => s,
+        // Deleted since the listing: its lock may still be there.
+        None => {
+            return match lock_without_record(ctx, &a.stack, Some(&region), a.json).await? {
+                Some(rendered) => Ok(rendered),
+                None => Err(CliError::Refused(no_state_found(
+                    &a.stack,
+                    &region,
+                    &ctx.bucket,
+                    &ctx.prefix,
+                ))),
+            }
+        }
+    };
     let lock = lock?;
     let mut root = ShowNode {
         stack: a.stack.clone(),
@@ -343,6 +431,37 @@ async fn show(ctx: &Ctx, a: &ShowArgs) -> Result<Rendered, CliError> {
     } else {
         show_nested_text(&root, now_ms())
     })
+}
+
+/// docs/state-views.md §4.7: the view of a stack's lock left without a record, or `None`
+/// when there is no lock object either.
+async fn lock_without_record(
+    ctx: &Ctx,
+    stack: &str,
+    region: Option<&str>,
+    json: bool,
+) -> Result<Option<Rendered>, CliError> {
+    let read = ctx
+        .locks
+        .read_object(stack, region)
+        .await
+        .map_err(|e| CliError::Aws(e.to_string()))?;
+    let Some(read) = read else {
+        return Ok(None);
+    };
+    let view;
+    let lone = match &read.content {
+        LockContent::Lock(info) => {
+            view = LockView::from_info(info);
+            LoneLock::Held(&view)
+        }
+        LockContent::Malformed(why) => LoneLock::Malformed(why),
+    };
+    Ok(Some(if json {
+        lock_without_record_json(lone)
+    } else {
+        lock_without_record_text(&ctx.contention(stack, region), lone, now_ms())
+    }))
 }
 
 /// docs/state-views.md §4.5: loads every nested child `<parent>~<logicalId>` in the parent's

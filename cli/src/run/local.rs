@@ -710,7 +710,10 @@ mod tests {
         run.wait().unwrap();
         assert!(!process_alive(run.id()), "a reaped run is gone");
         // Another program is not a run, alive or not.
-        let mut other = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
         assert!(!process_alive(other.id()));
         other.kill().unwrap();
         other.wait().unwrap();

@@ -132,7 +132,8 @@ async fn orphan_rule_7_1_a_locked_stack_is_refused_unless_force_and_force_remove
     let r = cli(&bucket, &["Other", "-y"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
-        r.stderr.contains("Stack 'Other' (us-east-1) is locked"),
+        r.stderr
+            .contains("Could not acquire lock for stack Other (us-east-1) — held by bob@ci:7, operation: deploy"),
         "{r:?}"
     );
     assert!(

@@ -154,23 +154,11 @@ pub fn live_refusal(stack: &str, holder: &FlowHolder, known: bool, phase: Option
     }
 }
 
-/// The refusal for a lock anyone but an export run holds, before planning: since when it
-/// is held, then the contention message (holder, operation, expiry, the force-unlock
-/// command).
-pub fn locked_refusal(stack: &str, contention: &str, lock: Option<&LockInfo>, now_ms: i64) -> String {
-    let since = lock
-        .and_then(|l| l.timestamp.as_ref())
-        .and_then(serde_json::Value::as_f64)
-        .filter(|t| t.is_finite() && *t <= now_ms as f64)
-        .map(|t| {
-            format!(
-                " (locked {} ago)",
-                crate::lock::format_duration_ms(now_ms - t as i64)
-            )
-        })
-        .unwrap_or_default();
+/// The refusal for a lock anyone but an export run holds, before planning: the
+/// contention message (holder, operation, since when, expiry, the force-unlock command).
+pub fn locked_refusal(stack: &str, contention: &str) -> String {
     format!(
-        "export of {} refused before planning{since}: {contention}",
+        "export of {} refused before planning: {contention}",
         shown(stack)
     )
 }
@@ -383,15 +371,12 @@ mod tests {
     }
 
     #[test]
-    fn export_reads_the_lock_first_the_refusal_says_since_when() {
-        let l = lock("alice@laptop:42", "deploy", 9_999_999);
-        let body = r#"{"owner":"alice@laptop:42","timestamp":1000,"expiresAt":9999999,"operation":"deploy"}"#;
-        let l2 = parse_lock(body.as_bytes()).unwrap().unwrap();
-        let r = locked_refusal("Orders", "Could not acquire lock", Some(&l2), 1000 + 125_000);
-        assert!(r.starts_with("export of Orders refused before planning (locked 2m"), "{r}");
-        assert!(r.ends_with(": Could not acquire lock"), "{r}");
-        let r = locked_refusal("Orders", "x", Some(&l), 1);
-        assert_eq!(r, "export of Orders refused before planning (locked 0s ago): x");
+    fn export_reads_the_lock_first_the_refusal_says_before_planning() {
+        let r = locked_refusal("Orders", "Could not acquire lock");
+        assert_eq!(
+            r,
+            "export of Orders refused before planning: Could not acquire lock"
+        );
     }
 
     #[test]

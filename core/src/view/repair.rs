@@ -356,25 +356,28 @@ pub fn orphan_no_state(stack: &str) -> String {
     format!("No state found for stack: {}, skipping", flat(stack))
 }
 
-/// The refusal for a locked target without `--force`: names the stack and region (or
-/// `legacy`) and the force-unlock command when every value of it prints faithfully,
-/// else the sentence that says why none is shown.
-pub fn orphan_locked(ctx: &crate::contention::ContentionContext<'_>) -> String {
+/// The refusal of `--force` when the lock it read changed before it could take it over
+/// (docs/repairs.md §7.1): `was` the holder read, when readable. Nothing was changed,
+/// and the newer lock is never removed.
+pub fn orphan_lock_changed(
+    ctx: &crate::contention::ContentionContext<'_>,
+    was: Option<&crate::lock::LockInfo>,
+) -> String {
     let region = ctx
         .region
         .map(|r| or_unrenderable(crate::text::printable_str(r)))
         .unwrap_or_else(|| "legacy".into());
-    let head = format!(
-        "Stack '{}' ({region}) is locked.",
+    let was = match was {
+        Some(i) if !flatten_str(&i.owner).is_empty() => {
+            format!("held by {}", flatten_str(&i.owner))
+        }
+        Some(_) => "held by an unnamed holder".to_string(),
+        None => "not a readable lock".to_string(),
+    };
+    format!(
+        "The lock of stack '{}' ({region}) changed after it was read (it was {was}); nothing was changed: another process renewed or took it since, and its newer lock and the record are kept.",
         crate::text::display_ident_str(ctx.stack, crate::text::STACK_NAME_CAP)
-    );
-    match crate::contention::recovery_command(ctx) {
-        Some(cmd) => format!("{head} Run: {cmd} first, or pass --force to remove anyway."),
-        None => format!(
-            "{head} {} Or pass --force to remove anyway.",
-            crate::contention::NO_RECOVERY_COMMAND
-        ),
-    }
+    )
 }
 
 /// The refusal for a lock object whose body is not a lock (invalid JSON, or JSON that

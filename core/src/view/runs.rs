@@ -591,8 +591,14 @@ mod tests {
             json!({"stack": "Orders", "resume": "r1"}),
         ] {
             let w = aborted_warning(&input);
-            assert!(w.contains("run the same cdkd-flow export command again to resume it"), "{w}");
-            assert!(!w.contains("force-unlock Orders") && !w.contains("removes it"), "{w}");
+            assert!(
+                w.contains("run the same cdkd-flow export command again to resume it"),
+                "{w}"
+            );
+            assert!(
+                !w.contains("force-unlock Orders") && !w.contains("removes it"),
+                "{w}"
+            );
         }
     }
 

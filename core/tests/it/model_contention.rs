@@ -34,7 +34,7 @@ fn statement_37_live_lock_refusal_exact_text() {
     let msg = contention_message(&ctx("App", Some("us-east-1")), Some(&live_bob()), NOW);
     assert_eq!(
         msg,
-        "Could not acquire lock for stack App (us-east-1) — held by bob@host:1, operation: deploy, expires in 4m12s. That process is still running — wait for it to finish. Only if you are certain it is gone, run: cdkd-flow force-unlock App --stack-region us-east-1 --state-bucket cdkd-state-1"
+        "Could not acquire lock for stack App (us-east-1) — held by bob@host:1, operation: deploy, since 2025-12-31T23:59:59.000Z, expires in 4m12s. That process is still running — wait for it to finish. Only if you are certain it is gone, run: cdkd-flow force-unlock App --stack-region us-east-1 --state-bucket cdkd-state-1"
     );
     assert!(!msg.contains('\n'));
 }
@@ -88,7 +88,9 @@ fn statement_41_lock_without_expires_at_reads_unknown_time_never_nan() {
     let l = lock(r#"{"owner":"bob@host:1","timestamp":1}"#);
     let msg = contention_message(&ctx("App", Some("us-east-1")), Some(&l), NOW);
     assert!(
-        msg.contains("held by bob@host:1, expires at an unknown time."),
+        msg.contains(
+            "held by bob@host:1, since 1970-01-01T00:00:00.001Z, expires at an unknown time."
+        ),
         "{msg}"
     );
     assert!(!msg.contains("NaN"));

@@ -172,3 +172,51 @@ fn stack_name_argument_with_control_characters_is_refused() {
         })
     ));
 }
+
+#[test]
+fn state_list_lock_without_record_lock_keys_parse_like_record_keys() {
+    use cdkd_core::keys::parse_listed_lock_key;
+    let p = |k: &str| parse_listed_lock_key(DEFAULT_PREFIX, k);
+    assert_eq!(
+        p("cdkd/App/us-east-1/lock.json"),
+        Some(StackRef::new("App", Some("us-east-1")))
+    );
+    assert_eq!(
+        p("cdkd/App/lock.json"),
+        Some(StackRef::new("App", None::<&str>))
+    );
+    for not_a_lock in [
+        "cdkd/App/us-east-1/state.json",
+        "cdkd/App/us-east-1/lock.json.bak",
+        "cdkd/a/b/c/lock.json",
+        "cdkd//us-east-1/lock.json",
+        "cdkd/lock.json",
+        "other/App/us-east-1/lock.json",
+    ] {
+        assert_eq!(p(not_a_lock), None, "{not_a_lock}");
+    }
+}
+
+#[test]
+fn state_list_lock_without_record_only_locks_with_no_record_beside_them() {
+    use cdkd_core::keys::locks_without_record;
+    let s = |stack: &str, region: Option<&str>| StackRef::new(stack, region);
+    let locks = [
+        s("App", Some("us-east-1")),   // its record is there
+        s("Gone", Some("us-east-1")),  // no record
+        s("Moved", Some("eu-west-1")), // a legacy record whose body names eu-west-1
+        s("Leg", None),                // a legacy record: its legacy lock has one
+        s("LegGone", None),            // no legacy record
+    ];
+    let records = [
+        s("App", Some("us-east-1")),
+        s("Moved", Some("eu-west-1")),
+        s("Leg", None),
+        s("LegGone", Some("us-east-1")),
+    ];
+    let legacy = ["Moved".to_string(), "Leg".to_string()];
+    assert_eq!(
+        locks_without_record(&locks, &records, &legacy),
+        [s("Gone", Some("us-east-1")), s("LegGone", None)]
+    );
+}

@@ -443,3 +443,64 @@ fn list_tree_label_with_connector_is_quoted() {
         "\"\u{2514}\u{2500}\u{2500} Fake\" (us-east-1)\n"
     );
 }
+
+// ------------------------------------------- §3.7 a lock left without a record
+
+#[test]
+fn state_list_lock_without_record_rows_carry_the_marker_in_every_mode() {
+    use cdkd_core::view::state::list::{list_json_with_locks, list_plain_with_locks};
+    let records = [r("B", Some("us-east-1")), r("A", Some("us-east-1"))];
+    let lone = [
+        r("Orders", Some("us-east-1")),
+        r("A", Some("eu-west-1")),
+        r("Old", None),
+    ];
+    insta::assert_snapshot!(
+        "state_list_lock_without_record_plain",
+        list_plain_with_locks(&records, &lone).stdout
+    );
+    let json = parse(&list_json_with_locks(&records, &lone).stdout);
+    let marked: Vec<(String, Option<bool>)> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["stackName"].as_str().unwrap().to_string(),
+                o.get("lockWithoutRecord").and_then(Value::as_bool),
+            )
+        })
+        .collect();
+    assert_eq!(
+        marked,
+        [
+            ("A".to_string(), Some(true)),
+            ("A".to_string(), None),
+            ("B".to_string(), None),
+            ("Old".to_string(), Some(true)),
+            ("Orders".to_string(), Some(true)),
+        ]
+    );
+    let record = rec(r#"{"resources":{"Q":{}},"lastModified":1767225600000}"#);
+    let rows = [
+        LongInput {
+            r: r("A", Some("us-east-1")),
+            record: RecordRead::Found(&record),
+            lock: LockRead::Unlocked,
+        },
+        LongInput {
+            r: r("Orders", Some("us-east-1")),
+            record: RecordRead::LockWithoutRecord,
+            lock: LockRead::Locked,
+        },
+    ];
+    let long = list_long_text(&rows);
+    assert!(long.warnings.is_empty(), "{:?}", long.warnings);
+    insta::assert_snapshot!("state_list_lock_without_record_long", long.stdout);
+    let v = parse(&list_long_json(&rows).stdout);
+    assert_eq!(v[0].get("lockWithoutRecord"), None);
+    assert_eq!(v[1]["lockWithoutRecord"], Value::Bool(true));
+    assert_eq!(v[1]["resourceCount"], Value::Null);
+    assert_eq!(v[1]["stateReadError"], Value::Null);
+    assert_eq!(v[1]["locked"], Value::Bool(true));
+}

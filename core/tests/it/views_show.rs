@@ -497,3 +497,94 @@ fn show_json_escapes_and_parses_back_to_the_record() {
     // JS key order: integer-like keys first.
     assert!(out.find("\"10\": 2").unwrap() < out.find("\"stackName\"").unwrap());
 }
+
+// ------------------------------------------- §4.7 a lock left without a record
+
+fn lone_ctx<'a>(
+    stack: &'a str,
+    region: Option<&'a str>,
+) -> cdkd_core::contention::ContentionContext<'a> {
+    cdkd_core::contention::ContentionContext {
+        subject: cdkd_core::contention::Subject::Stack,
+        stack,
+        region,
+        profile: None,
+        bucket: Some("cdkd-state-1"),
+        prefix: "cdkd",
+    }
+}
+
+fn export_lock(expires_at: i64) -> cdkd_core::view::state::show::LockView {
+    lock(&format!(
+        r#"{{"owner":"cdkd-flow:export-Orders-20260101T000000","timestamp":{},"expiresAt":{expires_at},"operation":"export"}}"#,
+        NOW - 300_000
+    ))
+}
+
+#[test]
+fn state_show_lock_without_record_live_lock_names_the_holder_and_prints_no_command() {
+    use cdkd_core::view::state::show::{lock_without_record_text, LoneLock};
+    let l = export_lock(NOW + 1_500_000);
+    let out = lock_without_record_text(
+        &lone_ctx("Orders", Some("us-east-1")),
+        LoneLock::Held(&l),
+        NOW,
+    );
+    assert!(!out.stdout.contains("force-unlock"), "{}", out.stdout);
+    insta::assert_snapshot!(out.stdout);
+}
+
+#[test]
+fn state_show_lock_without_record_expired_lock_prints_the_command_that_clears_it() {
+    use cdkd_core::view::state::show::{lock_without_record_text, LoneLock};
+    let l = export_lock(NOW - 1_000);
+    let out = lock_without_record_text(
+        &lone_ctx("Orders", Some("us-east-1")),
+        LoneLock::Held(&l),
+        NOW,
+    );
+    assert!(out.stdout.contains(
+        "Clear it with: cdkd-flow force-unlock Orders --stack-region us-east-1 --state-bucket cdkd-state-1 --if-expired\n"
+    ));
+    insta::assert_snapshot!(out.stdout);
+}
+
+#[test]
+fn state_show_lock_without_record_malformed_lock_and_legacy_key() {
+    use cdkd_core::view::state::show::{lock_without_record_text, LoneLock};
+    let out = lock_without_record_text(
+        &lone_ctx("Old", None),
+        LoneLock::Malformed("the lock body is not a JSON object"),
+        NOW,
+    );
+    insta::assert_snapshot!(out.stdout);
+    // A name the command cannot carry: the sentence that says so, never a command.
+    let out = lock_without_record_text(
+        &lone_ctx("--all", Some("us-east-1")),
+        LoneLock::Malformed("x"),
+        NOW,
+    );
+    assert!(
+        out.stdout.contains("No recovery command can be shown"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("force-unlock"), "{}", out.stdout);
+}
+
+#[test]
+fn state_show_lock_without_record_json_has_a_null_state() {
+    use cdkd_core::view::state::show::{lock_without_record_json, LoneLock};
+    let l = export_lock(NOW + 1_000);
+    let v: Value =
+        serde_json::from_str(&lock_without_record_json(LoneLock::Held(&l)).stdout).unwrap();
+    assert_eq!(v["state"], Value::Null);
+    assert_eq!(
+        v["lock"]["owner"],
+        "cdkd-flow:export-Orders-20260101T000000"
+    );
+    let v: Value =
+        serde_json::from_str(&lock_without_record_json(LoneLock::Malformed("why")).stdout).unwrap();
+    assert_eq!(v["lock"], Value::Null);
+    assert_eq!(v["lockError"], "why");
+}

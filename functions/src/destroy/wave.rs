@@ -550,10 +550,8 @@ async fn finish_stack(
         }
         ctx.store.delete_state(&sr.stack, &sr.region).await?;
     }
-    ctx.store
-        .remove_from_exports_index(&sr.stack, &sr.region)
-        .await;
-    sr.finished = Some(RunResult::Clean);
+    // The lock goes right after the record, so that a stop in between leaves as short a
+    // window as it can with a lock and no record (docs/state-views.md §4.7 shows it).
     if let Some(pos) = held.iter().position(|h| h.stack == sr.stack) {
         let h = held.remove(pos);
         let locks = ctx.deps.locks(&ctx.run.bucket, &ctx.run.prefix);
@@ -561,5 +559,9 @@ async fn finish_stack(
             tracing::warn!("{e}");
         }
     }
+    ctx.store
+        .remove_from_exports_index(&sr.stack, &sr.region)
+        .await;
+    sr.finished = Some(RunResult::Clean);
     Ok(())
 }

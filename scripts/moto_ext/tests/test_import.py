@@ -203,19 +203,36 @@ class Execution(ImportCase):
                           "import-2")
         self.assertEqual(set(self.resources(stack)), {"First", "Second"})
 
-    def test_rule_a_change_set_name_is_found_within_its_stack(self) -> None:
-        first, second = uniq("s"), uniq("s")
+    def two_stacks_with_import_1(self) -> dict[str, str]:
+        """Two new stacks, each with an IMPORT change set named `import-1`: name -> stack id."""
         ids = {}
-        for stack in (first, second):
+        for stack in (uniq("s"), uniq("s")):
             name = uniq("q")
             ids[stack] = self.create_import(stack, template({"Queue": resource(QUEUE, {"QueueName": name})}),
                                             [entry("Queue", QUEUE, QueueUrl=self.made.queue(name))])["StackId"]
+        return ids
+
+    def test_rule_a_change_set_name_is_found_within_its_stack(self) -> None:
+        ids = self.two_stacks_with_import_1()
+        first, second = ids
         self.assertEqual(self.change_set(first)["StackId"], ids[first])
         self.cfn.delete_change_set(StackName=second, ChangeSetName="import-1")
         self.assertEqual(self.change_set(first)["StackId"], ids[first])
         with self.assertRaises(ClientError) as caught:
             self.change_set(second)
         self.assertEqual(caught.exception.response["Error"]["Code"], "ChangeSetNotFound")
+        self.assertIn("does not exist", caught.exception.response["Error"]["Message"])
+
+    def test_rule_list_change_sets_lists_only_the_named_stacks_change_sets(self) -> None:
+        ids = self.two_stacks_with_import_1()
+        for stack in ids:
+            for name_or_id in (stack, ids[stack]):
+                summaries = self.cfn.list_change_sets(StackName=name_or_id)["Summaries"]
+                self.assertEqual([(s["StackId"], s["ChangeSetName"]) for s in summaries],
+                                 [(ids[stack], "import-1")])
+        with self.assertRaises(ClientError) as caught:
+            self.cfn.list_change_sets(StackName=uniq("missing"))
+        self.assertEqual(caught.exception.response["Error"]["Code"], "ValidationError")
         self.assertIn("does not exist", caught.exception.response["Error"]["Message"])
 
     def test_rule_a_change_set_name_is_unique_within_its_stack(self) -> None:

@@ -214,7 +214,8 @@ async fn lock_written_in_cdkd_shape_without_operation_is_read_and_holder_rendere
         panic!("{err:?}")
     };
     assert!(
-        message.contains("held by alice@workstation:4242, expires in 9m"),
+        message.contains("held by alice@workstation:4242, since ")
+            && message.contains(", expires in 9m"),
         "{message}"
     );
     assert!(!message.contains("operation:"), "{message}");
@@ -243,7 +244,8 @@ async fn lock_acquire_over_live_lock_is_refused_and_leaves_it_untouched() {
         panic!("{err:?}")
     };
     assert!(
-        message.contains("— held by bob@host:1, operation: deploy, expires in 9m"),
+        message.contains("— held by bob@host:1, operation: deploy, since ")
+            && message.contains(", expires in 9m"),
         "{message}"
     );
     assert!(
@@ -523,4 +525,71 @@ async fn lock_force_release_purges_noncurrent_versions_and_spares_other_keys() {
         version_counts(&s3, &bucket, "cdkd/App/us-east-1/lock.json.bak").await,
         (2, 0)
     );
+}
+
+#[tokio::test]
+async fn lock_deleted_only_by_holder_delete_read_leaves_a_lock_renewed_since_it_was_read() {
+    // docs/state-and-lock.md §6.6: the force paths delete exactly the object they read.
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let mgr = locks(&s3, &bucket);
+    let held = mgr
+        .acquire("App", Some(REGION), "cdkd-flow:run-13", Some("export"))
+        .await
+        .unwrap();
+    let read = mgr.read_object("App", Some(REGION)).await.unwrap().unwrap();
+    assert_eq!(read.etag, held.etag);
+    let renewed = mgr.renew(&held).await.unwrap();
+    assert_eq!(
+        mgr.delete_read("App", Some(REGION), &read).await.unwrap(),
+        cdkd_aws::ReadLockOutcome::Changed
+    );
+    assert!(matches!(
+        mgr.take_over_read("App", Some(REGION), &read, "me@host:1", None)
+            .await
+            .unwrap(),
+        Err(cdkd_aws::ReadLockOutcome::Changed)
+    ));
+    let (_, etag) = get_raw(&s3, &bucket, KEY).await.unwrap();
+    assert_eq!(etag, renewed.etag, "the renewed lock is kept");
+    // Released since it was read: nothing to delete.
+    let read = mgr.read_object("App", Some(REGION)).await.unwrap().unwrap();
+    assert_eq!(
+        mgr.release(&renewed).await.unwrap(),
+        ReleaseOutcome::Released
+    );
+    assert_eq!(
+        mgr.delete_read("App", Some(REGION), &read).await.unwrap(),
+        cdkd_aws::ReadLockOutcome::Gone
+    );
+}
+
+#[tokio::test]
+async fn lock_deleted_only_by_holder_take_over_read_replaces_exactly_that_lock() {
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let mgr = locks(&s3, &bucket);
+    let held = mgr
+        .acquire("App", Some(REGION), "cdkd-flow:run-14", Some("export"))
+        .await
+        .unwrap();
+    let read = mgr.read_object("App", Some(REGION)).await.unwrap().unwrap();
+    let mine = mgr
+        .take_over_read(
+            "App",
+            Some(REGION),
+            &read,
+            "me@host:1",
+            Some("state-orphan"),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(
+        mgr.renew(&held).await,
+        Err(LockError::Lost { .. })
+    ));
+    assert_eq!(mgr.release(&held).await.unwrap(), ReleaseOutcome::NotOurs);
+    assert_eq!(mgr.release(&mine).await.unwrap(), ReleaseOutcome::Released);
+    assert!(get_raw(&s3, &bucket, KEY).await.is_none());
 }

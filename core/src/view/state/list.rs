@@ -21,6 +21,11 @@ pub const LOCK_READ_FAILED: &str =
 /// before reading the lock, so no command is named).
 pub const LEGACY_LOCK_READ_FAILED: &str = "lock could not be read";
 
+/// The marker of a stack whose lock has no record beside it (docs/state-views.md §3.7).
+pub const LOCK_WITHOUT_RECORD: &str = "[lock without record]";
+/// `--long`'s resources reason of such a stack.
+pub const NO_RECORD: &str = "none (no state record; only its lock remains)";
+
 /// A stack reference as listed: a region-less one is a legacy v1 record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RefView<'a> {
@@ -39,23 +44,53 @@ pub fn format_ref(r: RefView<'_>) -> String {
     }
 }
 
-fn sorted<'a>(refs: &[RefView<'a>]) -> Vec<RefView<'a>> {
-    let mut v = refs.to_vec();
-    v.sort_by(|a, b| ref_cmp(a.stack, a.region, b.stack, b.region));
+/// The records and the locks without one (docs/state-views.md §3.7), sorted together;
+/// `true` marks a lock without a record.
+fn merged<'a>(refs: &[RefView<'a>], lone_locks: &[RefView<'a>]) -> Vec<(RefView<'a>, bool)> {
+    let mut v: Vec<(RefView<'a>, bool)> = refs
+        .iter()
+        .map(|r| (*r, false))
+        .chain(lone_locks.iter().map(|r| (*r, true)))
+        .collect();
+    v.sort_by(|(a, _), (b, _)| ref_cmp(a.stack, a.region, b.stack, b.region));
     v
+}
+
+/// A row, with the marker when it is a lock without a record.
+fn marked(r: RefView<'_>, lone: bool) -> String {
+    if lone {
+        format!("{} {LOCK_WITHOUT_RECORD}", format_ref(r))
+    } else {
+        format_ref(r)
+    }
 }
 
 /// `state list` (plain): one row per ref, sorted; nothing at all when empty.
 pub fn list_plain(refs: &[RefView<'_>]) -> Rendered {
-    let lines: Vec<String> = sorted(refs).into_iter().map(format_ref).collect();
+    list_plain_with_locks(refs, &[])
+}
+
+/// `state list` (plain) with the locks that have no record (docs/state-views.md §3.7):
+/// their rows carry [`LOCK_WITHOUT_RECORD`].
+pub fn list_plain_with_locks(refs: &[RefView<'_>], lone_locks: &[RefView<'_>]) -> Rendered {
+    let lines: Vec<String> = merged(refs, lone_locks)
+        .into_iter()
+        .map(|(r, lone)| marked(r, lone))
+        .collect();
     Rendered::new(join_lines(&lines), Vec::new())
 }
 
 /// `state list --json`: `[{"stackName", "region"}]`, raw values, sorted.
 pub fn list_json(refs: &[RefView<'_>]) -> Rendered {
-    let items = sorted(refs)
+    list_json_with_locks(refs, &[])
+}
+
+/// `state list --json` with the locks that have no record: theirs carry
+/// `"lockWithoutRecord": true`.
+pub fn list_json_with_locks(refs: &[RefView<'_>], lone_locks: &[RefView<'_>]) -> Rendered {
+    let items = merged(refs, lone_locks)
         .into_iter()
-        .map(|r| {
+        .map(|(r, lone)| {
             let mut m = Map::new();
             m.insert("stackName".into(), Value::String(r.stack.to_string()));
             m.insert(
@@ -63,6 +98,9 @@ pub fn list_json(refs: &[RefView<'_>]) -> Rendered {
                 r.region
                     .map_or(Value::Null, |s| Value::String(s.to_string())),
             );
+            if lone {
+                m.insert("lockWithoutRecord".into(), Value::Bool(true));
+            }
             Value::Object(m)
         })
         .collect();
@@ -77,6 +115,8 @@ pub enum RecordRead<'a> {
     /// The read failed (S3 error, invalid JSON, unsupported version, non-object root).
     Failed,
     Found(&'a Map<String, Value>),
+    /// No record was listed: the row is a lock without a record (docs/state-views.md §3.7).
+    LockWithoutRecord,
 }
 
 /// What reading one ref's lock gave.
@@ -106,6 +146,8 @@ pub struct LongRow {
     pub locked: Option<bool>,
     pub state_read_error: Option<&'static str>,
     pub lock_read_error: Option<&'static str>,
+    /// A lock without a record (docs/state-views.md §3.7).
+    pub lock_without_record: bool,
 }
 
 /// docs/state-views.md §3.3 resource count: absent/`null`
@@ -122,6 +164,7 @@ pub fn resource_count(record: &Map<String, Value>) -> Option<usize> {
 pub fn long_row(input: &LongInput<'_>) -> LongRow {
     let (resource_count, last_modified, state_read_error) = match input.record {
         RecordRead::NotFound => (Some(0), None, None),
+        RecordRead::LockWithoutRecord => (None, None, None),
         RecordRead::Failed => (None, None, Some(STATE_READ_FAILED)),
         RecordRead::Found(rec) => {
             let count = resource_count(rec);
@@ -147,6 +190,7 @@ pub fn long_row(input: &LongInput<'_>) -> LongRow {
         locked,
         state_read_error,
         lock_read_error,
+        lock_without_record: matches!(input.record, RecordRead::LockWithoutRecord),
     }
 }
 
@@ -177,16 +221,20 @@ pub fn list_long_text(inputs: &[LongInput<'_>]) -> Rendered {
         if i > 0 {
             lines.push(String::new());
         }
-        lines.push(format_ref(RefView {
-            stack: &row.stack_name,
-            region: row.region.as_deref(),
-        }));
+        lines.push(marked(
+            RefView {
+                stack: &row.stack_name,
+                region: row.region.as_deref(),
+            },
+            row.lock_without_record,
+        ));
         let region = match row.region.as_deref() {
             None => "(legacy)".to_string(),
             Some(r) => or_unrenderable(printable_str(r)),
         };
         lines.push(format!("  Region: {region}"));
         lines.push(match (row.state_read_error, row.resource_count) {
+            _ if row.lock_without_record => format!("  Resources: {NO_RECORD}"),
             (Some(reason), _) => format!("  Resources: unknown ({reason})"),
             (None, n) => format!("  Resources: {}", n.unwrap_or(0)),
         });
@@ -208,7 +256,8 @@ fn opt_str(s: Option<&str>) -> Value {
 }
 
 /// `state list --long --json`: objects with exactly the keys `stackName, region,
-/// resourceCount, lastModified, locked, stateReadError, lockReadError`.
+/// resourceCount, lastModified, locked, stateReadError, lockReadError`, and
+/// `lockWithoutRecord: true` last on a lock without a record.
 pub fn list_long_json(inputs: &[LongInput<'_>]) -> Rendered {
     let (rows, warnings) = long_rows(inputs);
     let items = rows
@@ -226,6 +275,9 @@ pub fn list_long_json(inputs: &[LongInput<'_>]) -> Rendered {
             m.insert("locked".into(), row.locked.map_or(Value::Null, Value::Bool));
             m.insert("stateReadError".into(), opt_str(row.state_read_error));
             m.insert("lockReadError".into(), opt_str(row.lock_read_error));
+            if row.lock_without_record {
+                m.insert("lockWithoutRecord".into(), Value::Bool(true));
+            }
             Value::Object(m)
         })
         .collect();

@@ -2,15 +2,20 @@
 
 use serde_json::{Map, Value};
 
+use crate::contention::{
+    recovery_command, ContentionContext, IF_EXPIRED_FLAG, NO_RECOVERY_COMMAND,
+};
 use crate::json::{json_payload, ordered_entries};
-use crate::text::strip;
+use crate::text::{flatten_str, strip};
 use crate::view::state::collate::sort_by_locale;
+use crate::view::state::list::{format_ref, RefView};
 use crate::view::state::repair::{
     malformed_containers_warning, malformed_resources_warning, read_container, resources_bag,
     Container,
 };
 use crate::view::state::value::{
     digest_preview, format_dependency_list, format_last_modified, format_value,
+    iso_timestamp_or_none,
 };
 use crate::view::{join_lines, Rendered};
 
@@ -37,6 +42,8 @@ pub const SKIPPED_OUTPUTS_LEGEND: [&str; 8] = [
 pub struct LockView {
     pub owner: String,
     pub operation: Option<String>,
+    /// When the lock was taken (raw).
+    pub timestamp: Option<Value>,
     pub expires_at: Option<Value>,
     pub json: Value,
 }
@@ -55,6 +62,7 @@ impl LockView {
         LockView {
             owner: info.owner.clone(),
             operation: info.operation.clone(),
+            timestamp: info.timestamp.clone(),
             expires_at: info.expires_at.clone(),
             json: Value::Object(json),
         }
@@ -85,15 +93,120 @@ pub fn lock_summary(lock: Option<&LockView>, now_ms: i64) -> String {
     let Some(lock) = lock else {
         return "unlocked".to_string();
     };
-    let op = match lock.operation.as_deref() {
-        Some(op) if !op.is_empty() => format!(" (operation: {op})"),
-        _ => String::new(),
-    };
     format!(
-        "locked by {}{op}, {}",
-        lock.owner,
+        "locked by {}, {}",
+        holder(lock),
         crate::lock::expiry_phrase(lock.expires_at.as_ref(), now_ms)
     )
+}
+
+/// `<owner>[ (operation: <op>)]`.
+fn holder(lock: &LockView) -> String {
+    match lock.operation.as_deref() {
+        Some(op) if !op.is_empty() => format!("{} (operation: {op})", lock.owner),
+        _ => lock.owner.clone(),
+    }
+}
+
+/// What stands where a stack's record is missing (docs/state-views.md §4.7).
+#[derive(Debug, Clone, Copy)]
+pub enum LoneLock<'a> {
+    /// A readable lock.
+    Held(&'a LockView),
+    /// A lock object whose body is not a lock: why, in one line.
+    Malformed(&'a str),
+}
+
+/// `state show` of a stack that has no record but whose lock is still there
+/// (docs/state-views.md §4.7): what holds it, since when, until when, and the command
+/// that clears it only when that is safe: the lock has expired, or the object is not a
+/// lock at all (no holder can release it). The command carries `--if-expired`, so that
+/// run later against a lock taken since, it deletes nothing. `ctx` names the stack, its
+/// region (`None`: the legacy lock key) and the flags of the command.
+pub fn lock_without_record_text(
+    ctx: &ContentionContext<'_>,
+    lock: LoneLock<'_>,
+    now_ms: i64,
+) -> Rendered {
+    let at = format_ref(RefView {
+        stack: ctx.stack,
+        region: ctx.region,
+    });
+    let mut lines = vec![
+        format!("Stack: {}", strip(ctx.stack)),
+        format!(
+            "  Region: {}",
+            ctx.region.map_or("(legacy lock key)".to_string(), strip)
+        ),
+        "  Record: none (no state.json)".to_string(),
+    ];
+    let safe = match lock {
+        LoneLock::Held(l) => {
+            let since = iso_timestamp_or_none(l.timestamp.as_ref())
+                .map_or("since an unknown time".to_string(), |t| {
+                    format!("since {t}")
+                });
+            let expiry = crate::lock::expiry_phrase(l.expires_at.as_ref(), now_ms);
+            lines.push(format!(
+                "  Lock: locked by {}, {since}, {expiry}",
+                holder(l)
+            ));
+            lines.push(String::new());
+            let head = format!(
+                "No state record exists for stack {at}, but its lock.json remains: held by {} {since}, {expiry}.",
+                holder(l)
+            );
+            if crate::lock::expired_at(l.expires_at.as_ref(), now_ms) {
+                lines.push(format!(
+                    "{head} Its holder no longer holds the stack: the next command that takes the lock takes it over."
+                ));
+                true
+            } else {
+                lines.push(format!(
+                    "{head} Until it is released or expires, every cdkd and cdkd-flow command that takes the lock refuses this stack."
+                ));
+                lines.push(
+                    "Its holder may still be running (a run that deletes a stack's record releases its lock next): wait for it to finish, or for the lock to expire. Once the lock has expired, this command shows the one that clears it."
+                        .to_string(),
+                );
+                false
+            }
+        }
+        LoneLock::Malformed(why) => {
+            lines.push(format!("  Lock: unreadable ({})", flatten_str(why)));
+            lines.push(String::new());
+            lines.push(format!(
+                "No state record exists for stack {at}, but its lock.json remains and is not a readable lock ({}). It names no holder that could release it, and every command that takes the lock refuses this stack.",
+                flatten_str(why)
+            ));
+            true
+        }
+    };
+    if safe {
+        match recovery_command(ctx) {
+            Some(cmd) => lines.push(format!("Clear it with: {cmd} {IF_EXPIRED_FLAG}")),
+            None => lines.push(NO_RECOVERY_COMMAND.to_string()),
+        }
+    }
+    Rendered::new(join_lines(&lines), Vec::new())
+}
+
+/// `state show --json` of a stack with a lock and no record: `{"state": null, "lock":
+/// <lock>}`, or for a body that is not a lock `{"state": null, "lock": null,
+/// "lockError": <why>}`.
+pub fn lock_without_record_json(lock: LoneLock<'_>) -> Rendered {
+    let mut payload = Map::new();
+    payload.insert("state".into(), Value::Null);
+    match lock {
+        LoneLock::Held(l) => {
+            payload.insert("lock".into(), l.json.clone());
+        }
+        LoneLock::Malformed(why) => {
+            payload.insert("lock".into(), Value::Null);
+            payload.insert("lockError".into(), Value::String(why.to_string()));
+        }
+    }
+    Rendered::new(json_payload(&Value::Object(payload)), Vec::new())
 }
 
 /// JavaScript truthiness of a record value.
