@@ -186,10 +186,10 @@ impl fmt::Display for Refusal {
                 body_kind,
             } => {
                 head(f, stack, region)?;
-                write!(
-                    f,
-                    "the record's body names a different region ({body_kind}) than its key; it may describe resources in another region"
-                )
+                let c = crate::state::RegionConflict {
+                    body_kind: *body_kind,
+                };
+                f.write_str(&c.reason(region))
             }
             Refusal::Cycle {
                 stack,
@@ -347,16 +347,16 @@ pub fn check_plan(
         return Ok(PlanVerdict::Empty);
     }
 
-    // Region authority (docs/state-and-lock.md §2.2): a body region that differs from the key.
-    let divergent = target.divergent_body_region.or_else(|| {
-        body.get("region")
-            .filter(|r| r.as_str() != Some(target.key_region))
-    });
-    if let Some(r) = divergent {
+    // Region authority (docs/state-and-lock.md §2.2): the one rule export applies too.
+    if let Some(c) = crate::state::RegionConflict::of(
+        body,
+        target.divergent_body_region,
+        target.key_region,
+    ) {
         return Err(Refusal::DivergentRegion {
             stack,
             region,
-            body_kind: kind_of(r),
+            body_kind: c.body_kind,
         });
     }
 

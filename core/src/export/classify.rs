@@ -61,6 +61,24 @@ pub struct Classified {
 pub const REASON_NESTED_NOT_IN_RECORD: &str = "the template declares a nested stack that the parent's record does not (no row of type AWS::CloudFormation::Stack at this logical id); redeploy or re-import the parent stack, then export";
 pub const REASON_NOT_DEPLOYED: &str = "cdkd state has no physical id for it (it was not deployed by cdkd, or its row is damaged); deploy the stack with cdkd, or remove the resource, then export";
 
+/// docs/export.md §3 rule 2c: the record holds another type at the template's logical id.
+/// Two Custom Resource spellings (`Custom::*`, `AWS::CloudFormation::CustomResource`)
+/// count as one type; a row without a type is planned with the template's.
+fn type_mismatch(lid: &str, template_type: &str, row: Option<&Row<'_>>) -> Option<String> {
+    let recorded = row?.resource_type()?;
+    if recorded == template_type
+        || (is_custom_resource(recorded) && is_custom_resource(template_type))
+    {
+        return None;
+    }
+    Some(format!(
+        "the template declares {} as {} but the cdkd record holds a {} at that logical id, so the IMPORT would fail after the lock: export with the template the stack was last deployed from, or bring the record up to date by deploying this template with cdkd, then export",
+        flatten_str(lid),
+        flatten_str(template_type),
+        flatten_str(recorded)
+    ))
+}
+
 fn recreate_blocked(resource_type: &str) -> String {
     format!(
         "{} has no CloudFormation IMPORT support, and --no-recreate-import-unsupported turns off deleting it before phase 2 and re-creating it there; drop that flag to re-enable recreation, or remove the resource from the stack",
@@ -124,6 +142,9 @@ fn classify_one(
             },
             _ => Category::Blocked(vec![REASON_NESTED_NOT_IN_RECORD.into()]),
         };
+    }
+    if let Some(reason) = type_mismatch(lid, rt, row.as_ref()) {
+        return Category::Blocked(vec![reason]);
     }
     if is_custom_resource(rt) {
         return Category::Create;

@@ -96,9 +96,26 @@ fn recorded_value(
     }
     let lid = flatten_str(logical_id);
     if resource_type == SG_INGRESS {
-        let tuple = sg::parse_physical_id(row.physical_id().unwrap_or(""))?;
+        // A recorded id that is there but is no rule id is said as such (docs/export.md
+        // §4.4): the row is still looked up by its physical id (§4.6).
+        let malformed = match attr {
+            Some(Value::String(s)) if !crate::text::js_trim(s).is_empty() => Some(format!(
+                "{lid}: attributes.Id holds '{}', which is not a security-group rule id (sgr- followed by hexadecimal digits)",
+                flatten_str(s)
+            )),
+            _ => None,
+        };
+        let said = |e: String| match &malformed {
+            Some(m) => format!("{m}; looking the rule up by its physical id instead: {e}"),
+            None => e,
+        };
+        let tuple = sg::parse_physical_id(row.physical_id().unwrap_or("")).map_err(said)?;
         return match sg_lookups.get(&tuple.group_id) {
-            Some(lookup) => sg::pick_rule(&tuple, lookup),
+            Some(lookup) => sg::pick_rule(&tuple, lookup).map_err(said),
+            None if malformed.is_some() => Err(format!(
+                "{}: set attributes.Id to the rule's sgr- id, or remove the row from the stack before exporting (the rule stays in AWS)",
+                malformed.unwrap_or_default()
+            )),
             None => Err(format!(
                 "{lid} has no recorded rule id: either (1) the rule declares more than one source (e.g. CidrIp and CidrIpv6), so no single id was recorded: split it into one resource per source; or (2) the rule predates id recording, and a no-op redeploy cannot heal it: change a property, or destroy and redeploy it. Either way the row can be removed from the stack before exporting"
             )),

@@ -473,6 +473,57 @@ pub fn resolve_child(
     Ok(out)
 }
 
+/// A nested child's stack tags (docs/export.md §10.6): its parent row's `Tags`
+/// (`[{Key, Value}]`), each value resolved against the parent like a passed parameter.
+/// The adopting row keeps the row's own Tags and CloudFormation requires them to match
+/// the child's, so a tag that cannot be resolved while planning refuses the plan, naming
+/// it.
+pub fn resolve_row_tags(
+    child_stack: &str,
+    parent: &ParentContext<'_>,
+    row_tags: Option<&Value>,
+    ssm: &BTreeMap<String, SsmRead>,
+    dry_run: bool,
+    needed: &mut BTreeSet<String>,
+) -> Result<Vec<(String, String)>, String> {
+    let Some(v) = row_tags else {
+        return Ok(Vec::new());
+    };
+    let way_out = "CloudFormation adopts the nested stack only when the row's Tags match the stack's; write the tag as a literal Key and Value (or a Ref to a parameter of the parent) in the app, then export";
+    let Value::Array(items) = v else {
+        return Err(format!(
+            "nested stack {}: the parent row's Tags is {}, not a list of Key/Value pairs; {way_out}",
+            shown(child_stack),
+            crate::state::kind_of(v)
+        ));
+    };
+    let mut ev = Eval {
+        ctx: parent,
+        ssm,
+        dry_run,
+        needed,
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let key = item.get("Key").map(|k| ev.eval(k));
+        let value = item.get("Value").map(|k| ev.eval(k));
+        match (key, value) {
+            (Some(Ok(k)), Some(Ok(v))) => out.push((k.joined(), v.joined())),
+            (_, Some(Err(Miss::Refuse(r)))) | (Some(Err(Miss::Refuse(r))), _) => {
+                return Err(format!("nested stack {}: {r}", shown(child_stack)))
+            }
+            _ => {
+                return Err(format!(
+                    "nested stack {}: the parent row's tag {} cannot be resolved while planning; {way_out}",
+                    shown(child_stack),
+                    flatten_str(&item.to_string())
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The value a step submits for a child's NoEcho parameter `key`, which the plan stores
 /// masked (docs/export.md §6.3): re-resolved from the parent, when the parent's row
 /// passes it as a plain `{"Ref": P}` to a parameter P of the parent; `parent` holds the

@@ -118,6 +118,15 @@ fn stack_lines(s: &StackPlan, out: &mut Vec<String>) {
             }
         }
     }
+    if !s.unmanaged.is_empty() {
+        out.push(
+            "  Left unmanaged (in the cdkd record, not in the template: not imported, and owned by nothing once the record is deleted):"
+                .into(),
+        );
+        for r in &s.unmanaged {
+            out.push(format!("    {}", crate::export::unmanaged::describe(r)));
+        }
+    }
     if !s.parameters.is_empty() {
         let ps: Vec<String> = s
             .parameters

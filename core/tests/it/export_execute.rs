@@ -152,7 +152,7 @@ fn a_template_up_to_51200_characters_goes_inline_then_by_upload_then_is_refused(
     match delivery(Phase::Update, "App", &huge, &obj(big_props)) {
         Delivery::TooLarge(why) => {
             assert!(why.contains("phase 2 (UPDATE)"), "{why}");
-            assert!(why.contains("Fn (5011 characters)"), "{why}");
+            assert!(why.contains("Fn (AWS::Lambda::Function, 5011 characters)"), "{why}");
         }
         other => panic!("{other:?}"),
     }
@@ -413,7 +413,7 @@ fn report_of_a_migrated_stack_whose_record_could_not_be_deleted_says_orphan_neve
 
 #[test]
 fn report_of_a_migration_lists_the_stacks_and_a_command_to_check_them() {
-    let r = migrated(&run_at(StackStage::Cleaned), &[]);
+    let r = migrated(&run_at(StackStage::Cleaned), &Default::default(), &[]);
     assert_eq!(r.outcome, "migrated");
     assert!(r.stacks[0].record_deleted);
     insta::assert_snapshot!("export_report_migrated", render_report(&r));

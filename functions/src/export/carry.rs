@@ -313,7 +313,9 @@ impl<'a> Ctx<'a> {
                 capabilities: &CAPABILITIES,
                 resources_to_import: resources,
                 role_arn: role.as_deref(),
-                tags: Vec::new(),
+                // A child's stack tags: its parent row's Tags, which the adopting row
+                // keeps and CloudFormation requires to match (docs/export.md §10.6).
+                tags: plan.stack_tags.clone(),
             })
             .await
             .map_err(|e| {
