@@ -413,6 +413,39 @@ mod tests {
         }))
     }
 
+    /// Issue 26 point 6: the one region rule (`crate::state::RegionConflict`), as read
+    /// through `parse_state` and on a raw body; export applies the same one.
+    #[test]
+    fn region_conflict_destroy_refuses_a_record_whose_body_names_another_region() {
+        let raw = json!({"version": 10, "stackName": "P", "region": "eu-west-1",
+                         "resources": {"T": {"resourceType": "AWS::SNS::Topic", "physicalId": "t"}}});
+        let read =
+            crate::state::parse_state("P", Some("us-east-1"), raw.to_string().as_bytes()).unwrap();
+        let via_reader = StackRecord::from_state("P", "us-east-1", &read);
+        let b = body(raw.clone());
+        for target in [via_reader, rec("P", "us-east-1", &b)] {
+            let err = check_plan(&target, &[], RefusalOptions::default()).unwrap_err();
+            assert_eq!(err.code(), "DivergentRegion");
+            let msg = err.to_string();
+            assert!(
+                msg.starts_with("refusing to destroy stack 'P' (us-east-1): the record's body names a different region (a string) than its key (us-east-1)"),
+                "{msg}"
+            );
+            assert!(!msg.contains("eu-west-1"), "{msg}");
+        }
+        // No resources: nothing to conflict with (the empty path).
+        let empty = body(json!({"region": "eu-west-1", "resources": {}}));
+        assert!(matches!(
+            check_plan(&rec("P", "us-east-1", &empty), &[], RefusalOptions::default()),
+            Ok(PlanVerdict::Empty)
+        ));
+        assert_eq!(
+            crate::state::RegionConflict::of(&b, None, "us-east-1"),
+            Some(crate::state::RegionConflict { body_kind: "a string" })
+        );
+        assert_eq!(crate::state::RegionConflict::of(&b, None, "eu-west-1"), None);
+    }
+
     #[test]
     fn nested_child_alone_is_refused_statement_27() {
         let b = body(json!({"parentStack": "P", "parentLogicalId": "Child",

@@ -490,4 +490,36 @@ mod tests {
             "{e}"
         );
     }
+
+    /// Issue 26 point 5: a recorded rule id that is there but malformed is said as such,
+    /// never "no recorded rule id".
+    #[test]
+    fn sg_ingress_malformed_recorded_rule_id_is_said_as_such() {
+        let r = rec(
+            json!({"physicalId": "sg-1|tcp|443|443", "attributes": {"Id": "rule-7"}, "properties": {}}),
+        );
+        let row = Row::get(&r, "R").unwrap();
+        let e = resolve("R", SG_INGRESS, None, &row, &BTreeMap::new()).unwrap_err();
+        assert!(
+            e.starts_with("R: attributes.Id holds 'rule-7', which is not a security-group rule id"),
+            "{e}"
+        );
+        assert!(!e.contains("no recorded rule id"), "{e}");
+        assert!(e.contains("set attributes.Id") && e.contains("remove the row"), "{e}");
+        // Still looked up by its physical id: a failed lookup says both.
+        let tuple = sg_lookup_needed(&row).unwrap().unwrap();
+        let mut lookups = BTreeMap::new();
+        lookups.insert(tuple.group_id.clone(), SgLookup::Rules(Vec::new()));
+        let e = resolve("R", SG_INGRESS, None, &row, &lookups).unwrap_err();
+        assert!(
+            e.contains("'rule-7', which is not a security-group rule id")
+                && e.contains("no ingress rule of security group sg-1"),
+            "{e}"
+        );
+        // A bad physical id too.
+        let r = rec(json!({"physicalId": "sg-1|tcp", "attributes": {"Id": "x"}, "properties": {}}));
+        let row = Row::get(&r, "R").unwrap();
+        let e = resolve("R", SG_INGRESS, None, &row, &BTreeMap::new()).unwrap_err();
+        assert!(e.contains("'x', which is not") && e.contains("cannot read the security-group rule physical id"), "{e}");
+    }
 }

@@ -550,6 +550,30 @@ mod tests {
         assert_eq!(m.overlay, None);
     }
 
+    /// Issue 26 point 5: a physical id of the wrong shape says how many parts were
+    /// expected and that the resource must be re-deployed (or left out and unmanaged).
+    #[test]
+    fn wrong_shape_physical_id_names_the_parts_expected_and_the_way_out() {
+        for (t, id, parts) in [
+            ("AWS::ApiGateway::Method", "a|b", "(3 part(s))"),
+            ("AWS::EC2::EIP", "eipalloc-1", "(2 part(s))"),
+            ("AWS::ApiGateway::Stage", "a|b|c", "(1 or 2 part(s))"),
+            ("AWS::EC2::VPCCidrBlock", "vpc-1|vpc-cidr-assoc-2", "(1 or 2 part(s))"),
+            ("AWS::AppSync::ApiKey", "only", "(2 part(s))"),
+        ] {
+            let e = run(t, id, json!({})).unwrap_err();
+            assert!(e.contains(parts), "{t}: {e}");
+            assert!(e.contains("re-deploy the resource with cdkd"), "{t}: {e}");
+            assert!(e.contains("--leave-unmanaged"), "{t}: {e}");
+        }
+        // A missing recorded property is not a shape error: its own remedy only.
+        let e = run("AWS::ApiGateway::Authorizer", "au1", json!({})).unwrap_err();
+        assert!(!e.contains("part(s)"), "{e}");
+        for t in SPLITTER_TYPES {
+            assert!(recorded_shape(t).is_some(), "{t}");
+        }
+    }
+
     #[test]
     fn statement_28_gateway_attachment_from_igw_id_is_igw() {
         let s = run("AWS::EC2::VPCGatewayAttachment", "igw-0a|vpc-1", json!({})).unwrap();
