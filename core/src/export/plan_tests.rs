@@ -538,14 +538,11 @@ fn nested_row_tags_become_the_child_stack_tags_and_an_unresolvable_one_refuses()
 fn oversized_template_is_refused_while_planning_naming_the_largest_by_id_and_type() {
     let mut t = flat();
     if let Some(Value::Object(r)) = t.root.template.body.get_mut("Resources") {
-        r.insert(
-            "Big".into(),
-            json!({"Type": "AWS::Lambda::Function", "Properties": {"Code": {"ZipFile": "x".repeat(1_100_000)}}}),
-        );
+        r["B"]["Properties"]["Tags"] = json!([{"Key": "blob", "Value": "x".repeat(1_100_000)}]);
     }
     let err = plan_tree(&t, &PlanOptions { dry_run: true, ..opts() }, &gathered()).unwrap_err().0;
-    assert!(err.contains("phase 2 (UPDATE)"), "{err}");
-    assert!(err.contains("Big (AWS::Lambda::Function, "), "{err}");
+    assert!(err.contains("phase 1 (IMPORT)"), "{err}");
+    assert!(err.contains("B (AWS::S3::Bucket, "), "{err}");
     assert!(err.contains("nothing was locked"), "{err}");
 }
 

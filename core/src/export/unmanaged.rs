@@ -165,21 +165,6 @@ pub struct UnmanagedReport {
 /// stack `cfn` in `region`. Nothing manages it now: only a CloudFormation import of it
 /// into a stack makes it managed again (a deploy that declared it would try to create it).
 pub fn report_entry(stack: &str, cfn: &str, region: &str, r: &UnmanagedRow) -> UnmanagedReport {
-    let id = flatten_str(&r.logical_id);
-    let how = format!(
-        "{id} is in no cdkd record and in no CloudFormation stack now; to manage it again, declare it in the app (with DeletionPolicy Retain until it is imported) and import it into CloudFormation stack {}: `cdk import {}` asks for its identifier, or create the IMPORT change set below, template.json being the template of {} that declares it{}",
-        shown(cfn),
-        shown(cfn),
-        shown(cfn),
-        if r.identifier.is_empty() {
-            format!(
-                " (its identifier fields are the type's primaryIdentifier: `aws cloudformation describe-type --type RESOURCE --type-name {}`)",
-                shown(&r.resource_type)
-            )
-        } else {
-            String::new()
-        }
-    );
     let values_plain = r
         .identifier
         .iter()
@@ -205,6 +190,25 @@ pub fn report_entry(stack: &str, cfn: &str, region: &str, r: &UnmanagedRow) -> U
             "aws cloudformation create-change-set --stack-name {cfn} --region {region} --change-set-name cdkd-import-{name} --change-set-type IMPORT --resources-to-import '{entry}' --template-body file://template.json --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND"
         )
     });
+    let or = if command.is_some() {
+        format!(
+            "or the IMPORT change set below does it (template.json: the template of {} that declares it)",
+            shown(cfn)
+        )
+    } else if r.resource_type.is_empty() {
+        "or an IMPORT change set that names it by its CloudFormation identifier".to_string()
+    } else {
+        format!(
+            "or an IMPORT change set that names it by its CloudFormation identifier (the type's primaryIdentifier: `aws cloudformation describe-type --type RESOURCE --type-name {}`)",
+            shown(&r.resource_type)
+        )
+    };
+    let how = format!(
+        "{} is in no cdkd record and in no CloudFormation stack now; to manage it again, declare it in the app (DeletionPolicy Retain until it is imported) and import it into CloudFormation stack {}: `cdk import {}` asks for its identifier, {or}",
+        flatten_str(&r.logical_id),
+        shown(cfn),
+        shown(cfn),
+    );
     UnmanagedReport {
         stack: stack.to_string(),
         logical_id: r.logical_id.clone(),

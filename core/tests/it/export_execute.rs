@@ -1063,7 +1063,7 @@ fn left_unmanaged_report_names_each_resource_and_the_import_that_manages_it_agai
     assert_eq!(r.unmanaged.len(), 2);
     assert_eq!(
         r.unmanaged[0].command.as_deref(),
-        Some(r#"aws cloudformation create-change-set --stack-name App --region us-east-1 --change-set-name cdkd-import-OldBucket --change-set-type IMPORT --resources-to-import '[{"LogicalResourceId":"OldBucket","ResourceIdentifier":{"BucketName":"old-bucket"},"ResourceType":"AWS::S3::Bucket"}]' --template-body file://template.json --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND"#)
+        Some(r#"aws cloudformation create-change-set --stack-name App --region us-east-1 --change-set-name cdkd-import-OldBucket --change-set-type IMPORT --resources-to-import '[{"ResourceType":"AWS::S3::Bucket","LogicalResourceId":"OldBucket","ResourceIdentifier":{"BucketName":"old-bucket"}}]' --template-body file://template.json --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND"#)
     );
     assert!(r.unmanaged[0].how.contains("cdk import App"), "{}", r.unmanaged[0].how);
     assert_eq!(r.unmanaged[1].command, None, "no identifier, no command");
