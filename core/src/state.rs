@@ -212,7 +212,10 @@ impl RegionConflict {
             return None;
         }
         divergent
-            .or_else(|| body.get("region").filter(|r| r.as_str() != Some(key_region)))
+            .or_else(|| {
+                body.get("region")
+                    .filter(|r| r.as_str() != Some(key_region))
+            })
             .map(|r| RegionConflict {
                 body_kind: kind_of(r),
             })

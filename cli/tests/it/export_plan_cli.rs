@@ -75,18 +75,24 @@ async fn type_mismatch_export_is_refused_before_any_lock_naming_the_id_and_both_
 /// any lock; with it the stack migrates and the report names the topic and the import
 /// that brings it back under management.
 #[tokio::test]
-async fn left_unmanaged_rows_refuse_a_real_run_without_the_flag_and_the_report_names_them_with_it() {
+async fn left_unmanaged_rows_refuse_a_real_run_without_the_flag_and_the_report_names_them_with_it()
+{
     let s = real_stack("LeftOut").await;
     let mut t = template_of(&s);
-    t["Resources"].as_object_mut().unwrap().remove("AlertsTopic");
+    t["Resources"]
+        .as_object_mut()
+        .unwrap()
+        .remove("AlertsTopic");
     let path = write_template(&s, &t);
 
     let dry = export(&s, &path, &["--dry-run"]);
     assert_eq!(dry.code, 0, "{dry:?}");
     assert!(dry.stdout.contains("  Left unmanaged ("), "{}", dry.stdout);
     assert!(
-        dry.stdout
-            .contains(&format!("    AlertsTopic (AWS::SNS::Topic) {}", s.topic_arn)),
+        dry.stdout.contains(&format!(
+            "    AlertsTopic (AWS::SNS::Topic) {}",
+            s.topic_arn
+        )),
         "{}",
         dry.stdout
     );
@@ -109,16 +115,23 @@ async fn left_unmanaged_rows_refuse_a_real_run_without_the_flag_and_the_report_n
 
     let run = export(&s, &path, &["-y", "--leave-unmanaged"]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.contains("Left unmanaged (1 resource(s)"), "{}", run.stdout);
     assert!(
-        run.stdout.contains(&format!("[{}] AlertsTopic (AWS::SNS::Topic)", s.stack))
+        run.stdout.contains("Left unmanaged (1 resource(s)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("[{}] AlertsTopic (AWS::SNS::Topic)", s.stack))
             && run.stdout.contains(&format!("cdk import {}", s.stack)),
         "{}",
         run.stdout
     );
     assert!(
         run.stdout.contains("--change-set-type IMPORT")
-            && run.stdout.contains(&format!("\"TopicArn\":\"{}\"", s.topic_arn)),
+            && run
+                .stdout
+                .contains(&format!("\"TopicArn\":\"{}\"", s.topic_arn)),
         "{}",
         run.stdout
     );
@@ -161,7 +174,13 @@ async fn refusals_name_the_way_out_oversized_template_and_wrong_shape_physical_i
     let mut rec = s.record.clone();
     rec["resources"]["Ip"] = json!({"resourceType": "AWS::EC2::EIP", "physicalId": "eipalloc-0a1b",
         "properties": {}, "attributes": {}, "dependencies": [], "provisionedBy": "sdk"});
-    h::put_raw(&s3, &s.bucket, &s.state_key(), serde_json::to_vec(&rec).unwrap()).await;
+    h::put_raw(
+        &s3,
+        &s.bucket,
+        &s.state_key(),
+        serde_json::to_vec(&rec).unwrap(),
+    )
+    .await;
     let mut t = template_of(&s);
     t["Resources"]["Ip"] = json!({"Type": "AWS::EC2::EIP"});
     let path = write_template(&s, &t);
@@ -185,7 +204,13 @@ async fn region_conflict_export_and_destroy_both_refuse_a_record_whose_body_name
     let s3 = h::s3().await;
     let mut rec = s.record.clone();
     rec["region"] = json!("eu-west-1");
-    h::put_raw(&s3, &s.bucket, &s.state_key(), serde_json::to_vec(&rec).unwrap()).await;
+    h::put_raw(
+        &s3,
+        &s.bucket,
+        &s.state_key(),
+        serde_json::to_vec(&rec).unwrap(),
+    )
+    .await;
     let r = export(&s, &s.template, &["--dry-run"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
@@ -198,7 +223,15 @@ async fn region_conflict_export_and_destroy_both_refuse_a_record_whose_body_name
     assert!(!r.stderr.contains("eu-west-1"), "{}", r.stderr);
 
     let d = crate::run_cli_env(
-        &["--state-bucket", &s.bucket, "destroy", &s.stack, "--local", "--fast", "-y"],
+        &[
+            "--state-bucket",
+            &s.bucket,
+            "destroy",
+            &s.stack,
+            "--local",
+            "--fast",
+            "-y",
+        ],
         &[],
     );
     assert_eq!(d.code, 1, "{d:?}");

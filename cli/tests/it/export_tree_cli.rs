@@ -489,7 +489,11 @@ async fn export_tree_nested_rows_keep_their_own_tags_and_properties_through_adop
             )
         })
         .collect();
-    assert_eq!(tags.get("team").map(String::as_str), Some("data"), "{tags:?}");
+    assert_eq!(
+        tags.get("team").map(String::as_str),
+        Some("data"),
+        "{tags:?}"
+    );
     let body = cfn()
         .await
         .get_template()
@@ -504,7 +508,11 @@ async fn export_tree_nested_rows_keep_their_own_tags_and_properties_through_adop
     let row = &template["Resources"][ALPHA_ID]["Properties"];
     assert_eq!(row["TimeoutInMinutes"], json!(30), "{row}");
     let row_tags = row["Tags"].as_array().unwrap();
-    assert_eq!(row_tags[0], json!({"Key": "team", "Value": "data"}), "{row}");
+    assert_eq!(
+        row_tags[0],
+        json!({"Key": "team", "Value": "data"}),
+        "{row}"
+    );
     assert_eq!(
         template["Resources"][ALPHA_ID]["DeletionPolicy"], "Retain",
         "{template}"

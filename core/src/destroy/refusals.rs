@@ -348,11 +348,9 @@ pub fn check_plan(
     }
 
     // Region authority (docs/state-and-lock.md §2.2): the one rule export applies too.
-    if let Some(c) = crate::state::RegionConflict::of(
-        body,
-        target.divergent_body_region,
-        target.key_region,
-    ) {
+    if let Some(c) =
+        crate::state::RegionConflict::of(body, target.divergent_body_region, target.key_region)
+    {
         return Err(Refusal::DivergentRegion {
             stack,
             region,
@@ -436,14 +434,23 @@ mod tests {
         // No resources: nothing to conflict with (the empty path).
         let empty = body(json!({"region": "eu-west-1", "resources": {}}));
         assert!(matches!(
-            check_plan(&rec("P", "us-east-1", &empty), &[], RefusalOptions::default()),
+            check_plan(
+                &rec("P", "us-east-1", &empty),
+                &[],
+                RefusalOptions::default()
+            ),
             Ok(PlanVerdict::Empty)
         ));
         assert_eq!(
             crate::state::RegionConflict::of(&b, None, "us-east-1"),
-            Some(crate::state::RegionConflict { body_kind: "a string" })
+            Some(crate::state::RegionConflict {
+                body_kind: "a string"
+            })
         );
-        assert_eq!(crate::state::RegionConflict::of(&b, None, "eu-west-1"), None);
+        assert_eq!(
+            crate::state::RegionConflict::of(&b, None, "eu-west-1"),
+            None
+        );
     }
 
     #[test]

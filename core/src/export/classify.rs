@@ -513,7 +513,9 @@ mod tests {
         );
         // Custom Resource spellings are one type; a row without a type takes the template's.
         assert_eq!(out[1].category, Category::Create);
-        assert!(matches!(&out[2].category, Category::Blocked(r) if r[0].contains("AWS::Lambda::Function")));
+        assert!(
+            matches!(&out[2].category, Category::Blocked(r) if r[0].contains("AWS::Lambda::Function"))
+        );
         assert!(matches!(out[3].category, Category::Import(_)));
         assert_eq!(types_needing_registry(&t, &r), ["AWS::SNS::Topic"]);
     }

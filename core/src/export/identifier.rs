@@ -153,7 +153,7 @@ pub fn resolve(
         };
         if fields.len() != 1 || fields[0] != field {
             return Err(format!(
-                "the type registry schema changed under cdkd-flow: {} now reports identifier [{}] instead of [{field}]; report it",
+                "the type registry schema changed under cdkd-flow: {} now reports identifier [{}] instead of [{field}]; cdkd-flow must be updated for it (report it): until then remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing)",
                 flatten_str(resource_type),
                 fields.iter().map(|f| flatten_str(f)).collect::<Vec<_>>().join(", ")
             ));
@@ -208,7 +208,7 @@ pub fn resolve(
                 let Some(result) = split_identifier(resource_type, physical_id, row.properties())
                 else {
                     return Err(format!(
-                        "the type registry reports {} identifier fields [{list}] for {} and cdkd-flow has no splitter for it; register a splitter, or destroy the resource before exporting",
+                        "the type registry reports {} identifier fields [{list}] for {} and cdkd-flow has no splitter for it, so it cannot import it: remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing), or destroy it before exporting",
                         many.len(),
                         flatten_str(resource_type)
                     ));
@@ -228,7 +228,7 @@ pub fn resolve(
                     .collect();
                 if !missing.is_empty() {
                     return Err(format!(
-                        "splitter for {} produced [{}] but the registry needs [{list}] (missing: {})",
+                        "splitter for {} produced [{}] but the registry needs [{list}] (missing: {}); cdkd-flow must be updated for the type (report it): until then remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing)",
                         flatten_str(resource_type),
                         split.values.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", "),
                         missing.join(", ")
@@ -505,7 +505,10 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("no recorded rule id"), "{e}");
-        assert!(e.contains("set attributes.Id") && e.contains("remove the row"), "{e}");
+        assert!(
+            e.contains("set attributes.Id") && e.contains("remove the row"),
+            "{e}"
+        );
         // Still looked up by its physical id: a failed lookup says both.
         let tuple = sg_lookup_needed(&row).unwrap().unwrap();
         let mut lookups = BTreeMap::new();
@@ -520,6 +523,10 @@ mod tests {
         let r = rec(json!({"physicalId": "sg-1|tcp", "attributes": {"Id": "x"}, "properties": {}}));
         let row = Row::get(&r, "R").unwrap();
         let e = resolve("R", SG_INGRESS, None, &row, &BTreeMap::new()).unwrap_err();
-        assert!(e.contains("'x', which is not") && e.contains("cannot read the security-group rule physical id"), "{e}");
+        assert!(
+            e.contains("'x', which is not")
+                && e.contains("cannot read the security-group rule physical id"),
+            "{e}"
+        );
     }
 }

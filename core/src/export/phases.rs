@@ -200,17 +200,15 @@ pub fn delivery(
         .unwrap_or_default();
     all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
     let big = all.iter().filter(|(n, _, _)| *n >= 4096).count();
-    let shown_count = if big > 0 { big.min(10) } else { all.len().min(3) };
+    let shown_count = if big > 0 {
+        big.min(10)
+    } else {
+        all.len().min(3)
+    };
     let mut named: Vec<String> = all
         .iter()
         .take(shown_count)
-        .map(|(n, id, ty)| {
-            format!(
-                "{} ({}, {n} characters)",
-                flatten_str(id),
-                flatten_str(ty)
-            )
-        })
+        .map(|(n, id, ty)| format!("{} ({}, {n} characters)", flatten_str(id), flatten_str(ty)))
         .collect();
     if big > 10 {
         named.push(format!("+{} more", big - 10));

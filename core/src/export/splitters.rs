@@ -79,21 +79,47 @@ pub fn has_splitter(resource_type: &str) -> bool {
 pub fn recorded_shape(resource_type: &str) -> Option<(&'static str, &'static str)> {
     Some(match resource_type {
         "AWS::ApiGateway::Method" => ("restApiId|resourceId|httpMethod", "3"),
-        "AWS::ApiGateway::Resource" => ("resourceId (with properties.RestApiId) or restApiId|resourceId", "1 or 2"),
-        "AWS::ApiGateway::Deployment" => ("deploymentId (with properties.RestApiId) or deploymentId|restApiId", "1 or 2"),
-        "AWS::ApiGateway::Stage" => ("stageName (with properties.RestApiId) or restApiId|stageName", "1 or 2"),
-        "AWS::ApiGateway::Authorizer" => ("authorizerId (with properties.RestApiId) or restApiId|authorizerId", "1 or 2"),
-        "AWS::ApiGateway::Model" => ("name (with properties.RestApiId) or restApiId|name", "1 or 2"),
-        "AWS::ApiGateway::RequestValidator" => ("validatorId (with properties.RestApiId) or restApiId|validatorId", "1 or 2"),
+        "AWS::ApiGateway::Resource" => (
+            "resourceId (with properties.RestApiId) or restApiId|resourceId",
+            "1 or 2",
+        ),
+        "AWS::ApiGateway::Deployment" => (
+            "deploymentId (with properties.RestApiId) or deploymentId|restApiId",
+            "1 or 2",
+        ),
+        "AWS::ApiGateway::Stage" => (
+            "stageName (with properties.RestApiId) or restApiId|stageName",
+            "1 or 2",
+        ),
+        "AWS::ApiGateway::Authorizer" => (
+            "authorizerId (with properties.RestApiId) or restApiId|authorizerId",
+            "1 or 2",
+        ),
+        "AWS::ApiGateway::Model" => (
+            "name (with properties.RestApiId) or restApiId|name",
+            "1 or 2",
+        ),
+        "AWS::ApiGateway::RequestValidator" => (
+            "validatorId (with properties.RestApiId) or restApiId|validatorId",
+            "1 or 2",
+        ),
         "AWS::EC2::VPCGatewayAttachment" => ("<gateway id, IGW or VGW>|<vpc id>", "2"),
-        "AWS::EC2::VPCCidrBlock" => ("<vpc-cidr-assoc-… id>|<vpc id>, or the association id with properties.VpcId", "1 or 2"),
+        "AWS::EC2::VPCCidrBlock" => (
+            "<vpc-cidr-assoc-… id>|<vpc id>, or the association id with properties.VpcId",
+            "1 or 2",
+        ),
         "AWS::EC2::Route" => ("<route table id>|<destination CIDR or prefix list>", "2"),
         "AWS::EC2::EIP" => ("<public IP>|<eipalloc-… id>", "2"),
         "AWS::ApiGatewayV2::Integration" => ("the integration id, with properties.ApiId", "1"),
         "AWS::ApiGatewayV2::Route" => ("the route id, with properties.ApiId", "1"),
         "AWS::S3Tables::Namespace" => ("<table bucket ARN>|<namespace>", "2"),
-        "AWS::Lambda::EventInvokeConfig" => ("<function name> or <function name>|<qualifier>", "1 or 2"),
-        "AWS::Lambda::Permission" => ("the statement id (legacy <function ARN>|<statement id>)", "1 or 2"),
+        "AWS::Lambda::EventInvokeConfig" => {
+            ("<function name> or <function name>|<qualifier>", "1 or 2")
+        }
+        "AWS::Lambda::Permission" => (
+            "the statement id (legacy <function ARN>|<statement id>)",
+            "1 or 2",
+        ),
         "AWS::AppSync::ApiKey" => ("<api id>|<api key id>", "2"),
         _ => return None,
     })
@@ -558,7 +584,11 @@ mod tests {
             ("AWS::ApiGateway::Method", "a|b", "(3 part(s))"),
             ("AWS::EC2::EIP", "eipalloc-1", "(2 part(s))"),
             ("AWS::ApiGateway::Stage", "a|b|c", "(1 or 2 part(s))"),
-            ("AWS::EC2::VPCCidrBlock", "vpc-1|vpc-cidr-assoc-2", "(1 or 2 part(s))"),
+            (
+                "AWS::EC2::VPCCidrBlock",
+                "vpc-1|vpc-cidr-assoc-2",
+                "(1 or 2 part(s))",
+            ),
             ("AWS::AppSync::ApiKey", "only", "(2 part(s))"),
         ] {
             let e = run(t, id, json!({})).unwrap_err();

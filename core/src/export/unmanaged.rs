@@ -54,7 +54,10 @@ pub fn left_out<'a>(template: &Template, record: &'a StateRecord) -> Vec<(&'a st
                 body: v.as_object()?,
             };
             row.physical_id()?;
-            if row.resource_type().is_some_and(|t| NO_OP_TYPES.contains(&t)) {
+            if row
+                .resource_type()
+                .is_some_and(|t| NO_OP_TYPES.contains(&t))
+            {
                 return None;
             }
             Some((id.as_str(), row))

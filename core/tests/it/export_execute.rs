@@ -5,9 +5,9 @@
 use cdkd_core::export::execute::*;
 use cdkd_core::export::phases::*;
 use cdkd_core::export::plan::{ImportRow, Plan, RecreateRow, StackPlan, TypedRow};
-use cdkd_core::export::unmanaged::UnmanagedRow;
 use cdkd_core::export::report::{failed, migrated};
 use cdkd_core::export::template::Template;
+use cdkd_core::export::unmanaged::UnmanagedRow;
 use cdkd_core::view::export_report::render_report;
 use serde_json::{json, Map, Value};
 
@@ -153,7 +153,10 @@ fn a_template_up_to_51200_characters_goes_inline_then_by_upload_then_is_refused(
     match delivery(Phase::Update, "App", &huge, &obj(big_props)) {
         Delivery::TooLarge(why) => {
             assert!(why.contains("phase 2 (UPDATE)"), "{why}");
-            assert!(why.contains("Fn (AWS::Lambda::Function, 5011 characters)"), "{why}");
+            assert!(
+                why.contains("Fn (AWS::Lambda::Function, 5011 characters)"),
+                "{why}"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -1063,11 +1066,21 @@ fn left_unmanaged_report_names_each_resource_and_the_import_that_manages_it_agai
     assert_eq!(r.unmanaged.len(), 2);
     assert_eq!(
         r.unmanaged[0].command.as_deref(),
-        Some(r#"aws cloudformation create-change-set --stack-name App --region us-east-1 --change-set-name cdkd-import-OldBucket --change-set-type IMPORT --resources-to-import '[{"ResourceType":"AWS::S3::Bucket","LogicalResourceId":"OldBucket","ResourceIdentifier":{"BucketName":"old-bucket"}}]' --template-body file://template.json --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND"#)
+        Some(
+            r#"aws cloudformation create-change-set --stack-name App --region us-east-1 --change-set-name cdkd-import-OldBucket --change-set-type IMPORT --resources-to-import '[{"ResourceType":"AWS::S3::Bucket","LogicalResourceId":"OldBucket","ResourceIdentifier":{"BucketName":"old-bucket"}}]' --template-body file://template.json --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND"#
+        )
     );
-    assert!(r.unmanaged[0].how.contains("cdk import App"), "{}", r.unmanaged[0].how);
+    assert!(
+        r.unmanaged[0].how.contains("cdk import App"),
+        "{}",
+        r.unmanaged[0].how
+    );
     assert_eq!(r.unmanaged[1].command, None, "no identifier, no command");
-    assert!(r.unmanaged[1].how.contains("describe-type"), "{}", r.unmanaged[1].how);
+    assert!(
+        r.unmanaged[1].how.contains("describe-type"),
+        "{}",
+        r.unmanaged[1].how
+    );
     insta::assert_snapshot!("export_report_left_unmanaged", render_report(&r));
     // A stack whose record is still there left nothing unmanaged.
     let kept = migrated(&run_at(StackStage::Migrated), &p, &[]);
