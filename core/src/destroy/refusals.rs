@@ -186,9 +186,7 @@ impl fmt::Display for Refusal {
                 body_kind,
             } => {
                 head(f, stack, region)?;
-                let c = crate::state::RegionConflict {
-                    body_kind: *body_kind,
-                };
+                let c = crate::state::RegionConflict { body_kind };
                 f.write_str(&c.reason(region))
             }
             Refusal::Cycle {
