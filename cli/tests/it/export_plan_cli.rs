@@ -35,15 +35,33 @@ fn export(s: &RealStack, template: &str, extra: &[&str]) -> h::CliRun {
     crate::run_cli_env(&args, &[])
 }
 
-/// The record, no lock, no CloudFormation stack: nothing was locked or submitted.
+/// The stack's record replaced by `rec`.
+async fn rewrite(s: &RealStack, rec: &Value) {
+    let s3 = h::s3().await;
+    h::put_raw(
+        &s3,
+        &s.bucket,
+        &s.state_key(),
+        serde_json::to_vec(rec).unwrap(),
+    )
+    .await;
+}
+
+/// The record as `real_stack` wrote it, no lock, no CloudFormation stack: nothing was
+/// locked or submitted.
 async fn untouched(s: &RealStack) {
+    untouched_as(s, &s.record).await
+}
+
+/// [`untouched`], the record being `record`.
+async fn untouched_as(s: &RealStack, record: &Value) {
     let s3 = h::s3().await;
     let body = h::get_raw(&s3, &s.bucket, &s.state_key())
         .await
         .expect("the record is still there")
         .0;
     let now: Value = serde_json::from_slice(&body).unwrap();
-    assert_eq!(now, s.record, "the record is unchanged");
+    assert_eq!(&now, record, "the record is unchanged");
     let lock = s.state_key().replace("state.json", "lock.json");
     assert!(h::get_raw(&s3, &s.bucket, &lock).await.is_none(), "no lock");
     assert!(
@@ -170,17 +188,10 @@ async fn refusals_name_the_way_out_oversized_template_and_wrong_shape_physical_i
     untouched(&s).await;
 
     // An Elastic IP recorded by its allocation id alone.
-    let s3 = h::s3().await;
     let mut rec = s.record.clone();
     rec["resources"]["Ip"] = json!({"resourceType": "AWS::EC2::EIP", "physicalId": "eipalloc-0a1b",
         "properties": {}, "attributes": {}, "dependencies": [], "provisionedBy": "sdk"});
-    h::put_raw(
-        &s3,
-        &s.bucket,
-        &s.state_key(),
-        serde_json::to_vec(&rec).unwrap(),
-    )
-    .await;
+    rewrite(&s, &rec).await;
     let mut t = template_of(&s);
     t["Resources"]["Ip"] = json!({"Type": "AWS::EC2::EIP"});
     let path = write_template(&s, &t);
@@ -201,16 +212,9 @@ async fn refusals_name_the_way_out_oversized_template_and_wrong_shape_physical_i
 #[tokio::test]
 async fn region_conflict_export_and_destroy_both_refuse_a_record_whose_body_names_another_region() {
     let s = real_stack("RegionConflict").await;
-    let s3 = h::s3().await;
     let mut rec = s.record.clone();
     rec["region"] = json!("eu-west-1");
-    h::put_raw(
-        &s3,
-        &s.bucket,
-        &s.state_key(),
-        serde_json::to_vec(&rec).unwrap(),
-    )
-    .await;
+    rewrite(&s, &rec).await;
     let r = export(&s, &s.template, &["--dry-run"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
@@ -241,9 +245,6 @@ async fn region_conflict_export_and_destroy_both_refuse_a_record_whose_body_name
         "{}",
         d.stderr
     );
-    // Nothing deleted, nothing locked.
-    let body = h::get_raw(&s3, &s.bucket, &s.state_key()).await.unwrap().0;
-    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), rec);
-    let lock = s.state_key().replace("state.json", "lock.json");
-    assert!(h::get_raw(&s3, &s.bucket, &lock).await.is_none());
+    // Nothing deleted, nothing locked, nothing submitted.
+    untouched_as(&s, &rec).await;
 }

@@ -706,6 +706,20 @@ fn report_of_a_sibling_still_importing_says_to_let_it_settle_and_never_to_delete
     );
 }
 
+/// The child `Db` as phase 1B adopts it, its tags an `aws:` one, `team` and the flip's.
+fn db_adopted_with_tags() -> Vec<AdoptRow> {
+    vec![AdoptRow {
+        logical_id: "Db".into(),
+        stack_id: "arn:stack/App-Db/1".into(),
+        template_url: "http://127.0.0.1/b/db.json".into(),
+        tags: vec![
+            ("aws:cloudformation:stack-name".into(), "App-Db".into()),
+            ("team".into(), "data".into()),
+            (FLIP_TAG.into(), "run-1".into()),
+        ],
+    }]
+}
+
 #[test]
 fn statement_87_adoption_forwards_every_child_tag_except_the_aws_ones() {
     let t = Template::from_value(
@@ -716,16 +730,7 @@ fn statement_87_adoption_forwards_every_child_tag_except_the_aws_ones() {
         }}),
     )
     .unwrap();
-    let rows = vec![AdoptRow {
-        logical_id: "Db".into(),
-        stack_id: "arn:stack/App-Db/1".into(),
-        template_url: "http://127.0.0.1/b/db.json".into(),
-        tags: vec![
-            ("aws:cloudformation:stack-name".into(), "App-Db".into()),
-            ("team".into(), "data".into()),
-            (FLIP_TAG.into(), "run-1".into()),
-        ],
-    }];
+    let rows = db_adopted_with_tags();
     let b = adopt_template(&t, &plan(), &rows);
     assert_eq!(
         b["Resources"]["Db"]["Properties"]["Tags"],
@@ -1107,16 +1112,7 @@ fn nested_row_keeps_every_property_the_parent_declares_in_adoption_and_phase2() 
         }}),
     )
     .unwrap();
-    let rows = vec![AdoptRow {
-        logical_id: "Db".into(),
-        stack_id: "arn:stack/App-Db/1".into(),
-        template_url: "http://127.0.0.1/b/db.json".into(),
-        tags: vec![
-            ("aws:cloudformation:stack-name".into(), "App-Db".into()),
-            ("team".into(), "data".into()),
-            (FLIP_TAG.into(), "run-1".into()),
-        ],
-    }];
+    let rows = db_adopted_with_tags();
     let expected = json!({"Type": "AWS::CloudFormation::Stack", "DeletionPolicy": "Retain", "Properties": {
         "TemplateURL": "http://127.0.0.1/b/db.json",
         "Parameters": {"Env": {"Ref": "Env"}},
