@@ -198,6 +198,8 @@ enum Miss {
     Unresolved(String),
     /// Refuses the plan (a real run's SSM failure, a SecureString).
     Refuse(String),
+    /// An SSM parameter not read yet (the caller reads it and plans again).
+    NotRead(String),
 }
 
 struct Eval<'a, 'b> {
@@ -244,7 +246,7 @@ impl Eval<'_, '_> {
         match self.ssm.get(ssm_name) {
             None => {
                 self.needed.insert(ssm_name.to_string());
-                Err(Miss::Unresolved(format!("the SSM parameter {} was not read", shown(ssm_name))))
+                Err(Miss::NotRead(format!("the SSM parameter {} was not read", shown(ssm_name))))
             }
             Some(SsmRead::Value { param_type, .. }) if param_type == "SecureString" => Err(Miss::Refuse(format!(
                 "parameter {} is SSM-typed and names {}, a SecureString: cdkd-flow never reads it decrypted, and CloudFormation does not accept a SecureString for an SSM-typed parameter",
@@ -436,7 +438,7 @@ pub fn resolve_child(
             Err(Miss::Refuse(r)) => {
                 return Err(format!("nested stack {}: {r}", shown(child_stack)))
             }
-            Err(Miss::Unresolved(r)) => {
+            Err(Miss::Unresolved(r) | Miss::NotRead(r)) => {
                 unresolved.push(format!("{} ({r})", shown(key)));
                 (None, Binding::Unresolved(r))
             }
@@ -508,6 +510,8 @@ pub fn resolve_row_tags(
         let key = item.get("Key").map(|k| ev.eval(k));
         let value = item.get("Value").map(|k| ev.eval(k));
         match (key, value) {
+            // An SSM value not read yet: the planning pass after the reads resolves it.
+            (Some(Err(Miss::NotRead(_))), _) | (_, Some(Err(Miss::NotRead(_)))) => {}
             (Some(Ok(k)), Some(Ok(v))) => out.push((k.joined(), v.joined())),
             (_, Some(Err(Miss::Refuse(r)))) | (Some(Err(Miss::Refuse(r))), _) => {
                 return Err(format!("nested stack {}: {r}", shown(child_stack)))

@@ -581,6 +581,26 @@ fn nested_row_tags_become_the_child_stack_tags_and_an_unresolvable_one_refuses()
     );
     let root = plan.stacks.iter().find(|s| s.stack == "Root").unwrap();
     assert!(root.stack_tags.is_empty());
+    // A tag from the root's SSM-typed parameter: read like a passed parameter (the first
+    // pass asks for it), then sent as the stored value.
+    if let Some(Value::Object(r)) = t.root.template.body.get_mut("Resources") {
+        r["Middle"]["Properties"]["Tags"] = json!([{"Key": "name", "Value": {"Ref": "Name"}}]);
+    }
+    let needs = plan_needs(&t, &o).unwrap();
+    assert!(
+        needs.ssm_parameters.contains(&"/app/name".to_string()),
+        "{needs:?}"
+    );
+    let plan = plan_tree(&t, &o, &gathered()).unwrap();
+    let middle = plan
+        .stacks
+        .iter()
+        .find(|s| s.stack == "Root~Middle")
+        .unwrap();
+    assert_eq!(
+        middle.stack_tags,
+        vec![("name".to_string(), "stored".to_string())]
+    );
     if let Some(Value::Object(r)) = t.root.template.body.get_mut("Resources") {
         r["Middle"]["Properties"]["Tags"] =
             json!([{"Key": "x", "Value": {"Fn::ImportValue": "y"}}]);
