@@ -185,6 +185,53 @@ pub fn parse_state(
     })
 }
 
+/// A record whose body names another region than its key (docs/state-and-lock.md §2.2),
+/// refused by destroy (docs/destroy.md §2.2 step 5) and by export (docs/export.md §2.4
+/// S5) when it has resources: it may describe resources in another region. Carries the
+/// kind of the body's value, never the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegionConflict {
+    pub body_kind: &'static str,
+}
+
+impl RegionConflict {
+    /// The one rule: `divergent` is what the reader kept aside
+    /// ([`StateRecord::divergent_body_region`]); a body whose `region` still differs from
+    /// `key_region` (a body not read through [`parse_state`]) counts the same. A record
+    /// without resources conflicts with nothing.
+    pub fn of(
+        body: &Map<String, Value>,
+        divergent: Option<&Value>,
+        key_region: &str,
+    ) -> Option<RegionConflict> {
+        let has_resources = body
+            .get("resources")
+            .and_then(Value::as_object)
+            .is_some_and(|m| !m.is_empty());
+        if !has_resources {
+            return None;
+        }
+        divergent
+            .or_else(|| {
+                body.get("region")
+                    .filter(|r| r.as_str() != Some(key_region))
+            })
+            .map(|r| RegionConflict {
+                body_kind: kind_of(r),
+            })
+    }
+
+    /// Why, and the way out, for a refusal message.
+    pub fn reason(&self, key_region: &str) -> String {
+        format!(
+            "the record's body names a different region ({}) than its key ({}); it may describe resources in another region. Find where its resources are: if in {}, a cdkd deploy of the stack there rewrites the record with that region; otherwise move the record under the key of the region that holds them",
+            self.body_kind,
+            or_unrenderable(printable_str(key_region)),
+            or_unrenderable(printable_str(key_region)),
+        )
+    }
+}
+
 /// The record as cdkd's `saveState` writes it (docs/state-and-lock.md §2.3): `lastModified` =
 /// `now_ms`, then `version` = 10, `stackName` = `stack`, `region` = `region`, each replaced at its
 /// existing position or appended in that order (cdkd's callers set `lastModified` on the

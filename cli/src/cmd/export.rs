@@ -18,6 +18,7 @@ use cdkd_core::export::names;
 use cdkd_core::export::plan::Plan;
 use cdkd_core::export::report::ExportReport;
 use cdkd_core::export::resume::{live_refusal, not_ours_refusal, Verdict};
+use cdkd_core::export::unmanaged::Gate;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{assembly_line, template_read_line};
 use cdkd_core::view::runs::RunKind;
@@ -136,6 +137,11 @@ pub struct Args {
     /// Refuse instead of warning when another stack reads this stack's outputs.
     #[arg(long)]
     pub strict_cross_stack: bool,
+    /// Migrate although the record holds resources the template does not declare: they
+    /// are not imported and keep running in AWS, owned by nothing once the record is
+    /// deleted (the report says how to bring each back under management).
+    #[arg(long)]
+    pub leave_unmanaged: bool,
     /// Plan only: print the plan, take no lock, change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -196,6 +202,7 @@ impl Args {
             }),
             fast: self.fast,
             role_arn: self.role_arn.clone(),
+            leave_unmanaged: self.leave_unmanaged,
         }
     }
 }
@@ -407,6 +414,11 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     // lock: the same rule export-lock applies (docs/export.md §10.1).
     if let Some(why) = execution_refusal(&name, &plan) {
         return Err(CliError::Refused(why));
+    }
+    // Rows the template leaves out, refused before the question unless --leave-unmanaged
+    // (docs/export.md §3.1): the gate the real run's plan applies.
+    if let Gate::Refuse(why) = plan.unmanaged_gate(a.leave_unmanaged, false) {
+        return Err(CliError::Refused(format!("export {stack} refused: {why}")));
     }
     if !a.yes && !a.require_approval {
         let question = format!(

@@ -202,7 +202,11 @@ async fn seeded_tree(alpha_topic_gone: bool) -> Tree {
 /// `export ExportSiblings --cdk-out <assembly> --local --fast -y --run-id <id>`, to the
 /// tree's CloudFormation names. Returns the run and how long it took.
 fn migrate(t: &Tree) -> (h::CliRun, std::time::Duration) {
-    let out = assembly();
+    migrate_from(t, &assembly())
+}
+
+/// [`migrate`] from the cloud assembly at `out`.
+fn migrate_from(t: &Tree, out: &str) -> (h::CliRun, std::time::Duration) {
     let alpha = format!("{ALPHA}={}", t.alpha_cfn);
     let beta = format!("{BETA}={}", t.beta_cfn);
     let args = [
@@ -211,7 +215,7 @@ fn migrate(t: &Tree) -> (h::CliRun, std::time::Duration) {
         "export",
         ROOT,
         "--cdk-out",
-        &out,
+        out,
         "--cfn-stack-name",
         &t.root_cfn,
         "--cfn-child-stack-name",
@@ -444,6 +448,75 @@ async fn export_tree_siblings_migrate_side_by_side_and_the_root_adopts_both_hold
     .expect("report.json");
     let report: Value = serde_json::from_str(&report).unwrap();
     assert_eq!(report["outcome"], "migrated", "{report}");
+}
+
+/// Issue 26 point 4 (docs/export.md §10.6): the parent's nested row keeps every property
+/// the parent template declares. Alpha's row declares its own Tags and TimeoutInMinutes;
+/// the child stack carries the row's tags from its import on, so the adoption matches,
+/// and the root's template in CloudFormation keeps the row's properties.
+#[tokio::test]
+async fn export_tree_nested_rows_keep_their_own_tags_and_properties_through_adoption_and_phase2() {
+    let t = seeded_tree(false).await;
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(uniq("siblings-tagged"));
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(assembly()).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+    }
+    let root_file = dir.join("ExportSiblings.template.json");
+    let mut root: Value = serde_json::from_slice(&std::fs::read(&root_file).unwrap()).unwrap();
+    let props = &mut root["Resources"][ALPHA_ID]["Properties"];
+    props["Tags"] = json!([{"Key": "team", "Value": "data"}]);
+    props["TimeoutInMinutes"] = json!(30);
+    std::fs::write(&root_file, serde_json::to_vec(&root).unwrap()).unwrap();
+
+    let (run, _) = migrate_from(&t, &dir.to_string_lossy());
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let alpha = described(&t.alpha_cfn).await;
+    let tags: BTreeMap<String, String> = alpha
+        .tags()
+        .iter()
+        .map(|t| {
+            (
+                t.key().unwrap_or_default().to_string(),
+                t.value().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tags.get("team").map(String::as_str),
+        Some("data"),
+        "{tags:?}"
+    );
+    let body = cfn()
+        .await
+        .get_template()
+        .stack_name(&t.root_cfn)
+        .send()
+        .await
+        .unwrap()
+        .template_body()
+        .unwrap_or_default()
+        .to_string();
+    let template: Value = serde_json::from_str(&body).unwrap();
+    let row = &template["Resources"][ALPHA_ID]["Properties"];
+    assert_eq!(row["TimeoutInMinutes"], json!(30), "{row}");
+    let row_tags = row["Tags"].as_array().unwrap();
+    assert_eq!(
+        row_tags[0],
+        json!({"Key": "team", "Value": "data"}),
+        "{row}"
+    );
+    assert_eq!(
+        template["Resources"][ALPHA_ID]["DeletionPolicy"], "Retain",
+        "{template}"
+    );
 }
 
 /// A failure in one child stops the whole tree (docs/export.md §9, §10.5): Alpha's

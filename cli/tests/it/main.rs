@@ -5,6 +5,7 @@ mod cleanup_e2e;
 mod destroy_cli;
 mod export_approval_cli;
 mod export_cli;
+mod export_plan_cli;
 mod export_resume_cli;
 mod export_run_cli;
 mod export_support;

@@ -186,10 +186,8 @@ impl fmt::Display for Refusal {
                 body_kind,
             } => {
                 head(f, stack, region)?;
-                write!(
-                    f,
-                    "the record's body names a different region ({body_kind}) than its key; it may describe resources in another region"
-                )
+                let c = crate::state::RegionConflict { body_kind };
+                f.write_str(&c.reason(region))
             }
             Refusal::Cycle {
                 stack,
@@ -347,16 +345,14 @@ pub fn check_plan(
         return Ok(PlanVerdict::Empty);
     }
 
-    // Region authority (docs/state-and-lock.md §2.2): a body region that differs from the key.
-    let divergent = target.divergent_body_region.or_else(|| {
-        body.get("region")
-            .filter(|r| r.as_str() != Some(target.key_region))
-    });
-    if let Some(r) = divergent {
+    // Region authority (docs/state-and-lock.md §2.2): the one rule export applies too.
+    if let Some(c) =
+        crate::state::RegionConflict::of(body, target.divergent_body_region, target.key_region)
+    {
         return Err(Refusal::DivergentRegion {
             stack,
             region,
-            body_kind: kind_of(r),
+            body_kind: c.body_kind,
         });
     }
 
@@ -411,6 +407,48 @@ mod tests {
             "resources": {"T": {"resourceType": "AWS::SNS::Topic", "physicalId": "t"}},
             "outputs": {"TopicArn": "arn:t"}
         }))
+    }
+
+    /// Issue 26 point 6: the one region rule (`crate::state::RegionConflict`), as read
+    /// through `parse_state` and on a raw body; export applies the same one.
+    #[test]
+    fn region_conflict_destroy_refuses_a_record_whose_body_names_another_region() {
+        let raw = json!({"version": 10, "stackName": "P", "region": "eu-west-1",
+                         "resources": {"T": {"resourceType": "AWS::SNS::Topic", "physicalId": "t"}}});
+        let read =
+            crate::state::parse_state("P", Some("us-east-1"), raw.to_string().as_bytes()).unwrap();
+        let via_reader = StackRecord::from_state("P", "us-east-1", &read);
+        let b = body(raw.clone());
+        for target in [via_reader, rec("P", "us-east-1", &b)] {
+            let err = check_plan(&target, &[], RefusalOptions::default()).unwrap_err();
+            assert_eq!(err.code(), "DivergentRegion");
+            let msg = err.to_string();
+            assert!(
+                msg.starts_with("refusing to destroy stack 'P' (us-east-1): the record's body names a different region (a string) than its key (us-east-1)"),
+                "{msg}"
+            );
+            assert!(!msg.contains("eu-west-1"), "{msg}");
+        }
+        // No resources: nothing to conflict with (the empty path).
+        let empty = body(json!({"region": "eu-west-1", "resources": {}}));
+        assert!(matches!(
+            check_plan(
+                &rec("P", "us-east-1", &empty),
+                &[],
+                RefusalOptions::default()
+            ),
+            Ok(PlanVerdict::Empty)
+        ));
+        assert_eq!(
+            crate::state::RegionConflict::of(&b, None, "us-east-1"),
+            Some(crate::state::RegionConflict {
+                body_kind: "a string"
+            })
+        );
+        assert_eq!(
+            crate::state::RegionConflict::of(&b, None, "eu-west-1"),
+            None
+        );
     }
 
     #[test]

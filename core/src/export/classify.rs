@@ -61,6 +61,24 @@ pub struct Classified {
 pub const REASON_NESTED_NOT_IN_RECORD: &str = "the template declares a nested stack that the parent's record does not (no row of type AWS::CloudFormation::Stack at this logical id); redeploy or re-import the parent stack, then export";
 pub const REASON_NOT_DEPLOYED: &str = "cdkd state has no physical id for it (it was not deployed by cdkd, or its row is damaged); deploy the stack with cdkd, or remove the resource, then export";
 
+/// docs/export.md §3 rule 2c: the record holds another type at the template's logical id.
+/// Two Custom Resource spellings (`Custom::*`, `AWS::CloudFormation::CustomResource`)
+/// count as one type; a row without a type is planned with the template's.
+fn type_mismatch(lid: &str, template_type: &str, row: Option<&Row<'_>>) -> Option<String> {
+    let recorded = row?.resource_type()?;
+    if recorded == template_type
+        || (is_custom_resource(recorded) && is_custom_resource(template_type))
+    {
+        return None;
+    }
+    Some(format!(
+        "the template declares {} as {} but the cdkd record holds {} at that logical id, so the IMPORT would fail after the lock: export with the template the stack was last deployed from, or bring the record up to date by deploying this template with cdkd, then export",
+        flatten_str(lid),
+        flatten_str(template_type),
+        flatten_str(recorded)
+    ))
+}
+
 fn recreate_blocked(resource_type: &str) -> String {
     format!(
         "{} has no CloudFormation IMPORT support, and --no-recreate-import-unsupported turns off deleting it before phase 2 and re-creating it there; drop that flag to re-enable recreation, or remove the resource from the stack",
@@ -125,6 +143,9 @@ fn classify_one(
             _ => Category::Blocked(vec![REASON_NESTED_NOT_IN_RECORD.into()]),
         };
     }
+    if let Some(reason) = type_mismatch(lid, rt, row.as_ref()) {
+        return Category::Blocked(vec![reason]);
+    }
     if is_custom_resource(rt) {
         return Category::Create;
     }
@@ -166,8 +187,8 @@ fn classify_one(
 }
 
 /// The types the registry must answer for one stack: every row that reaches the
-/// preflight (not CDK metadata, nested rows, Custom Resources, recreate types, or rows
-/// without a physical id). `AWS::IAM::Policy` never reaches the registry.
+/// preflight (not CDK metadata, nested rows, Custom Resources, recreate types, rows
+/// without a physical id, or rows whose recorded type is another). `AWS::IAM::Policy` never reaches the registry.
 pub fn types_needing_registry<'a>(template: &'a Template, record: &StateRecord) -> Vec<&'a str> {
     template
         .resources()
@@ -178,9 +199,10 @@ pub fn types_needing_registry<'a>(template: &'a Template, record: &StateRecord) 
                 && rt != NESTED_STACK
                 && !is_custom_resource(rt)
                 && !is_recreate_type(rt)
-                && Row::get(record, r.logical_id)
-                    .and_then(|row| row.physical_id())
-                    .is_some()
+                && Row::get(record, r.logical_id).is_some_and(|row| {
+                    row.physical_id().is_some()
+                        && type_mismatch(r.logical_id, rt, Some(&row)).is_none()
+                })
         })
         .map(|r| r.resource_type)
         .collect()
@@ -460,6 +482,42 @@ mod tests {
             "{}",
             reasons[0]
         );
+    }
+
+    #[test]
+    fn type_mismatch_template_and_record_types_disagree_is_blocked_naming_both() {
+        let t = tpl(json!({
+            "EventsTopic": {"Type": "AWS::SQS::Queue"},
+            "Seed": {"Type": "Custom::Seed"},
+            "Hook": {"Type": "Custom::Hook"},
+            "Later": {"Type": "AWS::SNS::Topic"}
+        }));
+        let r = rec(json!({
+            "EventsTopic": {"physicalId": "arn:aws:sns:us-east-1:1:t", "resourceType": "AWS::SNS::Topic", "properties": {}},
+            "Seed": {"physicalId": "s", "resourceType": "AWS::CloudFormation::CustomResource", "properties": {}},
+            "Hook": {"physicalId": "h", "resourceType": "AWS::Lambda::Function", "properties": {}},
+            "Later": {"physicalId": "arn:t2", "properties": {}}
+        }));
+        let f = facts(&[
+            ("AWS::SQS::Queue", &["QueueUrl"], true, "FULLY_MUTABLE"),
+            ("AWS::SNS::Topic", &["TopicArn"], true, "FULLY_MUTABLE"),
+        ]);
+        let out = run(&t, &r, &f, Default::default());
+        let Category::Blocked(reasons) = &out[0].category else {
+            panic!("{:?}", out[0])
+        };
+        assert!(
+            reasons[0].starts_with("the template declares EventsTopic as AWS::SQS::Queue but the cdkd record holds AWS::SNS::Topic at that logical id"),
+            "{}",
+            reasons[0]
+        );
+        // Custom Resource spellings are one type; a row without a type takes the template's.
+        assert_eq!(out[1].category, Category::Create);
+        assert!(
+            matches!(&out[2].category, Category::Blocked(r) if r[0].contains("AWS::Lambda::Function"))
+        );
+        assert!(matches!(out[3].category, Category::Import(_)));
+        assert_eq!(types_needing_registry(&t, &r), ["AWS::SNS::Topic"]);
     }
 
     #[test]

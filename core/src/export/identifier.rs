@@ -96,9 +96,26 @@ fn recorded_value(
     }
     let lid = flatten_str(logical_id);
     if resource_type == SG_INGRESS {
-        let tuple = sg::parse_physical_id(row.physical_id().unwrap_or(""))?;
+        // A recorded id that is there but is no rule id is said as such (docs/export.md
+        // §4.4): the row is still looked up by its physical id (§4.6).
+        let malformed = match attr {
+            Some(Value::String(s)) if !crate::text::js_trim(s).is_empty() => Some(format!(
+                "{lid}: attributes.Id holds '{}', which is not a security-group rule id (sgr- followed by hexadecimal digits)",
+                flatten_str(s)
+            )),
+            _ => None,
+        };
+        let said = |e: String| match &malformed {
+            Some(m) => format!("{m}; looking the rule up by its physical id instead: {e}"),
+            None => e,
+        };
+        let tuple = sg::parse_physical_id(row.physical_id().unwrap_or("")).map_err(said)?;
         return match sg_lookups.get(&tuple.group_id) {
-            Some(lookup) => sg::pick_rule(&tuple, lookup),
+            Some(lookup) => sg::pick_rule(&tuple, lookup).map_err(said),
+            None if malformed.is_some() => Err(format!(
+                "{}: set attributes.Id to the rule's sgr- id, or remove the row from the stack before exporting (the rule stays in AWS)",
+                malformed.unwrap_or_default()
+            )),
             None => Err(format!(
                 "{lid} has no recorded rule id: either (1) the rule declares more than one source (e.g. CidrIp and CidrIpv6), so no single id was recorded: split it into one resource per source; or (2) the rule predates id recording, and a no-op redeploy cannot heal it: change a property, or destroy and redeploy it. Either way the row can be removed from the stack before exporting"
             )),
@@ -136,7 +153,7 @@ pub fn resolve(
         };
         if fields.len() != 1 || fields[0] != field {
             return Err(format!(
-                "the type registry schema changed under cdkd-flow: {} now reports identifier [{}] instead of [{field}]; report it",
+                "the type registry schema changed under cdkd-flow: {} now reports identifier [{}] instead of [{field}]; cdkd-flow must be updated for it (report it): until then remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing)",
                 flatten_str(resource_type),
                 fields.iter().map(|f| flatten_str(f)).collect::<Vec<_>>().join(", ")
             ));
@@ -191,7 +208,7 @@ pub fn resolve(
                 let Some(result) = split_identifier(resource_type, physical_id, row.properties())
                 else {
                     return Err(format!(
-                        "the type registry reports {} identifier fields [{list}] for {} and cdkd-flow has no splitter for it; register a splitter, or destroy the resource before exporting",
+                        "the type registry reports {} identifier fields [{list}] for {} and cdkd-flow has no splitter for it, so it cannot import it: remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing), or destroy it before exporting",
                         many.len(),
                         flatten_str(resource_type)
                     ));
@@ -211,7 +228,7 @@ pub fn resolve(
                     .collect();
                 if !missing.is_empty() {
                     return Err(format!(
-                        "splitter for {} produced [{}] but the registry needs [{list}] (missing: {})",
+                        "splitter for {} produced [{}] but the registry needs [{list}] (missing: {}); cdkd-flow must be updated for the type (report it): until then remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing)",
                         flatten_str(resource_type),
                         split.values.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", "),
                         missing.join(", ")
@@ -470,6 +487,45 @@ mod tests {
         let e = resolve("R", SG_INGRESS, None, &row, &BTreeMap::new()).unwrap_err();
         assert!(
             e.contains("more than one source") && e.contains("predates"),
+            "{e}"
+        );
+    }
+
+    /// Issue 26 point 5: a recorded rule id that is there but malformed is said as such,
+    /// never "no recorded rule id".
+    #[test]
+    fn sg_ingress_malformed_recorded_rule_id_is_said_as_such() {
+        let r = rec(
+            json!({"physicalId": "sg-1|tcp|443|443", "attributes": {"Id": "rule-7"}, "properties": {}}),
+        );
+        let row = Row::get(&r, "R").unwrap();
+        let e = resolve("R", SG_INGRESS, None, &row, &BTreeMap::new()).unwrap_err();
+        assert!(
+            e.starts_with("R: attributes.Id holds 'rule-7', which is not a security-group rule id"),
+            "{e}"
+        );
+        assert!(!e.contains("no recorded rule id"), "{e}");
+        assert!(
+            e.contains("set attributes.Id") && e.contains("remove the row"),
+            "{e}"
+        );
+        // Still looked up by its physical id: a failed lookup says both.
+        let tuple = sg_lookup_needed(&row).unwrap().unwrap();
+        let mut lookups = BTreeMap::new();
+        lookups.insert(tuple.group_id.clone(), SgLookup::Rules(Vec::new()));
+        let e = resolve("R", SG_INGRESS, None, &row, &lookups).unwrap_err();
+        assert!(
+            e.contains("'rule-7', which is not a security-group rule id")
+                && e.contains("no ingress rule of security group sg-1"),
+            "{e}"
+        );
+        // A bad physical id too.
+        let r = rec(json!({"physicalId": "sg-1|tcp", "attributes": {"Id": "x"}, "properties": {}}));
+        let row = Row::get(&r, "R").unwrap();
+        let e = resolve("R", SG_INGRESS, None, &row, &BTreeMap::new()).unwrap_err();
+        assert!(
+            e.contains("'x', which is not")
+                && e.contains("cannot read the security-group rule physical id"),
             "{e}"
         );
     }

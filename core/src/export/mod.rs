@@ -12,8 +12,8 @@
 //! literals), [`params`] (root and child parameters), [`iam`] (the AWS::IAM::Policy
 //! principal check inputs), [`drift`] (the drift-baseline warning), [`consumers`] (the
 //! cross-stack consumer scan), [`plain`] (the
-//! printing rule), [`names`] (CloudFormation destination names), [`plan`] (the plan as
-//! data). The execution: [`phases`] (the phase templates and change sets), [`execute`]
+//! printing rule), [`names`] (CloudFormation destination names), [`unmanaged`] (the rows the template
+//! leaves out), [`plan`] (the plan as data). The execution: [`phases`] (the phase templates and change sets), [`execute`]
 //! (statuses, waits, what comes next, the run's record), [`report`] (`report.json`),
 //! [`approval`] (the approval gate's `approval.json` and its decisions).
 //! The dry-run summary is a view: `crate::view::export`.
@@ -38,6 +38,7 @@ pub mod resume;
 pub mod sg;
 pub mod splitters;
 pub mod template;
+pub mod unmanaged;
 
 /// The redaction mask cdkd writes in place of a value it will not store
 /// (docs/export.md §4.7).

@@ -198,6 +198,8 @@ enum Miss {
     Unresolved(String),
     /// Refuses the plan (a real run's SSM failure, a SecureString).
     Refuse(String),
+    /// An SSM parameter not read yet (the caller reads it and plans again).
+    NotRead(String),
 }
 
 struct Eval<'a, 'b> {
@@ -244,7 +246,7 @@ impl Eval<'_, '_> {
         match self.ssm.get(ssm_name) {
             None => {
                 self.needed.insert(ssm_name.to_string());
-                Err(Miss::Unresolved(format!("the SSM parameter {} was not read", shown(ssm_name))))
+                Err(Miss::NotRead(format!("the SSM parameter {} was not read", shown(ssm_name))))
             }
             Some(SsmRead::Value { param_type, .. }) if param_type == "SecureString" => Err(Miss::Refuse(format!(
                 "parameter {} is SSM-typed and names {}, a SecureString: cdkd-flow never reads it decrypted, and CloudFormation does not accept a SecureString for an SSM-typed parameter",
@@ -436,7 +438,7 @@ pub fn resolve_child(
             Err(Miss::Refuse(r)) => {
                 return Err(format!("nested stack {}: {r}", shown(child_stack)))
             }
-            Err(Miss::Unresolved(r)) => {
+            Err(Miss::Unresolved(r) | Miss::NotRead(r)) => {
                 unresolved.push(format!("{} ({r})", shown(key)));
                 (None, Binding::Unresolved(r))
             }
@@ -469,6 +471,59 @@ pub fn resolve_child(
             shown(child_stack),
             unresolved.join("; ")
         ));
+    }
+    Ok(out)
+}
+
+/// A nested child's stack tags (docs/export.md §10.6): its parent row's `Tags`
+/// (`[{Key, Value}]`), each value resolved against the parent like a passed parameter.
+/// The adopting row keeps the row's own Tags and CloudFormation requires them to match
+/// the child's, so a tag that cannot be resolved while planning refuses the plan, naming
+/// it.
+pub fn resolve_row_tags(
+    child_stack: &str,
+    parent: &ParentContext<'_>,
+    row_tags: Option<&Value>,
+    ssm: &BTreeMap<String, SsmRead>,
+    dry_run: bool,
+    needed: &mut BTreeSet<String>,
+) -> Result<Vec<(String, String)>, String> {
+    let Some(v) = row_tags else {
+        return Ok(Vec::new());
+    };
+    let way_out = "CloudFormation adopts the nested stack only when the row's Tags match the stack's; write the tag as a literal Key and Value (or a Ref to a parameter of the parent) in the app, then export";
+    let Value::Array(items) = v else {
+        return Err(format!(
+            "nested stack {}: the parent row's Tags is {}, not a list of Key/Value pairs; {way_out}",
+            shown(child_stack),
+            crate::state::kind_of(v)
+        ));
+    };
+    let mut ev = Eval {
+        ctx: parent,
+        ssm,
+        dry_run,
+        needed,
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let key = item.get("Key").map(|k| ev.eval(k));
+        let value = item.get("Value").map(|k| ev.eval(k));
+        match (key, value) {
+            // An SSM value not read yet: the planning pass after the reads resolves it.
+            (Some(Err(Miss::NotRead(_))), _) | (_, Some(Err(Miss::NotRead(_)))) => {}
+            (Some(Ok(k)), Some(Ok(v))) => out.push((k.joined(), v.joined())),
+            (_, Some(Err(Miss::Refuse(r)))) | (Some(Err(Miss::Refuse(r))), _) => {
+                return Err(format!("nested stack {}: {r}", shown(child_stack)))
+            }
+            _ => {
+                return Err(format!(
+                    "nested stack {}: the parent row's tag {} cannot be resolved while planning; {way_out}",
+                    shown(child_stack),
+                    flatten_str(&item.to_string())
+                ))
+            }
+        }
     }
     Ok(out)
 }

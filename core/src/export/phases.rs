@@ -168,8 +168,8 @@ pub enum Delivery {
 }
 
 /// Inline up to 51,200 characters, an upload up to 1 MB, else a refusal naming the
-/// phase and up to ten resources whose Properties serialize to 4,096 characters or
-/// more (largest first).
+/// phase and its largest resources by logical id and type: up to ten whose Properties
+/// serialize to 4,096 characters or more (largest first), else the three largest.
 pub fn delivery(
     phase: Phase,
     cfn_stack_name: &str,
@@ -182,26 +182,36 @@ pub fn delivery(
     if body.len() <= TEMPLATE_URL_MAX {
         return Delivery::Upload;
     }
-    let mut big: Vec<(usize, &str)> = template
+    let mut all: Vec<(usize, &str, &str)> = template
         .get("Resources")
         .and_then(Value::as_object)
         .map(|r| {
             r.iter()
-                .filter_map(|(id, v)| {
-                    let n = v.get("Properties").map(|p| p.to_string().len())?;
-                    (n >= 4096).then_some((n, id.as_str()))
+                .map(|(id, v)| {
+                    let n = v
+                        .get("Properties")
+                        .map(|p| p.to_string().len())
+                        .unwrap_or(0);
+                    let ty = v.get("Type").and_then(Value::as_str).unwrap_or("no Type");
+                    (n, id.as_str(), ty)
                 })
                 .collect()
         })
         .unwrap_or_default();
-    big.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
-    let mut named: Vec<String> = big
+    all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    let big = all.iter().filter(|(n, _, _)| *n >= 4096).count();
+    let shown_count = if big > 0 {
+        big.min(10)
+    } else {
+        all.len().min(3)
+    };
+    let mut named: Vec<String> = all
         .iter()
-        .take(10)
-        .map(|(n, id)| format!("{} ({n} characters)", flatten_str(id)))
+        .take(shown_count)
+        .map(|(n, id, ty)| format!("{} ({}, {n} characters)", flatten_str(id), flatten_str(ty)))
         .collect();
-    if big.len() > 10 {
-        named.push(format!("+{} more", big.len() - 10));
+    if big > 10 {
+        named.push(format!("+{} more", big - 10));
     }
     let largest = if named.is_empty() {
         String::new()
@@ -209,11 +219,26 @@ pub fn delivery(
         format!("; the largest Properties: {}", named.join(", "))
     };
     Delivery::TooLarge(format!(
-        "the {} template of stack {} is {} bytes, over CloudFormation's 1,048,576{largest}. Move inline Lambda code to assets, or split the stack into nested stacks",
+        "the {} template of stack {} is {} bytes, over CloudFormation's 1,048,576{largest}. Move inline Lambda code to assets, or split the stack into nested stacks, then export",
         phase.label(),
         flatten_str(cfn_stack_name),
         body.len()
     ))
+}
+
+/// The template-size refusal of a stack's plan, before any lock (docs/export.md §7): its
+/// phase-1 or phase-2 template over 1,048,576 bytes, as the change set would send it.
+pub fn size_refusal(template: &Template, plan: &StackPlan) -> Option<String> {
+    for (phase, body) in [
+        (Phase::Import, phase1_template(template, plan)),
+        (Phase::Update, phase2_template(template, plan)),
+    ] {
+        let text = serde_json::to_string(&body).unwrap_or_default();
+        if let Delivery::TooLarge(why) = delivery(phase, &plan.cfn_stack_name, &text, &body) {
+            return Some(format!("{why}; nothing was locked or submitted"));
+        }
+    }
+    None
 }
 
 /// The tag the flip adds to a child (phase 1B forwards it into the parent's row).
@@ -232,31 +257,46 @@ pub struct AdoptRow {
     pub tags: Vec<(String, String)>,
 }
 
-/// The row written for an adopted child: `DeletionPolicy: Retain`, the child's processed
-/// template by URL, its tags but the `aws:` ones; the template's own row `Parameters`
-/// kept.
+/// The row written for an adopted child (docs/export.md §10.6): every property the
+/// parent template's row declares (its own `Tags`, `NotificationARNs`,
+/// `TimeoutInMinutes`, `Parameters`...), with what the migration must rewrite:
+/// `TemplateURL` points at the child's processed template, and each tag of the child the
+/// row does not declare is added, but the `aws:` ones, which a template may not set
+/// (CloudFormation requires the row's tags to match the child's). `DeletionPolicy:
+/// Retain`.
 fn adopted_row(original: Option<&Value>, row: &AdoptRow) -> Value {
-    let mut props = Map::new();
+    let mut props = original
+        .and_then(|o| o.get("Properties"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     props.insert(
         "TemplateURL".into(),
         Value::String(row.template_url.clone()),
     );
-    if let Some(p) = original
-        .and_then(|o| o.get("Properties"))
-        .and_then(|p| p.get("Parameters"))
-    {
-        props.insert("Parameters".into(), p.clone());
-    }
-    // Every tag but the `aws:` ones, which a template may not set (docs/export.md §10.6).
-    let tags: Vec<Value> = row
-        .tags
+    let mut tags: Vec<Value> = match props.get("Tags") {
+        Some(Value::Array(own)) => own.clone(),
+        None => Vec::new(),
+        // Not a list (the plan refuses that for a child it adopts): left as declared.
+        Some(_) => return adopted(props),
+    };
+    let declared: Vec<String> = tags
         .iter()
-        .filter(|(k, _)| !k.starts_with("aws:"))
-        .map(|(k, v)| serde_json::json!({"Key": k, "Value": v}))
+        .filter_map(|t| t.get("Key").and_then(Value::as_str).map(str::to_string))
         .collect();
+    tags.extend(
+        row.tags
+            .iter()
+            .filter(|(k, _)| !k.starts_with("aws:") && !declared.contains(k))
+            .map(|(k, v)| serde_json::json!({"Key": k, "Value": v})),
+    );
     if !tags.is_empty() {
         props.insert("Tags".into(), Value::Array(tags));
     }
+    adopted(props)
+}
+
+fn adopted(props: Map<String, Value>) -> Value {
     serde_json::json!({
         "Type": super::template::NESTED_STACK,
         "DeletionPolicy": "Retain",

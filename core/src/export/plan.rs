@@ -19,6 +19,7 @@ use super::records::{self, Row};
 use super::registry::{self, TypeFacts};
 use super::sg::{self, SgLookup};
 use super::template::{Template, NESTED_STACK};
+use super::unmanaged::{self, UnmanagedRow};
 use crate::keys::child_stack_name;
 use crate::state::StateRecord;
 
@@ -57,6 +58,9 @@ pub struct PlanOptions {
     pub template_source: Option<TemplateSource>,
     /// The state prefix, to name a missing child record's key.
     pub state_prefix: String,
+    /// `--leave-unmanaged`: a real run may leave the rows the template does not declare
+    /// (docs/export.md §3.1).
+    pub leave_unmanaged: bool,
 }
 
 /// What the step gathered from AWS.
@@ -114,6 +118,15 @@ pub struct StackPlan {
     pub parameters: Vec<PlanParameter>,
     pub blocked: Vec<BlockedRow>,
     pub warnings: Vec<String>,
+    /// Rows of the record the template does not declare: left running, owned by nothing
+    /// (docs/export.md §3.1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmanaged: Vec<UnmanagedRow>,
+    /// A nested child's stack tags: its parent row's `Tags`, resolved. Every change set
+    /// of the child carries them, so the adopting row, which keeps them, matches the
+    /// child (docs/export.md §10.6).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack_tags: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -246,6 +259,19 @@ impl Plan {
         })
     }
 
+    /// Every row left unmanaged, with its stack.
+    pub fn unmanaged(&self) -> Vec<(&str, &UnmanagedRow)> {
+        self.stacks
+            .iter()
+            .flat_map(|s| s.unmanaged.iter().map(move |r| (s.stack.as_str(), r)))
+            .collect()
+    }
+
+    /// The `--leave-unmanaged` gate of a run over this plan (docs/export.md §3.1).
+    pub fn unmanaged_gate(&self, leave_unmanaged: bool, dry_run: bool) -> unmanaged::Gate {
+        unmanaged::gate(&self.unmanaged(), leave_unmanaged, dry_run)
+    }
+
     /// All three lists empty on a flat stack: nothing to migrate (exit 0, state kept).
     pub fn is_empty(&self) -> bool {
         self.stacks.iter().all(|s| {
@@ -271,6 +297,8 @@ struct Node<'a> {
     cfn_name: String,
     params: StackParams,
     nested: Vec<(String, String)>,
+    /// The parent row's `Tags`, resolved (a nested child).
+    tags: Vec<(String, String)>,
 }
 
 /// Nested rows whose state row is a nested stack: `(logicalId, child cdkd name)`. The
@@ -323,6 +351,7 @@ fn walk<'a>(
             cfn_name: root_cfn,
             params: root_params,
             nested: nested_children(root),
+            tags: Vec::new(),
         }],
         needed_ssm: BTreeSet::new(),
         warnings: Vec::new(),
@@ -367,6 +396,7 @@ fn walk<'a>(
                 cfn_name: cfn,
                 params: StackParams::default(),
                 nested: nested_children(c),
+                tags: Vec::new(),
             });
         }
         i += 1;
@@ -381,6 +411,11 @@ fn walk<'a>(
             .template
             .resource(lid)
             .and_then(|r| r.property("Parameters").cloned());
+        let row_tags = parent
+            .input
+            .template
+            .resource(lid)
+            .and_then(|r| r.property("Tags").cloned());
         let ctx = ParentContext {
             template: &parent.input.template,
             record: &parent.input.record,
@@ -398,8 +433,18 @@ fn walk<'a>(
             &mut w.needed_ssm,
         )
         .map_err(refuse)?;
+        let tags = params::resolve_row_tags(
+            &me.input.stack,
+            &ctx,
+            row_tags.as_ref(),
+            ssm,
+            opts.dry_run,
+            &mut w.needed_ssm,
+        )
+        .map_err(refuse)?;
         w.warnings.extend(sp.warnings.iter().cloned());
         w.order[idx].params = sp;
+        w.order[idx].tags = tags;
     }
     Ok(w)
 }
@@ -417,6 +462,7 @@ pub fn plan_needs(input: &TreeInput, opts: &PlanOptions) -> Result<PlanNeeds, Pl
                 .into_iter()
                 .map(str::to_string),
         );
+        types.extend(unmanaged::types(&s.template, &s.record));
         for r in s.template.resources() {
             if r.resource_type != identifier::SG_INGRESS {
                 continue;
@@ -466,6 +512,8 @@ fn plan_one(
                 source: p.source,
             })
             .collect(),
+        unmanaged: unmanaged::plan_rows(&s.template, &s.record, &g.types, &g.security_groups),
+        stack_tags: node.tags.clone(),
         ..Default::default()
     };
     for c in classify::classify_stack(
@@ -616,6 +664,11 @@ pub fn plan_tree(input: &TreeInput, opts: &PlanOptions, g: &Gathered) -> Result<
         source,
     );
     let first = plan_one(root, None, &BTreeMap::new(), g, opts);
+    if first.blocked.is_empty() {
+        if let Some(r) = super::phases::size_refusal(&root.input.template, &first) {
+            return Err(refuse(r));
+        }
+    }
     if !first.blocked.is_empty() || first.nested.is_empty() {
         let mut p = first;
         p.warnings.extend(drift_lines);
@@ -655,6 +708,11 @@ pub fn plan_tree(input: &TreeInput, opts: &PlanOptions, g: &Gathered) -> Result<
         let n = &w.order[i];
         let parent = n.parent.map(|p| w.order[p].input.stack.as_str());
         let mut sp = plan_one(n, parent, &child_cfn, g, opts);
+        if sp.blocked.is_empty() {
+            if let Some(r) = super::phases::size_refusal(&n.input.template, &sp) {
+                return Err(refuse(r));
+            }
+        }
         if i == 0 {
             sp.warnings.extend(drift_lines.iter().cloned());
         }
@@ -691,6 +749,17 @@ fn finish(plan: &mut Plan, opts: &PlanOptions) -> Result<(), PlanRefusal> {
                 shown(&s.stack)
             )));
         }
+    }
+    // Nothing to migrate keeps the record, so nothing is left unmanaged then.
+    let gate = if plan.is_empty() {
+        unmanaged::Gate::Proceed
+    } else {
+        plan.unmanaged_gate(opts.leave_unmanaged, opts.dry_run)
+    };
+    match gate {
+        unmanaged::Gate::Proceed => {}
+        unmanaged::Gate::Warn(w) => plan.warnings.push(w),
+        unmanaged::Gate::Refuse(r) => return Err(refuse(r)),
     }
     let crs: usize = plan.stacks.iter().map(|s| s.phase2.create.len()).sum();
     match classify::custom_resource_gate(crs, opts.include_non_importable, opts.dry_run) {

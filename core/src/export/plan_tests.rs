@@ -412,11 +412,16 @@ fn statement_12_state_rows_absent_from_the_template_are_not_imported() {
     if let Some(Value::Object(r)) = t.root.record.body.get_mut("resources") {
         r.insert("Extra".into(), bucket_row("extra"));
     }
-    let plan = plan_tree(&t, &opts(), &gathered()).unwrap();
+    let o = PlanOptions {
+        leave_unmanaged: true,
+        ..opts()
+    };
+    let plan = plan_tree(&t, &o, &gathered()).unwrap();
     assert!(plan.stacks[0]
         .import
         .iter()
         .all(|r| r.logical_id != "Extra"));
+    assert_eq!(plan.stacks[0].unmanaged[0].logical_id, "Extra");
 }
 
 #[test]
@@ -428,4 +433,227 @@ fn child_record_without_parent_link_refuses() {
         .unwrap_err()
         .0
         .contains("parent link"));
+}
+
+/// Issue 26 point 1: the template's type and the record's disagree.
+#[test]
+fn type_mismatch_blocks_the_row_before_any_lock_naming_the_id_and_both_types() {
+    let t = TreeInput {
+        root: stack(
+            "App",
+            json!({"B": bucket_row("b-1"),
+                   "EventsTopic": {"physicalId": "arn:aws:sns:us-east-1:1:t", "resourceType": "AWS::SNS::Topic", "properties": {}}}),
+            json!({"Resources": {"B": {"Type": "AWS::S3::Bucket"}, "EventsTopic": {"Type": "AWS::SQS::Queue"}}}),
+        ),
+        children: BTreeMap::new(),
+    };
+    for dry_run in [true, false] {
+        let o = PlanOptions { dry_run, ..opts() };
+        let plan = plan_tree(&t, &o, &gathered()).unwrap();
+        let b = &plan.stacks[0].blocked;
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert_eq!(b[0].logical_id, "EventsTopic");
+        assert_eq!(b[0].resource_type, "AWS::SQS::Queue");
+        assert!(b[0].reason.contains("AWS::SNS::Topic"), "{}", b[0].reason);
+        assert!(b[0].reason.contains("AWS::SQS::Queue"), "{}", b[0].reason);
+        let refusal = plan.blocked_refusal().unwrap();
+        assert!(
+            refusal.contains("[App] EventsTopic (AWS::SQS::Queue)"),
+            "{refusal}"
+        );
+        assert!(
+            plan.stacks[0].import.is_empty()
+                || plan.stacks[0]
+                    .import
+                    .iter()
+                    .all(|r| r.logical_id != "EventsTopic")
+        );
+    }
+    // The registry is not asked about a row it cannot import.
+    let needs = plan_needs(&t, &opts()).unwrap();
+    assert!(
+        !needs.types.contains(&"AWS::SQS::Queue".to_string()),
+        "{needs:?}"
+    );
+}
+
+fn with_left_out() -> TreeInput {
+    let mut t = flat();
+    if let Some(Value::Object(r)) = t.root.record.body.get_mut("resources") {
+        r.insert("Old".into(), bucket_row("old-bucket"));
+        r.insert(
+            "Meta".into(),
+            json!({"physicalId": "m", "resourceType": "AWS::CDK::Metadata", "properties": {}}),
+        );
+        r.insert(
+            "Never".into(),
+            json!({"resourceType": "AWS::S3::Bucket", "properties": {}}),
+        );
+    }
+    t
+}
+
+/// Issue 26 point 2: rows the template leaves out are their own group; a real run
+/// refuses them unless --leave-unmanaged, a dry run warns.
+#[test]
+fn left_unmanaged_rows_are_listed_and_a_real_run_refuses_without_leave_unmanaged() {
+    let t = with_left_out();
+    let needs = plan_needs(&t, &opts()).unwrap();
+    assert!(needs.types.contains(&"AWS::S3::Bucket".to_string()));
+    // A real run without the flag: refused before any lock, naming each row.
+    let err = plan_tree(&t, &opts(), &gathered()).unwrap_err().0;
+    assert!(
+        err.contains("[App] Old (AWS::S3::Bucket) old-bucket"),
+        "{err}"
+    );
+    assert!(err.contains("--leave-unmanaged"), "{err}");
+    assert!(!err.contains("Meta") && !err.contains("Never"), "{err}");
+    // A dry run plans, lists them and warns.
+    let dry = PlanOptions {
+        dry_run: true,
+        ..opts()
+    };
+    let plan = plan_tree(&t, &dry, &gathered()).unwrap();
+    let u = &plan.stacks[0].unmanaged;
+    assert_eq!(u.len(), 1, "{u:?}");
+    assert_eq!(
+        (
+            u[0].logical_id.as_str(),
+            u[0].resource_type.as_str(),
+            u[0].physical_id.as_str()
+        ),
+        ("Old", "AWS::S3::Bucket", "old-bucket")
+    );
+    assert_eq!(
+        u[0].identifier,
+        json!({"BucketName": "old-bucket"})
+            .as_object()
+            .unwrap()
+            .clone()
+    );
+    assert!(
+        plan.warnings
+            .iter()
+            .any(|w| w.contains("a real run without --leave-unmanaged is refused")),
+        "{:?}",
+        plan.warnings
+    );
+    // With the flag: planned, no warning.
+    let leave = PlanOptions {
+        leave_unmanaged: true,
+        ..opts()
+    };
+    let plan = plan_tree(&t, &leave, &gathered()).unwrap();
+    assert_eq!(plan.stacks[0].unmanaged.len(), 1);
+    assert!(!plan
+        .warnings
+        .iter()
+        .any(|w| w.contains("--leave-unmanaged")));
+    let json = serde_json::to_value(&plan).unwrap();
+    assert_eq!(json["stacks"][0]["unmanaged"][0]["type"], "AWS::S3::Bucket");
+}
+
+/// Issue 26 point 4: a nested row's own Tags become the child's stack tags (every change
+/// set of the child carries them), so the adopting row, which keeps them, matches.
+#[test]
+fn nested_row_tags_become_the_child_stack_tags_and_an_unresolvable_one_refuses() {
+    let mut t = nested();
+    if let Some(Value::Object(r)) = t.root.template.body.get_mut("Resources") {
+        r["Middle"]["Properties"]["Tags"] =
+            json!([{"Key": "team", "Value": "data"}, {"Key": "stage", "Value": {"Ref": "Stage"}}]);
+    }
+    let o = PlanOptions {
+        dry_run: true,
+        ..opts()
+    };
+    let plan = plan_tree(&t, &o, &gathered()).unwrap();
+    let middle = plan
+        .stacks
+        .iter()
+        .find(|s| s.stack == "Root~Middle")
+        .unwrap();
+    assert_eq!(
+        middle.stack_tags,
+        vec![
+            ("team".to_string(), "data".to_string()),
+            ("stage".to_string(), "dev".to_string())
+        ]
+    );
+    let root = plan.stacks.iter().find(|s| s.stack == "Root").unwrap();
+    assert!(root.stack_tags.is_empty());
+    // A tag from the root's SSM-typed parameter: read like a passed parameter (the first
+    // pass asks for it), then sent as the stored value.
+    if let Some(Value::Object(r)) = t.root.template.body.get_mut("Resources") {
+        r["Middle"]["Properties"]["Tags"] = json!([{"Key": "name", "Value": {"Ref": "Name"}}]);
+    }
+    let needs = plan_needs(&t, &o).unwrap();
+    assert!(
+        needs.ssm_parameters.contains(&"/app/name".to_string()),
+        "{needs:?}"
+    );
+    let plan = plan_tree(&t, &o, &gathered()).unwrap();
+    let middle = plan
+        .stacks
+        .iter()
+        .find(|s| s.stack == "Root~Middle")
+        .unwrap();
+    assert_eq!(
+        middle.stack_tags,
+        vec![("name".to_string(), "stored".to_string())]
+    );
+    if let Some(Value::Object(r)) = t.root.template.body.get_mut("Resources") {
+        r["Middle"]["Properties"]["Tags"] =
+            json!([{"Key": "x", "Value": {"Fn::ImportValue": "y"}}]);
+    }
+    let err = plan_tree(&t, &o, &gathered()).unwrap_err().0;
+    assert!(
+        err.contains("Root~Middle") && err.contains("Fn::ImportValue") && err.contains("match"),
+        "{err}"
+    );
+}
+
+/// Issue 26 point 5: an oversized template is refused while planning, before any lock,
+/// naming its largest resources by logical id and type.
+#[test]
+fn oversized_template_is_refused_while_planning_naming_the_largest_by_id_and_type() {
+    let mut t = flat();
+    if let Some(Value::Object(r)) = t.root.template.body.get_mut("Resources") {
+        r["B"]["Properties"]["Tags"] = json!([{"Key": "blob", "Value": "x".repeat(1_100_000)}]);
+    }
+    let err = plan_tree(
+        &t,
+        &PlanOptions {
+            dry_run: true,
+            ..opts()
+        },
+        &gathered(),
+    )
+    .unwrap_err()
+    .0;
+    assert!(err.contains("phase 1 (IMPORT)"), "{err}");
+    assert!(err.contains("B (AWS::S3::Bucket, "), "{err}");
+    assert!(err.contains("nothing was locked"), "{err}");
+}
+
+/// Issue 26 point 6: the region rule destroy applies, applied by export too.
+#[test]
+fn region_conflict_export_refuses_a_record_whose_body_names_another_region() {
+    let mut t = flat();
+    let body = json!({"version": 10, "stackName": "App", "region": "eu-west-1",
+                      "resources": {"B": bucket_row("b-1")}});
+    t.root.record = parse_state("App", Some("us-east-1"), body.to_string().as_bytes()).unwrap();
+    for dry_run in [true, false] {
+        let o = PlanOptions { dry_run, ..opts() };
+        let err = plan_tree(&t, &o, &gathered()).unwrap_err().0;
+        assert!(
+            err.contains("different region (a string) than its key (us-east-1)"),
+            "{err}"
+        );
+        assert!(
+            !err.contains("eu-west-1"),
+            "the body's value is never printed: {err}"
+        );
+        assert!(err.contains("as destroy does"), "{err}");
+        assert!(plan_needs(&t, &o).is_err());
+    }
 }

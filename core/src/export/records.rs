@@ -23,6 +23,13 @@ pub enum DamagedRecord {
         logical_id: String,
         kind: &'static str,
     },
+    /// The rule destroy applies too (`crate::state::RegionConflict`).
+    #[error("State record for stack {stack} ({region}): {reason}. Export refuses it, as destroy does; nothing was locked or written.")]
+    RegionConflict {
+        stack: String,
+        region: String,
+        reason: String,
+    },
 }
 
 fn shown_region(region: Option<&str>) -> String {
@@ -33,7 +40,9 @@ fn shown_region(region: Option<&str>) -> String {
 }
 
 /// The damaged-record check: `resources` must be an object, and every resource entry
-/// that is an object must carry an object `properties` (absent counts as damaged).
+/// that is an object must carry an object `properties` (absent counts as damaged). Then
+/// the region rule destroy applies too: a record with resources whose body names another
+/// region than its key is refused.
 /// Entries that are not objects are not refused here: they get the malformed-row warning
 /// (docs/export.md §8.1) and are blocked only when the template declares them.
 pub fn check_exportable(
@@ -79,6 +88,19 @@ pub fn check_exportable(
             logical_id: or_unrenderable(flatten_str(id)),
             kind,
         });
+    }
+    if let Some(key_region) = region {
+        if let Some(c) = crate::state::RegionConflict::of(
+            &record.body,
+            record.divergent_body_region.as_ref(),
+            key_region,
+        ) {
+            return Err(DamagedRecord::RegionConflict {
+                stack: shown,
+                region: shown_region(region),
+                reason: c.reason(key_region),
+            });
+        }
     }
     Ok(())
 }

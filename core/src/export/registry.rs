@@ -119,7 +119,7 @@ pub fn identifier_fields(
     match fallback_field(resource_type) {
         Some(f) => Ok(vec![f.to_string()]),
         None => Err(format!(
-            "primary identifier unknown for {}: the type registry gave no usable schema{} and the type is not in cdkd-flow's fallback table; add it there or report it",
+            "primary identifier unknown for {}: the type registry gave no usable schema{} and the type is not in cdkd-flow's fallback table: when the registry call failed, fix its cause (cloudformation:DescribeType) and export again; otherwise remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing)",
             crate::text::flatten_str(resource_type),
             match facts {
                 Some(TypeFacts::Unavailable { cause }) => format!(" ({})", crate::text::flatten_str(cause)),

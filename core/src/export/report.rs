@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::execute::{ExportRun, InFlight, StackProgress, StackStage};
 use super::plain::{is_plain, shown};
+use super::plan::Plan;
+use super::unmanaged::{report_entry, UnmanagedReport};
 
 /// The report of an export run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +26,10 @@ pub struct ExportReport {
     /// Commands to paste, in order.
     #[serde(default)]
     pub commands: Vec<String>,
+    /// Resources whose record the run deleted although the template did not declare
+    /// them: nothing manages them now (docs/export.md §3.1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmanaged: Vec<UnmanagedReport>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,9 +52,26 @@ fn stack_report(s: &StackProgress) -> StackReport {
     }
 }
 
+/// The rows the plan left out of each stack whose record the run deleted, each with how
+/// to bring it back under management (docs/export.md §3.1).
+pub fn unmanaged(run: &ExportRun, plan: &Plan) -> Vec<UnmanagedReport> {
+    run.stacks
+        .iter()
+        .filter(|s| s.stage == StackStage::Cleaned)
+        .flat_map(|s| {
+            plan.stacks
+                .iter()
+                .filter(|p| p.stack == s.stack)
+                .flat_map(|p| p.unmanaged.iter())
+                .map(|r| report_entry(&s.stack, &s.cfn_stack_name, &s.region, r))
+        })
+        .collect()
+}
+
 /// The report of a run that finished: every stack migrated and cleaned.
-pub fn migrated(run: &ExportRun, warnings: &[String]) -> ExportReport {
+pub fn migrated(run: &ExportRun, plan: &Plan, warnings: &[String]) -> ExportReport {
     ExportReport {
+        unmanaged: unmanaged(run, plan),
         run_id: run.run_id.clone(),
         kind: "export".into(),
         outcome: "migrated".into(),
@@ -189,6 +212,7 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
         stacks: run.stacks.iter().map(stack_report).collect(),
         redo,
         commands,
+        unmanaged: Vec::new(),
     }
 }
 
@@ -207,6 +231,7 @@ pub fn refused(run_id: &str, run: Option<&ExportRun>, cause: &str) -> ExportRepo
             "nothing was locked or changed: fix the cause, then run the export again".into(),
         ],
         commands: Vec::new(),
+        unmanaged: Vec::new(),
     }
 }
 
@@ -249,6 +274,7 @@ pub fn interrupted(
         stacks,
         redo,
         commands: resume.map(str::to_string).into_iter().collect(),
+        unmanaged: Vec::new(),
     }
 }
 

@@ -74,6 +74,76 @@ pub fn has_splitter(resource_type: &str) -> bool {
     SPLITTER_TYPES.contains(&resource_type)
 }
 
+/// The physical id cdkd records for a splitter type (docs/export.md §4.3): its shape and
+/// how many `|`-separated parts it has.
+pub fn recorded_shape(resource_type: &str) -> Option<(&'static str, &'static str)> {
+    Some(match resource_type {
+        "AWS::ApiGateway::Method" => ("restApiId|resourceId|httpMethod", "3"),
+        "AWS::ApiGateway::Resource" => (
+            "resourceId (with properties.RestApiId) or restApiId|resourceId",
+            "1 or 2",
+        ),
+        "AWS::ApiGateway::Deployment" => (
+            "deploymentId (with properties.RestApiId) or deploymentId|restApiId",
+            "1 or 2",
+        ),
+        "AWS::ApiGateway::Stage" => (
+            "stageName (with properties.RestApiId) or restApiId|stageName",
+            "1 or 2",
+        ),
+        "AWS::ApiGateway::Authorizer" => (
+            "authorizerId (with properties.RestApiId) or restApiId|authorizerId",
+            "1 or 2",
+        ),
+        "AWS::ApiGateway::Model" => (
+            "name (with properties.RestApiId) or restApiId|name",
+            "1 or 2",
+        ),
+        "AWS::ApiGateway::RequestValidator" => (
+            "validatorId (with properties.RestApiId) or restApiId|validatorId",
+            "1 or 2",
+        ),
+        "AWS::EC2::VPCGatewayAttachment" => ("<gateway id, IGW or VGW>|<vpc id>", "2"),
+        "AWS::EC2::VPCCidrBlock" => (
+            "<vpc-cidr-assoc-… id>|<vpc id>, or the association id with properties.VpcId",
+            "1 or 2",
+        ),
+        "AWS::EC2::Route" => ("<route table id>|<destination CIDR or prefix list>", "2"),
+        "AWS::EC2::EIP" => ("<public IP>|<eipalloc-… id>", "2"),
+        "AWS::ApiGatewayV2::Integration" => ("the integration id, with properties.ApiId", "1"),
+        "AWS::ApiGatewayV2::Route" => ("the route id, with properties.ApiId", "1"),
+        "AWS::S3Tables::Namespace" => ("<table bucket ARN>|<namespace>", "2"),
+        "AWS::Lambda::EventInvokeConfig" => {
+            ("<function name> or <function name>|<qualifier>", "1 or 2")
+        }
+        "AWS::Lambda::Permission" => (
+            "the statement id (legacy <function ARN>|<statement id>)",
+            "1 or 2",
+        ),
+        "AWS::AppSync::ApiKey" => ("<api id>|<api key id>", "2"),
+        _ => return None,
+    })
+}
+
+/// Whether a splitter's error is about the physical id's shape (rather than a recorded
+/// property or a value check).
+fn is_shape_error(e: &str) -> bool {
+    e.starts_with("expected ")
+        || e == "the physical id is blank"
+        || e.contains("has an empty segment")
+        || e.contains("is not a vpc-cidr-assoc-")
+}
+
+/// A shape error with the way out: the parts expected, and what makes the record right.
+fn with_shape_remedy(resource_type: &str, e: String) -> String {
+    match recorded_shape(resource_type) {
+        Some((shape, parts)) if is_shape_error(&e) => format!(
+            "{e}; cdkd records this type's physical id as {shape} ({parts} part(s)): re-deploy the resource with cdkd so its record holds that shape, or remove it from the app and export with --leave-unmanaged (it then keeps running, owned by nothing)"
+        ),
+        _ => e,
+    }
+}
+
 /// Runs the splitter for `resource_type`; `None` when the type has none.
 pub fn split_identifier(
     resource_type: &str,
@@ -109,7 +179,7 @@ pub fn split_identifier(
         "AWS::AppSync::ApiKey" => two_exact(physical_id, "ApiId", "ApiKeyId", Some(vec!["ApiId"])),
         _ => return None,
     };
-    Some(r)
+    Some(r.map_err(|e| with_shape_remedy(resource_type, e)))
 }
 
 /// REST family: the whole id is trimmed and must not be blank; segments are checked
@@ -504,6 +574,34 @@ mod tests {
         assert!(run("AWS::ApiGateway::Method", "a|b", json!({})).is_err());
         let m = run("AWS::ApiGateway::Method", "a|b|GET", json!({})).unwrap();
         assert_eq!(m.overlay, None);
+    }
+
+    /// Issue 26 point 5: a physical id of the wrong shape says how many parts were
+    /// expected and that the resource must be re-deployed (or left out and unmanaged).
+    #[test]
+    fn wrong_shape_physical_id_names_the_parts_expected_and_the_way_out() {
+        for (t, id, parts) in [
+            ("AWS::ApiGateway::Method", "a|b", "(3 part(s))"),
+            ("AWS::EC2::EIP", "eipalloc-1", "(2 part(s))"),
+            ("AWS::ApiGateway::Stage", "a|b|c", "(1 or 2 part(s))"),
+            (
+                "AWS::EC2::VPCCidrBlock",
+                "vpc-1|vpc-cidr-assoc-2",
+                "(1 or 2 part(s))",
+            ),
+            ("AWS::AppSync::ApiKey", "only", "(2 part(s))"),
+        ] {
+            let e = run(t, id, json!({})).unwrap_err();
+            assert!(e.contains(parts), "{t}: {e}");
+            assert!(e.contains("re-deploy the resource with cdkd"), "{t}: {e}");
+            assert!(e.contains("--leave-unmanaged"), "{t}: {e}");
+        }
+        // A missing recorded property is not a shape error: its own remedy only.
+        let e = run("AWS::ApiGateway::Authorizer", "au1", json!({})).unwrap_err();
+        assert!(!e.contains("part(s)"), "{e}");
+        for t in SPLITTER_TYPES {
+            assert!(recorded_shape(t).is_some(), "{t}");
+        }
     }
 
     #[test]

@@ -118,6 +118,15 @@ fn stack_lines(s: &StackPlan, out: &mut Vec<String>) {
             }
         }
     }
+    if !s.unmanaged.is_empty() {
+        out.push(
+            "  Left unmanaged (in the cdkd record, not in the template: not imported, and owned by nothing once the record is deleted):"
+                .into(),
+        );
+        for r in &s.unmanaged {
+            out.push(format!("    {}", crate::export::unmanaged::describe(r)));
+        }
+    }
     if !s.parameters.is_empty() {
         let ps: Vec<String> = s
             .parameters
@@ -362,6 +371,33 @@ mod tests {
         let plan = Plan {
             stacks: vec![s],
             warnings: vec!["1 Custom Resource(s) cannot be imported".into()],
+        };
+        insta::assert_snapshot!(render_dry_run(&plan));
+    }
+
+    /// Issue 26 point 2: the rows the template leaves out are their own group.
+    #[test]
+    fn summary_lists_rows_left_unmanaged_as_their_own_group() {
+        let mut s = leaf();
+        s.import.truncate(1);
+        s.parameters.clear();
+        s.unmanaged = vec![
+            crate::export::unmanaged::UnmanagedRow {
+                logical_id: "OldQueue".into(),
+                resource_type: "AWS::SQS::Queue".into(),
+                physical_id: "https://sqs.us-east-1.amazonaws.com/1/old".into(),
+                identifier: Map::new(),
+            },
+            crate::export::unmanaged::UnmanagedRow {
+                logical_id: "Untyped".into(),
+                resource_type: String::new(),
+                physical_id: "-rf".into(),
+                identifier: Map::new(),
+            },
+        ];
+        let plan = Plan {
+            stacks: vec![s],
+            warnings: vec![],
         };
         insta::assert_snapshot!(render_dry_run(&plan));
     }

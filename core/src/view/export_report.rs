@@ -65,6 +65,29 @@ pub fn render_report(r: &ExportReport) -> String {
         );
         out.extend(r.commands.iter().map(|c| format!("  {c}")));
     }
+    if !r.unmanaged.is_empty() {
+        out.push(format!(
+            "Left unmanaged ({} resource(s) of the deleted records the template did not declare; they keep running in AWS):",
+            r.unmanaged.len()
+        ));
+        for u in &r.unmanaged {
+            let ty = if u.resource_type.is_empty() {
+                "no type recorded".to_string()
+            } else {
+                flatten_str(&u.resource_type)
+            };
+            out.push(format!(
+                "  - [{}] {} ({ty}) {}: {}",
+                shown(&u.stack),
+                flatten_str(&u.logical_id),
+                shown(&u.physical_id),
+                flatten_str(&u.how)
+            ));
+            if let Some(c) = &u.command {
+                out.push(format!("    {c}"));
+            }
+        }
+    }
     out.join("\n")
 }
 

@@ -4,9 +4,10 @@
 
 use cdkd_core::export::execute::*;
 use cdkd_core::export::phases::*;
-use cdkd_core::export::plan::{ImportRow, RecreateRow, StackPlan, TypedRow};
+use cdkd_core::export::plan::{ImportRow, Plan, RecreateRow, StackPlan, TypedRow};
 use cdkd_core::export::report::{failed, interrupted, migrated, refused};
 use cdkd_core::export::template::Template;
+use cdkd_core::export::unmanaged::UnmanagedRow;
 use cdkd_core::view::export_report::render_report;
 use serde_json::{json, Map, Value};
 
@@ -152,7 +153,10 @@ fn a_template_up_to_51200_characters_goes_inline_then_by_upload_then_is_refused(
     match delivery(Phase::Update, "App", &huge, &obj(big_props)) {
         Delivery::TooLarge(why) => {
             assert!(why.contains("phase 2 (UPDATE)"), "{why}");
-            assert!(why.contains("Fn (5011 characters)"), "{why}");
+            assert!(
+                why.contains("Fn (AWS::Lambda::Function, 5011 characters)"),
+                "{why}"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -445,7 +449,7 @@ fn report_of_a_migrated_stack_whose_record_could_not_be_deleted_says_orphan_neve
 
 #[test]
 fn report_of_a_migration_lists_the_stacks_and_a_command_to_check_them() {
-    let r = migrated(&run_at(StackStage::Cleaned), &[]);
+    let r = migrated(&run_at(StackStage::Cleaned), &Default::default(), &[]);
     assert_eq!(r.outcome, "migrated");
     assert!(r.stacks[0].record_deleted);
     insta::assert_snapshot!("export_report_migrated", render_report(&r));
@@ -741,6 +745,20 @@ fn report_of_a_sibling_still_importing_says_to_let_it_settle_and_never_to_delete
     );
 }
 
+/// The child `Db` as phase 1B adopts it, its tags an `aws:` one, `team` and the flip's.
+fn db_adopted_with_tags() -> Vec<AdoptRow> {
+    vec![AdoptRow {
+        logical_id: "Db".into(),
+        stack_id: "arn:stack/App-Db/1".into(),
+        template_url: "http://127.0.0.1/b/db.json".into(),
+        tags: vec![
+            ("aws:cloudformation:stack-name".into(), "App-Db".into()),
+            ("team".into(), "data".into()),
+            (FLIP_TAG.into(), "run-1".into()),
+        ],
+    }]
+}
+
 #[test]
 fn statement_87_adoption_forwards_every_child_tag_except_the_aws_ones() {
     let t = Template::from_value(
@@ -751,16 +769,7 @@ fn statement_87_adoption_forwards_every_child_tag_except_the_aws_ones() {
         }}),
     )
     .unwrap();
-    let rows = vec![AdoptRow {
-        logical_id: "Db".into(),
-        stack_id: "arn:stack/App-Db/1".into(),
-        template_url: "http://127.0.0.1/b/db.json".into(),
-        tags: vec![
-            ("aws:cloudformation:stack-name".into(), "App-Db".into()),
-            ("team".into(), "data".into()),
-            (FLIP_TAG.into(), "run-1".into()),
-        ],
-    }];
+    let rows = db_adopted_with_tags();
     let b = adopt_template(&t, &plan(), &rows);
     assert_eq!(
         b["Resources"]["Db"]["Properties"]["Tags"],
@@ -1116,4 +1125,86 @@ fn local_runs_are_runs_a_refused_export_says_nothing_was_locked_or_changed() {
     let text = render_report(&r);
     assert!(text.contains("Cause: LockHeld: App is locked"), "{text}");
     assert!(text.contains("nothing was locked or changed"), "{text}");
+}
+
+/// Issue 26 point 2: the report names each resource the template left out of a stack
+/// whose record the run deleted, and how to bring it back under management.
+#[test]
+fn left_unmanaged_report_names_each_resource_and_the_import_that_manages_it_again() {
+    let mut sp = plan();
+    sp.unmanaged = vec![
+        UnmanagedRow {
+            logical_id: "OldBucket".into(),
+            resource_type: "AWS::S3::Bucket".into(),
+            physical_id: "old-bucket".into(),
+            identifier: obj(json!({"BucketName": "old-bucket"})),
+        },
+        UnmanagedRow {
+            logical_id: "Odd".into(),
+            resource_type: "AWS::Foo::Bar".into(),
+            physical_id: "x\ny".into(),
+            identifier: Map::new(),
+        },
+    ];
+    let p = Plan {
+        stacks: vec![sp],
+        warnings: vec![],
+    };
+    let r = migrated(&run_at(StackStage::Cleaned), &p, &[]);
+    assert_eq!(r.unmanaged.len(), 2);
+    assert_eq!(
+        r.unmanaged[0].command.as_deref(),
+        Some(
+            r#"aws cloudformation create-change-set --stack-name App --region us-east-1 --change-set-name cdkd-import-OldBucket --change-set-type IMPORT --resources-to-import '[{"ResourceType":"AWS::S3::Bucket","LogicalResourceId":"OldBucket","ResourceIdentifier":{"BucketName":"old-bucket"}}]' --template-body file://template.json --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND"#
+        )
+    );
+    assert!(
+        r.unmanaged[0].how.contains("cdk import App"),
+        "{}",
+        r.unmanaged[0].how
+    );
+    assert_eq!(r.unmanaged[1].command, None, "no identifier, no command");
+    assert!(
+        r.unmanaged[1].how.contains("describe-type"),
+        "{}",
+        r.unmanaged[1].how
+    );
+    insta::assert_snapshot!("export_report_left_unmanaged", render_report(&r));
+    // A stack whose record is still there left nothing unmanaged.
+    let kept = migrated(&run_at(StackStage::Migrated), &p, &[]);
+    assert!(kept.unmanaged.is_empty());
+    let f = failed(&run_at(StackStage::Updating), "x", &[]);
+    assert!(f.unmanaged.is_empty());
+}
+
+/// Issue 26 point 4: phase 1B and phase 2 submit the nested row with every property the
+/// parent template declares; only TemplateURL and the child's tags are rewritten.
+#[test]
+fn nested_row_keeps_every_property_the_parent_declares_in_adoption_and_phase2() {
+    let t = Template::from_value(
+        "App",
+        json!({"Resources": {
+            "Queue": {"Type": "AWS::SQS::Queue"},
+            "Db": {"Type": "AWS::CloudFormation::Stack", "DependsOn": ["Queue"], "Properties": {
+                "TemplateURL": "https://x/db.json",
+                "Parameters": {"Env": {"Ref": "Env"}},
+                "Tags": [{"Key": "team", "Value": "data"}],
+                "NotificationARNs": ["arn:aws:sns:us-east-1:1:n"],
+                "TimeoutInMinutes": 30
+            }}
+        }}),
+    )
+    .unwrap();
+    let rows = db_adopted_with_tags();
+    let expected = json!({"Type": "AWS::CloudFormation::Stack", "DeletionPolicy": "Retain", "Properties": {
+        "TemplateURL": "http://127.0.0.1/b/db.json",
+        "Parameters": {"Env": {"Ref": "Env"}},
+        "Tags": [{"Key": "team", "Value": "data"}, {"Key": FLIP_TAG, "Value": "run-1"}],
+        "NotificationARNs": ["arn:aws:sns:us-east-1:1:n"],
+        "TimeoutInMinutes": 30
+    }});
+    let b = adopt_template(&t, &plan(), &rows);
+    assert_eq!(b["Resources"]["Db"], expected);
+    let p2 = parent_phase2_template(&t, &plan(), &rows);
+    assert_eq!(p2["Resources"]["Db"], expected);
 }

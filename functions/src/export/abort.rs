@@ -4,7 +4,7 @@
 //! is deleted: a stack short of migrated keeps its cdkd record.
 
 use cdkd_core::export::execute::{still_running, ExportRun, InFlight, StackStage};
-use cdkd_core::export::report::{failed, ExportReport};
+use cdkd_core::export::report::{failed, unmanaged, ExportReport};
 use cdkd_core::export::resume::withdrawable;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -66,7 +66,11 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
             if let Err(e) = ctx.save(&rec).await {
                 tracing::warn!("progress of run {} not written: {e}", ctx.carry.run.run_id);
             }
-            let report = failed(&rec, &cause, &running);
+            let mut report = failed(&rec, &cause, &running);
+            // Stacks whose record the run deleted before it stopped (docs/export.md §3.1).
+            if let Ok(plan) = ctx.plan().await {
+                report.unmanaged = unmanaged(&rec, &plan);
+            }
             let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
             match runs::write(&ctx.store, &key, &report).await {
                 Ok(()) => {

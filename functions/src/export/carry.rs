@@ -313,8 +313,10 @@ impl<'a> Ctx<'a> {
                 capabilities: &CAPABILITIES,
                 resources_to_import: resources,
                 role_arn: role.as_deref(),
-                // The stack says which record and run created it (docs/export.md §10.8).
-                tags: cdkd_core::export::resume::run_tags(&plan.stack, &self.carry.run.run_id),
+                // A child's stack tags: its parent row's Tags, which the adopting row
+                // keeps and CloudFormation requires to match (docs/export.md §10.6); and
+                // the tags saying which record and run created it (§10.8).
+                tags: with_run_tags(&plan.stack_tags, &plan.stack, &self.carry.run.run_id),
             })
             .await
             .map_err(|e| {
@@ -380,4 +382,16 @@ impl<'a> Ctx<'a> {
         self.carry.in_flight.retain(|f| f.stack != stack);
         self.route(&plan, &rec)
     }
+}
+
+/// `tags` and the run's own tags (`cdkd_core::export::resume::run_tags`), a key the
+/// template already sets kept as it is.
+fn with_run_tags(tags: &[(String, String)], record: &str, run_id: &str) -> Vec<(String, String)> {
+    let mut out = tags.to_vec();
+    for (k, v) in cdkd_core::export::resume::run_tags(record, run_id) {
+        if !out.iter().any(|(key, _)| *key == k) {
+            out.push((k, v));
+        }
+    }
+    out
 }

@@ -23,6 +23,8 @@ pub struct CleanupOutput {
 pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> {
     let ctx = Ctx::open(carry, deps).await?;
     let mut rec = ctx.progress().await?;
+    // Read before any record is deleted: the report names what the plan left unmanaged.
+    let plan = ctx.plan().await?;
     let mut warnings = Vec::new();
     if let Some(s) = rec.stacks.iter().find(|s| s.stage < StackStage::Migrated) {
         return Err(StepError::bad_input(format!(
@@ -88,7 +90,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
         &ctx.carry.locks,
     )
     .await;
-    let report = migrated(&rec, &warnings);
+    let report = migrated(&rec, &plan, &warnings);
     let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
     runs::write(&ctx.store, &key, &report).await?;
     Ok(CleanupOutput {

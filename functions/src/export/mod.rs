@@ -94,6 +94,10 @@ pub struct ExportOptions {
     /// file (`file`: `--template`). Absent: `synth`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub template_source: Option<TemplateFrom>,
+    /// `--leave-unmanaged`: a real run may leave the record's rows the template does not
+    /// declare running, owned by nothing (docs/export.md §3.1).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub leave_unmanaged: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +124,7 @@ impl ExportInput {
                 TemplateFrom::File => TemplateSource::File,
             }),
             state_prefix: self.state_prefix.clone(),
+            leave_unmanaged: o.leave_unmanaged,
         }
     }
 }

@@ -129,6 +129,12 @@ async fn reuse(
     if root.stack != input.stack || !same_templates || plan.blocked_refusal().is_some() {
         return Ok(None);
     }
+    // The plan run was a dry run: the real run's gate on rows left unmanaged applies.
+    if let cdkd_core::export::unmanaged::Gate::Refuse(why) =
+        plan.unmanaged_gate(input.options.leave_unmanaged, false)
+    {
+        return Err(StepError::refused(why));
+    }
     let region = root
         .region
         .clone()

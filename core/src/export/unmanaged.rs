@@ -1,0 +1,223 @@
+//! Resources the template leaves out (docs/export.md §3.1): rows of the record that no
+//! template resource declares. The export does not import them and deletes the record,
+//! so they keep running in AWS, owned by nothing. The plan lists them, a real run
+//! refuses them unless `--leave-unmanaged`, and the report says how to bring each back
+//! under management.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::identifier;
+use super::plain::{is_plain, shown};
+use super::records::{rows, Row};
+use super::registry::TypeFacts;
+use super::sg::SgLookup;
+use super::template::Template;
+use crate::destroy::decide::NO_OP_TYPES;
+use crate::state::StateRecord;
+use crate::text::flatten_str;
+
+/// The option that lets a real run leave them (docs/cli.md `export`).
+pub const FLAG: &str = "--leave-unmanaged";
+
+/// One row the template leaves out.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnmanagedRow {
+    pub logical_id: String,
+    /// The recorded type; empty when the row records none.
+    #[serde(rename = "type")]
+    pub resource_type: String,
+    pub physical_id: String,
+    /// CloudFormation's identifier for it, when the export can resolve it (what an
+    /// IMPORT change set names it by); empty otherwise.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub identifier: Map<String, Value>,
+}
+
+/// The rows of `record` that are left out: an object row with a physical id whose
+/// logical id no template resource declares, of a type that is a resource of its own
+/// (not one of the no-op types, which AWS deletes with their parent or manages itself).
+/// In the record's order.
+pub fn left_out<'a>(template: &Template, record: &'a StateRecord) -> Vec<(&'a str, Row<'a>)> {
+    let Some(all) = rows(record) else {
+        return Vec::new();
+    };
+    let declared: Vec<&str> = template.resources().iter().map(|r| r.logical_id).collect();
+    crate::json::ordered_entries(all)
+        .into_iter()
+        .filter(|(id, _)| !declared.contains(&id.as_str()))
+        .filter_map(|(id, v)| {
+            let row = Row {
+                body: v.as_object()?,
+            };
+            row.physical_id()?;
+            if row
+                .resource_type()
+                .is_some_and(|t| NO_OP_TYPES.contains(&t))
+            {
+                return None;
+            }
+            Some((id.as_str(), row))
+        })
+        .collect()
+}
+
+/// The types whose identifier the plan resolves for the rows left out.
+pub fn types(template: &Template, record: &StateRecord) -> Vec<String> {
+    left_out(template, record)
+        .into_iter()
+        .filter_map(|(_, r)| r.resource_type().map(str::to_string))
+        .collect()
+}
+
+/// The plan's list of rows left out, with the identifier where the registry's answer
+/// (or the fallback table) resolves it.
+pub fn plan_rows(
+    template: &Template,
+    record: &StateRecord,
+    facts: &BTreeMap<String, TypeFacts>,
+    sg: &BTreeMap<String, SgLookup>,
+) -> Vec<UnmanagedRow> {
+    left_out(template, record)
+        .into_iter()
+        .map(|(id, row)| {
+            let rt = row.resource_type().unwrap_or_default();
+            let identifier = if rt.is_empty() {
+                Map::new()
+            } else {
+                identifier::resolve(id, rt, facts.get(rt), &row, sg)
+                    .map(|r| r.identifier)
+                    .unwrap_or_default()
+            };
+            UnmanagedRow {
+                logical_id: id.to_string(),
+                resource_type: rt.to_string(),
+                physical_id: row.physical_id().unwrap_or_default().to_string(),
+                identifier,
+            }
+        })
+        .collect()
+}
+
+/// `L (T) <physical id>` for messages and the plan.
+pub fn describe(r: &UnmanagedRow) -> String {
+    let ty = if r.resource_type.is_empty() {
+        "no type recorded".to_string()
+    } else {
+        flatten_str(&r.resource_type)
+    };
+    format!(
+        "{} ({ty}) {}",
+        flatten_str(&r.logical_id),
+        shown(&r.physical_id)
+    )
+}
+
+/// What the `--leave-unmanaged` gate decides for a run over `rows` (stack, row).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Gate {
+    Proceed,
+    /// A dry run without the flag: the plan prints, with this warning.
+    Warn(String),
+    /// A real run without the flag: refused before any lock.
+    Refuse(String),
+}
+
+pub fn gate(rows: &[(&str, &UnmanagedRow)], leave_unmanaged: bool, dry_run: bool) -> Gate {
+    if rows.is_empty() || leave_unmanaged {
+        return Gate::Proceed;
+    }
+    let listed: Vec<String> = rows
+        .iter()
+        .map(|(stack, r)| format!("[{}] {}", shown(stack), describe(r)))
+        .collect();
+    let what = format!(
+        "{} resource(s) of the cdkd record are not in the template, so the export would not import them and would delete the record, leaving them running in AWS, owned by nothing: {}. Declare them in the app to migrate them too; or, to delete them, deploy the app with cdkd first (cdkd deletes what the template no longer declares); or pass {FLAG} to leave them as they are",
+        rows.len(),
+        listed.join(", ")
+    );
+    if dry_run {
+        Gate::Warn(format!("{what} (a real run without {FLAG} is refused)"))
+    } else {
+        Gate::Refuse(what)
+    }
+}
+
+/// The report's entry for one row whose record the run deleted: what it is and how to
+/// bring it back under management.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnmanagedReport {
+    pub stack: String,
+    pub logical_id: String,
+    #[serde(rename = "type")]
+    pub resource_type: String,
+    pub physical_id: String,
+    /// How to bring it back under management.
+    pub how: String,
+    /// The IMPORT change set that does it, when every value in it is plain and its
+    /// identifier is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+}
+
+/// The report's entry for `r`, left out of stack `stack`, migrated into the CloudFormation
+/// stack `cfn` in `region`. Nothing manages it now: only a CloudFormation import of it
+/// into a stack makes it managed again (a deploy that declared it would try to create it).
+pub fn report_entry(stack: &str, cfn: &str, region: &str, r: &UnmanagedRow) -> UnmanagedReport {
+    let values_plain = r
+        .identifier
+        .iter()
+        .all(|(k, v)| is_plain(k) && v.as_str().is_some_and(is_plain));
+    let command = (!r.identifier.is_empty()
+        && values_plain
+        && [cfn, region, r.logical_id.as_str(), r.resource_type.as_str()]
+            .iter()
+            .all(|v| is_plain(v)))
+    .then(|| {
+        let entry = serde_json::json!([{
+            "ResourceType": r.resource_type,
+            "LogicalResourceId": r.logical_id,
+            "ResourceIdentifier": r.identifier,
+        }]);
+        let name: String = r
+            .logical_id
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(100)
+            .collect();
+        format!(
+            "aws cloudformation create-change-set --stack-name {cfn} --region {region} --change-set-name cdkd-import-{name} --change-set-type IMPORT --resources-to-import '{entry}' --template-body file://template.json --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND"
+        )
+    });
+    let or = if command.is_some() {
+        format!(
+            "or the IMPORT change set below does it (template.json: the template of {} that declares it)",
+            shown(cfn)
+        )
+    } else if r.resource_type.is_empty() {
+        "or an IMPORT change set that names it by its CloudFormation identifier".to_string()
+    } else {
+        format!(
+            "or an IMPORT change set that names it by its CloudFormation identifier (the type's primaryIdentifier: `aws cloudformation describe-type --type RESOURCE --type-name {}`)",
+            shown(&r.resource_type)
+        )
+    };
+    let how = format!(
+        "{} is in no cdkd record and in no CloudFormation stack now; to manage it again, declare it in the app (DeletionPolicy Retain until it is imported) and import it into CloudFormation stack {}: `cdk import {}` asks for its identifier, {or}",
+        flatten_str(&r.logical_id),
+        shown(cfn),
+        shown(cfn),
+    );
+    UnmanagedReport {
+        stack: stack.to_string(),
+        logical_id: r.logical_id.clone(),
+        resource_type: r.resource_type.clone(),
+        physical_id: r.physical_id.clone(),
+        how,
+        command,
+    }
+}
