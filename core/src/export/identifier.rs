@@ -214,7 +214,11 @@ pub fn resolve(
                     ));
                 };
                 let split = result.map_err(|e| {
-                    format!("splitter for {} failed: {e}", flatten_str(resource_type))
+                    format!(
+                        "splitter for {} failed: {}",
+                        flatten_str(resource_type),
+                        super::splitters::with_shape_remedy(resource_type, e)
+                    )
                 })?;
                 let produced: BTreeMap<&str, &str> = split
                     .values

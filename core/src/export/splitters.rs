@@ -134,8 +134,10 @@ fn is_shape_error(e: &str) -> bool {
         || e.contains("is not a vpc-cidr-assoc-")
 }
 
-/// A shape error with the way out: the parts expected, and what makes the record right.
-fn with_shape_remedy(resource_type: &str, e: String) -> String {
+/// A shape error with the export's way out: the parts expected, and what makes the
+/// record right (the export's identifier resolution adds it; other readers of the
+/// splitters, such as `state orphan`'s Ref rule, have ways out of their own).
+pub fn with_shape_remedy(resource_type: &str, e: String) -> String {
     match recorded_shape(resource_type) {
         Some((shape, parts)) if is_shape_error(&e) => format!(
             "{e}; cdkd records this type's physical id as {shape} ({parts} part(s)): re-deploy the resource with cdkd so its record holds that shape, or remove it from the app and export with --leave-unmanaged (it then keeps running, owned by nothing)"
@@ -179,7 +181,7 @@ pub fn split_identifier(
         "AWS::AppSync::ApiKey" => two_exact(physical_id, "ApiId", "ApiKeyId", Some(vec!["ApiId"])),
         _ => return None,
     };
-    Some(r.map_err(|e| with_shape_remedy(resource_type, e)))
+    Some(r)
 }
 
 /// REST family: the whole id is trimmed and must not be blank; segments are checked
@@ -591,7 +593,7 @@ mod tests {
             ),
             ("AWS::AppSync::ApiKey", "only", "(2 part(s))"),
         ] {
-            let e = run(t, id, json!({})).unwrap_err();
+            let e = with_shape_remedy(t, run(t, id, json!({})).unwrap_err());
             assert!(e.contains(parts), "{t}: {e}");
             assert!(e.contains("re-deploy the resource with cdkd"), "{t}: {e}");
             assert!(e.contains("--leave-unmanaged"), "{t}: {e}");
