@@ -70,10 +70,26 @@ pub fn contention_message(ctx: &ContentionContext, lock: Option<&LockInfo>, now_
         "Could not acquire lock for {} {stack}{region} — {held}.",
         ctx.subject.noun()
     );
+    if lock.is_some_and(is_export_run) {
+        // An export run's lock: CloudFormation may already hold resources its record
+        // still lists, so unlocking (and deploying or destroying) could delete what the
+        // stack owns. The same export command resumes it and takes the lock over
+        // (docs/export.md §10.8).
+        return format!("{head} {EXPORT_ADVICE}");
+    }
     match recovery_command(ctx) {
         Some(cmd) => format!("{head} {advice}, run: {cmd}"),
         None => format!("{head} {advice}. {NO_RECOVERY_COMMAND}"),
     }
+}
+
+/// What a refusal says of a lock an export run holds, instead of the force-unlock command.
+pub const EXPORT_ADVICE: &str = "It is an export into CloudFormation, which may already hold resources this record lists: if that run is still going, wait for it (cdkd-flow runs watch <run>); if it stopped, run the same cdkd-flow export command again to resume it (it takes the lock over). Do not force-unlock it: a deploy or destroy of the record could then delete resources the CloudFormation stack owns.";
+
+/// Whether a lock is held by a cdkd-flow export run.
+fn is_export_run(lock: &LockInfo) -> bool {
+    lock.operation.as_deref() == Some("export")
+        && crate::lock::parse_flow_owner(&lock.owner).is_some()
 }
 
 /// `(clause, holder named)`.
@@ -201,5 +217,36 @@ mod tests {
             ..ctx("--all")
         };
         insta::assert_snapshot!(contention_message(&c, None, NOW));
+    }
+
+    #[test]
+    fn no_message_advises_force_unlock_of_an_export_runs_lock() {
+        let lock = crate::lock::parse_lock(
+            br#"{"owner":"cdkd-flow:export-Orders-1@box:7","timestamp":1,"expiresAt":1767226325000,"operation":"export"}"#,
+        )
+        .unwrap()
+        .unwrap();
+        let ctx = ContentionContext {
+            subject: Subject::Stack,
+            stack: "Orders",
+            region: Some("us-east-1"),
+            profile: None,
+            bucket: Some("b"),
+            prefix: "cdkd",
+        };
+        let m = contention_message(&ctx, Some(&lock), 0);
+        assert!(m.contains("held by cdkd-flow:export-Orders-1@box:7"), "{m}");
+        assert!(
+            m.contains("run the same cdkd-flow export command again to resume it"),
+            "{m}"
+        );
+        assert!(!m.contains("run: cdkd-flow force-unlock"), "{m}");
+        // A destroy run's lock keeps the recovery command.
+        let lock = crate::lock::parse_lock(
+            br#"{"owner":"cdkd-flow:destroy-Orders-1","timestamp":1,"expiresAt":1767226325000,"operation":"destroy"}"#,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(contention_message(&ctx, Some(&lock), 0).contains("run: cdkd-flow force-unlock"));
     }
 }

@@ -281,7 +281,20 @@ pub async fn run(g: &GlobalOpts, c: WorkflowCommand) -> Result<ExitCode, CliErro
     }
     Ok(match outcome {
         Outcome::Succeeded(_) => ExitCode::SUCCESS,
-        Outcome::Failed(_) => ExitCode::from(1),
+        Outcome::Failed(f) => {
+            // The failure line on stderr (docs/cli.md: every failure begins `error:`);
+            // stdout keeps the result.
+            if !a.json {
+                eprintln!(
+                    "{}",
+                    cdkd_core::view::error_line(&format!(
+                        "the execution failed ({}): {}",
+                        f.error, f.cause
+                    ))
+                );
+            }
+            ExitCode::from(1)
+        }
     })
 }
 

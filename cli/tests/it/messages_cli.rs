@@ -140,3 +140,37 @@ async fn messages_cli_destroy_refusal_lines_begin_with_error() {
         );
     }
 }
+
+/// Issue 26 point 8: a workflow run that fails ends on an `error:` line on stderr (its
+/// result stays on stdout).
+#[test]
+fn messages_cli_a_failed_workflow_run_ends_on_an_error_line() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("messages_cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let def = dir.join("fail.asl.json");
+    std::fs::write(
+        &def,
+        r#"{"StartAt":"F","States":{"F":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"cdkd-flow:test:fail","Payload.$":"$"},"End":true}}}"#,
+    )
+    .unwrap();
+    let def = def.to_string_lossy().to_string();
+    let run = crate::run_cli_env(
+        &[
+            "workflow",
+            "run",
+            &def,
+            "--fast",
+            "--input",
+            r#"{"error":"Boom","cause":"it broke"}"#,
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("FAILED"), "{}", run.stdout);
+    let last = run.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: the execution failed (Boom): it broke"),
+        "{}",
+        run.stderr
+    );
+}
