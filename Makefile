@@ -177,4 +177,4 @@ clean:
 # seeded random points, then the same command again (docs/export.md §10.8).
 crash-export: build setup
 	cd cli && CDKD_FLOW_CRASH_SEEDS=$${CDKD_FLOW_CRASH_SEEDS:-200} ../scripts/with-emulator.sh \
-	  $(CARGO) test --workspace --test e2e -- --test-threads=1 --nocapture crash_export_killed_at_seeded_random_points export_crash
+	  $(CARGO) test --workspace --test e2e -- --test-threads=1 --nocapture crash_export export_crash

@@ -524,7 +524,9 @@ async fn crash_export_killed_at_seeded_random_points_resumes_with_nothing_lost()
         let f = flat("Crash").await;
         let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
         rng ^= rng >> 31;
-        let at = rng % (span + span / 5).max(1);
+        // Stratified: seed k is killed in the k-th slice of the run, at a random point.
+        let slice = (span / seeds).max(1);
+        let at = slice * seed + rng % slice;
         let child = spawn_export(&f.bucket, &f.stack, &f.tpl, true);
         tokio::time::sleep(Duration::from_millis(at)).await;
         kill(child);
