@@ -62,29 +62,15 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
     // taken.
     let mut order: Vec<&StackPlan> = vec![root];
     order.extend(plan.stacks.iter().filter(|s| s.parent.is_some()));
-    let mut held: Vec<HeldLock> = Vec::new();
-    for sp in &order {
-        match locks
-            .acquire_replacing(
-                &sp.stack,
-                Some(&region),
-                &owner,
-                Some("export"),
-                input.take_over.as_deref(),
-            )
-            .await
-        {
-            Ok(h) => held.push(h),
-            Err(e) => {
-                crate::held::release_all(&locks, &held).await;
-                let e: StepError = e.into();
-                return Err(StepError::new(
-                    &e.name,
-                    format!("{}; nothing was submitted", e.message),
-                ));
-            }
-        }
-    }
+    let held = take_locks(
+        &locks,
+        &order,
+        &region,
+        &owner,
+        input.take_over.as_deref(),
+        "nothing was submitted",
+    )
+    .await?;
     // Under the locks, read every record again: what is imported is what nobody can
     // change now. A deploy between the plan and the lock changes what the plan imports.
     for sp in &order {
@@ -158,4 +144,33 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         parameters: input.options.parameters.clone(),
         role_arn: input.options.role_arn.clone(),
     })
+}
+
+/// Takes the locks of `order` (the root first, then the children leaf first) for
+/// `owner`, operation `export`, replacing the lock of `ended` (a run the CLI found ended,
+/// docs/export.md §10.8); on any failure gives back what was taken and fails saying
+/// `then` (what that means for the run).
+pub(super) async fn take_locks(
+    locks: &cdkd_aws::LockManager,
+    order: &[&StackPlan],
+    region: &str,
+    owner: &str,
+    ended: Option<&str>,
+    then: &str,
+) -> Result<Vec<HeldLock>, StepError> {
+    let mut held: Vec<HeldLock> = Vec::new();
+    for sp in order {
+        match locks
+            .acquire_replacing(&sp.stack, Some(region), owner, Some("export"), ended)
+            .await
+        {
+            Ok(h) => held.push(h),
+            Err(e) => {
+                crate::held::release_all(locks, &held).await;
+                let e: StepError = e.into();
+                return Err(StepError::new(&e.name, format!("{}; {then}", e.message)));
+            }
+        }
+    }
+    Ok(held)
 }

@@ -6,7 +6,6 @@
 //! definition's `Route` as if it had never stopped.
 
 use cdkd_aws::cfn::Cfn;
-use cdkd_aws::HeldLock;
 use cdkd_core::export::execute::{change_set_state, ExportRun, InFlight, StackStage};
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::{Plan, StackPlan};
@@ -58,29 +57,15 @@ pub async fn run(
     let owner = deps.flow_owner(&run_name);
     let mut order: Vec<&StackPlan> = vec![root];
     order.extend(plan.stacks.iter().filter(|s| s.parent.is_some()));
-    let mut held: Vec<HeldLock> = Vec::new();
-    for sp in &order {
-        match locks
-            .acquire_replacing(
-                &sp.stack,
-                Some(&region),
-                &owner,
-                Some("export"),
-                input.take_over.as_deref(),
-            )
-            .await
-        {
-            Ok(h) => held.push(h),
-            Err(e) => {
-                crate::held::release_all(&locks, &held).await;
-                let e: StepError = e.into();
-                return Err(StepError::new(
-                    &e.name,
-                    format!("{}; the run was not resumed", e.message),
-                ));
-            }
-        }
-    }
+    let held = super::lock::take_locks(
+        &locks,
+        &order,
+        &region,
+        &owner,
+        input.take_over.as_deref(),
+        "the run was not resumed",
+    )
+    .await?;
 
     let cfn = Cfn::new(&deps.sdk, Some(&region), None);
     let in_flight = match observe(&cfn, &plan, &rec, deps.now()).await {
