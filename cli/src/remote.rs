@@ -359,12 +359,13 @@ pub async fn watch(
             // the JSON itself with --json).
             let store = run_store(sdk, &place).await;
             let approval = Kind::requires_approval(&input);
-            let x = crate::run::follow::follow_steps(&store, &name, approval, follow).await?;
-            if crate::run::artifacts::print_report(&store, &name, opts.json)
+            let folder = crate::run::run_folder(&name, &input);
+            let x = crate::run::follow::follow_steps(&store, folder, approval, follow).await?;
+            if crate::run::artifacts::print_report(&store, folder, opts.json)
                 .await?
                 .is_none()
             {
-                crate::run::artifacts::print_plan(&store, &name, opts.json, true).await?;
+                crate::run::artifacts::print_plan(&store, folder, opts.json, true).await?;
             }
             x
         }

@@ -433,10 +433,11 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
                         return Ok(ExitCode::SUCCESS);
                     }
                 }
-                if crate::run::artifacts::print_report(&store, &x.name, false)
+                let folder = crate::run::run_folder(&x.name, &input);
+                if crate::run::artifacts::print_report(&store, folder, false)
                     .await?
                     .is_none()
-                    && crate::run::artifacts::print_plan(&store, &x.name, false, true)
+                    && crate::run::artifacts::print_plan(&store, folder, false, true)
                         .await?
                         .is_none()
                 {

@@ -34,8 +34,31 @@ impl RunPlace {
     }
 }
 
+/// The run folder (`_runs/<id>/`) an execution named `name` writes into: the resumed
+/// run's for an export resume (docs/export.md §10.8), else its own.
+pub fn run_folder<'a>(name: &'a str, input: &'a Value) -> &'a str {
+    input
+        .get("resume")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+        .unwrap_or(name)
+}
+
 /// The store of a run's artifacts (the bucket named by its input).
 pub async fn run_store(sdk: &SdkConfig, place: &RunPlace) -> StateStore {
     let client = cdkd_aws::bucket::state_bucket_client(sdk, &place.bucket, None).await;
     StateStore::new(client, place.bucket.clone(), place.prefix.clone(), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_command_same_run_a_deployed_resume_is_watched_in_the_resumed_runs_folder() {
+        let resume = serde_json::json!({"stack": "Orders", "resume": "export-Orders-1"});
+        assert_eq!(run_folder("resume-Orders-2", &resume), "export-Orders-1");
+        let plain = serde_json::json!({"stack": "Orders"});
+        assert_eq!(run_folder("export-Orders-1", &plain), "export-Orders-1");
+    }
 }
