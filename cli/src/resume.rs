@@ -6,7 +6,6 @@
 use cdkd_aws::cfn::Cfn;
 use cdkd_core::contention::contention_message;
 use cdkd_core::destroy::tree::record_region;
-use cdkd_core::export::execute::ExportRun;
 use cdkd_core::export::resume::{owning_run, verdict, Found, Liveness, Verdict};
 use cdkd_core::lock::{parse_flow_owner, FlowHolder, LockInfo};
 use cdkd_core::text::flatten_str;
@@ -18,8 +17,8 @@ use crate::remote::{self, Kind, RemoteArgs};
 /// What the export command does, with what it read.
 pub struct Before {
     pub verdict: Verdict,
-    /// The record's region (the lock's), when one was found.
-    pub region: Option<String>,
+    /// The region of the lock read (the record's, else the CLI's).
+    pub region: String,
     pub lock: Option<LockInfo>,
 }
 
@@ -85,7 +84,7 @@ pub async fn before_export(
     let verdict = verdict(&found);
     Ok(Before {
         verdict,
-        region: Some(lock_region),
+        region: lock_region,
         lock,
     })
 }
@@ -141,14 +140,4 @@ async fn liveness(ctx: &Ctx, holder: &FlowHolder, remote: &RemoteArgs) -> Livene
             }
         }
     }
-}
-
-/// The run's `progress.json`, when it can be read (the refusal and the question name
-/// its last step).
-pub async fn progress(ctx: &Ctx, run_id: &str) -> Option<ExportRun> {
-    let key = cdkd_functions::runs::progress_key(&ctx.prefix, run_id);
-    cdkd_functions::runs::read(&ctx.store, &key)
-        .await
-        .ok()
-        .flatten()
 }

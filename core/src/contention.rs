@@ -70,12 +70,12 @@ pub fn contention_message(ctx: &ContentionContext, lock: Option<&LockInfo>, now_
         "Could not acquire lock for {} {stack}{region} — {held}.",
         ctx.subject.noun()
     );
-    if lock.is_some_and(is_export_run) {
+    if let Some(run) = lock.and_then(export_run) {
         // An export run's lock: CloudFormation may already hold resources its record
         // still lists, so unlocking (and deploying or destroying) could delete what the
         // stack owns. The same export command resumes it and takes the lock over
         // (docs/export.md §10.8).
-        return format!("{head} {EXPORT_ADVICE}");
+        return format!("{head} {}", export_advice(&run));
     }
     match recovery_command(ctx) {
         Some(cmd) => format!("{head} {advice}, run: {cmd}"),
@@ -83,13 +83,24 @@ pub fn contention_message(ctx: &ContentionContext, lock: Option<&LockInfo>, now_
     }
 }
 
-/// What a refusal says of a lock an export run holds, instead of the force-unlock command.
-pub const EXPORT_ADVICE: &str = "It is an export into CloudFormation, which may already hold resources this record lists: if that run is still going, wait for it (cdkd-flow runs watch <run>); if it stopped, run the same cdkd-flow export command again to resume it (it takes the lock over). Do not force-unlock it: a deploy or destroy of the record could then delete resources the CloudFormation stack owns.";
+/// What a refusal says of a lock export run `run` holds, instead of the force-unlock
+/// command: wait for the run (the command that watches it), or resume it.
+pub fn export_advice(run: &crate::lock::FlowHolder) -> String {
+    let local = match run {
+        crate::lock::FlowHolder::Local { .. } => " --local",
+        crate::lock::FlowHolder::Deployed { .. } => "",
+    };
+    format!(
+        "It is an export into CloudFormation, which may already hold resources this record lists: if that run is still going, wait for it (cdkd-flow runs watch {}{local}); if it stopped, run the same cdkd-flow export command again to resume it (it takes the lock over). Do not force-unlock it: a deploy or destroy of the record could then delete resources the CloudFormation stack owns.",
+        display_ident_str(run.run_id(), STACK_NAME_CAP)
+    )
+}
 
-/// Whether a lock is held by a cdkd-flow export run.
-fn is_export_run(lock: &LockInfo) -> bool {
-    lock.operation.as_deref() == Some("export")
-        && crate::lock::parse_flow_owner(&lock.owner).is_some()
+/// The run holding `lock`, when it is a cdkd-flow export run.
+fn export_run(lock: &LockInfo) -> Option<crate::lock::FlowHolder> {
+    (lock.operation.as_deref() == Some("export"))
+        .then(|| crate::lock::parse_flow_owner(&lock.owner))
+        .flatten()
 }
 
 /// `(clause, holder named)`.

@@ -16,7 +16,6 @@ use cdkd_aws::StateStore;
 use cdkd_core::export::execute::execution_refusal;
 use cdkd_core::export::names;
 use cdkd_core::export::plan::Plan;
-use cdkd_core::export::report::ExportReport;
 use cdkd_core::export::resume::{live_refusal, not_ours_refusal, Verdict};
 use cdkd_core::export::unmanaged::Gate;
 use cdkd_core::text::flatten_str;
@@ -284,12 +283,13 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 return Err(CliError::Refused(crate::resume::locked_refusal(
                     &ctx,
                     &name,
-                    before.region.as_deref(),
+                    Some(&before.region),
                     before.lock.as_ref(),
                 )))
             }
             Verdict::Live { holder, known } => {
-                let rec = crate::resume::progress(&ctx, holder.run_id()).await;
+                let rec =
+                    crate::run::artifacts::read_export_progress(&ctx.store, holder.run_id()).await;
                 let at = rec.as_ref().and_then(|r| r.log.last()).map(String::as_str);
                 return Err(CliError::Refused(live_refusal(&name, &holder, known, at)));
             }
@@ -527,7 +527,7 @@ async fn resume_run(
     take_over: Option<String>,
 ) -> Result<ExitCode, CliError> {
     let stack = flatten_str(name);
-    let rec = crate::resume::progress(ctx, &run_id).await;
+    let rec = crate::run::artifacts::read_export_progress(&ctx.store, &run_id).await;
     let at = rec
         .as_ref()
         .and_then(|r| r.log.last())
@@ -535,8 +535,7 @@ async fn resume_run(
         .unwrap_or_default();
     let shown_run = flatten_str(&run_id);
     let cfn = flatten_str(cfn_root);
-    let report_key = cdkd_functions::runs::report_key(&ctx.prefix, &run_id);
-    let report: Option<ExportReport> = cdkd_functions::runs::read(&ctx.store, &report_key)
+    let report = crate::run::artifacts::read_export_report(&ctx.store, &run_id)
         .await
         .ok()
         .flatten();

@@ -52,6 +52,15 @@ pub async fn read_export_report(
     read_json(store, &key, "report").await
 }
 
+/// An export run's `progress.json`, when it can be read (what it did so far).
+pub async fn read_export_progress(
+    store: &StateStore,
+    run_id: &str,
+) -> Option<cdkd_core::export::execute::ExportRun> {
+    let key = cdkd_functions::runs::progress_key(&store.prefix, run_id);
+    read_json(store, &key, "progress").await.ok().flatten()
+}
+
 /// The report a migrating run wrote, printed (the view, or with `json` the report
 /// itself); `None` when the run wrote none.
 pub async fn print_report(

@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use cdkd_aws::StateStore;
-use cdkd_core::export::execute::ExportRun;
 use cdkd_core::export::report::{interrupted, refused};
 use cdkd_core::runs::{
     listed_run_file, local_state, lock_owned_by_run, planned_run, run_file_key, Evidence, LocalRun,
@@ -361,20 +360,14 @@ async fn write_interrupted_report(
     let cause = format!("interrupted (Ctrl-C) while {phase}");
     let key = report_key(&store.prefix, &meta.run_id);
     let written = if meta.kind == RunKind::Export.name() {
-        let progress = read_export_progress(store, &meta.run_id).await;
+        let progress = crate::run::artifacts::read_export_progress(store, &meta.run_id).await;
         let r = interrupted(&meta.run_id, progress.as_ref(), &cause, resume);
         cdkd_functions::runs::write(store, &key, &r).await
     } else {
-        let how = match resume {
-            Some(c) => format!("; run it again with {c} once the lock is released"),
-            None => String::new(),
-        };
         let r = destroy_report(
             store,
             meta,
-            &format!(
-                "{cause}: deletes in flight may still finish; the lock stays held until it expires (30 minutes after its last renewal) or cdkd-flow force-unlock removes it{how}"
-            ),
+            &destroy_interrupted_cause(&store.bucket, &store.prefix, meta, &cause, resume),
         )
         .await;
         cdkd_functions::runs::write(store, &key, &r).await
@@ -385,6 +378,37 @@ async fn write_interrupted_report(
             flatten_str(&meta.run_id)
         );
     }
+}
+
+/// Why an interrupted local destroy stopped and what then: this process is ending, so
+/// its lock is an ended run's; the force-unlock command (printed only when every value
+/// prints faithfully, docs/state-and-lock.md §7) releases it before it expires. Deletes
+/// in flight may still finish; a destroy run again counts them as deleted.
+fn destroy_interrupted_cause(
+    bucket: &str,
+    prefix: &str,
+    meta: &LocalRun,
+    cause: &str,
+    resume: Option<&str>,
+) -> String {
+    let unlock =
+        cdkd_core::contention::recovery_command(&cdkd_core::contention::ContentionContext {
+            subject: cdkd_core::contention::Subject::Stack,
+            stack: &meta.stack,
+            region: meta.stack_region.as_deref(),
+            profile: None,
+            bucket: Some(bucket),
+            prefix,
+        })
+        .map(|c| format!(", or once this process has ended {c} releases it"))
+        .unwrap_or_default();
+    let again = match resume {
+        Some(c) => format!("; then run it again with {c}"),
+        None => String::new(),
+    };
+    format!(
+        "{cause}: deletes in flight may still finish; the lock stays held until it expires (30 minutes after its last renewal){unlock}{again}"
+    )
 }
 
 /// After a run that failed: its report, written here when no step wrote one (a
@@ -401,7 +425,7 @@ async fn ensure_report(store: &StateStore, meta: &LocalRun, error: &str, cause: 
     }
     let why = format!("{}: {}", flatten_str(error), flatten_str(cause));
     let written = if meta.kind == RunKind::Export.name() {
-        let progress = read_export_progress(store, &meta.run_id).await;
+        let progress = crate::run::artifacts::read_export_progress(store, &meta.run_id).await;
         let mut r = refused(&meta.run_id, progress.as_ref(), &why);
         if error == "Rejected" {
             r.outcome = "rejected".into();
@@ -449,13 +473,6 @@ async fn destroy_report(store: &StateStore, meta: &LocalRun, aborted: &str) -> R
     }
 }
 
-async fn read_export_progress(store: &StateStore, run_id: &str) -> Option<ExportRun> {
-    read_json(store, &progress_key(&store.prefix, run_id), "progress")
-        .await
-        .ok()
-        .flatten()
-}
-
 async fn read_destroy_progress(store: &StateStore, run_id: &str) -> Option<DestroyRun> {
     read_json(store, &progress_key(&store.prefix, run_id), "progress")
         .await
@@ -471,7 +488,7 @@ async fn read_destroy_progress(store: &StateStore, run_id: &str) -> Option<Destr
 async fn phase_of(store: &StateStore, run: &LocalRun) -> String {
     let planning = "planning";
     if run.kind == RunKind::Export.name() {
-        if let Some(p) = read_export_progress(store, &run.run_id).await {
+        if let Some(p) = crate::run::artifacts::read_export_progress(store, &run.run_id).await {
             return export_phase(&p);
         }
         // Before its lock an export may wait for approval (docs/export.md §10.7).
@@ -524,7 +541,7 @@ pub fn destroy_outcome(r: &RunReport) -> &'static str {
 /// What the lock of the run's stack says about it (read only for a run not ended).
 async fn run_lock(store: &StateStore, run: &LocalRun) -> RunLock {
     let region = run.stack_region.clone().or(match run.kind.as_str() {
-        "export" => read_export_progress(store, &run.run_id)
+        "export" => crate::run::artifacts::read_export_progress(store, &run.run_id)
             .await
             .and_then(|p| p.stacks.last().map(|s| s.region.clone())),
         _ => read_destroy_progress(store, &run.run_id)
@@ -722,6 +739,27 @@ mod tests {
         child.wait().unwrap();
         assert!(!process_alive(pid));
         assert!(!process_alive(0));
+    }
+
+    #[test]
+    fn an_interrupted_local_destroy_names_the_unlock_of_its_own_stack_once_it_has_ended() {
+        let meta: LocalRun = serde_json::from_value(serde_json::json!({
+            "runId": "destroy-App-1", "kind": "destroy", "stack": "App",
+            "stackRegion": "us-east-1", "host": "h", "pid": 7, "startedMs": 1
+        }))
+        .unwrap();
+        let c = destroy_interrupted_cause(
+            "b",
+            "cdkd",
+            &meta,
+            "interrupted (Ctrl-C)",
+            Some("cdkd-flow destroy App --local"),
+        );
+        assert!(c.contains("once this process has ended cdkd-flow force-unlock App --stack-region us-east-1 --state-bucket b releases it"), "{c}");
+        assert!(
+            c.ends_with("; then run it again with cdkd-flow destroy App --local"),
+            "{c}"
+        );
     }
 
     #[test]
