@@ -11,6 +11,7 @@ pub mod exports;
 pub mod json;
 pub mod keys;
 pub mod lock;
+pub mod notify;
 pub mod ref_value;
 pub mod repair;
 pub mod runs;

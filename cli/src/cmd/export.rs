@@ -448,11 +448,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     if a.require_approval {
         // The two commands that answer; the local ones name where the request is.
         let extra = if a.local {
-            let mut e = format!("--local --state-bucket {}", flatten_str(&ctx.bucket));
-            if ctx.prefix != cdkd_core::keys::DEFAULT_PREFIX {
-                e.push_str(&format!(" --state-prefix {}", flatten_str(&ctx.prefix)));
-            }
-            e
+            cdkd_core::export::approval::local_extra(&ctx.bucket, &ctx.prefix)
         } else {
             String::new()
         };

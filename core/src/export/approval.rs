@@ -215,6 +215,17 @@ pub fn answer_commands(run_id: &str, extra: &str) -> (String, String) {
     )
 }
 
+/// What a local run's answer commands add (the run's request is found through the
+/// bucket, not a state machine): `--local --state-bucket B`, and `--state-prefix P` when
+/// not the default.
+pub fn local_extra(bucket: &str, prefix: &str) -> String {
+    let mut e = format!("--local --state-bucket {}", flatten_str(bucket));
+    if prefix != crate::keys::DEFAULT_PREFIX {
+        e.push_str(&format!(" --state-prefix {}", flatten_str(prefix)));
+    }
+    e
+}
+
 /// The one line printed when an export waits for approval.
 pub fn waiting_line(stack: &str, run_id: &str, extra: &str) -> String {
     let (approve, reject) = answer_commands(run_id, extra);

@@ -21,23 +21,31 @@ fn stage_words(stage: StackStage) -> &'static str {
     }
 }
 
+/// One line per stack: where it stands (`App -> CloudFormation stack App: migrated; cdkd
+/// record deleted (3 resource(s) imported)`).
+pub fn stack_lines(r: &ExportReport) -> Vec<String> {
+    r.stacks
+        .iter()
+        .map(|s| {
+            let count = if s.stage >= StackStage::Imported {
+                format!("{} resource(s) imported", s.imported_resources)
+            } else {
+                format!("{} resource(s) to import", s.imported_resources)
+            };
+            format!(
+                "{} -> CloudFormation stack {}: {} ({count})",
+                shown(&s.stack),
+                shown(&s.cfn_stack_name),
+                stage_words(s.stage),
+            )
+        })
+        .collect()
+}
+
 /// The report as lines for stdout.
 pub fn render_report(r: &ExportReport) -> String {
-    let mut out = Vec::new();
+    let mut out = stack_lines(r);
     let done = r.outcome == "migrated";
-    for s in &r.stacks {
-        let count = if s.stage >= StackStage::Imported {
-            format!("{} resource(s) imported", s.imported_resources)
-        } else {
-            format!("{} resource(s) to import", s.imported_resources)
-        };
-        out.push(format!(
-            "{} -> CloudFormation stack {}: {} ({count})",
-            shown(&s.stack),
-            shown(&s.cfn_stack_name),
-            stage_words(s.stage),
-        ));
-    }
     if let Some(cause) = &r.cause {
         out.push(format!("Cause: {}", flatten_str(cause)));
     }

@@ -11,12 +11,14 @@
 //! - [`export`]: `export --dry-run` (the plan's summary, stack by stack);
 //! - [`runs`]: `runs list | show | watch` (executions of the deployed state machines);
 //! - [`workflow`]: `workflow run` (an execution of the local engine);
+//! - [`notify`]: the subject and text of a run's message (docs/notifications.md);
 //! - shared pieces: [`words`] (counts as words), [`date`] (`toISOString`).
 
 pub mod cleanup;
 pub mod date;
 pub mod export;
 pub mod export_report;
+pub mod notify;
 pub mod plan;
 pub mod progress;
 pub mod repair;

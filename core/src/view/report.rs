@@ -41,16 +41,7 @@ pub fn render_destroy_report(
 ) -> String {
     let mut out = Vec::new();
     for r in stacks {
-        let head = match r.result {
-            RunResult::Clean => "Destroyed",
-            RunResult::Partial => "Partly destroyed",
-            RunResult::Interrupted => "Interrupted",
-        };
-        out.push(format!(
-            "{head} {}: {}",
-            stack_region(&r.stack, &r.region),
-            outcome_counts(&r.counts).unwrap_or_else(|| "no resources".to_string())
-        ));
+        out.push(stack_head(r));
         let cell = |s: &str| or_unrenderable(strip(s));
         let id_w = r
             .rows
@@ -84,14 +75,38 @@ pub fn render_destroy_report(
         }
     }
     if let Some(a) = aborted {
-        out.push(format!("The run stopped early: {}", flatten_str(a)));
+        out.push(stopped_line(a));
     }
-    out.push(if complete {
+    out.push(closing_line(complete));
+    join_lines(&out)
+}
+
+/// A stack's head line: `Destroyed Shop (us-east-1): 3 deleted, 1 retained`.
+pub fn stack_head(r: &DestroyReport) -> String {
+    let head = match r.result {
+        RunResult::Clean => "Destroyed",
+        RunResult::Partial => "Partly destroyed",
+        RunResult::Interrupted => "Interrupted",
+    };
+    format!(
+        "{head} {}: {}",
+        stack_region(&r.stack, &r.region),
+        outcome_counts(&r.counts).unwrap_or_else(|| "no resources".to_string())
+    )
+}
+
+/// `The run stopped early: <cause>`.
+pub fn stopped_line(cause: &str) -> String {
+    format!("The run stopped early: {}", flatten_str(cause))
+}
+
+/// The report's last line: whether the records are gone.
+pub fn closing_line(complete: bool) -> String {
+    if complete {
         "Every stack is destroyed; its state records are deleted.".to_string()
     } else {
         "Not everything was destroyed: the state records keep what is left.".to_string()
-    });
-    join_lines(&out)
+    }
 }
 
 #[cfg(test)]

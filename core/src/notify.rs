@@ -1,0 +1,414 @@
+//! What a run tells people (docs/notifications.md): the four kinds of message, and the
+//! typed detail each carries, built from what the run already wrote (`approval.json`,
+//! `report.json`, the cleanup's summary). The same detail is the EventBridge event's
+//! `detail` and, rendered by [`crate::view::notify`], the SNS message. Pure: the steps
+//! and the CLI publish through `cdkd_aws::notify`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::destroy::model::{DestroyReport, RowOutcome, RunResult};
+use crate::export::approval::{answer_commands, Approval, PlanSummary};
+use crate::export::report::ExportReport;
+use crate::text::{flatten, flatten_str, js_string};
+use crate::view::report::{closing_line, outcome_phrase, stack_head, stopped_line};
+use crate::view::words::stack_region;
+
+/// The events' `Source`.
+pub const SOURCE: &str = "cdkd-flow";
+/// The version of the detail's schema (docs/notifications.md §3); a field is only ever
+/// added within a version.
+pub const DETAIL_VERSION: u32 = 1;
+/// At most this many lines in each of `summary`, `redo` and `commands`, and entries in
+/// each list of a cleanup digest: a message stays far below the 256 KiB SNS and
+/// EventBridge take (the rest is in the run's report).
+pub const MAX_LINES: usize = 30;
+/// A longer line is cut, ending in `…`.
+pub const MAX_LINE_CHARS: usize = 500;
+
+/// The four kinds of message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoticeKind {
+    /// An export waits for `cdkd-flow runs approve|reject`.
+    ApprovalWaiting,
+    /// An export migrated, a destroy destroyed everything.
+    RunSucceeded,
+    /// An export or a destroy failed, stopped or left something.
+    RunFailed,
+    /// A cleanup (scheduled or not) ended: its digest.
+    CleanupFinished,
+}
+
+impl NoticeKind {
+    /// The EventBridge `DetailType` (docs/notifications.md §3).
+    pub fn detail_type(self) -> &'static str {
+        match self {
+            NoticeKind::ApprovalWaiting => "cdkd-flow Run Waiting For Approval",
+            NoticeKind::RunSucceeded => "cdkd-flow Run Succeeded",
+            NoticeKind::RunFailed => "cdkd-flow Run Failed",
+            NoticeKind::CleanupFinished => "cdkd-flow Cleanup Finished",
+        }
+    }
+
+    /// The kind as it is spelled in the detail and the SNS `kind` attribute.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeKind::ApprovalWaiting => "approval-waiting",
+            NoticeKind::RunSucceeded => "run-succeeded",
+            NoticeKind::RunFailed => "run-failed",
+            NoticeKind::CleanupFinished => "cleanup-finished",
+        }
+    }
+}
+
+/// The event's detail, version [`DETAIL_VERSION`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Notice {
+    pub version: u32,
+    pub kind: NoticeKind,
+    /// `export`, `destroy` or `cleanup`.
+    pub operation: String,
+    pub run_id: String,
+    /// The stack the run was started on (none for a cleanup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// `waiting-for-approval`, `migrated`, `destroyed`, `failed`, `partial`,
+    /// `interrupted`, `finished`, `incomplete` or `dry-run`.
+    pub outcome: String,
+    /// What ended the run early, flattened onto one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    /// The report's summary: one line per stack (or the cleanup's digest).
+    pub summary: Vec<String>,
+    /// What must be done by hand, in order (the report's redo lines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redo: Vec<String>,
+    /// Commands to paste, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+    /// The key of the run's `report.json` (or `approval.json`) in the state bucket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalDetail>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleanup: Option<CleanupDigest>,
+    /// Some list was cut at [`MAX_LINES`] (its last entry says how many more).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+}
+
+/// What a person deciding an approval needs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalDetail {
+    pub plan: PlanSummary,
+    pub plan_key: String,
+    pub approve_command: String,
+    pub reject_command: String,
+}
+
+/// A cleanup's digest.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CleanupDigest {
+    pub dry_run: bool,
+    /// Destroyed (or, on a dry run, selected).
+    pub destroyed: Vec<StackEntry>,
+    pub skipped: Vec<StackEntry>,
+    pub failed: Vec<StackEntry>,
+}
+
+/// A stack of a cleanup digest; `reason` for a skipped one, `error` for a failed one.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StackEntry {
+    pub stack: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Notice {
+    fn new(kind: NoticeKind, operation: &str, run_id: &str, outcome: &str) -> Notice {
+        Notice {
+            version: DETAIL_VERSION,
+            kind,
+            operation: operation.into(),
+            run_id: run_id.into(),
+            stack: None,
+            region: None,
+            outcome: outcome.into(),
+            cause: None,
+            summary: Vec::new(),
+            redo: Vec::new(),
+            commands: Vec::new(),
+            report_key: None,
+            approval: None,
+            cleanup: None,
+            truncated: false,
+        }
+    }
+
+    /// Cuts every list at [`MAX_LINES`] and every line at [`MAX_LINE_CHARS`].
+    fn capped(mut self) -> Notice {
+        let mut cut = false;
+        for list in [&mut self.summary, &mut self.redo, &mut self.commands] {
+            cut |= cap_lines(list);
+        }
+        if let Some(c) = &mut self.cleanup {
+            for list in [&mut c.destroyed, &mut c.skipped, &mut c.failed] {
+                if list.len() > MAX_LINES {
+                    list.truncate(MAX_LINES);
+                    cut = true;
+                }
+            }
+        }
+        self.cause = self.cause.map(|c| cap_chars(&c));
+        self.truncated = cut;
+        self
+    }
+}
+
+fn cap_chars(line: &str) -> String {
+    if line.chars().count() <= MAX_LINE_CHARS {
+        return line.to_string();
+    }
+    let mut s: String = line.chars().take(MAX_LINE_CHARS - 1).collect();
+    s.push('…');
+    s
+}
+
+/// True when the list was cut; its last line then says how many more there were.
+fn cap_lines(list: &mut Vec<String>) -> bool {
+    for l in list.iter_mut() {
+        *l = cap_chars(l);
+    }
+    if list.len() <= MAX_LINES {
+        return false;
+    }
+    let more = list.len() - (MAX_LINES - 1);
+    list.truncate(MAX_LINES - 1);
+    list.push(format!("… and {more} more in the run's report"));
+    true
+}
+
+/// An export run waits for approval: the stack, the plan's counts, the two commands
+/// that answer (`extra`: what a local run's commands add,
+/// [`crate::export::approval::local_extra`]) and the run id.
+pub fn approval_waiting(
+    a: &Approval,
+    region: Option<&str>,
+    approval_key: &str,
+    extra: &str,
+) -> Notice {
+    let (approve, reject) = answer_commands(&a.run_id, extra);
+    let mut n = Notice::new(
+        NoticeKind::ApprovalWaiting,
+        "export",
+        &a.run_id,
+        "waiting-for-approval",
+    );
+    n.stack = Some(a.stack.clone());
+    n.region = region.map(str::to_string);
+    n.summary = vec![
+        format!(
+            "export {}: run {} waits for approval before the lock",
+            crate::export::plain::shown(&a.stack),
+            flatten_str(&a.run_id)
+        ),
+        format!(
+            "plan: {} stack(s), {} resource(s) to import, {} warning(s)",
+            a.summary.stacks, a.summary.import_rows, a.summary.warnings
+        ),
+    ];
+    n.commands = vec![approve.clone(), reject.clone()];
+    n.report_key = Some(approval_key.to_string());
+    n.approval = Some(ApprovalDetail {
+        plan: a.summary,
+        plan_key: a.plan_key.clone(),
+        approve_command: approve,
+        reject_command: reject,
+    });
+    n.capped()
+}
+
+/// An export run ended with its report: succeeded when it migrated, else failed (the
+/// report's cause, redo lines and commands).
+pub fn export_ended(
+    r: &ExportReport,
+    stack: &str,
+    region: Option<&str>,
+    report_key: &str,
+) -> Notice {
+    let kind = if r.outcome == "migrated" {
+        NoticeKind::RunSucceeded
+    } else {
+        NoticeKind::RunFailed
+    };
+    let mut n = Notice::new(kind, "export", &r.run_id, &r.outcome);
+    n.stack = Some(stack.to_string());
+    n.region = region.map(str::to_string);
+    n.cause = r.cause.as_deref().map(flatten_str);
+    n.summary = crate::view::export_report::stack_lines(r);
+    n.redo = r.redo.iter().map(|l| flatten_str(l)).collect();
+    n.commands = r.commands.clone();
+    n.report_key = Some(report_key.to_string());
+    n.capped()
+}
+
+/// A destroy run ended with its report (children first, the root last): succeeded when
+/// every stack is destroyed, else failed, with what is left to do (failed and blocked
+/// rows, each stack's next step).
+pub fn destroy_ended(
+    run_id: &str,
+    stack: &str,
+    region: &str,
+    stacks: &[DestroyReport],
+    complete: bool,
+    aborted: Option<&str>,
+    report_key: &str,
+) -> Notice {
+    let (kind, outcome) = if complete {
+        (NoticeKind::RunSucceeded, "destroyed")
+    } else if aborted.is_some() {
+        (NoticeKind::RunFailed, "failed")
+    } else if stacks.iter().any(|s| s.result == RunResult::Interrupted) {
+        (NoticeKind::RunFailed, "interrupted")
+    } else {
+        (NoticeKind::RunFailed, "partial")
+    };
+    let mut n = Notice::new(kind, "destroy", run_id, outcome);
+    n.stack = Some(stack.to_string());
+    n.region = Some(region.to_string());
+    n.cause = aborted.map(flatten_str);
+    n.summary = stacks.iter().map(stack_head).collect();
+    if let Some(a) = aborted {
+        n.summary.push(stopped_line(a));
+    }
+    n.summary.push(closing_line(complete));
+    for s in stacks {
+        for row in &s.rows {
+            if matches!(
+                row.outcome,
+                RowOutcome::Failed { .. } | RowOutcome::Blocked { .. }
+            ) {
+                n.redo.push(format!(
+                    "{}: {} ({}) {}",
+                    stack_region(&s.stack, &s.region),
+                    flatten_str(&row.logical_id),
+                    flatten_str(&row.resource_type),
+                    outcome_phrase(&row.outcome)
+                ));
+            }
+        }
+        if let Some(next) = &s.next_step {
+            n.redo.push(format!(
+                "{}: next: {}",
+                stack_region(&s.stack, &s.region),
+                flatten_str(next)
+            ));
+        }
+    }
+    n.report_key = Some(report_key.to_string());
+    n.capped()
+}
+
+fn entries(out: &Value, key: &str, f: impl Fn(&Value, &mut StackEntry)) -> Vec<StackEntry> {
+    out.get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|v| {
+                    let mut e = StackEntry {
+                        stack: js_string(v.get("stack").unwrap_or(&Value::Null)),
+                        region: v
+                            .get("stackRegion")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                        ..StackEntry::default()
+                    };
+                    f(v, &mut e);
+                    e
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A cleanup ended: its summary (the cleanup workflow's `Summary`, or `DryRunSummary`,
+/// output) as a digest: what it destroyed (or would), skipped and why, and what failed.
+pub fn cleanup_finished(run_id: &str, out: &Value) -> Notice {
+    let dry = out.get("dryRun").and_then(Value::as_bool).unwrap_or(false);
+    let failed = entries(out, "failed", |v, e| {
+        e.error = Some(format!(
+            "{}: {}",
+            flatten(v.get("error")),
+            cap_chars(&flatten(v.get("cause")))
+        ))
+    });
+    let outcome = if dry {
+        "dry-run"
+    } else if failed.is_empty() {
+        "finished"
+    } else {
+        "incomplete"
+    };
+    let mut n = Notice::new(NoticeKind::CleanupFinished, "cleanup", run_id, outcome);
+    n.summary = crate::view::cleanup::render_cleanup(out)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    n.cleanup = Some(CleanupDigest {
+        dry_run: dry,
+        destroyed: entries(out, if dry { "selected" } else { "succeeded" }, |_, _| {}),
+        skipped: entries(out, "skipped", |v, e| {
+            e.reason = Some(flatten(v.get("reason")))
+        }),
+        failed,
+    });
+    n.capped()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn long_lists_are_cut_and_say_how_many_more() {
+        let mut lines: Vec<String> = (0..45).map(|i| format!("line {i}")).collect();
+        assert!(cap_lines(&mut lines));
+        assert_eq!(lines.len(), MAX_LINES);
+        assert_eq!(lines.last().unwrap(), "… and 16 more in the run's report");
+        let long = "x".repeat(MAX_LINE_CHARS + 10);
+        assert_eq!(cap_chars(&long).chars().count(), MAX_LINE_CHARS);
+    }
+
+    #[test]
+    fn detail_types_are_one_per_kind() {
+        let kinds = [
+            NoticeKind::ApprovalWaiting,
+            NoticeKind::RunSucceeded,
+            NoticeKind::RunFailed,
+            NoticeKind::CleanupFinished,
+        ];
+        let mut types: Vec<_> = kinds.iter().map(|k| k.detail_type()).collect();
+        types.dedup();
+        assert_eq!(types.len(), 4);
+        for k in kinds {
+            assert_eq!(
+                serde_json::to_value(k).unwrap(),
+                json!(k.as_str()),
+                "the detail spells the kind as the attribute does"
+            );
+        }
+    }
+}

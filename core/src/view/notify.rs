@@ -1,0 +1,373 @@
+//! A run's message for people (docs/notifications.md §2): the SNS subject and text of a
+//! [`Notice`]. The lines come from the run's own renderings (the report's stack lines,
+//! the cleanup's summary), already one line each; this only lays them out.
+
+use crate::export::plain::shown;
+use crate::notify::{Notice, NoticeKind};
+use crate::text::flatten_str;
+use crate::view::join_lines;
+
+/// SNS takes a subject of fewer than 100 characters, printable ASCII on one line.
+pub const MAX_SUBJECT_CHARS: usize = 99;
+
+fn who(n: &Notice) -> String {
+    match &n.stack {
+        Some(s) => format!("{} {}", n.operation, shown(s)),
+        None => n.operation.clone(),
+    }
+}
+
+fn cleanup_counts(n: &Notice) -> String {
+    let Some(c) = &n.cleanup else {
+        return n.outcome.clone();
+    };
+    if c.dry_run {
+        format!(
+            "dry run: {} would be destroyed, {} skipped",
+            c.destroyed.len(),
+            c.skipped.len()
+        )
+    } else {
+        format!(
+            "{}: {} destroyed, {} skipped, {} failed",
+            n.outcome,
+            c.destroyed.len(),
+            c.skipped.len(),
+            c.failed.len()
+        )
+    }
+}
+
+/// `cdkd-flow: export App waits for approval`, `cdkd-flow: destroy Shop failed
+/// (partial)`, `cdkd-flow: cleanup finished: 2 destroyed, 1 skipped, 0 failed`: printable
+/// ASCII (anything else becomes `?`), cut to [`MAX_SUBJECT_CHARS`].
+pub fn subject(n: &Notice) -> String {
+    let what = match n.kind {
+        NoticeKind::ApprovalWaiting => "waits for approval".to_string(),
+        NoticeKind::RunSucceeded => n.outcome.clone(),
+        NoticeKind::RunFailed if n.outcome == "failed" => "failed".to_string(),
+        NoticeKind::RunFailed => format!("failed ({})", n.outcome),
+        NoticeKind::CleanupFinished => cleanup_counts(n),
+    };
+    let text = format!("cdkd-flow: {} {what}", who(n));
+    let ascii: String = text
+        .chars()
+        .map(|c| if (' '..='~').contains(&c) { c } else { '?' })
+        .collect();
+    if ascii.len() <= MAX_SUBJECT_CHARS {
+        ascii
+    } else {
+        format!("{}...", &ascii[..MAX_SUBJECT_CHARS - 3])
+    }
+}
+
+/// The message's text (the SNS `Message`, what an e-mail subscription shows): the
+/// subject's words, the run, the summary, then the cause, the redo lines and the
+/// commands under the headings the run's report uses, and where the report is.
+pub fn body(n: &Notice) -> String {
+    let mut out = vec![subject(n).trim_start_matches("cdkd-flow: ").to_string()];
+    out.push(format!("Run: {}", flatten_str(&n.run_id)));
+    if let Some(r) = &n.region {
+        out.push(format!("Region: {}", flatten_str(r)));
+    }
+    out.push(String::new());
+    out.extend(n.summary.iter().cloned());
+    if let Some(c) = &n.cause {
+        out.push(format!("Cause: {c}"));
+    }
+    let (redo_head, commands_head) = match n.kind {
+        NoticeKind::ApprovalWaiting => ("", "Answer with one of:"),
+        NoticeKind::RunSucceeded => ("Warnings:", "Check it:"),
+        NoticeKind::RunFailed if n.outcome == crate::runs::INTERRUPTED => ("Next:", "Resume it:"),
+        NoticeKind::RunFailed => ("To do by hand:", "Commands:"),
+        NoticeKind::CleanupFinished => ("", ""),
+    };
+    if !n.redo.is_empty() {
+        out.push(redo_head.to_string());
+        out.extend(n.redo.iter().map(|l| format!("  - {l}")));
+    }
+    if !n.commands.is_empty() {
+        out.push(commands_head.to_string());
+        out.extend(n.commands.iter().map(|c| format!("  {c}")));
+    }
+    if let Some(k) = &n.report_key {
+        out.push(String::new());
+        out.push(format!("Details: {}", flatten_str(k)));
+    }
+    join_lines(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::destroy::model::{build_report, PlannedRow, RowOutcome};
+    use crate::export::approval::{local_extra, Approval, PlanSummary};
+    use crate::export::execute::StackStage;
+    use crate::export::report::{ExportReport, StackReport};
+    use crate::notify::{
+        approval_waiting, cleanup_finished, destroy_ended, export_ended, DETAIL_VERSION,
+    };
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    fn request() -> Approval {
+        Approval {
+            stack: "App".into(),
+            run_id: "export-App-20261129T152232".into(),
+            token: "tok-1".into(),
+            requested_ms: 1_795_965_752_000,
+            plan_key: "cdkd/_runs/export-App-20261129T152232/plan.json".into(),
+            summary: PlanSummary {
+                stacks: 2,
+                import_rows: 7,
+                warnings: 1,
+            },
+            decision: None,
+        }
+    }
+
+    fn export_report(outcome: &str) -> ExportReport {
+        ExportReport {
+            run_id: "export-App-1".into(),
+            kind: "export".into(),
+            outcome: outcome.into(),
+            cause: (outcome == "failed").then(|| "ChangeSetFailed: Resource\nQueue exists".into()),
+            stacks: vec![StackReport {
+                stack: "App".into(),
+                cfn_stack_name: "App".into(),
+                stage: if outcome == "failed" {
+                    StackStage::Importing
+                } else {
+                    StackStage::Cleaned
+                },
+                imported_resources: 3,
+                record_deleted: outcome != "failed",
+            }],
+            redo: if outcome == "failed" {
+                vec!["App: delete the stack App CloudFormation left in REVIEW_IN_PROGRESS".into()]
+            } else {
+                vec![]
+            },
+            commands: vec![
+                "aws cloudformation describe-stacks --stack-name App --region us-east-1".into(),
+            ],
+            unmanaged: vec![],
+        }
+    }
+
+    fn rendered(n: &Notice) -> String {
+        format!(
+            "subject: {}\ndetail-type: {}\n---\n{}---\n{}",
+            subject(n),
+            n.kind.detail_type(),
+            body(n),
+            serde_json::to_string_pretty(n).unwrap()
+        )
+    }
+
+    #[test]
+    fn approval_message_names_the_stack_the_plan_the_two_commands_and_the_run() {
+        let n = approval_waiting(
+            &request(),
+            Some("us-east-1"),
+            "cdkd/_runs/export-App-20261129T152232/approval.json",
+            "",
+        );
+        assert_eq!(n.version, DETAIL_VERSION);
+        let text = body(&n);
+        assert!(
+            text.contains("cdkd-flow runs approve export-App-20261129T152232\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("cdkd-flow runs reject export-App-20261129T152232 --reason"),
+            "{text}"
+        );
+        insta::assert_snapshot!(rendered(&n));
+    }
+
+    #[test]
+    fn approval_message_of_a_local_run_names_where_its_request_is() {
+        let n = approval_waiting(&request(), None, "k", &local_extra("b", "cdkd"));
+        assert_eq!(
+            n.commands[0],
+            "cdkd-flow runs approve export-App-20261129T152232 --local --state-bucket b"
+        );
+    }
+
+    #[test]
+    fn export_success_message_carries_the_report_summary() {
+        let n = export_ended(
+            &export_report("migrated"),
+            "App",
+            Some("us-east-1"),
+            "cdkd/_runs/export-App-1/report.json",
+        );
+        assert_eq!(n.kind, NoticeKind::RunSucceeded);
+        insta::assert_snapshot!(rendered(&n));
+    }
+
+    #[test]
+    fn export_failure_message_carries_the_cause_and_the_redo_lines_flattened() {
+        let n = export_ended(
+            &export_report("failed"),
+            "App",
+            None,
+            "cdkd/_runs/export-App-1/report.json",
+        );
+        assert_eq!(n.kind, NoticeKind::RunFailed);
+        assert_eq!(
+            n.cause.as_deref(),
+            Some("ChangeSetFailed: Resource Queue exists")
+        );
+        insta::assert_snapshot!(rendered(&n));
+    }
+
+    fn destroy_rows() -> (Vec<PlannedRow>, BTreeMap<String, RowOutcome>) {
+        let rows = vec![
+            PlannedRow {
+                logical_id: "Topic".into(),
+                resource_type: "AWS::SNS::Topic".into(),
+                physical_id: Some("arn:topic".into()),
+            },
+            PlannedRow {
+                logical_id: "Queue".into(),
+                resource_type: "AWS::SQS::Queue".into(),
+                physical_id: Some("q".into()),
+            },
+        ];
+        (rows, BTreeMap::new())
+    }
+
+    #[test]
+    fn destroy_success_message_summarises_each_stack() {
+        let (rows, mut o) = destroy_rows();
+        o.insert("Topic".into(), RowOutcome::Deleted);
+        o.insert("Queue".into(), RowOutcome::Deleted);
+        let r = build_report("destroy-Shop-1", "Shop", "us-east-1", &rows, &o, false);
+        let n = destroy_ended(
+            "destroy-Shop-1",
+            "Shop",
+            "us-east-1",
+            &[r],
+            true,
+            None,
+            "cdkd/_runs/destroy-Shop-1/report.json",
+        );
+        assert_eq!(n.kind, NoticeKind::RunSucceeded);
+        insta::assert_snapshot!(rendered(&n));
+    }
+
+    #[test]
+    fn destroy_failure_message_lists_failed_and_blocked_rows_and_the_next_step() {
+        let (rows, mut o) = destroy_rows();
+        o.insert(
+            "Queue".into(),
+            RowOutcome::Failed {
+                error: "AccessDenied:\nnot allowed".into(),
+            },
+        );
+        o.insert("Topic".into(), RowOutcome::Blocked { by: "Queue".into() });
+        let r = build_report("destroy-Shop-1", "Shop", "us-east-1", &rows, &o, false);
+        let n = destroy_ended(
+            "destroy-Shop-1",
+            "Shop",
+            "us-east-1",
+            &[r],
+            false,
+            None,
+            "cdkd/_runs/destroy-Shop-1/report.json",
+        );
+        assert_eq!(
+            (n.kind, n.outcome.as_str()),
+            (NoticeKind::RunFailed, "partial")
+        );
+        insta::assert_snapshot!(rendered(&n));
+    }
+
+    #[test]
+    fn destroy_abort_message_says_what_stopped_it() {
+        let (rows, o) = destroy_rows();
+        let r = build_report("destroy-Shop-1", "Shop", "us-east-1", &rows, &o, false);
+        let n = destroy_ended(
+            "destroy-Shop-1",
+            "Shop",
+            "us-east-1",
+            &[r],
+            false,
+            Some("LockLost: the lock\nwas taken"),
+            "k",
+        );
+        assert_eq!(n.outcome, "failed");
+        assert_eq!(n.cause.as_deref(), Some("LockLost: the lock was taken"));
+        assert!(
+            subject(&n).ends_with("destroy Shop failed"),
+            "{}",
+            subject(&n)
+        );
+    }
+
+    #[test]
+    fn cleanup_digest_says_what_it_destroyed_skipped_and_why_and_what_failed() {
+        let out = json!({"dryRun": false,
+            "selected": [{"stack": "preview-1", "stackRegion": "us-east-1"}, {"stack": "preview-2", "stackRegion": "eu-west-1"}],
+            "skipped": [{"stack": "preview-3", "stackRegion": "us-east-1", "reason": "locked"}],
+            "succeeded": [{"stack": "preview-1", "stackRegion": "us-east-1", "status": "SUCCEEDED"}],
+            "failed": [{"stack": "preview-2", "stackRegion": "eu-west-1", "status": "FAILED", "error": "LockHeld", "cause": "held by\nbob"}],
+            "succeededCount": 1, "failedCount": 1});
+        let n = cleanup_finished("cleanup-preview-1", &out);
+        assert_eq!(n.outcome, "incomplete");
+        insta::assert_snapshot!(rendered(&n));
+    }
+
+    #[test]
+    fn cleanup_dry_run_digest_says_what_would_be_destroyed() {
+        let out = json!({"dryRun": true,
+            "selected": [{"stack": "preview-1", "stackRegion": "us-east-1"}],
+            "skipped": []});
+        let n = cleanup_finished("cleanup-preview-2", &out);
+        assert_eq!(
+            subject(&n),
+            "cdkd-flow: cleanup dry run: 1 would be destroyed, 0 skipped"
+        );
+        assert_eq!(n.cleanup.as_ref().map(|c| c.destroyed.len()), Some(1));
+    }
+
+    #[test]
+    fn subject_is_printable_ascii_under_100_characters() {
+        let mut a = request();
+        a.stack = format!("Ördérs\u{1b}[2J{}", "x".repeat(200));
+        let n = approval_waiting(&a, None, "k", "");
+        let s = subject(&n);
+        assert!(s.len() <= MAX_SUBJECT_CHARS, "{}", s.len());
+        assert!(s.chars().all(|c| (' '..='~').contains(&c)), "{s}");
+        assert!(!body(&n).contains('\u{1b}'));
+    }
+
+    #[test]
+    fn a_report_of_many_rows_is_cut_in_the_message() {
+        let rows: Vec<PlannedRow> = (0..100)
+            .map(|i| PlannedRow {
+                logical_id: format!("Q{i}"),
+                resource_type: "AWS::SQS::Queue".into(),
+                physical_id: Some(format!("q{i}")),
+            })
+            .collect();
+        let o: BTreeMap<String, RowOutcome> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.logical_id.clone(),
+                    RowOutcome::Failed {
+                        error: "x".repeat(2000),
+                    },
+                )
+            })
+            .collect();
+        let r = build_report("d", "Shop", "us-east-1", &rows, &o, false);
+        let n = destroy_ended("d", "Shop", "us-east-1", &[r], false, None, "k");
+        assert!(n.truncated);
+        assert_eq!(n.redo.len(), crate::notify::MAX_LINES);
+        assert!(serde_json::to_vec(&n).unwrap().len() < 64 * 1024);
+    }
+}
