@@ -9,6 +9,7 @@
 //! - `cfn`, `ssm`, `ec2`: the reads of the export plan (type registry, destination
 //!   stacks, SSM parameters, security-group rules); `calls` counts requests by operation,
 //!   `throttle` retries a throttled call.
+//! - `notify`: a run's message to an SNS topic and an EventBridge bus.
 //! - `sdk_error`: the one classifier of AWS SDK errors (throttling, not found, a failed
 //!   condition, denied, transient), for these adapters and the deleters.
 
@@ -20,6 +21,7 @@ pub mod config;
 pub mod ec2;
 pub mod exports;
 pub mod lock;
+pub mod notify;
 pub mod s3err;
 pub mod sdk_error;
 pub mod sdk_message;

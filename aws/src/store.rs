@@ -333,6 +333,19 @@ impl StateStore {
         }
     }
 
+    /// Creates an object only if no object has its key (`If-None-Match: *`); `false`
+    /// when one already exists.
+    pub async fn put_raw_if_absent(&self, key: &str, body: Vec<u8>) -> Result<bool, StoreError> {
+        match self
+            .put_raw_conditional(key, body, &Precondition::IfNoneMatch)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(f) if f.is_precondition_failed() => Ok(false),
+            Err(f) => Err(self.object_error(key, f)),
+        }
+    }
+
     /// Writes an object unconditionally; returns its ETag.
     pub async fn put_raw(&self, key: &str, body: Vec<u8>) -> Result<String, StoreError> {
         self.put_raw_conditional(key, body, &Precondition::None)

@@ -26,6 +26,17 @@ pub const MAX_LINES: usize = 30;
 /// A longer line is cut, ending in `…`.
 pub const MAX_LINE_CHARS: usize = 500;
 
+/// `<prefix>/_runs/<run-id>/notified-<kind>.json`: the run's message of this kind was
+/// sent (or is being sent); it holds the detail. Created only if absent, so a step run
+/// twice sends a kind once (docs/notifications.md §4).
+pub fn notice_key(prefix: &str, run_id: &str, kind: NoticeKind) -> String {
+    format!(
+        "{}/notified-{}.json",
+        crate::keys::run_prefix(prefix, run_id),
+        kind.as_str()
+    )
+}
+
 /// The four kinds of message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -29,6 +29,8 @@ pub struct Deps {
     /// name this host and process, so a later command can tell whether the run is alive
     /// (docs/export.md §10.8).
     pub local: Option<LocalProcess>,
+    /// Where the run's messages go (docs/notifications.md); `None`: nowhere.
+    pub notify: Option<cdkd_aws::notify::Notifier>,
 }
 
 /// The host and process of a local run.
@@ -85,14 +87,18 @@ impl Deps {
             now_ms: Arc::new(cdkd_aws::store::now_ms),
             budgets: Budgets::default(),
             local: None,
+            notify: None,
         }
     }
 
-    /// Loads the SDK configuration from the environment (Lambda or the CLI).
+    /// Loads the SDK configuration from the environment (Lambda or the CLI), the
+    /// notification targets too (`CDKD_FLOW_NOTIFY_TOPIC`, `CDKD_FLOW_NOTIFY_BUS`).
     pub async fn from_env() -> Deps {
         let sdk = cdkd_aws::config::load_sdk_config(None, None).await;
         let owner = cdkd_aws::bucket::account_id(&sdk).await.ok();
-        Deps::from_sdk(sdk, owner).await
+        let mut deps = Deps::from_sdk(sdk, owner).await;
+        deps.notify = cdkd_aws::notify::Notifier::from_env(&deps.sdk);
+        deps
     }
 
     pub fn store(&self, bucket: &str, prefix: &str) -> StateStore {

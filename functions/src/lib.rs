@@ -15,6 +15,7 @@ pub mod held;
 pub mod lambda;
 #[cfg(feature = "engine")]
 pub mod local;
+pub mod notify;
 pub mod runs;
 pub mod steps;
 

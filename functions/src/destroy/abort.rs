@@ -5,7 +5,7 @@ use cdkd_aws::HeldLock;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::finish::report_of;
+use super::finish::{notice_of, report_of};
 use super::{DestroyRun, RunRef};
 use crate::deps::Deps;
 use crate::error::StepError;
@@ -45,7 +45,10 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
             let report = report_of(&input.run, &rec, Some(cause));
             let key = runs::report_key(&input.run.prefix, &input.run.run_id);
             match runs::write(&store, &key, &report).await {
-                Ok(()) => report_key = Some(key),
+                Ok(()) => {
+                    crate::notify::tell(deps, &store, &notice_of(&report, &key)).await;
+                    report_key = Some(key);
+                }
                 Err(e) => tracing::warn!("report of run {} not written: {e}", input.run.run_id),
             }
         }

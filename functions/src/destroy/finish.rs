@@ -79,6 +79,7 @@ pub async fn run(input: FinishInput, deps: &Deps) -> Result<FinishOutput, StepEr
         &input.locks,
     )
     .await;
+    crate::notify::tell(deps, &store, &notice_of(&report, &key)).await;
     Ok(FinishOutput {
         run_id: report.run_id.clone(),
         complete: report.complete,
@@ -95,6 +96,19 @@ pub async fn run(input: FinishInput, deps: &Deps) -> Result<FinishOutput, StepEr
             })
             .collect(),
     })
+}
+
+/// The message of a run that ended with `report` (docs/notifications.md).
+pub fn notice_of(report: &RunReport, report_key: &str) -> cdkd_core::notify::Notice {
+    cdkd_core::notify::destroy_ended(
+        &report.run_id,
+        &report.stack,
+        &report.region,
+        &report.stacks,
+        report.complete,
+        report.aborted.as_deref(),
+        report_key,
+    )
 }
 
 /// The report of a run as far as it got.

@@ -93,6 +93,13 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
     let report = migrated(&rec, &plan, &warnings);
     let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
     runs::write(&ctx.store, &key, &report).await?;
+    let notice = cdkd_core::notify::export_ended(
+        &report,
+        &ctx.carry.run.stack,
+        Some(&ctx.carry.run.region),
+        &key,
+    );
+    crate::notify::tell(ctx.deps, &ctx.store, &notice).await;
     Ok(CleanupOutput {
         report_key: key,
         report,
