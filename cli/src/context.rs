@@ -23,6 +23,8 @@ pub struct Ctx {
     /// The CLI region of docs/state-and-lock.md §1.3 (`--region`, else `AWS_REGION`, lower-cased,
     /// else `us-east-1`).
     pub cli_region: String,
+    /// Where a local run's messages go (`--notify-topic`, `--notify-bus`).
+    pub notify: Option<cdkd_aws::notify::Notifier>,
 }
 
 impl Ctx {
@@ -89,7 +91,10 @@ pub async fn build(g: &GlobalOpts) -> Result<Ctx, CliError> {
         account,
     );
     let locks = LockManager::new(store.clone(), profile.clone());
+    let notify =
+        cdkd_aws::notify::Notifier::new(&sdk, g.notify_topic.clone(), g.notify_bus.clone());
     Ok(Ctx {
+        notify,
         sdk,
         store,
         locks,

@@ -16,6 +16,19 @@ pub struct GlobalOpts {
     /// The AWS profile to use.
     #[arg(long, global = true)]
     pub profile: Option<String>,
+    /// An SNS topic (ARN) a local run (`--local`) publishes its messages to: waiting for
+    /// approval, succeeded, failed, a cleanup's digest (docs/notifications.md).
+    #[arg(
+        long,
+        global = true,
+        env = "CDKD_FLOW_NOTIFY_TOPIC",
+        value_name = "ARN"
+    )]
+    pub notify_topic: Option<String>,
+    /// An EventBridge bus (name or ARN) a local run puts the same messages on as events
+    /// (source `cdkd-flow`).
+    #[arg(long, global = true, env = "CDKD_FLOW_NOTIFY_BUS", value_name = "BUS")]
+    pub notify_bus: Option<String>,
     /// Debug logging on stderr.
     #[arg(long, short = 'v', global = true)]
     pub verbose: bool,

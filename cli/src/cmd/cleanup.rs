@@ -82,7 +82,8 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         return remote::start_and_watch(&ctx.sdk, &a.remote, Kind::Cleanup, &run_id, &input, false)
             .await;
     }
-    let deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
+    let mut deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
+    deps.notify = ctx.notify.clone();
     // The `Summary` state's output: when a destroy failed the run ends in
     // `CleanupIncomplete` with no output, and the summary is what the user reads.
     let summary: Arc<std::sync::Mutex<Option<Value>>> = Arc::default();

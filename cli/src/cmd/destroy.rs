@@ -165,6 +165,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     }
 
     let mut deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
+    deps.notify = ctx.notify.clone();
     if a.local {
         // The locks of a local run name this host and process (docs/export.md §10.8).
         deps.local = Some(crate::local::this_process());

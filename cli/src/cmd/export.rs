@@ -505,6 +505,7 @@ async fn finish_local(
 /// The steps' dependencies; a local run's locks name this host and process.
 async fn local_deps(ctx: &crate::context::Ctx, local: bool) -> Deps {
     let mut deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
+    deps.notify = ctx.notify.clone();
     if local {
         deps.local = Some(crate::local::this_process());
     }

@@ -15,6 +15,7 @@ mod local_runs_cli;
 mod lock_force_unlock_cli;
 mod lock_holder_cli;
 mod messages_cli;
+mod notify_cli;
 mod orphan_cli;
 mod pty;
 mod refresh_cli;

@@ -104,15 +104,13 @@ pub async fn run(input: ApprovalInput, deps: &Deps) -> Result<ApprovalOutput, St
     );
     // Told only by the invocation that wrote the request, once it can be answered.
     let extra = match deps.local {
-        Some(_) => cdkd_core::export::approval::local_extra(&input.state_bucket, &input.state_prefix),
+        Some(_) => {
+            cdkd_core::export::approval::local_extra(&input.state_bucket, &input.state_prefix)
+        }
         None => String::new(),
     };
-    let notice = cdkd_core::notify::approval_waiting(
-        &request,
-        input.stack_region.as_deref(),
-        &key,
-        &extra,
-    );
+    let notice =
+        cdkd_core::notify::approval_waiting(&request, input.stack_region.as_deref(), &key, &extra);
     crate::notify::tell(deps, &store, &notice).await;
     Ok(ApprovalOutput {
         approval_key: key,

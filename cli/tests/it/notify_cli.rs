@@ -1,0 +1,575 @@
+//! Runs tell people (docs/notifications.md), end to end on the emulator: an SQS queue
+//! subscribed to an SNS topic and an EventBridge rule on a bus that sends every
+//! `cdkd-flow` event to a second queue; local runs of the binary with `--notify-topic`
+//! and `--notify-bus`. Each kind of message (waiting for approval, succeeded, failed, a
+//! cleanup's digest) arrives once on each, with its fields; a step invoked again sends
+//! nothing again; a topic that does not exist is a warning and changes nothing else.
+//!
+//! Run: `scripts/with-emulator.sh cargo test --workspace --test e2e -- --test-threads=1 notify_`.
+
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::export_support::{real_stack, uniq, REGION};
+use cdkd_tests as h;
+use serde_json::{json, Value};
+
+/// A topic with a queue subscribed, and a bus whose rule sends `source: cdkd-flow` to a
+/// second queue.
+struct Inbox {
+    topic: String,
+    bus: String,
+    topic_queue: String,
+    bus_queue: String,
+}
+
+/// One message as the subscribed queue received it (the SNS envelope).
+#[derive(Debug)]
+struct Sns {
+    subject: String,
+    message: String,
+    attrs: Value,
+}
+
+impl Sns {
+    fn attr(&self, name: &str) -> &str {
+        self.attrs[name]["Value"].as_str().unwrap_or("")
+    }
+}
+
+async fn queue_arn(sqs: &aws_sdk_sqs::Client, url: &str) -> String {
+    sqs.get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes
+        .unwrap()[&aws_sdk_sqs::types::QueueAttributeName::QueueArn]
+        .clone()
+}
+
+async fn inbox() -> Inbox {
+    let sdk = h::sdk().await;
+    let sns = aws_sdk_sns::Client::new(&sdk);
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let events = aws_sdk_eventbridge::Client::new(&sdk);
+    let topic = h::fixtures::topic(&sdk, &uniq("notify")).await;
+    let topic_queue = h::fixtures::queue(&sdk, &uniq("notify-sns")).await;
+    sns.subscribe()
+        .topic_arn(&topic)
+        .protocol("sqs")
+        .endpoint(queue_arn(&sqs, &topic_queue).await)
+        .send()
+        .await
+        .unwrap();
+    let bus = uniq("notify-bus");
+    events.create_event_bus().name(&bus).send().await.unwrap();
+    let bus_queue = h::fixtures::queue(&sdk, &uniq("notify-events")).await;
+    let rule = uniq("notify-rule");
+    events
+        .put_rule()
+        .name(&rule)
+        .event_bus_name(&bus)
+        .event_pattern(json!({"source": ["cdkd-flow"]}).to_string())
+        .send()
+        .await
+        .unwrap();
+    events
+        .put_targets()
+        .rule(&rule)
+        .event_bus_name(&bus)
+        .targets(
+            aws_sdk_eventbridge::types::Target::builder()
+                .id("queue")
+                .arn(queue_arn(&sqs, &bus_queue).await)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    Inbox {
+        topic,
+        bus,
+        topic_queue,
+        bus_queue,
+    }
+}
+
+/// Every message waiting in the queue (removed), as JSON.
+async fn drain(url: &str) -> Vec<Value> {
+    let sqs = aws_sdk_sqs::Client::new(&h::sdk().await);
+    let mut out = Vec::new();
+    loop {
+        let got = sqs
+            .receive_message()
+            .queue_url(url)
+            .max_number_of_messages(10)
+            .visibility_timeout(600)
+            .send()
+            .await
+            .unwrap();
+        let msgs = got.messages.unwrap_or_default();
+        if msgs.is_empty() {
+            return out;
+        }
+        for m in msgs {
+            let body = m.body.unwrap_or_default();
+            out.push(serde_json::from_str(&body).unwrap_or_else(|e| panic!("{body}: {e}")));
+            sqs.delete_message()
+                .queue_url(url)
+                .receipt_handle(m.receipt_handle.unwrap())
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+}
+
+impl Inbox {
+    /// `--notify-topic <topic> --notify-bus <bus>`.
+    fn args(&self) -> [&str; 4] {
+        ["--notify-topic", &self.topic, "--notify-bus", &self.bus]
+    }
+
+    async fn messages(&self) -> Vec<Sns> {
+        drain(&self.topic_queue)
+            .await
+            .into_iter()
+            .map(|v| Sns {
+                subject: v["Subject"].as_str().unwrap_or("").to_string(),
+                message: v["Message"].as_str().unwrap_or("").to_string(),
+                attrs: v["MessageAttributes"].clone(),
+            })
+            .collect()
+    }
+
+    async fn events(&self) -> Vec<Value> {
+        drain(&self.bus_queue).await
+    }
+}
+
+/// The one element of `v` (a kind arrives once).
+fn one<T: std::fmt::Debug>(mut v: Vec<T>, what: &str) -> T {
+    assert_eq!(v.len(), 1, "{what}: {v:#?}");
+    v.remove(0)
+}
+
+fn lines(detail: &Value, key: &str) -> String {
+    detail[key]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn cli(bucket: &str, args: &[&str], inbox: &[&str]) -> h::CliRun {
+    let mut all = vec!["--state-bucket", bucket];
+    all.extend_from_slice(args);
+    all.extend_from_slice(inbox);
+    crate::run_cli_env(&all, &[])
+}
+
+async fn keys(bucket: &str) -> Vec<String> {
+    h::list_all_keys(&h::s3().await, bucket).await
+}
+
+/// A topic and a queue depending on it, recorded as cdkd writes them (an old record).
+async fn put_stack(bucket: &str, stack: &str, extra: Option<(&str, Value)>) {
+    let sdk = h::sdk().await;
+    let topic = h::fixtures::topic(&sdk, &uniq("t")).await;
+    let queue = h::fixtures::queue(&sdk, &uniq("q")).await;
+    let mut resources = json!({
+        "Topic": {"physicalId": topic, "resourceType": "AWS::SNS::Topic", "properties": {}, "dependencies": [], "provisionedBy": "sdk"},
+        "Queue": {"physicalId": queue, "resourceType": "AWS::SQS::Queue", "properties": {}, "dependencies": ["Topic"], "provisionedBy": "sdk"}
+    });
+    if let Some((id, v)) = extra {
+        resources[id] = v;
+    }
+    let record = json!({"version": 10, "stackName": stack, "region": REGION,
+        "resources": resources, "outputs": {}, "lastModified": 1777458225000i64});
+    h::put_raw(
+        &h::s3().await,
+        bucket,
+        &format!("cdkd/{stack}/{REGION}/state.json"),
+        serde_json::to_vec_pretty(&record).unwrap(),
+    )
+    .await;
+}
+
+/// A stack whose destroy fails: a non-empty bucket (no auto-delete tag) the topic
+/// depends on.
+async fn put_failing_stack(bucket: &str, stack: &str) {
+    let s3 = h::s3().await;
+    let full = h::unique_bucket_name("full");
+    s3.create_bucket().bucket(&full).send().await.unwrap();
+    h::put_raw(&s3, &full, "object.txt", b"data".to_vec()).await;
+    put_stack(
+        bucket,
+        stack,
+        Some((
+            "Bucket",
+            json!({"physicalId": full, "resourceType": "AWS::S3::Bucket", "properties": {}, "dependencies": ["Topic"], "provisionedBy": "sdk"}),
+        )),
+    )
+    .await;
+}
+
+// ------------------------------------------------------------------ approval, success
+
+fn spawn(args: &[&str]) -> Child {
+    crate::cli_command(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start cdkd-flow")
+}
+
+#[tokio::test]
+async fn notify_an_export_waiting_for_approval_then_migrated_tells_each_once_on_topic_and_bus() {
+    let s = real_stack("NotifyExport").await;
+    let inbox = inbox().await;
+    let run_id = format!("export-{}-notify", s.stack);
+    let mut args = s.export_args(&run_id, &["--require-approval"]);
+    args.extend(inbox.args());
+    let mut child = spawn(&args);
+
+    // The approval message arrives while the run waits.
+    let t0 = Instant::now();
+    let waiting = loop {
+        let got = inbox.messages().await;
+        if !got.is_empty() {
+            break one(got, "approval messages");
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the export ended ({status}) before its approval message");
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no message in a minute"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    let approve = format!(
+        "cdkd-flow runs approve {run_id} --local --state-bucket {}",
+        s.bucket
+    );
+    assert_eq!(
+        waiting.subject,
+        format!("cdkd-flow: export {} waits for approval", s.stack)
+    );
+    assert!(
+        waiting.message.contains(&format!("{approve}\n")),
+        "{}",
+        waiting.message
+    );
+    assert!(
+        waiting
+            .message
+            .contains(&format!("cdkd-flow runs reject {run_id} --local")),
+        "{}",
+        waiting.message
+    );
+    assert!(
+        waiting.message.contains(&format!("Run: {run_id}\n")),
+        "{}",
+        waiting.message
+    );
+    assert!(
+        waiting
+            .message
+            .contains("plan: 1 stack(s), 2 resource(s) to import"),
+        "{}",
+        waiting.message
+    );
+    assert_eq!(waiting.attr("kind"), "approval-waiting");
+    assert_eq!(waiting.attr("runId"), run_id);
+    assert_eq!(waiting.attr("stack"), s.stack);
+    let event = one(inbox.events().await, "approval events");
+    assert_eq!(event["source"], "cdkd-flow");
+    assert_eq!(event["detail-type"], "cdkd-flow Run Waiting For Approval");
+    let d = &event["detail"];
+    assert_eq!(d["version"], 1);
+    assert_eq!(d["kind"], "approval-waiting");
+    assert_eq!(d["runId"], run_id.as_str());
+    assert_eq!(d["stack"], s.stack.as_str());
+    assert_eq!(d["approval"]["approveCommand"], approve.as_str());
+    assert_eq!(d["approval"]["plan"]["importRows"], 2);
+
+    let r = cli(&s.bucket, &["runs", "approve", &run_id, "--local"], &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("was not sent"), "{stderr}");
+
+    let done = one(inbox.messages().await, "messages after the approval");
+    assert_eq!(
+        done.subject,
+        format!("cdkd-flow: export {} migrated", s.stack)
+    );
+    assert!(
+        done.message
+            .contains("migrated; cdkd record deleted (2 resource(s) imported)"),
+        "{}",
+        done.message
+    );
+    assert_eq!(done.attr("kind"), "run-succeeded");
+    let event = one(inbox.events().await, "events after the approval");
+    assert_eq!(event["detail-type"], "cdkd-flow Run Succeeded");
+    assert_eq!(event["detail"]["outcome"], "migrated");
+    assert_eq!(
+        event["detail"]["reportKey"],
+        format!("cdkd/_runs/{run_id}/report.json").as_str()
+    );
+    assert!(
+        lines(&event["detail"], "summary").contains("migrated; cdkd record deleted"),
+        "{event}"
+    );
+    // What was sent is kept in the run's folder, one marker per kind.
+    let all = keys(&s.bucket).await;
+    for kind in ["approval-waiting", "run-succeeded"] {
+        let key = format!("cdkd/_runs/{run_id}/notified-{kind}.json");
+        assert!(all.contains(&key), "{key} in {all:?}");
+    }
+}
+
+// ------------------------------------------------------------------ destroy
+
+#[tokio::test]
+async fn notify_a_destroy_that_succeeds_and_one_that_fails_tell_the_summary_and_the_redo_lines() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let inbox = inbox().await;
+    let ok = uniq("NotifyOk");
+    put_stack(&bucket, &ok, None).await;
+    let r = cli(
+        &bucket,
+        &["destroy", &ok, "--local", "--fast", "-y"],
+        &inbox.args(),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let m = one(inbox.messages().await, "success messages");
+    assert_eq!(m.subject, format!("cdkd-flow: destroy {ok} destroyed"));
+    assert!(
+        m.message
+            .contains(&format!("Destroyed {ok} ({REGION}): 2 deleted")),
+        "{}",
+        m.message
+    );
+    assert_eq!(m.attr("outcome"), "destroyed");
+    let e = one(inbox.events().await, "success events");
+    assert_eq!(e["detail-type"], "cdkd-flow Run Succeeded");
+    assert_eq!(e["detail"]["operation"], "destroy");
+    assert_eq!(e["detail"]["stack"], ok.as_str());
+    assert_eq!(e["detail"]["region"], REGION);
+
+    let bad = uniq("NotifyBad");
+    put_failing_stack(&bucket, &bad).await;
+    let r = cli(
+        &bucket,
+        &["destroy", &bad, "--local", "--fast", "-y"],
+        &inbox.args(),
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    let m = one(inbox.messages().await, "failure messages");
+    assert_eq!(
+        m.subject,
+        format!("cdkd-flow: destroy {bad} failed (partial)")
+    );
+    assert!(m.message.contains("To do by hand:"), "{}", m.message);
+    assert!(
+        m.message.contains(&format!(
+            "{bad} ({REGION}): Bucket (AWS::S3::Bucket) failed: "
+        )),
+        "{}",
+        m.message
+    );
+    assert_eq!(m.attr("kind"), "run-failed");
+    let e = one(inbox.events().await, "failure events");
+    assert_eq!(e["detail-type"], "cdkd-flow Run Failed");
+    let redo = lines(&e["detail"], "redo");
+    assert!(
+        redo.contains("Topic (AWS::SNS::Topic) blocked by Bucket"),
+        "{redo}"
+    );
+    assert!(redo.contains(&format!("cdkd-flow destroy {bad}")), "{redo}");
+}
+
+// ------------------------------------------------------------------ cleanup
+
+#[tokio::test]
+async fn notify_a_cleanup_sends_one_digest_of_what_it_destroyed_skipped_and_why_and_what_failed() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let inbox = inbox().await;
+    let tag = uniq("nc").to_lowercase();
+    let (a, b, c) = (format!("{tag}-a"), format!("{tag}-b"), format!("{tag}-c"));
+    put_stack(&bucket, &a, None).await;
+    put_failing_stack(&bucket, &b).await;
+    put_stack(&bucket, &c, None).await;
+    let now = h::now_ms();
+    h::put_raw(
+        &s3,
+        &bucket,
+        &format!("cdkd/{c}/{REGION}/lock.json"),
+        h::cdkd_lock_body("someone@laptop", now, now + 600_000, Some("deploy")).into_bytes(),
+    )
+    .await;
+    let pattern = format!("{tag}-*");
+    let r = cli(
+        &bucket,
+        &[
+            "cleanup",
+            "--pattern",
+            &pattern,
+            "--older-than",
+            "1d",
+            "--local",
+            "--fast",
+        ],
+        &inbox.args(),
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    // Each destroy tells its own end; the cleanup adds one digest.
+    let messages = inbox.messages().await;
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    let digest = one(
+        messages
+            .into_iter()
+            .filter(|m| m.attr("kind") == "cleanup-finished")
+            .collect(),
+        "digests",
+    );
+    assert_eq!(
+        digest.subject,
+        "cdkd-flow: cleanup incomplete: 1 destroyed, 1 skipped, 1 failed"
+    );
+    assert!(
+        digest
+            .message
+            .contains(&format!("destroyed {a} ({REGION})")),
+        "{}",
+        digest.message
+    );
+    assert!(
+        digest.message.contains(&format!("{c} ({REGION}): locked")),
+        "{}",
+        digest.message
+    );
+    let events = inbox.events().await;
+    assert_eq!(events.len(), 3, "{events:#?}");
+    let e = one(
+        events
+            .into_iter()
+            .filter(|e| e["detail-type"] == "cdkd-flow Cleanup Finished")
+            .collect(),
+        "digest events",
+    );
+    let d = &e["detail"]["cleanup"];
+    assert_eq!(d["dryRun"], false);
+    assert_eq!(d["destroyed"], json!([{"stack": a, "region": REGION}]));
+    assert_eq!(
+        d["skipped"],
+        json!([{"stack": c, "region": REGION, "reason": "locked"}])
+    );
+    assert_eq!(d["failed"][0]["stack"], b.as_str());
+    assert!(
+        !d["failed"][0]["error"].as_str().unwrap_or("").is_empty(),
+        "{d}"
+    );
+}
+
+// ------------------------------------------------------------------ once, unhappy
+
+#[tokio::test]
+async fn notify_a_step_invoked_again_for_the_same_run_sends_nothing_again() {
+    use cdkd_functions::export::approval::{run, ApprovalInput};
+    let sdk = h::sdk().await;
+    let inbox = inbox().await;
+    let mut deps = cdkd_functions::Deps::from_sdk(sdk.clone(), None).await;
+    deps.notify =
+        cdkd_aws::notify::Notifier::new(&sdk, Some(inbox.topic.clone()), Some(inbox.bus.clone()));
+    let bucket = h::fresh_bucket(&h::s3().await).await;
+    let run_id = "export-App-notify-once";
+    let input = |token: &str| -> ApprovalInput {
+        serde_json::from_value(json!({
+            "token": token, "runId": run_id,
+            "input": {"stack": "App", "stateBucket": bucket, "statePrefix": "cdkd",
+                      "templates": {"App": "k"}, "requireApproval": true},
+            "plan": {"planKey": format!("cdkd/_runs/{run_id}/plan.json"), "region": REGION,
+                     "stacks": 1, "importRows": 2, "blocked": 0, "warnings": 0, "awsCalls": {}}
+        }))
+        .unwrap()
+    };
+    assert!(run(input("tok-1"), &deps).await.unwrap().written);
+    // The same attempt again (Step Functions retried the invocation), then a retried
+    // attempt with a new token: the request is the same run's, already told.
+    assert!(!run(input("tok-1"), &deps).await.unwrap().written);
+    assert!(run(input("tok-2"), &deps).await.unwrap().written);
+    assert_eq!(inbox.messages().await.len(), 1);
+    assert_eq!(inbox.events().await.len(), 1);
+
+    // The cleanup's digest step, invoked twice for one run: one digest.
+    let summary = json!({"dryRun": true, "selected": [], "skipped": []});
+    for _ in 0..2 {
+        let out = cdkd_functions::steps::invoke(
+            "cleanup-notify",
+            json!({"runId": "cleanup-once", "input": {"stateBucket": bucket}, "summary": summary}),
+            &deps,
+        )
+        .await
+        .unwrap();
+        assert_eq!(out["configured"], true);
+    }
+    let m = one(inbox.messages().await, "digests");
+    assert_eq!(
+        m.subject,
+        "cdkd-flow: cleanup dry run: 0 would be destroyed, 0 skipped"
+    );
+    assert_eq!(
+        one(inbox.events().await, "digest events")["detail"]["outcome"],
+        "dry-run"
+    );
+}
+
+#[tokio::test]
+async fn notify_to_a_topic_that_does_not_exist_is_one_warning_and_the_run_ends_as_it_would() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let stack = uniq("NotifyNoTopic");
+    put_stack(&bucket, &stack, None).await;
+    let missing = format!("arn:aws:sns:{REGION}:{}:no-such-topic", h::EMULATOR_ACCOUNT);
+    let r = cli(
+        &bucket,
+        &["destroy", &stack, "--local", "--fast", "-y"],
+        &["--notify-topic", &missing],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains(&format!("Destroyed {stack}")),
+        "{}",
+        r.stdout
+    );
+    let warnings: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("was not sent"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", r.stderr);
+    assert!(warnings[0].contains(&missing), "{}", warnings[0]);
+    assert!(
+        h::get_text(&s3, &bucket, &format!("cdkd/{stack}/{REGION}/state.json"))
+            .await
+            .is_none(),
+        "the record is deleted as without a topic"
+    );
+}
