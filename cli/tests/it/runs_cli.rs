@@ -91,6 +91,7 @@ async fn backend() -> Backend {
         definitions::CLEANUP,
         &[
             ("CleanupSelectFunctionArn", &f),
+            ("CleanupNotifyFunctionArn", &f),
             ("DestroyStateMachineArn", &destroy),
         ],
     );
