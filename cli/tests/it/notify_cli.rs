@@ -342,6 +342,65 @@ async fn notify_an_export_waiting_for_approval_then_migrated_tells_each_once_on_
     }
 }
 
+#[tokio::test]
+async fn notify_an_export_that_fails_after_its_lock_tells_the_cause_and_what_to_redo() {
+    use cdkd_tests::faults::{exact, inject_fault, Fault};
+    let s = real_stack("NotifyFail").await;
+    let inbox = inbox().await;
+    let run_id = format!("export-{}-fail", s.stack);
+    // CloudFormation refuses the phase-1 change set: the run aborts after its lock.
+    let _fault = inject_fault(&Fault::cfn(
+        "CreateChangeSet",
+        &[("StackName", &exact(&s.stack))],
+        "ValidationError",
+        "refused by the notify test",
+    ));
+    let mut args = s.export_args(&run_id, &["-y"]);
+    args.extend(inbox.args());
+    let r = crate::run_cli_env(&args, &[]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let m = one(inbox.messages().await, "failure messages");
+    assert_eq!(m.subject, format!("cdkd-flow: export {} failed", s.stack));
+    assert!(
+        m.message.contains("Cause: ") && m.message.contains("refused by the notify test"),
+        "{}",
+        m.message
+    );
+    assert_eq!(m.attr("kind"), "run-failed");
+    assert_eq!(m.attr("outcome"), "failed");
+    let e = one(inbox.events().await, "failure events");
+    assert_eq!(e["detail-type"], "cdkd-flow Run Failed");
+    let d = &e["detail"];
+    assert!(
+        d["cause"]
+            .as_str()
+            .unwrap_or("")
+            .contains("refused by the notify test"),
+        "{d}"
+    );
+    let report: Value = serde_json::from_str(
+        &h::get_text(
+            &h::s3().await,
+            &s.bucket,
+            &format!("cdkd/_runs/{run_id}/report.json"),
+        )
+        .await
+        .expect("report.json"),
+    )
+    .unwrap();
+    // The message carries the report's redo lines and commands, as the report has them.
+    assert_eq!(d["redo"], report["redo"], "{d}");
+    assert_eq!(
+        d.get("commands").cloned().unwrap_or(json!([])),
+        report["commands"],
+        "{d}"
+    );
+    assert!(
+        lines(d, "summary").contains(&format!("{} -> CloudFormation stack", s.stack)),
+        "{d}"
+    );
+}
+
 // ------------------------------------------------------------------ destroy
 
 #[tokio::test]
