@@ -601,7 +601,7 @@ async fn notify_a_step_invoked_again_for_the_same_run_sends_nothing_again() {
 }
 
 #[tokio::test]
-async fn notify_to_a_topic_that_does_not_exist_is_one_warning_and_the_run_ends_as_it_would() {
+async fn notify_to_a_topic_and_a_bus_that_do_not_exist_is_a_warning_each_and_the_run_ends_as_it_would() {
     let s3 = h::s3().await;
     let bucket = h::fresh_bucket(&s3).await;
     let stack = uniq("NotifyNoTopic");
@@ -610,7 +610,7 @@ async fn notify_to_a_topic_that_does_not_exist_is_one_warning_and_the_run_ends_a
     let r = cli(
         &bucket,
         &["destroy", &stack, "--local", "--fast", "-y"],
-        &["--notify-topic", &missing],
+        &["--notify-topic", &missing, "--notify-bus", "no-such-bus"],
     );
     assert_eq!(r.code, 0, "{r:?}");
     assert!(
@@ -621,10 +621,19 @@ async fn notify_to_a_topic_that_does_not_exist_is_one_warning_and_the_run_ends_a
     let warnings: Vec<&str> = r
         .stderr
         .lines()
-        .filter(|l| l.contains("was not sent"))
+        .filter(|l| l.contains("was not sent") || l.contains("was refused"))
         .collect();
-    assert_eq!(warnings.len(), 1, "{}", r.stderr);
-    assert!(warnings[0].contains(&missing), "{}", warnings[0]);
+    assert_eq!(warnings.len(), 2, "one per target: {}", r.stderr);
+    assert!(
+        warnings[0].contains(&format!("SNS topic {missing}")),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        warnings[1].contains("EventBridge bus no-such-bus"),
+        "{}",
+        warnings[1]
+    );
     assert!(
         h::get_text(&s3, &bucket, &format!("cdkd/{stack}/{REGION}/state.json"))
             .await
