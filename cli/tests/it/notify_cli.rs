@@ -601,7 +601,8 @@ async fn notify_a_step_invoked_again_for_the_same_run_sends_nothing_again() {
 }
 
 #[tokio::test]
-async fn notify_to_a_topic_and_a_bus_that_do_not_exist_is_a_warning_each_and_the_run_ends_as_it_would() {
+async fn notify_to_a_topic_and_a_bus_that_do_not_exist_is_a_warning_each_and_the_run_ends_as_it_would(
+) {
     let s3 = h::s3().await;
     let bucket = h::fresh_bucket(&s3).await;
     let stack = uniq("NotifyNoTopic");
