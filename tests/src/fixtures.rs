@@ -131,6 +131,22 @@ pub async fn queue(c: &SdkConfig, name: &str) -> String {
         .to_string()
 }
 
+/// The ARN of the queue at `url` (what an SNS subscription or an EventBridge target
+/// names).
+pub async fn queue_arn(c: &SdkConfig, url: &str) -> String {
+    use aws_sdk_sqs::types::QueueAttributeName;
+    aws_sdk_sqs::Client::new(c)
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .expect("the queue's attributes")
+        .attributes
+        .and_then(|mut a| a.remove(&QueueAttributeName::QueueArn))
+        .expect("a queue ARN")
+}
+
 /// A real SNS topic named `name`; its ARN.
 pub async fn topic(c: &SdkConfig, name: &str) -> String {
     aws_sdk_sns::Client::new(c)

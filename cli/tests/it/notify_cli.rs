@@ -37,29 +37,16 @@ impl Sns {
     }
 }
 
-async fn queue_arn(sqs: &aws_sdk_sqs::Client, url: &str) -> String {
-    sqs.get_queue_attributes()
-        .queue_url(url)
-        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .unwrap()
-        .attributes
-        .unwrap()[&aws_sdk_sqs::types::QueueAttributeName::QueueArn]
-        .clone()
-}
-
 async fn inbox() -> Inbox {
     let sdk = h::sdk().await;
     let sns = aws_sdk_sns::Client::new(&sdk);
-    let sqs = aws_sdk_sqs::Client::new(&sdk);
     let events = aws_sdk_eventbridge::Client::new(&sdk);
     let topic = h::fixtures::topic(&sdk, &uniq("notify")).await;
     let topic_queue = h::fixtures::queue(&sdk, &uniq("notify-sns")).await;
     sns.subscribe()
         .topic_arn(&topic)
         .protocol("sqs")
-        .endpoint(queue_arn(&sqs, &topic_queue).await)
+        .endpoint(h::fixtures::queue_arn(&sdk, &topic_queue).await)
         .send()
         .await
         .unwrap();
@@ -82,7 +69,7 @@ async fn inbox() -> Inbox {
         .targets(
             aws_sdk_eventbridge::types::Target::builder()
                 .id("queue")
-                .arn(queue_arn(&sqs, &bus_queue).await)
+                .arn(h::fixtures::queue_arn(&sdk, &bus_queue).await)
                 .build()
                 .unwrap(),
         )

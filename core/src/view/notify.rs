@@ -223,6 +223,21 @@ mod tests {
         insta::assert_snapshot!(rendered(&n));
     }
 
+    /// The notice of a destroy of Shop's two rows with these outcomes.
+    fn shop(o: &BTreeMap<String, RowOutcome>, complete: bool, aborted: Option<&str>) -> Notice {
+        let (rows, _) = destroy_rows();
+        let r = build_report("destroy-Shop-1", "Shop", "us-east-1", &rows, o, false);
+        destroy_ended(
+            "destroy-Shop-1",
+            "Shop",
+            "us-east-1",
+            &[r],
+            complete,
+            aborted,
+            "cdkd/_runs/destroy-Shop-1/report.json",
+        )
+    }
+
     fn destroy_rows() -> (Vec<PlannedRow>, BTreeMap<String, RowOutcome>) {
         let rows = vec![
             PlannedRow {
@@ -241,26 +256,17 @@ mod tests {
 
     #[test]
     fn destroy_success_message_summarises_each_stack() {
-        let (rows, mut o) = destroy_rows();
+        let (_, mut o) = destroy_rows();
         o.insert("Topic".into(), RowOutcome::Deleted);
         o.insert("Queue".into(), RowOutcome::Deleted);
-        let r = build_report("destroy-Shop-1", "Shop", "us-east-1", &rows, &o, false);
-        let n = destroy_ended(
-            "destroy-Shop-1",
-            "Shop",
-            "us-east-1",
-            &[r],
-            true,
-            None,
-            "cdkd/_runs/destroy-Shop-1/report.json",
-        );
+        let n = shop(&o, true, None);
         assert_eq!(n.kind, NoticeKind::RunSucceeded);
         insta::assert_snapshot!(rendered(&n));
     }
 
     #[test]
     fn destroy_failure_message_lists_failed_and_blocked_rows_and_the_next_step() {
-        let (rows, mut o) = destroy_rows();
+        let (_, mut o) = destroy_rows();
         o.insert(
             "Queue".into(),
             RowOutcome::Failed {
@@ -268,16 +274,7 @@ mod tests {
             },
         );
         o.insert("Topic".into(), RowOutcome::Blocked { by: "Queue".into() });
-        let r = build_report("destroy-Shop-1", "Shop", "us-east-1", &rows, &o, false);
-        let n = destroy_ended(
-            "destroy-Shop-1",
-            "Shop",
-            "us-east-1",
-            &[r],
-            false,
-            None,
-            "cdkd/_runs/destroy-Shop-1/report.json",
-        );
+        let n = shop(&o, false, None);
         assert_eq!(
             (n.kind, n.outcome.as_str()),
             (NoticeKind::RunFailed, "partial")
@@ -287,16 +284,10 @@ mod tests {
 
     #[test]
     fn destroy_abort_message_says_what_stopped_it() {
-        let (rows, o) = destroy_rows();
-        let r = build_report("destroy-Shop-1", "Shop", "us-east-1", &rows, &o, false);
-        let n = destroy_ended(
-            "destroy-Shop-1",
-            "Shop",
-            "us-east-1",
-            &[r],
+        let n = shop(
+            &BTreeMap::new(),
             false,
             Some("LockLost: the lock\nwas taken"),
-            "k",
         );
         assert_eq!(n.outcome, "failed");
         assert_eq!(n.cause.as_deref(), Some("LockLost: the lock was taken"));

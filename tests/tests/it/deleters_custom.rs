@@ -70,16 +70,7 @@ async fn fixture() -> Fixture {
         .unwrap()
         .queue_url
         .unwrap();
-    let queue_arn = sqs
-        .get_queue_attributes()
-        .queue_url(&queue_url)
-        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .unwrap()
-        .attributes
-        .unwrap()[&aws_sdk_sqs::types::QueueAttributeName::QueueArn]
-        .clone();
+    let queue_arn = cdkd_tests::fixtures::queue_arn(&c, &queue_url).await;
     sns.subscribe()
         .topic_arn(&topic)
         .protocol("sqs")
