@@ -3,6 +3,7 @@
 //! through `cdkd_aws::notify`. Nothing here can fail a step: a message that cannot be
 //! sent is a warning in the log (the CLI's stderr for a local run).
 
+use cdkd_aws::notify::Notifier;
 use cdkd_aws::StateStore;
 use cdkd_core::notify::{notice_key, Notice};
 use cdkd_core::text::flatten_str;
@@ -12,13 +13,13 @@ use serde_json::Value;
 use crate::deps::Deps;
 use crate::error::StepError;
 
-/// Sends `notice` when the run's notifications are configured and this kind has not
-/// been sent for the run yet. The marker `notified-<kind>.json` is created (only if
+/// Sends `notice` through `notify` (the run's configured targets; `None`: nothing is
+/// sent) when this kind has not been sent for the run yet. The marker `notified-<kind>.json` is created (only if
 /// absent) before the message goes: a step retried after sending finds it and sends
 /// nothing (at most once; docs/notifications.md §4). A marker that cannot be written
 /// does not hold the message back.
-pub async fn tell(deps: &Deps, store: &StateStore, notice: &Notice) {
-    let Some(notifier) = &deps.notify else {
+pub async fn tell(notify: Option<&Notifier>, store: &StateStore, notice: &Notice) {
+    let Some(notifier) = notify else {
         return;
     };
     let key = notice_key(&store.prefix, &notice.run_id, notice.kind);
@@ -88,7 +89,7 @@ pub async fn cleanup_notify(
     }
     let store = deps.store(&input.input.state_bucket, &input.input.state_prefix);
     let notice = cdkd_core::notify::cleanup_finished(&input.run_id, &input.summary);
-    tell(deps, &store, &notice).await;
+    tell(deps.notify.as_ref(), &store, &notice).await;
     Ok(CleanupNotifyOutput {
         configured: deps.notify.is_some(),
     })

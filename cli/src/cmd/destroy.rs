@@ -325,11 +325,13 @@ fn start_local<'a>(
     let sm = local::definition(definitions::DESTROY, "cdkd-flow-destroy", &subs)?;
     let engine = local::engine(deps, fast).with_observer(Arc::new(step_failure));
     let start = LocalStart::of_input(RunKind::Destroy, &input);
+    let notify = deps.notify.clone();
     Ok(async move {
         let o = LocalOptions {
             store,
             start,
             approval_poll: None,
+            notify: notify.as_ref(),
         };
         run_local(engine, sm, input, run_id, o)
             .await

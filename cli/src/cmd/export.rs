@@ -697,6 +697,7 @@ async fn run_local(
         store: &store,
         start: LocalStart::of_input(RunKind::Export, &input),
         approval_poll: approval.map(|_| crate::approval::local_poll(fast)),
+        notify: deps.notify.as_ref(),
     };
     crate::run::local::run_local(engine, sm, input, run_id, o).await
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use cdkd_aws::StateStore;
 use cdkd_core::export::report::{interrupted, refused};
+use cdkd_core::notify::export_ended;
 use cdkd_core::runs::{
     listed_run_file, local_state, lock_owned_by_run, planned_run, run_file_key, Evidence, LocalRun,
     LocalState, RunLock, INTERRUPTED,
@@ -19,7 +20,7 @@ use cdkd_core::view::export_report::export_phase;
 use cdkd_core::view::progress::destroy_phase;
 use cdkd_core::view::runs::{LocalRunRow, RunKind};
 use cdkd_engine::{Engine, Outcome, StateMachine};
-use cdkd_functions::destroy::finish::{report_of, RunReport};
+use cdkd_functions::destroy::finish::{notice_of, report_of, RunReport};
 use cdkd_functions::destroy::{DestroyRun, RunRef};
 use cdkd_functions::runs::{progress_key, report_key};
 use serde_json::Value;
@@ -195,6 +196,9 @@ pub struct LocalOptions<'a> {
     pub start: LocalStart,
     /// An export waiting for approval: how often `approval.json` is read.
     pub approval_poll: Option<Duration>,
+    /// Where the run's messages go (docs/notifications.md): a report written here (an
+    /// interruption, a failure no step reported) is told as a step's would be.
+    pub notify: Option<&'a cdkd_aws::notify::Notifier>,
 }
 
 /// Runs `sm` in this process as the local run `run_id`: writes its `run.json`, answers
@@ -248,7 +252,7 @@ pub async fn run_local(
                 task.abort();
                 let resume = meta.resume_command();
                 let phase = phase_of(store, &meta).await;
-                write_interrupted_report(store, &meta, &phase, resume.as_deref()).await;
+                write_interrupted_report(store, &meta, &phase, resume.as_deref(), o.notify).await;
                 record_end(store, &mut meta, INTERRUPTED).await;
                 return Err(CliError::Refused(interrupted_line(&meta, resume.as_deref())));
             }
@@ -258,7 +262,7 @@ pub async fn run_local(
     let word = match &outcome {
         Outcome::Succeeded(_) => "succeeded",
         Outcome::Failed(f) => {
-            ensure_report(store, &meta, &f.error, &f.cause).await;
+            ensure_report(store, &meta, &f.error, &f.cause, o.notify).await;
             "failed"
         }
     };
@@ -356,13 +360,17 @@ async fn write_interrupted_report(
     meta: &LocalRun,
     phase: &str,
     resume: Option<&str>,
+    notify: Option<&cdkd_aws::notify::Notifier>,
 ) {
     let cause = format!("interrupted (Ctrl-C) while {phase}");
     let key = report_key(&store.prefix, &meta.run_id);
     let written = if meta.kind == RunKind::Export.name() {
         let progress = crate::run::artifacts::read_export_progress(store, &meta.run_id).await;
         let r = interrupted(&meta.run_id, progress.as_ref(), &cause, resume);
-        cdkd_functions::runs::write(store, &key, &r).await
+        let notice = export_ended(&r, &meta.stack, meta.stack_region.as_deref(), &key);
+        cdkd_functions::runs::write(store, &key, &r)
+            .await
+            .map(|_| notice)
     } else {
         let r = destroy_report(
             store,
@@ -370,13 +378,31 @@ async fn write_interrupted_report(
             &destroy_interrupted_cause(&store.bucket, &store.prefix, meta, &cause, resume),
         )
         .await;
-        cdkd_functions::runs::write(store, &key, &r).await
+        let notice = notice_of(&r, &key);
+        cdkd_functions::runs::write(store, &key, &r)
+            .await
+            .map(|_| notice)
     };
-    if let Err(e) = written {
-        tracing::warn!(
+    tell_written(store, meta, written, notify).await;
+}
+
+/// Tells the report written here, as the step that would have written it does
+/// (docs/notifications.md); a plan-only run tells nothing.
+async fn tell_written(
+    store: &StateStore,
+    meta: &LocalRun,
+    written: Result<cdkd_core::notify::Notice, cdkd_functions::StepError>,
+    notify: Option<&cdkd_aws::notify::Notifier>,
+) {
+    match written {
+        Ok(notice) if !meta.plan_only => {
+            cdkd_functions::notify::tell(notify, store, &notice).await;
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(
             "report of run {} not written: {e}",
             flatten_str(&meta.run_id)
-        );
+        ),
     }
 }
 
@@ -413,7 +439,13 @@ fn destroy_interrupted_cause(
 
 /// After a run that failed: its report, written here when no step wrote one (a
 /// refusal before the lock, a plan that refused, a rejected approval).
-async fn ensure_report(store: &StateStore, meta: &LocalRun, error: &str, cause: &str) {
+async fn ensure_report(
+    store: &StateStore,
+    meta: &LocalRun,
+    error: &str,
+    cause: &str,
+    notify: Option<&cdkd_aws::notify::Notifier>,
+) {
     let key = report_key(&store.prefix, &meta.run_id);
     match store.get_raw(&key).await {
         Ok(None) => {}
@@ -430,17 +462,18 @@ async fn ensure_report(store: &StateStore, meta: &LocalRun, error: &str, cause: 
         if error == "Rejected" {
             r.outcome = "rejected".into();
         }
-        cdkd_functions::runs::write(store, &key, &r).await
+        let notice = export_ended(&r, &meta.stack, meta.stack_region.as_deref(), &key);
+        cdkd_functions::runs::write(store, &key, &r)
+            .await
+            .map(|_| notice)
     } else {
         let r = destroy_report(store, meta, &why).await;
-        cdkd_functions::runs::write(store, &key, &r).await
+        let notice = notice_of(&r, &key);
+        cdkd_functions::runs::write(store, &key, &r)
+            .await
+            .map(|_| notice)
     };
-    if let Err(e) = written {
-        tracing::warn!(
-            "report of run {} not written: {e}",
-            flatten_str(&meta.run_id)
-        );
-    }
+    tell_written(store, meta, written, notify).await;
 }
 
 /// A destroy report for a run that ended early: its rows as far as progress.json

@@ -388,6 +388,53 @@ async fn notify_an_export_that_fails_after_its_lock_tells_the_cause_and_what_to_
     );
 }
 
+#[tokio::test]
+async fn notify_a_local_export_interrupted_by_ctrl_c_tells_that_it_stopped_and_how_to_resume() {
+    let s = real_stack("NotifyCtrlC").await;
+    let inbox = inbox().await;
+    let run_id = format!("export-{}-ctrlc", s.stack);
+    // Not --fast, so that the run is still going when the signal comes.
+    let mut args: Vec<&str> = s
+        .export_args(&run_id, &["-y"])
+        .into_iter()
+        .filter(|a| *a != "--fast")
+        .collect();
+    args.extend(inbox.args());
+    let mut f = crate::follower::Follower::start(&args, &[]);
+    f.wait_for("migrating (run", Duration::from_secs(120));
+    let progress = format!("cdkd/_runs/{run_id}/progress.json");
+    let t0 = Instant::now();
+    while h::get_text(&h::s3().await, &s.bucket, &progress)
+        .await
+        .is_none()
+    {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no {progress}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    f.signal(libc::SIGINT);
+    let (code, stderr) = f.wait_exit(Duration::from_secs(60));
+    assert_eq!(code, 1, "{stderr}");
+    let m = one(inbox.messages().await, "interruption messages");
+    assert_eq!(
+        m.subject,
+        format!("cdkd-flow: export {} failed (interrupted)", s.stack)
+    );
+    assert!(m.message.contains("Resume it:"), "{}", m.message);
+    let e = one(inbox.events().await, "interruption events");
+    let report: Value = serde_json::from_str(
+        &h::get_text(
+            &h::s3().await,
+            &s.bucket,
+            &format!("cdkd/_runs/{run_id}/report.json"),
+        )
+        .await
+        .expect("report.json"),
+    )
+    .unwrap();
+    assert_eq!(e["detail"]["outcome"], "interrupted");
+    assert_eq!(e["detail"]["commands"], report["commands"], "{e}");
+}
+
 // ------------------------------------------------------------------ destroy
 
 #[tokio::test]

@@ -46,7 +46,8 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
             let key = runs::report_key(&input.run.prefix, &input.run.run_id);
             match runs::write(&store, &key, &report).await {
                 Ok(()) => {
-                    crate::notify::tell(deps, &store, &notice_of(&report, &key)).await;
+                    crate::notify::tell(deps.notify.as_ref(), &store, &notice_of(&report, &key))
+                        .await;
                     report_key = Some(key);
                 }
                 Err(e) => tracing::warn!("report of run {} not written: {e}", input.run.run_id),

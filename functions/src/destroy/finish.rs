@@ -79,7 +79,7 @@ pub async fn run(input: FinishInput, deps: &Deps) -> Result<FinishOutput, StepEr
         &input.locks,
     )
     .await;
-    crate::notify::tell(deps, &store, &notice_of(&report, &key)).await;
+    crate::notify::tell(deps.notify.as_ref(), &store, &notice_of(&report, &key)).await;
     Ok(FinishOutput {
         run_id: report.run_id.clone(),
         complete: report.complete,

@@ -80,7 +80,7 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
                         Some(&ctx.carry.run.region),
                         &key,
                     );
-                    crate::notify::tell(deps, &ctx.store, &notice).await;
+                    crate::notify::tell(deps.notify.as_ref(), &ctx.store, &notice).await;
                     out.report_key = Some(key);
                     out.report = Some(report);
                 }

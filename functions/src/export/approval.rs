@@ -111,7 +111,7 @@ pub async fn run(input: ApprovalInput, deps: &Deps) -> Result<ApprovalOutput, St
     };
     let notice =
         cdkd_core::notify::approval_waiting(&request, input.stack_region.as_deref(), &key, &extra);
-    crate::notify::tell(deps, &store, &notice).await;
+    crate::notify::tell(deps.notify.as_ref(), &store, &notice).await;
     Ok(ApprovalOutput {
         approval_key: key,
         written: true,

@@ -99,7 +99,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
         Some(&ctx.carry.run.region),
         &key,
     );
-    crate::notify::tell(ctx.deps, &ctx.store, &notice).await;
+    crate::notify::tell(ctx.deps.notify.as_ref(), &ctx.store, &notice).await;
     Ok(CleanupOutput {
         report_key: key,
         report,
