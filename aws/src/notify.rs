@@ -102,7 +102,9 @@ impl Notifier {
             if let Some(s) = &n.stack {
                 attrs.push(("stack", s.clone()));
             }
-            for (k, v) in attrs.into_iter().filter(|(_, v)| !v.is_empty()) {
+            // One line each (SNS refuses a whole message over a control character).
+            let attrs = attrs.into_iter().map(|(k, v)| (k, flatten_str(&v)));
+            for (k, v) in attrs.filter(|(_, v)| !v.is_empty()) {
                 if let Ok(a) = MessageAttributeValue::builder()
                     .data_type("String")
                     .string_value(v)
