@@ -634,6 +634,49 @@ async fn notify_a_step_invoked_again_for_the_same_run_sends_nothing_again() {
     );
 }
 
+/// The targets reach a step as a deployed function's do: `CDKD_FLOW_NOTIFY_TOPIC` and
+/// `CDKD_FLOW_NOTIFY_BUS` read by `Deps::from_env`, what the Lambda main builds (here
+/// through `workflow run`, whose steps are built the same way).
+#[tokio::test]
+async fn notify_targets_from_the_environment_reach_the_steps_as_in_lambda() {
+    let bucket = h::fresh_bucket(&h::s3().await).await;
+    let inbox = inbox().await;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cleanup = root.join("statemachines/cleanup.asl.json");
+    let destroy = format!(
+        "DestroyStateMachineArn={}",
+        root.join("statemachines/destroy.asl.json").display()
+    );
+    let input =
+        json!({"stateBucket": bucket, "pattern": "nothing-*", "minimumAge": "1d", "dryRun": true})
+            .to_string();
+    let r = crate::run_cli_env(
+        &[
+            "workflow",
+            "run",
+            &cleanup.display().to_string(),
+            "--machine",
+            &destroy,
+            "--input",
+            &input,
+            "--fast",
+        ],
+        &[
+            ("CDKD_FLOW_NOTIFY_TOPIC", &inbox.topic),
+            ("CDKD_FLOW_NOTIFY_BUS", &inbox.bus),
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let m = one(inbox.messages().await, "digests");
+    assert_eq!(m.attr("kind"), "cleanup-finished");
+    assert_eq!(
+        m.subject,
+        "cdkd-flow: cleanup dry run: 0 would be destroyed, 0 skipped"
+    );
+    let e = one(inbox.events().await, "digest events");
+    assert_eq!(e["detail"]["cleanup"]["dryRun"], true);
+}
+
 #[tokio::test]
 async fn notify_to_a_topic_and_a_bus_that_do_not_exist_is_a_warning_each_and_the_run_ends_as_it_would(
 ) {
