@@ -13,6 +13,7 @@ pub mod keys;
 pub mod lock;
 pub mod ref_value;
 pub mod repair;
+pub mod retention;
 pub mod runs;
 pub mod state;
 pub mod text;
