@@ -53,6 +53,13 @@ pub enum StoreError {
         key: String,
         message: String,
     },
+    /// A bucket-level call (lifecycle, versioning, DeleteObjects) failed.
+    #[error("{operation} on s3://{bucket} failed: {message}")]
+    Bucket {
+        bucket: String,
+        operation: String,
+        message: String,
+    },
     /// The lock object exists but is not valid JSON.
     #[error("Failed to get lock info for stack '{stack}': {message}")]
     LockRead { stack: String, message: String },

@@ -79,6 +79,14 @@ pub enum RunsCommand {
     /// Reject an export run that waits for approval; it ends failed, nothing changed.
     #[command(long_about = REJECT_HELP)]
     Reject(AnswerArgs),
+    /// Set the S3 lifecycle rule that expires run folders (<prefix>/_runs/) N days after
+    /// their last write, keeping the bucket's other rules.
+    #[command(long_about = super::runs_history::expire_help())]
+    Expire(super::runs_history::ExpireArgs),
+    /// Delete the folders of runs that ended more than a duration ago (--dry-run lists
+    /// them); running, approval-waiting and resumable runs are kept.
+    #[command(long_about = super::runs_history::prune_help())]
+    Prune(super::runs_history::PruneArgs),
 }
 
 /// Where the deployed state machines are.
@@ -295,6 +303,8 @@ pub async fn run(g: &GlobalOpts, c: RunsCommand) -> Result<ExitCode, CliError> {
     match c {
         RunsCommand::Approve(a) => return answer(g, a, true).await,
         RunsCommand::Reject(a) => return answer(g, a, false).await,
+        RunsCommand::Expire(a) => return super::runs_history::expire(g, a).await,
+        RunsCommand::Prune(a) => return super::runs_history::prune(g, a).await,
         _ => {}
     }
     match &c {
@@ -316,7 +326,10 @@ pub async fn run(g: &GlobalOpts, c: RunsCommand) -> Result<ExitCode, CliError> {
             remote::watch(&sdk, &client, &x.arn, &opts).await
         }
         RunsCommand::Stop(a) => stop(&sdk, a).await,
-        RunsCommand::Approve(_) | RunsCommand::Reject(_) => unreachable!("answered above"),
+        RunsCommand::Approve(_)
+        | RunsCommand::Reject(_)
+        | RunsCommand::Expire(_)
+        | RunsCommand::Prune(_) => unreachable!("answered above"),
     }
 }
 
