@@ -10,7 +10,9 @@ use aws_sdk_s3::types::{
     NoncurrentVersionExpiration, ObjectIdentifier,
 };
 use cdkd_core::keys::{self, run_prefix};
-use cdkd_core::retention::{rule_change, sooner_rules, ListedObject, ObservedRule, RuleChange, RunsRule};
+use cdkd_core::retention::{
+    rule_change, sooner_rules, ListedObject, ObservedRule, RuleChange, RunsRule,
+};
 use cdkd_core::text::flatten_str;
 
 use crate::s3err::Failure;
@@ -173,10 +175,9 @@ impl StateStore {
             ),
             Err(e) if e.code() == Some("NoSuchLifecycleConfiguration") => (Vec::new(), None),
             Err(e) => {
-                return Err(self.bucket_error(
-                    "GetBucketLifecycleConfiguration",
-                    Failure::from_sdk(&e),
-                ))
+                return Err(
+                    self.bucket_error("GetBucketLifecycleConfiguration", Failure::from_sdk(&e))
+                )
             }
         };
         let observed: Vec<ObservedRule> = rules.iter().map(observe).collect();
@@ -262,9 +263,9 @@ fn observe(r: &LifecycleRule) -> ObservedRule {
         other_parts: !filter_is_prefix_only
             || !r.transitions().is_empty()
             || !r.noncurrent_version_transitions().is_empty()
-            || exp.is_some_and(|e| e.date().is_some() || e.expired_object_delete_marker().is_some())
-            || r
-                .noncurrent_version_expiration()
+            || exp
+                .is_some_and(|e| e.date().is_some() || e.expired_object_delete_marker().is_some())
+            || r.noncurrent_version_expiration()
                 .is_some_and(|n| n.newer_noncurrent_versions().is_some()),
     }
 }
@@ -275,7 +276,11 @@ fn sdk_rule(want: &RunsRule) -> Result<LifecycleRule, String> {
         .id(&want.id)
         .status(ExpirationStatus::Enabled)
         .filter(LifecycleRuleFilter::builder().prefix(&want.prefix).build())
-        .expiration(LifecycleExpiration::builder().days(want.expiration_days).build())
+        .expiration(
+            LifecycleExpiration::builder()
+                .days(want.expiration_days)
+                .build(),
+        )
         .noncurrent_version_expiration(
             NoncurrentVersionExpiration::builder()
                 .noncurrent_days(want.noncurrent_days)

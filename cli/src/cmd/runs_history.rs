@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use cdkd_aws::sfn::{self, Sfn, SfnError};
 use cdkd_aws::StateStore;
 use cdkd_core::retention::{
-    delete_batches, expiry_warning, is_recent, kind_of_id, parse_older_than, runs_rule,
-    verdict, RunFacts, RunFolder, RunStatus, Verdict, DEFAULT_EXPIRY_DAYS,
+    delete_batches, expiry_warning, is_recent, kind_of_id, parse_older_than, runs_rule, verdict,
+    RunFacts, RunFolder, RunStatus, Verdict, DEFAULT_EXPIRY_DAYS,
 };
 use cdkd_core::runs::LocalRun;
 use cdkd_core::text::flatten_str;
@@ -126,7 +126,7 @@ pub async fn expire(g: &GlobalOpts, a: ExpireArgs) -> Result<ExitCode, CliError>
 /// How many folders are judged at once (each costs a few GETs).
 const JUDGE_AT_ONCE: usize = 16;
 /// Progress goes to stderr past this many listed objects or keys to delete.
-const PROGRESS_FROM: usize = 5_000;
+const PROGRESS_FROM: usize = 1_000;
 
 /// `runs prune`.
 pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
