@@ -23,10 +23,10 @@ pub fn listed_run_file<'a>(prefix: &str, key: &'a str) -> Option<&'a str> {
     (!id.is_empty() && !id.contains('/')).then_some(id)
 }
 
-/// How far a run's start may lie after its `run.json`'s last write as S3 lists it:
-/// listing times are whole seconds, and the clock of the host that wrote `startedMs`
-/// may run ahead of S3's.
-pub const START_SKEW_MS: i64 = 5 * 60_000;
+/// How far a run's start may lie after its `run.json`'s last write as S3 lists it: the
+/// clock of the host that wrote `startedMs` may run ahead of S3's, by less than the 15
+/// minutes past which S3 refuses a signed request (`RequestTimeTooSkewed`).
+pub const START_SKEW_MS: i64 = 15 * 60_000;
 
 /// `runs list --local` reads `run.json` files in order of their last write, newest
 /// first, and stops once the `limit` newest starts are known: a run not read yet started
