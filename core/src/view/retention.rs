@@ -351,13 +351,10 @@ mod tests {
     fn prune_json_has_every_folder_with_its_reason_and_the_totals() {
         let v = prune_json(&result(false));
         assert_eq!(v["deleted"][0]["runId"], "destroy-Shop-20261001T101010");
-        assert_eq!(
-            v["kept"][0]["reason"]
-                .as_str()
-                .unwrap()
-                .contains("--include-resumable"),
-            true
-        );
+        assert!(v["kept"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("--include-resumable"));
         assert_eq!(v["kept"][1]["runId"], "export-Web\u{1b}[31m-1");
         assert_eq!(v["summary"]["runsDeleted"], 1);
         assert_eq!(v["summary"]["runsKept"], 14);
