@@ -156,9 +156,9 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
             let plan_run = ids.contains(format!("{}-plan", f.run_id).as_str());
             let machines = machines.as_ref();
             async move {
-                let facts = facts_of(store, f, plan_run, machines).await?;
+                let facts = facts_of(store, f, plan_run, machines).await;
                 let v = verdict(f, &facts, now, older_ms, a.include_resumable);
-                Ok::<_, CliError>((
+                (
                     PruneRow {
                         run_id: f.run_id.clone(),
                         kind: facts.kind,
@@ -168,14 +168,12 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
                         verdict: v,
                     },
                     f,
-                ))
+                )
             }
         })
         .buffered(JUDGE_AT_ONCE)
-        .collect::<Vec<_>>()
-        .await
-        .into_iter()
-        .collect::<Result<_, _>>()?;
+        .collect()
+        .await;
 
     let doomed: Vec<&RunFolder> = judged
         .iter()
@@ -281,8 +279,25 @@ impl DeployedRuns {
 }
 
 /// What is known of a folder's run: a local run as `runs list --local` tells it; a
-/// deployed one by its execution, else by its files.
+/// deployed one by its execution, else by its files. A file that cannot be read (a
+/// damaged report, a refused GET) makes the run's state unknown: it is kept, and says why.
 async fn facts_of(
+    store: &StateStore,
+    f: &RunFolder,
+    plan_run_folder: bool,
+    deployed: Option<&DeployedRuns>,
+) -> RunFacts {
+    match read_facts(store, f, plan_run_folder, deployed).await {
+        Ok(facts) => facts,
+        Err(e) => RunFacts {
+            kind: kind_of_id(&f.run_id),
+            plan_only: false,
+            status: RunStatus::Unknown { why: e.to_string() },
+        },
+    }
+}
+
+async fn read_facts(
     store: &StateStore,
     f: &RunFolder,
     plan_run_folder: bool,

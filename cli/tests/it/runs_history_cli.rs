@@ -569,3 +569,122 @@ async fn runs_history_prune_refuses_a_bad_duration_and_names_a_denied_listing() 
     assert!(line.contains("Access Denied"), "{line}");
     assert_eq!(h::list_all_keys(&s3, &bucket).await.len(), 1);
 }
+
+async fn pass_machine(sfn: &aws_sdk_sfn::Client, name: &str) -> String {
+    sfn.create_state_machine()
+        .name(name)
+        .definition(r#"{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}"#)
+        .role_arn("arn:aws:iam::123456789012:role/cdkd-flow-prune-test")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("CreateStateMachine {name}: {e:?}"))
+        .state_machine_arn
+}
+
+async fn start(sfn: &aws_sdk_sfn::Client, machine: &str, name: &str, stop: bool) {
+    let arn = sfn
+        .start_execution()
+        .state_machine_arn(machine)
+        .name(name)
+        .input("{}")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("StartExecution {name}: {e:?}"))
+        .execution_arn;
+    if stop {
+        sfn.stop_execution()
+            .execution_arn(arn)
+            .send()
+            .await
+            .expect("StopExecution");
+    }
+}
+
+#[tokio::test]
+async fn runs_history_prune_tells_a_deployed_run_by_its_execution() {
+    // The emulator's executions stay RUNNING until stopped while its interpreter is off.
+    h::set_emulator_interpreter(false).await;
+    let s3 = h::s3().await;
+    let sfn = aws_sdk_sfn::Client::new(&h::sdk().await);
+    let bucket = h::fresh_bucket(&s3).await;
+    let u = &uuid::Uuid::new_v4().simple().to_string()[..8];
+    let destroy = pass_machine(&sfn, &format!("prune-destroy-{u}")).await;
+    let export = pass_machine(&sfn, &format!("prune-export-{u}")).await;
+    let running = format!("destroy-DepRun-{u}");
+    let stopped = format!("destroy-DepStop-{u}");
+    let export_stopped = format!("export-DepStop-{u}");
+    let nowhere = format!("destroy-DepNone-{u}");
+    let damaged = format!("destroy-DepBad-{u}");
+    start(&sfn, &destroy, &running, false).await;
+    start(&sfn, &destroy, &stopped, true).await;
+    start(&sfn, &export, &export_stopped, true).await;
+    for id in [&running, &stopped, &export_stopped, &nowhere, &damaged] {
+        put_json(
+            &s3,
+            &bucket,
+            &format!("cdkd/_runs/{id}/progress.json"),
+            &json!({}),
+        )
+        .await;
+    }
+    // A report that does not read: the run's state cannot be told, the prune goes on.
+    h::put_raw(
+        &s3,
+        &bucket,
+        &format!("cdkd/_runs/{damaged}/report.json"),
+        "not json",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let run = cli(
+        &bucket,
+        &[
+            "prune",
+            "--older-than",
+            "2s",
+            "--destroy-state-machine-arn",
+            &destroy,
+            "--export-state-machine-arn",
+            &export,
+            "--backend-stack",
+            "no-backend",
+        ],
+        &[],
+    );
+    ok(&run);
+    let line = |id: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.contains(&format!(" {id} (")))
+            .unwrap_or_else(|| panic!("{id} not listed:\n{}", run.stdout))
+            .to_string()
+    };
+    assert!(
+        line(&running).starts_with("kept") && line(&running).ends_with("it is running"),
+        "{}",
+        run.stdout
+    );
+    assert!(line(&stopped).starts_with("deleted "), "{}", run.stdout);
+    assert!(
+        line(&export_stopped)
+            .contains("an export that may be resumed (its execution ended without a report)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line(&nowhere).contains("its execution could not be described"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line(&damaged).contains("its state is unknown") && line(&damaged).contains("report"),
+        "{}",
+        run.stdout
+    );
+    let keys = h::list_all_keys(&s3, &bucket).await;
+    assert!(keys_under(&keys, &stopped).is_empty());
+    for kept in [&running, &export_stopped, &nowhere, &damaged] {
+        assert!(!keys_under(&keys, kept).is_empty(), "{kept}");
+    }
+}
