@@ -6,10 +6,10 @@
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::types::{
     AbortIncompleteMultipartUpload, BucketLifecycleConfiguration, BucketVersioningStatus, Delete,
-    EncodingType, ExpirationStatus, LifecycleExpiration, LifecycleRule, LifecycleRuleFilter,
+    ExpirationStatus, LifecycleExpiration, LifecycleRule, LifecycleRuleFilter,
     NoncurrentVersionExpiration, ObjectIdentifier,
 };
-use cdkd_core::keys::{self, run_prefix};
+use cdkd_core::keys::run_prefix;
 use cdkd_core::retention::{
     rule_change, sooner_rules, ListedObject, ObservedRule, RuleChange, RunsRule,
 };
@@ -44,52 +44,14 @@ impl StateStore {
         }
     }
 
-    /// Every object under `<prefix>/_runs/` with its size and last write (ListObjectsV2,
-    /// `EncodingType=url`, every page). `on_page` is told the count so far.
+    /// Every object under `<prefix>/_runs/` with its size and last write (every page;
+    /// `on_page` is told the count so far).
     pub async fn list_run_objects(
         &self,
-        mut on_page: impl FnMut(usize),
+        on_page: impl FnMut(usize),
     ) -> Result<Vec<ListedObject>, StoreError> {
-        let prefix = run_prefix(&self.prefix, "");
-        let mut out = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
-            let resp = self
-                .client
-                .list_objects_v2()
-                .bucket(&self.bucket)
-                .prefix(&prefix)
-                .encoding_type(EncodingType::Url)
-                .set_continuation_token(token.take())
-                .set_expected_bucket_owner(self.expected_owner.clone())
-                .send()
-                .await
-                .map_err(|e| StoreError::List {
-                    prefix: flatten_str(&prefix),
-                    message: Failure::from_sdk(&e).message,
-                })?;
-            for obj in resp.contents() {
-                let Some(raw) = obj.key() else { continue };
-                let key = keys::decode_url_listed_key(raw).map_err(|e| StoreError::List {
-                    prefix: flatten_str(&prefix),
-                    message: flatten_str(&e.to_string()),
-                })?;
-                out.push(ListedObject {
-                    key,
-                    size: obj.size().unwrap_or(0),
-                    last_modified_ms: obj
-                        .last_modified()
-                        .and_then(|t| t.to_millis().ok())
-                        .unwrap_or(0),
-                });
-            }
-            on_page(out.len());
-            match (resp.is_truncated(), resp.next_continuation_token()) {
-                (Some(true), Some(t)) if !t.is_empty() => token = Some(t.to_owned()),
-                _ => break,
-            }
-        }
-        Ok(out)
+        self.list_objects_under(&run_prefix(&self.prefix, ""), on_page)
+            .await
     }
 
     /// Deletes up to 1000 keys in one DeleteObjects request (quiet: only failures come

@@ -267,11 +267,9 @@ pub fn run_folders(prefix: &str, objects: Vec<ListedObject>) -> Vec<RunFolder> {
 /// (`export-...`, `destroy-...`, `cleanup-...`; a deployed resume `resume-...` is an
 /// export's).
 pub fn kind_of_id(run_id: &str) -> Option<RunKind> {
-    match run_id.split('-').next() {
-        Some("export" | "resume") => Some(RunKind::Export),
-        Some("destroy") => Some(RunKind::Destroy),
-        Some("cleanup") => Some(RunKind::Cleanup),
-        _ => None,
+    match run_id.split('-').next()? {
+        "resume" => Some(RunKind::Export),
+        word => RunKind::of_name(word),
     }
 }
 

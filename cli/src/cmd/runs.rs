@@ -254,14 +254,13 @@ async fn machines(
 /// Every workflow `runs list` lists.
 const ALL_KINDS: [Kind; 3] = [Kind::Destroy, Kind::Cleanup, Kind::Export];
 
-/// The kinds to look a named run up under, the likely one first.
+/// The kinds to look a named run up under, the likely one first (its id's kind,
+/// `cdkd_core::retention::kind_of_id`).
 fn kinds_for_name(name: &str) -> [Kind; 3] {
-    if name.starts_with("cleanup-") {
-        [Kind::Cleanup, Kind::Destroy, Kind::Export]
-    } else if name.starts_with("export-") {
-        [Kind::Export, Kind::Destroy, Kind::Cleanup]
-    } else {
-        [Kind::Destroy, Kind::Cleanup, Kind::Export]
+    match cdkd_core::retention::kind_of_id(name) {
+        Some(view::runs::RunKind::Cleanup) => [Kind::Cleanup, Kind::Destroy, Kind::Export],
+        Some(view::runs::RunKind::Export) => [Kind::Export, Kind::Destroy, Kind::Cleanup],
+        _ => [Kind::Destroy, Kind::Cleanup, Kind::Export],
     }
 }
 
@@ -730,6 +729,8 @@ mod tests {
         assert_eq!(kinds_for_name("cleanup-p-1")[0], Kind::Cleanup);
         assert_eq!(kinds_for_name("destroy-a-1")[0], Kind::Destroy);
         assert_eq!(kinds_for_name("other")[0], Kind::Destroy);
+        // A deployed resume is an execution of the export state machine.
+        assert_eq!(kinds_for_name("resume-Orders-2")[0], Kind::Export);
     }
 
     #[test]

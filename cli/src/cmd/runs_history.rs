@@ -306,7 +306,7 @@ async fn read_facts(
     if f.files.run_json {
         if let Some(row) = crate::run::local::local_row(store, &f.run_id).await? {
             return Ok(RunFacts {
-                kind: kind_of_word(&row.run.kind).or_else(|| kind_of_id(&f.run_id)),
+                kind: RunKind::of_name(&row.run.kind).or_else(|| kind_of_id(&f.run_id)),
                 plan_only: row.run.plan_only,
                 status: RunStatus::of_local(&row.state),
             });
@@ -349,10 +349,4 @@ async fn read_facts(
             plan_run_folder,
         ),
     })
-}
-
-fn kind_of_word(w: &str) -> Option<RunKind> {
-    [RunKind::Export, RunKind::Destroy, RunKind::Cleanup]
-        .into_iter()
-        .find(|k| k.name() == w)
 }

@@ -193,23 +193,18 @@ fn summary(r: &PruneResult) -> String {
     let freed: i64 = r.deleted().map(|x| x.bytes).sum();
     let kept: Vec<&PruneRow> = r.kept().collect();
     let kept_bytes: i64 = kept.iter().map(|x| x.bytes).sum::<i64>() + r.recent_bytes;
-    let head = if r.dry_run {
-        format!(
-            "would prune {} ended more than {} ago: {}, {}",
-            count(runs as u64, "run"),
-            flatten_str(&r.older_than),
-            count(objects as u64, "object"),
-            bytes(freed)
-        )
+    let (verb, deleted, freed_word) = if r.dry_run {
+        ("would prune", "", "")
     } else {
-        format!(
-            "pruned {} ended more than {} ago: {} deleted, {} freed",
-            count(runs as u64, "run"),
-            flatten_str(&r.older_than),
-            count(objects as u64, "object"),
-            bytes(freed)
-        )
+        ("pruned", " deleted", " freed")
     };
+    let head = format!(
+        "{verb} {} ended more than {} ago: {}{deleted}, {}{freed_word}",
+        count(runs as u64, "run"),
+        flatten_str(&r.older_than),
+        count(objects as u64, "object"),
+        bytes(freed)
+    );
     format!(
         "{head}; kept {} older (reasons above) and {} written within {}: {} kept",
         count(kept.len() as u64, "run"),
