@@ -147,7 +147,14 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
         folders.iter().partition(|f| is_recent(f, now, older_ms));
 
     let machines = if old.iter().any(|f| !f.files.run_json) {
-        Some(DeployedRuns::resolve(&ctx.sdk, &a.machines).await)
+        let d = DeployedRuns::resolve(&ctx.sdk, &a.machines).await;
+        if d.machines.is_empty() {
+            eprintln!(
+                "note: no deployed state machine found (the --*-state-machine-arn options, the environment, the backend stack '{}'): runs without run.json are told from their files",
+                flatten_str(&a.machines.backend_stack)
+            );
+        }
+        Some(d)
     } else {
         None
     };
