@@ -21,7 +21,7 @@ help:
 	@echo "make lambdas - build every step's Lambda binary (cargo-lambda, provided.al2023) and zip it"
 	@echo "make lambda-init - each Lambda binary's zip size and local cold-start init time (fake Runtime API)"
 	@echo "make cost   - measured cost of a destroy of N resources (state transitions, Lambda GB-s) on the emulator"
-	@echo "make deploy - make lambdas, then sam deploy infra/template.yaml (needs AWS credentials)"
+	@echo "make deploy - make lambdas, then sam deploy infra/template.yaml and the run folders' lifecycle rule (RUN_RETENTION_DAYS, default 90; needs AWS credentials)"
 	@echo "make crash-export - kill a local export at 200 seeded random points and resume it with the same command (resources lost, locks left)"
 	@echo "make bench  - state view figures (show of 2,500 resources; list --long over 1,000 records)"
 	@echo "make bench-destroy - simulated destroys: makespan / critical path, state transitions"
@@ -143,9 +143,18 @@ cost: setup
 	scripts/with-emulator.sh $${CARGO_TARGET_DIR:-target}/debug/examples/destroy_cost --sizes $(COST_SIZES)
 
 # Needs AWS credentials. Override parameters: make deploy PARAMS='StateBucket=my-state DeletePolicyArn=arn:aws:iam::123456789012:policy/cdkd-flow-delete'
+# Then the run folders of that bucket (<StatePrefix>/_runs/) get a lifecycle rule that
+# expires them RUN_RETENTION_DAYS after their last write, merged into the bucket's own
+# rules (cdkd-flow runs expire, docs/runs.md §3); RUN_RETENTION_DAYS=off leaves the
+# bucket's lifecycle alone.
+RUN_RETENTION_DAYS ?= 90
+DEPLOY_STATE_BUCKET = $(subst ",,$(patsubst StateBucket=%,%,$(filter StateBucket=%,$(PARAMS))))
+DEPLOY_STATE_PREFIX = $(or $(subst ",,$(patsubst StatePrefix=%,%,$(filter StatePrefix=%,$(PARAMS)))),cdkd)
 deploy: lambdas $(SAM_TOOLS)
 	cd infra && $(CURDIR)/$(SAM_VENV)/bin/sam validate --lint --template template.yaml
 	cd infra && $(CURDIR)/$(SAM_VENV)/bin/sam deploy --template-file template.yaml --config-file samconfig.toml $(if $(PARAMS),--parameter-overrides $(PARAMS))
+	@if [ "$(RUN_RETENTION_DAYS)" = off ]; then echo "run folders: no lifecycle rule set (RUN_RETENTION_DAYS=off)"; \
+	else $(CARGO) run -q -p cdkd-flow -- $(if $(DEPLOY_STATE_BUCKET),--state-bucket $(DEPLOY_STATE_BUCKET)) --state-prefix $(DEPLOY_STATE_PREFIX) runs expire --days $(RUN_RETENTION_DAYS); fi
 
 bench: setup
 	scripts/bench-views.sh

@@ -5,6 +5,8 @@
 //! - `bucket`: which state bucket, its owner account and its region.
 //! - `store`: the state records in S3 (list, get, conditional put, delete, raw objects).
 //! - `lock`: cdkd's stack lock, fenced by ETag.
+//! - `run_folders`: the run folders under `<prefix>/_runs/` (list, batch delete) and
+//!   the lifecycle rule that expires them (docs/runs.md).
 //! - `sfn`: Step Functions runs (start, describe, history, list, stop) and the backend stack's outputs.
 //! - `cfn`, `ssm`, `ec2`: the reads of the export plan (type registry, destination
 //!   stacks, SSM parameters, security-group rules); `calls` counts requests by operation,
@@ -22,6 +24,7 @@ pub mod ec2;
 pub mod exports;
 pub mod lock;
 pub mod notify;
+pub mod run_folders;
 pub mod s3err;
 pub mod sdk_error;
 pub mod sdk_message;

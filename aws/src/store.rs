@@ -53,6 +53,13 @@ pub enum StoreError {
         key: String,
         message: String,
     },
+    /// A bucket-level call (lifecycle, versioning, DeleteObjects) failed.
+    #[error("{operation} on s3://{bucket} failed: {message}")]
+    Bucket {
+        bucket: String,
+        operation: String,
+        message: String,
+    },
     /// The lock object exists but is not valid JSON.
     #[error("Failed to get lock info for stack '{stack}': {message}")]
     LockRead { stack: String, message: String },
@@ -124,7 +131,24 @@ impl StateStore {
     /// following continuation tokens verbatim). A key that will not decode refuses the
     /// listing.
     pub async fn list_keys(&self) -> Result<Vec<String>, StoreError> {
-        let list_prefix = keys::list_prefix(&self.prefix);
+        let listed = self
+            .list_objects_under(&keys::list_prefix(&self.prefix), |_| {})
+            .await?;
+        Ok(listed.into_iter().map(|o| o.key).collect())
+    }
+
+    /// Every object under `list_prefix` with its size and last write, decoded, every
+    /// page (`on_page` is told the count so far). A key that will not decode refuses the
+    /// listing.
+    pub(crate) async fn list_objects_under(
+        &self,
+        list_prefix: &str,
+        mut on_page: impl FnMut(usize),
+    ) -> Result<Vec<cdkd_core::retention::ListedObject>, StoreError> {
+        let list_err = |message: String| StoreError::List {
+            prefix: flatten_str(list_prefix.strip_suffix('/').unwrap_or(list_prefix)),
+            message,
+        };
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
@@ -132,24 +156,27 @@ impl StateStore {
                 .client
                 .list_objects_v2()
                 .bucket(&self.bucket)
-                .prefix(&list_prefix)
+                .prefix(list_prefix)
                 .encoding_type(EncodingType::Url)
                 .set_continuation_token(token.take())
                 .set_expected_bucket_owner(self.expected_owner.clone())
                 .send()
                 .await
-                .map_err(|e| StoreError::List {
-                    prefix: flatten_str(&self.prefix),
-                    message: Failure::from_sdk(&e).message,
-                })?;
+                .map_err(|e| list_err(Failure::from_sdk(&e).message))?;
             for obj in resp.contents() {
                 let Some(raw) = obj.key() else { continue };
-                let key = keys::decode_url_listed_key(raw).map_err(|e| StoreError::List {
-                    prefix: flatten_str(&self.prefix),
-                    message: flatten_str(&e.to_string()),
-                })?;
-                out.push(key);
+                let key = keys::decode_url_listed_key(raw)
+                    .map_err(|e| list_err(flatten_str(&e.to_string())))?;
+                out.push(cdkd_core::retention::ListedObject {
+                    key,
+                    size: obj.size().unwrap_or(0),
+                    last_modified_ms: obj
+                        .last_modified()
+                        .and_then(|t| t.to_millis().ok())
+                        .unwrap_or(0),
+                });
             }
+            on_page(out.len());
             match (resp.is_truncated(), resp.next_continuation_token()) {
                 (Some(true), Some(t)) if !t.is_empty() => token = Some(t.to_owned()),
                 _ => break,

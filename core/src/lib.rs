@@ -14,6 +14,7 @@ pub mod lock;
 pub mod notify;
 pub mod ref_value;
 pub mod repair;
+pub mod retention;
 pub mod runs;
 pub mod state;
 pub mod text;

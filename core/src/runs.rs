@@ -23,6 +23,31 @@ pub fn listed_run_file<'a>(prefix: &str, key: &'a str) -> Option<&'a str> {
     (!id.is_empty() && !id.contains('/')).then_some(id)
 }
 
+/// How far a run's start may lie after its `run.json`'s last write as S3 lists it: the
+/// clock of the host that wrote `startedMs` may run ahead of S3's, by less than the 15
+/// minutes past which S3 refuses a signed request (`RequestTimeTooSkewed`).
+pub const START_SKEW_MS: i64 = 15 * 60_000;
+
+/// `runs list --local` reads `run.json` files in order of their last write, newest
+/// first, and stops once the `limit` newest starts are known: a run not read yet started
+/// no later than its file's last write (plus [`START_SKEW_MS`]), so once `limit` runs
+/// read so far started at or after that, no later read can displace them. `started`:
+/// the starts read so far; `next_write_ms`: the last write of the next file to read.
+pub fn newest_known(limit: usize, started: &[i64], next_write_ms: Option<i64>) -> bool {
+    let Some(next) = next_write_ms else {
+        return true;
+    };
+    if limit == 0 {
+        return true;
+    }
+    if started.len() < limit {
+        return false;
+    }
+    let mut s = started.to_vec();
+    s.sort_unstable_by(|a, b| b.cmp(a));
+    s[limit - 1] >= next.saturating_add(START_SKEW_MS)
+}
+
 /// The run id of an export's plan run (`<run-id>-plan`), the run it plans for.
 pub fn planned_run(run_id: &str) -> Option<&str> {
     run_id.strip_suffix("-plan").filter(|r| !r.is_empty())
@@ -352,6 +377,20 @@ mod tests {
             None
         );
         assert_eq!(listed_run_file("other", "cdkd/_runs/x/run.json"), None);
+    }
+
+    #[test]
+    fn run_json_files_are_read_until_the_newest_starts_are_known() {
+        let m = START_SKEW_MS;
+        // Nothing left to read, or nothing wanted.
+        assert!(newest_known(20, &[], None));
+        assert!(newest_known(0, &[], Some(5)));
+        // Fewer than the limit read: go on.
+        assert!(!newest_known(2, &[10 * m], Some(0)));
+        // The second newest start is after the next file's last write and its skew.
+        assert!(newest_known(2, &[10 * m, 3 * m, 9 * m], Some(2 * m)));
+        // A run whose file was written later may have started later: read it.
+        assert!(!newest_known(2, &[10 * m, 3 * m], Some(3 * m - 1)));
     }
 
     #[test]

@@ -5,5 +5,6 @@ pub mod force_unlock;
 pub mod orphan;
 pub mod refresh;
 pub mod runs;
+pub mod runs_history;
 pub mod state;
 pub mod workflow;

@@ -79,6 +79,14 @@ pub enum RunsCommand {
     /// Reject an export run that waits for approval; it ends failed, nothing changed.
     #[command(long_about = REJECT_HELP)]
     Reject(AnswerArgs),
+    /// Set the S3 lifecycle rule that expires run folders (<prefix>/_runs/) N days after
+    /// their last write, keeping the bucket's other rules.
+    #[command(long_about = super::runs_history::expire_help())]
+    Expire(super::runs_history::ExpireArgs),
+    /// Delete the folders of runs that ended more than a duration ago (--dry-run lists
+    /// them); running, approval-waiting and resumable runs are kept.
+    #[command(long_about = super::runs_history::prune_help())]
+    Prune(super::runs_history::PruneArgs),
 }
 
 /// Where the deployed state machines are.
@@ -246,14 +254,13 @@ async fn machines(
 /// Every workflow `runs list` lists.
 const ALL_KINDS: [Kind; 3] = [Kind::Destroy, Kind::Cleanup, Kind::Export];
 
-/// The kinds to look a named run up under, the likely one first.
+/// The kinds to look a named run up under, the likely one first (its id's kind,
+/// `cdkd_core::retention::kind_of_id`).
 fn kinds_for_name(name: &str) -> [Kind; 3] {
-    if name.starts_with("cleanup-") {
-        [Kind::Cleanup, Kind::Destroy, Kind::Export]
-    } else if name.starts_with("export-") {
-        [Kind::Export, Kind::Destroy, Kind::Cleanup]
-    } else {
-        [Kind::Destroy, Kind::Cleanup, Kind::Export]
+    match cdkd_core::retention::kind_of_id(name) {
+        Some(view::runs::RunKind::Cleanup) => [Kind::Cleanup, Kind::Destroy, Kind::Export],
+        Some(view::runs::RunKind::Export) => [Kind::Export, Kind::Destroy, Kind::Cleanup],
+        _ => [Kind::Destroy, Kind::Cleanup, Kind::Export],
     }
 }
 
@@ -295,6 +302,8 @@ pub async fn run(g: &GlobalOpts, c: RunsCommand) -> Result<ExitCode, CliError> {
     match c {
         RunsCommand::Approve(a) => return answer(g, a, true).await,
         RunsCommand::Reject(a) => return answer(g, a, false).await,
+        RunsCommand::Expire(a) => return super::runs_history::expire(g, a).await,
+        RunsCommand::Prune(a) => return super::runs_history::prune(g, a).await,
         _ => {}
     }
     match &c {
@@ -316,7 +325,10 @@ pub async fn run(g: &GlobalOpts, c: RunsCommand) -> Result<ExitCode, CliError> {
             remote::watch(&sdk, &client, &x.arn, &opts).await
         }
         RunsCommand::Stop(a) => stop(&sdk, a).await,
-        RunsCommand::Approve(_) | RunsCommand::Reject(_) => unreachable!("answered above"),
+        RunsCommand::Approve(_)
+        | RunsCommand::Reject(_)
+        | RunsCommand::Expire(_)
+        | RunsCommand::Prune(_) => unreachable!("answered above"),
     }
 }
 
@@ -717,6 +729,8 @@ mod tests {
         assert_eq!(kinds_for_name("cleanup-p-1")[0], Kind::Cleanup);
         assert_eq!(kinds_for_name("destroy-a-1")[0], Kind::Destroy);
         assert_eq!(kinds_for_name("other")[0], Kind::Destroy);
+        // A deployed resume is an execution of the export state machine.
+        assert_eq!(kinds_for_name("resume-Orders-2")[0], Kind::Export);
     }
 
     #[test]

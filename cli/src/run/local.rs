@@ -12,8 +12,8 @@ use cdkd_aws::StateStore;
 use cdkd_core::export::report::{interrupted, refused};
 use cdkd_core::notify::export_ended;
 use cdkd_core::runs::{
-    listed_run_file, local_state, lock_owned_by_run, planned_run, run_file_key, Evidence, LocalRun,
-    LocalState, RunLock, INTERRUPTED,
+    listed_run_file, local_state, lock_owned_by_run, newest_known, planned_run, run_file_key,
+    Evidence, LocalRun, LocalState, RunLock, INTERRUPTED,
 };
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::export_report::export_phase;
@@ -629,33 +629,53 @@ async fn row_of(store: &StateStore, run: LocalRun) -> Result<LocalRunRow, CliErr
     Ok(LocalRunRow { run, phase, state })
 }
 
+/// How many `run.json` files (and rows) are read at once.
+const READ_AT_ONCE: usize = 16;
+
 /// Every local run in the store, newest first, at most `limit`. The plan run of an
-/// export (`<run-id>-plan`) is left out when the run it planned for is listed.
+/// export (`<run-id>-plan`) is left out when the run it planned for is listed. Only the
+/// run prefix is listed (`<prefix>/_runs/`), and `run.json` files are read newest write
+/// first until the `limit` newest runs are known (`cdkd_core::runs::newest_known`).
 pub async fn list_local(store: &StateStore, limit: usize) -> Result<Vec<LocalRunRow>, CliError> {
-    let keys = store.list_keys().await?;
-    let ids: Vec<String> = keys
+    let objects = store.list_run_objects(|_| {}).await?;
+    let mut files: Vec<(String, i64)> = objects
         .iter()
-        .filter_map(|k| listed_run_file(&store.prefix, k))
-        .map(str::to_string)
+        .filter_map(|o| {
+            listed_run_file(&store.prefix, &o.key).map(|id| (id.to_string(), o.last_modified_ms))
+        })
         .collect();
-    let mut runs = Vec::new();
-    for id in &ids {
-        if planned_run(id).is_some_and(|p| ids.iter().any(|i| i == p)) {
-            continue;
+    let ids: std::collections::HashSet<String> = files.iter().map(|(id, _)| id.clone()).collect();
+    files.retain(|(id, _)| !planned_run(id).is_some_and(|p| ids.contains(p)));
+    files.sort_by_key(|(_, at)| std::cmp::Reverse(*at));
+    let mut runs: Vec<LocalRun> = Vec::new();
+    let mut next = 0;
+    while next < files.len() {
+        let started: Vec<i64> = runs.iter().map(|r| r.started_ms).collect();
+        if newest_known(limit, &started, files.get(next).map(|(_, at)| *at)) {
+            break;
         }
-        match read_local_run(store, id).await {
-            Ok(Some(r)) => runs.push(r),
-            Ok(None) => {}
-            Err(e) => eprintln!("warning: {e}"),
+        let chunk = &files[next..(next + READ_AT_ONCE).min(files.len())];
+        let read =
+            futures::future::join_all(chunk.iter().map(|(id, _)| read_local_run(store, id))).await;
+        for r in read {
+            match r {
+                Ok(Some(r)) => runs.push(r),
+                Ok(None) => {}
+                Err(e) => eprintln!("warning: {e}"),
+            }
         }
+        next += chunk.len();
     }
     runs.sort_by_key(|r| std::cmp::Reverse(r.started_ms));
     runs.truncate(limit);
-    let mut rows = Vec::new();
-    for r in runs {
-        rows.push(row_of(store, r).await?);
-    }
-    Ok(rows)
+    use futures::StreamExt;
+    futures::stream::iter(runs)
+        .map(|r| row_of(store, r))
+        .buffered(READ_AT_ONCE)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect()
 }
 
 /// The interrupted local runs of `kind` for `stack` (not plan-only), newest first: what

@@ -20,6 +20,7 @@ mod orphan_cli;
 mod pty;
 mod refresh_cli;
 mod runs_cli;
+mod runs_history_cli;
 mod sdk_errors;
 mod views_cli;
 

@@ -10,6 +10,7 @@
 //! - [`cleanup`]: a cleanup run's summary;
 //! - [`export`]: `export --dry-run` (the plan's summary, stack by stack);
 //! - [`runs`]: `runs list | show | watch` (executions of the deployed state machines);
+//! - [`retention`]: `runs expire` and `runs prune` (docs/runs.md);
 //! - [`workflow`]: `workflow run` (an execution of the local engine);
 //! - [`notify`]: the subject and text of a run's message (docs/notifications.md);
 //! - shared pieces: [`words`] (counts as words), [`date`] (`toISOString`).
@@ -23,6 +24,7 @@ pub mod plan;
 pub mod progress;
 pub mod repair;
 pub mod report;
+pub mod retention;
 pub mod runs;
 pub mod state;
 pub mod words;

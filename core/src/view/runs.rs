@@ -23,6 +23,13 @@ pub enum RunKind {
 }
 
 impl RunKind {
+    /// The kind a name (`destroy`, `cleanup`, `export`) names.
+    pub fn of_name(name: &str) -> Option<RunKind> {
+        [RunKind::Destroy, RunKind::Cleanup, RunKind::Export]
+            .into_iter()
+            .find(|k| k.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             RunKind::Destroy => "destroy",

@@ -9,6 +9,7 @@ mod model_contention;
 mod model_json;
 mod model_keys;
 mod model_lock;
+mod model_retention;
 mod model_state;
 mod repair_force;
 mod repair_orphan;

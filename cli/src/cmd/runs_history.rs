@@ -1,0 +1,359 @@
+//! `cdkd-flow runs expire` and `runs prune`: how long run folders
+//! (`<prefix>/_runs/<run-id>/`) live (docs/runs.md). `expire` merges cdkd-flow's S3
+//! lifecycle rule into the state bucket's lifecycle configuration; `prune` deletes the
+//! folders of runs that ended more than a duration ago, keeping every run that runs,
+//! waits for approval, may be resumed or cannot be told. The decisions are
+//! `cdkd_core::retention`'s; a run's state is the one `runs list` shows
+//! (`crate::run::local::local_row` for a local run, the execution for a deployed one).
+
+use std::collections::BTreeSet;
+use std::process::ExitCode;
+
+use cdkd_aws::sfn::{self, Sfn, SfnError};
+use cdkd_aws::StateStore;
+use cdkd_core::retention::{
+    delete_batches, expiry_warning, is_recent, kind_of_id, parse_older_than, runs_rule, verdict,
+    RunFacts, RunFolder, RunStatus, Verdict, DEFAULT_EXPIRY_DAYS,
+};
+use cdkd_core::runs::LocalRun;
+use cdkd_core::text::flatten_str;
+use cdkd_core::view::retention::{
+    expire_json, prune_json, render_expire, render_prune, ExpireResult, NotDeleted, PruneResult,
+    PruneRow,
+};
+use cdkd_core::view::runs::RunKind;
+use futures::StreamExt;
+
+use super::runs::Machines;
+use crate::context;
+use crate::error::CliError;
+use crate::global::GlobalOpts;
+use crate::remote::{self, Kind};
+
+const EXPIRE_HELP: &str = "\
+Sets an S3 lifecycle rule on the run folders of the state bucket, <prefix>/_runs/, so \
+that they do not grow for ever: every object there expires --days after its last write \
+(on a versioned bucket its noncurrent versions a day after they stop being current, and \
+incomplete multipart uploads are aborted after a day). The rule's id is \
+cdkd-flow-runs:<prefix>. The bucket's lifecycle configuration is read and only that rule \
+is added or replaced: every other rule is written back as it was. Nothing is written when \
+the rule is already set (--dry-run: never). `make deploy` runs it (RUN_RETENTION_DAYS, \
+default 90). Below 8 days it is refused: an export may wait 7 days for approval before it \
+reads its plan and templates again. Below 30 days it warns: an interrupted export can be \
+resumed only while its folder lives. The CLI needs s3:GetLifecycleConfiguration and \
+s3:PutLifecycleConfiguration on the bucket. For a bucket whose lifecycle you do not \
+manage, prune instead (cdkd-flow runs prune --older-than 30d).";
+
+const PRUNE_HELP: &str = "\
+Deletes the folders <prefix>/_runs/<run-id>/ of runs that ended more than --older-than \
+ago (30d, 12h, 2w, 1d12h), judged by the newest write in the folder, for buckets with no \
+lifecycle rule (cdkd-flow runs expire). A run's state is the one runs list shows: a local \
+run's from its run.json, report and lock (or process), a deployed run's from its \
+execution (described through the deployed backend, when reachable) else from its files. \
+Kept, and said why: a run still running, an export waiting for approval, a run whose \
+state cannot be told, and an export that took its locks and did not migrate (the same \
+export command may resume it from its folder; --include-resumable deletes those too). \
+Deletes go in DeleteObjects batches of up to 1000 keys; --dry-run lists what would go \
+and deletes nothing. Exit 0 when every delete went through, 1 otherwise. The CLI needs \
+s3:ListBucket, s3:GetObject and s3:DeleteObject on <prefix>/_runs/*.";
+
+#[derive(Debug, clap::Args)]
+pub struct ExpireArgs {
+    /// Days after its last write an object under <prefix>/_runs/ expires (at least 8).
+    #[arg(long, default_value_t = DEFAULT_EXPIRY_DAYS, allow_negative_numbers = true)]
+    pub days: i32,
+    /// Say what would change; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PruneArgs {
+    /// Delete the folders of runs whose last write is older than this: 30d, 12h, 2w.
+    #[arg(long, value_name = "DURATION")]
+    pub older_than: String,
+    /// List what would be deleted; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Delete interrupted or failed exports too (the same command could have resumed them).
+    #[arg(long)]
+    pub include_resumable: bool,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub machines: Machines,
+}
+
+/// Help texts for the subcommands' `long_about`.
+pub fn expire_help() -> &'static str {
+    EXPIRE_HELP
+}
+
+pub fn prune_help() -> &'static str {
+    PRUNE_HELP
+}
+
+/// `runs expire`.
+pub async fn expire(g: &GlobalOpts, a: ExpireArgs) -> Result<ExitCode, CliError> {
+    let ctx = context::build(g).await?;
+    let rule = runs_rule(&ctx.prefix, a.days).map_err(|e| CliError::Usage(e.to_string()))?;
+    let merged = ctx.store.merge_runs_rule(&rule, a.dry_run).await?;
+    let mut warnings: Vec<String> = expiry_warning(a.days).into_iter().collect();
+    warnings.extend(merged.warnings);
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    let r = ExpireResult {
+        bucket: ctx.bucket.clone(),
+        rule,
+        change: merged.change,
+        dry_run: a.dry_run,
+        other_rules: merged.other_rules,
+        warnings,
+    };
+    if a.json {
+        crate::out::println(&serde_json::to_string_pretty(&expire_json(&r)).unwrap_or_default());
+    } else {
+        crate::out::print(&render_expire(&r));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How many folders are judged at once (each costs a few GETs).
+const JUDGE_AT_ONCE: usize = 16;
+/// Progress goes to stderr past this many listed objects or keys to delete.
+const PROGRESS_FROM: usize = 1_000;
+
+/// `runs prune`.
+pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
+    let older_ms = parse_older_than(&a.older_than).map_err(|e| CliError::Usage(e.to_string()))?;
+    let ctx = context::build(g).await?;
+    let store = &ctx.store;
+    let objects = store
+        .list_run_objects(|n| {
+            if n >= PROGRESS_FROM {
+                eprintln!("listed {n} objects under the run prefix...");
+            }
+        })
+        .await?;
+    let folders = cdkd_core::retention::run_folders(&ctx.prefix, objects);
+    let ids: BTreeSet<&str> = folders.iter().map(|f| f.run_id.as_str()).collect();
+    let now = cdkd_aws::store::now_ms();
+    let (recent, old): (Vec<&RunFolder>, Vec<&RunFolder>) =
+        folders.iter().partition(|f| is_recent(f, now, older_ms));
+
+    let machines = if old.iter().any(|f| !f.files.run_json) {
+        let d = DeployedRuns::resolve(&ctx.sdk, &a.machines).await;
+        if d.machines.is_empty() {
+            eprintln!(
+                "note: no deployed state machine found (the --*-state-machine-arn options, the environment, the backend stack '{}'): runs without run.json are told from their files",
+                flatten_str(&a.machines.backend_stack)
+            );
+        }
+        Some(d)
+    } else {
+        None
+    };
+    let judged: Vec<(PruneRow, &RunFolder)> = futures::stream::iter(old)
+        .map(|f| {
+            let plan_run = ids.contains(format!("{}-plan", f.run_id).as_str());
+            let machines = machines.as_ref();
+            async move {
+                let facts = facts_of(store, f, plan_run, machines).await;
+                let v = verdict(f, &facts, now, older_ms, a.include_resumable);
+                (
+                    PruneRow {
+                        run_id: f.run_id.clone(),
+                        kind: facts.kind,
+                        objects: f.keys.len(),
+                        bytes: f.bytes,
+                        last_write_ms: f.last_write_ms,
+                        verdict: v,
+                    },
+                    f,
+                )
+            }
+        })
+        .buffered(JUDGE_AT_ONCE)
+        .collect()
+        .await;
+
+    let doomed: Vec<&RunFolder> = judged
+        .iter()
+        .filter(|(r, _)| r.verdict == Verdict::Delete)
+        .map(|(_, f)| *f)
+        .collect();
+    let mut not_deleted = Vec::new();
+    let mut versioned = false;
+    if !a.dry_run && !doomed.is_empty() {
+        let batches = delete_batches(doomed.iter().copied());
+        let total: usize = batches.iter().map(Vec::len).sum();
+        let mut done = 0;
+        for batch in &batches {
+            let failed = store.delete_keys(batch).await?;
+            done += batch.len();
+            if total >= PROGRESS_FROM {
+                eprintln!("deleted {done} of {total} objects...");
+            }
+            not_deleted.extend(failed.into_iter().map(|k| NotDeleted {
+                key: k.key,
+                error: k.error,
+            }));
+        }
+        versioned = match store.is_versioned().await {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::debug!("versioning not read: {e}");
+                false
+            }
+        };
+    }
+    let r = PruneResult {
+        bucket: ctx.bucket.clone(),
+        older_than: a.older_than.clone(),
+        dry_run: a.dry_run,
+        rows: judged.into_iter().map(|(r, _)| r).collect(),
+        recent_runs: recent.len(),
+        recent_objects: recent.iter().map(|f| f.keys.len()).sum(),
+        recent_bytes: recent.iter().map(|f| f.bytes).sum(),
+        not_deleted,
+        versioned,
+    };
+    if a.json {
+        crate::out::println(&serde_json::to_string_pretty(&prune_json(&r)).unwrap_or_default());
+    } else {
+        crate::out::print(&render_prune(&r));
+    }
+    Ok(if r.complete() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The deployed state machines prune could resolve, to describe a run without
+/// `run.json` by its execution; a kind that does not resolve is told from its files.
+struct DeployedRuns {
+    sdk: cdkd_aws::SdkConfig,
+    machines: Vec<(RunKind, String)>,
+}
+
+impl DeployedRuns {
+    async fn resolve(sdk: &cdkd_aws::SdkConfig, m: &Machines) -> DeployedRuns {
+        let mut machines = Vec::new();
+        for (kind, flag) in [
+            (Kind::Destroy, m.destroy_state_machine_arn.as_deref()),
+            (Kind::Export, m.export_state_machine_arn.as_deref()),
+            (Kind::Cleanup, m.cleanup_state_machine_arn.as_deref()),
+        ] {
+            match remote::resolve_state_machine(sdk, kind, flag, &m.backend_stack).await {
+                Ok(arn) => machines.push((kind.into(), arn)),
+                Err(e) => tracing::info!(
+                    "{} runs without run.json are told from their files: {e}",
+                    kind.name()
+                ),
+            }
+        }
+        DeployedRuns {
+            sdk: sdk.clone(),
+            machines,
+        }
+    }
+
+    /// The execution's status, when a state machine of the run's kind has it.
+    async fn status(&self, kind: Option<RunKind>, run_id: &str) -> Option<String> {
+        for (k, sm) in &self.machines {
+            if kind.is_some_and(|kind| kind != *k) {
+                continue;
+            }
+            let arn = sfn::execution_arn(sm, run_id)?;
+            let client = Sfn::for_arn(&self.sdk, &arn);
+            match client.describe(&arn).await {
+                Ok(x) => return Some(x.status),
+                Err(SfnError::NoSuchExecution { .. }) => continue,
+                Err(e) => {
+                    tracing::info!("run {}: {e}", flatten_str(run_id));
+                    return None;
+                }
+            }
+        }
+        None
+    }
+}
+
+/// What is known of a folder's run: a local run as `runs list --local` tells it; a
+/// deployed one by its execution, else by its files. A file that cannot be read (a
+/// damaged report, a refused GET) makes the run's state unknown: it is kept, and says why.
+async fn facts_of(
+    store: &StateStore,
+    f: &RunFolder,
+    plan_run_folder: bool,
+    deployed: Option<&DeployedRuns>,
+) -> RunFacts {
+    match read_facts(store, f, plan_run_folder, deployed).await {
+        Ok(facts) => facts,
+        Err(e) => RunFacts {
+            kind: kind_of_id(&f.run_id),
+            plan_only: false,
+            status: RunStatus::Unknown { why: e.to_string() },
+        },
+    }
+}
+
+async fn read_facts(
+    store: &StateStore,
+    f: &RunFolder,
+    plan_run_folder: bool,
+    deployed: Option<&DeployedRuns>,
+) -> Result<RunFacts, CliError> {
+    if f.files.run_json {
+        if let Some(row) = crate::run::local::local_row(store, &f.run_id).await? {
+            return Ok(RunFacts {
+                kind: RunKind::of_name(&row.run.kind).or_else(|| kind_of_id(&f.run_id)),
+                plan_only: row.run.plan_only,
+                status: RunStatus::of_local(&row.state),
+            });
+        }
+    }
+    let kind = kind_of_id(&f.run_id);
+    let report = if f.files.report {
+        let run = LocalRun {
+            run_id: f.run_id.clone(),
+            kind: kind.map(RunKind::name).unwrap_or("destroy").to_string(),
+            ..LocalRun::default()
+        };
+        crate::run::local::report_outcome(store, &run).await?
+    } else {
+        None
+    };
+    if let Some(status) = match deployed {
+        Some(d) => d.status(kind, &f.run_id).await,
+        None => None,
+    } {
+        return Ok(RunFacts {
+            kind,
+            plan_only: false,
+            status: RunStatus::of_execution(&status, report.as_deref()),
+        });
+    }
+    let approval_pending = f.files.approval
+        && !f.files.report
+        && matches!(
+            crate::approval::read(store, &f.run_id).await?,
+            Some((a, _)) if a.decision.is_none()
+        );
+    Ok(RunFacts {
+        kind,
+        plan_only: false,
+        status: RunStatus::of_files(
+            &f.files,
+            report.as_deref(),
+            approval_pending,
+            plan_run_folder,
+        ),
+    })
+}

@@ -1,0 +1,454 @@
+//! How long run folders live (docs/runs.md): the S3 lifecycle rule on `<prefix>/_runs/`
+//! that `cdkd-flow runs expire` merges into the state bucket's lifecycle configuration
+//! (§3), and which run folders `cdkd-flow runs prune --older-than D` deletes (§4). Every
+//! decision is here; the CLI gathers what S3 and Step Functions say and acts.
+
+use crate::cleanup::{parse_duration_ms, CleanupError};
+use crate::keys::run_prefix;
+use crate::runs::LocalState;
+use crate::text::flatten_str;
+use crate::view::runs::RunKind;
+
+/// The lifecycle rule's id is this and the state prefix: `cdkd-flow-runs:<prefix>`, so
+/// two prefixes of one bucket each keep a rule of their own.
+pub const RULE_ID_BASE: &str = "cdkd-flow-runs";
+/// `make deploy`'s default retention (docs/runs.md §3).
+pub const DEFAULT_EXPIRY_DAYS: i32 = 90;
+/// The shortest expiry accepted: the longest a live run goes without rewriting its
+/// `plan.json` and uploaded templates is an export waiting for approval (7 days, the
+/// approval task's timeout) and then running; one day more covers the run itself.
+pub const MIN_EXPIRY_DAYS: i32 = 8;
+/// Below this an expiry is accepted with a warning: an interrupted export is resumable
+/// only while its folder lives (docs/export.md §10.8).
+pub const WARN_BELOW_DAYS: i32 = 30;
+/// Noncurrent versions (a versioned bucket keeps one per rewrite of `progress.json`) go
+/// one day after they stop being current: nothing ever reads them.
+pub const NONCURRENT_DAYS: i32 = 1;
+/// Incomplete multipart uploads under the run prefix are aborted after a day.
+pub const ABORT_MULTIPART_DAYS: i32 = 1;
+/// S3's ceiling on the keys of one DeleteObjects request.
+pub const DELETE_BATCH: usize = 1000;
+/// S3's ceiling on a lifecycle rule's ID.
+const MAX_RULE_ID: usize = 255;
+
+/// A value the retention commands refuse (a usage error).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RetentionError {
+    #[error("--days {days} is below the safe minimum of {min} days: a run waiting for approval (up to 7 days) and then running would lose its plan and templates (docs/runs.md §3)")]
+    TooShort { days: i32, min: i32 },
+    #[error("the lifecycle rule's id '{0}' is longer than S3's 255 characters (a shorter --state-prefix)")]
+    RuleIdTooLong(String),
+    #[error("--older-than '{0}' is not a duration like 30d, 12h or 2w")]
+    BadOlderThan(String),
+    #[error("--older-than '{0}' is zero: it would prune runs that just ended")]
+    ZeroOlderThan(String),
+}
+
+// ---------------------------------------------------------------------------------
+// The lifecycle rule (docs/runs.md §3)
+
+/// The rule cdkd-flow keeps on the run prefix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunsRule {
+    pub id: String,
+    /// `<prefix>/_runs/`.
+    pub prefix: String,
+    /// Current objects expire this many days after their last write.
+    pub expiration_days: i32,
+    pub noncurrent_days: i32,
+    pub abort_multipart_days: i32,
+}
+
+/// `cdkd-flow-runs:<prefix>`.
+pub fn rule_id(prefix: &str) -> String {
+    format!("{RULE_ID_BASE}:{prefix}")
+}
+
+/// The rule for `prefix` expiring run objects after `days`; refused below
+/// [`MIN_EXPIRY_DAYS`]. Noncurrent versions are always part of it: on an unversioned
+/// bucket the action does nothing, and a bucket whose versioning is turned on later is
+/// covered without setting the rule again.
+pub fn runs_rule(prefix: &str, days: i32) -> Result<RunsRule, RetentionError> {
+    if days < MIN_EXPIRY_DAYS {
+        return Err(RetentionError::TooShort {
+            days,
+            min: MIN_EXPIRY_DAYS,
+        });
+    }
+    let id = rule_id(prefix);
+    if id.len() > MAX_RULE_ID {
+        return Err(RetentionError::RuleIdTooLong(flatten_str(&id)));
+    }
+    Ok(RunsRule {
+        id,
+        prefix: format!("{}/", run_prefix(prefix, "").trim_end_matches('/')),
+        expiration_days: days,
+        noncurrent_days: NONCURRENT_DAYS,
+        abort_multipart_days: ABORT_MULTIPART_DAYS,
+    })
+}
+
+/// The warning an accepted but short expiry gets.
+pub fn expiry_warning(days: i32) -> Option<String> {
+    (days < WARN_BELOW_DAYS).then(|| {
+        format!(
+            "run folders expire {days} days after their last write: an interrupted export must be resumed within that time, or its plan and progress are gone and it must be finished by hand (docs/runs.md §3)"
+        )
+    })
+}
+
+/// A lifecycle rule as the bucket holds it, reduced to what the decisions read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ObservedRule {
+    pub id: Option<String>,
+    pub enabled: bool,
+    /// The rule's prefix (its filter's, or the legacy rule-level one); `None` when the
+    /// filter is something else (tags, sizes, an `And`).
+    pub prefix: Option<String>,
+    pub expiration_days: Option<i32>,
+    pub noncurrent_days: Option<i32>,
+    pub abort_multipart_days: Option<i32>,
+    /// Transitions, an expiration date, a delete-marker action, a size or tag filter...
+    pub other_parts: bool,
+}
+
+/// What `runs expire` does to the bucket's configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleChange {
+    /// No rule of ours yet: added beside the others.
+    Add,
+    /// Ours differs: replaced, the others kept as they are.
+    Replace,
+    /// Ours is already exactly this: nothing is written.
+    Unchanged,
+}
+
+impl RuleChange {
+    pub fn word(self) -> &'static str {
+        match self {
+            RuleChange::Add => "added",
+            RuleChange::Replace => "replaced",
+            RuleChange::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// Compares the rule with our id (if any) to the one wanted.
+pub fn rule_change(existing: Option<&ObservedRule>, want: &RunsRule) -> RuleChange {
+    let Some(e) = existing else {
+        return RuleChange::Add;
+    };
+    let same = e.enabled
+        && !e.other_parts
+        && e.prefix.as_deref() == Some(want.prefix.as_str())
+        && e.expiration_days == Some(want.expiration_days)
+        && e.noncurrent_days == Some(want.noncurrent_days)
+        && e.abort_multipart_days == Some(want.abort_multipart_days);
+    if same {
+        RuleChange::Unchanged
+    } else {
+        RuleChange::Replace
+    }
+}
+
+/// Warnings about the bucket's other enabled rules that expire run objects sooner than
+/// ours (a prefix filter covering the run prefix, the whole bucket included): they
+/// would delete a live run's files first.
+pub fn sooner_rules(others: &[ObservedRule], want: &RunsRule) -> Vec<String> {
+    others
+        .iter()
+        .filter(|r| r.enabled && r.id.as_deref() != Some(want.id.as_str()))
+        .filter(|r| {
+            r.prefix
+                .as_deref()
+                .is_some_and(|p| want.prefix.starts_with(p))
+        })
+        .filter_map(|r| {
+            let days = r.expiration_days?;
+            (days < want.expiration_days).then(|| {
+                format!(
+                    "the bucket's rule '{}' expires objects under '{}' after {days} days, before this rule's {}: run folders go by the shorter one",
+                    flatten_str(r.id.as_deref().unwrap_or("(no id)")),
+                    flatten_str(r.prefix.as_deref().unwrap_or_default()),
+                    want.expiration_days
+                )
+            })
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------
+// Pruning (docs/runs.md §4)
+
+/// Parses `--older-than` (the cleanup's durations: `30d`, `12h`, `2w`, `1d12h`) into
+/// milliseconds.
+pub fn parse_older_than(text: &str) -> Result<i64, RetentionError> {
+    parse_duration_ms(text).map_err(|e| match e {
+        CleanupError::ZeroDuration(t) => RetentionError::ZeroOlderThan(t),
+        _ => RetentionError::BadOlderThan(flatten_str(text)),
+    })
+}
+
+/// One object listed under the run prefix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedObject {
+    pub key: String,
+    pub size: i64,
+    pub last_modified_ms: i64,
+}
+
+/// Which of a run's own files its folder holds (the uploads aside).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FolderFiles {
+    pub run_json: bool,
+    pub plan: bool,
+    pub progress: bool,
+    pub report: bool,
+    pub approval: bool,
+}
+
+impl FolderFiles {
+    /// Only uploads (templates, change-set templates, custom-resource answers): nothing
+    /// says a run ever started in this folder.
+    pub fn only_uploads(&self) -> bool {
+        !(self.run_json || self.plan || self.progress || self.report || self.approval)
+    }
+}
+
+/// A run's folder `<prefix>/_runs/<run-id>/` as listed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunFolder {
+    pub run_id: String,
+    pub keys: Vec<String>,
+    pub bytes: i64,
+    /// The newest write of any of its objects: the run's last sign of life.
+    pub last_write_ms: i64,
+    pub files: FolderFiles,
+}
+
+/// Groups the objects listed under `<prefix>/_runs/` by run folder, sorted by run id.
+/// A key directly under `_runs/` (no folder) belongs to no run and is left out.
+pub fn run_folders(prefix: &str, objects: Vec<ListedObject>) -> Vec<RunFolder> {
+    let root = run_prefix(prefix, "");
+    let mut folders: std::collections::BTreeMap<String, RunFolder> = Default::default();
+    for o in objects {
+        let Some(rest) = o.key.strip_prefix(&root) else {
+            continue;
+        };
+        let Some((id, file)) = rest.split_once('/') else {
+            continue;
+        };
+        if id.is_empty() {
+            continue;
+        }
+        let f = folders.entry(id.to_string()).or_insert_with(|| RunFolder {
+            run_id: id.to_string(),
+            keys: Vec::new(),
+            bytes: 0,
+            last_write_ms: i64::MIN,
+            files: FolderFiles::default(),
+        });
+        match file {
+            "run.json" => f.files.run_json = true,
+            "plan.json" => f.files.plan = true,
+            "progress.json" => f.files.progress = true,
+            "report.json" => f.files.report = true,
+            "approval.json" => f.files.approval = true,
+            _ => {}
+        }
+        f.bytes += o.size.max(0);
+        f.last_write_ms = f.last_write_ms.max(o.last_modified_ms);
+        f.keys.push(o.key);
+    }
+    folders.into_values().collect()
+}
+
+/// The kind of a run named `run_id` when nothing else says: its id's first word
+/// (`export-...`, `destroy-...`, `cleanup-...`; a deployed resume `resume-...` is an
+/// export's).
+pub fn kind_of_id(run_id: &str) -> Option<RunKind> {
+    match run_id.split('-').next()? {
+        "resume" => Some(RunKind::Export),
+        word => RunKind::of_name(word),
+    }
+}
+
+/// Where a run stands, as far as prune can tell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    Running,
+    /// An export that wrote its approval request and has no decision yet.
+    AwaitingApproval,
+    /// Ended: the outcome its report states (`None`: an execution that ended without
+    /// a report).
+    Ended {
+        outcome: Option<String>,
+    },
+    Interrupted {
+        why: String,
+    },
+    /// Only uploads, for a run whose plan run (`<run-id>-plan`) has a folder of its
+    /// own: the run was never started (the plan refused, or nobody said yes).
+    NeverStarted,
+    Unknown {
+        why: String,
+    },
+}
+
+impl RunStatus {
+    /// A local run's state (`crate::runs::local_state`, the one decision for local runs).
+    pub fn of_local(s: &LocalState) -> RunStatus {
+        match s {
+            LocalState::Running => RunStatus::Running,
+            LocalState::Ended { outcome } => RunStatus::Ended {
+                outcome: Some(outcome.clone()),
+            },
+            LocalState::Interrupted { why } => RunStatus::Interrupted { why: why.clone() },
+            LocalState::Unknown { why } => RunStatus::Unknown { why: why.clone() },
+        }
+    }
+
+    /// A deployed run whose execution Step Functions describes: running while
+    /// `RUNNING` (or `PENDING_REDRIVE`), else ended with its report's outcome.
+    pub fn of_execution(status: &str, report_outcome: Option<&str>) -> RunStatus {
+        match status {
+            "RUNNING" | "PENDING_REDRIVE" => RunStatus::Running,
+            "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED" => RunStatus::Ended {
+                outcome: report_outcome.map(str::to_string),
+            },
+            other => RunStatus::Unknown {
+                why: format!("its execution is {}", flatten_str(other)),
+            },
+        }
+    }
+
+    /// A run without `run.json` whose execution could not be described (no deployed
+    /// backend reachable, or no such execution): what its files say.
+    pub fn of_files(
+        files: &FolderFiles,
+        report_outcome: Option<&str>,
+        approval_pending: bool,
+        plan_run_folder: bool,
+    ) -> RunStatus {
+        if let Some(o) = report_outcome {
+            return RunStatus::Ended {
+                outcome: Some(o.to_string()),
+            };
+        }
+        if approval_pending {
+            return RunStatus::AwaitingApproval;
+        }
+        if files.only_uploads() && plan_run_folder {
+            return RunStatus::NeverStarted;
+        }
+        RunStatus::Unknown {
+            why: "it has no run.json and no report, and its execution could not be described"
+                .into(),
+        }
+    }
+}
+
+/// What is known of a folder's run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunFacts {
+    pub kind: Option<RunKind>,
+    /// A run that only planned (a dry run, or a real export's plan run).
+    pub plan_only: bool,
+    pub status: RunStatus,
+}
+
+/// Why a folder older than the cutoff is kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Keep {
+    Running,
+    AwaitingApproval,
+    /// An export the same command may still resume (docs/export.md §10.8).
+    Resumable {
+        why: String,
+    },
+    Unknown {
+        why: String,
+    },
+}
+
+impl Keep {
+    pub fn reason(&self) -> String {
+        match self {
+            Keep::Running => "it is running".into(),
+            Keep::AwaitingApproval => "it waits for approval".into(),
+            Keep::Resumable { why } => format!(
+                "an export that may be resumed ({}); --include-resumable deletes it",
+                flatten_str(why)
+            ),
+            Keep::Unknown { why } => format!("its state is unknown: {}", flatten_str(why)),
+        }
+    }
+}
+
+/// What prune does with one folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Written to within the cutoff: not looked at.
+    Recent,
+    Delete,
+    Keep(Keep),
+}
+
+/// Whether a folder was written to within `older_than_ms` of `now_ms` (then prune
+/// neither reads nor deletes it).
+pub fn is_recent(folder: &RunFolder, now_ms: i64, older_than_ms: i64) -> bool {
+    folder.last_write_ms > now_ms.saturating_sub(older_than_ms)
+}
+
+/// An export run the same command may resume: not a plan, it took its locks
+/// (`progress.json`: the resume refuses a run without one), and it did not end
+/// migrated, nor rejected; a refusal counts as done only before any progress.
+fn resumable(folder: &RunFolder, facts: &RunFacts) -> Option<String> {
+    if facts.kind != Some(RunKind::Export) || facts.plan_only || !folder.files.progress {
+        return None;
+    }
+    match &facts.status {
+        RunStatus::Interrupted { why } => Some(format!("interrupted: {why}")),
+        RunStatus::Ended { outcome } => match outcome.as_deref() {
+            Some("migrated" | "rejected") => None,
+            Some(o) => Some(format!("it ended {o}")),
+            None => Some("its execution ended without a report".into()),
+        },
+        _ => None,
+    }
+}
+
+/// The verdict on a folder: recent folders are left alone; an older one is deleted
+/// when its run has ended (or never started), kept while it runs, waits for approval,
+/// may be resumed (unless `include_resumable`) or cannot be told.
+pub fn verdict(
+    folder: &RunFolder,
+    facts: &RunFacts,
+    now_ms: i64,
+    older_than_ms: i64,
+    include_resumable: bool,
+) -> Verdict {
+    if is_recent(folder, now_ms, older_than_ms) {
+        return Verdict::Recent;
+    }
+    match &facts.status {
+        RunStatus::Running => return Verdict::Keep(Keep::Running),
+        RunStatus::AwaitingApproval => return Verdict::Keep(Keep::AwaitingApproval),
+        RunStatus::Unknown { why } => return Verdict::Keep(Keep::Unknown { why: why.clone() }),
+        RunStatus::Ended { .. } | RunStatus::Interrupted { .. } | RunStatus::NeverStarted => {}
+    }
+    match resumable(folder, facts) {
+        Some(why) if !include_resumable => Verdict::Keep(Keep::Resumable { why }),
+        _ => Verdict::Delete,
+    }
+}
+
+/// The keys of the folders to delete, in DeleteObjects batches of at most
+/// [`DELETE_BATCH`].
+pub fn delete_batches<'a>(folders: impl IntoIterator<Item = &'a RunFolder>) -> Vec<Vec<String>> {
+    let keys: Vec<String> = folders
+        .into_iter()
+        .flat_map(|f| f.keys.iter().cloned())
+        .collect();
+    keys.chunks(DELETE_BATCH).map(<[String]>::to_vec).collect()
+}

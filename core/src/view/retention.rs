@@ -1,0 +1,399 @@
+//! What `runs expire` and `runs prune` print (docs/runs.md §3-§4): the lifecycle rule
+//! set (or that would be), the folders deleted and kept with the reason, and one
+//! summary line. Every value read from the bucket is flattened onto one line.
+
+use serde_json::{json, Value};
+
+use crate::retention::{RuleChange, RunsRule, Verdict};
+use crate::text::flatten_str;
+use crate::view::date::iso_seconds;
+use crate::view::join_lines;
+use crate::view::runs::RunKind;
+use crate::view::words::count;
+
+/// `812 bytes`, `12.3 KiB`, `4.0 MiB`, `1.2 GiB`.
+pub fn bytes(n: i64) -> String {
+    let n = n.max(0) as f64;
+    const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
+    if n < 1024.0 {
+        return format!("{n} bytes");
+    }
+    let mut v = n / 1024.0;
+    let mut unit = UNITS[0];
+    for u in &UNITS[1..] {
+        if v < 1024.0 {
+            break;
+        }
+        v /= 1024.0;
+        unit = u;
+    }
+    format!("{v:.1} {unit}")
+}
+
+// ---------------------------------------------------------------------------------
+// runs expire
+
+/// What `runs expire` did (or would do) to the bucket's lifecycle configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpireResult {
+    pub bucket: String,
+    pub rule: RunsRule,
+    pub change: RuleChange,
+    pub dry_run: bool,
+    /// The bucket's other rules, kept as they were.
+    pub other_rules: usize,
+    pub warnings: Vec<String>,
+}
+
+/// One line: the rule, what happened to it, and the rules kept beside it.
+pub fn render_expire(r: &ExpireResult) -> String {
+    let what = match (r.change, r.dry_run) {
+        (RuleChange::Unchanged, _) => "is already set".to_string(),
+        (c, true) => format!("would be {}", c.word()),
+        (c, false) => c.word().to_string(),
+    };
+    format!(
+        "s3://{}: lifecycle rule {} {what}: objects under {} expire {} after their last write, noncurrent versions {} after, incomplete multipart uploads are aborted after {}; {} of the bucket kept as {}\n",
+        flatten_str(&r.bucket),
+        flatten_str(&r.rule.id),
+        flatten_str(&r.rule.prefix),
+        count(r.rule.expiration_days.max(0) as u64, "day"),
+        count(r.rule.noncurrent_days.max(0) as u64, "day"),
+        count(r.rule.abort_multipart_days.max(0) as u64, "day"),
+        count(r.other_rules as u64, "other rule"),
+        if r.other_rules == 1 { "it was" } else { "they were" },
+    )
+}
+
+/// `runs expire --json`.
+pub fn expire_json(r: &ExpireResult) -> Value {
+    json!({
+        "bucket": r.bucket,
+        "ruleId": r.rule.id,
+        "prefix": r.rule.prefix,
+        "change": r.change.word(),
+        "dryRun": r.dry_run,
+        "expirationDays": r.rule.expiration_days,
+        "noncurrentVersionExpirationDays": r.rule.noncurrent_days,
+        "abortIncompleteMultipartUploadDays": r.rule.abort_multipart_days,
+        "otherRules": r.other_rules,
+        "warnings": r.warnings,
+    })
+}
+
+// ---------------------------------------------------------------------------------
+// runs prune
+
+/// One folder older than the cutoff, with its verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PruneRow {
+    pub run_id: String,
+    pub kind: Option<RunKind>,
+    pub objects: usize,
+    pub bytes: i64,
+    pub last_write_ms: i64,
+    /// `Delete` or `Keep` (recent folders are only counted).
+    pub verdict: Verdict,
+}
+
+/// A key DeleteObjects did not delete.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotDeleted {
+    pub key: String,
+    pub error: String,
+}
+
+/// What `runs prune` found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PruneResult {
+    pub bucket: String,
+    pub older_than: String,
+    pub dry_run: bool,
+    pub rows: Vec<PruneRow>,
+    pub recent_runs: usize,
+    pub recent_objects: usize,
+    pub recent_bytes: i64,
+    pub not_deleted: Vec<NotDeleted>,
+    /// The bucket keeps versions: deleted objects stay as noncurrent versions until
+    /// its lifecycle rules remove them.
+    pub versioned: bool,
+}
+
+impl PruneResult {
+    fn deleted(&self) -> impl Iterator<Item = &PruneRow> {
+        self.rows.iter().filter(|r| r.verdict == Verdict::Delete)
+    }
+
+    fn kept(&self) -> impl Iterator<Item = &PruneRow> {
+        self.rows
+            .iter()
+            .filter(|r| matches!(r.verdict, Verdict::Keep(_)))
+    }
+
+    /// Whether every delete it tried went through.
+    pub fn complete(&self) -> bool {
+        self.not_deleted.is_empty()
+    }
+}
+
+fn kind_word(k: Option<RunKind>) -> &'static str {
+    k.map(RunKind::name).unwrap_or("run")
+}
+
+/// A line per folder deleted (or that would be) and per folder kept with its reason,
+/// a line per key not deleted, then the summary.
+pub fn render_prune(r: &PruneResult) -> String {
+    let mut lines = Vec::new();
+    let verb = if r.dry_run { "would delete" } else { "deleted" };
+    for row in r.deleted() {
+        lines.push(format!(
+            "{verb} {} ({}, {}, {}, last written {})",
+            flatten_str(&row.run_id),
+            kind_word(row.kind),
+            count(row.objects as u64, "object"),
+            bytes(row.bytes),
+            iso_seconds(row.last_write_ms),
+        ));
+    }
+    for row in r.kept() {
+        if let Verdict::Keep(k) = &row.verdict {
+            lines.push(format!(
+                "kept {} ({}, last written {}): {}",
+                flatten_str(&row.run_id),
+                kind_word(row.kind),
+                iso_seconds(row.last_write_ms),
+                k.reason()
+            ));
+        }
+    }
+    for n in &r.not_deleted {
+        lines.push(format!(
+            "not deleted: {}: {}",
+            flatten_str(&n.key),
+            flatten_str(&n.error)
+        ));
+    }
+    lines.push(summary(r));
+    if r.versioned && !r.dry_run && r.deleted().next().is_some() {
+        lines.push(
+            "the bucket is versioned: the deleted objects stay as noncurrent versions until a lifecycle rule expires them (cdkd-flow runs expire sets one)"
+                .into(),
+        );
+    }
+    join_lines(&lines)
+}
+
+fn summary(r: &PruneResult) -> String {
+    let runs: usize = r.deleted().count();
+    let objects: usize = r
+        .deleted()
+        .map(|x| x.objects)
+        .sum::<usize>()
+        .saturating_sub(r.not_deleted.len());
+    let freed: i64 = r.deleted().map(|x| x.bytes).sum();
+    let kept: Vec<&PruneRow> = r.kept().collect();
+    let kept_bytes: i64 = kept.iter().map(|x| x.bytes).sum::<i64>() + r.recent_bytes;
+    let (verb, deleted, freed_word) = if r.dry_run {
+        ("would prune", "", "")
+    } else {
+        ("pruned", " deleted", " freed")
+    };
+    let head = format!(
+        "{verb} {} ended more than {} ago: {}{deleted}, {}{freed_word}",
+        count(runs as u64, "run"),
+        flatten_str(&r.older_than),
+        count(objects as u64, "object"),
+        bytes(freed)
+    );
+    format!(
+        "{head}; kept {} older (reasons above) and {} written within {}: {} kept",
+        count(kept.len() as u64, "run"),
+        count(r.recent_runs as u64, "run"),
+        flatten_str(&r.older_than),
+        bytes(kept_bytes)
+    )
+}
+
+/// `runs prune --json`.
+pub fn prune_json(r: &PruneResult) -> Value {
+    let row = |x: &PruneRow| {
+        let mut v = json!({
+            "runId": x.run_id,
+            "kind": x.kind.map(RunKind::name),
+            "objects": x.objects,
+            "bytes": x.bytes,
+            "lastWrite": iso_seconds(x.last_write_ms),
+        });
+        if let (Verdict::Keep(k), Some(o)) = (&x.verdict, v.as_object_mut()) {
+            o.insert("reason".into(), Value::from(k.reason()));
+        }
+        v
+    };
+    let deleted: Vec<Value> = r.deleted().map(row).collect();
+    let kept: Vec<Value> = r.kept().map(row).collect();
+    json!({
+        "bucket": r.bucket,
+        "olderThan": r.older_than,
+        "dryRun": r.dry_run,
+        "deleted": deleted,
+        "kept": kept,
+        "recent": {"runs": r.recent_runs, "objects": r.recent_objects, "bytes": r.recent_bytes},
+        "notDeleted": r.not_deleted.iter().map(|n| json!({"key": n.key, "error": n.error})).collect::<Vec<_>>(),
+        "versioned": r.versioned,
+        "summary": {
+            "runsDeleted": r.deleted().count(),
+            "objectsDeleted": r.deleted().map(|x| x.objects).sum::<usize>().saturating_sub(r.not_deleted.len()),
+            "bytesFreed": r.deleted().map(|x| x.bytes).sum::<i64>(),
+            "runsKept": r.kept().count() + r.recent_runs,
+            "bytesKept": r.kept().map(|x| x.bytes).sum::<i64>() + r.recent_bytes,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::retention::{runs_rule, Keep};
+
+    const T: i64 = 1_795_965_752_000;
+
+    fn result(dry_run: bool) -> PruneResult {
+        PruneResult {
+            bucket: "cdkd-state-1".into(),
+            older_than: "30d".into(),
+            dry_run,
+            rows: vec![
+                PruneRow {
+                    run_id: "destroy-Shop-20261001T101010".into(),
+                    kind: Some(RunKind::Destroy),
+                    objects: 4,
+                    bytes: 6_300,
+                    last_write_ms: T - 59 * 86_400_000,
+                    verdict: Verdict::Delete,
+                },
+                PruneRow {
+                    run_id: "export-Orders-20261002T101010".into(),
+                    kind: Some(RunKind::Export),
+                    objects: 7,
+                    bytes: 52_000,
+                    last_write_ms: T - 58 * 86_400_000,
+                    verdict: Verdict::Keep(Keep::Resumable {
+                        why: "it ended failed".into(),
+                    }),
+                },
+                PruneRow {
+                    run_id: "export-Web\u{1b}[31m-1".into(),
+                    kind: None,
+                    objects: 2,
+                    bytes: 900,
+                    last_write_ms: T - 40 * 86_400_000,
+                    verdict: Verdict::Keep(Keep::Unknown {
+                        why: "it runs on ci-7 (process 9) and holds no lock to tell by".into(),
+                    }),
+                },
+            ],
+            recent_runs: 12,
+            recent_objects: 70,
+            recent_bytes: 3_500_000,
+            not_deleted: Vec::new(),
+            versioned: false,
+        }
+    }
+
+    #[test]
+    fn prune_lists_what_goes_and_what_stays_with_the_reason_and_one_summary() {
+        insta::assert_snapshot!(render_prune(&result(false)));
+    }
+
+    #[test]
+    fn prune_dry_run_says_would_and_deletes_nothing() {
+        let out = render_prune(&result(true));
+        assert!(
+            out.starts_with("would delete destroy-Shop-20261001T101010"),
+            "{out}"
+        );
+        assert!(
+            out.contains("would prune 1 run ended more than 30d ago: 4 objects, 6.2 KiB"),
+            "{out}"
+        );
+        assert!(!out.contains("freed"), "{out}");
+    }
+
+    #[test]
+    fn prune_names_each_key_not_deleted_and_a_versioned_bucket() {
+        let mut r = result(false);
+        r.not_deleted.push(NotDeleted {
+            key: "cdkd/_runs/destroy-Shop-20261001T101010/report.json".into(),
+            error: "AccessDenied: Access Denied".into(),
+        });
+        r.versioned = true;
+        let out = render_prune(&r);
+        assert!(
+            out.contains(
+                "not deleted: cdkd/_runs/destroy-Shop-20261001T101010/report.json: AccessDenied"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("3 objects deleted"), "{out}");
+        assert!(out.contains("noncurrent versions"), "{out}");
+        assert!(!r.complete());
+        let v = prune_json(&r);
+        assert_eq!(v["summary"]["objectsDeleted"], 3);
+        assert_eq!(v["notDeleted"][0]["error"], "AccessDenied: Access Denied");
+    }
+
+    #[test]
+    fn prune_json_has_every_folder_with_its_reason_and_the_totals() {
+        let v = prune_json(&result(false));
+        assert_eq!(v["deleted"][0]["runId"], "destroy-Shop-20261001T101010");
+        assert!(v["kept"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("--include-resumable"));
+        assert_eq!(v["kept"][1]["runId"], "export-Web\u{1b}[31m-1");
+        assert_eq!(v["summary"]["runsDeleted"], 1);
+        assert_eq!(v["summary"]["runsKept"], 14);
+        assert_eq!(v["summary"]["bytesFreed"], 6_300);
+        assert_eq!(v["summary"]["bytesKept"], 3_552_900);
+        assert_eq!(v["recent"]["objects"], 70);
+    }
+
+    #[test]
+    fn expire_says_what_happened_to_the_rule_and_that_the_others_were_kept() {
+        let r = ExpireResult {
+            bucket: "cdkd-state-1".into(),
+            rule: runs_rule("cdkd", 90).unwrap(),
+            change: RuleChange::Add,
+            dry_run: false,
+            other_rules: 1,
+            warnings: Vec::new(),
+        };
+        insta::assert_snapshot!(render_expire(&r));
+        let dry = ExpireResult {
+            dry_run: true,
+            change: RuleChange::Replace,
+            other_rules: 2,
+            ..r.clone()
+        };
+        assert!(render_expire(&dry).contains("would be replaced"));
+        assert!(render_expire(&dry).contains("2 other rules of the bucket kept as they were"));
+        let same = ExpireResult {
+            change: RuleChange::Unchanged,
+            ..r.clone()
+        };
+        assert!(render_expire(&same).contains("is already set"));
+        let v = expire_json(&r);
+        assert_eq!(v["ruleId"], "cdkd-flow-runs:cdkd");
+        assert_eq!(v["change"], "added");
+        assert_eq!(v["expirationDays"], 90);
+    }
+
+    #[test]
+    fn sizes_read_in_binary_units() {
+        assert_eq!(bytes(812), "812 bytes");
+        assert_eq!(bytes(6_300), "6.2 KiB");
+        assert_eq!(bytes(4 * 1024 * 1024), "4.0 MiB");
+        assert_eq!(bytes(3 * 1024 * 1024 * 1024), "3.0 GiB");
+        assert_eq!(bytes(-5), "0 bytes");
+    }
+}

@@ -1,0 +1,405 @@
+//! How long run folders live (docs/runs.md): the lifecycle rule `runs expire` sets, the
+//! `--older-than` durations, the grouping of listed objects into run folders, and prune's
+//! keep/delete verdict (`cdkd_core::retention`).
+use cdkd_core::retention::*;
+use cdkd_core::runs::LocalState;
+use cdkd_core::view::runs::RunKind;
+
+const DAY: i64 = 86_400_000;
+const NOW: i64 = 1_795_965_752_000;
+
+fn folder(id: &str, files: &[&str], age_days: i64) -> RunFolder {
+    let objects = files
+        .iter()
+        .map(|f| ListedObject {
+            key: format!("cdkd/_runs/{id}/{f}"),
+            size: 100,
+            last_modified_ms: NOW - age_days * DAY,
+        })
+        .collect();
+    run_folders("cdkd", objects).remove(0)
+}
+
+fn facts(kind: RunKind, status: RunStatus) -> RunFacts {
+    RunFacts {
+        kind: Some(kind),
+        plan_only: false,
+        status,
+    }
+}
+
+fn ended(o: &str) -> RunStatus {
+    RunStatus::Ended {
+        outcome: Some(o.into()),
+    }
+}
+
+#[test]
+fn the_rule_covers_the_run_prefix_with_its_own_id_and_refuses_below_the_safe_minimum() {
+    let r = runs_rule("cdkd", 90).unwrap();
+    assert_eq!(r.id, "cdkd-flow-runs:cdkd");
+    assert_eq!(r.prefix, "cdkd/_runs/");
+    assert_eq!(
+        (r.expiration_days, r.noncurrent_days, r.abort_multipart_days),
+        (90, 1, 1)
+    );
+    assert_eq!(runs_rule("team/a", 8).unwrap().prefix, "team/a/_runs/");
+    assert_eq!(
+        runs_rule("cdkd", 7).unwrap_err(),
+        RetentionError::TooShort { days: 7, min: 8 }
+    );
+    assert!(runs_rule("cdkd", 0).is_err());
+    assert!(matches!(
+        runs_rule(&"p".repeat(300), 90),
+        Err(RetentionError::RuleIdTooLong(_))
+    ));
+}
+
+#[test]
+fn a_short_expiry_is_accepted_with_a_warning_about_resuming_exports() {
+    assert!(expiry_warning(8).unwrap().contains("resumed within"));
+    assert_eq!(expiry_warning(30), None);
+    assert_eq!(expiry_warning(90), None);
+}
+
+#[test]
+fn the_rule_is_added_replaced_or_left_unchanged_by_its_id() {
+    let want = runs_rule("cdkd", 90).unwrap();
+    assert_eq!(rule_change(None, &want), RuleChange::Add);
+    let same = ObservedRule {
+        id: Some(want.id.clone()),
+        enabled: true,
+        prefix: Some("cdkd/_runs/".into()),
+        expiration_days: Some(90),
+        noncurrent_days: Some(1),
+        abort_multipart_days: Some(1),
+        other_parts: false,
+    };
+    assert_eq!(rule_change(Some(&same), &want), RuleChange::Unchanged);
+    for changed in [
+        ObservedRule {
+            expiration_days: Some(30),
+            ..same.clone()
+        },
+        ObservedRule {
+            enabled: false,
+            ..same.clone()
+        },
+        ObservedRule {
+            other_parts: true,
+            ..same.clone()
+        },
+        ObservedRule {
+            prefix: Some("cdkd/".into()),
+            ..same.clone()
+        },
+        ObservedRule {
+            noncurrent_days: None,
+            ..same.clone()
+        },
+    ] {
+        assert_eq!(rule_change(Some(&changed), &want), RuleChange::Replace);
+    }
+}
+
+#[test]
+fn another_rule_expiring_the_run_prefix_sooner_is_named() {
+    let want = runs_rule("cdkd", 90).unwrap();
+    let rule = |id: &str, prefix: Option<&str>, days: Option<i32>| ObservedRule {
+        id: Some(id.into()),
+        enabled: true,
+        prefix: prefix.map(str::to_string),
+        expiration_days: days,
+        ..ObservedRule::default()
+    };
+    let w = sooner_rules(
+        &[
+            rule("whole-bucket", Some(""), Some(14)),
+            rule("state", Some("cdkd/"), Some(365)),
+            rule("logs", Some("logs/"), Some(1)),
+            rule("tags", None, Some(1)),
+            rule("cdkd-flow-runs:cdkd", Some("cdkd/_runs/"), Some(10)),
+        ],
+        &want,
+    );
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("'whole-bucket'") && w[0].contains("after 14 days"));
+}
+
+#[test]
+fn older_than_takes_the_cleanups_durations_and_refuses_bad_or_zero() {
+    assert_eq!(parse_older_than("30d"), Ok(30 * DAY));
+    assert_eq!(parse_older_than("12h"), Ok(12 * 3_600_000));
+    assert_eq!(parse_older_than("1d12h"), Ok(DAY + 12 * 3_600_000));
+    assert_eq!(parse_older_than("2w"), Ok(14 * DAY));
+    assert_eq!(
+        parse_older_than("soon"),
+        Err(RetentionError::BadOlderThan("soon".into()))
+    );
+    assert!(matches!(
+        parse_older_than("-3d"),
+        Err(RetentionError::BadOlderThan(_))
+    ));
+    assert!(matches!(
+        parse_older_than(""),
+        Err(RetentionError::BadOlderThan(_))
+    ));
+    assert!(matches!(
+        parse_older_than("0d"),
+        Err(RetentionError::ZeroOlderThan(_))
+    ));
+}
+
+#[test]
+fn listed_objects_group_by_run_folder_with_bytes_and_last_write() {
+    let o = |k: &str, size: i64, at: i64| ListedObject {
+        key: k.into(),
+        size,
+        last_modified_ms: at,
+    };
+    let f = run_folders(
+        "cdkd",
+        vec![
+            o("cdkd/_runs/b/run.json", 10, 5),
+            o("cdkd/_runs/a/templates/App.json", 100, 1),
+            o("cdkd/_runs/a/progress.json", 20, 9),
+            o("cdkd/_runs/stray.json", 1, 1),
+            o("cdkd/_runs//x.json", 1, 1),
+            o("cdkd/App/us-east-1/state.json", 1, 1),
+        ],
+    );
+    assert_eq!(f.len(), 2);
+    assert_eq!(f[0].run_id, "a");
+    assert_eq!(
+        (f[0].bytes, f[0].last_write_ms, f[0].keys.len()),
+        (120, 9, 2)
+    );
+    assert!(f[0].files.progress && !f[0].files.run_json);
+    assert!(!f[0].files.only_uploads());
+    assert!(f[1].files.run_json);
+}
+
+#[test]
+fn a_folder_written_within_the_cutoff_is_recent_whatever_its_run() {
+    let f = folder("destroy-A-1", &["run.json", "report.json"], 2);
+    let v = verdict(
+        &f,
+        &facts(RunKind::Destroy, ended("destroyed")),
+        NOW,
+        3 * DAY,
+        true,
+    );
+    assert_eq!(v, Verdict::Recent);
+}
+
+#[test]
+fn an_ended_destroy_older_than_the_cutoff_is_deleted() {
+    let f = folder(
+        "destroy-A-1",
+        &["run.json", "progress.json", "report.json"],
+        40,
+    );
+    for outcome in ["destroyed", "aborted", "stopped", "partial"] {
+        let v = verdict(
+            &f,
+            &facts(RunKind::Destroy, ended(outcome)),
+            NOW,
+            30 * DAY,
+            false,
+        );
+        assert_eq!(v, Verdict::Delete, "{outcome}");
+    }
+    let interrupted = RunStatus::Interrupted { why: "gone".into() };
+    assert_eq!(
+        verdict(
+            &f,
+            &facts(RunKind::Destroy, interrupted),
+            NOW,
+            30 * DAY,
+            false
+        ),
+        Verdict::Delete
+    );
+}
+
+#[test]
+fn a_running_or_approval_waiting_or_unknown_run_is_kept_however_old() {
+    let f = folder(
+        "export-A-1",
+        &["run.json", "plan.json", "approval.json"],
+        400,
+    );
+    assert_eq!(
+        verdict(
+            &f,
+            &facts(RunKind::Export, RunStatus::Running),
+            NOW,
+            DAY,
+            true
+        ),
+        Verdict::Keep(Keep::Running)
+    );
+    assert_eq!(
+        verdict(
+            &f,
+            &facts(RunKind::Export, RunStatus::AwaitingApproval),
+            NOW,
+            DAY,
+            true
+        ),
+        Verdict::Keep(Keep::AwaitingApproval)
+    );
+    let unknown = RunStatus::Unknown {
+        why: "another host".into(),
+    };
+    assert!(matches!(
+        verdict(&f, &facts(RunKind::Export, unknown), NOW, DAY, true),
+        Verdict::Keep(Keep::Unknown { .. })
+    ));
+}
+
+#[test]
+fn an_export_that_took_its_locks_and_did_not_migrate_is_kept_unless_include_resumable() {
+    let f = folder(
+        "export-A-1",
+        &["run.json", "plan.json", "progress.json", "report.json"],
+        40,
+    );
+    for status in [
+        ended("failed"),
+        ended("refused"),
+        RunStatus::Interrupted {
+            why: "its process 7 on h is gone".into(),
+        },
+        RunStatus::Ended { outcome: None },
+    ] {
+        let v = verdict(&f, &facts(RunKind::Export, status.clone()), NOW, DAY, false);
+        assert!(
+            matches!(v, Verdict::Keep(Keep::Resumable { .. })),
+            "{status:?}: {v:?}"
+        );
+        assert_eq!(
+            verdict(&f, &facts(RunKind::Export, status), NOW, DAY, true),
+            Verdict::Delete
+        );
+    }
+    assert_eq!(
+        verdict(
+            &f,
+            &facts(RunKind::Export, ended("migrated")),
+            NOW,
+            DAY,
+            false
+        ),
+        Verdict::Delete
+    );
+}
+
+#[test]
+fn an_export_without_progress_or_a_plan_run_is_not_resumable() {
+    // It never took its locks: the resume refuses it, so nothing needs its folder.
+    let f = folder("export-A-1", &["run.json", "plan.json", "report.json"], 40);
+    assert_eq!(
+        verdict(
+            &f,
+            &facts(RunKind::Export, ended("refused")),
+            NOW,
+            DAY,
+            false
+        ),
+        Verdict::Delete
+    );
+    let p = folder(
+        "export-A-1-plan",
+        &["run.json", "plan.json", "progress.json"],
+        40,
+    );
+    let plan = RunFacts {
+        plan_only: true,
+        ..facts(RunKind::Export, ended("planned"))
+    };
+    assert_eq!(verdict(&p, &plan, NOW, DAY, false), Verdict::Delete);
+}
+
+#[test]
+fn a_deployed_run_is_told_by_its_execution_else_by_its_files() {
+    assert_eq!(RunStatus::of_execution("RUNNING", None), RunStatus::Running);
+    assert_eq!(
+        RunStatus::of_execution("PENDING_REDRIVE", None),
+        RunStatus::Running
+    );
+    assert_eq!(
+        RunStatus::of_execution("ABORTED", None),
+        RunStatus::Ended { outcome: None }
+    );
+    assert_eq!(
+        RunStatus::of_execution("SUCCEEDED", Some("migrated")),
+        ended("migrated")
+    );
+    assert!(matches!(
+        RunStatus::of_execution("NEW", None),
+        RunStatus::Unknown { .. }
+    ));
+    let files = |f: &[&str]| folder("export-A-1", f, 40).files;
+    assert_eq!(
+        RunStatus::of_files(&files(&["report.json"]), Some("migrated"), false, false),
+        ended("migrated")
+    );
+    assert_eq!(
+        RunStatus::of_files(&files(&["plan.json", "approval.json"]), None, true, false),
+        RunStatus::AwaitingApproval
+    );
+    assert_eq!(
+        RunStatus::of_files(&files(&["templates/A.json"]), None, false, true),
+        RunStatus::NeverStarted
+    );
+    assert!(matches!(
+        RunStatus::of_files(&files(&["templates/A.json"]), None, false, false),
+        RunStatus::Unknown { .. }
+    ));
+    assert!(matches!(
+        RunStatus::of_files(&files(&["progress.json"]), None, false, true),
+        RunStatus::Unknown { .. }
+    ));
+}
+
+#[test]
+fn a_local_runs_state_maps_onto_prunes_status() {
+    assert_eq!(
+        RunStatus::of_local(&LocalState::Running),
+        RunStatus::Running
+    );
+    assert_eq!(
+        RunStatus::of_local(&LocalState::Ended {
+            outcome: "destroyed".into()
+        }),
+        ended("destroyed")
+    );
+    assert!(matches!(
+        RunStatus::of_local(&LocalState::Unknown { why: "x".into() }),
+        RunStatus::Unknown { .. }
+    ));
+}
+
+#[test]
+fn run_ids_name_their_kind() {
+    assert_eq!(kind_of_id("export-App-1"), Some(RunKind::Export));
+    assert_eq!(kind_of_id("resume-App-2"), Some(RunKind::Export));
+    assert_eq!(kind_of_id("destroy-App-1"), Some(RunKind::Destroy));
+    assert_eq!(kind_of_id("cleanup-p-1"), Some(RunKind::Cleanup));
+    assert_eq!(kind_of_id("mine"), None);
+}
+
+#[test]
+fn deletes_go_in_batches_of_at_most_a_thousand_keys() {
+    let files: Vec<String> = (0..2500).map(|i| format!("cr/{i}.json")).collect();
+    let refs: Vec<&str> = files.iter().map(String::as_str).collect();
+    let big = folder("destroy-A-1", &refs, 40);
+    let small = folder("destroy-B-1", &["run.json"], 40);
+    let b = delete_batches([&big, &small]);
+    assert_eq!(
+        b.iter().map(Vec::len).collect::<Vec<_>>(),
+        vec![1000, 1000, 501]
+    );
+    assert!(delete_batches(std::iter::empty()).is_empty());
+}
