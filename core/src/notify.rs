@@ -37,6 +37,19 @@ pub fn notice_key(prefix: &str, run_id: &str, kind: NoticeKind) -> String {
     )
 }
 
+/// Whether a run folder's file `name` is the marker of a message sent only when a run
+/// ended (a success, a failure, a cleanup's digest): the folder's run has ended, even
+/// with no `report.json` (a cleanup writes none; docs/runs.md).
+pub fn is_end_marker(name: &str) -> bool {
+    [
+        NoticeKind::RunSucceeded,
+        NoticeKind::RunFailed,
+        NoticeKind::CleanupFinished,
+    ]
+    .iter()
+    .any(|k| name == format!("notified-{}.json", k.as_str()))
+}
+
 /// The four kinds of message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -205,6 +205,9 @@ pub struct FolderFiles {
     pub progress: bool,
     pub report: bool,
     pub approval: bool,
+    /// The marker of a message sent at a run's end (`notified-run-*.json`,
+    /// `notified-cleanup-finished.json`, docs/notifications.md §4).
+    pub ended_notice: bool,
 }
 
 impl FolderFiles {
@@ -254,6 +257,7 @@ pub fn run_folders(prefix: &str, objects: Vec<ListedObject>) -> Vec<RunFolder> {
             "progress.json" => f.files.progress = true,
             "report.json" => f.files.report = true,
             "approval.json" => f.files.approval = true,
+            name if crate::notify::is_end_marker(name) => f.files.ended_notice = true,
             _ => {}
         }
         f.bytes += o.size.max(0);
@@ -337,6 +341,10 @@ impl RunStatus {
         }
         if approval_pending {
             return RunStatus::AwaitingApproval;
+        }
+        // A run that told people it ended (a local cleanup's folder holds only this).
+        if files.ended_notice {
+            return RunStatus::Ended { outcome: None };
         }
         if files.only_uploads() && plan_run_folder {
             return RunStatus::NeverStarted;

@@ -361,6 +361,22 @@ fn a_deployed_run_is_told_by_its_execution_else_by_its_files() {
         RunStatus::of_files(&files(&["progress.json"]), None, false, true),
         RunStatus::Unknown { .. }
     ));
+    // A local cleanup with notifications leaves only its digest's marker: it ended.
+    let cleanup = folder("cleanup-preview-1", &["notified-cleanup-finished.json"], 40);
+    assert_eq!(
+        RunStatus::of_files(&cleanup.files, None, false, false),
+        RunStatus::Ended { outcome: None }
+    );
+    // The approval message's marker says nothing of an end.
+    assert!(matches!(
+        RunStatus::of_files(
+            &files(&["notified-approval-waiting.json"]),
+            None,
+            false,
+            false
+        ),
+        RunStatus::Unknown { .. }
+    ));
 }
 
 #[test]
