@@ -581,6 +581,54 @@ async fn notify_a_cleanup_sends_one_digest_of_what_it_destroyed_skipped_and_why_
     );
 }
 
+/// A local cleanup writes no folder but its digest's marker; that marker says the run
+/// ended, so `runs prune` deletes it once old enough (docs/runs.md).
+#[tokio::test]
+async fn notify_a_local_cleanups_only_object_its_digest_marker_is_an_ended_run_prune_deletes() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let inbox = inbox().await;
+    let run_id = uniq("cleanup-marker");
+    let r = cli(
+        &bucket,
+        &[
+            "cleanup",
+            "--pattern",
+            "nothing-*",
+            "--older-than",
+            "1d",
+            "--dry-run",
+            "--local",
+            "--fast",
+            "--run-id",
+            &run_id,
+        ],
+        &inbox.args(),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        one(inbox.messages().await, "digests").attr("outcome"),
+        "dry-run"
+    );
+    let marker = format!("cdkd/_runs/{run_id}/notified-cleanup-finished.json");
+    assert_eq!(keys(&bucket).await, vec![marker.clone()]);
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let prune = cli(
+        &bucket,
+        &[
+            "runs",
+            "prune",
+            "--older-than",
+            "1s",
+            "--backend-stack",
+            "no-backend",
+        ],
+        &[],
+    );
+    assert_eq!(prune.code, 0, "{prune:?}");
+    assert!(keys(&bucket).await.is_empty(), "{prune:?}");
+}
+
 // ------------------------------------------------------------------ once, unhappy
 
 #[tokio::test]
