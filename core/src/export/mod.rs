@@ -35,6 +35,7 @@ pub mod records;
 pub mod registry;
 pub mod report;
 pub mod resume;
+pub mod sim;
 pub mod sg;
 pub mod splitters;
 pub mod template;
