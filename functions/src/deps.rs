@@ -29,6 +29,14 @@ pub struct Deps {
     /// name this host and process, so a later command can tell whether the run is alive
     /// (docs/export.md §10.8).
     pub local: Option<LocalProcess>,
+    /// A run's artifacts that never change once written (its `plan.json`, its uploaded
+    /// templates), as this process wrote or read them: a step of a local run, or a warm
+    /// Lambda, reads each from S3 once (docs/export.md §10.3, "Requests").
+    pub artifacts: crate::runs::ArtifactCache,
+    /// A local run's `progress.json` as its last step wrote it: the steps of a local run
+    /// run in this one process, the only writer of the run's record while it lives (a
+    /// live run is never taken over), so the next step reads it from here.
+    pub written: crate::runs::ArtifactCache,
 }
 
 /// The host and process of a local run.
@@ -85,6 +93,8 @@ impl Deps {
             now_ms: Arc::new(cdkd_aws::store::now_ms),
             budgets: Budgets::default(),
             local: None,
+            artifacts: Default::default(),
+            written: Default::default(),
         }
     }
 

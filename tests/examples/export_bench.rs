@@ -71,10 +71,22 @@ fn report(m: &Measured) -> Value {
 }
 
 fn print_table(rows: &[Value]) {
-    println!("export as a user runs it (cdkd-flow export ... --local -y, no --fast) on the emulator:");
+    println!(
+        "export as a user runs it (cdkd-flow export ... --local -y, no --fast) on the emulator:"
+    );
     println!(
         "{:<8} {:>6} {:>9} {:>7} {:>9} {:>8} {:>6} | {:>10} {:>8} {:>6} {:>6}",
-        "case", "stacks", "resources", "wall_s", "requests", "cfn_s", "cfn_op", "sim_span_s", "sim_cp_s", "ratio", "trans"
+        "case",
+        "stacks",
+        "resources",
+        "wall_s",
+        "requests",
+        "cfn_s",
+        "cfn_op",
+        "sim_span_s",
+        "sim_cp_s",
+        "ratio",
+        "trans"
     );
     for r in rows {
         let s = &r["simulated"];

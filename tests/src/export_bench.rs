@@ -153,7 +153,13 @@ pub async fn flat(case: &str, n: usize, dir: &Path) -> Seeded {
             }
         };
         if round == 0 {
-            let out = ["BucketName", "TopicArn", "RoleName", "QueueUrl", "ParamName"][i % 5];
+            let out = [
+                "BucketName",
+                "TopicArn",
+                "RoleName",
+                "QueueUrl",
+                "ParamName",
+            ][i % 5];
             outputs.insert(out.into(), json!({"Value": {"Ref": logical}}));
         }
         rows.insert(
@@ -175,10 +181,7 @@ pub async fn flat(case: &str, n: usize, dir: &Path) -> Seeded {
     .await;
     std::fs::create_dir_all(dir).expect("template dir");
     let path = dir.join(format!("{stack}.template.json"));
-    write_json(
-        &path,
-        &json!({"Resources": resources, "Outputs": outputs}),
-    );
+    write_json(&path, &json!({"Resources": resources, "Outputs": outputs}));
     Seeded {
         case: case.into(),
         stack,
@@ -339,8 +342,13 @@ async fn emulator_call(method: &str, path: &str) -> String {
     s.write_all(req.as_bytes()).await.expect("send");
     let mut resp = String::new();
     s.read_to_string(&mut resp).await.expect("read");
-    assert!(resp.starts_with("HTTP/1.1 200") || resp.starts_with("HTTP/1.0 200"), "{path}: {resp}");
-    resp.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default()
+    assert!(
+        resp.starts_with("HTTP/1.1 200") || resp.starts_with("HTTP/1.0 200"),
+        "{path}: {resp}"
+    );
+    resp.split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default()
 }
 
 /// Resets the emulator's request counts.

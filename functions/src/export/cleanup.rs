@@ -8,7 +8,7 @@ use cdkd_core::export::plain::shown;
 use cdkd_core::export::report::{migrated, ExportReport};
 use serde::{Deserialize, Serialize};
 
-use super::carry::{Carry, Ctx};
+use super::carry::{Carry, Ctx, Fence};
 use crate::deps::Deps;
 use crate::error::StepError;
 use crate::runs;
@@ -21,7 +21,8 @@ pub struct CleanupOutput {
 }
 
 pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> {
-    let ctx = Ctx::open(carry, deps).await?;
+    // The cleanup deletes every stack's record: every lock is renewed first.
+    let ctx = Ctx::fenced(carry, deps, Fence::All).await?;
     let mut rec = ctx.progress().await?;
     // Read before any record is deleted: the report names what the plan left unmanaged.
     let plan = ctx.plan().await?;
