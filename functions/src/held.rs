@@ -83,12 +83,20 @@ pub async fn renew(locks: &cdkd_aws::LockManager, h: &HeldLock) -> Result<HeldLo
     }
 }
 
-/// Releases every lock the run holds. A lock renewed by a step whose answer was lost (or
-/// by the step whose failure the abort path handles) carries a newer ETag than `held`:
-/// it is still ours when its owner and acquisition timestamp are the ones we wrote, and
-/// then it is released with its current ETag. Another holder's lock is left in place.
+/// Releases every lock the run holds: first with the ETag the run last wrote (one
+/// request when nothing renewed it since). A lock renewed by a step whose answer was
+/// lost (or by the step whose failure the abort path handles) carries a newer ETag than
+/// `held`, and the delete is refused: it is still ours when its owner and acquisition
+/// timestamp are the ones we wrote, and then it is released with its current ETag.
+/// Another holder's lock is left in place.
 pub async fn release_all(locks: &LockManager, held: &[HeldLock]) {
     for h in held {
+        match locks.release_quietly(h).await {
+            Ok(cdkd_aws::ReleaseOutcome::Released | cdkd_aws::ReleaseOutcome::AlreadyGone) => {
+                continue
+            }
+            Ok(cdkd_aws::ReleaseOutcome::NotOurs) | Err(_) => {}
+        }
         let current = match locks.store.get_lock(&h.stack, h.region.as_deref()).await {
             Ok(Some((info, etag))) => {
                 let ours = info.owner == h.body.owner

@@ -149,6 +149,17 @@ pub async fn read_run_record<T: DeserializeOwned>(
     read(store, key).await
 }
 
+/// What a local run's steps last wrote at `key` in this process (see `Deps::written`),
+/// without reading S3; `None` when they wrote nothing there yet.
+pub fn remembered<T: DeserializeOwned>(
+    deps: &crate::Deps,
+    store: &StateStore,
+    key: &str,
+) -> Option<T> {
+    let bytes = deps.written.get(&cache_id(store, key))?;
+    serde_json::from_slice(&bytes).ok()
+}
+
 /// Writes an export run's `progress.json`, and keeps it in memory for the next step of
 /// a local run (see [`read_run_record`]).
 pub async fn write_run_record<T: Serialize>(
