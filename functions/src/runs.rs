@@ -43,6 +43,9 @@ async fn read_with_etag<T: DeserializeOwned>(
     Ok(Some((value, etag)))
 }
 
+/// Cached bytes by `bucket/key`, oldest first.
+type Entries = std::collections::VecDeque<(String, std::sync::Arc<Vec<u8>>)>;
+
 /// Run artifacts that never change once written (a run's `plan.json`, the templates
 /// the CLI uploaded), by bucket and key, as this process wrote or read them: the last
 /// [`ArtifactCache::CAPACITY`] of them. A run's folder is its own (a deployed run's id is
@@ -50,9 +53,7 @@ async fn read_with_etag<T: DeserializeOwned>(
 /// run's is its process's), so what was written there is what is read back.
 #[derive(Clone, Default)]
 pub struct ArtifactCache {
-    entries: std::sync::Arc<
-        std::sync::Mutex<std::collections::VecDeque<(String, std::sync::Arc<Vec<u8>>)>>,
-    >,
+    entries: std::sync::Arc<std::sync::Mutex<Entries>>,
 }
 
 impl ArtifactCache {
