@@ -10,8 +10,9 @@
 //! against CloudFormation's critical path.
 //!
 //! Run: `make bench-export` (or `scripts/with-emulator.sh
-//! target/debug/examples/export_bench [--cases flat5,flat50,tree8] [--json]` after
-//! `cargo build --workspace --all-targets`).
+//! target/debug/examples/export_bench [--cases flat5,flat50,tree8] [--json] [--bin
+//! PATH]` after `cargo build --workspace --all-targets`; `--bin` measures another build
+//! of the CLI, for a before/after comparison).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -141,7 +142,10 @@ async fn main() {
     let json_out = std::env::args().any(|a| a == "--json");
     let cases = arg("--cases").unwrap_or_else(|| "flat5,flat50,tree8".into());
     let profile = target_profile_dir();
-    let bin = profile.join("cdkd-flow");
+    // `--bin PATH`: another build of the CLI (a before/after comparison).
+    let bin = arg("--bin")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| profile.join("cdkd-flow"));
     assert!(
         bin.is_file(),
         "{} is missing: build it first (cargo build --workspace --all-targets)",
