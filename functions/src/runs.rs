@@ -119,15 +119,15 @@ pub async fn read_immutable<T: DeserializeOwned>(
     })
 }
 
-/// [`write`] of an artifact that never changes once written, kept in `cache`.
+/// [`write`] of an artifact, kept in `cache` (an artifact that never changes once
+/// written, or a local run's record: see [`write_run_record`]).
 pub async fn write_immutable<T: Serialize>(
     cache: &ArtifactCache,
     store: &StateStore,
     key: &str,
     value: &T,
 ) -> Result<(), StepError> {
-    let body = serde_json::to_vec_pretty(value)
-        .map_err(|e| StepError::bad_input(format!("cannot serialize run artifact {key}: {e}")))?;
+    let body = pretty(key, value)?;
     store.put_raw(key, body.clone()).await?;
     cache.keep(cache_id(store, key), std::sync::Arc::new(body));
     Ok(())
@@ -169,14 +169,16 @@ pub async fn write_run_record<T: Serialize>(
     key: &str,
     value: &T,
 ) -> Result<(), StepError> {
-    let body = serde_json::to_vec_pretty(value)
-        .map_err(|e| StepError::bad_input(format!("cannot serialize run artifact {key}: {e}")))?;
-    store.put_raw(key, body.clone()).await?;
     if deps.local.is_some() {
-        deps.written
-            .keep(cache_id(store, key), std::sync::Arc::new(body));
+        return write_immutable(&deps.written, store, key, value).await;
     }
-    Ok(())
+    write(store, key, value).await
+}
+
+/// A run artifact's body: pretty JSON, so a person can read it in the console.
+fn pretty<T: Serialize>(key: &str, value: &T) -> Result<Vec<u8>, StepError> {
+    serde_json::to_vec_pretty(value)
+        .map_err(|e| StepError::bad_input(format!("cannot serialize run artifact {key}: {e}")))
 }
 
 /// Writes a JSON artifact (pretty, so a person can read it in the console).
@@ -185,8 +187,7 @@ pub async fn write<T: Serialize>(
     key: &str,
     value: &T,
 ) -> Result<(), StepError> {
-    let body = serde_json::to_vec_pretty(value)
-        .map_err(|e| StepError::bad_input(format!("cannot serialize run artifact {key}: {e}")))?;
+    let body = pretty(key, value)?;
     store.put_raw(key, body).await?;
     Ok(())
 }

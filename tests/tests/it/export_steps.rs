@@ -60,6 +60,16 @@ impl Run {
     async fn locked(&self) -> Carry {
         self.plan_and_lock(self.input()).await.1
     }
+
+    /// Another process force-unlocks, then takes the lock itself (far from expiring).
+    async fn lock_taken_elsewhere(&self, lock_key: &str) {
+        self.put(
+            lock_key,
+            json!({"owner": "other@host:9", "timestamp": 5, "expiresAt": 99999999999999i64})
+                .to_string(),
+        )
+        .await;
+    }
 }
 
 #[tokio::test]
@@ -68,12 +78,7 @@ async fn export_steps_a_lock_lost_between_steps_stops_the_run_before_any_write()
     let carry = r.locked().await;
     // Another process force-unlocks, then takes the lock itself.
     let lock_key = format!("{PREFIX}/{}/{REGION}/lock.json", r.stack);
-    r.put(
-        &lock_key,
-        json!({"owner": "other@host:9", "timestamp": 5, "expiresAt": 99999999999999i64})
-            .to_string(),
-    )
-    .await;
+    r.lock_taken_elsewhere(&lock_key).await;
     let err = r
         .step("export-import", serde_json::to_value(&carry).unwrap())
         .await
@@ -134,12 +139,7 @@ async fn export_steps_a_poll_renews_a_lock_only_when_due_and_the_next_writing_st
     // Another process force-unlocks and takes the lock: the next writing step stops.
     let polled: Carry = serde_json::from_value(polled).unwrap();
     assert_eq!(polled.next, Next::Execute, "{:?}", polled.next);
-    r.put(
-        &lock_key,
-        json!({"owner": "other@host:9", "timestamp": 5, "expiresAt": 99999999999999i64})
-            .to_string(),
-    )
-    .await;
+    r.lock_taken_elsewhere(&lock_key).await;
     let err = r
         .step("export-execute", serde_json::to_value(&polled).unwrap())
         .await
