@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: help setup build build-cli test test-emulator-py check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy bench-export bench-export-sim bench-refresh clean crash-export
+.PHONY: help setup build build-cli test test-emulator-py check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy bench-export bench-export-plan bench-export-sim bench-refresh clean crash-export
 
 help:
 	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
@@ -25,7 +25,8 @@ help:
 	@echo "make crash-export - kill a local export at 200 seeded random points and resume it with the same command (resources lost, locks left)"
 	@echo "make bench  - state view figures (show of 2,500 resources; list --long over 1,000 records)"
 	@echo "make bench-destroy - simulated destroys: makespan / critical path, state transitions"
-	@echo "make bench-export - export plan of a 500-resource, three-level tree on the emulator: time, AWS requests by operation"
+	@echo "make bench-export - exports as a user runs them (flat 5, flat 50, a root + 8 children) on the emulator: wall time, requests by service and action, CloudFormation's own time; the simulated makespan against the critical path (JSON: BENCH_ARGS=--json)"
+	@echo "make bench-export-plan - export plan of a 500-resource, three-level tree on the emulator: time, AWS requests by operation"
 	@echo "make bench-export-sim - simulated exports of nested trees: makespan / critical path, siblings side by side vs one by one, state transitions"
 	@echo "make bench-refresh - state refresh-observed of a 500-resource record on the emulator: concurrent reads vs one by one"
 
@@ -162,14 +163,25 @@ bench: setup
 bench-destroy:
 	$(CARGO) run -q -p cdkd-core --example destroy_sim -- --seeds 10
 
-# Export planning on the emulator (not a timed test): time and AWS requests by operation.
-# Uses the debug build `make test` makes (no separate feature set).
 # Simulated exports of a root with 0-16 children (pure: no emulator): makespan against the
 # critical path, siblings side by side against one after the other, state transitions.
 bench-export-sim:
 	$(CARGO) run -q -p cdkd-core --example export_sim
 
+# Exports as a user runs them (`cdkd-flow export ... --local -y`, no --fast) on the
+# emulator, for a flat stack of 5 and of 50 resources and a root with 8 nested children:
+# wall time, the requests the emulator counted by service and action, CloudFormation's
+# own time on the run's operations; and the simulated-latency model's makespan against
+# CloudFormation's critical path for the same shapes (docs/testing.md §5). Not part of
+# `make test` (its smoke is the CLI's request_budget tests). BENCH_ARGS=--json for a
+# machine, BENCH_ARGS='--cases flat5' for one case. Uses the debug build `make test` makes.
 bench-export: setup
+	$(CARGO) build --workspace --all-targets
+	scripts/with-emulator.sh $${CARGO_TARGET_DIR:-target}/debug/examples/export_bench $(BENCH_ARGS)
+
+# Export planning on the emulator (not a timed test): time and AWS requests by operation.
+# Uses the debug build `make test` makes (no separate feature set).
+bench-export-plan: setup
 	$(CARGO) build --workspace --all-targets
 	scripts/with-emulator.sh $${CARGO_TARGET_DIR:-target}/debug/examples/export_plan_bench --resources 500 --runs 3
 

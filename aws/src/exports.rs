@@ -15,13 +15,35 @@ impl StateStore {
     /// Drops `(stack, region)`'s exports from the region's index; problems are logged
     /// as warnings, never returned (the index is a derived view).
     pub async fn remove_from_exports_index(&self, stack: &str, region: &str) {
-        if let Err(e) = try_remove(self, stack, region).await {
+        if let Err(e) = try_remove(self, &[stack], region).await {
             tracing::warn!("exports index of {region} not updated after destroying {stack}: {e}");
+        }
+    }
+
+    /// Drops the exports of every `(stack, region)` from its region's index: one read
+    /// and at most one write per region, whatever the number of stacks (an export's
+    /// cleanup of a tree). Problems are logged as warnings, never returned.
+    pub async fn remove_stacks_from_exports_index(&self, stacks: &[(String, String)]) {
+        let mut regions: Vec<&str> = stacks.iter().map(|(_, r)| r.as_str()).collect();
+        regions.sort_unstable();
+        regions.dedup();
+        for region in regions {
+            let names: Vec<&str> = stacks
+                .iter()
+                .filter(|(_, r)| r == region)
+                .map(|(s, _)| s.as_str())
+                .collect();
+            if let Err(e) = try_remove(self, &names, region).await {
+                tracing::warn!(
+                    "exports index of {region} not updated after exporting {}: {e}",
+                    names.join(", ")
+                );
+            }
         }
     }
 }
 
-async fn try_remove(store: &StateStore, stack: &str, region: &str) -> Result<(), String> {
+async fn try_remove(store: &StateStore, stacks: &[&str], region: &str) -> Result<(), String> {
     let key = exports_index_key(&store.prefix, region);
     let mut delay = Duration::from_millis(100);
     for _ in 0..5 {
@@ -35,7 +57,11 @@ async fn try_remove(store: &StateStore, stack: &str, region: &str) -> Result<(),
             },
             None => (rebuilt(store, region).await?, None),
         };
-        if !remove_producer(&mut index, stack, region) && etag.is_some() {
+        let mut changed = false;
+        for stack in stacks {
+            changed |= remove_producer(&mut index, stack, region);
+        }
+        if !changed && etag.is_some() {
             return Ok(());
         }
         if holds_nothing(&index) {

@@ -470,6 +470,21 @@ impl LockManager {
     /// Releases a held lock (docs/state-and-lock.md §6.5): `DELETE If-Match` our ETag. Another
     /// holder's lock is never deleted: a 412 leaves it (`NotOurs`); a 404 is `AlreadyGone`.
     pub async fn release(&self, held: &HeldLock) -> Result<ReleaseOutcome, LockError> {
+        self.release_logged(held, true).await
+    }
+
+    /// [`LockManager::release`] that says nothing when the lock is not ours: for a caller
+    /// that then reads the lock itself (a run releasing a lock a lost answer may have
+    /// renewed, `cdkd-functions`' `held::release_all`).
+    pub async fn release_quietly(&self, held: &HeldLock) -> Result<ReleaseOutcome, LockError> {
+        self.release_logged(held, false).await
+    }
+
+    async fn release_logged(
+        &self,
+        held: &HeldLock,
+        warn: bool,
+    ) -> Result<ReleaseOutcome, LockError> {
         let region = held.region.as_deref();
         let key = self.key(&held.stack, region);
         match self.store.delete_raw_strict(&key, Some(&held.etag)).await {
@@ -479,11 +494,13 @@ impl LockManager {
             }
             Err(f) if f.is_no_such_key() => Ok(ReleaseOutcome::AlreadyGone),
             Err(f) if f.is_precondition_failed() => {
-                tracing::warn!(
-                    "the lock of stack {} ({}) is held by another process now; left it in place",
-                    flatten_str(&held.stack),
-                    region_label(region)
-                );
+                if warn {
+                    tracing::warn!(
+                        "the lock of stack {} ({}) is held by another process now; left it in place",
+                        flatten_str(&held.stack),
+                        region_label(region)
+                    );
+                }
                 Ok(ReleaseOutcome::NotOurs)
             }
             Err(f) if f.is_condition_unsupported() => {

@@ -14,6 +14,14 @@ pub fn renew_interval_ms(ttl_ms: i64) -> i64 {
     (ttl_ms / 4).clamp(1_000, 120_000)
 }
 
+/// Whether a lock this process holds, expiring at `expires_at_ms`, is due for renewal at
+/// `now_ms` (docs/state-and-lock.md §6.4): it was last renewed (`expiresAt` − TTL) at
+/// least one renewal interval ago, or its expiry is nearer than that.
+pub fn renewal_due(expires_at_ms: i64, now_ms: i64, ttl_ms: i64) -> bool {
+    let last = expires_at_ms.saturating_sub(ttl_ms);
+    now_ms.saturating_sub(last) >= renew_interval_ms(ttl_ms)
+}
+
 /// The owner string this project writes: `cdkd-flow:<run-id>`.
 pub fn flow_owner(run_id: &str) -> String {
     format!("cdkd-flow:{run_id}")

@@ -48,6 +48,20 @@ pub fn newest_known(limit: usize, started: &[i64], next_write_ms: Option<i64>) -
     s[limit - 1] >= next.saturating_add(START_SKEW_MS)
 }
 
+/// The first pause of a follower of a run before it reads the run's progress again.
+pub const FOLLOW_FIRST_MS: u64 = 1_000;
+/// The longest pause of a follower: a stack operation's longest poll pause, so a follower
+/// lags the run by no more than the run lags CloudFormation.
+pub const FOLLOW_CAP_MS: u64 = 8_000;
+
+/// How long a follower of a run (`export`'s progress lines, `runs watch`) waits before
+/// its next read of the run's progress, after `unchanged` reads in a row found nothing
+/// new (docs/cli.md, "Following a run"): 1 s after a change, doubling while nothing
+/// changes, up to 8 s.
+pub fn follow_delay_ms(unchanged: u32) -> u64 {
+    (FOLLOW_FIRST_MS << unchanged.min(16)).min(FOLLOW_CAP_MS)
+}
+
 /// The run id of an export's plan run (`<run-id>-plan`), the run it plans for.
 pub fn planned_run(run_id: &str) -> Option<&str> {
     run_id.strip_suffix("-plan").filter(|r| !r.is_empty())

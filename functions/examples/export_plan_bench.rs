@@ -8,7 +8,7 @@
 //! The step runs in-process against the local emulator (moto, one request at a time):
 //! AWS latency differs, so treat the time as an order of magnitude.
 //!
-//! Run: `make bench-export` (or `scripts/with-emulator.sh target/debug/examples/export_plan_bench
+//! Run: `make bench-export-plan` (or `scripts/with-emulator.sh target/debug/examples/export_plan_bench
 //! [--resources 500] [--runs 3]` after `cargo build --workspace --all-targets`).
 
 use std::collections::BTreeMap;

@@ -31,6 +31,14 @@ pub struct Deps {
     pub local: Option<LocalProcess>,
     /// Where the run's messages go (docs/notifications.md); `None`: nowhere.
     pub notify: Option<cdkd_aws::notify::Notifier>,
+    /// A run's artifacts that never change once written (its `plan.json`, its uploaded
+    /// templates), as this process wrote or read them: a step of a local run, or a warm
+    /// Lambda, reads each from S3 once (docs/export.md §10.3, "Requests").
+    pub artifacts: crate::runs::ArtifactCache,
+    /// A local run's `progress.json` as its last step wrote it: the steps of a local run
+    /// run in this one process, the only writer of the run's record while it lives (a
+    /// live run is never taken over), so the next step reads it from here.
+    pub written: crate::runs::ArtifactCache,
 }
 
 /// The host and process of a local run.
@@ -88,6 +96,8 @@ impl Deps {
             budgets: Budgets::default(),
             local: None,
             notify: None,
+            artifacts: Default::default(),
+            written: Default::default(),
         }
     }
 

@@ -17,6 +17,43 @@ pub async fn renew_all(locks: &LockManager, held: &[HeldLock]) -> Result<Vec<Hel
     Ok(out)
 }
 
+/// Which of a run's locks a step renews (docs/state-and-lock.md §6.4, docs/export.md
+/// §10.1): the renewal is also the fence that stops a run whose lock was taken over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fence<'a> {
+    /// Every lock: a step about to write every stack's state (the cleanup).
+    All,
+    /// The lock of the stack the step writes to (its state or its CloudFormation stack),
+    /// and every other lock whose renewal is due.
+    Stack(&'a str),
+    /// Only the locks whose renewal is due: a step that writes neither state nor
+    /// CloudFormation (a poll, which writes its run's own `progress.json`).
+    DueOnly,
+}
+
+/// Renews the held locks `fence` names, in order; the others are kept as they are.
+pub async fn renew_fenced(
+    locks: &LockManager,
+    held: &[HeldLock],
+    fence: Fence<'_>,
+    now_ms: i64,
+) -> Result<Vec<HeldLock>, StepError> {
+    let mut out = Vec::with_capacity(held.len());
+    for h in held {
+        let needed = match fence {
+            Fence::All => true,
+            Fence::Stack(stack) => h.stack == stack,
+            Fence::DueOnly => false,
+        } || cdkd_core::lock::renewal_due(h.body.expires_at, now_ms, locks.ttl_ms);
+        out.push(if needed {
+            renew(locks, h).await?
+        } else {
+            h.clone()
+        });
+    }
+    Ok(out)
+}
+
 /// Renews a held lock. A step that renewed and then died (a Lambda timeout, a lost
 /// answer) leaves its retry holding the previous ETag: the lock is still this run's when
 /// its owner (`cdkd-flow:<run-id>`) and acquisition timestamp are the ones the run
@@ -46,12 +83,20 @@ pub async fn renew(locks: &cdkd_aws::LockManager, h: &HeldLock) -> Result<HeldLo
     }
 }
 
-/// Releases every lock the run holds. A lock renewed by a step whose answer was lost (or
-/// by the step whose failure the abort path handles) carries a newer ETag than `held`:
-/// it is still ours when its owner and acquisition timestamp are the ones we wrote, and
-/// then it is released with its current ETag. Another holder's lock is left in place.
+/// Releases every lock the run holds: first with the ETag the run last wrote (one
+/// request when nothing renewed it since). A lock renewed by a step whose answer was
+/// lost (or by the step whose failure the abort path handles) carries a newer ETag than
+/// `held`, and the delete is refused: it is still ours when its owner and acquisition
+/// timestamp are the ones we wrote, and then it is released with its current ETag.
+/// Another holder's lock is left in place.
 pub async fn release_all(locks: &LockManager, held: &[HeldLock]) {
     for h in held {
+        match locks.release_quietly(h).await {
+            Ok(cdkd_aws::ReleaseOutcome::Released | cdkd_aws::ReleaseOutcome::AlreadyGone) => {
+                continue
+            }
+            Ok(cdkd_aws::ReleaseOutcome::NotOurs) | Err(_) => {}
+        }
         let current = match locks.store.get_lock(&h.stack, h.region.as_deref()).await {
             Ok(Some((info, etag))) => {
                 let ours = info.owner == h.body.owner

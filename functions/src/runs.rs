@@ -43,14 +43,151 @@ async fn read_with_etag<T: DeserializeOwned>(
     Ok(Some((value, etag)))
 }
 
+/// Cached bytes by `bucket/key`, oldest first.
+type Entries = std::collections::VecDeque<(String, std::sync::Arc<Vec<u8>>)>;
+
+/// Run artifacts that never change once written (a run's `plan.json`, the templates
+/// the CLI uploaded), by bucket and key, as this process wrote or read them: the last
+/// [`ArtifactCache::CAPACITY`] of them. A run's folder is its own (a deployed run's id is
+/// its execution name, which Step Functions never reuses with another input; a local
+/// run's is its process's), so what was written there is what is read back.
+#[derive(Clone, Default)]
+pub struct ArtifactCache {
+    entries: std::sync::Arc<std::sync::Mutex<Entries>>,
+}
+
+impl ArtifactCache {
+    pub const CAPACITY: usize = 16;
+
+    fn get(&self, id: &str) -> Option<std::sync::Arc<Vec<u8>>> {
+        let entries = self.entries.lock().ok()?;
+        entries
+            .iter()
+            .find(|(k, _)| k == id)
+            .map(|(_, v)| v.clone())
+    }
+
+    fn keep(&self, id: String, bytes: std::sync::Arc<Vec<u8>>) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.retain(|(k, _)| *k != id);
+            if entries.len() >= Self::CAPACITY {
+                entries.pop_front();
+            }
+            entries.push_back((id, bytes));
+        }
+    }
+}
+
+fn cache_id(store: &StateStore, key: &str) -> String {
+    format!("{}/{key}", store.bucket)
+}
+
+/// The bytes of an artifact that never changes once written (see [`ArtifactCache`]):
+/// from `cache` when this process wrote or read it, else from S3; `None` when it does
+/// not exist.
+pub async fn read_immutable_raw(
+    cache: &ArtifactCache,
+    store: &StateStore,
+    key: &str,
+) -> Result<Option<std::sync::Arc<Vec<u8>>>, StepError> {
+    let id = cache_id(store, key);
+    if let Some(bytes) = cache.get(&id) {
+        return Ok(Some(bytes));
+    }
+    let Some((bytes, _)) = store.get_raw(key).await? else {
+        return Ok(None);
+    };
+    let bytes = std::sync::Arc::new(bytes);
+    cache.keep(id, bytes.clone());
+    Ok(Some(bytes))
+}
+
+/// [`read`] of an artifact that never changes once written, through `cache`.
+pub async fn read_immutable<T: DeserializeOwned>(
+    cache: &ArtifactCache,
+    store: &StateStore,
+    key: &str,
+) -> Result<Option<T>, StepError> {
+    let Some(bytes) = read_immutable_raw(cache, store, key).await? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+        StepError::bad_input(format!(
+            "run artifact s3://{}/{key} is not readable: {e}",
+            store.bucket
+        ))
+    })
+}
+
+/// [`write`] of an artifact, kept in `cache` (an artifact that never changes once
+/// written, or a local run's record: see [`write_run_record`]).
+pub async fn write_immutable<T: Serialize>(
+    cache: &ArtifactCache,
+    store: &StateStore,
+    key: &str,
+    value: &T,
+) -> Result<(), StepError> {
+    let body = pretty(key, value)?;
+    store.put_raw(key, body.clone()).await?;
+    cache.keep(cache_id(store, key), std::sync::Arc::new(body));
+    Ok(())
+}
+
+/// Reads an export run's `progress.json`: in a local run (`deps.local`), what this
+/// process last wrote there when it did (see `Deps::written`), else from S3.
+pub async fn read_run_record<T: DeserializeOwned>(
+    deps: &crate::Deps,
+    store: &StateStore,
+    key: &str,
+) -> Result<Option<T>, StepError> {
+    if deps.local.is_some() {
+        if let Some(bytes) = deps.written.get(&cache_id(store, key)) {
+            return serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+                StepError::bad_input(format!("run artifact {key} is not readable: {e}"))
+            });
+        }
+    }
+    read(store, key).await
+}
+
+/// What a local run's steps last wrote at `key` in this process (see `Deps::written`),
+/// without reading S3; `None` when they wrote nothing there yet.
+pub fn remembered<T: DeserializeOwned>(
+    deps: &crate::Deps,
+    store: &StateStore,
+    key: &str,
+) -> Option<T> {
+    let bytes = deps.written.get(&cache_id(store, key))?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Writes an export run's `progress.json`, and keeps it in memory for the next step of
+/// a local run (see [`read_run_record`]).
+pub async fn write_run_record<T: Serialize>(
+    deps: &crate::Deps,
+    store: &StateStore,
+    key: &str,
+    value: &T,
+) -> Result<(), StepError> {
+    if deps.local.is_some() {
+        return write_immutable(&deps.written, store, key, value).await;
+    }
+    write(store, key, value).await
+}
+
+/// A run artifact's body: pretty JSON, so a person can read it in the console.
+fn pretty<T: Serialize>(key: &str, value: &T) -> Result<Vec<u8>, StepError> {
+    serde_json::to_vec_pretty(value)
+        .map_err(|e| StepError::bad_input(format!("cannot serialize run artifact {key}: {e}")))
+}
+
 /// Writes a JSON artifact (pretty, so a person can read it in the console).
 pub async fn write<T: Serialize>(
     store: &StateStore,
     key: &str,
     value: &T,
 ) -> Result<(), StepError> {
-    let body = serde_json::to_vec_pretty(value)
-        .map_err(|e| StepError::bad_input(format!("cannot serialize run artifact {key}: {e}")))?;
+    let body = pretty(key, value)?;
     store.put_raw(key, body).await?;
     Ok(())
 }

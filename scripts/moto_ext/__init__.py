@@ -6,7 +6,8 @@ moto's CloudFormation classes when the middleware is built, SNS-backed custom re
 (see `cfn_custom`) and S3's `GetBucketVersioning` root element (see `s3_fixes`), patched
 at the same time, as is moto's per-request listing of its own package (see `dispatch`). Before any of them, a test facility that is not AWS behaviour: fault
 injection (see `faults`), which makes the emulator refuse chosen requests as a test
-registered them at `/_cdkd_emulator/faults`.
+registered them at `/_cdkd_emulator/faults`, and request counting (see `counter`), which
+counts every signed request by service and action for the benchmarks.
 
 `wrap(app)` puts a WSGI middleware in front of moto's app: it first answers the fault
 registrations and the requests a registered fault refuses, then handles exactly
@@ -17,7 +18,7 @@ versions requirements-dev.txt pins and that the registry answers and that one IM
 runs through the patched code."""
 from typing import Any, Iterable
 
-from . import faults, registry, sg_rules, wsgi
+from . import counter, faults, registry, sg_rules, wsgi
 from .selftest import self_test
 
 __all__ = ["wrap", "self_test", "Extensions"]
@@ -30,6 +31,7 @@ class Extensions:
         self.app = app
         self.types = types or registry.Registry()
         self.faults = faults.Faults()
+        self.counts = counter.Counts()
         # Imported here: moto's CloudFormation parser imports most of moto.
         from . import cfn_custom, cfn_import, dispatch, s3_fixes
 
@@ -39,7 +41,11 @@ class Extensions:
         s3_fixes.install()
 
     def __call__(self, environ: dict[str, Any], start_response: wsgi.StartResponse) -> Iterable[bytes]:
-        # First: a registered fault refuses the request before anything else sees it.
+        # First: every signed request is counted (the benchmark's request counts), then
+        # a registered fault refuses the request before anything else sees it.
+        answered = counter.intercept(self.counts, environ, start_response)
+        if answered is not None:
+            return answered
         refused = faults.intercept(self.faults, environ, start_response)
         if refused is not None:
             return refused

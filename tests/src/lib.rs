@@ -7,6 +7,7 @@
 
 pub mod cfn;
 pub mod deleters;
+pub mod export_bench;
 pub mod faults;
 pub mod fixtures;
 pub mod provider;

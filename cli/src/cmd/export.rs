@@ -34,8 +34,8 @@ use crate::export_source::{
 use crate::global::GlobalOpts;
 use crate::local;
 use crate::remote::{self, Kind, RemoteArgs};
-use crate::run::artifacts::{print_plan, print_report, read_plan};
-use crate::run::follow::follow_steps;
+use crate::run::artifacts::{print_plan_cached, print_report, read_plan};
+use crate::run::follow::follow_local_steps;
 use crate::run::local::{LocalOptions, LocalStart};
 use crate::run::RunPlace;
 
@@ -360,7 +360,15 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let plan = if a.local {
         eprintln!("export {stack}: planning");
         let outcome = run_local(&deps, plan_input.clone(), &plan_run, a.fast, None).await?;
-        let printed = print_plan(&ctx.store, &plan_run, a.json && a.dry_run, a.dry_run).await?;
+        // The plan this process's plan step just wrote, from memory.
+        let printed = print_plan_cached(
+            &deps.artifacts,
+            &ctx.store,
+            &plan_run,
+            a.json && a.dry_run,
+            a.dry_run,
+        )
+        .await?;
         if let Outcome::Failed(f) = outcome {
             // A plan with blocked rows ends its summary with the refusal, and stderr
             // gets its `error:` line; any other failure (or --json, whose stdout is the
@@ -470,7 +478,8 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     }
     eprintln!("export {stack}: migrating (run {run_id})");
     let approval = a.require_approval.then_some(&ctx.store);
-    let outcome = follow_steps(
+    let outcome = follow_local_steps(
+        &deps,
         &ctx.store,
         &run_id,
         a.require_approval,
@@ -592,7 +601,8 @@ async fn resume_run(
     }
     eprintln!("export {stack}: resuming run {shown_run}");
     let deps = local_deps(ctx, true).await;
-    let outcome = follow_steps(
+    let outcome = follow_local_steps(
+        &deps,
         &ctx.store,
         &run_id,
         false,

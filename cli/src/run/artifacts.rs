@@ -10,6 +10,7 @@ use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{render_dry_run, render_migration_plan};
 use cdkd_core::view::export_report::render_report;
 use cdkd_functions::export::plan_key;
+use cdkd_functions::runs::ArtifactCache;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -92,8 +93,23 @@ pub async fn print_plan(
     json: bool,
     dry_run: bool,
 ) -> Result<Option<Plan>, CliError> {
+    print_plan_cached(&ArtifactCache::default(), store, run_id, json, dry_run).await
+}
+
+/// [`print_plan`] of a plan this process may have written or read already (`cache`:
+/// the steps' `Deps::artifacts`, for a local run).
+pub async fn print_plan_cached(
+    cache: &ArtifactCache,
+    store: &StateStore,
+    run_id: &str,
+    json: bool,
+    dry_run: bool,
+) -> Result<Option<Plan>, CliError> {
     let key = plan_key(&store.prefix, run_id);
-    let Some((body, _)) = store.get_raw(&key).await? else {
+    let body = cdkd_functions::runs::read_immutable_raw(cache, store, &key)
+        .await
+        .map_err(|e| CliError::Refused(e.message))?;
+    let Some(body) = body else {
         return Ok(None);
     };
     let unreadable = |e: serde_json::Error| {

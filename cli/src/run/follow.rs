@@ -8,15 +8,40 @@ use cdkd_aws::StateStore;
 use cdkd_core::export::execute::ExportRun;
 use cdkd_core::view::export_report::{export_bar_rows, progress_lines};
 use cdkd_core::view::progress::changed_bar_lines;
+use cdkd_functions::Deps;
 
 /// Runs `work` while printing on stderr a line per step the run `run_id` logs in its
-/// `progress.json` (read every second, and once more at the end). With `approval` (a
-/// run started with `requireApproval`), also a line when it waits for approval and one
-/// when it is decided, read from its `approval.json` until then.
+/// `progress.json` (read with a backoff, `cdkd_core::runs::follow_delay_ms`, and once
+/// more at the end). With `approval` (a run started with `requireApproval`), also a line
+/// when it waits for approval and one when it is decided, read from its `approval.json`
+/// until then.
 pub async fn follow_steps<T>(
     store: &StateStore,
     run_id: &str,
     approval: bool,
+    work: impl Future<Output = T>,
+) -> T {
+    follow(store, run_id, approval, None, work).await
+}
+
+/// [`follow_steps`] of a run whose steps run in this process with `deps`: its progress
+/// is what they last wrote, read from memory (`cdkd_functions::runs::remembered`), never
+/// from S3.
+pub async fn follow_local_steps<T>(
+    deps: &Deps,
+    store: &StateStore,
+    run_id: &str,
+    approval: bool,
+    work: impl Future<Output = T>,
+) -> T {
+    follow(store, run_id, approval, Some(deps), work).await
+}
+
+async fn follow<T>(
+    store: &StateStore,
+    run_id: &str,
+    approval: bool,
+    local: Option<&Deps>,
     work: impl Future<Output = T>,
 ) -> T {
     let key = cdkd_functions::runs::progress_key(&store.prefix, run_id);
@@ -42,7 +67,15 @@ pub async fn follow_steps<T>(
                 }
             }
         }
-        if let Ok(Some(run)) = cdkd_functions::runs::read::<ExportRun>(store, &key).await {
+        let run = match local {
+            Some(deps) => cdkd_functions::runs::remembered::<ExportRun>(deps, store, &key),
+            None => cdkd_functions::runs::read::<ExportRun>(store, &key)
+                .await
+                .ok()
+                .flatten(),
+        };
+        let before = shown.get();
+        if let Some(run) = run {
             let lines = progress_lines(&run, shown.get());
             let rows = export_bar_rows(&run);
             match drawer.borrow_mut().as_mut() {
@@ -60,6 +93,8 @@ pub async fn follow_steps<T>(
             *bars_shown.borrow_mut() = rows;
             shown.set(run.log.len());
         }
+        // Whether this read found something new (the backoff starts again).
+        shown.get() != before
     };
     let ended = tokio::sync::Notify::new();
     let work = async {
@@ -68,10 +103,15 @@ pub async fn follow_steps<T>(
         out
     };
     let poller = async {
+        let mut unchanged = 0u32;
         loop {
+            let pause =
+                std::time::Duration::from_millis(cdkd_core::runs::follow_delay_ms(unchanged));
             tokio::select! {
                 _ = ended.notified() => break,
-                _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => print_new().await,
+                _ = tokio::time::sleep(pause) => {
+                    unchanged = if print_new().await { 0 } else { unchanged.saturating_add(1) };
+                }
             }
         }
     };

@@ -4,6 +4,7 @@ mod broken_pipe;
 mod cleanup_e2e;
 mod destroy_cli;
 mod export_approval_cli;
+mod export_budget_cli;
 mod export_cli;
 mod export_plan_cli;
 mod export_resume_cli;

@@ -36,6 +36,7 @@ pub mod registry;
 pub mod report;
 pub mod resume;
 pub mod sg;
+pub mod sim;
 pub mod splitters;
 pub mod template;
 pub mod unmanaged;

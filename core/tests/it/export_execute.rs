@@ -1208,3 +1208,64 @@ fn nested_row_keeps_every_property_the_parent_declares_in_adoption_and_phase2() 
     let p2 = parent_phase2_template(&t, &plan(), &rows);
     assert_eq!(p2["Resources"]["Db"], expected);
 }
+
+/// Issue 27: a follower of a run (`export`'s lines, `runs watch`) reads the run's
+/// progress 1 s after a read that found something new, doubling while nothing changes,
+/// up to 8 s (the longest pause of the run's own polls): no fixed 1 s loop.
+#[test]
+fn follow_backoff_one_second_after_a_change_doubling_to_eight() {
+    use cdkd_core::runs::{follow_delay_ms, FOLLOW_CAP_MS};
+    let delays: Vec<u64> = (0..6).map(follow_delay_ms).collect();
+    assert_eq!(delays, vec![1_000, 2_000, 4_000, 8_000, 8_000, 8_000]);
+    assert_eq!(follow_delay_ms(u32::MAX), FOLLOW_CAP_MS);
+    assert_eq!(FOLLOW_CAP_MS, STACK_POLL_CAP_S * 1000);
+}
+
+/// Issue 27: the simulated-latency model `make bench-export` reports beside the
+/// emulator's figures: an export never beats CloudFormation's critical path, and a tree's
+/// children run side by side (far below one after the other).
+#[test]
+fn simulated_export_makespan_is_at_least_the_critical_path_and_siblings_overlap() {
+    use cdkd_core::export::sim::{critical_path_ms, simulate, Shape};
+    for shape in [
+        Shape {
+            children: 0,
+            root_resources: 5,
+            child_resources: 1,
+        },
+        Shape {
+            children: 0,
+            root_resources: 50,
+            child_resources: 1,
+        },
+        Shape {
+            children: 8,
+            root_resources: 1,
+            child_resources: 1,
+        },
+    ] {
+        let par = simulate(shape, MAX_IN_FLIGHT);
+        let cp = critical_path_ms(shape);
+        assert!(par.makespan_ms >= cp, "{shape:?}: {par:?} under {cp}");
+        assert!(
+            par.makespan_ms < cp * 3 / 2,
+            "{shape:?}: {par:?} against {cp}"
+        );
+        if shape.children > 0 {
+            let seq = simulate(shape, 1);
+            assert!(seq.makespan_ms > par.makespan_ms * 3, "{seq:?} vs {par:?}");
+        }
+    }
+    // More resources make a longer import, on the path and in the run.
+    let small = Shape {
+        children: 0,
+        root_resources: 5,
+        child_resources: 1,
+    };
+    let large = Shape {
+        children: 0,
+        root_resources: 50,
+        ..small
+    };
+    assert!(critical_path_ms(large) > critical_path_ms(small));
+}

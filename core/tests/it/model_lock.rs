@@ -3,7 +3,7 @@
 
 use cdkd_core::lock::{
     expiry_phrase, flow_owner, format_duration_ms, is_expired, is_own_body, parse_lock,
-    renew_interval_ms, LockBody, LockParseError, LOCK_TTL_MS,
+    renew_interval_ms, renewal_due, LockBody, LockParseError, LOCK_TTL_MS,
 };
 use serde_json::{json, Value};
 
@@ -118,6 +118,22 @@ fn statement_31_renewal_interval_quarter_ttl_clamped() {
     assert_eq!(renew_interval_ms(120_000), 30_000);
     assert_eq!(renew_interval_ms(2_000), 1_000);
     assert_eq!(renew_interval_ms(3_600_000), 120_000);
+}
+
+/// Issue 27: a lock is renewed only when its renewal is due (one interval after its last
+/// renewal, `expiresAt` - TTL), not on every step that merely looks.
+#[test]
+fn renewal_due_one_interval_after_the_last_renewal_never_before() {
+    let renewed_at = NOW;
+    let expires = renewed_at + LOCK_TTL_MS;
+    assert!(!renewal_due(expires, renewed_at, LOCK_TTL_MS));
+    assert!(!renewal_due(expires, renewed_at + 119_999, LOCK_TTL_MS));
+    assert!(renewal_due(expires, renewed_at + 120_000, LOCK_TTL_MS));
+    // Past its expiry (a process asleep): due, and the renewal finds out whether it is lost.
+    assert!(renewal_due(expires, expires + 1, LOCK_TTL_MS));
+    // A short TTL: a quarter of it.
+    assert!(renewal_due(renewed_at + 8_000, renewed_at + 2_000, 8_000));
+    assert!(!renewal_due(renewed_at + 8_000, renewed_at + 1_999, 8_000));
 }
 
 #[test]

@@ -12,13 +12,14 @@ use cdkd_core::export::plain::shown;
 use cdkd_core::export::template::NESTED_STACK;
 use serde_json::{Map, Value};
 
-use super::carry::{Carry, Ctx};
+use super::carry::{Carry, Ctx, Fence};
 use crate::deps::Deps;
 use crate::error::{names, StepError};
 use crate::runs;
 
 pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
-    let ctx = Ctx::open(carry, deps).await?;
+    // The adoption nests every child's stack into the parent: every lock is renewed.
+    let ctx = Ctx::fenced(carry, deps, Fence::All).await?;
     let plan = ctx.stack_plan().await?;
     let cfn_name = plan.cfn_stack_name.as_str();
     let name = Phase::Adopt.change_set_name(ctx.carry.started_ms);

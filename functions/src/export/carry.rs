@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::deps::Deps;
 use crate::destroy::RunRef;
 use crate::error::StepError;
+pub use crate::held::Fence;
 use crate::runs;
 
 /// The environment variable naming the deployed service role (infra/template.yaml).
@@ -79,10 +80,22 @@ fn keep<T>(cell: &std::sync::Mutex<Option<T>>, value: T) {
 }
 
 impl<'a> Ctx<'a> {
-    /// Renews the locks and builds the clients of the record's region.
-    pub async fn open(mut carry: Carry, deps: &'a Deps) -> Result<Ctx<'a>, StepError> {
+    /// Renews the lock of the stack the step writes to (`carry.stack`: its record or its
+    /// CloudFormation stack), and the others when due, then builds the clients of the
+    /// record's region. A lost lock stops the step before any write.
+    pub async fn open(carry: Carry, deps: &'a Deps) -> Result<Ctx<'a>, StepError> {
+        let stack = carry.stack.clone();
+        Self::fenced(carry, deps, Fence::Stack(&stack)).await
+    }
+
+    /// [`Ctx::open`] renewing the locks `fence` names.
+    pub async fn fenced(
+        mut carry: Carry,
+        deps: &'a Deps,
+        fence: Fence<'_>,
+    ) -> Result<Ctx<'a>, StepError> {
         let locks = deps.locks(&carry.run.bucket, &carry.run.prefix);
-        carry.locks = crate::held::renew_all(&locks, &carry.locks).await?;
+        carry.locks = crate::held::renew_fenced(&locks, &carry.locks, fence, deps.now()).await?;
         Ok(Self::without_renewal(carry, deps))
     }
 
@@ -116,11 +129,15 @@ impl<'a> Ctx<'a> {
         if let Some(plan) = cached(&self.plan_read) {
             return Ok(plan);
         }
-        let plan: Plan = runs::read(&self.store, &self.carry.plan_key)
-            .await?
-            .ok_or_else(|| {
-                StepError::bad_input(format!("the run's plan {} is missing", self.carry.plan_key))
-            })?;
+        let plan: Plan =
+            runs::read_immutable(&self.deps.artifacts, &self.store, &self.carry.plan_key)
+                .await?
+                .ok_or_else(|| {
+                    StepError::bad_input(format!(
+                        "the run's plan {} is missing",
+                        self.carry.plan_key
+                    ))
+                })?;
         keep(&self.plan_read, plan.clone());
         Ok(plan)
     }
@@ -144,7 +161,7 @@ impl<'a> Ctx<'a> {
         if let Some(rec) = cached(&self.progress_read) {
             return Ok(rec);
         }
-        let rec: ExportRun = runs::read(&self.store, &self.progress_key())
+        let rec: ExportRun = runs::read_run_record(self.deps, &self.store, &self.progress_key())
             .await?
             .ok_or_else(|| StepError::bad_input("the run's progress.json is missing"))?;
         keep(&self.progress_read, rec.clone());
@@ -152,7 +169,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub async fn save(&self, rec: &ExportRun) -> Result<(), StepError> {
-        runs::write(&self.store, &self.progress_key(), rec).await?;
+        runs::write_run_record(self.deps, &self.store, &self.progress_key(), rec).await?;
         keep(&self.progress_read, rec.clone());
         Ok(())
     }
@@ -176,9 +193,7 @@ impl<'a> Ctx<'a> {
 
     /// The template the CLI uploaded for `plan`'s stack.
     pub async fn template(&self, plan: &StackPlan) -> Result<Template, StepError> {
-        let (bytes, _) = self
-            .store
-            .get_raw(&plan.template_key)
+        let bytes = runs::read_immutable_raw(&self.deps.artifacts, &self.store, &plan.template_key)
             .await?
             .ok_or_else(|| {
                 StepError::bad_input(format!("the template {} is missing", plan.template_key))

@@ -8,7 +8,7 @@ use cdkd_core::export::plain::shown;
 use cdkd_core::export::report::{migrated, ExportReport};
 use serde::{Deserialize, Serialize};
 
-use super::carry::{Carry, Ctx};
+use super::carry::{Carry, Ctx, Fence};
 use crate::deps::Deps;
 use crate::error::StepError;
 use crate::runs;
@@ -21,7 +21,8 @@ pub struct CleanupOutput {
 }
 
 pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> {
-    let ctx = Ctx::open(carry, deps).await?;
+    // The cleanup deletes every stack's record: every lock is renewed first.
+    let ctx = Ctx::fenced(carry, deps, Fence::All).await?;
     let mut rec = ctx.progress().await?;
     // Read before any record is deleted: the report names what the plan left unmanaged.
     let plan = ctx.plan().await?;
@@ -36,6 +37,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
     // Leaf first, as the run lists them; a record that cannot be deleted does not stop
     // the others (docs/export.md §10.4).
     let mut leftover = Vec::new();
+    let mut unpublished = Vec::new();
     for s in rec.stacks.iter_mut() {
         if s.stage == StackStage::Migrated {
             let key = cdkd_core::keys::state_key(&ctx.store.prefix, &s.stack, &s.region);
@@ -63,12 +65,14 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
             // The stack migrated, so it no longer publishes its exports through cdkd,
             // whether or not its record could be deleted (`state orphan`, which forgets a
             // leftover record, leaves the index alone). Idempotent on a retry.
-            ctx.store
-                .remove_from_exports_index(&s.stack, &s.region)
-                .await;
+            unpublished.push((s.stack.clone(), s.region.clone()));
         }
         warnings.extend(ctx.delete_uploads(s).await);
     }
+    // Every migrated stack's entries at once: one read and one write of the index.
+    ctx.store
+        .remove_stacks_from_exports_index(&unpublished)
+        .await;
     if !leftover.is_empty() {
         // Saved first, so the report (the abort's, once the retries are spent) says
         // which records are gone and which must be forgotten by hand.

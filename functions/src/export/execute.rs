@@ -1,5 +1,6 @@
 //! `export-execute`: executes the change set a poll found ready (docs/export.md §10.2).
-//! A change set already executing or executed is not executed again.
+//! A change set already executing or executed (CloudFormation refuses to execute it
+//! again) is followed, not executed again.
 
 use cdkd_core::export::execute::{change_set_state, ChangeSetState, Pending};
 
@@ -23,35 +24,11 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     };
     let plan = ctx.stack_plan().await?;
     let cfn_name = plan.cfn_stack_name.as_str();
-    let status = ctx
-        .cfn
-        .describe_change_set(cfn_name, &arn)
-        .await?
-        .ok_or_else(|| {
-            StepError::new(
-                crate::error::names::CHANGE_SET_FAILED,
-                format!("the {} change set {arn} is gone", phase.change_set_type()),
-            )
-        })?;
-    match change_set_state(
-        &status.status,
-        status.execution_status.as_deref(),
-        status.reason.as_deref(),
-    ) {
-        ChangeSetState::Ready => {
-            ctx.cfn
-                .execute_change_set(cfn_name, &arn)
-                .await
-                .map_err(|e| {
-                    StepError::new(
-                        crate::error::names::CHANGE_SET_FAILED,
-                        format!(
-                            "ExecuteChangeSet of the {} change set on {cfn_name} failed: {}",
-                            phase.change_set_type(),
-                            e.message
-                        ),
-                    )
-                })?;
+    // The poll just found it created: execute it at once. CloudFormation refuses a change
+    // set that is executing or executed (a retry of this step after its answer was
+    // lost): only then is it described, and such a one is followed, not executed again.
+    match ctx.cfn.execute_change_set(cfn_name, &arn).await {
+        Ok(()) => {
             let mut rec = ctx.progress().await?;
             rec.log.push(format!(
                 "execute: {} change set on {cfn_name}",
@@ -59,15 +36,43 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
             ));
             ctx.save(&rec).await?;
         }
-        ChangeSetState::Executed => {}
-        other => {
-            return Err(StepError::new(
-                crate::error::names::CHANGE_SET_FAILED,
-                format!(
-                    "the {} change set on {cfn_name} cannot be executed: {other:?}",
-                    phase.change_set_type()
-                ),
-            ))
+        Err(e) => {
+            let status = ctx
+                .cfn
+                .describe_change_set(cfn_name, &arn)
+                .await?
+                .ok_or_else(|| {
+                    StepError::new(
+                        crate::error::names::CHANGE_SET_FAILED,
+                        format!("the {} change set {arn} is gone", phase.change_set_type()),
+                    )
+                })?;
+            match change_set_state(
+                &status.status,
+                status.execution_status.as_deref(),
+                status.reason.as_deref(),
+            ) {
+                ChangeSetState::Executed => {}
+                ChangeSetState::Ready => {
+                    return Err(StepError::new(
+                        crate::error::names::CHANGE_SET_FAILED,
+                        format!(
+                            "ExecuteChangeSet of the {} change set on {cfn_name} failed: {}",
+                            phase.change_set_type(),
+                            e.message
+                        ),
+                    ))
+                }
+                other => {
+                    return Err(StepError::new(
+                        crate::error::names::CHANGE_SET_FAILED,
+                        format!(
+                            "the {} change set on {cfn_name} cannot be executed: {other:?}",
+                            phase.change_set_type()
+                        ),
+                    ))
+                }
+            }
         }
     }
     ctx.waiting(Pending::Stack { phase }).await

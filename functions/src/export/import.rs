@@ -18,14 +18,21 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     let cfn_name = plan.cfn_stack_name.as_str();
     let name = Phase::Import.change_set_name(ctx.carry.started_ms);
 
-    let arn = match ctx.cfn.describe_change_set(cfn_name, &name).await? {
+    // A change set exists only on its stack: with no destination stack there is none of
+    // this run's to find (a fresh import asks CloudFormation once before creating).
+    let existing_stack = ctx.cfn.describe_stack(cfn_name).await?;
+    let found = match existing_stack {
+        Some(_) => ctx.cfn.describe_change_set(cfn_name, &name).await?,
+        None => None,
+    };
+    let arn = match found {
         Some(existing) => existing.arn,
         None => {
             // The destination must still be absent: the plan checked, but a stack of
             // that name created since would take the import.
             // A stack this run created that holds nothing yet (its failed change set was
             // deleted before the run stopped) takes the new change set.
-            let existing = ctx.cfn.describe_stack(cfn_name).await?;
+            let existing = existing_stack;
             let ours = existing.as_ref().is_some_and(|s| {
                 s.status == "REVIEW_IN_PROGRESS"
                     && owning_run(&s.tags, &plan.stack).as_deref()

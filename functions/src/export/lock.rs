@@ -43,11 +43,12 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
     let planned =
         planned.ok_or_else(|| StepError::bad_input("export-lock: the run's plan is missing"))?;
     let store = deps.store(&input.state_bucket, &input.state_prefix);
-    let plan: cdkd_core::export::plan::Plan = runs::read(&store, &planned.plan_key)
-        .await?
-        .ok_or_else(|| {
-            StepError::bad_input(format!("the run's plan {} is missing", planned.plan_key))
-        })?;
+    let plan: cdkd_core::export::plan::Plan =
+        runs::read_immutable(&deps.artifacts, &store, &planned.plan_key)
+            .await?
+            .ok_or_else(|| {
+                StepError::bad_input(format!("the run's plan {} is missing", planned.plan_key))
+            })?;
     let Some(root) = plan.stacks.iter().find(|s| s.parent.is_none()) else {
         return Err(StepError::bad_input("the run's plan has no root stack"));
     };
@@ -121,7 +122,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         }
     };
     let key = runs::progress_key(&input.state_prefix, &run_id);
-    if let Err(e) = runs::write(&store, &key, &rec).await {
+    if let Err(e) = runs::write_run_record(deps, &store, &key, &rec).await {
         crate::held::release_all(&locks, &held).await;
         return Err(e);
     }

@@ -58,7 +58,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError>
         .map(|r| r.to_string())
         .unwrap_or_else(|| cdkd_aws::config::FALLBACK_REGION.to_string());
     if let Some(from) = input.plan_from.as_deref().filter(|_| !input.dry_run) {
-        if let Some(out) = reuse(&store, from, &run_id, &input, &default_region).await? {
+        if let Some(out) = reuse(deps, &store, from, &run_id, &input, &default_region).await? {
             return Ok(out);
         }
     }
@@ -70,7 +70,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError>
     let aws_calls = reads.calls.snapshot();
     let plan = plan_tree(&loaded.tree, &opts, &gathered).map_err(|r| StepError::refused(r.0))?;
     let key = plan_key(&input.state_prefix, &run_id);
-    runs::write(&store, &key, &plan).await?;
+    runs::write_immutable(&deps.artifacts, &store, &key, &plan).await?;
     let out = output(key, loaded.region, &plan, aws_calls);
     tracing::info!(
         stack = %shown(&input.stack),
@@ -109,13 +109,15 @@ fn output(
 /// own without planning again: one plan per run. `None` when there is none to reuse, or
 /// it refused, or it is of another stack or other templates: then the run plans.
 async fn reuse(
+    deps: &Deps,
     store: &cdkd_aws::StateStore,
     from: &str,
     run_id: &str,
     input: &ExportInput,
     default_region: &str,
 ) -> Result<Option<PlanOutput>, StepError> {
-    let Some(plan): Option<Plan> = runs::read(store, &plan_key(&input.state_prefix, from)).await?
+    let from_key = plan_key(&input.state_prefix, from);
+    let Some(plan): Option<Plan> = runs::read_immutable(&deps.artifacts, store, &from_key).await?
     else {
         return Ok(None);
     };
@@ -141,7 +143,7 @@ async fn reuse(
         .or_else(|| input.stack_region.clone())
         .unwrap_or_else(|| default_region.to_string());
     let key = plan_key(&input.state_prefix, run_id);
-    runs::write(store, &key, &plan).await?;
+    runs::write_immutable(&deps.artifacts, store, &key, &plan).await?;
     tracing::info!(stack = %shown(&input.stack), from = %shown(from), "export plan reused");
     Ok(Some(output(key, region, &plan, BTreeMap::new())))
 }

@@ -12,7 +12,7 @@ use cdkd_core::export::execute::{
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::Plan;
 
-use super::carry::{Carry, Ctx};
+use super::carry::{Carry, Ctx, Fence};
 use crate::deps::Deps;
 use crate::error::{names, StepError};
 
@@ -31,12 +31,15 @@ enum Seen {
 }
 
 pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
-    let mut ctx = Ctx::open(carry, deps).await?;
+    // A poll writes neither state nor CloudFormation: the locks are renewed when due; the
+    // next step that writes renews its stack's lock first (the fence).
+    let mut ctx = Ctx::fenced(carry, deps, Fence::DueOnly).await?;
     if ctx.carry.in_flight.is_empty() {
         return Err(StepError::bad_input("export-poll: nothing is in flight"));
     }
     let plan = ctx.plan().await?;
     let mut rec = ctx.progress().await?;
+    let read = rec.clone();
     let mut still = Vec::new();
     let mut failure = None;
     for f in std::mem::take(&mut ctx.carry.in_flight) {
@@ -75,7 +78,11 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
         }
     }
     ctx.carry.in_flight = still;
-    ctx.save(&rec).await?;
+    // What is still running or only ready lives in the carried state: the record is
+    // written when a look changed it (a phase finished).
+    if rec != read {
+        ctx.save(&rec).await?;
+    }
     if let Some(e) = failure {
         return Err(e);
     }

@@ -28,13 +28,15 @@ pub async fn run(
 ) -> Result<Carry, StepError> {
     let store = deps.store(&input.state_bucket, &input.state_prefix);
     let plan_key = super::plan_key(&input.state_prefix, &from);
-    let plan: Plan = runs::read(&store, &plan_key).await?.ok_or_else(|| {
-        StepError::refused(format!(
-            "export of {}: run {} has no plan ({plan_key}); it cannot be resumed",
-            shown(&input.stack),
-            shown(&from)
-        ))
-    })?;
+    let plan: Plan = runs::read_immutable(&deps.artifacts, &store, &plan_key)
+        .await?
+        .ok_or_else(|| {
+            StepError::refused(format!(
+                "export of {}: run {} has no plan ({plan_key}); it cannot be resumed",
+                shown(&input.stack),
+                shown(&from)
+            ))
+        })?;
     let progress_key = runs::progress_key(&input.state_prefix, &from);
     let mut rec: ExportRun = runs::read(&store, &progress_key).await?.ok_or_else(|| {
         StepError::refused(format!(

@@ -60,6 +60,16 @@ impl Run {
     async fn locked(&self) -> Carry {
         self.plan_and_lock(self.input()).await.1
     }
+
+    /// Another process force-unlocks, then takes the lock itself (far from expiring).
+    async fn lock_taken_elsewhere(&self, lock_key: &str) {
+        self.put(
+            lock_key,
+            json!({"owner": "other@host:9", "timestamp": 5, "expiresAt": 99999999999999i64})
+                .to_string(),
+        )
+        .await;
+    }
 }
 
 #[tokio::test]
@@ -68,12 +78,7 @@ async fn export_steps_a_lock_lost_between_steps_stops_the_run_before_any_write()
     let carry = r.locked().await;
     // Another process force-unlocks, then takes the lock itself.
     let lock_key = format!("{PREFIX}/{}/{REGION}/lock.json", r.stack);
-    r.put(
-        &lock_key,
-        json!({"owner": "other@host:9", "timestamp": 5, "expiresAt": 99999999999999i64})
-            .to_string(),
-    )
-    .await;
+    r.lock_taken_elsewhere(&lock_key).await;
     let err = r
         .step("export-import", serde_json::to_value(&carry).unwrap())
         .await
@@ -99,6 +104,55 @@ async fn export_steps_a_lock_lost_between_steps_stops_the_run_before_any_write()
         .keys()
         .await
         .contains(&format!("{PREFIX}/{}/{REGION}/state.json", r.stack)));
+}
+
+/// Issue 27 (docs/export.md §10.9): a poll, which writes neither state nor
+/// CloudFormation, renews no lock before its renewal is due (one interval, 2 minutes,
+/// after the last), and does once it is; a lock taken over meanwhile still stops the next
+/// step that writes (here the execution of the created change set) before it executes
+/// anything: the renewal there is the fence.
+#[tokio::test]
+async fn export_steps_a_poll_renews_a_lock_only_when_due_and_the_next_writing_step_is_still_fenced()
+{
+    let r = setup(json!({})).await;
+    let carry = r.locked().await;
+    let lock_key = format!("{PREFIX}/{}/{REGION}/lock.json", r.stack);
+    let imported = r
+        .step("export-import", serde_json::to_value(&carry).unwrap())
+        .await
+        .expect("import");
+    let (_, etag) = h::get_raw(&r.s3, &r.bucket, &lock_key).await.unwrap();
+    let polled = r.step("export-poll", imported.clone()).await.expect("poll");
+    let (_, after_poll) = h::get_raw(&r.s3, &r.bucket, &lock_key).await.unwrap();
+    assert_eq!(after_poll, etag, "a poll renewed a lock that was not due");
+
+    // Three minutes later the renewal is due: the same poll renews.
+    let mut later = r.deps.clone();
+    let now = h::now_ms();
+    later.now_ms = std::sync::Arc::new(move || now + 180_000);
+    cdkd_functions::steps::invoke("export-poll", imported, &later)
+        .await
+        .expect("a poll with the renewal due");
+    let (_, renewed) = h::get_raw(&r.s3, &r.bucket, &lock_key).await.unwrap();
+    assert_ne!(renewed, etag, "a due renewal was skipped");
+
+    // Another process force-unlocks and takes the lock: the next writing step stops.
+    let polled: Carry = serde_json::from_value(polled).unwrap();
+    assert_eq!(polled.next, Next::Execute, "{:?}", polled.next);
+    r.lock_taken_elsewhere(&lock_key).await;
+    let err = r
+        .step("export-execute", serde_json::to_value(&polled).unwrap())
+        .await
+        .expect_err("a lost lock stops the execution");
+    assert_eq!(err.name, "LockLost", "{err}");
+    let stack = described(&r.stack)
+        .await
+        .expect("the stack of the change set");
+    assert_eq!(
+        stack.stack_status().unwrap().as_str(),
+        "REVIEW_IN_PROGRESS",
+        "nothing was executed"
+    );
 }
 
 #[tokio::test]
