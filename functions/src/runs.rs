@@ -140,14 +140,31 @@ pub async fn read_run_record<T: DeserializeOwned>(
     store: &StateStore,
     key: &str,
 ) -> Result<Option<T>, StepError> {
+    Ok(read_run_record_tagged(deps, store, key)
+        .await?
+        .map(|(v, _)| v))
+}
+
+/// [`read_run_record`] with the ETag it was read at from S3 (`None` when it came from
+/// this process's memory): a deployed step writes the record back only over that
+/// version ([`write_run_record_over`]).
+pub async fn read_run_record_tagged<T: DeserializeOwned>(
+    deps: &crate::Deps,
+    store: &StateStore,
+    key: &str,
+) -> Result<Option<(T, Option<String>)>, StepError> {
     if deps.local.is_some() {
         if let Some(bytes) = deps.written.get(&cache_id(store, key)) {
-            return serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-                StepError::bad_input(format!("run artifact {key} is not readable: {e}"))
-            });
+            return serde_json::from_slice(&bytes)
+                .map(|v| Some((v, None)))
+                .map_err(|e| {
+                    StepError::bad_input(format!("run artifact {key} is not readable: {e}"))
+                });
         }
     }
-    read(store, key).await
+    Ok(read_with_etag(store, key)
+        .await?
+        .map(|(v, etag)| (v, Some(etag))))
 }
 
 /// What a local run's steps last wrote at `key` in this process (see `Deps::written`),
@@ -169,10 +186,44 @@ pub async fn write_run_record<T: Serialize>(
     key: &str,
     value: &T,
 ) -> Result<(), StepError> {
+    write_run_record_over(deps, store, key, value, None)
+        .await
+        .map(|_| ())
+}
+
+/// Writes an export run's `progress.json` (docs/export.md §10.9, "The record's own
+/// fence"). A local run's is kept in memory too and written unconditionally: its process
+/// is the record's only writer while it lives. A deployed step's is written only over
+/// `read_at`, the version it read (when it read one): a record another invocation wrote
+/// in between (the resume of this run, having taken its locks over; a step retried while
+/// its first attempt still runs) is never overwritten, and the step stops with
+/// `Conflict`. Returns the new ETag of a deployed write.
+pub async fn write_run_record_over<T: Serialize>(
+    deps: &crate::Deps,
+    store: &StateStore,
+    key: &str,
+    value: &T,
+    read_at: Option<&str>,
+) -> Result<Option<String>, StepError> {
     if deps.local.is_some() {
-        return write_immutable(&deps.written, store, key, value).await;
+        return write_immutable(&deps.written, store, key, value)
+            .await
+            .map(|()| None);
     }
-    write(store, key, value).await
+    let body = pretty(key, value)?;
+    let Some(etag) = read_at else {
+        return Ok(Some(store.put_raw(key, body).await?));
+    };
+    match store.put_raw_if_match(key, body, etag).await? {
+        Some(new) => Ok(Some(new)),
+        None => Err(StepError::new(
+            crate::error::names::CONFLICT,
+            format!(
+                "s3://{}/{key} changed after this step read it: another invocation writes this run (its resume, or a retry of this step); this one wrote nothing there",
+                store.bucket
+            ),
+        )),
+    }
 }
 
 /// A run artifact's body: pretty JSON, so a person can read it in the console.

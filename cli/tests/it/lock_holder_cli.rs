@@ -201,7 +201,6 @@ async fn lock_deleted_only_by_holder_orphan_force_refuses_when_the_lock_it_read_
     // A holder renewing as fast as it can: each forced orphan either takes over the lock
     // it read (the holder then finds it lost) or refuses because it changed, and then
     // the record and the holder's newer lock are both kept.
-    let s3 = h::s3().await;
     let (mut took, mut refused) = (0, 0);
     for round in 0..8 {
         let stack = format!("Renewed{round}");
@@ -378,7 +377,6 @@ async fn lock_deleted_only_by_holder_force_unlock_deletes_only_the_lock_it_read(
     // A holder renewing as fast as it can: force-unlock either deletes the lock it read
     // and names (the holder then finds it lost) or says the lock changed, exit 1, and
     // the holder's newer lock stays.
-    let s3 = h::s3().await;
     let (mut deleted, mut changed) = (0, 0);
     for round in 0..8 {
         let stack = format!("Unlock{round}");

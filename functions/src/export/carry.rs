@@ -66,6 +66,9 @@ pub struct Ctx<'a> {
     /// each once (`progress.json` has one writer, the running step).
     plan_read: std::sync::Mutex<Option<Plan>>,
     progress_read: std::sync::Mutex<Option<ExportRun>>,
+    /// The S3 version of `progress.json` this invocation last read or wrote (a deployed
+    /// run's): its next write goes only over it (`runs::write_run_record_over`).
+    progress_etag: std::sync::Mutex<Option<String>>,
 }
 
 /// A copy of what `cell` holds.
@@ -108,6 +111,7 @@ impl<'a> Ctx<'a> {
             carry,
             plan_read: std::sync::Mutex::new(None),
             progress_read: std::sync::Mutex::new(None),
+            progress_etag: std::sync::Mutex::new(None),
         }
     }
 
@@ -161,15 +165,33 @@ impl<'a> Ctx<'a> {
         if let Some(rec) = cached(&self.progress_read) {
             return Ok(rec);
         }
-        let rec: ExportRun = runs::read_run_record(self.deps, &self.store, &self.progress_key())
-            .await?
-            .ok_or_else(|| StepError::bad_input("the run's progress.json is missing"))?;
+        let (rec, etag): (ExportRun, _) =
+            runs::read_run_record_tagged(self.deps, &self.store, &self.progress_key())
+                .await?
+                .ok_or_else(|| StepError::bad_input("the run's progress.json is missing"))?;
         keep(&self.progress_read, rec.clone());
+        if let Some(etag) = etag {
+            keep(&self.progress_etag, etag);
+        }
         Ok(rec)
     }
 
+    /// Writes the run's record, over the version this invocation read or last wrote
+    /// (a deployed run's; docs/export.md §10.9): `Conflict` when another invocation wrote
+    /// it in between.
     pub async fn save(&self, rec: &ExportRun) -> Result<(), StepError> {
-        runs::write_run_record(self.deps, &self.store, &self.progress_key(), rec).await?;
+        let read_at = cached(&self.progress_etag);
+        let written = runs::write_run_record_over(
+            self.deps,
+            &self.store,
+            &self.progress_key(),
+            rec,
+            read_at.as_deref(),
+        )
+        .await?;
+        if let Some(etag) = written {
+            keep(&self.progress_etag, etag);
+        }
         keep(&self.progress_read, rec.clone());
         Ok(())
     }

@@ -155,6 +155,57 @@ async fn export_steps_a_poll_renews_a_lock_only_when_due_and_the_next_writing_st
     );
 }
 
+/// The record's own fence (docs/export.md §10.9): a deployed step writes `progress.json`
+/// only over the version it read. A step still running for a run that was taken over
+/// meanwhile (a poll, which renews no lock until due, of an execution stopped and then
+/// resumed) stops with `Conflict` and leaves the resume's record as the resume wrote it;
+/// a step's successive writes go over its own previous one.
+#[tokio::test]
+async fn export_steps_a_stale_step_never_overwrites_the_record_its_resume_wrote() {
+    use cdkd_functions::export::carry::Ctx;
+    let r = setup(json!({})).await;
+    let carry = r.locked().await;
+    let imported: Carry = serde_json::from_value(
+        r.step("export-import", serde_json::to_value(&carry).unwrap())
+            .await
+            .expect("import"),
+    )
+    .unwrap();
+    let key = format!("{PREFIX}/_runs/{}/progress.json", imported.run.run_id);
+
+    // One invocation saving twice: each write goes over its own previous one.
+    let ctx = Ctx::without_renewal(imported.clone(), &r.deps);
+    let mut rec = ctx.progress().await.expect("the record");
+    rec.log.push("first".into());
+    ctx.save(&rec)
+        .await
+        .expect("a first save over the version read");
+    rec.log.push("second".into());
+    ctx.save(&rec)
+        .await
+        .expect("a second save over its own first");
+
+    // A stale invocation reads; the resume takes the run over and writes; the stale one's
+    // save is refused and changes nothing.
+    let stale = Ctx::without_renewal(imported, &r.deps);
+    let mut old = stale.progress().await.expect("the record");
+    let mut resumed: Value = serde_json::from_str(&r.text(&key).await.unwrap()).unwrap();
+    resumed["log"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("resume: resume-x took the run over"));
+    r.put(&key, resumed.to_string()).await;
+    old.log.push("stale poll".into());
+    let err = stale
+        .save(&old)
+        .await
+        .expect_err("the stale write is refused");
+    assert_eq!(err.name, "Conflict", "{err}");
+    let now = r.text(&key).await.unwrap();
+    assert!(now.contains("resume-x took the run over"), "{now}");
+    assert!(!now.contains("stale poll"), "{now}");
+}
+
 #[tokio::test]
 async fn export_steps_a_retried_import_finds_its_change_set_instead_of_creating_another() {
     let r = setup(json!({})).await;
