@@ -59,7 +59,15 @@ pub const FOLLOW_CAP_MS: u64 = 8_000;
 /// new (docs/cli.md, "Following a run"): 1 s after a change, doubling while nothing
 /// changes, up to 8 s.
 pub fn follow_delay_ms(unchanged: u32) -> u64 {
-    (FOLLOW_FIRST_MS << unchanged.min(16)).min(FOLLOW_CAP_MS)
+    follow_delay_from_ms(FOLLOW_FIRST_MS, unchanged)
+}
+
+/// [`follow_delay_ms`] of a follower whose first pause is `first_ms` (a destroy's or a
+/// cleanup's bars, `--poll-ms`): `first_ms` after a change, doubling while nothing
+/// changes, up to [`FOLLOW_CAP_MS`] (or `first_ms`, when that is longer).
+pub fn follow_delay_from_ms(first_ms: u64, unchanged: u32) -> u64 {
+    let cap = FOLLOW_CAP_MS.max(first_ms);
+    first_ms.saturating_mul(1u64 << unchanged.min(16)).min(cap)
 }
 
 /// The run id of an export's plan run (`<run-id>-plan`), the run it plans for.

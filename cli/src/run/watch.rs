@@ -198,23 +198,32 @@ pub async fn show_progress<T>(
         ended.notify_one();
         out
     };
+    // The first read at once, then `opts.poll` after a read that found something new,
+    // doubling while nothing changes (`cdkd_core::runs::follow_delay_from_ms`).
     let poller = async {
-        let mut tick = tokio::time::interval(opts.poll);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let first_ms = u64::try_from(opts.poll.as_millis()).unwrap_or(u64::MAX);
+        let mut pause = Duration::ZERO;
+        let mut unchanged = 0u32;
         loop {
             tokio::select! {
                 _ = ended.notified() => break,
-                _ = tick.tick() => {}
+                _ = tokio::time::sleep(pause) => {}
             }
             tokio::select! {
                 _ = ended.notified() => break,
                 next = read_all(store, prefix, ids, &mut seen) => {
-                    if let Some(next) = next {
-                        ui.show(prev.as_ref(), &next);
-                        prev = Some(next);
+                    match next {
+                        Some(next) if prev.as_ref() != Some(&next) => {
+                            ui.show(prev.as_ref(), &next);
+                            prev = Some(next);
+                            unchanged = 0;
+                        }
+                        _ => unchanged = unchanged.saturating_add(1),
                     }
                 }
             }
+            pause =
+                Duration::from_millis(cdkd_core::runs::follow_delay_from_ms(first_ms, unchanged));
         }
     };
     let (output, ()) = tokio::join!(work, poller);

@@ -1221,6 +1221,20 @@ fn follow_backoff_one_second_after_a_change_doubling_to_eight() {
     assert_eq!(FOLLOW_CAP_MS, STACK_POLL_CAP_S * 1000);
 }
 
+/// Issue 27: a destroy's or a cleanup's bars (`--poll-ms`, 500 ms local, 5 s deployed)
+/// follow with the same backoff from their own first pause, never below it.
+#[test]
+fn follow_backoff_of_bars_starts_at_their_poll_and_never_waits_less_than_it() {
+    use cdkd_core::runs::{follow_delay_from_ms, FOLLOW_CAP_MS};
+    let delays: Vec<u64> = (0..6).map(|n| follow_delay_from_ms(500, n)).collect();
+    assert_eq!(delays, vec![500, 1_000, 2_000, 4_000, 8_000, 8_000]);
+    assert_eq!(follow_delay_from_ms(500, u32::MAX), FOLLOW_CAP_MS);
+    // A poll longer than the cap (a deployed watch's 5 s grows to 8 s; 20 s stays).
+    assert_eq!(follow_delay_from_ms(5_000, 1), 8_000);
+    assert_eq!(follow_delay_from_ms(20_000, 3), 20_000);
+    assert_eq!(follow_delay_from_ms(u64::MAX, 2), u64::MAX);
+}
+
 /// Issue 27: the simulated-latency model `make bench-export` reports beside the
 /// emulator's figures: an export never beats CloudFormation's critical path, and a tree's
 /// children run side by side (far below one after the other).
