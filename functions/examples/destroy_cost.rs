@@ -44,8 +44,8 @@ const PRICE_GB_S: f64 = 0.0000166667;
 const PRICE_REQUEST: f64 = 0.20 / 1_000_000.0;
 
 /// Lambda memory (MB) of each step: its function's `MemorySize` in the template, else
-/// the `Globals` one. A function is the top-level resource whose `CodeUri` is
-/// `../target/lambda/<step>/`.
+/// the `Globals` one. A function is the top-level resource whose `Handler` is its step
+/// (every function runs the one `cdkd-step` binary of the `Globals` `CodeUri`).
 fn memory_mb(template: &str) -> BTreeMap<String, u64> {
     let mut global = 128;
     let mut section = "";
@@ -79,10 +79,9 @@ fn memory_mb(template: &str) -> BTreeMap<String, u64> {
                 ("Resources", Some(b)) => b.1 = mb,
                 _ => {}
             }
-        } else if let Some(v) = value("CodeUri:") {
-            if let (Some(step), Some(b)) = (v.strip_prefix("../target/lambda/"), blocks.last_mut())
-            {
-                b.0 = Some(step.trim_end_matches('/').to_string());
+        } else if let Some(v) = value("Handler:") {
+            if let (true, Some(b)) = (section == "Resources", blocks.last_mut()) {
+                b.0 = Some(v.trim_matches(['"', '\'']).to_string());
             }
         }
     }
