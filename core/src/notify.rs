@@ -290,7 +290,9 @@ pub fn export_ended(
 
 /// A destroy run ended with its report (children first, the root last): succeeded when
 /// every stack is destroyed, else failed, with what is left to do (failed and blocked
-/// rows, each stack's next step).
+/// rows, each stack's next step). `refused`: it ended before its plan was made (outcome
+/// `refused`; nothing was deleted, and nothing is advised).
+#[allow(clippy::too_many_arguments)]
 pub fn destroy_ended(
     run_id: &str,
     stack: &str,
@@ -298,10 +300,13 @@ pub fn destroy_ended(
     stacks: &[DestroyReport],
     complete: bool,
     aborted: Option<&str>,
+    refused: bool,
     report_key: &str,
 ) -> Notice {
     let (kind, outcome) = if complete {
         (NoticeKind::RunSucceeded, "destroyed")
+    } else if refused {
+        (NoticeKind::RunFailed, "refused")
     } else if aborted.is_some() {
         (NoticeKind::RunFailed, "failed")
     } else if stacks.iter().any(|s| s.result == RunResult::Interrupted) {
@@ -317,7 +322,11 @@ pub fn destroy_ended(
     if let Some(a) = aborted {
         n.summary.push(stopped_line(a));
     }
-    n.summary.push(closing_line(complete));
+    n.summary.push(if refused {
+        REFUSED_DESTROY_LINE.to_string()
+    } else {
+        closing_line(complete)
+    });
     for s in stacks {
         for row in &s.rows {
             if matches!(
@@ -344,6 +353,10 @@ pub fn destroy_ended(
     n.report_key = Some(report_key.to_string());
     n.capped()
 }
+
+/// The closing line of a destroy refused before its plan was made.
+pub const REFUSED_DESTROY_LINE: &str =
+    "Nothing was destroyed: the run was refused before it locked or deleted anything; the state records are as they were.";
 
 fn entries(out: &Value, key: &str, f: impl Fn(&Value, &mut StackEntry)) -> Vec<StackEntry> {
     out.get(key)
