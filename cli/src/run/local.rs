@@ -386,7 +386,8 @@ async fn write_interrupted_report(
             .await
             .map(|_| notice)
     };
-    cdkd_functions::refused::tell_written(notify, store, &meta.run_id, meta.plan_only, written).await;
+    cdkd_functions::refused::tell_written(notify, store, &meta.run_id, meta.plan_only, written)
+        .await;
 }
 
 /// Why an interrupted local destroy stopped and what then: this process is ending, so

@@ -869,7 +869,12 @@ async fn notify_a_deployed_export_refused_at_its_lock_after_approval_tells_refus
     let engine = deployed_engine(&inbox).await;
     let input = export_input(&s, &run_id, json!({"requireApproval": true})).await;
     let run = {
-        let (engine, sm, input, run_id) = (engine.clone(), export_definition(), input.clone(), run_id.clone());
+        let (engine, sm, input, run_id) = (
+            engine.clone(),
+            export_definition(),
+            input.clone(),
+            run_id.clone(),
+        );
         tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await })
     };
     let approval = format!("cdkd/_runs/{run_id}/approval.json");
@@ -883,7 +888,10 @@ async fn notify_a_deployed_export_refused_at_its_lock_after_approval_tells_refus
         {
             break tokens[0].clone();
         }
-        assert!(t0.elapsed() < Duration::from_secs(60), "no approval request");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no approval request"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     hold_lock(&s.bucket, &s.stack).await;
@@ -894,14 +902,21 @@ async fn notify_a_deployed_export_refused_at_its_lock_after_approval_tells_refus
         cdkd_engine::Outcome::Failed(f) => f,
         other => panic!("the lock is held: {other:?}"),
     };
-    assert_eq!(failure.error, "LockHeld", "the execution's error is unchanged");
+    assert_eq!(
+        failure.error, "LockHeld",
+        "the execution's error is unchanged"
+    );
     assert!(failure.cause.contains("force-unlock"), "{}", failure.cause);
 
     let (m, d) = one_failure(&inbox).await;
-    assert_eq!(m.subject, format!("cdkd-flow: export {} failed (refused)", s.stack));
+    assert_eq!(
+        m.subject,
+        format!("cdkd-flow: export {} failed (refused)", s.stack)
+    );
     assert_eq!(m.attr("outcome"), "refused");
     assert!(
-        m.message.contains("Cause: LockHeld: Could not acquire lock for stack")
+        m.message
+            .contains("Cause: LockHeld: Could not acquire lock for stack")
             && m.message.contains("alice@laptop"),
         "{}",
         m.message
@@ -911,7 +926,10 @@ async fn notify_a_deployed_export_refused_at_its_lock_after_approval_tells_refus
     let cause = d["cause"].as_str().unwrap_or_default();
     assert!(cause.contains("alice@laptop"), "{d}");
     for text in [m.message.as_str(), &d.to_string()] {
-        assert!(!text.contains("force-unlock"), "a refused run advises no unlock: {text}");
+        assert!(
+            !text.contains("force-unlock"),
+            "a refused run advises no unlock: {text}"
+        );
     }
     let report = report_of(&s.bucket, &run_id).await;
     assert_eq!(report["outcome"], "refused");
@@ -945,8 +963,8 @@ async fn notify_a_deployed_export_refused_at_its_lock_after_approval_tells_refus
 /// locked) ends in `PlanFailed` after `PlanFailedReport` told it once as refused; the
 /// same failure in a dry run writes its report and tells nothing (plan-only).
 #[tokio::test]
-async fn notify_a_deployed_export_whose_plan_fails_tells_refused_once_and_a_dry_run_tells_nothing(
-) {
+async fn notify_a_deployed_export_whose_plan_fails_tells_refused_once_and_a_dry_run_tells_nothing()
+{
     let s = real_stack("NotifyPlanRefused").await;
     let inbox = inbox().await;
     // The record goes: the plan refuses the stack.
@@ -977,7 +995,10 @@ async fn notify_a_deployed_export_whose_plan_fails_tells_refused_once_and_a_dry_
     };
     let (m, d) = one_failure(&inbox).await;
     assert_eq!(m.attr("outcome"), "refused");
-    assert_eq!(m.subject, format!("cdkd-flow: export {} failed (refused)", s.stack));
+    assert_eq!(
+        m.subject,
+        format!("cdkd-flow: export {} failed (refused)", s.stack)
+    );
     assert_eq!(d["outcome"], "refused");
     assert_eq!(
         d["cause"].as_str().unwrap_or_default(),
@@ -1030,14 +1051,18 @@ async fn notify_a_deployed_destroy_whose_plan_fails_tells_refused_once_with_the_
     assert_eq!(out["status"], "FAILED");
     assert_eq!(out["error"], "LockHeld", "{out}");
     let (m, d) = one_failure(&inbox).await;
-    assert_eq!(m.subject, format!("cdkd-flow: destroy {stack} failed (refused)"));
+    assert_eq!(
+        m.subject,
+        format!("cdkd-flow: destroy {stack} failed (refused)")
+    );
     assert_eq!(m.attr("outcome"), "refused");
     assert!(m.message.contains("Nothing was destroyed"), "{}", m.message);
     assert_eq!(d["outcome"], "refused");
     assert_eq!(d["operation"], "destroy");
     let cause = d["cause"].as_str().unwrap_or_default();
     assert!(
-        cause.starts_with("LockHeld: Could not acquire lock for stack") && cause.contains("alice@laptop"),
+        cause.starts_with("LockHeld: Could not acquire lock for stack")
+            && cause.contains("alice@laptop"),
         "{d}"
     );
     for text in [m.message.as_str(), &d.to_string()] {
@@ -1070,7 +1095,10 @@ async fn notify_a_local_export_refused_at_its_lock_tells_once_though_the_cli_als
         .await
         .is_none()
     {
-        assert!(t0.elapsed() < Duration::from_secs(60), "no approval request");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no approval request"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     hold_lock(&s.bucket, &s.stack).await;

@@ -379,11 +379,19 @@ mod tests {
             "Could not acquire lock for stack App (us-east-1) \u{2014} held by alice@laptop (deploy). That process is still running \u{2014} wait for it to finish. Only if you are certain it is gone, run: cdkd-flow force-unlock App --stack-region us-east-1; nothing was submitted",
             None,
         );
-        let n = export_ended(&r, "App", Some("us-east-1"), "cdkd/_runs/export-App-1/report.json");
+        let n = export_ended(
+            &r,
+            "App",
+            Some("us-east-1"),
+            "cdkd/_runs/export-App-1/report.json",
+        );
         assert_eq!(n.kind, NoticeKind::RunFailed);
         assert_eq!(subject(&n), "cdkd-flow: export App failed (refused)");
         let text = rendered(&n);
-        assert!(!text.contains("force-unlock") && !text.contains("To do by hand"), "{text}");
+        assert!(
+            !text.contains("force-unlock") && !text.contains("To do by hand"),
+            "{text}"
+        );
         insta::assert_snapshot!(text);
     }
 
