@@ -316,7 +316,8 @@ pub fn destroy_ended(
     };
     let mut n = Notice::new(kind, "destroy", run_id, outcome);
     n.stack = Some(stack.to_string());
-    n.region = Some(region.to_string());
+    // A run refused before its plan may not know its region.
+    n.region = (!region.is_empty()).then(|| region.to_string());
     n.cause = aborted.map(flatten_str);
     n.summary = stacks.iter().map(stack_head).collect();
     if let Some(a) = aborted {

@@ -1059,6 +1059,10 @@ async fn notify_a_deployed_destroy_whose_plan_fails_tells_refused_once_with_the_
     assert!(m.message.contains("Nothing was destroyed"), "{}", m.message);
     assert_eq!(d["outcome"], "refused");
     assert_eq!(d["operation"], "destroy");
+    assert!(
+        d.get("region").is_none() && !m.message.contains("Region: \n"),
+        "no region known yet: {d}"
+    );
     let cause = d["cause"].as_str().unwrap_or_default();
     assert!(
         cause.starts_with("LockHeld: Could not acquire lock for stack")
@@ -1070,6 +1074,48 @@ async fn notify_a_deployed_destroy_whose_plan_fails_tells_refused_once_with_the_
     }
     let report = report_of(&bucket, &run_id).await;
     assert_eq!(report["refused"], true);
+
+    // The report step itself failing (here a test function in its place): its Catch goes
+    // to the same Fail state and leaves `$.error` alone, so the execution still ends
+    // with the plan's error; nothing is written or told.
+    let broken = format!("{run_id}-broken");
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("notify_cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let failing = dir.join(format!("{broken}.asl.json"));
+    let text = cdkd_functions::definitions::DESTROY
+        .replace("${RunRefusedFunctionArn}", "cdkd-flow:test:fail");
+    std::fs::write(&failing, text).unwrap();
+    let r = crate::run_cli_env(
+        &[
+            "workflow",
+            "run",
+            &failing.display().to_string(),
+            "--input",
+            &input,
+            "--name",
+            &broken,
+            "--fast",
+            "--json",
+        ],
+        &[
+            ("CDKD_FLOW_NOTIFY_TOPIC", &inbox.topic),
+            ("CDKD_FLOW_NOTIFY_BUS", &inbox.bus),
+        ],
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(out["error"], "LockHeld", "{out}");
+    assert!(
+        out["cause"].as_str().unwrap_or("").contains("alice@laptop"),
+        "{out}"
+    );
+    let got = inbox.messages().await;
+    assert!(got.is_empty(), "{got:#?} {r:?}");
+    assert!(
+        h::get_text(&s3, &bucket, &format!("cdkd/_runs/{broken}/report.json"))
+            .await
+            .is_none()
+    );
     assert!(
         h::get_text(&s3, &bucket, &format!("cdkd/{stack}/{REGION}/state.json"))
             .await
@@ -1115,4 +1161,52 @@ async fn notify_a_local_export_refused_at_its_lock_tells_once_though_the_cli_als
     assert_eq!(d["outcome"], "refused");
     assert!(!m.message.contains("force-unlock"), "{}", m.message);
     assert_eq!(report_of(&s.bucket, &run_id).await["outcome"], "refused");
+}
+
+/// `run-refused` refuses an input it cannot place (no run id, no state bucket), and a
+/// report it cannot read (S3 refuses the read) is neither written over nor told: the
+/// run's end stays as the execution says.
+#[tokio::test]
+async fn notify_run_refused_with_bad_input_or_an_unreadable_report_writes_and_sends_nothing() {
+    use cdkd_tests::faults::{exact_path, inject_fault, Fault};
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let inbox = inbox().await;
+    let sdk = h::sdk().await;
+    let mut deps = cdkd_functions::Deps::from_sdk(sdk.clone(), None).await;
+    deps.notify =
+        cdkd_aws::notify::Notifier::new(&sdk, Some(inbox.topic.clone()), Some(inbox.bus.clone()));
+    let call = |payload: Value| cdkd_functions::steps::invoke("run-refused", payload, &deps);
+    let error = json!({"Error": "Refused", "Cause": "no record"});
+    let e = call(json!({"operation": "destroy", "runId": "",
+        "input": {"stack": "S", "stateBucket": bucket}, "error": error}))
+    .await
+    .unwrap_err();
+    assert_eq!(e.name, "BadInput", "{e:?}");
+    let e = call(json!({"operation": "destroy", "runId": "destroy-S-1",
+        "input": {"stack": "S"}, "error": error}))
+    .await
+    .unwrap_err();
+    assert_eq!(e.name, "BadInput", "{e:?}");
+    let e = call(json!({"operation": "cleanup", "runId": "destroy-S-1",
+        "input": {"stack": "S", "stateBucket": bucket}, "error": error}))
+    .await
+    .unwrap_err();
+    assert_eq!(e.name, "BadInput", "{e:?}");
+
+    let key = "cdkd/_runs/destroy-S-2/report.json";
+    let _fault = inject_fault(&Fault::new(
+        "GET",
+        &exact_path(&bucket, key),
+        403,
+        "AccessDenied",
+    ));
+    let out = call(json!({"operation": "destroy", "runId": "destroy-S-2",
+        "input": {"stack": "S", "stateBucket": bucket}, "error": error}))
+    .await
+    .unwrap();
+    assert_eq!(out["report"], "notWritten");
+    assert!(keys(&bucket).await.is_empty());
+    assert!(inbox.messages().await.is_empty());
+    assert!(inbox.events().await.is_empty());
 }
