@@ -770,13 +770,19 @@ async fn notify_to_a_topic_and_a_bus_that_do_not_exist_is_a_warning_each_and_the
 
 // ------------------------------------------------------------------ ended before the lock
 
-/// A deployed-style engine over the project's steps (`deps.local` unset: the locks name
-/// the run as a deployed execution's do) whose messages go to `inbox`.
-async fn deployed_engine(inbox: &Inbox) -> cdkd_engine::Engine {
+/// The steps' dependencies as a deployed function builds them, its messages to `inbox`.
+async fn notify_deps(inbox: &Inbox) -> cdkd_functions::Deps {
     let sdk = h::sdk().await;
     let mut deps = cdkd_functions::Deps::from_sdk(sdk.clone(), None).await;
     deps.notify =
         cdkd_aws::notify::Notifier::new(&sdk, Some(inbox.topic.clone()), Some(inbox.bus.clone()));
+    deps
+}
+
+/// A deployed-style engine over the project's steps (`deps.local` unset: the locks name
+/// the run as a deployed execution's do) whose messages go to `inbox`.
+async fn deployed_engine(inbox: &Inbox) -> cdkd_engine::Engine {
+    let deps = notify_deps(inbox).await;
     cdkd_engine::Engine::new(
         std::sync::Arc::new(cdkd_functions::local::LocalSteps::new(deps)),
         cdkd_engine::EngineOptions {
@@ -942,10 +948,7 @@ async fn notify_a_deployed_export_refused_at_its_lock_after_approval_tells_refus
 
     // Step Functions retries the step after a Lambda error: the report is found, nothing
     // is sent again.
-    let sdk = h::sdk().await;
-    let mut deps = cdkd_functions::Deps::from_sdk(sdk.clone(), None).await;
-    deps.notify =
-        cdkd_aws::notify::Notifier::new(&sdk, Some(inbox.topic.clone()), Some(inbox.bus.clone()));
+    let deps = notify_deps(&inbox).await;
     let again = cdkd_functions::steps::invoke(
         "run-refused",
         json!({"operation": "export", "runId": run_id, "input": input,
@@ -1013,6 +1016,28 @@ async fn notify_a_deployed_export_whose_plan_fails_tells_refused_once_and_a_dry_
     );
 }
 
+/// `workflow run <definition> --input <input> --name <name> --fast --json` with the
+/// targets in the environment, as a Lambda reads them; what it printed, and its JSON.
+fn workflow_run(
+    definition: &std::path::Path,
+    input: &str,
+    name: &str,
+    inbox: &Inbox,
+) -> (h::CliRun, Value) {
+    let def = definition.display().to_string();
+    let r = crate::run_cli_env(
+        &[
+            "workflow", "run", &def, "--input", input, "--name", name, "--fast", "--json",
+        ],
+        &[
+            ("CDKD_FLOW_NOTIFY_TOPIC", &inbox.topic),
+            ("CDKD_FLOW_NOTIFY_BUS", &inbox.bus),
+        ],
+    );
+    let out = serde_json::from_str(r.stdout.trim()).unwrap_or(Value::Null);
+    (r, out)
+}
+
 /// A deployed destroy whose plan fails (a deploy holds the lock) through `workflow run`,
 /// whose steps are built as a Lambda's are (from `CDKD_FLOW_NOTIFY_*`): one refused
 /// message naming the holder, no force-unlock advice; the execution's error is the
@@ -1029,25 +1054,8 @@ async fn notify_a_deployed_destroy_whose_plan_fails_tells_refused_once_with_the_
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let destroy = root.join("statemachines/destroy.asl.json");
     let input = json!({"stack": stack, "stateBucket": bucket}).to_string();
-    let r = crate::run_cli_env(
-        &[
-            "workflow",
-            "run",
-            &destroy.display().to_string(),
-            "--input",
-            &input,
-            "--name",
-            &run_id,
-            "--fast",
-            "--json",
-        ],
-        &[
-            ("CDKD_FLOW_NOTIFY_TOPIC", &inbox.topic),
-            ("CDKD_FLOW_NOTIFY_BUS", &inbox.bus),
-        ],
-    );
+    let (r, out) = workflow_run(&destroy, &input, &run_id, &inbox);
     assert_eq!(r.code, 1, "{r:?}");
-    let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
     assert_eq!(out["status"], "FAILED");
     assert_eq!(out["error"], "LockHeld", "{out}");
     let (m, d) = one_failure(&inbox).await;
@@ -1085,25 +1093,8 @@ async fn notify_a_deployed_destroy_whose_plan_fails_tells_refused_once_with_the_
     let text = cdkd_functions::definitions::DESTROY
         .replace("${RunRefusedFunctionArn}", "cdkd-flow:test:fail");
     std::fs::write(&failing, text).unwrap();
-    let r = crate::run_cli_env(
-        &[
-            "workflow",
-            "run",
-            &failing.display().to_string(),
-            "--input",
-            &input,
-            "--name",
-            &broken,
-            "--fast",
-            "--json",
-        ],
-        &[
-            ("CDKD_FLOW_NOTIFY_TOPIC", &inbox.topic),
-            ("CDKD_FLOW_NOTIFY_BUS", &inbox.bus),
-        ],
-    );
+    let (r, out) = workflow_run(&failing, &input, &broken, &inbox);
     assert_eq!(r.code, 1, "{r:?}");
-    let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
     assert_eq!(out["error"], "LockHeld", "{out}");
     assert!(
         out["cause"].as_str().unwrap_or("").contains("alice@laptop"),
@@ -1172,10 +1163,7 @@ async fn notify_run_refused_with_bad_input_or_an_unreadable_report_writes_and_se
     let s3 = h::s3().await;
     let bucket = h::fresh_bucket(&s3).await;
     let inbox = inbox().await;
-    let sdk = h::sdk().await;
-    let mut deps = cdkd_functions::Deps::from_sdk(sdk.clone(), None).await;
-    deps.notify =
-        cdkd_aws::notify::Notifier::new(&sdk, Some(inbox.topic.clone()), Some(inbox.bus.clone()));
+    let deps = notify_deps(&inbox).await;
     let call = |payload: Value| cdkd_functions::steps::invoke("run-refused", payload, &deps);
     let error = json!({"Error": "Refused", "Cause": "no record"});
     let e = call(json!({"operation": "destroy", "runId": "",
