@@ -11,7 +11,7 @@ use crate::destroy::model::{DestroyReport, RowOutcome, RunResult};
 use crate::export::approval::{answer_commands, Approval, PlanSummary};
 use crate::export::report::ExportReport;
 use crate::text::{flatten, flatten_str, js_string};
-use crate::view::report::{closing_line, outcome_phrase, stack_head, stopped_line};
+use crate::view::report::{closing_line_of, outcome_phrase, stack_head, stopped_line};
 use crate::view::words::stack_region;
 
 /// The events' `Source`.
@@ -323,11 +323,7 @@ pub fn destroy_ended(
     if let Some(a) = aborted {
         n.summary.push(stopped_line(a));
     }
-    n.summary.push(if refused {
-        REFUSED_DESTROY_LINE.to_string()
-    } else {
-        closing_line(complete)
-    });
+    n.summary.push(closing_line_of(stacks, complete));
     for s in stacks {
         for row in &s.rows {
             if matches!(
@@ -354,10 +350,6 @@ pub fn destroy_ended(
     n.report_key = Some(report_key.to_string());
     n.capped()
 }
-
-/// The closing line of a destroy refused before its plan was made.
-pub const REFUSED_DESTROY_LINE: &str =
-    "Nothing was destroyed: the run was refused before it locked or deleted anything; the state records are as they were.";
 
 fn entries(out: &Value, key: &str, f: impl Fn(&Value, &mut StackEntry)) -> Vec<StackEntry> {
     out.get(key)
