@@ -83,6 +83,23 @@ pub fn contention_message(ctx: &ContentionContext, lock: Option<&LockInfo>, now_
     }
 }
 
+/// A contention refusal (anywhere in `text`) without its advice: the sentence naming
+/// the holder and the expiry stays, what follows it (wait, force-unlock, the recovery
+/// command or why none is shown) goes. For the report of a run refused at its lock, read
+/// later by people who did not see the run: it advises no force-unlock
+/// (docs/notifications.md §1). An export run's advice (wait for it or resume it, never
+/// force-unlock) is kept. Text with no contention advice is returned as it is.
+pub fn without_unlock_advice(text: &str) -> String {
+    let cut = [ADVICE_NAMED, ADVICE_UNNAMED, NO_RECOVERY_COMMAND]
+        .iter()
+        .filter_map(|a| text.find(a))
+        .min();
+    match cut {
+        Some(at) => text[..at].trim_end().to_string(),
+        None => text.to_string(),
+    }
+}
+
 /// What a refusal says of a lock export run `run` holds, instead of the force-unlock
 /// command: wait for the run (the command that watches it), or resume it.
 pub fn export_advice(run: &crate::lock::FlowHolder) -> String {
@@ -259,5 +276,41 @@ mod tests {
         .unwrap()
         .unwrap();
         assert!(contention_message(&ctx, Some(&lock), 0).contains("run: cdkd-flow force-unlock"));
+    }
+
+    #[test]
+    fn a_refused_runs_cause_keeps_the_holder_and_drops_the_force_unlock_advice() {
+        let l = lock(
+            r#"{"owner":"alice@laptop","timestamp":1767225600000,"expiresAt":1767227400000,"operation":"deploy"}"#,
+        );
+        let full = contention_message(&ctx("App"), Some(&l), NOW);
+        assert!(full.contains("cdkd-flow force-unlock App"), "{full}");
+        let cut = without_unlock_advice(&format!("LockHeld: {full}; nothing was submitted"));
+        assert!(
+            cut.starts_with("LockHeld: Could not acquire lock for stack App (us-east-1)"),
+            "{cut}"
+        );
+        assert!(cut.contains("alice@laptop"), "{cut}");
+        assert!(
+            !cut.contains("force-unlock") && !cut.contains("certain"),
+            "{cut}"
+        );
+        // Unnamed holder, and no command printable: both advices go.
+        let unnamed = contention_message(&ctx("App"), None, NOW);
+        assert!(!without_unlock_advice(&unnamed).contains("force-unlock"));
+        let no_cmd = contention_message(&ctx("-x"), Some(&l), NOW);
+        assert!(no_cmd.contains(NO_RECOVERY_COMMAND), "{no_cmd}");
+        assert!(!without_unlock_advice(&no_cmd).contains("lock object"));
+        // An export run's lock: its advice (wait or resume, never force-unlock) stays.
+        let export = lock(
+            r#"{"owner":"cdkd-flow:export-App-1","expiresAt":1767227400000,"operation":"export"}"#,
+        );
+        let ours = contention_message(&ctx("App"), Some(&export), NOW);
+        assert_eq!(without_unlock_advice(&ours), ours);
+        // Anything else is kept as it is.
+        assert_eq!(
+            without_unlock_advice("Refused: no record"),
+            "Refused: no record"
+        );
     }
 }

@@ -11,7 +11,7 @@ use crate::destroy::model::{DestroyReport, RowOutcome, RunResult};
 use crate::export::approval::{answer_commands, Approval, PlanSummary};
 use crate::export::report::ExportReport;
 use crate::text::{flatten, flatten_str, js_string};
-use crate::view::report::{closing_line, outcome_phrase, stack_head, stopped_line};
+use crate::view::report::{closing_line_of, outcome_phrase, stack_head, stopped_line};
 use crate::view::words::stack_region;
 
 /// The events' `Source`.
@@ -290,7 +290,9 @@ pub fn export_ended(
 
 /// A destroy run ended with its report (children first, the root last): succeeded when
 /// every stack is destroyed, else failed, with what is left to do (failed and blocked
-/// rows, each stack's next step).
+/// rows, each stack's next step). `refused`: it ended before its plan was made (outcome
+/// `refused`; nothing was deleted, and nothing is advised).
+#[allow(clippy::too_many_arguments)]
 pub fn destroy_ended(
     run_id: &str,
     stack: &str,
@@ -298,10 +300,13 @@ pub fn destroy_ended(
     stacks: &[DestroyReport],
     complete: bool,
     aborted: Option<&str>,
+    refused: bool,
     report_key: &str,
 ) -> Notice {
     let (kind, outcome) = if complete {
         (NoticeKind::RunSucceeded, "destroyed")
+    } else if refused {
+        (NoticeKind::RunFailed, "refused")
     } else if aborted.is_some() {
         (NoticeKind::RunFailed, "failed")
     } else if stacks.iter().any(|s| s.result == RunResult::Interrupted) {
@@ -311,13 +316,14 @@ pub fn destroy_ended(
     };
     let mut n = Notice::new(kind, "destroy", run_id, outcome);
     n.stack = Some(stack.to_string());
-    n.region = Some(region.to_string());
+    // A run refused before its plan may not know its region.
+    n.region = (!region.is_empty()).then(|| region.to_string());
     n.cause = aborted.map(flatten_str);
     n.summary = stacks.iter().map(stack_head).collect();
     if let Some(a) = aborted {
         n.summary.push(stopped_line(a));
     }
-    n.summary.push(closing_line(complete));
+    n.summary.push(closing_line_of(stacks, complete));
     for s in stacks {
         for row in &s.rows {
             if matches!(

@@ -16,6 +16,7 @@ pub mod lambda;
 #[cfg(feature = "engine")]
 pub mod local;
 pub mod notify;
+pub mod refused;
 pub mod runs;
 pub mod steps;
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use cdkd_aws::StateStore;
-use cdkd_core::export::report::{interrupted, refused};
+use cdkd_core::export::report::interrupted;
 use cdkd_core::notify::export_ended;
 use cdkd_core::runs::{
     listed_run_file, local_state, lock_owned_by_run, newest_known, planned_run, run_file_key,
@@ -20,8 +20,8 @@ use cdkd_core::view::export_report::export_phase;
 use cdkd_core::view::progress::destroy_phase;
 use cdkd_core::view::runs::{LocalRunRow, RunKind};
 use cdkd_engine::{Engine, Outcome, StateMachine};
-use cdkd_functions::destroy::finish::{notice_of, report_of, RunReport};
-use cdkd_functions::destroy::{DestroyRun, RunRef};
+use cdkd_functions::destroy::finish::{notice_of, RunReport};
+use cdkd_functions::destroy::DestroyRun;
 use cdkd_functions::runs::{progress_key, report_key};
 use serde_json::Value;
 
@@ -372,10 +372,13 @@ async fn write_interrupted_report(
             .await
             .map(|_| notice)
     } else {
-        let r = destroy_report(
+        let r = cdkd_functions::refused::destroy_report(
             store,
-            meta,
+            &meta.run_id,
+            &meta.stack,
+            meta.stack_region.as_deref(),
             &destroy_interrupted_cause(&store.bucket, &store.prefix, meta, &cause, resume),
+            false,
         )
         .await;
         let notice = notice_of(&r, &key);
@@ -383,27 +386,8 @@ async fn write_interrupted_report(
             .await
             .map(|_| notice)
     };
-    tell_written(store, meta, written, notify).await;
-}
-
-/// Tells the report written here, as the step that would have written it does
-/// (docs/notifications.md); a plan-only run tells nothing.
-async fn tell_written(
-    store: &StateStore,
-    meta: &LocalRun,
-    written: Result<cdkd_core::notify::Notice, cdkd_functions::StepError>,
-    notify: Option<&cdkd_aws::notify::Notifier>,
-) {
-    match written {
-        Ok(notice) if !meta.plan_only => {
-            cdkd_functions::notify::tell(notify, store, &notice).await;
-        }
-        Ok(_) => {}
-        Err(e) => tracing::warn!(
-            "report of run {} not written: {e}",
-            flatten_str(&meta.run_id)
-        ),
-    }
+    cdkd_functions::refused::tell_written(notify, store, &meta.run_id, meta.plan_only, written)
+        .await;
 }
 
 /// Why an interrupted local destroy stopped and what then: this process is ending, so
@@ -437,8 +421,10 @@ fn destroy_interrupted_cause(
     )
 }
 
-/// After a run that failed: its report, written here when no step wrote one (a
-/// refusal before the lock, a plan that refused, a rejected approval).
+/// After a run that failed: its report, written when no step wrote one (a refusal
+/// before the lock, a plan that refused, a rejected approval), and told
+/// (`cdkd_functions::refused`, what the definitions' `run-refused` step does; when that
+/// step ran, the report is found and nothing is told twice).
 async fn ensure_report(
     store: &StateStore,
     meta: &LocalRun,
@@ -446,64 +432,24 @@ async fn ensure_report(
     cause: &str,
     notify: Option<&cdkd_aws::notify::Notifier>,
 ) {
-    let key = report_key(&store.prefix, &meta.run_id);
-    match store.get_raw(&key).await {
-        Ok(None) => {}
-        Ok(Some(_)) => return,
-        Err(e) => {
-            tracing::warn!("report of run {} not read: {e}", flatten_str(&meta.run_id));
-            return;
-        }
-    }
-    let why = format!("{}: {}", flatten_str(error), flatten_str(cause));
-    let written = if meta.kind == RunKind::Export.name() {
-        let progress = crate::run::artifacts::read_export_progress(store, &meta.run_id).await;
-        let mut r = refused(&meta.run_id, progress.as_ref(), &why);
-        if error == "Rejected" {
-            r.outcome = "rejected".into();
-        }
-        let notice = export_ended(&r, &meta.stack, meta.stack_region.as_deref(), &key);
-        cdkd_functions::runs::write(store, &key, &r)
-            .await
-            .map(|_| notice)
+    use cdkd_functions::refused::{ensure_report, EndedEarly, Operation};
+    let operation = if meta.kind == RunKind::Export.name() {
+        Operation::Export
     } else {
-        let r = destroy_report(store, meta, &why).await;
-        let notice = notice_of(&r, &key);
-        cdkd_functions::runs::write(store, &key, &r)
-            .await
-            .map(|_| notice)
+        Operation::Destroy
     };
-    tell_written(store, meta, written, notify).await;
-}
-
-/// A destroy report for a run that ended early: its rows as far as progress.json
-/// says, or none when it ended before planning.
-async fn destroy_report(store: &StateStore, meta: &LocalRun, aborted: &str) -> RunReport {
-    let rec = read_destroy_progress(store, &meta.run_id).await;
-    let region = rec
-        .as_ref()
-        .and_then(|r| r.stacks.last().map(|s| s.region.clone()))
-        .or_else(|| meta.stack_region.clone())
-        .unwrap_or_default();
-    let run = RunRef {
-        run_id: meta.run_id.clone(),
-        bucket: store.bucket.clone(),
-        prefix: store.prefix.clone(),
-        stack: meta.stack.clone(),
-        region: region.clone(),
+    let e = EndedEarly {
+        operation,
+        run_id: &meta.run_id,
+        stack: &meta.stack,
+        stack_region: meta.stack_region.as_deref(),
+        plan_only: meta.plan_only,
+        // A local resume runs under the run's own id.
+        resumed: None,
+        error,
+        cause,
     };
-    match rec {
-        Some(rec) => report_of(&run, &rec, Some(aborted.to_string())),
-        None => RunReport {
-            run_id: meta.run_id.clone(),
-            stack: meta.stack.clone(),
-            region,
-            complete: false,
-            aborted: Some(aborted.to_string()),
-            stacks: Vec::new(),
-            orphans: Vec::new(),
-        },
-    }
+    ensure_report(store, notify, &e).await;
 }
 
 async fn read_destroy_progress(store: &StateStore, run_id: &str) -> Option<DestroyRun> {
@@ -562,6 +508,8 @@ pub fn destroy_outcome(r: &RunReport) -> &'static str {
     use cdkd_core::destroy::model::RunResult;
     if r.complete {
         "destroyed"
+    } else if r.refused {
+        "refused"
     } else if r.stacks.iter().any(|s| s.result == RunResult::Interrupted) {
         "stopped"
     } else if r.aborted.is_some() {
@@ -758,6 +706,7 @@ mod tests {
             aborted: aborted.map(str::to_string),
             stacks: Vec::new(),
             orphans: Vec::new(),
+            refused: false,
         };
         assert_eq!(destroy_outcome(&report(true, None)), "destroyed");
         assert_eq!(

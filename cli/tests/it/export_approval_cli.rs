@@ -283,7 +283,7 @@ async fn export_machine() -> (aws_sdk_sfn::Client, String) {
     .await;
     let mut def = definitions::EXPORT.to_string();
     for (step, sub) in cdkd_functions::steps::STEPS {
-        if step.starts_with("export-") {
+        if step.starts_with("export-") || *step == "run-refused" {
             def = def.replace(&format!("${{{sub}}}"), &stub);
         }
     }

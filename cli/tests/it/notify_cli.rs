@@ -767,3 +767,439 @@ async fn notify_to_a_topic_and_a_bus_that_do_not_exist_is_a_warning_each_and_the
         "the record is deleted as without a topic"
     );
 }
+
+// ------------------------------------------------------------------ ended before the lock
+
+/// The steps' dependencies as a deployed function builds them, its messages to `inbox`.
+async fn notify_deps(inbox: &Inbox) -> cdkd_functions::Deps {
+    let sdk = h::sdk().await;
+    let mut deps = cdkd_functions::Deps::from_sdk(sdk.clone(), None).await;
+    deps.notify =
+        cdkd_aws::notify::Notifier::new(&sdk, Some(inbox.topic.clone()), Some(inbox.bus.clone()));
+    deps
+}
+
+/// A deployed-style engine over the project's steps (`deps.local` unset: the locks name
+/// the run as a deployed execution's do) whose messages go to `inbox`.
+async fn deployed_engine(inbox: &Inbox) -> cdkd_engine::Engine {
+    let deps = notify_deps(inbox).await;
+    cdkd_engine::Engine::new(
+        std::sync::Arc::new(cdkd_functions::local::LocalSteps::new(deps)),
+        cdkd_engine::EngineOptions {
+            time_scale: 0.0,
+            ..cdkd_engine::EngineOptions::default()
+        },
+    )
+}
+
+fn export_definition() -> cdkd_engine::StateMachine {
+    cdkd_engine::StateMachine::load(
+        cdkd_functions::definitions::EXPORT,
+        &cdkd_functions::definitions::local_substitutions(),
+    )
+    .expect("export.asl.json loads")
+}
+
+/// The export input of `s` as the CLI starts a deployed run, its template uploaded where
+/// the CLI uploads it.
+async fn export_input(s: &crate::export_support::RealStack, run_id: &str, extra: Value) -> Value {
+    let key = format!("cdkd/_runs/{run_id}/templates/{}.json", s.stack);
+    let body = std::fs::read(&s.template).unwrap();
+    h::put_raw(&h::s3().await, &s.bucket, &key, body).await;
+    let mut input = json!({"stack": s.stack, "stateBucket": s.bucket, "statePrefix": "cdkd",
+        "templates": {(s.stack.clone()): key}, "options": {"fast": true}});
+    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+        input[k] = v;
+    }
+    input
+}
+
+/// The one `run-failed` message and event of the inbox (any other kind is left out):
+/// the SNS message, and the event's detail.
+async fn one_failure(inbox: &Inbox) -> (Sns, Value) {
+    let m = one(
+        inbox
+            .messages()
+            .await
+            .into_iter()
+            .filter(|m| m.attr("kind") == "run-failed")
+            .collect(),
+        "run-failed messages",
+    );
+    let e = one(
+        inbox
+            .events()
+            .await
+            .into_iter()
+            .filter(|e| e["detail-type"] == "cdkd-flow Run Failed")
+            .collect(),
+        "run-failed events",
+    );
+    (m, e["detail"].clone())
+}
+
+async fn report_of(bucket: &str, run_id: &str) -> Value {
+    let text = h::get_text(
+        &h::s3().await,
+        bucket,
+        &format!("cdkd/_runs/{run_id}/report.json"),
+    )
+    .await
+    .unwrap_or_else(|| panic!("no report.json for {run_id}"));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A cdkd deploy's lock on `stack`, held for ten minutes.
+async fn hold_lock(bucket: &str, stack: &str) {
+    let now = h::now_ms();
+    h::put_raw(
+        &h::s3().await,
+        bucket,
+        &format!("cdkd/{stack}/{REGION}/lock.json"),
+        h::cdkd_lock_body("alice@laptop", now, now + 600_000, Some("deploy")).into_bytes(),
+    )
+    .await;
+}
+
+/// Issue 27 point 4: the approver approved, then the lock step found the stack locked
+/// (a deploy started meanwhile). The deployed run's `LockFailedReport` state writes the
+/// refused report and tells it once, with the holder and without the force-unlock
+/// advice; the execution still ends with the error it caught; the step invoked again
+/// (a retry) sends nothing.
+#[tokio::test]
+async fn notify_a_deployed_export_refused_at_its_lock_after_approval_tells_refused_once_with_the_cause(
+) {
+    let s = real_stack("NotifyLockRefused").await;
+    let inbox = inbox().await;
+    let run_id = format!("export-{}-lockrefused", s.stack);
+    let engine = deployed_engine(&inbox).await;
+    let input = export_input(&s, &run_id, json!({"requireApproval": true})).await;
+    let run = {
+        let (engine, sm, input, run_id) = (
+            engine.clone(),
+            export_definition(),
+            input.clone(),
+            run_id.clone(),
+        );
+        tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await })
+    };
+    let approval = format!("cdkd/_runs/{run_id}/approval.json");
+    let t0 = Instant::now();
+    let token = loop {
+        let tokens = engine.waiting_task_tokens();
+        if !tokens.is_empty()
+            && h::get_text(&h::s3().await, &s.bucket, &approval)
+                .await
+                .is_some()
+        {
+            break tokens[0].clone();
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no approval request"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    hold_lock(&s.bucket, &s.stack).await;
+    engine
+        .send_task_success(&token, json!({"approved": true, "by": "bob@host"}))
+        .unwrap();
+    let failure = match run.await.unwrap() {
+        cdkd_engine::Outcome::Failed(f) => f,
+        other => panic!("the lock is held: {other:?}"),
+    };
+    assert_eq!(
+        failure.error, "LockHeld",
+        "the execution's error is unchanged"
+    );
+    assert!(failure.cause.contains("force-unlock"), "{}", failure.cause);
+
+    let (m, d) = one_failure(&inbox).await;
+    assert_eq!(
+        m.subject,
+        format!("cdkd-flow: export {} failed (refused)", s.stack)
+    );
+    assert_eq!(m.attr("outcome"), "refused");
+    assert!(
+        m.message
+            .contains("Cause: LockHeld: Could not acquire lock for stack")
+            && m.message.contains("alice@laptop"),
+        "{}",
+        m.message
+    );
+    assert_eq!(d["outcome"], "refused");
+    assert_eq!(d["runId"], run_id.as_str());
+    let cause = d["cause"].as_str().unwrap_or_default();
+    assert!(cause.contains("alice@laptop"), "{d}");
+    for text in [m.message.as_str(), &d.to_string()] {
+        assert!(
+            !text.contains("force-unlock"),
+            "a refused run advises no unlock: {text}"
+        );
+    }
+    let report = report_of(&s.bucket, &run_id).await;
+    assert_eq!(report["outcome"], "refused");
+    assert_eq!(d["redo"], report["redo"]);
+    // Nothing locked but the deploy's lock, the record as it was.
+    let (body, _) = h::get_raw(&h::s3().await, &s.bucket, &s.state_key())
+        .await
+        .expect("record kept");
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), s.record);
+
+    // Step Functions retries the step after a Lambda error: the report is found, nothing
+    // is sent again.
+    let deps = notify_deps(&inbox).await;
+    let again = cdkd_functions::steps::invoke(
+        "run-refused",
+        json!({"operation": "export", "runId": run_id, "input": input,
+               "error": {"Error": "LockHeld", "Cause": failure.cause}}),
+        &deps,
+    )
+    .await
+    .unwrap();
+    assert_eq!(again["report"], "found");
+    assert!(inbox.messages().await.is_empty());
+    assert!(inbox.events().await.is_empty());
+}
+
+/// A deployed export whose plan fails (no record of the stack; nothing read, nothing
+/// locked) ends in `PlanFailed` after `PlanFailedReport` told it once as refused; the
+/// same failure in a dry run writes its report and tells nothing (plan-only).
+#[tokio::test]
+async fn notify_a_deployed_export_whose_plan_fails_tells_refused_once_and_a_dry_run_tells_nothing()
+{
+    let s = real_stack("NotifyPlanRefused").await;
+    let inbox = inbox().await;
+    // The record goes: the plan refuses the stack.
+    h::s3()
+        .await
+        .delete_object()
+        .bucket(&s.bucket)
+        .key(s.state_key())
+        .send()
+        .await
+        .unwrap();
+    let engine = deployed_engine(&inbox).await;
+    let dry = format!("export-{}-plan", s.stack);
+    let input = export_input(&s, &dry, json!({"dryRun": true})).await;
+    match engine.run_named(&export_definition(), input, &dry).await {
+        cdkd_engine::Outcome::Failed(f) => assert_ne!(f.error, "", "{f:?}"),
+        other => panic!("no record: {other:?}"),
+    }
+    assert_eq!(report_of(&s.bucket, &dry).await["outcome"], "refused");
+    assert!(inbox.messages().await.is_empty(), "a dry run tells nothing");
+    assert!(inbox.events().await.is_empty(), "a dry run tells nothing");
+
+    let run_id = format!("export-{}-planrefused", s.stack);
+    let input = export_input(&s, &run_id, json!({})).await;
+    let failure = match engine.run_named(&export_definition(), input, &run_id).await {
+        cdkd_engine::Outcome::Failed(f) => f,
+        other => panic!("no record: {other:?}"),
+    };
+    let (m, d) = one_failure(&inbox).await;
+    assert_eq!(m.attr("outcome"), "refused");
+    assert_eq!(
+        m.subject,
+        format!("cdkd-flow: export {} failed (refused)", s.stack)
+    );
+    assert_eq!(d["outcome"], "refused");
+    assert_eq!(
+        d["cause"].as_str().unwrap_or_default(),
+        format!("{}: {}", failure.error, failure.cause),
+        "the cause is the execution's error and cause: {d}"
+    );
+    let report = report_of(&s.bucket, &run_id).await;
+    assert_eq!(report["cause"], d["cause"]);
+    assert!(
+        lines(&d, "redo").contains("nothing was locked or changed"),
+        "{d}"
+    );
+}
+
+/// `workflow run <definition> --input <input> --name <name> --fast --json` with the
+/// targets in the environment, as a Lambda reads them; what it printed, and its JSON.
+fn workflow_run(
+    definition: &std::path::Path,
+    input: &str,
+    name: &str,
+    inbox: &Inbox,
+) -> (h::CliRun, Value) {
+    let def = definition.display().to_string();
+    let r = crate::run_cli_env(
+        &[
+            "workflow", "run", &def, "--input", input, "--name", name, "--fast", "--json",
+        ],
+        &[
+            ("CDKD_FLOW_NOTIFY_TOPIC", &inbox.topic),
+            ("CDKD_FLOW_NOTIFY_BUS", &inbox.bus),
+        ],
+    );
+    let out = serde_json::from_str(r.stdout.trim()).unwrap_or(Value::Null);
+    (r, out)
+}
+
+/// A deployed destroy whose plan fails (a deploy holds the lock) through `workflow run`,
+/// whose steps are built as a Lambda's are (from `CDKD_FLOW_NOTIFY_*`): one refused
+/// message naming the holder, no force-unlock advice; the execution's error is the
+/// plan's.
+#[tokio::test]
+async fn notify_a_deployed_destroy_whose_plan_fails_tells_refused_once_with_the_cause() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let inbox = inbox().await;
+    let stack = uniq("NotifyDestroyRefused");
+    put_stack(&bucket, &stack, None).await;
+    hold_lock(&bucket, &stack).await;
+    let run_id = format!("destroy-{stack}-refused");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let destroy = root.join("statemachines/destroy.asl.json");
+    let input = json!({"stack": stack, "stateBucket": bucket}).to_string();
+    let (r, out) = workflow_run(&destroy, &input, &run_id, &inbox);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(out["status"], "FAILED");
+    assert_eq!(out["error"], "LockHeld", "{out}");
+    let (m, d) = one_failure(&inbox).await;
+    assert_eq!(
+        m.subject,
+        format!("cdkd-flow: destroy {stack} failed (refused)")
+    );
+    assert_eq!(m.attr("outcome"), "refused");
+    assert!(
+        m.message
+            .contains("Nothing was destroyed: the run ended before its plan was made"),
+        "{}",
+        m.message
+    );
+    assert_eq!(d["outcome"], "refused");
+    assert_eq!(d["operation"], "destroy");
+    assert!(
+        d.get("region").is_none() && !m.message.contains("Region: \n"),
+        "no region known yet: {d}"
+    );
+    let cause = d["cause"].as_str().unwrap_or_default();
+    assert!(
+        cause.starts_with("LockHeld: Could not acquire lock for stack")
+            && cause.contains("alice@laptop"),
+        "{d}"
+    );
+    for text in [m.message.as_str(), &d.to_string()] {
+        assert!(!text.contains("force-unlock"), "{text}");
+    }
+    let report = report_of(&bucket, &run_id).await;
+    assert_eq!(report["refused"], true);
+
+    // The report step itself failing (here a test function in its place): its Catch goes
+    // to the same Fail state and leaves `$.error` alone, so the execution still ends
+    // with the plan's error; nothing is written or told.
+    let broken = format!("{run_id}-broken");
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("notify_cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let failing = dir.join(format!("{broken}.asl.json"));
+    let text = cdkd_functions::definitions::DESTROY
+        .replace("${RunRefusedFunctionArn}", "cdkd-flow:test:fail");
+    std::fs::write(&failing, text).unwrap();
+    let (r, out) = workflow_run(&failing, &input, &broken, &inbox);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(out["error"], "LockHeld", "{out}");
+    assert!(
+        out["cause"].as_str().unwrap_or("").contains("alice@laptop"),
+        "{out}"
+    );
+    let got = inbox.messages().await;
+    assert!(got.is_empty(), "{got:#?} {r:?}");
+    assert!(
+        h::get_text(&s3, &bucket, &format!("cdkd/_runs/{broken}/report.json"))
+            .await
+            .is_none()
+    );
+    assert!(
+        h::get_text(&s3, &bucket, &format!("cdkd/{stack}/{REGION}/state.json"))
+            .await
+            .is_some(),
+        "the record is kept"
+    );
+}
+
+/// A local export refused at its lock after its approval: the definition's
+/// `LockFailedReport` writes and tells the report in the process, and the CLI, which
+/// covers a local run that ended without one, finds it: one message, not two.
+#[tokio::test]
+async fn notify_a_local_export_refused_at_its_lock_tells_once_though_the_cli_also_looks() {
+    let s = real_stack("NotifyLocalRefused").await;
+    let inbox = inbox().await;
+    let run_id = format!("export-{}-localrefused", s.stack);
+    let mut args = s.export_args(&run_id, &["--require-approval"]);
+    args.extend(inbox.args());
+    let child = spawn(&args);
+    let approval = format!("cdkd/_runs/{run_id}/approval.json");
+    let t0 = Instant::now();
+    while h::get_text(&h::s3().await, &s.bucket, &approval)
+        .await
+        .is_none()
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no approval request"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    hold_lock(&s.bucket, &s.stack).await;
+    let r = cli(&s.bucket, &["runs", "approve", &run_id, "--local"], &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("LockHeld"), "{stderr}");
+    let (m, d) = one_failure(&inbox).await;
+    assert_eq!(m.attr("outcome"), "refused");
+    assert_eq!(d["outcome"], "refused");
+    assert!(!m.message.contains("force-unlock"), "{}", m.message);
+    assert_eq!(report_of(&s.bucket, &run_id).await["outcome"], "refused");
+}
+
+/// `run-refused` refuses an input it cannot place (no run id, no state bucket), and a
+/// report it cannot read (S3 refuses the read) is neither written over nor told: the
+/// run's end stays as the execution says.
+#[tokio::test]
+async fn notify_run_refused_with_bad_input_or_an_unreadable_report_writes_and_sends_nothing() {
+    use cdkd_tests::faults::{exact_path, inject_fault, Fault};
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let inbox = inbox().await;
+    let deps = notify_deps(&inbox).await;
+    let call = |payload: Value| cdkd_functions::steps::invoke("run-refused", payload, &deps);
+    let error = json!({"Error": "Refused", "Cause": "no record"});
+    let e = call(json!({"operation": "destroy", "runId": "",
+        "input": {"stack": "S", "stateBucket": bucket}, "error": error}))
+    .await
+    .unwrap_err();
+    assert_eq!(e.name, "BadInput", "{e:?}");
+    let e = call(json!({"operation": "destroy", "runId": "destroy-S-1",
+        "input": {"stack": "S"}, "error": error}))
+    .await
+    .unwrap_err();
+    assert_eq!(e.name, "BadInput", "{e:?}");
+    let e = call(json!({"operation": "cleanup", "runId": "destroy-S-1",
+        "input": {"stack": "S", "stateBucket": bucket}, "error": error}))
+    .await
+    .unwrap_err();
+    assert_eq!(e.name, "BadInput", "{e:?}");
+
+    let key = "cdkd/_runs/destroy-S-2/report.json";
+    let _fault = inject_fault(&Fault::new(
+        "GET",
+        &exact_path(&bucket, key),
+        403,
+        "AccessDenied",
+    ));
+    let out = call(json!({"operation": "destroy", "runId": "destroy-S-2",
+        "input": {"stack": "S", "stateBucket": bucket}, "error": error}))
+    .await
+    .unwrap();
+    assert_eq!(out["report"], "notWritten");
+    assert!(keys(&bucket).await.is_empty());
+    assert!(inbox.messages().await.is_empty());
+    assert!(inbox.events().await.is_empty());
+}

@@ -84,6 +84,7 @@ async fn backend() -> Backend {
             ("DestroyWaveFunctionArn", &f),
             ("DestroyFinishFunctionArn", &f),
             ("DestroyAbortFunctionArn", &f),
+            ("RunRefusedFunctionArn", &f),
         ],
     );
     let destroy = create_machine(&sfn, &unique("cdkd-flow-destroy"), &destroy_def).await;
@@ -98,7 +99,7 @@ async fn backend() -> Backend {
     let cleanup = create_machine(&sfn, &unique("cdkd-flow-cleanup"), &cleanup_def).await;
     let export_subs: Vec<(&str, &str)> = cdkd_functions::steps::STEPS
         .iter()
-        .filter(|(step, _)| step.starts_with("export-"))
+        .filter(|(step, _)| step.starts_with("export-") || *step == "run-refused")
         .map(|(_, sub)| (*sub, f.as_str()))
         .collect();
     let export_def = substitute(definitions::EXPORT, &export_subs);

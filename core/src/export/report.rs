@@ -235,6 +235,44 @@ pub fn refused(run_id: &str, run: Option<&ExportRun>, cause: &str) -> ExportRepo
     }
 }
 
+/// The error a rejected approval ends a run with (`cdkd-flow runs reject`).
+pub const REJECTED: &str = "Rejected";
+
+/// The report of an export that ended before any step wrote one (docs/export.md §10.5):
+/// its plan or lock refused, its approval rejected (outcome `rejected`) or never
+/// answered, or, with `resumed` (the run it was to resume), its resume refused. The cause
+/// is `<error>: <cause>` on one line, without a contention refusal's force-unlock advice
+/// (`crate::contention::without_unlock_advice`): nothing here advises unlocking or
+/// deleting anything. `run`: the progress of the run (the resumed one's), when it has
+/// any.
+pub fn ended_early(
+    run_id: &str,
+    run: Option<&ExportRun>,
+    error: &str,
+    cause: &str,
+    resumed: Option<&str>,
+) -> ExportReport {
+    let why = crate::contention::without_unlock_advice(&format!(
+        "{}: {}",
+        crate::text::flatten_str(error),
+        crate::text::flatten_str(cause)
+    ));
+    let mut r = refused(run_id, run, &why);
+    if error == REJECTED {
+        r.outcome = "rejected".into();
+    }
+    if let Some(from) = resumed {
+        r.redo = vec![
+            format!(
+                "run {} was not resumed: it stays as it stopped, and its destination stacks as they are (one may hold imported resources)",
+                crate::text::flatten_str(from)
+            ),
+            "fix the cause, then run the same export command again: it resumes the run".into(),
+        ];
+    }
+    r
+}
+
 /// The report of a local run stopped by Ctrl-C (docs/cli.md, `runs --local`): where
 /// each stack stood, and the command that resumes it. Nothing is to be done by hand:
 /// the locks the run took stay held by it (so no deploy touches a half-migrated stack)

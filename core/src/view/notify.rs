@@ -79,6 +79,10 @@ pub fn body(n: &Notice) -> String {
         NoticeKind::ApprovalWaiting => ("", "Answer with one of:"),
         NoticeKind::RunSucceeded => ("Warnings:", "Check it:"),
         NoticeKind::RunFailed if n.outcome == crate::runs::INTERRUPTED => ("Next:", "Resume it:"),
+        // Ended before its lock: nothing to do by hand, only what comes next.
+        NoticeKind::RunFailed if matches!(n.outcome.as_str(), "refused" | "rejected") => {
+            ("Next:", "Commands:")
+        }
         NoticeKind::RunFailed => ("To do by hand:", "Commands:"),
         NoticeKind::CleanupFinished => ("", ""),
     };
@@ -103,7 +107,7 @@ mod tests {
     use crate::destroy::model::{build_report, PlannedRow, RowOutcome};
     use crate::export::approval::{local_extra, Approval, PlanSummary};
     use crate::export::execute::StackStage;
-    use crate::export::report::{ExportReport, StackReport};
+    use crate::export::report::{ended_early, ExportReport, StackReport};
     use crate::notify::{
         approval_waiting, cleanup_finished, destroy_ended, export_ended, DETAIL_VERSION,
     };
@@ -234,6 +238,7 @@ mod tests {
             &[r],
             complete,
             aborted,
+            false,
             "cdkd/_runs/destroy-Shop-1/report.json",
         )
     }
@@ -356,9 +361,55 @@ mod tests {
             })
             .collect();
         let r = build_report("d", "Shop", "us-east-1", &rows, &o, false);
-        let n = destroy_ended("d", "Shop", "us-east-1", &[r], false, None, "k");
+        let n = destroy_ended("d", "Shop", "us-east-1", &[r], false, None, false, "k");
         assert!(n.truncated);
         assert_eq!(n.redo.len(), crate::notify::MAX_LINES);
         assert!(serde_json::to_vec(&n).unwrap().len() < 64 * 1024);
+    }
+
+    /// Issue 27 point 4: the message of a run that ended before its lock (a deployed
+    /// one's `*Failed` states, a local one's refusal): outcome `refused`, the cause
+    /// without the force-unlock advice, nothing to do by hand but what comes next.
+    #[test]
+    fn export_refused_at_its_lock_message_names_the_holder_and_advises_no_unlock() {
+        let r = ended_early(
+            "export-App-1",
+            None,
+            "LockHeld",
+            "Could not acquire lock for stack App (us-east-1) \u{2014} held by alice@laptop (deploy). That process is still running \u{2014} wait for it to finish. Only if you are certain it is gone, run: cdkd-flow force-unlock App --stack-region us-east-1; nothing was submitted",
+            None,
+        );
+        let n = export_ended(
+            &r,
+            "App",
+            Some("us-east-1"),
+            "cdkd/_runs/export-App-1/report.json",
+        );
+        assert_eq!(n.kind, NoticeKind::RunFailed);
+        assert_eq!(subject(&n), "cdkd-flow: export App failed (refused)");
+        let text = rendered(&n);
+        assert!(
+            !text.contains("force-unlock") && !text.contains("To do by hand"),
+            "{text}"
+        );
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn destroy_refused_before_its_plan_message_says_nothing_was_destroyed() {
+        let n = destroy_ended(
+            "destroy-Shop-1",
+            "Shop",
+            "us-east-1",
+            &[],
+            false,
+            Some("Refused: Shop is exported to CloudFormation"),
+            true,
+            "cdkd/_runs/destroy-Shop-1/report.json",
+        );
+        assert_eq!(n.outcome, "refused");
+        assert_eq!(subject(&n), "cdkd-flow: destroy Shop failed (refused)");
+        assert!(n.redo.is_empty() && n.commands.is_empty(), "{n:?}");
+        insta::assert_snapshot!(rendered(&n));
     }
 }

@@ -77,8 +77,19 @@ pub fn render_destroy_report(
     if let Some(a) = aborted {
         out.push(stopped_line(a));
     }
-    out.push(closing_line(complete));
+    out.push(closing_line_of(stacks, complete));
     join_lines(&out)
+}
+
+/// The closing line of a report with these stacks: [`closing_line`], or, for a run that
+/// ended before its plan (no stack reported: refused, or stopped while planning), that
+/// nothing was destroyed.
+pub fn closing_line_of(stacks: &[DestroyReport], complete: bool) -> String {
+    if stacks.is_empty() && !complete {
+        "Nothing was destroyed: the run ended before its plan was made; the state records are as they were.".to_string()
+    } else {
+        closing_line(complete)
+    }
 }
 
 /// A stack's head line: `Destroyed Shop (us-east-1): 3 deleted, 1 retained`.

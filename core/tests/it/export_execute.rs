@@ -5,7 +5,7 @@
 use cdkd_core::export::execute::*;
 use cdkd_core::export::phases::*;
 use cdkd_core::export::plan::{ImportRow, Plan, RecreateRow, StackPlan, TypedRow};
-use cdkd_core::export::report::{failed, interrupted, migrated, refused};
+use cdkd_core::export::report::{ended_early, failed, interrupted, migrated, refused};
 use cdkd_core::export::template::Template;
 use cdkd_core::export::unmanaged::UnmanagedRow;
 use cdkd_core::view::export_report::render_report;
@@ -1125,6 +1125,55 @@ fn local_runs_are_runs_a_refused_export_says_nothing_was_locked_or_changed() {
     let text = render_report(&r);
     assert!(text.contains("Cause: LockHeld: App is locked"), "{text}");
     assert!(text.contains("nothing was locked or changed"), "{text}");
+}
+
+/// Issue 27 point 4: a run that ended before any step wrote its report (its plan or
+/// lock refused, its approval rejected or unanswered, its resume refused) gets one that
+/// says so, in every state it can be printed in, without advising to unlock or delete.
+#[test]
+fn a_run_ended_before_its_report_is_refused_or_rejected_and_never_advises_unlock_or_delete() {
+    let held = "Could not acquire lock for stack App (us-east-1) \u{2014} held by alice@laptop (deploy). That process is still running \u{2014} wait for it to finish. Only if you are certain it is gone, run: cdkd-flow force-unlock App --stack-region us-east-1; nothing was submitted";
+    let lock = ended_early("export-App-1", None, "LockHeld", held, None);
+    assert_eq!(lock.outcome, "refused");
+    let cause = lock.cause.clone().unwrap_or_default();
+    assert!(
+        cause.starts_with("LockHeld: Could not acquire lock for stack App")
+            && cause.contains("alice@laptop"),
+        "{cause}"
+    );
+    let rejected = ended_early(
+        "export-App-2",
+        None,
+        "Rejected",
+        "export of App rejected by bob@host: wrong account;\nnothing was locked or changed",
+        None,
+    );
+    assert_eq!(rejected.outcome, "rejected");
+    assert!(!rejected.cause.as_deref().unwrap_or("").contains('\n'));
+    let resumed = ended_early(
+        "resume-App-3",
+        Some(&run_at(StackStage::Importing)),
+        "LockHeld",
+        held,
+        Some("export-App-1"),
+    );
+    assert_eq!(resumed.outcome, "refused");
+    let text = render_report(&resumed);
+    assert!(
+        text.contains("run export-App-1 was not resumed")
+            && !text.contains("nothing was locked or changed"),
+        "a resume refused does not say nothing changed: {text}"
+    );
+    for r in [&lock, &rejected, &resumed] {
+        let text = render_report(r);
+        for line in text.lines().chain(r.commands.iter().map(String::as_str)) {
+            let l = line.to_lowercase();
+            assert!(
+                !l.contains("force-unlock") && !l.contains("delete"),
+                "{line}"
+            );
+        }
+    }
 }
 
 /// Issue 26 point 2: the report names each resource the template left out of a stack

@@ -38,6 +38,10 @@ pub struct RunReport {
     /// Where `orphans` entries of destroyed records were kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub orphans: Vec<String>,
+    /// The run ended before its plan was made: nothing was locked or deleted
+    /// (`crate::refused`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
 }
 
 /// What the step returns (the execution's output): small, the rows are in the report.
@@ -107,6 +111,7 @@ pub fn notice_of(report: &RunReport, report_key: &str) -> cdkd_core::notify::Not
         &report.stacks,
         report.complete,
         report.aborted.as_deref(),
+        report.refused,
         report_key,
     )
 }
@@ -156,5 +161,6 @@ pub fn report_of(run: &RunRef, rec: &DestroyRun, aborted: Option<String>) -> Run
             .iter()
             .filter_map(|s| s.orphans_key.clone())
             .collect(),
+        refused: false,
     }
 }

@@ -1,0 +1,242 @@
+//! A run that ended before any step wrote its report (docs/notifications.md §1): an
+//! export whose plan, lock or resume failed, whose approval was rejected or never
+//! answered; a destroy whose plan failed. One home for what follows, whoever notices:
+//! the `run-refused` step, which the definitions run between those states' `Catch` and
+//! their `Fail` state (deployed and `--local`), and the CLI after a local run that ended
+//! without a report. It writes the run's `report.json` when there is none (outcome
+//! `refused`, or `rejected`; docs/export.md §10.5, docs/destroy.md) and tells it as
+//! `run-failed`, once (the `notified-run-failed.json` marker, docs/notifications.md §4).
+//! A plan-only run (a dry run, the CLI's plan run) gets its report but tells nothing.
+
+use cdkd_aws::notify::Notifier;
+use cdkd_aws::StateStore;
+use cdkd_core::export::execute::ExportRun;
+use cdkd_core::export::report::ended_early;
+use cdkd_core::notify::{export_ended, Notice};
+use cdkd_core::text::flatten_str;
+use serde::{Deserialize, Serialize};
+
+use crate::deps::Deps;
+use crate::destroy::finish::{notice_of, report_of, RunReport};
+use crate::destroy::{DestroyRun, RunRef};
+use crate::error::StepError;
+use crate::runs::{self, progress_key, report_key};
+
+/// Which workflow the run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Operation {
+    Export,
+    Destroy,
+}
+
+/// What is known of a run that ended early.
+#[derive(Debug, Clone)]
+pub struct EndedEarly<'a> {
+    pub operation: Operation,
+    pub run_id: &'a str,
+    /// The stack the run was started on, and the region asked for.
+    pub stack: &'a str,
+    pub stack_region: Option<&'a str>,
+    /// A dry run (or the CLI's plan run): its report is written, nothing is told.
+    pub plan_only: bool,
+    /// The run an export was to resume (`resume` in its input).
+    pub resumed: Option<&'a str>,
+    /// The execution's error and cause.
+    pub error: &'a str,
+    pub cause: &'a str,
+}
+
+/// What [`ensure_report`] found or did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Ensured {
+    /// A step had written the report: nothing was written or told here.
+    Found,
+    /// Written now, and told (unless plan-only or no target is configured).
+    Written,
+    /// Neither read nor written (a warning is logged).
+    NotWritten,
+}
+
+/// Writes the report of a run that ended early when it has none, then tells it. Never
+/// fails: what cannot be read or written is a warning in the log.
+pub async fn ensure_report(
+    store: &StateStore,
+    notify: Option<&Notifier>,
+    e: &EndedEarly<'_>,
+) -> Ensured {
+    let key = report_key(&store.prefix, e.run_id);
+    match store.get_raw(&key).await {
+        Ok(None) => {}
+        Ok(Some(_)) => return Ensured::Found,
+        Err(err) => {
+            tracing::warn!("report of run {} not read: {err}", flatten_str(e.run_id));
+            return Ensured::NotWritten;
+        }
+    }
+    let written = match e.operation {
+        Operation::Export => {
+            // A resume's progress is the resumed run's.
+            let of = e.resumed.unwrap_or(e.run_id);
+            let progress: Option<ExportRun> = runs::read(store, &progress_key(&store.prefix, of))
+                .await
+                .ok()
+                .flatten();
+            let r = ended_early(e.run_id, progress.as_ref(), e.error, e.cause, e.resumed);
+            let notice = export_ended(&r, e.stack, e.stack_region, &key);
+            runs::write(store, &key, &r).await.map(|_| notice)
+        }
+        Operation::Destroy => {
+            let why = cdkd_core::contention::without_unlock_advice(&format!(
+                "{}: {}",
+                flatten_str(e.error),
+                flatten_str(e.cause)
+            ));
+            let r = destroy_report(store, e.run_id, e.stack, e.stack_region, &why, true).await;
+            let notice = notice_of(&r, &key);
+            runs::write(store, &key, &r).await.map(|_| notice)
+        }
+    };
+    let ok = written.is_ok();
+    tell_written(notify, store, e.run_id, e.plan_only, written).await;
+    if ok {
+        Ensured::Written
+    } else {
+        Ensured::NotWritten
+    }
+}
+
+/// Tells a report written by whoever noticed the run's end (`written`: its notice, or
+/// why it was not written), as the step that would have written it does; a plan-only
+/// run tells nothing.
+pub async fn tell_written(
+    notify: Option<&Notifier>,
+    store: &StateStore,
+    run_id: &str,
+    plan_only: bool,
+    written: Result<Notice, StepError>,
+) {
+    match written {
+        Ok(notice) if !plan_only => crate::notify::tell(notify, store, &notice).await,
+        Ok(_) => {}
+        Err(e) => tracing::warn!("report of run {} not written: {e}", flatten_str(run_id)),
+    }
+}
+
+/// A destroy report for a run that ended early: its rows as far as `progress.json`
+/// says, or none when it ended before planning (then `refused` when
+/// `refused_if_unplanned`: a refusal, not an interruption).
+pub async fn destroy_report(
+    store: &StateStore,
+    run_id: &str,
+    stack: &str,
+    stack_region: Option<&str>,
+    aborted: &str,
+    refused_if_unplanned: bool,
+) -> RunReport {
+    let rec: Option<DestroyRun> = runs::read(store, &progress_key(&store.prefix, run_id))
+        .await
+        .ok()
+        .flatten();
+    let region = rec
+        .as_ref()
+        .and_then(|r| r.stacks.last().map(|s| s.region.clone()))
+        .or_else(|| stack_region.map(str::to_string))
+        .unwrap_or_default();
+    let run = RunRef {
+        run_id: run_id.to_string(),
+        bucket: store.bucket.clone(),
+        prefix: store.prefix.clone(),
+        stack: stack.to_string(),
+        region: region.clone(),
+    };
+    match rec {
+        Some(rec) => report_of(&run, &rec, Some(aborted.to_string())),
+        None => RunReport {
+            run_id: run_id.to_string(),
+            stack: stack.to_string(),
+            region,
+            complete: false,
+            aborted: Some(aborted.to_string()),
+            stacks: Vec::new(),
+            orphans: Vec::new(),
+            refused: refused_if_unplanned,
+        },
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The step
+
+/// `run-refused`'s input: what the definition has at its `*Failed` state.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedInput {
+    pub operation: Operation,
+    /// The execution's name.
+    pub run_id: String,
+    /// The execution's input (its stack, bucket and prefix; `dryRun`, `resume`).
+    pub input: RunInput,
+    /// The caught error (`$.error`): `Error` and `Cause`.
+    pub error: CaughtError,
+}
+
+/// The fields of an export's or a destroy's input this step reads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunInput {
+    #[serde(default)]
+    pub stack: String,
+    #[serde(default)]
+    pub stack_region: Option<String>,
+    pub state_bucket: String,
+    #[serde(default = "default_prefix", alias = "prefix")]
+    pub state_prefix: String,
+    #[serde(default)]
+    pub dry_run: bool,
+    #[serde(default)]
+    pub resume: Option<String>,
+}
+
+fn default_prefix() -> String {
+    cdkd_core::keys::DEFAULT_PREFIX.to_string()
+}
+
+/// A caught error as Step Functions passes it (`Cause` may be absent).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CaughtError {
+    #[serde(rename = "Error", default)]
+    pub error: String,
+    #[serde(rename = "Cause", default)]
+    pub cause: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedOutput {
+    pub report: Ensured,
+}
+
+/// `run-refused`: the run's report when no step wrote one, and its message. The
+/// definitions ignore what it returns and catch its errors into the same `Fail` state,
+/// so the execution ends with the error it caught either way.
+pub async fn run(input: RefusedInput, deps: &Deps) -> Result<RefusedOutput, StepError> {
+    if input.run_id.is_empty() {
+        return Err(StepError::bad_input("run-refused needs the run id"));
+    }
+    let i = &input.input;
+    let store = deps.store(&i.state_bucket, &i.state_prefix);
+    let e = EndedEarly {
+        operation: input.operation,
+        run_id: &input.run_id,
+        stack: &i.stack,
+        stack_region: i.stack_region.as_deref(),
+        plan_only: i.dry_run,
+        resumed: i.resume.as_deref(),
+        error: &input.error.error,
+        cause: &input.error.cause,
+    };
+    let report = ensure_report(&store, deps.notify.as_ref(), &e).await;
+    Ok(RefusedOutput { report })
+}
