@@ -37,6 +37,16 @@ pub fn notice_key(prefix: &str, run_id: &str, kind: NoticeKind) -> String {
     )
 }
 
+/// The markers of a run's end messages (`run-succeeded`, `run-failed`): a resume of the
+/// run deletes them with the attempt's report, so that the resumed run's own end is told
+/// too (docs/notifications.md §4).
+pub fn end_notice_keys(prefix: &str, run_id: &str) -> [String; 2] {
+    [
+        notice_key(prefix, run_id, NoticeKind::RunSucceeded),
+        notice_key(prefix, run_id, NoticeKind::RunFailed),
+    ]
+}
+
 /// Whether a run folder's file `name` is the marker of a message sent only when a run
 /// ended (a success, a failure, a cleanup's digest): the folder's run has ended, even
 /// with no `report.json` (a cleanup writes none; docs/runs.md).

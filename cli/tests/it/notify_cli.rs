@@ -388,6 +388,54 @@ async fn notify_an_export_that_fails_after_its_lock_tells_the_cause_and_what_to_
     );
 }
 
+/// A resumed export is the same run in the same folder: each attempt's end is told. A
+/// phase 2 refused by CloudFormation fails the run after its import; the same command
+/// resumes it and fails again (told again); once CloudFormation accepts, the third
+/// attempt migrates (told).
+#[tokio::test]
+async fn notify_a_resumed_export_tells_each_attempts_end() {
+    use cdkd_tests::faults::{exact, inject_fault, Fault};
+    let s = real_stack("NotifyResumed").await;
+    let inbox = inbox().await;
+    let run_id = format!("export-{}-resumed", s.stack);
+    let fault = inject_fault(&Fault::cfn(
+        "CreateChangeSet",
+        &[
+            ("StackName", &exact(&s.stack)),
+            ("ChangeSetType", &exact("UPDATE")),
+        ],
+        "ValidationError",
+        "phase 2 refused by the notify test",
+    ));
+    let mut args = s.export_args(&run_id, &["-y"]);
+    args.extend(inbox.args());
+    for attempt in ["first", "resumed"] {
+        let r = crate::run_cli_env(&args, &[]);
+        assert_eq!(r.code, 1, "{attempt}: {r:?}");
+        let m = one(
+            inbox.messages().await,
+            &format!("{attempt} failure messages"),
+        );
+        assert_eq!(m.attr("kind"), "run-failed", "{attempt}");
+        assert_eq!(m.attr("runId"), run_id.as_str(), "{attempt}");
+        assert!(
+            m.message.contains("phase 2 refused by the notify test"),
+            "{attempt}: {}",
+            m.message
+        );
+        let e = one(inbox.events().await, &format!("{attempt} failure events"));
+        assert_eq!(e["detail-type"], "cdkd-flow Run Failed", "{attempt}");
+    }
+    drop(fault);
+    let r = crate::run_cli_env(&args, &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let m = one(inbox.messages().await, "the resumed run's success");
+    assert_eq!(m.attr("kind"), "run-succeeded");
+    assert_eq!(m.attr("outcome"), "migrated");
+    let e = one(inbox.events().await, "the resumed run's success event");
+    assert_eq!(e["detail-type"], "cdkd-flow Run Succeeded");
+}
+
 #[tokio::test]
 async fn notify_a_local_export_interrupted_by_ctrl_c_tells_that_it_stopped_and_how_to_resume() {
     let s = real_stack("NotifyCtrlC").await;
