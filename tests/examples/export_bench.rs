@@ -22,6 +22,13 @@ use cdkd_core::export::sim::{critical_path_ms, simulate, Shape};
 use cdkd_tests::export_bench::{flat, measure, scratch_dir, tree, Measured, Seeded};
 use serde_json::{json, Value};
 
+const USAGE: &str = "\
+export_bench: what an export costs as a user runs it, on the emulator (make bench-export).
+usage: scripts/with-emulator.sh target/debug/examples/export_bench [--cases flat5,flat50,tree8] [--json] [--bin PATH]
+  --cases  the shapes to measure (flat5, flat50, tree8; default all three)
+  --json   one JSON document on stdout instead of the tables
+  --bin    another build of cdkd-flow to measure (a before/after comparison)";
+
 /// `target/debug` (this example lives in `target/debug/examples/`).
 fn target_profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("this program's path");
@@ -139,6 +146,10 @@ fn table(rows: &[Value], field: &str) {
 
 #[tokio::main]
 async fn main() {
+    if std::env::args().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return;
+    }
     let json_out = std::env::args().any(|a| a == "--json");
     let cases = arg("--cases").unwrap_or_else(|| "flat5,flat50,tree8".into());
     let profile = target_profile_dir();
