@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints the two state-view figures of issue 3:
+# Prints the two state-view figures:
 #  1. `state show` of a 2,500-resource record (criterion, pure rendering);
 #  2. `state list --long` over 1,000 records against the local emulator (wall time of
 #     the real binary, bounded-concurrency reads).

@@ -1,4 +1,4 @@
-//! Scheduled cleanup: which state records a cleanup run destroys (issue 6; the `cleanup`
+//! Scheduled cleanup: which state records a cleanup run destroys (the `cleanup`
 //! command of docs/cli.md). Pure: the `cleanup-select` step lists the refs and reads each
 //! record and lock, this module decides.
 //!

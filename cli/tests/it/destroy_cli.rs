@@ -345,7 +345,7 @@ async fn destroy_refusals_exit_1_and_delete_nothing_nested_child_and_held_lock()
     let r = cli(&bucket, &["destroy", &child, "--dry-run"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stdout.contains("it is a nested stack of"), "{}", r.stdout);
-    // Issue 26 point 8: the refusal's failure line on stderr begins with `error:`.
+    // The refusal's failure line on stderr begins with `error:`.
     assert!(
         r.stderr
             .contains("error: 1 of 1 destroy refused; nothing was deleted"),

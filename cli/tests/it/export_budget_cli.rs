@@ -1,4 +1,4 @@
-//! Issue 27 ("Read once", "A benchmark against the limit"): what an export costs as a
+//! Read once (docs/export.md §10.9): what an export costs as a
 //! user runs it (`cdkd-flow export <stack> ... --local -y`, without `--fast`), measured
 //! the way `make bench-export` measures it (`cdkd_tests::export_bench`: the emulator
 //! counts every request the run sends). Pinned here so that it cannot silently regress
@@ -23,8 +23,8 @@ fn reads_of(m: &Measured, object: &str) -> u64 {
         .sum()
 }
 
-/// The flat OracleStack-shaped stack of 5 resources: under 60 requests (113 before
-/// issue 27), one plan (one `DescribeType` per type), the plan, the templates and the
+/// The flat OracleStack-shaped stack of 5 resources: under 60 requests (113 with
+/// fixed waits and two plans), one plan (one `DescribeType` per type), the plan, the templates and the
 /// progress read once or not at all, the lock renewed only by the steps that write, and
 /// no fixed waits (22.4 s with them; under 2.5 s measured, bounded loosely here for a
 /// loaded machine).

@@ -344,7 +344,7 @@ async fn export_dry_run_with_a_blocked_row_prints_the_plan_ending_in_the_refusal
         .unwrap_or_default()
         .to_string();
     assert!(!last.starts_with("Dry run:"), "{}", r.stdout);
-    // Issue 26 point 8: the refusal is a failure line on stderr too.
+    // The refusal is a failure line on stderr too.
     assert!(
         r.stderr
             .lines()

@@ -1,4 +1,4 @@
-//! End-to-end (issue 26): what the export plan refuses or lists before any lock, and the
+//! End-to-end: what the export plan refuses or lists before any lock, and the
 //! region rule export shares with destroy, through the binary against the emulator. Each
 //! test starts from `export_support::real_stack`: an SQS queue (`WorkQueue`) and an SNS
 //! topic (`AlertsTopic`) with their record; the template is varied per test.
@@ -70,7 +70,7 @@ async fn untouched_as(s: &RealStack, record: &Value) {
     );
 }
 
-/// Issue 26 point 1: `AlertsTopic` declared as an SQS queue over a record holding an SNS
+/// `AlertsTopic` declared as an SQS queue over a record holding an SNS
 /// topic: a real run is refused at the plan, naming the id and both types, before any
 /// lock or change set.
 #[tokio::test]
@@ -88,7 +88,7 @@ async fn type_mismatch_export_is_refused_before_any_lock_naming_the_id_and_both_
     untouched(&s).await;
 }
 
-/// Issue 26 point 2: a template without `AlertsTopic`. The plan lists it as left
+/// A template without `AlertsTopic`. The plan lists it as left
 /// unmanaged; a real run without `--leave-unmanaged` is refused before the question and
 /// any lock; with it the stack migrates and the report names the topic and the import
 /// that brings it back under management.
@@ -166,7 +166,7 @@ async fn left_unmanaged_rows_refuse_a_real_run_without_the_flag_and_the_report_n
         .expect("the topic left unmanaged still exists");
 }
 
-/// Issue 26 point 5: refusals that name the way out, before any lock. An oversized
+/// Refusals that name the way out, before any lock. An oversized
 /// template names its largest resources by logical id and type; a composite physical id
 /// of the wrong shape names the parts expected and the re-deploy.
 #[tokio::test]
@@ -206,7 +206,7 @@ async fn refusals_name_the_way_out_oversized_template_and_wrong_shape_physical_i
     );
 }
 
-/// Issue 26 point 6: one rule for a record whose body names another region than its
+/// One rule for a record whose body names another region than its
 /// key: export refuses it (dry run too) as destroy does, naming the kind of the value,
 /// never the value.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! End-to-end: an interrupted or contested export (docs/export.md §10.8, issue 25),
+//! End-to-end: an interrupted or contested export (docs/export.md §10.8),
 //! through the real binary on the emulator. A local export killed (SIGKILL) after its
 //! IMPORT executed is resumed by the same command; a second export while the first runs
 //! is refused naming the run and the watch command; a lock held by anyone else refuses
@@ -502,7 +502,7 @@ fn phase_of(p: &Option<Value>) -> String {
     format!("{stage}/{last}")
 }
 
-/// The crash test (issue 25, item 7): seeded random kill points across every phase of a
+/// The crash test: seeded random kill points across every phase of a
 /// flat export, then the same command again. Every observation keeps every resource
 /// alive and owned; every resume migrates; no lock is left.
 #[tokio::test]
@@ -551,7 +551,7 @@ async fn crash_export_killed_at_seeded_random_points_resumes_with_nothing_lost()
     );
 }
 
-/// Issue 27: the run polls as CloudFormation answers (docs/export.md §10.3): without
+/// The run polls as CloudFormation answers (docs/export.md §10.3): without
 /// `--fast`, a flat export on the emulator (whose operations complete at once) waits no
 /// fixed times. It took 22.4 s with fixed 3 s / 8 s waits; the bound here leaves room for
 /// a loaded machine, the time is printed.

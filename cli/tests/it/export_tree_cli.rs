@@ -459,7 +459,7 @@ async fn export_tree_siblings_migrate_side_by_side_and_the_root_adopts_both_hold
     assert_eq!(report["outcome"], "migrated", "{report}");
 }
 
-/// Issue 26 point 4 (docs/export.md §10.6): the parent's nested row keeps every property
+/// docs/export.md §10.6: the parent's nested row keeps every property
 /// the parent template declares. Alpha's row declares its own Tags and TimeoutInMinutes;
 /// the child stack carries the row's tags from its import on, so the adoption matches,
 /// and the root's template in CloudFormation keeps the row's properties.
@@ -691,7 +691,7 @@ async fn assert_tree_owned(t: &Tree, when: &str) {
     );
 }
 
-/// The crash test of a two-level tree through the CLI (issue 25, item 7; docs/export.md
+/// The crash test of a two-level tree through the CLI (docs/export.md
 /// §10.8): the local export of a root and two nested children killed (SIGKILL) at seeded
 /// random points across the whole run, then the same command again. After each kill
 /// every resource exists and is owned; every run completes migrated, with no record and

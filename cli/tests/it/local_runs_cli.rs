@@ -1,4 +1,4 @@
-//! Local runs are runs (issue 25, item 5; docs/cli.md `runs --local`): `runs list |
+//! Local runs are runs (docs/cli.md `runs --local`): `runs list |
 //! show | watch --local` read local runs (`export --local`, `destroy --local`) from
 //! their `_runs/<run-id>/` folder without a deployed backend: kind, stack, phase,
 //! started, ended or interrupted, and for an interrupted one the command that resumes

@@ -111,7 +111,7 @@ async fn lock_deleted_only_by_holder_orphan_refuses_a_live_lock() {
         "{r:?}"
     );
     assert!(line.contains(", expires in "), "{r:?}");
-    // An export's lock: wait for it or resume it, never force-unlock it (issue 25).
+    // An export's lock: wait for it or resume it, never force-unlock it.
     assert!(
         line.contains("run the same cdkd-flow export command again to resume it")
             && !line.contains("run: cdkd-flow force-unlock"),

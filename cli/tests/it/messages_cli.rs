@@ -1,4 +1,4 @@
-//! End-to-end: issue 26 point 8, the CLI's messages (docs/cli.md, "Failure lines" and
+//! End-to-end: the CLI's messages (docs/cli.md, "Failure lines" and
 //! "Stack names"): a stack name no cdkd stack can have is a usage error before any AWS
 //! call, for every command taking a stack; non-ASCII names are printed whole; failure
 //! lines begin with `error:`.
@@ -141,7 +141,7 @@ async fn messages_cli_destroy_refusal_lines_begin_with_error() {
     }
 }
 
-/// Issue 26 point 8: a workflow run that fails ends on an `error:` line on stderr (its
+/// A workflow run that fails ends on an `error:` line on stderr (its
 /// result stays on stdout).
 #[test]
 fn messages_cli_a_failed_workflow_run_ends_on_an_error_line() {

@@ -909,7 +909,7 @@ async fn hold_lock(bucket: &str, stack: &str) {
     .await;
 }
 
-/// Issue 27 point 4: the approver approved, then the lock step found the stack locked
+/// The approver approved, then the lock step found the stack locked
 /// (a deploy started meanwhile). The deployed run's `LockFailedReport` state writes the
 /// refused report and tells it once, with the holder and without the force-unlock
 /// advice; the execution still ends with the error it caught; the step invoked again

@@ -622,7 +622,7 @@ async fn orphan_rule_7_2_a_lock_body_that_is_not_an_object_refuses_the_resource_
     }
 }
 
-/// Issue 26 point 3 (docs/repairs.md §7.5): a `Ref` is rewritten by the type's own rule
+/// docs/repairs.md §7.5: a `Ref` is rewritten by the type's own rule
 /// (the deployment id of `<deploymentId>|<restApiId>`, the public IP of an EIP), a type
 /// without a known rule refuses the run naming `--ref-value`, and `--ref-value` supplies it.
 #[tokio::test]

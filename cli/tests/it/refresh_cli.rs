@@ -272,7 +272,7 @@ async fn refresh_cli_rule_6_1_statement_51_a_lock_held_by_another_process_refuse
     assert_eq!(held.as_deref(), Some(lock.as_str()));
 }
 
-/// Issue 26 point 7: a resource deleted outside cdkd is reported gone, by logical id,
+/// A resource deleted outside cdkd is reported gone, by logical id,
 /// with the `state orphan --resource` command that forgets it; exit 2; its old baseline
 /// stays, the rest is saved.
 #[tokio::test]

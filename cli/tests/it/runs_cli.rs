@@ -1079,7 +1079,7 @@ async fn export_dry_run_starts_the_deployed_machine_and_runs_show_prints_the_pla
     assert!(r.stdout.contains("Nothing to migrate"), "{r:?}");
 }
 
-/// Dead or alive, for a deployed run (issue 25, docs/export.md §10.8): an export whose
+/// Dead or alive, for a deployed run (docs/export.md §10.8): an export whose
 /// execution is RUNNING holds its stack: the same export is refused naming the run and
 /// `runs watch`; once the execution ended (stopped here), the same command resumes the
 /// run as a new execution of the export state machine, whose input names the run and the

@@ -1,4 +1,4 @@
-//! Run history that does not grow for ever (issue 27 point 5; docs/runs.md): `runs
+//! Run history that does not grow for ever (docs/runs.md): `runs
 //! expire` merges cdkd-flow's lifecycle rule into the state bucket's lifecycle
 //! configuration, keeping the user's rules, idempotently; `runs prune --older-than D`
 //! deletes only the folders of runs that ended more than D ago, keeps running,

@@ -409,7 +409,7 @@ mod tests {
         }))
     }
 
-    /// Issue 26 point 6: the one region rule (`crate::state::RegionConflict`), as read
+    /// The one region rule (`crate::state::RegionConflict`), as read
     /// through `parse_state` and on a raw body; export applies the same one.
     #[test]
     fn region_conflict_destroy_refuses_a_record_whose_body_names_another_region() {

@@ -495,7 +495,7 @@ mod tests {
         );
     }
 
-    /// Issue 26 point 5: a recorded rule id that is there but malformed is said as such,
+    /// A recorded rule id that is there but malformed is said as such,
     /// never "no recorded rule id".
     #[test]
     fn sg_ingress_malformed_recorded_rule_id_is_said_as_such() {

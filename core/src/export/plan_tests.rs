@@ -435,7 +435,7 @@ fn child_record_without_parent_link_refuses() {
         .contains("parent link"));
 }
 
-/// Issue 26 point 1: the template's type and the record's disagree.
+/// The template's type and the record's disagree.
 #[test]
 fn type_mismatch_blocks_the_row_before_any_lock_naming_the_id_and_both_types() {
     let t = TreeInput {
@@ -493,7 +493,7 @@ fn with_left_out() -> TreeInput {
     t
 }
 
-/// Issue 26 point 2: rows the template leaves out are their own group; a real run
+/// Rows the template leaves out are their own group; a real run
 /// refuses them unless --leave-unmanaged, a dry run warns.
 #[test]
 fn left_unmanaged_rows_are_listed_and_a_real_run_refuses_without_leave_unmanaged() {
@@ -553,7 +553,7 @@ fn left_unmanaged_rows_are_listed_and_a_real_run_refuses_without_leave_unmanaged
     assert_eq!(json["stacks"][0]["unmanaged"][0]["type"], "AWS::S3::Bucket");
 }
 
-/// Issue 26 point 4: a nested row's own Tags become the child's stack tags (every change
+/// A nested row's own Tags become the child's stack tags (every change
 /// set of the child carries them), so the adopting row, which keeps them, matches.
 #[test]
 fn nested_row_tags_become_the_child_stack_tags_and_an_unresolvable_one_refuses() {
@@ -612,7 +612,7 @@ fn nested_row_tags_become_the_child_stack_tags_and_an_unresolvable_one_refuses()
     );
 }
 
-/// Issue 26 point 5: an oversized template is refused while planning, before any lock,
+/// An oversized template is refused while planning, before any lock,
 /// naming its largest resources by logical id and type.
 #[test]
 fn oversized_template_is_refused_while_planning_naming_the_largest_by_id_and_type() {
@@ -635,7 +635,7 @@ fn oversized_template_is_refused_while_planning_naming_the_largest_by_id_and_typ
     assert!(err.contains("nothing was locked"), "{err}");
 }
 
-/// Issue 26 point 6: the region rule destroy applies, applied by export too.
+/// The region rule destroy applies, applied by export too.
 #[test]
 fn region_conflict_export_refuses_a_record_whose_body_names_another_region() {
     let mut t = flat();

@@ -578,7 +578,7 @@ mod tests {
         assert_eq!(m.overlay, None);
     }
 
-    /// Issue 26 point 5: a physical id of the wrong shape says how many parts were
+    /// A physical id of the wrong shape says how many parts were
     /// expected and that the resource must be re-deployed (or left out and unmanaged).
     #[test]
     fn wrong_shape_physical_id_names_the_parts_expected_and_the_way_out() {

@@ -375,7 +375,7 @@ mod tests {
         insta::assert_snapshot!(render_dry_run(&plan));
     }
 
-    /// Issue 26 point 2: the rows the template leaves out are their own group.
+    /// The rows the template leaves out are their own group.
     #[test]
     fn summary_lists_rows_left_unmanaged_as_their_own_group() {
         let mut s = leaf();

@@ -367,7 +367,7 @@ mod tests {
         assert!(serde_json::to_vec(&n).unwrap().len() < 64 * 1024);
     }
 
-    /// Issue 27 point 4: the message of a run that ended before its lock (a deployed
+    /// The message of a run that ended before its lock (a deployed
     /// one's `*Failed` states, a local one's refusal): outcome `refused`, the cause
     /// without the force-unlock advice, nothing to do by hand but what comes next.
     #[test]

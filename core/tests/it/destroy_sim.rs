@@ -1,4 +1,4 @@
-//! Performance target of issue 5 on a few seeds: a simulated destroy finishes within
+//! The destroy's performance target, on a few seeds: a simulated destroy finishes within
 //! 1.1 × the lower bound (critical path, or work over the in-flight cap) plus one
 //! maximum `Wait` interval, with few state transitions.
 

@@ -1127,7 +1127,7 @@ fn local_runs_are_runs_a_refused_export_says_nothing_was_locked_or_changed() {
     assert!(text.contains("nothing was locked or changed"), "{text}");
 }
 
-/// Issue 27 point 4: a run that ended before any step wrote its report (its plan or
+/// A run that ended before any step wrote its report (its plan or
 /// lock refused, its approval rejected or unanswered, its resume refused) gets one that
 /// says so, in every state it can be printed in, without advising to unlock or delete.
 #[test]
@@ -1176,7 +1176,7 @@ fn a_run_ended_before_its_report_is_refused_or_rejected_and_never_advises_unlock
     }
 }
 
-/// Issue 26 point 2: the report names each resource the template left out of a stack
+/// The report names each resource the template left out of a stack
 /// whose record the run deleted, and how to bring it back under management.
 #[test]
 fn left_unmanaged_report_names_each_resource_and_the_import_that_manages_it_again() {
@@ -1226,7 +1226,7 @@ fn left_unmanaged_report_names_each_resource_and_the_import_that_manages_it_agai
     assert!(f.unmanaged.is_empty());
 }
 
-/// Issue 26 point 4: phase 1B and phase 2 submit the nested row with every property the
+/// Phase 1B and phase 2 submit the nested row with every property the
 /// parent template declares; only TemplateURL and the child's tags are rewritten.
 #[test]
 fn nested_row_keeps_every_property_the_parent_declares_in_adoption_and_phase2() {
@@ -1258,7 +1258,7 @@ fn nested_row_keeps_every_property_the_parent_declares_in_adoption_and_phase2() 
     assert_eq!(p2["Resources"]["Db"], expected);
 }
 
-/// Issue 27: a follower of a run (`export`'s lines, `runs watch`) reads the run's
+/// A follower of a run (`export`'s lines, `runs watch`) reads the run's
 /// progress 1 s after a read that found something new, doubling while nothing changes,
 /// up to 8 s (the longest pause of the run's own polls): no fixed 1 s loop.
 #[test]
@@ -1270,7 +1270,7 @@ fn follow_backoff_one_second_after_a_change_doubling_to_eight() {
     assert_eq!(FOLLOW_CAP_MS, STACK_POLL_CAP_S * 1000);
 }
 
-/// Issue 27: a destroy's or a cleanup's bars (`--poll-ms`, 500 ms local, 5 s deployed)
+/// A destroy's or a cleanup's bars (`--poll-ms`, 500 ms local, 5 s deployed)
 /// follow with the same backoff from their own first pause, never below it.
 #[test]
 fn follow_backoff_of_bars_starts_at_their_poll_and_never_waits_less_than_it() {
@@ -1284,7 +1284,7 @@ fn follow_backoff_of_bars_starts_at_their_poll_and_never_waits_less_than_it() {
     assert_eq!(follow_delay_from_ms(u64::MAX, 2), u64::MAX);
 }
 
-/// Issue 27: the simulated-latency model `make bench-export` reports beside the
+/// The simulated-latency model `make bench-export` reports beside the
 /// emulator's figures: an export never beats CloudFormation's critical path, and a tree's
 /// children run side by side (far below one after the other).
 #[test]

@@ -140,7 +140,7 @@ fn views_1_7_utf16_code_unit_order_differs_from_code_point_order() {
     assert_eq!(refs[0].stack, "\u{1f600}");
 }
 
-/// Issue 26 point 8: a stack name no cdkd stack can have is refused by name, before any
+/// A stack name no cdkd stack can have is refused by name, before any
 /// AWS call; real names (nested, spaced, non-ASCII) pass.
 #[test]
 fn stack_name_argument_with_control_characters_is_refused() {

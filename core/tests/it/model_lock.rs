@@ -120,7 +120,7 @@ fn statement_31_renewal_interval_quarter_ttl_clamped() {
     assert_eq!(renew_interval_ms(3_600_000), 120_000);
 }
 
-/// Issue 27: a lock is renewed only when its renewal is due (one interval after its last
+/// A lock is renewed only when its renewal is due (one interval after its last
 /// renewal, `expiresAt` - TTL), not on every step that merely looks.
 #[test]
 fn renewal_due_one_interval_after_the_last_renewal_never_before() {

@@ -483,7 +483,7 @@ fn refresh_rule_6_2_role_reading_leaves_out_inline_policies_sibling_policies_own
     assert!(inline_policies_owned_elsewhere(&r, "nobody").is_empty());
 }
 
-/// Issue 26 point 7: a read that finds the resource gone is reported as gone, by logical
+/// A read that finds the resource gone is reported as gone, by logical
 /// id, with the `state orphan --resource` command that forgets it; the run exits 2; the
 /// record keeps the old baseline.
 #[test]

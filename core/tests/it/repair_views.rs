@@ -216,7 +216,7 @@ fn repair_view_refresh_json_summary_of_refreshed_planned_and_skipped_stacks() {
     insta::assert_snapshot!(text);
 }
 
-/// Issue 26 point 3: the abort names, per `Ref` whose type has no known rule (or whose
+/// The abort names, per `Ref` whose type has no known rule (or whose
 /// record the rule cannot read), the type, why, and the way out.
 #[test]
 fn repair_view_orphan_abort_names_the_ref_value_flag_for_an_unknown_ref_rule() {

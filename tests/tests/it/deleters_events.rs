@@ -1,6 +1,6 @@
 //! EventBridge deleters against the local emulator (moto): an Events rule loses its
 //! targets and is really gone; an event bus is deleted only when no rule is left on it
-//! (cdkd-flow deletes only the rules its state records, issue #5), and a rule it does not
+//! (cdkd-flow deletes only the rules its state records), and a rule it does not
 //! record makes the bus delete fail naming that rule, which stays. Not-found is
 //! `AlreadyGone` only under the region guard; the default bus is never deleted.
 //!

@@ -1,4 +1,4 @@
-//! Crash safety of the destroy workflow's steps (issue 5): a fault-injecting deleter
+//! Crash safety of the destroy workflow's steps: a fault-injecting deleter
 //! kills the wave invocation at random points — before a delete, or after AWS deleted
 //! the resource but before the step recorded it — by dropping the step's future, as a
 //! Lambda timeout or crash does. The same step is then invoked again with the same input

@@ -106,7 +106,7 @@ async fn export_steps_a_lock_lost_between_steps_stops_the_run_before_any_write()
         .contains(&format!("{PREFIX}/{}/{REGION}/state.json", r.stack)));
 }
 
-/// Issue 27 (docs/export.md §10.9): a poll, which writes neither state nor
+/// docs/export.md §10.9: a poll, which writes neither state nor
 /// CloudFormation, renews no lock before its renewal is due (one interval, 2 minutes,
 /// after the last), and does once it is; a lock taken over meanwhile still stops the next
 /// step that writes (here the execution of the created change set) before it executes
