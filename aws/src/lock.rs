@@ -159,6 +159,9 @@ pub enum ForceReleased {
     /// Only expired locks were to be deleted, and this one has not expired: left in
     /// place.
     Live(Box<LockInfo>),
+    /// A cdkd-flow export run's lock (`cdkd_core::contention::export_run`), and export
+    /// locks were to be kept: left in place.
+    ExportRun(Box<LockInfo>),
 }
 
 /// The lock protocol over one bucket and prefix.
@@ -623,7 +626,10 @@ impl LockManager {
         region: Option<&str>,
     ) -> Result<Option<LockInfo>, LockError> {
         Ok(
-            match self.force_release_detailed(stack, region, false).await? {
+            match self
+                .force_release_detailed(stack, region, false, true)
+                .await?
+            {
                 ForceReleased::Held(info) => Some(*info),
                 _ => None,
             },
@@ -633,17 +639,26 @@ impl LockManager {
     /// `force_release`, saying what was there and whether it was deleted. A body that is
     /// not a lock is deleted like one (it would otherwise block every acquire forever);
     /// a read that fails deletes nothing (the delete needs the ETag read). With
-    /// `only_expired`, a readable lock that has not expired is left in place (`Live`).
+    /// `only_expired`, a readable lock that has not expired is left in place (`Live`);
+    /// without `abandon_export`, a cdkd-flow export run's lock is left in place
+    /// (`ExportRun`; docs/state-and-lock.md §7).
     pub async fn force_release_detailed(
         &self,
         stack: &str,
         region: Option<&str>,
         only_expired: bool,
+        abandon_export: bool,
     ) -> Result<ForceReleased, LockError> {
         let Some(read) = self.read_object(stack, region).await? else {
             return Ok(ForceReleased::Absent);
         };
         let info = read.content.info().cloned().map(Box::new);
+        if let Some(i) = info
+            .as_ref()
+            .filter(|i| !abandon_export && cdkd_core::contention::export_run(i).is_some())
+        {
+            return Ok(ForceReleased::ExportRun(i.clone()));
+        }
         if let Some(i) = info
             .as_ref()
             .filter(|i| only_expired && !is_expired(i, now_ms()))

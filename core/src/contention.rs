@@ -113,8 +113,10 @@ pub fn export_advice(run: &crate::lock::FlowHolder) -> String {
     )
 }
 
-/// The run holding `lock`, when it is a cdkd-flow export run.
-fn export_run(lock: &LockInfo) -> Option<crate::lock::FlowHolder> {
+/// The run holding `lock`, when it is a cdkd-flow export run: its lock is never
+/// force-unlocked without `--abandon-export` (docs/state-and-lock.md §7), and a refusal
+/// advises waiting or resuming instead ([`export_advice`]).
+pub fn export_run(lock: &LockInfo) -> Option<crate::lock::FlowHolder> {
     (lock.operation.as_deref() == Some("export"))
         .then(|| crate::lock::parse_flow_owner(&lock.owner))
         .flatten()

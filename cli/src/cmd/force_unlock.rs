@@ -26,7 +26,10 @@ Deletes a stack's lock.json, whoever holds it. Use it only when the holder is go
 crashed cdkd or cdkd-flow run): running it against a live holder leaves two writers on \
 one stack. It deletes only the lock it read and names: a lock renewed or taken in \
 between is left in place, and the command says so (exit 1). With --if-expired a lock \
-that has not expired is left in place too (exit 1).
+that has not expired is left in place too (exit 1). A lock a cdkd-flow export run holds \
+is left in place (exit 1) unless --abandon-export is given: the export's CloudFormation \
+stack may already own resources the record lists; the same export command resumes the \
+run and takes its lock over.
 
 Without --stack-region every record of the stack is unlocked (each region, and the \
 legacy region-less lock key when the stack has a legacy record); a stack without any \
@@ -48,6 +51,12 @@ pub struct Args {
     /// Delete a lock only when it has expired (or is not a readable lock).
     #[arg(long)]
     pub if_expired: bool,
+    /// Also delete a lock a cdkd-flow export run holds. Its CloudFormation stack may
+    /// already own resources the record still lists, and a deploy or destroy of the
+    /// record could then delete them: to carry on, run the same export command again
+    /// instead (it resumes the run and takes the lock over).
+    #[arg(long)]
+    pub abandon_export: bool,
 }
 
 /// Which lock key the command targets.
@@ -149,12 +158,29 @@ pub fn released_line(
             "{where_}: the lock changed after it was read (it was {}); nothing was deleted and the newer lock was left in place",
             was(i)
         )),
+        ForceReleased::ExportRun(i) => Err(format!(
+            "{where_}: the lock is held by {}; it was left in place. {}",
+            holder(i),
+            cdkd_core::contention::export_run(i)
+                .map(|run| cdkd_core::contention::export_advice(&run))
+                .unwrap_or_default()
+        )),
         ForceReleased::Live(i) => Err(format!(
             "{where_}: the lock is held by {} and {}; it has not expired, so it was left in place (--if-expired)",
             holder(i),
             expiry_phrase(i.expires_at.as_ref(), now_ms)
         )),
     }
+}
+
+/// Whether the stack has a record at the lock's key (`None` region: the legacy key); a
+/// record that cannot be read counts as there.
+async fn has_record(store: &cdkd_aws::StateStore, stack: &str, region: Option<&str>) -> bool {
+    let key = match region {
+        Some(r) => cdkd_core::keys::state_key(&store.prefix, stack, r),
+        None => cdkd_core::keys::legacy_state_key(&store.prefix, stack),
+    };
+    !matches!(store.get_raw(&key).await, Ok(None))
 }
 
 /// The closing error when some locks could not be deleted (pure).
@@ -188,11 +214,21 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 Target::Region(r) => Some(r.as_str()),
                 Target::Legacy => None,
             };
-            match ctx
+            let mut found = ctx
                 .locks
-                .force_release_detailed(stack, region, a.if_expired)
-                .await
+                .force_release_detailed(stack, region, a.if_expired, a.abandon_export)
+                .await;
+            if matches!(found, Ok(ForceReleased::ExportRun(_)))
+                && !has_record(&ctx.store, stack, region).await
             {
+                // An export run's lock with no record beside it: no deploy or destroy of
+                // a record can delete what its CloudFormation stack owns (state-and-lock §7).
+                found = ctx
+                    .locks
+                    .force_release_detailed(stack, region, a.if_expired, true)
+                    .await;
+            }
+            match found {
                 Ok(found) => match released_line(stack, &target, &found, now_ms()) {
                     Ok(line) => crate::out::println(&line),
                     Err(line) => failed.push(line),

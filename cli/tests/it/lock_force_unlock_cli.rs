@@ -265,3 +265,62 @@ async fn lock_force_unlock_cli_missing_bucket_is_one_line_exit_1() {
     );
     assert!(run.stderr.contains("NoSuchBucket"), "{}", run.stderr);
 }
+
+/// docs/state-and-lock.md §7: a lock a cdkd-flow export run holds is left in place
+/// (exit 1) with the export advice (wait, or resume with the same command; never a
+/// force-unlock command), because its CloudFormation stack may own resources the record
+/// lists; `--abandon-export` deletes it. Without a record beside it the lock is deleted
+/// as any other: nothing is left for a deploy or destroy to delete.
+#[tokio::test]
+async fn lock_force_unlock_cli_an_export_runs_lock_is_kept_unless_abandoned_or_without_record() {
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let now = now_ms();
+    let owner = "cdkd-flow:export-App-1@box:4242";
+    let lock = cdkd_lock_body(owner, now, now - 1_000, Some("export"));
+    put_raw(&s3, &bucket, "cdkd/App/us-east-1/state.json", "{}").await;
+    put_raw(&s3, &bucket, "cdkd/App/us-east-1/lock.json", lock.clone()).await;
+
+    for extra in [&[][..], &["--if-expired"][..]] {
+        let mut args = vec!["App", "--stack-region", "us-east-1"];
+        args.extend_from_slice(extra);
+        let run = force_unlock(&bucket, &args, &[]);
+        assert_eq!(run.code, 1, "{extra:?}: {run:?}");
+        assert!(
+            run.stderr.contains("left in place")
+                && run
+                    .stderr
+                    .contains("cdkd-flow runs watch export-App-1 --local")
+                && run
+                    .stderr
+                    .contains("run the same cdkd-flow export command again")
+                && run.stderr.contains("Do not force-unlock it"),
+            "{extra:?}: {}",
+            run.stderr
+        );
+        assert!(
+            get_raw(&s3, &bucket, "cdkd/App/us-east-1/lock.json")
+                .await
+                .is_some(),
+            "{extra:?}: the export's lock stays"
+        );
+    }
+
+    let run = force_unlock(
+        &bucket,
+        &["App", "--stack-region", "us-east-1", "--abandon-export"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(get_raw(&s3, &bucket, "cdkd/App/us-east-1/lock.json")
+        .await
+        .is_none());
+
+    // A migrated stack's lock left behind (its record deleted, the release lost).
+    put_raw(&s3, &bucket, "cdkd/Gone/us-east-1/lock.json", lock).await;
+    let run = force_unlock(&bucket, &["Gone", "--stack-region", "us-east-1"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(get_raw(&s3, &bucket, "cdkd/Gone/us-east-1/lock.json")
+        .await
+        .is_none());
+}
