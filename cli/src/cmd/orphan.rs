@@ -158,7 +158,7 @@ async fn release_each(ctx: &Ctx, held: &[(HeldLock, Option<LockInfo>)]) {
 /// Takes the lock of one record before it is deleted (docs/repairs.md §7.1): acquired as
 /// this process (an expired lock is taken over). A live lock refuses with the
 /// contention refusal, a lock object that is not a lock with its own; under `--force`
-/// exactly the lock object read is taken over (`PUT If-Match` its ETag), and a lock
+/// (never for an export run's lock) exactly the lock object read is taken over (`PUT If-Match` its ETag), and a lock
 /// that changed in between refuses. Returns the lock held and, after a forced takeover,
 /// the holder it displaced.
 async fn take_lock(
@@ -184,7 +184,14 @@ async fn take_lock(
         let Some(read) = ctx.locks.read_object(stack, region).await.map_err(aws)? else {
             continue;
         };
-        if !force {
+        // Not even `--force` takes over an export run's lock: the refusal says to wait
+        // for the run or resume it (docs/state-and-lock.md §7).
+        let export_run = read
+            .content
+            .info()
+            .and_then(cdkd_core::contention::export_run)
+            .is_some();
+        if !force || export_run {
             return Err(CliError::Refused(match &read.content {
                 LockContent::Malformed(detail) => {
                     v::orphan_lock_malformed(&ctx.contention(stack, region), detail, true)

@@ -162,19 +162,40 @@ async fn lock_deleted_only_by_holder_orphan_force_deletes_only_the_lock_it_read(
     let bucket = bucket_with_records(&["App"]).await;
     let s3 = h::s3().await;
     let mgr = h::locks(&s3, &bucket);
+    // Not even --force takes an export run's lock over (docs/state-and-lock.md §7).
+    let export = mgr
+        .acquire(
+            "App",
+            Some(REGION),
+            "cdkd-flow:export-App-1",
+            Some("export"),
+        )
+        .await
+        .unwrap();
+    let r = cli(&bucket, &["state", "orphan", "App", "-f"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains("Do not force-unlock it") && !r.stderr.contains("LIVE lock"),
+        "{r:?}"
+    );
+    assert!(exists(&bucket, &key("App", "state.json")).await);
+    assert_eq!(
+        mgr.release(&export).await.unwrap(),
+        ReleaseOutcome::Released
+    );
     let holder = mgr
         .acquire(
             "App",
             Some(REGION),
-            "cdkd-flow:export-App-2",
-            Some("export"),
+            "cdkd-flow:destroy-App-2",
+            Some("destroy"),
         )
         .await
         .unwrap();
     let r = cli(&bucket, &["state", "orphan", "App", "-f"]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stderr.contains("LIVE lock"), "{r:?}");
-    assert!(r.stderr.contains("cdkd-flow:export-App-2"), "{r:?}");
+    assert!(r.stderr.contains("cdkd-flow:destroy-App-2"), "{r:?}");
     assert_eq!(h::list_all_keys(&s3, &bucket).await, Vec::<String>::new());
     // The displaced holder learns it lost the lock, and its release deletes nothing.
     assert!(matches!(
@@ -205,7 +226,7 @@ async fn lock_deleted_only_by_holder_orphan_force_refuses_when_the_lock_it_read_
     for round in 0..8 {
         let stack = format!("Renewed{round}");
         let bucket = bucket_with_records(&[&stack]).await;
-        let holder = renewing_holder(&bucket, &stack, "cdkd-flow:export-R", "export").await;
+        let holder = renewing_holder(&bucket, &stack, "cdkd-flow:destroy-R", "destroy").await;
         let args = ["--state-bucket", &bucket, "state", "orphan", &stack, "-f"];
         let r = tokio::task::spawn_blocking({
             let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
@@ -230,7 +251,7 @@ async fn lock_deleted_only_by_holder_orphan_force_refuses_when_the_lock_it_read_
                 refused += 1;
                 assert!(
                     r.stderr
-                        .contains("changed after it was read (it was held by cdkd-flow:export-R)"),
+                        .contains("changed after it was read (it was held by cdkd-flow:destroy-R)"),
                     "round {round}: {r:?}"
                 );
                 assert!(
