@@ -5,7 +5,7 @@
 
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::types::{
-    AbortIncompleteMultipartUpload, BucketLifecycleConfiguration, BucketVersioningStatus, Delete,
+    AbortIncompleteMultipartUpload, BucketLifecycleConfiguration, BucketVersioningStatus,
     ExpirationStatus, LifecycleExpiration, LifecycleRule, LifecycleRuleFilter,
     NoncurrentVersionExpiration, ObjectIdentifier,
 };
@@ -65,35 +65,13 @@ impl StateStore {
             .iter()
             .filter_map(|k| ObjectIdentifier::builder().key(k).build().ok())
             .collect();
-        let delete = Delete::builder()
-            .set_objects(Some(ids))
-            .quiet(true)
-            .build()
-            .map_err(|e| StoreError::Bucket {
-                bucket: flatten_str(&self.bucket),
-                operation: "DeleteObjects".into(),
-                message: flatten_str(&e.to_string()),
-            })?;
-        let out = self
-            .client
-            .delete_objects()
-            .bucket(&self.bucket)
-            .delete(delete)
-            .set_expected_bucket_owner(self.expected_owner.clone())
-            .send()
+        let failed = self
+            .delete_objects_batch(ids)
             .await
-            .map_err(|e| self.bucket_error("DeleteObjects", Failure::from_sdk(&e)))?;
-        Ok(out
-            .errors()
-            .iter()
-            .map(|e| KeyError {
-                key: e.key().unwrap_or_default().to_string(),
-                error: flatten_str(&format!(
-                    "{}: {}",
-                    e.code().unwrap_or("Error"),
-                    e.message().unwrap_or_default()
-                )),
-            })
+            .map_err(|f| self.bucket_error("DeleteObjects", f))?;
+        Ok(failed
+            .into_iter()
+            .map(|(key, error)| KeyError { key, error })
             .collect())
     }
 

@@ -423,8 +423,49 @@ impl StateStore {
     /// whose `IsLatest` is false, delete markers included) in batches of at most 1000;
     /// the current version is never touched. Returns how many were deleted. On an
     /// unversioned bucket there is nothing to delete.
+    /// One quiet `DeleteObjects` request (at most 1,000 objects): the objects S3 did not
+    /// delete, each as `(key, "<code>: <message>")`, flattened. `Err`: the request failed.
+    pub(crate) async fn delete_objects_batch(
+        &self,
+        ids: Vec<aws_sdk_s3::types::ObjectIdentifier>,
+    ) -> Result<Vec<(String, String)>, Failure> {
+        let delete = aws_sdk_s3::types::Delete::builder()
+            .set_objects(Some(ids))
+            .quiet(true)
+            .build()
+            .map_err(|e| Failure {
+                status: None,
+                code: None,
+                message: flatten_str(&e.to_string()),
+                class: crate::sdk_error::ErrorClass::Other,
+            })?;
+        let out = self
+            .client
+            .delete_objects()
+            .bucket(&self.bucket)
+            .delete(delete)
+            .set_expected_bucket_owner(self.expected_owner.clone())
+            .send()
+            .await
+            .map_err(|e| Failure::from_sdk(&e))?;
+        Ok(out
+            .errors()
+            .iter()
+            .map(|e| {
+                (
+                    e.key().unwrap_or_default().to_string(),
+                    flatten_str(&format!(
+                        "{}: {}",
+                        e.code().unwrap_or("Error"),
+                        e.message().unwrap_or_default()
+                    )),
+                )
+            })
+            .collect())
+    }
+
     pub async fn purge_noncurrent_versions(&self, key: &str) -> Result<usize, StoreError> {
-        use aws_sdk_s3::types::{Delete, ObjectIdentifier};
+        use aws_sdk_s3::types::ObjectIdentifier;
         let mut doomed: Vec<ObjectIdentifier> = Vec::new();
         let (mut key_marker, mut version_marker): (Option<String>, Option<String>) = (None, None);
         loop {
@@ -469,33 +510,15 @@ impl StateStore {
         }
         let total = doomed.len();
         for batch in doomed.chunks(1000) {
-            let delete = Delete::builder()
-                .set_objects(Some(batch.to_vec()))
-                .quiet(true)
-                .build()
-                .map_err(|e| StoreError::Object {
-                    bucket: flatten_str(&self.bucket),
-                    key: flatten_str(key),
-                    message: flatten_str(&e.to_string()),
-                })?;
-            let out = self
-                .client
-                .delete_objects()
-                .bucket(&self.bucket)
-                .delete(delete)
-                .set_expected_bucket_owner(self.expected_owner.clone())
-                .send()
+            let failed = self
+                .delete_objects_batch(batch.to_vec())
                 .await
-                .map_err(|e| self.object_error(key, Failure::from_sdk(&e)))?;
-            if let Some(err) = out.errors().first() {
+                .map_err(|f| self.object_error(key, f))?;
+            if let Some((_, err)) = failed.first() {
                 return Err(StoreError::Object {
                     bucket: flatten_str(&self.bucket),
                     key: flatten_str(key),
-                    message: flatten_str(&format!(
-                        "could not delete a noncurrent version: {} {}",
-                        err.code().unwrap_or_default(),
-                        err.message().unwrap_or_default()
-                    )),
+                    message: format!("could not delete a noncurrent version: {err}"),
                 });
             }
         }
