@@ -159,3 +159,33 @@ pub async fn topic(c: &SdkConfig, name: &str) -> String {
         .expect("a topic ARN")
         .to_string()
 }
+
+/// Whether the queue at `url` exists (`GetQueueAttributes` answers).
+pub async fn queue_exists(c: &SdkConfig, url: &str) -> bool {
+    aws_sdk_sqs::Client::new(c)
+        .get_queue_attributes()
+        .queue_url(url)
+        .send()
+        .await
+        .is_ok()
+}
+
+/// Whether the topic `arn` exists (`GetTopicAttributes` answers).
+pub async fn topic_exists(c: &SdkConfig, arn: &str) -> bool {
+    aws_sdk_sns::Client::new(c)
+        .get_topic_attributes()
+        .topic_arn(arn)
+        .send()
+        .await
+        .is_ok()
+}
+
+/// Whether the SSM parameter `name` exists (`GetParameter` answers).
+pub async fn parameter_exists(c: &SdkConfig, name: &str) -> bool {
+    aws_sdk_ssm::Client::new(c)
+        .get_parameter()
+        .name(name)
+        .send()
+        .await
+        .is_ok()
+}

@@ -79,23 +79,11 @@ async fn put_record(bucket: &str, stack: &str, body: &str) {
 }
 
 async fn topic_exists(arn: &str) -> bool {
-    let sdk = h::sdk().await;
-    aws_sdk_sns::Client::new(&sdk)
-        .get_topic_attributes()
-        .topic_arn(arn)
-        .send()
-        .await
-        .is_ok()
+    h::fixtures::topic_exists(&h::sdk().await, arn).await
 }
 
 async fn queue_exists(url: &str) -> bool {
-    let sdk = h::sdk().await;
-    aws_sdk_sqs::Client::new(&sdk)
-        .get_queue_attributes()
-        .queue_url(url)
-        .send()
-        .await
-        .is_ok()
+    h::fixtures::queue_exists(&h::sdk().await, url).await
 }
 
 async fn keys(bucket: &str) -> Vec<String> {

@@ -66,24 +66,9 @@ async fn progress(s3: &aws_sdk_s3::Client, bucket: &str) -> Option<Value> {
 /// The resources of a flat test stack, by logical id, as they exist in the emulator.
 async fn live(m: &Made) -> BTreeMap<&'static str, bool> {
     let sdk = h::sdk().await;
-    let q = aws_sdk_sqs::Client::new(&sdk)
-        .get_queue_attributes()
-        .queue_url(&m.queue_url)
-        .send()
-        .await
-        .is_ok();
-    let t = aws_sdk_sns::Client::new(&sdk)
-        .get_topic_attributes()
-        .topic_arn(&m.topic_arn)
-        .send()
-        .await
-        .is_ok();
-    let p = aws_sdk_ssm::Client::new(&sdk)
-        .get_parameter()
-        .name(&m.param)
-        .send()
-        .await
-        .is_ok();
+    let q = h::fixtures::queue_exists(&sdk, &m.queue_url).await;
+    let t = h::fixtures::topic_exists(&sdk, &m.topic_arn).await;
+    let p = h::fixtures::parameter_exists(&sdk, &m.param).await;
     BTreeMap::from([("WorkQueue", q), ("AlertsTopic", t), ("QueueUrlParam", p)])
 }
 

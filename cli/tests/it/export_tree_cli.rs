@@ -663,30 +663,15 @@ async fn assert_tree_owned(t: &Tree, when: &str) {
     }
     let sdk = h::sdk().await;
     assert!(
-        aws_sdk_sqs::Client::new(&sdk)
-            .get_queue_attributes()
-            .queue_url(&t.queue_url)
-            .send()
-            .await
-            .is_ok(),
+        h::fixtures::queue_exists(&sdk, &t.queue_url).await,
         "{when}: the queue was deleted"
     );
     assert!(
-        aws_sdk_sns::Client::new(&sdk)
-            .get_topic_attributes()
-            .topic_arn(&t.topic_arn)
-            .send()
-            .await
-            .is_ok(),
+        h::fixtures::topic_exists(&sdk, &t.topic_arn).await,
         "{when}: the topic was deleted"
     );
     assert!(
-        aws_sdk_ssm::Client::new(&sdk)
-            .get_parameter()
-            .name(&t.param)
-            .send()
-            .await
-            .is_ok(),
+        h::fixtures::parameter_exists(&sdk, &t.param).await,
         "{when}: the parameter was deleted"
     );
 }

@@ -37,21 +37,11 @@ impl Rng {
 async fn assert_owned(t: &Tree, when: &str) {
     let sdk = cdkd_tests::sdk().await;
     assert!(
-        aws_sdk_sqs::Client::new(&sdk)
-            .get_queue_attributes()
-            .queue_url(&t.queue_url)
-            .send()
-            .await
-            .is_ok(),
+        cdkd_tests::fixtures::queue_exists(&sdk, &t.queue_url).await,
         "{when}: the queue was deleted"
     );
     assert!(
-        aws_sdk_sns::Client::new(&sdk)
-            .get_topic_attributes()
-            .topic_arn(&t.topic)
-            .send()
-            .await
-            .is_ok(),
+        cdkd_tests::fixtures::topic_exists(&sdk, &t.topic).await,
         "{when}: the topic was deleted"
     );
     for (stack, cfn, logical) in [
