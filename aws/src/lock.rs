@@ -316,8 +316,8 @@ impl LockManager {
         Err(self.held_now(stack, region).await)
     }
 
-    /// `acquire`, and when a lock is held, replaces it if its owner is `ended` (a run the
-    /// caller knows has ended, docs/export.md §10.8) or `owner` itself (a retried step),
+    /// `acquire`, and when a lock is held, replaces it if its owner is one of `ended` (runs
+    /// the caller knows have ended, docs/export.md §10.8) or `owner` itself (a retried step),
     /// in one conditional write on the ETag read: a holder that renewed or released in
     /// between keeps its lock.
     pub async fn acquire_replacing(
@@ -326,7 +326,7 @@ impl LockManager {
         region: Option<&str>,
         owner: &str,
         operation: Option<&str>,
-        ended: Option<&str>,
+        ended: &[String],
     ) -> Result<HeldLock, LockError> {
         let held = match self.acquire(stack, region, owner, operation).await {
             Err(LockError::Held { message }) => message,
@@ -339,9 +339,7 @@ impl LockManager {
             message: flatten_str(&e.to_string()),
         })?;
         match current {
-            Some((Some(info), etag))
-                if info.owner == owner || Some(info.owner.as_str()) == ended =>
-            {
+            Some((Some(info), etag)) if info.owner == owner || ended.contains(&info.owner) => {
                 self.take_over(stack, region, owner, operation, &info, &etag)
                     .await
             }

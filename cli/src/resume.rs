@@ -44,10 +44,32 @@ pub async fn before_export(
         .get_lock(stack, Some(&lock_region))
         .await?
         .map(|(info, _)| info);
-    let liveness = match lock.as_ref().and_then(|l| parse_flow_owner(&l.owner)) {
+    let root_liveness = match lock.as_ref().and_then(|l| parse_flow_owner(&l.owner)) {
         Some(holder) => liveness(ctx, &holder, remote).await,
         None => Liveness::Unknown,
     };
+    // The children's locks: a run killed between two lock writes leaves some of them
+    // held by it (docs/export.md §10.8). Each holder is looked up once.
+    let mut seen: Vec<(String, Liveness)> = lock
+        .iter()
+        .map(|l| (l.owner.clone(), root_liveness))
+        .collect();
+    let mut child_locks: Vec<(LockInfo, Liveness)> = Vec::new();
+    for (child, _) in children {
+        let Some((info, _)) = ctx.store.get_lock(child, Some(&lock_region)).await? else {
+            continue;
+        };
+        let known = seen.iter().find(|(o, _)| *o == info.owner).map(|(_, v)| *v);
+        let alive = match (known, parse_flow_owner(&info.owner)) {
+            (Some(v), _) => v,
+            (None, Some(holder)) => liveness(ctx, &holder, remote).await,
+            (None, None) => Liveness::Unknown,
+        };
+        seen.push((info.owner.clone(), alive));
+        child_locks.push((info, alive));
+    }
+    let child_locks: Vec<(&LockInfo, Liveness)> =
+        child_locks.iter().map(|(l, v)| (l, *v)).collect();
     let cfn = Cfn::new(&ctx.sdk, Some(&lock_region), None);
     let describe = |name: String| {
         let cfn = &cfn;
@@ -74,7 +96,8 @@ pub async fn before_export(
     let found = Found {
         stack,
         lock: lock.as_ref(),
-        liveness,
+        liveness: root_liveness,
+        child_locks: &child_locks,
         destination: destination
             .as_ref()
             .map(|d| (d.status.as_str(), d.tags.as_slice())),

@@ -255,7 +255,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     // What stands in the way, read before planning (docs/export.md §10.8): a lock held
     // by anyone else, a live run, this record's interrupted run (resumed), a destination
     // stack that is nobody's run.
-    let mut take_over = None;
+    let mut take_over = Vec::new();
     if let Ok(cfn_root) =
         names::cfn_name(&name, true, a.cfn_stack_name.as_deref(), &BTreeMap::new())
     {
@@ -530,7 +530,7 @@ async fn resume_run(
     name: &str,
     cfn_root: &str,
     run_id: String,
-    take_over: Option<String>,
+    take_over: Vec<String>,
 ) -> Result<ExitCode, CliError> {
     let stack = flatten_str(name);
     let rec = crate::run::artifacts::read_export_progress(&ctx.store, &run_id).await;

@@ -165,7 +165,7 @@ async fn flat(tag: &str) -> Flat {
 }
 
 /// This host's name as the CLI reads it (`HOSTNAME`, else `/etc/hostname`).
-fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     std::env::var("HOSTNAME")
         .ok()
         .filter(|h| !h.trim().is_empty())
@@ -179,7 +179,7 @@ fn host_name() -> String {
 }
 
 /// A pid that no process has any more.
-fn dead_pid() -> u32 {
+pub(crate) fn dead_pid() -> u32 {
     let mut c = std::process::Command::new("true").spawn().unwrap();
     let pid = c.id();
     c.wait().unwrap();

@@ -639,6 +639,78 @@ async fn export_tree_a_failing_child_keeps_every_record_releases_the_locks_and_n
     }
 }
 
+/// Writes `stack`'s lock as a local export run `run_id` of process `pid` on this host
+/// holds it.
+async fn write_run_lock(t: &Tree, stack: &str, pid: u32) {
+    let now = h::now_ms();
+    let owner =
+        cdkd_core::lock::local_flow_owner(&t.run_id, &crate::export_resume_cli::host_name(), pid);
+    let body = json!({"owner": owner, "timestamp": now, "expiresAt": now + 1_800_000, "operation": "export"});
+    let key = format!("cdkd/{stack}/{REGION}/lock.json");
+    h::put_raw(&h::s3().await, &t.bucket, &key, body.to_string()).await;
+}
+
+/// A run stopped between two lock writes leaves a child's lock held by an ended process
+/// while the root's is gone (its cleanup released the root's first) or held by another
+/// ended process (a resume killed while it took the locks over). The same command resumes
+/// the run, replacing every lock of the tree an ended run of it holds, and ends it
+/// migrated with no lock left (docs/export.md §10.8). Before, the resume failed on the
+/// child's lock and told the user to run the same command again, which failed the same
+/// way until the lock expired.
+#[tokio::test]
+async fn same_command_same_run_a_tree_stopped_between_its_lock_writes_resumes_taking_over_every_ended_holder(
+) {
+    let t = seeded_tree(false).await;
+    let (run, _) = migrate(&t);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let s3 = h::s3().await;
+    let report = format!("cdkd/_runs/{}/report.json", t.run_id);
+    let dead = crate::export_resume_cli::dead_pid;
+    // The cleanup stopped after releasing the root's lock; then a resume stopped after
+    // taking the root's lock over.
+    for root_held in [false, true] {
+        let when = if root_held {
+            "root held by another ended process"
+        } else {
+            "root released"
+        };
+        s3.delete_object()
+            .bucket(&t.bucket)
+            .key(&report)
+            .send()
+            .await
+            .unwrap();
+        write_run_lock(&t, ALPHA, dead()).await;
+        write_run_lock(&t, BETA, dead()).await;
+        if root_held {
+            write_run_lock(&t, ROOT, dead()).await;
+        }
+        let (again, _) = migrate(&t);
+        assert_eq!(
+            again.code, 0,
+            "{when}: stdout:\n{}\nstderr:\n{}",
+            again.stdout, again.stderr
+        );
+        assert!(
+            again.stderr.contains("resuming run"),
+            "{when}: {}",
+            again.stderr
+        );
+        assert!(
+            again.stdout.contains("migrated"),
+            "{when}: {}",
+            again.stdout
+        );
+        let keys = h::list_all_keys(&s3, &t.bucket).await;
+        assert!(
+            !keys.iter().any(|k| k.ends_with("lock.json")),
+            "{when}: a lock is left: {keys:?}"
+        );
+        assert!(keys.contains(&report), "{when}: {keys:?}");
+        assert_tree_owned(&t, when).await;
+    }
+}
+
 /// Every resource of the tree exists and is owned by its cdkd record or by the
 /// CloudFormation stack it is exported into (never by neither).
 async fn assert_tree_owned(t: &Tree, when: &str) {

@@ -53,6 +53,10 @@ pub struct Found<'a> {
     pub lock: Option<&'a LockInfo>,
     /// The liveness of the lock's holder, when the holder is a cdkd-flow run.
     pub liveness: Liveness,
+    /// The nested children's locks with the liveness of their holders. A run killed
+    /// between two lock writes (taking them, or releasing them in its cleanup) leaves a
+    /// child's lock held by an ended run while the root's is gone or another's.
+    pub child_locks: &'a [(&'a LockInfo, Liveness)],
     /// The destination stack's status and tags, when it exists.
     pub destination: Option<(&'a str, &'a [(String, String)])>,
     /// The runs named by the nested children's destination stacks that say they are
@@ -64,14 +68,15 @@ pub struct Found<'a> {
 /// What the export command does (docs/export.md §10.8).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    /// No run of this record stands in the way: plan a new run. `take_over`: the owner of
-    /// an ended export run's lock (a run that created no stack) the new run replaces.
-    Fresh { take_over: Option<String> },
+    /// No run of this record stands in the way: plan a new run. `take_over`: the owners
+    /// of ended export runs' locks of the tree (a run that created no stack) the new run
+    /// replaces.
+    Fresh { take_over: Vec<String> },
     /// The destination stack is this record's run `run_id`, interrupted: resume it,
-    /// replacing the ended holder `take_over` of the lock when there is one.
+    /// replacing the locks of the tree whose holders `take_over` ended.
     Resume {
         run_id: String,
-        take_over: Option<String>,
+        take_over: Vec<String>,
     },
     /// A live cdkd-flow export holds the stack.
     Live { holder: FlowHolder, known: bool },
@@ -84,26 +89,28 @@ pub enum Verdict {
 
 /// Decides what the export command does with what it found (docs/export.md §10.8).
 pub fn verdict(found: &Found) -> Verdict {
-    let mut take_over = None;
+    let mut take_over = Vec::new();
     if let Some(lock) = found.lock.filter(|l| !is_expired(l, found.now_ms)) {
         let export = lock.operation.as_deref() == Some("export");
         match parse_flow_owner(&lock.owner) {
-            Some(holder) if export => match found.liveness {
-                Liveness::Ended => take_over = Some(lock.owner.clone()),
-                Liveness::Alive => {
-                    return Verdict::Live {
-                        holder,
-                        known: true,
-                    }
+            Some(holder) if export => {
+                if let Some(live) = export_holder(lock, holder, found.liveness, &mut take_over) {
+                    return live;
                 }
-                Liveness::Unknown => {
-                    return Verdict::Live {
-                        holder,
-                        known: false,
-                    }
-                }
-            },
+            }
             _ => return Verdict::Locked,
+        }
+    }
+    // A child held by an export run: that run's too, ended or not. A child held by anyone
+    // else is the lock step's refusal, which names the child.
+    for (lock, liveness) in found.child_locks {
+        if is_expired(lock, found.now_ms) || lock.operation.as_deref() != Some("export") {
+            continue;
+        }
+        if let Some(holder) = parse_flow_owner(&lock.owner) {
+            if let Some(live) = export_holder(lock, holder, *liveness, &mut take_over) {
+                return live;
+            }
         }
     }
     match found.destination {
@@ -120,6 +127,32 @@ pub fn verdict(found: &Found) -> Verdict {
                 status: status.to_string(),
             },
         },
+    }
+}
+
+/// An export run's unexpired lock: a live (or unknowable) holder is the verdict; an
+/// ended one is added to the owners the run replaces.
+fn export_holder(
+    lock: &LockInfo,
+    holder: FlowHolder,
+    liveness: Liveness,
+    take_over: &mut Vec<String>,
+) -> Option<Verdict> {
+    match liveness {
+        Liveness::Ended => {
+            if !take_over.contains(&lock.owner) {
+                take_over.push(lock.owner.clone());
+            }
+            None
+        }
+        Liveness::Alive => Some(Verdict::Live {
+            holder,
+            known: true,
+        }),
+        Liveness::Unknown => Some(Verdict::Live {
+            holder,
+            known: false,
+        }),
     }
 }
 
@@ -258,6 +291,7 @@ mod tests {
             lock,
             liveness,
             destination,
+            child_locks: &[],
             child_runs: &[],
             now_ms: 1_000,
         }
@@ -272,7 +306,7 @@ mod tests {
             verdict(&f),
             Verdict::Resume {
                 run_id: "r1".into(),
-                take_over: None
+                take_over: vec![]
             }
         );
     }
@@ -301,9 +335,78 @@ mod tests {
             v,
             Verdict::Resume {
                 run_id: "r1".into(),
-                take_over: Some("cdkd-flow:r1@h:7".into())
+                take_over: vec!["cdkd-flow:r1@h:7".into()]
             }
         );
+    }
+
+    #[test]
+    fn same_command_same_run_a_run_killed_between_its_releases_resumes_taking_over_its_childrens_locks(
+    ) {
+        // The cleanup released the root's lock and was killed before the children's.
+        let child = lock("cdkd-flow:r1@h:7", "export", 9_999);
+        let children = [(&child, Liveness::Ended), (&child, Liveness::Ended)];
+        let tags = run_tags("Orders", "r1");
+        let mut f = found(None, Liveness::Unknown, Some(("IMPORT_COMPLETE", &tags)));
+        f.child_locks = &children;
+        assert_eq!(
+            verdict(&f),
+            Verdict::Resume {
+                run_id: "r1".into(),
+                take_over: vec!["cdkd-flow:r1@h:7".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn same_command_same_run_a_resume_killed_while_taking_the_locks_is_resumed_over_both_holders() {
+        // The resume (pid 8) took the root's lock and was killed before the children's,
+        // still the killed run's (pid 7).
+        let root = lock("cdkd-flow:r1@h:8", "export", 9_999);
+        let child = lock("cdkd-flow:r1@h:7", "export", 9_999);
+        let children = [(&child, Liveness::Ended)];
+        let tags = run_tags("Orders", "r1");
+        let mut f = found(
+            Some(&root),
+            Liveness::Ended,
+            Some(("IMPORT_COMPLETE", &tags)),
+        );
+        f.child_locks = &children;
+        assert_eq!(
+            verdict(&f),
+            Verdict::Resume {
+                run_id: "r1".into(),
+                take_over: vec!["cdkd-flow:r1@h:8".into(), "cdkd-flow:r1@h:7".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn dead_or_alive_a_live_runs_lock_on_a_child_is_never_taken_over() {
+        let tags = run_tags("Orders", "r1");
+        for (liveness, known) in [(Liveness::Alive, true), (Liveness::Unknown, false)] {
+            let child = lock("cdkd-flow:r1@h:7", "export", 9_999);
+            let children = [(&child, liveness)];
+            let mut f = found(None, Liveness::Unknown, Some(("IMPORT_COMPLETE", &tags)));
+            f.child_locks = &children;
+            let v = verdict(&f);
+            assert!(
+                matches!(v, Verdict::Live { known: k, .. } if k == known),
+                "{v:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn export_reads_the_lock_first_a_child_held_by_anyone_else_is_left_to_the_lock_step() {
+        // Never replaced: the lock step's refusal names the child and its holder.
+        for (owner, op) in [("alice@laptop:42", "deploy"), ("cdkd-flow:d1", "destroy")] {
+            let child = lock(owner, op, 9_999);
+            let children = [(&child, Liveness::Ended)];
+            let mut f = found(None, Liveness::Unknown, None);
+            f.child_locks = &children;
+            assert_eq!(verdict(&f), Verdict::Fresh { take_over: vec![] });
+        }
     }
 
     #[test]
@@ -318,7 +421,7 @@ mod tests {
             v,
             Verdict::Resume {
                 run_id: "r1".into(),
-                take_over: None
+                take_over: vec![]
             }
         );
     }
@@ -350,7 +453,7 @@ mod tests {
             v,
             Verdict::Resume {
                 run_id: "r1".into(),
-                take_over: None
+                take_over: vec![]
             }
         );
     }
@@ -385,7 +488,7 @@ mod tests {
         assert_eq!(
             verdict(&found(Some(&l), Liveness::Ended, None)),
             Verdict::Fresh {
-                take_over: Some("cdkd-flow:r1".into())
+                take_over: vec!["cdkd-flow:r1".into()]
             }
         );
     }

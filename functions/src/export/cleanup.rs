@@ -22,7 +22,11 @@ pub struct CleanupOutput {
 
 pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> {
     // The cleanup deletes every stack's record: every lock is renewed first.
-    let ctx = Ctx::fenced(carry, deps, Fence::All).await?;
+    let ctx = match Ctx::fenced(carry.clone(), deps, Fence::All).await {
+        Ok(ctx) => ctx,
+        Err(e) if e.name == crate::error::names::LOCK_LOST => return retried(carry, deps, e).await,
+        Err(e) => return Err(e),
+    };
     let mut rec = ctx.progress().await?;
     // Read before any record is deleted: the report names what the plan left unmanaged.
     let plan = ctx.plan().await?;
@@ -86,15 +90,45 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
         )));
     }
     rec.finished_ms = Some(ctx.now());
-    rec.log
-        .push("cleanup: records deleted, locks released".into());
+    rec.log.push(RELEASED.into());
     ctx.save(&rec).await?;
+    finish(&ctx, &rec, &plan, &warnings).await
+}
+
+/// The log line the cleanup saves once every record is deleted, before it releases the
+/// locks.
+const RELEASED: &str = "cleanup: records deleted, locks released";
+
+/// A cleanup whose lock was lost: the retry of one that saved its end and was stopped
+/// while releasing the locks (the root's released, a child's not) finishes it, releasing
+/// what is still the run's and writing the report (docs/export.md §10.4). Any other
+/// run stops: nothing was deleted by this attempt.
+async fn retried(carry: Carry, deps: &Deps, lost: StepError) -> Result<CleanupOutput, StepError> {
+    let ctx = Ctx::without_renewal(carry, deps);
+    let rec = ctx.progress().await?;
+    let ended = rec.finished_ms.is_some()
+        && rec.log.last().map(String::as_str) == Some(RELEASED)
+        && rec.stacks.iter().all(|s| s.stage == StackStage::Cleaned);
+    if !ended {
+        return Err(lost);
+    }
+    let plan = ctx.plan().await?;
+    finish(&ctx, &rec, &plan, &[]).await
+}
+
+/// Releases the run's locks (those still its own), writes `report.json` and tells it.
+async fn finish(
+    ctx: &Ctx<'_>,
+    rec: &cdkd_core::export::execute::ExportRun,
+    plan: &cdkd_core::export::plan::Plan,
+    warnings: &[String],
+) -> Result<CleanupOutput, StepError> {
     crate::held::release_all(
         &ctx.deps.locks(&ctx.carry.run.bucket, &ctx.carry.run.prefix),
         &ctx.carry.locks,
     )
     .await;
-    let report = migrated(&rec, &plan, &warnings);
+    let report = migrated(rec, plan, warnings);
     let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
     runs::write(&ctx.store, &key, &report).await?;
     let notice = cdkd_core::notify::export_ended(

@@ -68,7 +68,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         &order,
         &region,
         &owner,
-        input.take_over.as_deref(),
+        &input.take_over,
         "nothing was submitted",
     )
     .await?;
@@ -148,7 +148,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
 }
 
 /// Takes the locks of `order` (the root first, then the children leaf first) for
-/// `owner`, operation `export`, replacing the lock of `ended` (a run the CLI found ended,
+/// `owner`, operation `export`, replacing the locks of `ended` (runs the CLI found ended,
 /// docs/export.md §10.8); on any failure gives back what was taken and fails saying
 /// `then` (what that means for the run).
 pub(super) async fn take_locks(
@@ -156,7 +156,7 @@ pub(super) async fn take_locks(
     order: &[&StackPlan],
     region: &str,
     owner: &str,
-    ended: Option<&str>,
+    ended: &[String],
     then: &str,
 ) -> Result<Vec<HeldLock>, StepError> {
     let mut held: Vec<HeldLock> = Vec::new();

@@ -59,9 +59,29 @@ pub struct ExportInput {
     /// locks that no record changed since (docs/export.md §10.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_from: Option<String>,
-    /// The owner of a lock whose run the CLI found ended: the run replaces it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub take_over: Option<String>,
+    /// The owners of the tree's locks whose runs the CLI found ended: the run replaces
+    /// their locks. One owner as a string is read too (the input of earlier CLIs).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "one_or_many"
+    )]
+    pub take_over: Vec<String>,
+}
+
+/// A list of strings, or one string (a list of one), or null (none).
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match Option::<OneOrMany>::deserialize(d)? {
+        None => Vec::new(),
+        Some(OneOrMany::One(s)) => vec![s],
+        Some(OneOrMany::Many(v)) => v,
+    })
 }
 
 fn default_prefix() -> String {

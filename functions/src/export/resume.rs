@@ -64,7 +64,7 @@ pub async fn run(
         &order,
         &region,
         &owner,
-        input.take_over.as_deref(),
+        &input.take_over,
         "the run was not resumed",
     )
     .await?;

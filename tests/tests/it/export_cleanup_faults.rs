@@ -288,3 +288,37 @@ async fn export_cleanup_faults_a_refused_legacy_key_is_the_one_named() {
         "{keys:?}"
     );
 }
+
+/// A cleanup stopped between its lock releases (the root's released, the child's not,
+/// no report written: a Lambda that timed out there) is finished by its retry, whose
+/// renewal of the root's lock finds it gone: the retry reads that the run saved its end,
+/// releases the child's lock, still the run's, and writes the report (docs/export.md
+/// §10.4). Before, the retry failed `LockLost` and the run was aborted as failed.
+#[tokio::test]
+async fn export_cleanup_faults_a_cleanup_stopped_between_its_releases_is_finished_by_its_retry() {
+    let m = migrated_tree().await;
+    let child_lock = lock_key(PREFIX, &m.child, Some(REGION));
+    // Every delete of the child's lock is refused: it stays, as if the step had been
+    // stopped before releasing it.
+    let fault = inject_fault(&Fault::s3_delete_denied(&m.bucket, &child_lock));
+    cleanup(&m).await.expect("the first attempt ends");
+    drop(fault);
+    let keys = m.keys().await;
+    assert!(keys.contains(&child_lock), "{keys:?}");
+    assert!(
+        !keys.contains(&lock_key(PREFIX, &m.root, Some(REGION))),
+        "{keys:?}"
+    );
+    let report_key = format!("{PREFIX}/_runs/{}/report.json", m.run_id);
+    m.s3.delete_object()
+        .bucket(&m.bucket)
+        .key(&report_key)
+        .send()
+        .await
+        .unwrap();
+    let done = cleanup(&m).await.expect("the retry finishes the cleanup");
+    assert_eq!(done["report"]["outcome"], "migrated", "{done}");
+    let keys = m.keys().await;
+    assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
+    assert!(keys.contains(&report_key), "{keys:?}");
+}
