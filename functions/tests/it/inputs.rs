@@ -21,6 +21,27 @@ mod export_input {
     }
 
     #[test]
+    fn input_take_over_reads_a_list_one_owner_or_none() {
+        let read = |take_over: serde_json::Value| {
+            let mut v = json!({"stack": "App", "stateBucket": "b", "templates": {}});
+            v["takeOver"] = take_over;
+            serde_json::from_value::<ExportInput>(v).unwrap().take_over
+        };
+        assert_eq!(read(json!(["a", "b"])), vec!["a", "b"]);
+        assert_eq!(read(json!("a")), vec!["a"]);
+        assert!(read(json!(null)).is_empty());
+        let absent: ExportInput =
+            serde_json::from_value(json!({"stack": "App", "stateBucket": "b", "templates": {}}))
+                .unwrap();
+        assert!(absent.take_over.is_empty());
+        // None is not written; a list is written as one.
+        let mut i = absent;
+        assert!(serde_json::to_value(&i).unwrap().get("takeOver").is_none());
+        i.take_over = vec!["a".into()];
+        assert_eq!(serde_json::to_value(&i).unwrap()["takeOver"], json!(["a"]));
+    }
+
+    #[test]
     fn input_takes_every_option_and_prefix_as_an_alias() {
         let i: ExportInput = serde_json::from_value(json!({
             "stack": "App", "stackRegion": "eu-west-1", "stateBucket": "b", "prefix": "p",
