@@ -244,7 +244,8 @@ pub const REJECTED: &str = "Rejected";
 /// is `<error>: <cause>` on one line, without a contention refusal's force-unlock advice
 /// (`crate::contention::without_unlock_advice`): nothing here advises unlocking or
 /// deleting anything. `run`: the progress of the run (the resumed one's), when it has
-/// any.
+/// any; a run with progress of its own took its locks, and is reported `failed` with the
+/// same command as the way on (a local run whose abort failed too).
 pub fn ended_early(
     run_id: &str,
     run: Option<&ExportRun>,
@@ -260,6 +261,18 @@ pub fn ended_early(
     let mut r = refused(run_id, run, &why);
     if error == REJECTED {
         r.outcome = "rejected".into();
+    }
+    if let (None, Some(run)) = (resumed, run) {
+        // It took its locks (it has progress) and no step wrote its report: a local run
+        // whose abort failed too. Something may have reached CloudFormation.
+        r.outcome = "failed".into();
+        r.redo = Vec::new();
+        if run.stacks.iter().any(|s| s.stage >= StackStage::Importing) {
+            r.redo.push("CloudFormation may hold what the run submitted: leave the destination stacks as they are (they may own imported resources)".into());
+        }
+        r.redo.push("the run's locks may stay held by it until it is resumed or they expire (30 minutes after their last renewal)".into());
+        r.redo.push("fix the cause, then run the same export command again: it resumes the run, or runs it anew when nothing reached CloudFormation".into());
+        return r;
     }
     if let Some(from) = resumed {
         r.redo = vec![

@@ -1164,7 +1164,35 @@ fn a_run_ended_before_its_report_is_refused_or_rejected_and_never_advises_unlock
             && !text.contains("nothing was locked or changed"),
         "a resume refused does not say nothing changed: {text}"
     );
-    for r in [&lock, &rejected, &resumed] {
+    let took_locks = ended_early(
+        "export-App-4",
+        Some(&run_at(StackStage::Importing)),
+        "Transient",
+        "S3 unreachable",
+        None,
+    );
+    assert_eq!(took_locks.outcome, "failed");
+    let text = render_report(&took_locks);
+    assert!(
+        !text.contains("nothing was locked or changed")
+            && text.contains("leave the destination stacks as they are")
+            && text.contains("run the same export command again: it resumes the run"),
+        "a run that took its locks never says nothing changed: {text}"
+    );
+    let locked_only = ended_early(
+        "export-App-5",
+        Some(&run_at(StackStage::Locked)),
+        "Transient",
+        "S3 unreachable",
+        None,
+    );
+    assert_eq!(locked_only.outcome, "failed");
+    let text = render_report(&locked_only);
+    assert!(
+        !text.contains("leave the destination stacks") && text.contains("locks may stay held"),
+        "{text}"
+    );
+    for r in [&lock, &rejected, &resumed, &took_locks, &locked_only] {
         let text = render_report(r);
         for line in text.lines().chain(r.commands.iter().map(String::as_str)) {
             let l = line.to_lowercase();
