@@ -77,10 +77,40 @@ pub fn contention_message(ctx: &ContentionContext, lock: Option<&LockInfo>, now_
         // (docs/export.md §10.8).
         return format!("{head} {}", export_advice(&run));
     }
+    // A cdkd-flow destroy run's lock: the run is watched with its own command; the
+    // force-unlock stays the last resort.
+    let advice = match lock.and_then(destroy_run) {
+        Some(run) => destroy_advice(&run),
+        None => advice.to_string(),
+    };
     match recovery_command(ctx) {
         Some(cmd) => format!("{head} {advice}, run: {cmd}"),
         None => format!("{head} {advice}. {NO_RECOVERY_COMMAND}"),
     }
+}
+
+/// The start of the advice for a cdkd-flow destroy run's lock.
+const DESTROY_ADVICE: &str = "It is a cdkd-flow destroy run: if it is still going, wait for it";
+
+/// What a refusal says of a lock destroy run `run` holds, before the force-unlock
+/// command: wait for the run (the command that watches it); only once it has ended,
+/// unlock.
+fn destroy_advice(run: &crate::lock::FlowHolder) -> String {
+    let local = match run {
+        crate::lock::FlowHolder::Local { .. } => " --local",
+        crate::lock::FlowHolder::Deployed { .. } => "",
+    };
+    format!(
+        "{DESTROY_ADVICE} (cdkd-flow runs watch {}{local}). Only if you are certain it has ended",
+        display_ident_str(run.run_id(), STACK_NAME_CAP)
+    )
+}
+
+/// The run holding `lock`, when it is a cdkd-flow destroy run.
+fn destroy_run(lock: &LockInfo) -> Option<crate::lock::FlowHolder> {
+    (lock.operation.as_deref() == Some("destroy"))
+        .then(|| crate::lock::parse_flow_owner(&lock.owner))
+        .flatten()
 }
 
 /// A contention refusal (anywhere in `text`) without its advice: the sentence naming
@@ -90,10 +120,15 @@ pub fn contention_message(ctx: &ContentionContext, lock: Option<&LockInfo>, now_
 /// (docs/notifications.md §1). An export run's advice (wait for it or resume it, never
 /// force-unlock) is kept. Text with no contention advice is returned as it is.
 pub fn without_unlock_advice(text: &str) -> String {
-    let cut = [ADVICE_NAMED, ADVICE_UNNAMED, NO_RECOVERY_COMMAND]
-        .iter()
-        .filter_map(|a| text.find(a))
-        .min();
+    let cut = [
+        ADVICE_NAMED,
+        ADVICE_UNNAMED,
+        DESTROY_ADVICE,
+        NO_RECOVERY_COMMAND,
+    ]
+    .iter()
+    .filter_map(|a| text.find(a))
+    .min();
     match cut {
         Some(at) => text[..at].trim_end().to_string(),
         None => text.to_string(),

@@ -242,3 +242,44 @@ fn contention_non_ascii_stack_name_is_printed_whole_in_the_command() {
         "{msg}"
     );
 }
+
+/// A cdkd-flow destroy run's lock names the command that watches the run, then the
+/// force-unlock only once the run has ended; a report's cause keeps neither.
+#[test]
+fn contention_a_destroy_runs_lock_names_its_watch_command_before_the_unlock() {
+    for (owner, watch) in [
+        (
+            "cdkd-flow:destroy-App-1",
+            "cdkd-flow runs watch destroy-App-1)",
+        ),
+        (
+            "cdkd-flow:destroy-App-2@host:7",
+            "cdkd-flow runs watch destroy-App-2 --local)",
+        ),
+    ] {
+        let l = lock(&format!(
+            r#"{{"owner":"{owner}","timestamp":1,"expiresAt":{},"operation":"destroy"}}"#,
+            NOW + 60_000
+        ));
+        let msg = contention_message(&ctx("App", Some("us-east-1")), Some(&l), NOW);
+        assert!(
+            msg.contains(&format!(
+                "It is a cdkd-flow destroy run: if it is still going, wait for it ({watch}. Only if you are certain it has ended, run: cdkd-flow force-unlock App --stack-region us-east-1"
+            )),
+            "{msg}"
+        );
+        assert!(!msg.contains("That process is still running"), "{msg}");
+        let cause = cdkd_core::contention::without_unlock_advice(&msg);
+        assert!(
+            cause.ends_with("expires in 1m0s.") && !cause.contains("force-unlock"),
+            "{cause}"
+        );
+    }
+    // Another operation of a cdkd-flow owner (not destroy, not export) keeps the default.
+    let l = lock(&format!(
+        r#"{{"owner":"cdkd-flow:x","timestamp":1,"expiresAt":{},"operation":"deploy"}}"#,
+        NOW + 60_000
+    ));
+    let msg = contention_message(&ctx("App", Some("us-east-1")), Some(&l), NOW);
+    assert!(msg.contains("That process is still running"), "{msg}");
+}
