@@ -361,7 +361,7 @@ pub async fn watch(
             let approval = Kind::requires_approval(&input);
             let folder = crate::run::run_folder(&name, &input);
             let x = crate::run::follow::follow_steps(&store, folder, approval, follow).await?;
-            if crate::run::artifacts::print_report(&store, folder, opts.json)
+            if crate::run::artifacts::print_execution_report(&store, &name, folder, opts.json)
                 .await?
                 .is_none()
             {

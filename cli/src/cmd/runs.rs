@@ -446,7 +446,7 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
                     }
                 }
                 let folder = crate::run::run_folder(&x.name, &input);
-                if crate::run::artifacts::print_report(&store, folder, false)
+                if crate::run::artifacts::print_execution_report(&store, &x.name, folder, false)
                     .await?
                     .is_none()
                     && crate::run::artifacts::print_plan(&store, folder, false, true)

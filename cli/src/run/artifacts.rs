@@ -80,6 +80,24 @@ pub async fn print_report(
     Ok(Some(report))
 }
 
+/// Prints the report of execution `name` writing into run folder `folder`
+/// (`crate::run::run_folder`): a deployed resume refused at its `Resume` step wrote its
+/// report into its own folder, leaving the resumed run's as it was (docs/export.md
+/// §10.8), so that one is looked for first; else the run folder's.
+pub async fn print_execution_report(
+    store: &StateStore,
+    name: &str,
+    folder: &str,
+    json: bool,
+) -> Result<Option<ExportReport>, CliError> {
+    if folder != name {
+        if let Some(r) = print_report(store, name, json).await? {
+            return Ok(Some(r));
+        }
+    }
+    print_report(store, folder, json).await
+}
+
 /// The plan the run `run_id` wrote, unprinted.
 pub async fn read_plan(store: &StateStore, run_id: &str) -> Result<Option<Plan>, CliError> {
     read_json(store, &plan_key(&store.prefix, run_id), "plan").await

@@ -1212,3 +1212,72 @@ async fn dead_or_alive_a_deployed_exports_lock_is_taken_over_only_once_its_execu
         "a new execution resumes the run: {inputs:?}"
     );
 }
+
+/// A deployed resume refused at its `Resume` step writes its report into its own folder
+/// and leaves the resumed run's as it was (docs/export.md §10.8): `runs show` of the
+/// resume execution prints the resume's report (why it was not resumed), not the
+/// resumed run's earlier one; `runs show` of the resumed run still prints its own.
+#[tokio::test]
+async fn same_command_same_run_runs_show_of_a_refused_deployed_resume_prints_its_own_report() {
+    let _g = SERIAL.lock().await;
+    interpreter(false).await;
+    let b = backend().await;
+    let s3c = s3().await;
+    let bucket = fresh_bucket(&s3c).await;
+    let stack = unique("Resumed");
+    let first = format!("export-{stack}-1");
+    let resume = format!("resume-{stack}-2");
+    b.sfn
+        .start_execution()
+        .state_machine_arn(&b.export)
+        .name(&resume)
+        .input(
+            json!({"stack": stack, "stateBucket": bucket, "statePrefix": "cdkd",
+                   "templates": {}, "resume": first})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let mut earlier = cdkd_core::export::report::refused(&first, None, "the first attempt's cause");
+    earlier.outcome = "failed".into();
+    put_raw(
+        &s3c,
+        &bucket,
+        &format!("cdkd/_runs/{first}/report.json"),
+        serde_json::to_string(&earlier).unwrap(),
+    )
+    .await;
+    let refused = cdkd_core::export::report::ended_early(
+        &resume,
+        None,
+        "LockHeld",
+        "held by someone else",
+        Some(&first),
+    );
+    put_raw(
+        &s3c,
+        &bucket,
+        &format!("cdkd/_runs/{resume}/report.json"),
+        serde_json::to_string(&refused).unwrap(),
+    )
+    .await;
+    let r = cli(args(&["runs", "show", &resume]), b.machine_env()).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains(&format!("run {first} was not resumed"))
+            && r.stdout.contains("held by someone else")
+            && !r.stdout.contains("the first attempt's cause"),
+        "{r:?}"
+    );
+    // Without a report of its own, the resume shows the resumed run's.
+    s3c.delete_object()
+        .bucket(&bucket)
+        .key(format!("cdkd/_runs/{resume}/report.json"))
+        .send()
+        .await
+        .unwrap();
+    let r = cli(args(&["runs", "show", &resume]), b.machine_env()).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("the first attempt's cause"), "{r:?}");
+}
