@@ -66,23 +66,19 @@ impl Kind {
         }
     }
 
-    /// The kind of a run from its execution input: an export names a `stack` and its
-    /// `templates`, a destroy a `stack` alone, a cleanup a `pattern`.
     /// Whether an export run's input asks for the approval gate (`requireApproval`).
     pub fn requires_approval(input: &Value) -> bool {
         input.get("requireApproval").and_then(Value::as_bool) == Some(true)
     }
 
+    /// The kind of a run from its execution input (`RunKind::of_input`).
     pub fn of_input(input: &Value) -> Option<Kind> {
-        if input.get("stack").is_some() && input.get("templates").is_some() {
-            Some(Kind::Export)
-        } else if input.get("stack").is_some() {
-            Some(Kind::Destroy)
-        } else if input.get("pattern").is_some() {
-            Some(Kind::Cleanup)
-        } else {
-            None
-        }
+        use cdkd_core::view::runs::RunKind;
+        Some(match RunKind::of_input(input)? {
+            RunKind::Export => Kind::Export,
+            RunKind::Destroy => Kind::Destroy,
+            RunKind::Cleanup => Kind::Cleanup,
+        })
     }
 }
 

@@ -9,6 +9,7 @@
 pub mod cleanup;
 pub mod deps;
 pub mod destroy;
+pub mod ended;
 pub mod error;
 pub mod export;
 pub mod held;

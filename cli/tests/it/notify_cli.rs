@@ -1251,3 +1251,88 @@ async fn notify_run_refused_with_bad_input_or_an_unreadable_report_writes_and_se
     assert!(inbox.messages().await.is_empty());
     assert!(inbox.events().await.is_empty());
 }
+
+/// Step Functions' "Execution Status Change" event of deployed run `run_id`, as the
+/// backend's EventBridge rule delivers it to `run-ended`.
+fn status_change(run_id: &str, status: &str, input: &Value) -> Value {
+    json!({"version": "0", "source": "aws.states",
+        "detail-type": "Step Functions Execution Status Change",
+        "detail": {
+            "executionArn": format!("arn:aws:states:us-east-1:123456789012:execution:cdkd-flow-export:{run_id}"),
+            "stateMachineArn": "arn:aws:states:us-east-1:123456789012:stateMachine:cdkd-flow-export",
+            "name": run_id, "status": status, "input": input.to_string()}})
+}
+
+/// A deployed run stopped from outside (`runs stop --now`: ABORTED; its time limit:
+/// TIMED_OUT) passes through no state that catches it, so no step reports or tells it:
+/// the backend's EventBridge rule invokes `run-ended` with Step Functions' own event
+/// (docs/notifications.md §5). An export stopped after its import gets the report a
+/// failed run gets (`failed`, where it stood, the destination stack left as it is, the
+/// same command as the way on; never "nothing was locked", never an unlock) and is told
+/// once; the event redelivered sends nothing; a run's other ends and a cleanup's are
+/// left alone.
+#[tokio::test]
+async fn notify_a_deployed_run_stopped_from_outside_is_reported_and_told_once() {
+    let s = real_stack("NotifyStopped").await;
+    let inbox = inbox().await;
+    let run_id = format!("export-{}-stopped", s.stack);
+    let deps = notify_deps(&inbox).await;
+    let input = export_input(&s, &run_id, json!({})).await;
+    let step = |name: &'static str, payload: Value| {
+        let deps = &deps;
+        async move {
+            cdkd_functions::steps::invoke(name, payload, deps)
+                .await
+                .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+        }
+    };
+    let plan = step("export-plan", json!({"input": input, "runId": run_id})).await;
+    let carry = step(
+        "export-lock",
+        json!({"input": input, "runId": run_id, "plan": plan}),
+    )
+    .await;
+    step("export-import", carry).await;
+
+    for (status, of) in [
+        ("SUCCEEDED", input.clone()),
+        ("FAILED", input.clone()),
+        (
+            "ABORTED",
+            json!({"pattern": "Preview-*", "stateBucket": s.bucket}),
+        ),
+    ] {
+        let r = step("run-ended", status_change(&run_id, status, &of)).await;
+        assert_eq!(r["report"], Value::Null, "{status}: {r}");
+    }
+    assert!(inbox.messages().await.is_empty());
+
+    let r = step("run-ended", status_change(&run_id, "ABORTED", &input)).await;
+    assert_eq!(r["report"], "written", "{r}");
+    let (m, d) = one_failure(&inbox).await;
+    assert_eq!(m.attr("outcome"), "failed");
+    assert_eq!(d["outcome"], "failed");
+    assert!(m.message.contains("States.Aborted"), "{}", m.message);
+    let report = report_of(&s.bucket, &run_id).await;
+    assert_eq!(report["outcome"], "failed");
+    let redo = report["redo"].to_string();
+    assert!(
+        redo.contains("leave the destination stacks as they are")
+            && redo.contains("run the same export command again"),
+        "{redo}"
+    );
+    for text in [m.message.as_str(), &report.to_string()] {
+        assert!(
+            !text.contains("nothing was locked") && !text.contains("force-unlock"),
+            "{text}"
+        );
+    }
+    let again = step("run-ended", status_change(&run_id, "TIMED_OUT", &input)).await;
+    assert_eq!(again["report"], "found", "{again}");
+    assert!(inbox.messages().await.is_empty());
+    assert!(inbox.events().await.is_empty());
+    // The record is kept: nothing is deleted by a report.
+    assert!(h::get_raw(&h::s3().await, &s.bucket, &s.state_key())
+        .await
+        .is_some());
+}

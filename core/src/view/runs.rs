@@ -30,6 +30,22 @@ impl RunKind {
             .find(|k| k.name() == name)
     }
 
+    /// The kind of a run from its execution input: an export names a `stack` and its
+    /// `templates` (or the run it `resume`s), a destroy a `stack` alone, a cleanup a
+    /// `pattern`.
+    pub fn of_input(input: &Value) -> Option<RunKind> {
+        let has = |k: &str| input.get(k).is_some();
+        if has("stack") && (has("templates") || has("resume")) {
+            Some(RunKind::Export)
+        } else if has("stack") {
+            Some(RunKind::Destroy)
+        } else if has("pattern") {
+            Some(RunKind::Cleanup)
+        } else {
+            None
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             RunKind::Destroy => "destroy",
@@ -216,7 +232,7 @@ pub fn aborted_warning(input: &Value) -> String {
     let Some(stack) = text("stack") else {
         return "warning: the run was stopped abruptly: the destroy runs it started and the locks they hold carry on until they end or expire".into();
     };
-    if input.get("templates").is_some() || input.get("resume").is_some() {
+    if RunKind::of_input(input) == Some(RunKind::Export) {
         // An export: its destination stacks may own resources its records still list;
         // unlocking would let a deploy or destroy act on them. Its resume takes the
         // lock over (docs/export.md §10.8).
