@@ -139,11 +139,22 @@ pub async fn destroy_report(
         .await
         .ok()
         .flatten();
-    let region = rec
+    let mut region = rec
         .as_ref()
         .and_then(|r| r.stacks.last().map(|s| s.region.clone()))
-        .or_else(|| stack_region.map(str::to_string))
-        .unwrap_or_default();
+        .or_else(|| stack_region.map(str::to_string).filter(|r| !r.is_empty()));
+    if region.is_none() {
+        // A run that ended before its plan, asked for no region: the record's, when it
+        // has one region only (as the plan would have chosen).
+        region = match store.list_refs().await {
+            Ok(refs) => cdkd_core::destroy::tree::record_region(stack, None, &refs).ok(),
+            Err(e) => {
+                tracing::warn!("the records of {} not listed: {e}", flatten_str(stack));
+                None
+            }
+        };
+    }
+    let region = region.unwrap_or_default();
     let run = RunRef {
         run_id: run_id.to_string(),
         bucket: store.bucket.clone(),
