@@ -1208,7 +1208,7 @@ async fn dead_or_alive_a_deployed_exports_lock_is_taken_over_only_once_its_execu
         inputs
             .iter()
             .any(|i| i["resume"] == json!(name)
-                && i["takeOver"] == json!([format!("cdkd-flow:{name}")])),
+                && i["takeOver"] == json!(format!("cdkd-flow:{name}"))),
         "a new execution resumes the run: {inputs:?}"
     );
 }

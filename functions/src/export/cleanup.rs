@@ -112,6 +112,20 @@ async fn retried(carry: Carry, deps: &Deps, lost: StepError) -> Result<CleanupOu
     if !ended {
         return Err(lost);
     }
+    // An attempt that also wrote the report (and failed after it): that report stands,
+    // with the warnings only that attempt saw.
+    let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
+    if let Some(report) = runs::read::<ExportReport>(&ctx.store, &key).await? {
+        crate::held::release_all(
+            &ctx.deps.locks(&ctx.carry.run.bucket, &ctx.carry.run.prefix),
+            &ctx.carry.locks,
+        )
+        .await;
+        return Ok(CleanupOutput {
+            report_key: key,
+            report,
+        });
+    }
     let plan = ctx.plan().await?;
     finish(&ctx, &rec, &plan, &[]).await
 }

@@ -60,13 +60,24 @@ pub struct ExportInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_from: Option<String>,
     /// The owners of the tree's locks whose runs the CLI found ended: the run replaces
-    /// their locks. One owner as a string is read too (the input of earlier CLIs).
+    /// their locks. One owner is written as a string, as earlier versions wrote and read
+    /// it, so that a backend not yet redeployed still reads the common case; several as a
+    /// list.
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
+        serialize_with = "one_or_list",
         deserialize_with = "one_or_many"
     )]
     pub take_over: Vec<String>,
+}
+
+/// One string as a string, several as a list.
+fn one_or_list<S: serde::Serializer>(v: &[String], s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        [one] => s.serialize_str(one),
+        many => many.serialize(s),
+    }
 }
 
 /// A list of strings, or one string (a list of one), or null (none).

@@ -34,11 +34,17 @@ mod export_input {
             serde_json::from_value(json!({"stack": "App", "stateBucket": "b", "templates": {}}))
                 .unwrap();
         assert!(absent.take_over.is_empty());
-        // None is not written; a list is written as one.
+        // None is not written; one owner is written as a string (what a backend of the
+        // earlier version reads), several as a list.
         let mut i = absent;
         assert!(serde_json::to_value(&i).unwrap().get("takeOver").is_none());
         i.take_over = vec!["a".into()];
-        assert_eq!(serde_json::to_value(&i).unwrap()["takeOver"], json!(["a"]));
+        assert_eq!(serde_json::to_value(&i).unwrap()["takeOver"], json!("a"));
+        i.take_over = vec!["a".into(), "b".into()];
+        assert_eq!(
+            serde_json::to_value(&i).unwrap()["takeOver"],
+            json!(["a", "b"])
+        );
     }
 
     #[test]

@@ -321,4 +321,12 @@ async fn export_cleanup_faults_a_cleanup_stopped_between_its_releases_is_finishe
     let keys = m.keys().await;
     assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
     assert!(keys.contains(&report_key), "{keys:?}");
+    // Another retry, after an attempt that wrote the report: that report stands as
+    // written (a rewrite would lose the warnings only that attempt saw).
+    let mut written = m.json(&report_key).await.expect("the report");
+    written["redo"] = json!(["a warning only the earlier attempt saw"]);
+    m.put(&report_key, written.to_string()).await;
+    let again = cleanup(&m).await.expect("the report is returned as it is");
+    assert_eq!(again["report"]["redo"], written["redo"], "{again}");
+    assert_eq!(m.json(&report_key).await.unwrap(), written);
 }
