@@ -94,6 +94,7 @@ pub async fn run(event: StatusChange, deps: &Deps) -> Result<EndedOutput, StepEr
         resumed: None,
         error,
         cause,
+        stopped: true,
     };
     let report = ensure_report(&store, deps.notify.as_ref(), &e).await;
     Ok(EndedOutput {

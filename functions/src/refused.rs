@@ -11,7 +11,7 @@
 use cdkd_aws::notify::Notifier;
 use cdkd_aws::StateStore;
 use cdkd_core::export::execute::ExportRun;
-use cdkd_core::export::report::ended_early;
+use cdkd_core::export::report::{ended_early, stopped_from_outside};
 use cdkd_core::notify::{export_ended, Notice};
 use cdkd_core::text::flatten_str;
 use serde::{Deserialize, Serialize};
@@ -45,6 +45,10 @@ pub struct EndedEarly<'a> {
     /// The execution's error and cause.
     pub error: &'a str,
     pub cause: &'a str,
+    /// Stopped from outside (`runs stop --now`, its time limit: `run-ended`), not
+    /// refused: a step still running then may yet act, so nothing says "nothing was
+    /// locked", and a destroy's cause says its deletes and lock may outlive the stop.
+    pub stopped: bool,
 }
 
 /// What [`ensure_report`] found or did.
@@ -83,17 +87,43 @@ pub async fn ensure_report(
                 .await
                 .ok()
                 .flatten();
-            let r = ended_early(e.run_id, progress.as_ref(), e.error, e.cause, e.resumed);
+            let r = if e.stopped {
+                stopped_from_outside(e.run_id, progress.as_ref(), e.error, e.cause)
+            } else {
+                ended_early(e.run_id, progress.as_ref(), e.error, e.cause, e.resumed)
+            };
             let notice = export_ended(&r, e.stack, e.stack_region, &key);
             runs::write(store, &key, &r).await.map(|_| notice)
         }
         Operation::Destroy => {
-            let why = cdkd_core::contention::without_unlock_advice(&format!(
+            let mut why = cdkd_core::contention::without_unlock_advice(&format!(
                 "{}: {}",
                 flatten_str(e.error),
                 flatten_str(e.cause)
             ));
-            let r = destroy_report(store, e.run_id, e.stack, e.stack_region, &why, true).await;
+            let mut region = e.stack_region.map(str::to_string);
+            if e.stopped {
+                // The unlock command names the region the report will.
+                region = asked_or_record_region(store, e.stack, e.stack_region).await;
+                why = destroy_stopped_cause(
+                    &store.bucket,
+                    &store.prefix,
+                    e.stack,
+                    region.as_deref(),
+                    &why,
+                    "once the run's step still running, if any, has ended",
+                    None,
+                );
+            }
+            let r = destroy_report(
+                store,
+                e.run_id,
+                e.stack,
+                region.as_deref(),
+                &why,
+                !e.stopped,
+            )
+            .await;
             let notice = notice_of(&r, &key);
             runs::write(store, &key, &r).await.map(|_| notice)
         }
@@ -105,6 +135,58 @@ pub async fn ensure_report(
     } else {
         Ensured::NotWritten
     }
+}
+
+/// The region a run asked for, else its record's when it has one region only (as the
+/// plan would have chosen): for the report of a run that ended before its plan.
+async fn asked_or_record_region(
+    store: &StateStore,
+    stack: &str,
+    asked: Option<&str>,
+) -> Option<String> {
+    if let Some(r) = asked.filter(|r| !r.is_empty()) {
+        return Some(r.to_string());
+    }
+    match store.list_refs().await {
+        Ok(refs) => cdkd_core::destroy::tree::record_region(stack, None, &refs).ok(),
+        Err(e) => {
+            tracing::warn!("the records of {} not listed: {e}", flatten_str(stack));
+            None
+        }
+    }
+}
+
+/// Why a destroy stopped abruptly (Ctrl-C twice, `runs stop --now`, a time limit) and
+/// what then: deletes in flight may still finish (a destroy run again counts them as
+/// deleted); its lock stays held until it expires, or the force-unlock command (printed
+/// only when every value prints faithfully, docs/state-and-lock.md §7) releases it
+/// `after` the run has ended; `again`: the command that runs it again.
+pub fn destroy_stopped_cause(
+    bucket: &str,
+    prefix: &str,
+    stack: &str,
+    stack_region: Option<&str>,
+    cause: &str,
+    after: &str,
+    again: Option<&str>,
+) -> String {
+    let unlock =
+        cdkd_core::contention::recovery_command(&cdkd_core::contention::ContentionContext {
+            subject: cdkd_core::contention::Subject::Stack,
+            stack,
+            region: stack_region,
+            profile: None,
+            bucket: Some(bucket),
+            prefix,
+        })
+        .map(|c| format!(", or {after} {c} releases it"))
+        .unwrap_or_default();
+    let again = again
+        .map(|c| format!("; then run it again with {c}"))
+        .unwrap_or_default();
+    format!(
+        "{cause}: deletes in flight may still finish; the lock stays held until it expires (30 minutes after its last renewal){unlock}{again}"
+    )
 }
 
 /// Tells a report written by whoever noticed the run's end (`written`: its notice, or
@@ -139,22 +221,12 @@ pub async fn destroy_report(
         .await
         .ok()
         .flatten();
-    let mut region = rec
-        .as_ref()
-        .and_then(|r| r.stacks.last().map(|s| s.region.clone()))
-        .or_else(|| stack_region.map(str::to_string).filter(|r| !r.is_empty()));
-    if region.is_none() {
-        // A run that ended before its plan, asked for no region: the record's, when it
-        // has one region only (as the plan would have chosen).
-        region = match store.list_refs().await {
-            Ok(refs) => cdkd_core::destroy::tree::record_region(stack, None, &refs).ok(),
-            Err(e) => {
-                tracing::warn!("the records of {} not listed: {e}", flatten_str(stack));
-                None
-            }
-        };
-    }
-    let region = region.unwrap_or_default();
+    let region = match rec.as_ref().and_then(|r| r.stacks.last()) {
+        Some(s) => s.region.clone(),
+        None => asked_or_record_region(store, stack, stack_region)
+            .await
+            .unwrap_or_default(),
+    };
     let run = RunRef {
         run_id: run_id.to_string(),
         bucket: store.bucket.clone(),
@@ -247,6 +319,7 @@ pub async fn run(input: RefusedInput, deps: &Deps) -> Result<RefusedOutput, Step
         resumed: i.resume.as_deref(),
         error: &input.error.error,
         cause: &input.error.cause,
+        stopped: false,
     };
     let report = ensure_report(&store, deps.notify.as_ref(), &e).await;
     Ok(RefusedOutput { report })

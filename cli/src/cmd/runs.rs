@@ -33,7 +33,9 @@ through its progress.json; it starts no new deletes, waits for the deletes in fl
 keeps what is left in state, releases the stack's lock and writes its report. With --now \
 the execution is stopped at once (StopExecution): nothing more runs, so the stack's lock \
 stays held until it expires (30 minutes after its last renewal) or is removed with \
-cdkd-flow force-unlock, and no report is written. An export stopped this way is resumed \
+cdkd-flow force-unlock; no step writes its report, which the backend's run-ended step \
+writes and tells instead (from Step Functions' status-change event). An export stopped \
+this way is resumed \
 by the same cdkd-flow export command, which takes its lock over: never force-unlock it, \
 its destination stacks may already hold resources its records list.";
 

@@ -377,7 +377,15 @@ async fn write_interrupted_report(
             &meta.run_id,
             &meta.stack,
             meta.stack_region.as_deref(),
-            &destroy_interrupted_cause(&store.bucket, &store.prefix, meta, &cause, resume),
+            &cdkd_functions::refused::destroy_stopped_cause(
+                &store.bucket,
+                &store.prefix,
+                &meta.stack,
+                meta.stack_region.as_deref(),
+                &cause,
+                "once this process has ended",
+                resume,
+            ),
             false,
         )
         .await;
@@ -388,37 +396,6 @@ async fn write_interrupted_report(
     };
     cdkd_functions::refused::tell_written(notify, store, &meta.run_id, meta.plan_only, written)
         .await;
-}
-
-/// Why an interrupted local destroy stopped and what then: this process is ending, so
-/// its lock is an ended run's; the force-unlock command (printed only when every value
-/// prints faithfully, docs/state-and-lock.md §7) releases it before it expires. Deletes
-/// in flight may still finish; a destroy run again counts them as deleted.
-fn destroy_interrupted_cause(
-    bucket: &str,
-    prefix: &str,
-    meta: &LocalRun,
-    cause: &str,
-    resume: Option<&str>,
-) -> String {
-    let unlock =
-        cdkd_core::contention::recovery_command(&cdkd_core::contention::ContentionContext {
-            subject: cdkd_core::contention::Subject::Stack,
-            stack: &meta.stack,
-            region: meta.stack_region.as_deref(),
-            profile: None,
-            bucket: Some(bucket),
-            prefix,
-        })
-        .map(|c| format!(", or once this process has ended {c} releases it"))
-        .unwrap_or_default();
-    let again = match resume {
-        Some(c) => format!("; then run it again with {c}"),
-        None => String::new(),
-    };
-    format!(
-        "{cause}: deletes in flight may still finish; the lock stays held until it expires (30 minutes after its last renewal){unlock}{again}"
-    )
 }
 
 /// After a run that failed: its report, written when no step wrote one (a refusal
@@ -448,6 +425,7 @@ async fn ensure_report(
         resumed: None,
         error,
         cause,
+        stopped: false,
     };
     ensure_report(store, notify, &e).await;
 }
@@ -745,16 +723,13 @@ mod tests {
 
     #[test]
     fn an_interrupted_local_destroy_names_the_unlock_of_its_own_stack_once_it_has_ended() {
-        let meta: LocalRun = serde_json::from_value(serde_json::json!({
-            "runId": "destroy-App-1", "kind": "destroy", "stack": "App",
-            "stackRegion": "us-east-1", "host": "h", "pid": 7, "startedMs": 1
-        }))
-        .unwrap();
-        let c = destroy_interrupted_cause(
+        let c = cdkd_functions::refused::destroy_stopped_cause(
             "b",
             "cdkd",
-            &meta,
+            "App",
+            Some("us-east-1"),
             "interrupted (Ctrl-C)",
+            "once this process has ended",
             Some("cdkd-flow destroy App --local"),
         );
         assert!(c.contains("once this process has ended cdkd-flow force-unlock App --stack-region us-east-1 --state-bucket b releases it"), "{c}");

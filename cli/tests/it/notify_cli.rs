@@ -1333,4 +1333,27 @@ async fn notify_a_deployed_run_stopped_from_outside_is_reported_and_told_once() 
     assert!(h::get_raw(&h::s3().await, &s.bucket, &s.state_key())
         .await
         .is_some());
+
+    // A destroy stopped before its plan: `aborted`, not `refused` (a step in flight may
+    // yet act), its deletes and its lock said to outlive the stop.
+    let stack = uniq("NotifyStoppedDestroy");
+    put_stack(&s.bucket, &stack, None).await;
+    let destroy_id = format!("destroy-{stack}-stopped");
+    let input = json!({"stack": stack, "stateBucket": s.bucket});
+    let r = step("run-ended", status_change(&destroy_id, "ABORTED", &input)).await;
+    assert_eq!(r["report"], "written", "{r}");
+    let (m, d) = one_failure(&inbox).await;
+    assert_ne!(m.attr("outcome"), "refused");
+    assert_eq!(d["region"], REGION, "{d}");
+    let report = report_of(&s.bucket, &destroy_id).await;
+    assert_ne!(report["refused"], true, "{report}");
+    let why = report["aborted"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("States.Aborted: ")
+            && why.contains("deletes in flight may still finish")
+            && why.contains(&format!(
+                "once the run's step still running, if any, has ended cdkd-flow force-unlock {stack} --stack-region {REGION}"
+            )),
+        "{why}"
+    );
 }

@@ -266,12 +266,7 @@ pub fn ended_early(
         // It took its locks (it has progress) and no step wrote its report: a local run
         // whose abort failed too. Something may have reached CloudFormation.
         r.outcome = "failed".into();
-        r.redo = Vec::new();
-        if run.stacks.iter().any(|s| s.stage >= StackStage::Importing) {
-            r.redo.push("CloudFormation may hold what the run submitted: leave the destination stacks as they are (they may own imported resources)".into());
-        }
-        r.redo.push("the run's locks may stay held by it until it is resumed or they expire (30 minutes after their last renewal)".into());
-        r.redo.push("fix the cause, then run the same export command again: it resumes the run, or runs it anew when nothing reached CloudFormation".into());
+        r.redo = took_locks_redo(run);
         return r;
     }
     if let Some(from) = resumed {
@@ -283,6 +278,47 @@ pub fn ended_early(
             "fix the cause, then run the same export command again: it resumes the run".into(),
         ];
     }
+    r
+}
+
+/// What to do after a run that took its locks ended without its report: leave the
+/// destination stacks when anything was submitted, the locks stay until a resume or
+/// their expiry, and the same command is the way on.
+fn took_locks_redo(run: &ExportRun) -> Vec<String> {
+    let mut redo = Vec::new();
+    if run.stacks.iter().any(|s| s.stage >= StackStage::Importing) {
+        redo.push("CloudFormation may hold what the run submitted: leave the destination stacks as they are (they may own imported resources)".into());
+    }
+    redo.push("the run's locks may stay held by it until it is resumed or they expire (30 minutes after their last renewal)".into());
+    redo.push("fix the cause, then run the same export command again: it resumes the run, or runs it anew when nothing reached CloudFormation".into());
+    redo
+}
+
+/// The report of a deployed export stopped from outside (`runs stop --now`, its time
+/// limit; docs/notifications.md §1): outcome `failed`, never "nothing was locked". With
+/// progress, where each stack stood and the way on of a run that took its locks; without,
+/// a step still running when the execution stopped may yet take the locks, which the same
+/// command takes over once that run has ended.
+pub fn stopped_from_outside(
+    run_id: &str,
+    run: Option<&ExportRun>,
+    error: &str,
+    cause: &str,
+) -> ExportReport {
+    let why = format!(
+        "{}: {}",
+        crate::text::flatten_str(error),
+        crate::text::flatten_str(cause)
+    );
+    let mut r = refused(run_id, run, &why);
+    r.outcome = "failed".into();
+    r.redo = match run {
+        Some(run) => took_locks_redo(run),
+        None => vec![
+            "the run was stopped before it took its locks; a step still running then may yet take them, and they stay until they expire (30 minutes) or the same command takes them over".into(),
+            "run the same export command again: it plans the run anew".into(),
+        ],
+    };
     r
 }
 

@@ -1127,6 +1127,46 @@ fn local_runs_are_runs_a_refused_export_says_nothing_was_locked_or_changed() {
     assert!(text.contains("nothing was locked or changed"), "{text}");
 }
 
+/// A deployed export stopped from outside (`runs stop --now`, its time limit) is
+/// `failed`, never "nothing was locked": a step still running then may yet act. With
+/// progress, the way on of a run that took its locks; without, the locks a step in
+/// flight may take and the same command. No line advises unlocking or deleting.
+#[test]
+fn a_run_stopped_from_outside_is_failed_and_never_says_nothing_was_locked() {
+    use cdkd_core::export::report::stopped_from_outside;
+    let before = stopped_from_outside("export-App-1", None, "States.Aborted", "stopped");
+    let after = stopped_from_outside(
+        "export-App-1",
+        Some(&run_at(StackStage::Importing)),
+        "States.Timeout",
+        "timed out",
+    );
+    assert_eq!(before.outcome, "failed");
+    assert_eq!(after.outcome, "failed");
+    assert_eq!(before.cause.as_deref(), Some("States.Aborted: stopped"));
+    let text = render_report(&before);
+    assert!(
+        text.contains("a step still running then may yet take them")
+            && text.contains("run the same export command again"),
+        "{text}"
+    );
+    let text = render_report(&after);
+    assert!(
+        text.contains("leave the destination stacks as they are")
+            && text.contains("it resumes the run"),
+        "{text}"
+    );
+    for r in [&before, &after] {
+        let text = render_report(r).to_lowercase();
+        assert!(
+            !text.contains("nothing was locked")
+                && !text.contains("force-unlock")
+                && !text.contains("delete"),
+            "{text}"
+        );
+    }
+}
+
 /// A run that ended before any step wrote its report (its plan or
 /// lock refused, its approval rejected or unanswered, its resume refused) gets one that
 /// says so, in every state it can be printed in, without advising to unlock or delete.
