@@ -521,6 +521,47 @@ async fn local_deps(ctx: &crate::context::Ctx, local: bool) -> Deps {
     deps
 }
 
+/// Deletes the locks of a migrated run's stacks still held by one of the `ended` runs
+/// the CLI found (a release that failed): each only as read, so a lock taken since is
+/// left in place.
+async fn release_ended_locks(
+    ctx: &crate::context::Ctx,
+    shown: &str,
+    rec: Option<&cdkd_core::export::execute::ExportRun>,
+    ended: &[String],
+) {
+    let Some(rec) = rec.filter(|_| !ended.is_empty()) else {
+        return;
+    };
+    for s in &rec.stacks {
+        let Ok(Some(read)) = ctx.locks.read_object(&s.stack, Some(&s.region)).await else {
+            continue;
+        };
+        let cdkd_aws::LockContent::Lock(info) = &read.content else {
+            continue;
+        };
+        if !ended.contains(&info.owner) {
+            continue;
+        }
+        match ctx
+            .locks
+            .delete_read(&s.stack, Some(&s.region), &read)
+            .await
+        {
+            Ok(cdkd_aws::ReadLockOutcome::Done) => eprintln!(
+                "export {shown}: released the lock of {} the ended run {} had left",
+                flatten_str(&s.stack),
+                flatten_str(&info.owner)
+            ),
+            Ok(_) => {}
+            Err(e) => eprintln!(
+                "warning: export {shown}: the lock of {} the ended run left was not released: {e}",
+                flatten_str(&s.stack)
+            ),
+        }
+    }
+}
+
 /// Resumes this record's interrupted run `run_id` (docs/export.md §10.8): asks first
 /// (`-y` answers yes), then runs the definition from its `Resume` state, locally under
 /// the run's own name, or deployed as a new execution.
@@ -546,8 +587,10 @@ async fn resume_run(
         .ok()
         .flatten();
     if report.is_some_and(|r| r.outcome == "migrated") {
-        // Nothing is left of the run but its report.
+        // Nothing is left of the run but its report, and the locks a release that
+        // failed left to the ended run.
         eprintln!("export {stack}: run {shown_run} already migrated it to CloudFormation stack {cfn}; nothing to do");
+        release_ended_locks(ctx, &stack, rec.as_ref(), &take_over).await;
         print_report(&ctx.store, &run_id, a.json).await?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -667,19 +667,22 @@ async fn same_command_same_run_a_tree_stopped_between_its_lock_writes_resumes_ta
     let report = format!("cdkd/_runs/{}/report.json", t.run_id);
     let dead = crate::export_resume_cli::dead_pid;
     // The cleanup stopped after releasing the root's lock; then a resume stopped after
-    // taking the root's lock over.
-    for root_held in [false, true] {
-        let when = if root_held {
-            "root held by another ended process"
-        } else {
-            "root released"
+    // taking the root's lock over; last, a migrated run whose release of the children's
+    // locks failed (its report written): the same command releases what it left.
+    for (root_held, report_written) in [(false, false), (true, false), (false, true)] {
+        let when = match (root_held, report_written) {
+            (_, true) => "migrated, children's locks left",
+            (true, _) => "root held by another ended process",
+            _ => "root released",
         };
-        s3.delete_object()
-            .bucket(&t.bucket)
-            .key(&report)
-            .send()
-            .await
-            .unwrap();
+        if !report_written {
+            s3.delete_object()
+                .bucket(&t.bucket)
+                .key(&report)
+                .send()
+                .await
+                .unwrap();
+        }
         write_run_lock(&t, ALPHA, dead()).await;
         write_run_lock(&t, BETA, dead()).await;
         if root_held {
@@ -691,11 +694,24 @@ async fn same_command_same_run_a_tree_stopped_between_its_lock_writes_resumes_ta
             "{when}: stdout:\n{}\nstderr:\n{}",
             again.stdout, again.stderr
         );
-        assert!(
-            again.stderr.contains("resuming run"),
-            "{when}: {}",
-            again.stderr
-        );
+        if report_written {
+            assert!(
+                again.stderr.contains("nothing to do"),
+                "{when}: {}",
+                again.stderr
+            );
+            assert!(
+                again.stderr.contains("released the lock of"),
+                "{when}: {}",
+                again.stderr
+            );
+        } else {
+            assert!(
+                again.stderr.contains("resuming run"),
+                "{when}: {}",
+                again.stderr
+            );
+        }
         assert!(
             again.stdout.contains("migrated"),
             "{when}: {}",
