@@ -96,12 +96,20 @@ const DESTROY_ADVICE: &str = "It is a cdkd-flow destroy run: if it is still goin
 /// command: wait for the run (the command that watches it); only once it has ended,
 /// unlock.
 fn destroy_advice(run: &crate::lock::FlowHolder) -> String {
+    format!(
+        "{DESTROY_ADVICE} ({}). Only if you are certain it has ended",
+        watch_command(run)
+    )
+}
+
+/// `cdkd-flow runs watch <run>`, with `--local` for a local run.
+fn watch_command(run: &crate::lock::FlowHolder) -> String {
     let local = match run {
         crate::lock::FlowHolder::Local { .. } => " --local",
         crate::lock::FlowHolder::Deployed { .. } => "",
     };
     format!(
-        "{DESTROY_ADVICE} (cdkd-flow runs watch {}{local}). Only if you are certain it has ended",
+        "cdkd-flow runs watch {}{local}",
         display_ident_str(run.run_id(), STACK_NAME_CAP)
     )
 }
@@ -138,13 +146,9 @@ pub fn without_unlock_advice(text: &str) -> String {
 /// What a refusal says of a lock export run `run` holds, instead of the force-unlock
 /// command: wait for the run (the command that watches it), or resume it.
 pub fn export_advice(run: &crate::lock::FlowHolder) -> String {
-    let local = match run {
-        crate::lock::FlowHolder::Local { .. } => " --local",
-        crate::lock::FlowHolder::Deployed { .. } => "",
-    };
     format!(
-        "It is an export into CloudFormation, which may already hold resources this record lists: if that run is still going, wait for it (cdkd-flow runs watch {}{local}); if it stopped, run the same cdkd-flow export command again to resume it (it takes the lock over). Do not force-unlock it: a deploy or destroy of the record could then delete resources the CloudFormation stack owns.",
-        display_ident_str(run.run_id(), STACK_NAME_CAP)
+        "It is an export into CloudFormation, which may already hold resources this record lists: if that run is still going, wait for it ({}); if it stopped, run the same cdkd-flow export command again to resume it (it takes the lock over). Do not force-unlock it: a deploy or destroy of the record could then delete resources the CloudFormation stack owns.",
+        watch_command(run)
     )
 }
 
