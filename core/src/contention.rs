@@ -195,8 +195,8 @@ fn printable(value: &str, sanitised: &str) -> bool {
         && !value.starts_with('-')
 }
 
-/// A stack name or region that a printed command may carry: sanitising (§1.3 Printable)
-/// leaves it unchanged, and it is non-empty, at most 1152 code points and does not start
+/// A stack name or region that a printed command may carry: sanitising
+/// (docs/state-views.md §1.3, Printable) leaves it unchanged, and it is non-empty, at most 1152 code points and does not start
 /// with `-` (docs/state-and-lock.md §7).
 pub fn command_value_ok(value: &str) -> bool {
     printable(value, &printable_str(value))

@@ -1,6 +1,7 @@
 //! How long run folders live (docs/runs.md): the S3 lifecycle rule on `<prefix>/_runs/`
 //! that `cdkd-flow runs expire` merges into the state bucket's lifecycle configuration
-//! (§3), and which run folders `cdkd-flow runs prune --older-than D` deletes (§4). Every
+//! (docs/runs.md §3), and which run folders `cdkd-flow runs prune --older-than D`
+//! deletes (docs/runs.md §4). Every
 //! decision is here; the CLI gathers what S3 and Step Functions say and acts.
 
 use crate::cleanup::{parse_duration_ms, CleanupError};

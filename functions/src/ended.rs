@@ -1,5 +1,5 @@
-//! `run-ended`: a deployed run stopped from outside its definition (docs/notifications.md
-//! §5): `cdkd-flow runs stop --now` (or any `StopExecution`: status `ABORTED`) or the
+//! `run-ended`: a deployed run stopped from outside its definition
+//! (docs/notifications.md §1, item 5): `cdkd-flow runs stop --now` (or any `StopExecution`: status `ABORTED`) or the
 //! execution's own timeout (`TIMED_OUT`). No state of the run caught that end, so no
 //! step wrote its report or told it. The backend's EventBridge rule on Step Functions'
 //! status-change events of its export and destroy state machines invokes this step,

@@ -17,8 +17,8 @@ pub async fn renew_all(locks: &LockManager, held: &[HeldLock]) -> Result<Vec<Hel
     Ok(out)
 }
 
-/// Which of a run's locks a step renews (docs/state-and-lock.md §6.4, docs/export.md
-/// §10.1): the renewal is also the fence that stops a run whose lock was taken over.
+/// Which of a run's locks a step renews (docs/state-and-lock.md §6.4,
+/// docs/export.md §10.1): the renewal is also the fence that stops a run whose lock was taken over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fence<'a> {
     /// Every lock: a step about to write every stack's state (the cleanup).

@@ -222,7 +222,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 && !has_record(&ctx.store, stack, region).await
             {
                 // An export run's lock with no record beside it: no deploy or destroy of
-                // a record can delete what its CloudFormation stack owns (state-and-lock §7).
+                // a record can delete what its CloudFormation stack owns (docs/state-and-lock.md §7).
                 found = ctx
                     .locks
                     .force_release_detailed(stack, region, a.if_expired, true)

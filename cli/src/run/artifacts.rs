@@ -82,8 +82,8 @@ pub async fn print_report(
 
 /// Prints the report of execution `name` writing into run folder `folder`
 /// (`crate::run::run_folder`): a deployed resume refused at its `Resume` step wrote its
-/// report into its own folder, leaving the resumed run's as it was (docs/export.md
-/// §10.8), so that one is looked for first; else the run folder's.
+/// report into its own folder, leaving the resumed run's as it was
+/// (docs/export.md §10.8), so that one is looked for first; else the run folder's.
 pub async fn print_execution_report(
     store: &StateStore,
     name: &str,

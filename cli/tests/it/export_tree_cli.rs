@@ -764,8 +764,8 @@ async fn assert_tree_owned(t: &Tree, when: &str) {
     );
 }
 
-/// The crash test of a two-level tree through the CLI (docs/export.md
-/// §10.8): the local export of a root and two nested children killed (SIGKILL) at seeded
+/// The crash test of a two-level tree through the CLI
+/// (docs/export.md §10.8): the local export of a root and two nested children killed (SIGKILL) at seeded
 /// random points across the whole run, then the same command again. After each kill
 /// every resource exists and is owned; every run completes migrated, with no record and
 /// no lock left. 8 seeds in `make test`; `CDKD_FLOW_CRASH_SEEDS=200` runs 50.

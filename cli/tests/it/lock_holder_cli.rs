@@ -1,6 +1,6 @@
 //! End-to-end, the binary on the emulator: a lock is deleted only by its holder
-//! (docs/state-and-lock.md §6.6, docs/repairs.md §7.1, docs/state-views.md §3.7, §4.7,
-//! §9). Whole-stack `state orphan` takes the lock before it deletes a record and refuses
+//! (docs/state-and-lock.md §6.6, docs/repairs.md §7.1, docs/state-views.md §3.7,
+//! docs/state-views.md §4.7, docs/state-views.md §9). Whole-stack `state orphan` takes the lock before it deletes a record and refuses
 //! a live one; `--force` and `force-unlock` act on exactly the lock they read; a lock
 //! left without a record shows in `state show` and `state list`.
 //!

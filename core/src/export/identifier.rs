@@ -96,8 +96,9 @@ fn recorded_value(
     }
     let lid = flatten_str(logical_id);
     if resource_type == SG_INGRESS {
-        // A recorded id that is there but is no rule id is said as such (docs/export.md
-        // §4.4): the row is still looked up by its physical id (§4.6).
+        // A recorded id that is there but is no rule id is said as such
+        // (docs/export.md §4.4): the row is still looked up by its physical id
+        // (docs/export.md §4.6).
         let malformed = match attr {
             Some(Value::String(s)) if !crate::text::js_trim(s).is_empty() => Some(format!(
                 "{lid}: attributes.Id holds '{}', which is not a security-group rule id (sgr- followed by hexadecimal digits)",

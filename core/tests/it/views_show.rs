@@ -498,7 +498,7 @@ fn show_json_escapes_and_parses_back_to_the_record() {
     assert!(out.find("\"10\": 2").unwrap() < out.find("\"stackName\"").unwrap());
 }
 
-// ------------------------------------------- §4.7 a lock left without a record
+// ------------------ docs/state-views.md §4.7 a lock left without a record
 
 fn lone_ctx<'a>(
     stack: &'a str,

@@ -352,7 +352,7 @@ impl<'a> Ctx<'a> {
                 role_arn: role.as_deref(),
                 // A child's stack tags: its parent row's Tags, which the adopting row
                 // keeps and CloudFormation requires to match (docs/export.md §10.6); and
-                // the tags saying which record and run created it (§10.8).
+                // the tags saying which record and run created it (docs/export.md §10.8).
                 tags: with_run_tags(&plan.stack_tags, &plan.stack, &self.carry.run.run_id),
             })
             .await

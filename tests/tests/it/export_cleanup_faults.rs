@@ -292,8 +292,8 @@ async fn export_cleanup_faults_a_refused_legacy_key_is_the_one_named() {
 /// A cleanup stopped between its lock releases (the root's released, the child's not,
 /// no report written: a Lambda that timed out there) is finished by its retry, whose
 /// renewal of the root's lock finds it gone: the retry reads that the run saved its end,
-/// releases the child's lock, still the run's, and writes the report (docs/export.md
-/// §10.4). Before, the retry failed `LockLost` and the run was aborted as failed.
+/// releases the child's lock, still the run's, and writes the report
+/// (docs/export.md §10.4). Before, the retry failed `LockLost` and the run was aborted as failed.
 #[tokio::test]
 async fn export_cleanup_faults_a_cleanup_stopped_between_its_releases_is_finished_by_its_retry() {
     let m = migrated_tree().await;
