@@ -111,7 +111,10 @@ pub async fn ensure_report(
                     e.stack,
                     region.as_deref(),
                     &why,
-                    "once the run's step still running, if any, has ended",
+                    &format!(
+                        "once {} minutes have passed since the stop (the longest a destroy-wave step runs)",
+                        WAVE_TIMEOUT_S / 60
+                    ),
                     None,
                 );
             }
@@ -155,6 +158,11 @@ async fn asked_or_record_region(
         }
     }
 }
+
+/// The longest a `destroy-wave` invocation runs (its function's `Timeout` in
+/// `infra/template.yaml`): a stopped destroy's lock may be force-unlocked only after it,
+/// when no wave of it can be deleting any more.
+pub const WAVE_TIMEOUT_S: u64 = 900;
 
 /// Why a destroy stopped abruptly (Ctrl-C twice, `runs stop --now`, a time limit) and
 /// what then: deletes in flight may still finish (a destroy run again counts them as

@@ -1352,7 +1352,7 @@ async fn notify_a_deployed_run_stopped_from_outside_is_reported_and_told_once() 
         why.starts_with("States.Aborted: ")
             && why.contains("deletes in flight may still finish")
             && why.contains(&format!(
-                "once the run's step still running, if any, has ended cdkd-flow force-unlock {stack} --stack-region {REGION}"
+                "once 15 minutes have passed since the stop (the longest a destroy-wave step runs) cdkd-flow force-unlock {stack} --stack-region {REGION}"
             )),
         "{why}"
     );

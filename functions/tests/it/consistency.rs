@@ -411,3 +411,17 @@ fn the_approval_step_may_only_read_and_write_the_runs_folder() {
         );
     }
 }
+
+/// The wait a stopped destroy's report names before its force-unlock is the
+/// `destroy-wave` function's own timeout.
+#[test]
+fn the_wait_before_a_stopped_destroys_unlock_is_the_wave_functions_timeout() {
+    let (resources, _) = template();
+    let by_step = functions_by_step(&resources);
+    let wave = &resources[&by_step["destroy-wave"]];
+    assert_eq!(
+        wave.prop("Timeout"),
+        Some(cdkd_functions::refused::WAVE_TIMEOUT_S.to_string().as_str()),
+        "DestroyWaveFunction's Timeout vs refused::WAVE_TIMEOUT_S"
+    );
+}
