@@ -440,8 +440,7 @@ mod tests {
             NoticeKind::RunFailed,
             NoticeKind::CleanupFinished,
         ];
-        let mut types: Vec<_> = kinds.iter().map(|k| k.detail_type()).collect();
-        types.dedup();
+        let types: std::collections::BTreeSet<_> = kinds.iter().map(|k| k.detail_type()).collect();
         assert_eq!(types.len(), 4);
         for k in kinds {
             assert_eq!(

@@ -89,3 +89,15 @@ pub async fn real_stack(tag: &str) -> RealStack {
         topic_arn,
     }
 }
+
+/// Waits until `key` exists in `bucket`.
+pub async fn wait_for_key(bucket: &str, key: &str, timeout: std::time::Duration) {
+    let deadline = std::time::Instant::now() + timeout;
+    while h::get_text(&h::s3().await, bucket, key).await.is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {key} within {timeout:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}

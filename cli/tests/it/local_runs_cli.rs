@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use cdkd_tests as h;
 use serde_json::{json, Value};
 
-use crate::export_support::{real_stack, uniq, RealStack, REGION};
+use crate::export_support::{real_stack, uniq, wait_for_key, RealStack, REGION};
 use crate::follower::Follower;
 
 fn cli(bucket: &str, args: &[&str]) -> h::CliRun {
@@ -58,15 +58,6 @@ async fn get_json(bucket: &str, key: &str) -> Option<Value> {
     h::get_raw(&s3, bucket, key)
         .await
         .map(|(b, _)| serde_json::from_slice(&b).unwrap())
-}
-
-/// Waits until `key` exists in `bucket`.
-async fn wait_for_key(bucket: &str, key: &str, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    while get_json(bucket, key).await.is_none() {
-        assert!(Instant::now() < deadline, "no {key} within {timeout:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::export_support::{real_stack, uniq, REGION};
+use crate::export_support::{real_stack, uniq, wait_for_key, REGION};
 use cdkd_tests as h;
 use serde_json::{json, Value};
 
@@ -365,16 +365,7 @@ async fn notify_an_export_that_fails_after_its_lock_tells_the_cause_and_what_to_
             .contains("refused by the notify test"),
         "{d}"
     );
-    let report: Value = serde_json::from_str(
-        &h::get_text(
-            &h::s3().await,
-            &s.bucket,
-            &format!("cdkd/_runs/{run_id}/report.json"),
-        )
-        .await
-        .expect("report.json"),
-    )
-    .unwrap();
+    let report = report_of(&s.bucket, &run_id).await;
     // The message carries the report's redo lines and commands, as the report has them.
     assert_eq!(d["redo"], report["redo"], "{d}");
     assert_eq!(
@@ -451,14 +442,7 @@ async fn notify_a_local_export_interrupted_by_ctrl_c_tells_that_it_stopped_and_h
     let mut f = crate::follower::Follower::start(&args, &[]);
     f.wait_for("migrating (run", Duration::from_secs(120));
     let progress = format!("cdkd/_runs/{run_id}/progress.json");
-    let t0 = Instant::now();
-    while h::get_text(&h::s3().await, &s.bucket, &progress)
-        .await
-        .is_none()
-    {
-        assert!(t0.elapsed() < Duration::from_secs(60), "no {progress}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for_key(&s.bucket, &progress, Duration::from_secs(60)).await;
     f.signal(libc::SIGINT);
     let (code, stderr) = f.wait_exit(Duration::from_secs(60));
     assert_eq!(code, 1, "{stderr}");
@@ -469,16 +453,7 @@ async fn notify_a_local_export_interrupted_by_ctrl_c_tells_that_it_stopped_and_h
     );
     assert!(m.message.contains("Resume it:"), "{}", m.message);
     let e = one(inbox.events().await, "interruption events");
-    let report: Value = serde_json::from_str(
-        &h::get_text(
-            &h::s3().await,
-            &s.bucket,
-            &format!("cdkd/_runs/{run_id}/report.json"),
-        )
-        .await
-        .expect("report.json"),
-    )
-    .unwrap();
+    let report = report_of(&s.bucket, &run_id).await;
     assert_eq!(e["detail"]["outcome"], "interrupted");
     assert_eq!(e["detail"]["commands"], report["commands"], "{e}");
 }
@@ -557,14 +532,7 @@ async fn notify_a_cleanup_sends_one_digest_of_what_it_destroyed_skipped_and_why_
     put_stack(&bucket, &a, None).await;
     put_failing_stack(&bucket, &b).await;
     put_stack(&bucket, &c, None).await;
-    let now = h::now_ms();
-    h::put_raw(
-        &s3,
-        &bucket,
-        &format!("cdkd/{c}/{REGION}/lock.json"),
-        h::cdkd_lock_body("someone@laptop", now, now + 600_000, Some("deploy")).into_bytes(),
-    )
-    .await;
+    hold_lock(&bucket, &c).await;
     let pattern = format!("{tag}-*");
     let r = cli(
         &bucket,
@@ -682,11 +650,8 @@ async fn notify_a_local_cleanups_only_object_its_digest_marker_is_an_ended_run_p
 #[tokio::test]
 async fn notify_a_step_invoked_again_for_the_same_run_sends_nothing_again() {
     use cdkd_functions::export::approval::{run, ApprovalInput};
-    let sdk = h::sdk().await;
     let inbox = inbox().await;
-    let mut deps = cdkd_functions::Deps::from_sdk(sdk.clone(), None).await;
-    deps.notify =
-        cdkd_aws::notify::Notifier::new(&sdk, Some(inbox.topic.clone()), Some(inbox.bus.clone()));
+    let deps = notify_deps(&inbox).await;
     let bucket = h::fresh_bucket(&h::s3().await).await;
     let run_id = "export-App-notify-once";
     let input = |token: &str| -> ApprovalInput {
@@ -1178,17 +1143,7 @@ async fn notify_a_local_export_refused_at_its_lock_tells_once_though_the_cli_als
     args.extend(inbox.args());
     let child = spawn(&args);
     let approval = format!("cdkd/_runs/{run_id}/approval.json");
-    let t0 = Instant::now();
-    while h::get_text(&h::s3().await, &s.bucket, &approval)
-        .await
-        .is_none()
-    {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "no approval request"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    wait_for_key(&s.bucket, &approval, Duration::from_secs(60)).await;
     hold_lock(&s.bucket, &s.stack).await;
     let r = cli(&s.bucket, &["runs", "approve", &run_id, "--local"], &[]);
     assert_eq!(r.code, 0, "{r:?}");
@@ -1343,7 +1298,8 @@ async fn notify_a_deployed_run_stopped_from_outside_is_reported_and_told_once() 
     let r = step("run-ended", status_change(&destroy_id, "ABORTED", &input)).await;
     assert_eq!(r["report"], "written", "{r}");
     let (m, d) = one_failure(&inbox).await;
-    assert_ne!(m.attr("outcome"), "refused");
+    assert_eq!(m.attr("outcome"), "failed");
+    assert_eq!(d["outcome"], "failed");
     assert_eq!(d["region"], REGION, "{d}");
     let report = report_of(&s.bucket, &destroy_id).await;
     assert_ne!(report["refused"], true, "{report}");
