@@ -328,24 +328,7 @@ impl Measured {
 
 /// A raw request to the emulator's own endpoint; the response body.
 async fn emulator_call(method: &str, path: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let url = h::endpoint();
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
-    let req =
-        format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-    let mut s = tokio::net::TcpStream::connect(&addr)
-        .await
-        .expect("connect to the emulator");
-    s.write_all(req.as_bytes()).await.expect("send");
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).await.expect("read");
-    assert!(
-        resp.starts_with("HTTP/1.1 200") || resp.starts_with("HTTP/1.0 200"),
-        "{path}: {resp}"
-    );
+    let resp = h::emulator_request(method, path, "", "").await;
     resp.split_once("\r\n\r\n")
         .map(|(_, b)| b.to_string())
         .unwrap_or_default()

@@ -267,6 +267,12 @@ pub fn bin_command(bin: &std::path::Path, args: &[&str]) -> std::process::Comman
 /// POSTs raw to the emulator (its own `/moto-api/...`, or a form-encoded AWS call the
 /// SDKs here do not have) and returns the response; panics unless it is a 2xx.
 pub async fn emulator_post(path: &str, body: &str, extra_headers: &str) -> String {
+    emulator_request("POST", path, body, extra_headers).await
+}
+
+/// A raw `method` request to the emulator's own endpoint; the whole response (status
+/// line, headers, body). Panics unless it is a 2xx.
+pub async fn emulator_request(method: &str, path: &str, body: &str, extra_headers: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let url = endpoint();
     let addr = url
@@ -274,7 +280,7 @@ pub async fn emulator_post(path: &str, body: &str, extra_headers: &str) -> Strin
         .trim_end_matches('/')
         .to_string();
     let req = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\n{extra_headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{extra_headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
