@@ -73,14 +73,6 @@ impl Notifier {
         )
     }
 
-    pub fn topic(&self) -> Option<&str> {
-        self.topic.as_ref().map(|(t, _)| t.as_str())
-    }
-
-    pub fn bus(&self) -> Option<&str> {
-        self.bus.as_ref().map(|(b, _)| b.as_str())
-    }
-
     /// Sends `n` to every target: the topic gets the subject and text of
     /// `cdkd_core::view::notify` with the attributes `kind`, `operation`, `outcome`,
     /// `runId` (and `stack`); the bus gets an event of source `cdkd-flow`, the kind's

@@ -419,10 +419,6 @@ impl StateStore {
             .map_err(|e| Failure::from_sdk(&e))
     }
 
-    /// Deletes the noncurrent versions of exactly `key` (rows of `ListObjectVersions`
-    /// whose `IsLatest` is false, delete markers included) in batches of at most 1000;
-    /// the current version is never touched. Returns how many were deleted. On an
-    /// unversioned bucket there is nothing to delete.
     /// One quiet `DeleteObjects` request (at most 1,000 objects): the objects S3 did not
     /// delete, each as `(key, "<code>: <message>")`, flattened. `Err`: the request failed.
     pub(crate) async fn delete_objects_batch(
@@ -464,6 +460,10 @@ impl StateStore {
             .collect())
     }
 
+    /// Deletes the noncurrent versions of exactly `key` (rows of `ListObjectVersions`
+    /// whose `IsLatest` is false, delete markers included) in batches of at most 1000;
+    /// the current version is never touched. Returns how many were deleted. On an
+    /// unversioned bucket there is nothing to delete.
     pub async fn purge_noncurrent_versions(&self, key: &str) -> Result<usize, StoreError> {
         use aws_sdk_s3::types::ObjectIdentifier;
         let mut doomed: Vec<ObjectIdentifier> = Vec::new();

@@ -186,6 +186,43 @@ fn held_clause(lock: Option<&LockInfo>, now_ms: i64) -> (String, bool) {
     (format!("held by {owner}{op}{since}, {expiry}"), true)
 }
 
+/// The longest a `destroy-wave` invocation runs (its function's `Timeout` in
+/// `infra/template.yaml`): a stopped destroy's lock may be force-unlocked only after it,
+/// when no wave of it can be deleting any more.
+pub const WAVE_TIMEOUT_S: u64 = 900;
+
+/// Why a destroy stopped abruptly (Ctrl-C twice, `runs stop --now`, a time limit) and
+/// what then: deletes in flight may still finish (a destroy run again counts them as
+/// deleted); its lock stays held until it expires, or the force-unlock command (printed
+/// only when every value prints faithfully, docs/state-and-lock.md §7) releases it
+/// `after` the run has ended; `again`: the command that runs it again.
+pub fn destroy_stopped_cause(
+    bucket: &str,
+    prefix: &str,
+    stack: &str,
+    stack_region: Option<&str>,
+    cause: &str,
+    after: &str,
+    again: Option<&str>,
+) -> String {
+    let unlock = recovery_command(&ContentionContext {
+        subject: Subject::Stack,
+        stack,
+        region: stack_region,
+        profile: None,
+        bucket: Some(bucket),
+        prefix,
+    })
+    .map(|c| format!(", or {after} {c} releases it"))
+    .unwrap_or_default();
+    let again = again
+        .map(|c| format!("; then run it again with {c}"))
+        .unwrap_or_default();
+    format!(
+        "{cause}: deletes in flight may still finish; the lock stays held until it expires (30 minutes after its last renewal){unlock}{again}"
+    )
+}
+
 /// A value is printable in the command when sanitising leaves it unchanged and it is
 /// non-empty, at most 1152 code points and does not start with `-`.
 fn printable(value: &str, sanitised: &str) -> bool {

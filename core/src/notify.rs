@@ -313,16 +313,14 @@ pub fn destroy_ended(
     refused: bool,
     report_key: &str,
 ) -> Notice {
-    let (kind, outcome) = if complete {
-        (NoticeKind::RunSucceeded, "destroyed")
-    } else if refused {
-        (NoticeKind::RunFailed, "refused")
-    } else if aborted.is_some() {
-        (NoticeKind::RunFailed, "failed")
-    } else if stacks.iter().any(|s| s.result == RunResult::Interrupted) {
-        (NoticeKind::RunFailed, "interrupted")
-    } else {
-        (NoticeKind::RunFailed, "partial")
+    use crate::destroy::model::{destroy_end, DestroyEnd};
+    let interrupted = stacks.iter().any(|s| s.result == RunResult::Interrupted);
+    let (kind, outcome) = match destroy_end(complete, refused, aborted.is_some(), interrupted) {
+        DestroyEnd::Destroyed => (NoticeKind::RunSucceeded, "destroyed"),
+        DestroyEnd::Refused => (NoticeKind::RunFailed, "refused"),
+        DestroyEnd::Aborted => (NoticeKind::RunFailed, "failed"),
+        DestroyEnd::Stopped => (NoticeKind::RunFailed, "interrupted"),
+        DestroyEnd::Partial => (NoticeKind::RunFailed, "partial"),
     };
     let mut n = Notice::new(kind, "destroy", run_id, outcome);
     n.stack = Some(stack.to_string());

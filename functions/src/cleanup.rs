@@ -22,7 +22,7 @@ const READ_CONCURRENCY: usize = 8;
 #[serde(rename_all = "camelCase")]
 pub struct CleanupInput {
     pub state_bucket: String,
-    #[serde(default = "default_prefix")]
+    #[serde(default = "crate::deps::default_prefix")]
     pub state_prefix: String,
     /// Stack-name glob (`*`, `?`), see `cdkd_core::cleanup::NamePattern`.
     pub pattern: String,
@@ -35,10 +35,6 @@ pub struct CleanupInput {
     /// `true`, `false`, or the same as a string.
     #[serde(default, deserialize_with = "loose_bool")]
     pub dry_run: bool,
-}
-
-fn default_prefix() -> String {
-    cdkd_core::keys::DEFAULT_PREFIX.to_string()
 }
 
 fn regions_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {

@@ -132,3 +132,9 @@ impl Deps {
         (self.now_ms)()
     }
 }
+
+/// The state prefix an input that names none means (`cdkd`): the serde default of every
+/// step input's `statePrefix`.
+pub fn default_prefix() -> String {
+    cdkd_core::keys::DEFAULT_PREFIX.to_string()
+}

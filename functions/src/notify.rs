@@ -62,12 +62,8 @@ pub struct CleanupNotifyInput {
 #[serde(rename_all = "camelCase")]
 pub struct RunFolder {
     pub state_bucket: String,
-    #[serde(default = "default_prefix")]
+    #[serde(default = "crate::deps::default_prefix")]
     pub state_prefix: String,
-}
-
-fn default_prefix() -> String {
-    cdkd_core::keys::DEFAULT_PREFIX.to_string()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

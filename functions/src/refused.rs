@@ -96,37 +96,30 @@ pub async fn ensure_report(
             runs::write(store, &key, &r).await.map(|_| notice)
         }
         Operation::Destroy => {
-            let mut why = cdkd_core::contention::without_unlock_advice(&format!(
+            let why = cdkd_core::contention::without_unlock_advice(&format!(
                 "{}: {}",
                 flatten_str(e.error),
                 flatten_str(e.cause)
             ));
-            let mut region = e.stack_region.map(str::to_string);
+            let mut r =
+                destroy_report(store, e.run_id, e.stack, e.stack_region, &why, !e.stopped).await;
             if e.stopped {
-                // The unlock command names the region the report will.
-                region = asked_or_record_region(store, e.stack, e.stack_region).await;
-                why = destroy_stopped_cause(
+                // Its deletes and lock outlive the stop; the unlock command names the
+                // region the report does.
+                let region = (!r.region.is_empty()).then_some(r.region.as_str());
+                r.aborted = Some(cdkd_core::contention::destroy_stopped_cause(
                     &store.bucket,
                     &store.prefix,
                     e.stack,
-                    region.as_deref(),
+                    region,
                     &why,
                     &format!(
                         "once {} minutes have passed since the stop (the longest a destroy-wave step runs)",
-                        WAVE_TIMEOUT_S / 60
+                        cdkd_core::contention::WAVE_TIMEOUT_S / 60
                     ),
                     None,
-                );
+                ));
             }
-            let r = destroy_report(
-                store,
-                e.run_id,
-                e.stack,
-                region.as_deref(),
-                &why,
-                !e.stopped,
-            )
-            .await;
             let notice = notice_of(&r, &key);
             runs::write(store, &key, &r).await.map(|_| notice)
         }
@@ -157,44 +150,6 @@ async fn asked_or_record_region(
             None
         }
     }
-}
-
-/// The longest a `destroy-wave` invocation runs (its function's `Timeout` in
-/// `infra/template.yaml`): a stopped destroy's lock may be force-unlocked only after it,
-/// when no wave of it can be deleting any more.
-pub const WAVE_TIMEOUT_S: u64 = 900;
-
-/// Why a destroy stopped abruptly (Ctrl-C twice, `runs stop --now`, a time limit) and
-/// what then: deletes in flight may still finish (a destroy run again counts them as
-/// deleted); its lock stays held until it expires, or the force-unlock command (printed
-/// only when every value prints faithfully, docs/state-and-lock.md §7) releases it
-/// `after` the run has ended; `again`: the command that runs it again.
-pub fn destroy_stopped_cause(
-    bucket: &str,
-    prefix: &str,
-    stack: &str,
-    stack_region: Option<&str>,
-    cause: &str,
-    after: &str,
-    again: Option<&str>,
-) -> String {
-    let unlock =
-        cdkd_core::contention::recovery_command(&cdkd_core::contention::ContentionContext {
-            subject: cdkd_core::contention::Subject::Stack,
-            stack,
-            region: stack_region,
-            profile: None,
-            bucket: Some(bucket),
-            prefix,
-        })
-        .map(|c| format!(", or {after} {c} releases it"))
-        .unwrap_or_default();
-    let again = again
-        .map(|c| format!("; then run it again with {c}"))
-        .unwrap_or_default();
-    format!(
-        "{cause}: deletes in flight may still finish; the lock stays held until it expires (30 minutes after its last renewal){unlock}{again}"
-    )
 }
 
 /// Tells a report written by whoever noticed the run's end (`written`: its notice, or
@@ -282,16 +237,12 @@ pub struct RunInput {
     #[serde(default)]
     pub stack_region: Option<String>,
     pub state_bucket: String,
-    #[serde(default = "default_prefix", alias = "prefix")]
+    #[serde(default = "crate::deps::default_prefix", alias = "prefix")]
     pub state_prefix: String,
     #[serde(default)]
     pub dry_run: bool,
     #[serde(default)]
     pub resume: Option<String>,
-}
-
-fn default_prefix() -> String {
-    cdkd_core::keys::DEFAULT_PREFIX.to_string()
 }
 
 /// A caught error as Step Functions passes it (`Cause` may be absent).

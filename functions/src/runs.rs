@@ -134,20 +134,9 @@ pub async fn write_immutable<T: Serialize>(
 }
 
 /// Reads an export run's `progress.json`: in a local run (`deps.local`), what this
-/// process last wrote there when it did (see `Deps::written`), else from S3.
-pub async fn read_run_record<T: DeserializeOwned>(
-    deps: &crate::Deps,
-    store: &StateStore,
-    key: &str,
-) -> Result<Option<T>, StepError> {
-    Ok(read_run_record_tagged(deps, store, key)
-        .await?
-        .map(|(v, _)| v))
-}
-
-/// [`read_run_record`] with the ETag it was read at from S3 (`None` when it came from
-/// this process's memory): a deployed step writes the record back only over that
-/// version ([`write_run_record_over`]).
+/// process last wrote there when it did (see `Deps::written`), else from S3, with the
+/// ETag it was read at (`None` when it came from this process's memory): a deployed
+/// step writes the record back only over that version ([`write_run_record_over`]).
 pub async fn read_run_record_tagged<T: DeserializeOwned>(
     deps: &crate::Deps,
     store: &StateStore,
@@ -179,7 +168,7 @@ pub fn remembered<T: DeserializeOwned>(
 }
 
 /// Writes an export run's `progress.json`, and keeps it in memory for the next step of
-/// a local run (see [`read_run_record`]).
+/// a local run (see [`read_run_record_tagged`]).
 pub async fn write_run_record<T: Serialize>(
     deps: &crate::Deps,
     store: &StateStore,

@@ -377,7 +377,7 @@ async fn write_interrupted_report(
             &meta.run_id,
             &meta.stack,
             meta.stack_region.as_deref(),
-            &cdkd_functions::refused::destroy_stopped_cause(
+            &cdkd_core::contention::destroy_stopped_cause(
                 &store.bucket,
                 &store.prefix,
                 &meta.stack,
@@ -481,19 +481,16 @@ pub async fn report_outcome(
     Ok(r.map(|r| destroy_outcome(&r).to_string()))
 }
 
-/// A destroy report's outcome in one word.
+/// A destroy report's outcome in one word (`cdkd_core::destroy::model::destroy_end`).
 pub fn destroy_outcome(r: &RunReport) -> &'static str {
-    use cdkd_core::destroy::model::RunResult;
-    if r.complete {
-        "destroyed"
-    } else if r.refused {
-        "refused"
-    } else if r.stacks.iter().any(|s| s.result == RunResult::Interrupted) {
-        "stopped"
-    } else if r.aborted.is_some() {
-        "aborted"
-    } else {
-        "partial"
+    use cdkd_core::destroy::model::{destroy_end, DestroyEnd, RunResult};
+    let interrupted = r.stacks.iter().any(|s| s.result == RunResult::Interrupted);
+    match destroy_end(r.complete, r.refused, r.aborted.is_some(), interrupted) {
+        DestroyEnd::Destroyed => "destroyed",
+        DestroyEnd::Refused => "refused",
+        DestroyEnd::Aborted => "aborted",
+        DestroyEnd::Stopped => "stopped",
+        DestroyEnd::Partial => "partial",
     }
 }
 
@@ -723,7 +720,7 @@ mod tests {
 
     #[test]
     fn an_interrupted_local_destroy_names_the_unlock_of_its_own_stack_once_it_has_ended() {
-        let c = cdkd_functions::refused::destroy_stopped_cause(
+        let c = cdkd_core::contention::destroy_stopped_cause(
             "b",
             "cdkd",
             "App",

@@ -633,3 +633,49 @@ mod tests {
         assert_eq!(v["by"], "Fn");
     }
 }
+
+/// How a destroy run ended, from its report: one precedence for every view (the
+/// message's outcome, `runs list --local`), each of which names it in its own word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DestroyEnd {
+    /// Every stack destroyed.
+    Destroyed,
+    /// Ended before its plan: nothing destroyed.
+    Refused,
+    /// Stopped on an error or abruptly (the report names the cause).
+    Aborted,
+    /// Stopped gracefully: some stacks left interrupted.
+    Stopped,
+    /// Ended with something left (a delete that failed, a refusal mid-way).
+    Partial,
+}
+
+/// [`DestroyEnd`] of a report: `complete`, `refused`, whether it names an abort cause,
+/// whether any stack was left interrupted.
+pub fn destroy_end(complete: bool, refused: bool, aborted: bool, interrupted: bool) -> DestroyEnd {
+    if complete {
+        DestroyEnd::Destroyed
+    } else if refused {
+        DestroyEnd::Refused
+    } else if aborted {
+        DestroyEnd::Aborted
+    } else if interrupted {
+        DestroyEnd::Stopped
+    } else {
+        DestroyEnd::Partial
+    }
+}
+
+#[cfg(test)]
+mod destroy_end_tests {
+    use super::{destroy_end, DestroyEnd};
+
+    #[test]
+    fn a_destroys_end_has_one_precedence_an_abort_over_interrupted_stacks() {
+        assert_eq!(destroy_end(true, true, true, true), DestroyEnd::Destroyed);
+        assert_eq!(destroy_end(false, true, true, true), DestroyEnd::Refused);
+        assert_eq!(destroy_end(false, false, true, true), DestroyEnd::Aborted);
+        assert_eq!(destroy_end(false, false, false, true), DestroyEnd::Stopped);
+        assert_eq!(destroy_end(false, false, false, false), DestroyEnd::Partial);
+    }
+}

@@ -461,6 +461,14 @@ impl ExportRun {
     pub fn stack_mut(&mut self, stack: &str) -> Option<&mut StackProgress> {
         self.stacks.iter_mut().find(|s| s.stack == stack)
     }
+
+    /// Whether the cleanup deleted every record and saved the run's end (docs/export.md
+    /// §10.4): all that can be left is releasing the locks and writing the report.
+    pub fn cleanup_saved_end(&self) -> bool {
+        self.finished_ms.is_some()
+            && !self.stacks.is_empty()
+            && self.stacks.iter().all(|s| s.stage == StackStage::Cleaned)
+    }
 }
 
 /// Why a plan cannot be executed, before any lock (docs/export.md §10.1): a child with

@@ -30,7 +30,7 @@ pub struct DestroyInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_region: Option<String>,
     pub state_bucket: String,
-    #[serde(default = "default_prefix")]
+    #[serde(default = "crate::deps::default_prefix")]
     pub state_prefix: String,
     /// Destroy a nested child on its own (cdkd's `state destroy` escape hatch).
     #[serde(default)]
@@ -41,10 +41,6 @@ pub struct DestroyInput {
     /// Turn per-resource deletion protection off before deleting (explicit opt-in).
     #[serde(default)]
     pub remove_protection: bool,
-}
-
-fn default_prefix() -> String {
-    cdkd_core::keys::DEFAULT_PREFIX.to_string()
 }
 
 /// Identifies a run and where its artifacts live.

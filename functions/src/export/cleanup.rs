@@ -90,14 +90,11 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
         )));
     }
     rec.finished_ms = Some(ctx.now());
-    rec.log.push(RELEASED.into());
+    rec.log
+        .push("cleanup: records deleted, locks released".into());
     ctx.save(&rec).await?;
     finish(&ctx, &rec, &plan, &warnings).await
 }
-
-/// The log line the cleanup saves once every record is deleted, before it releases the
-/// locks.
-const RELEASED: &str = "cleanup: records deleted, locks released";
 
 /// A cleanup whose lock was lost: the retry of one that saved its end and was stopped
 /// while releasing the locks (the root's released, a child's not) finishes it, releasing
@@ -106,10 +103,7 @@ const RELEASED: &str = "cleanup: records deleted, locks released";
 async fn retried(carry: Carry, deps: &Deps, lost: StepError) -> Result<CleanupOutput, StepError> {
     let ctx = Ctx::without_renewal(carry, deps);
     let rec = ctx.progress().await?;
-    let ended = rec.finished_ms.is_some()
-        && rec.log.last().map(String::as_str) == Some(RELEASED)
-        && rec.stacks.iter().all(|s| s.stage == StackStage::Cleaned);
-    if !ended {
+    if !rec.cleanup_saved_end() {
         return Err(lost);
     }
     // An attempt that also wrote the report (and failed after it): that report stands,

@@ -37,7 +37,7 @@ pub struct ExportInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_region: Option<String>,
     pub state_bucket: String,
-    #[serde(default = "default_prefix", alias = "prefix")]
+    #[serde(default = "crate::deps::default_prefix", alias = "prefix")]
     pub state_prefix: String,
     /// cdkd stack name (`<parent>~<LogicalId>` for a nested child) → the S3 key of the
     /// template the CLI uploaded for it.
@@ -93,10 +93,6 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D:
         Some(OneOrMany::One(s)) => vec![s],
         Some(OneOrMany::Many(v)) => v,
     })
-}
-
-fn default_prefix() -> String {
-    cdkd_core::keys::DEFAULT_PREFIX.to_string()
 }
 
 /// The command's planning options (docs/export.md §1).

@@ -421,7 +421,7 @@ fn the_wait_before_a_stopped_destroys_unlock_is_the_wave_functions_timeout() {
     let wave = &resources[&by_step["destroy-wave"]];
     assert_eq!(
         wave.prop("Timeout"),
-        Some(cdkd_functions::refused::WAVE_TIMEOUT_S.to_string().as_str()),
-        "DestroyWaveFunction's Timeout vs refused::WAVE_TIMEOUT_S"
+        Some(cdkd_core::contention::WAVE_TIMEOUT_S.to_string().as_str()),
+        "DestroyWaveFunction's Timeout vs contention::WAVE_TIMEOUT_S"
     );
 }
