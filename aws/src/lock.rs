@@ -160,8 +160,9 @@ pub enum ForceReleased {
     /// place.
     Live(Box<LockInfo>),
     /// A cdkd-flow export run's lock (`cdkd_core::contention::export_run`), and export
-    /// locks were to be kept: left in place.
-    ExportRun(Box<LockInfo>),
+    /// locks were to be kept: left in place. With the object read, for a caller that,
+    /// after a check of its own, deletes exactly it ([`LockManager::delete_read_lock`]).
+    ExportRun(Box<LockInfo>, Box<ReadLock>),
 }
 
 /// The lock protocol over one bucket and prefix.
@@ -655,7 +656,7 @@ impl LockManager {
             .as_ref()
             .filter(|i| !abandon_export && cdkd_core::contention::export_run(i).is_some())
         {
-            return Ok(ForceReleased::ExportRun(i.clone()));
+            return Ok(ForceReleased::ExportRun(i.clone(), Box::new(read)));
         }
         if let Some(i) = info
             .as_ref()
@@ -681,7 +682,19 @@ impl LockManager {
                 region_label(region)
             ),
         }
-        Ok(match self.delete_read(stack, region, &read).await? {
+        self.delete_read_lock(stack, region, &read).await
+    }
+
+    /// Deletes exactly the lock object `read` ([`LockManager::delete_read`]) and says
+    /// what it found: a lock written since is left in place (`Changed`).
+    pub async fn delete_read_lock(
+        &self,
+        stack: &str,
+        region: Option<&str>,
+        read: &ReadLock,
+    ) -> Result<ForceReleased, LockError> {
+        let info = read.content.info().cloned().map(Box::new);
+        Ok(match self.delete_read(stack, region, read).await? {
             ReadLockOutcome::Done => match info {
                 Some(i) => ForceReleased::Held(i),
                 None => ForceReleased::Unreadable,

@@ -158,7 +158,7 @@ pub fn released_line(
             "{where_}: the lock changed after it was read (it was {}); nothing was deleted and the newer lock was left in place",
             was(i)
         )),
-        ForceReleased::ExportRun(i) => Err(format!(
+        ForceReleased::ExportRun(i, _) => Err(format!(
             "{where_}: the lock is held by {}; it was left in place. {}",
             holder(i),
             cdkd_core::contention::export_run(i)
@@ -218,15 +218,20 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 .locks
                 .force_release_detailed(stack, region, a.if_expired, a.abandon_export)
                 .await;
-            if matches!(found, Ok(ForceReleased::ExportRun(_)))
-                && !has_record(&ctx.store, stack, region).await
-            {
-                // An export run's lock with no record beside it: no deploy or destroy of
-                // a record can delete what its CloudFormation stack owns (docs/state-and-lock.md §7).
-                found = ctx
-                    .locks
-                    .force_release_detailed(stack, region, a.if_expired, true)
-                    .await;
+            if let Ok(ForceReleased::ExportRun(info, read)) = &found {
+                if !has_record(&ctx.store, stack, region).await {
+                    // An export run's lock with no record beside it: no deploy or destroy
+                    // of a record can delete what its CloudFormation stack owns
+                    // (docs/state-and-lock.md §7). Exactly the lock read is deleted (one
+                    // taken since is left in place), and under --if-expired only once it
+                    // has expired.
+                    found = if a.if_expired && !cdkd_core::lock::is_expired(info, now_ms()) {
+                        Ok(ForceReleased::Live(info.clone()))
+                    } else {
+                        let read = read.clone();
+                        ctx.locks.delete_read_lock(stack, region, &read).await
+                    };
+                }
             }
             match found {
                 Ok(found) => match released_line(stack, &target, &found, now_ms()) {
