@@ -90,7 +90,8 @@ pub async fn real_stack(tag: &str) -> RealStack {
     }
 }
 
-/// Waits until `key` exists in `bucket`.
+/// Waits until `key` exists in `bucket`, looking every 20 ms (a test that acts on a
+/// run while it goes, as the Ctrl-C one, must see the key soon after it is written).
 pub async fn wait_for_key(bucket: &str, key: &str, timeout: std::time::Duration) {
     let deadline = std::time::Instant::now() + timeout;
     while h::get_text(&h::s3().await, bucket, key).await.is_none() {
@@ -98,6 +99,6 @@ pub async fn wait_for_key(bucket: &str, key: &str, timeout: std::time::Duration)
             std::time::Instant::now() < deadline,
             "no {key} within {timeout:?}"
         );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
