@@ -90,8 +90,7 @@ pub async fn real_stack(tag: &str) -> RealStack {
     }
 }
 
-/// Waits until `key` exists in `bucket`, looking every 20 ms (a test that acts on a
-/// run while it goes, as the Ctrl-C one, must see the key soon after it is written).
+/// Waits until `key` exists in `bucket`, looking every 100 ms.
 pub async fn wait_for_key(bucket: &str, key: &str, timeout: std::time::Duration) {
     let deadline = std::time::Instant::now() + timeout;
     while h::get_text(&h::s3().await, bucket, key).await.is_none() {
@@ -99,6 +98,51 @@ pub async fn wait_for_key(bucket: &str, key: &str, timeout: std::time::Duration)
             std::time::Instant::now() < deadline,
             "no {key} within {timeout:?}"
         );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+}
+
+/// A local export of `s` (without `--fast`, with `extra`) held after its lock: the
+/// emulator throttles every `DescribeChangeSet` of the stack until the returned guard is
+/// dropped, so the run's first poll keeps retrying (its client's backoff, then the
+/// `Poll` state's `Retry`) and the run cannot end on its own while a test signals it.
+/// Returns once the run has written its `progress.json` (its lock is held) and its first
+/// poll has been refused.
+pub async fn export_held_after_its_lock(
+    s: &RealStack,
+    run_id: &str,
+    extra: &[&str],
+) -> (crate::follower::Follower, h::faults::FaultGuard) {
+    use h::faults::{exact, inject_fault, Fault};
+    let hold = inject_fault(&Fault::cfn(
+        "DescribeChangeSet",
+        &[("StackName", &exact(&s.stack))],
+        "Throttling",
+        "Rate exceeded",
+    ));
+    let mut args: Vec<&str> = s
+        .export_args(run_id, &["-y"])
+        .into_iter()
+        .filter(|a| *a != "--fast")
+        .collect();
+    args.extend_from_slice(extra);
+    let mut f = crate::follower::Follower::start(&args, &[]);
+    f.wait_for("migrating (run", std::time::Duration::from_secs(120));
+    wait_for_key(
+        &s.bucket,
+        &format!("cdkd/_runs/{run_id}/progress.json"),
+        std::time::Duration::from_secs(60),
+    )
+    .await;
+    // Held for certain: its poll has been refused at least once.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while hold.state().map_or(0, |v| v["hits"].as_u64().unwrap_or(0)) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run of {} never polled its change set",
+            s.stack
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    (f, hold)
 }

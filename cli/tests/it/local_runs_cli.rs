@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use cdkd_tests as h;
 use serde_json::{json, Value};
 
-use crate::export_support::{real_stack, uniq, wait_for_key, RealStack, REGION};
+use crate::export_support::{export_held_after_its_lock, real_stack, uniq, RealStack, REGION};
 use crate::follower::Follower;
 
 fn cli(bucket: &str, args: &[&str]) -> h::CliRun {
@@ -272,23 +272,6 @@ async fn local_runs_are_runs_watch_a_finished_local_run() {
     assert_eq!(json_of(&json)["complete"], true);
 }
 
-/// Starts a real local export of `s` (no `--fast`: its waits leave time to stop it
-/// mid-run) and waits until it holds its lock and has written progress.json.
-async fn export_until_locked(s: &RealStack, run_id: &str) -> Follower {
-    let args = s.export_args(run_id, &["-y"]);
-    // No --fast: drop it from the support's arguments.
-    let args: Vec<&str> = args.into_iter().filter(|a| *a != "--fast").collect();
-    let mut f = Follower::start(&args, &[]);
-    f.wait_for("migrating (run", Duration::from_secs(120));
-    wait_for_key(
-        &s.bucket,
-        &format!("cdkd/_runs/{run_id}/progress.json"),
-        Duration::from_secs(60),
-    )
-    .await;
-    f
-}
-
 fn resume_without_fast(s: &RealStack, run_id: &str) -> String {
     resume_of(s, run_id, &["-y"])
 }
@@ -297,7 +280,7 @@ fn resume_without_fast(s: &RealStack, run_id: &str) -> String {
 async fn local_runs_are_runs_a_killed_local_export_is_interrupted_with_its_resume_command() {
     let s = real_stack("LocalKilled").await;
     let run_id = uniq("export-LocalKilled");
-    let mut f = export_until_locked(&s, &run_id).await;
+    let (mut f, _hold) = export_held_after_its_lock(&s, &run_id, &[]).await;
     f.signal(libc::SIGKILL);
     let (code, _) = f.wait_exit(Duration::from_secs(30));
     assert_ne!(code, 0);
@@ -359,7 +342,7 @@ async fn run_pid(bucket: &str, run_id: &str) -> u64 {
 async fn local_runs_are_runs_ctrl_c_leaves_a_report_saying_interrupted_and_how_to_resume() {
     let s = real_stack("LocalCtrlC").await;
     let run_id = uniq("export-LocalCtrlC");
-    let mut f = export_until_locked(&s, &run_id).await;
+    let (mut f, hold) = export_held_after_its_lock(&s, &run_id, &[]).await;
     f.signal(libc::SIGINT);
     let (code, stderr) = f.wait_exit(Duration::from_secs(60));
     assert_eq!(code, 1, "{stderr}");
@@ -399,6 +382,21 @@ async fn local_runs_are_runs_ctrl_c_leaves_a_report_saying_interrupted_and_how_t
     // Nothing advises deleting a stack that may own imported resources.
     assert!(!show.stdout.contains("delete-stack"), "{}", show.stdout);
     assert!(!show.stdout.contains("delete it"), "{}", show.stdout);
+
+    // Once CloudFormation answers again, the command the report names resumes the run
+    // and migrates it.
+    drop(hold);
+    let args: Vec<&str> = s
+        .export_args(&run_id, &["-y"])
+        .into_iter()
+        .filter(|a| *a != "--fast")
+        .collect();
+    let again = crate::run_cli_env(&args, &[]);
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    let report = get_json(&s.bucket, &format!("cdkd/_runs/{run_id}/report.json"))
+        .await
+        .expect("report.json");
+    assert_eq!(report["outcome"], "migrated", "{report:#}");
 }
 
 /// A lock someone else holds is read before planning (docs/export.md §10.8): the export

@@ -432,17 +432,8 @@ async fn notify_a_local_export_interrupted_by_ctrl_c_tells_that_it_stopped_and_h
     let s = real_stack("NotifyCtrlC").await;
     let inbox = inbox().await;
     let run_id = format!("export-{}-ctrlc", s.stack);
-    // Not --fast, so that the run is still going when the signal comes.
-    let mut args: Vec<&str> = s
-        .export_args(&run_id, &["-y"])
-        .into_iter()
-        .filter(|a| *a != "--fast")
-        .collect();
-    args.extend(inbox.args());
-    let mut f = crate::follower::Follower::start(&args, &[]);
-    f.wait_for("migrating (run", Duration::from_secs(120));
-    let progress = format!("cdkd/_runs/{run_id}/progress.json");
-    wait_for_key(&s.bucket, &progress, Duration::from_secs(60)).await;
+    let (mut f, _hold) =
+        crate::export_support::export_held_after_its_lock(&s, &run_id, &inbox.args()).await;
     f.signal(libc::SIGINT);
     let (code, stderr) = f.wait_exit(Duration::from_secs(60));
     assert_eq!(code, 1, "{stderr}");
