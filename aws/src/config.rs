@@ -98,11 +98,17 @@ fn s3_config(cfg: &SdkConfig, region: Option<&str>) -> aws_sdk_s3::Config {
 /// `us-east-1`. The profile's `region =` is deliberately not consulted. An empty value
 /// counts as absent.
 pub fn cli_region(flag: Option<&str>, aws_region_env: Option<&str>) -> String {
+    explicit_region(flag, aws_region_env).unwrap_or_else(|| FALLBACK_REGION.to_owned())
+}
+
+/// The region the user named: `--region`, else `AWS_REGION`, lower-cased; `None` leaves
+/// it to the SDK's chain (the profile's `region =`; [`load_sdk_config`] falls back to
+/// `us-east-1`). An empty value counts as absent.
+pub fn explicit_region(flag: Option<&str>, aws_region_env: Option<&str>) -> Option<String> {
     flag.map(str::trim)
         .filter(|r| !r.is_empty())
         .or_else(|| aws_region_env.map(str::trim).filter(|r| !r.is_empty()))
         .map(str::to_lowercase)
-        .unwrap_or_else(|| FALLBACK_REGION.to_owned())
 }
 
 #[cfg(test)]
@@ -163,5 +169,20 @@ mod tests {
     fn cli_region_defaults_to_us_east_1() {
         assert_eq!(cli_region(None, None), "us-east-1");
         assert_eq!(cli_region(Some(""), Some("")), "us-east-1");
+    }
+
+    /// The SDK's clients get only a region the user named: none leaves the profile's.
+    #[test]
+    fn explicit_region_is_the_flag_else_the_env_lower_cased_else_none() {
+        assert_eq!(
+            explicit_region(Some(" EU-West-1 "), Some("us-west-2")).as_deref(),
+            Some("eu-west-1")
+        );
+        assert_eq!(
+            explicit_region(Some(""), Some("AP-South-1")).as_deref(),
+            Some("ap-south-1")
+        );
+        assert_eq!(explicit_region(None, Some("  ")), None);
+        assert_eq!(explicit_region(None, None), None);
     }
 }

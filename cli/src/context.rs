@@ -3,7 +3,7 @@
 //! it (docs/state-and-lock.md §1).
 
 use cdkd_aws::bucket::{account_id, resolve_bucket, state_bucket_client};
-use cdkd_aws::config::{cli_region, load_sdk_config};
+use cdkd_aws::config::{cli_region, explicit_region, load_sdk_config};
 use cdkd_aws::SdkConfig;
 use cdkd_aws::{LockManager, StateStore};
 use cdkd_core::contention::{ContentionContext, Subject};
@@ -55,13 +55,7 @@ fn env_nonempty(name: &str) -> Option<String> {
 pub async fn build(g: &GlobalOpts) -> Result<Ctx, CliError> {
     let aws_region = env_nonempty("AWS_REGION");
     let cli_region = cli_region(g.region.as_deref(), aws_region.as_deref());
-    // `--region`, else AWS_REGION (both folded to lower case), else the SDK chain.
-    let explicit_region = g
-        .region
-        .as_deref()
-        .filter(|r| !r.is_empty())
-        .or(aws_region.as_deref())
-        .map(str::to_lowercase);
+    let explicit_region = explicit_region(g.region.as_deref(), aws_region.as_deref());
     let profile = g.profile.clone().filter(|p| !p.is_empty());
     let sdk = load_sdk_config(profile.as_deref(), explicit_region.as_deref()).await;
 

@@ -101,7 +101,8 @@ pub fn kind_of(v: &Value) -> &'static str {
 
 use crate::text::flattened as shown_stack;
 
-fn shown_region(region: Option<&str>) -> String {
+/// A record's region inside a refusal: printable, or "no region, legacy key".
+pub(crate) fn shown_region(region: Option<&str>) -> String {
     match region {
         Some(r) => or_unrenderable(printable_str(r)),
         None => "no region, legacy key".to_string(),

@@ -217,13 +217,8 @@ pub fn parse_run_ref(s: &str) -> Result<RunRef, CliError> {
 /// The SDK configuration alone (runs need no state bucket of their own: a run's input
 /// names its bucket).
 async fn sdk(g: &GlobalOpts) -> SdkConfig {
-    let env_region = std::env::var("AWS_REGION").ok().filter(|v| !v.is_empty());
-    let region = g
-        .region
-        .as_deref()
-        .filter(|r| !r.is_empty())
-        .or(env_region.as_deref())
-        .map(str::to_lowercase);
+    let env_region = std::env::var("AWS_REGION").ok();
+    let region = cdkd_aws::config::explicit_region(g.region.as_deref(), env_region.as_deref());
     let profile = g.profile.clone().filter(|p| !p.is_empty());
     load_sdk_config(profile.as_deref(), region.as_deref()).await
 }

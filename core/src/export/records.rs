@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::state::{kind_of, ResourcesShape, StateRecord};
-use crate::text::{display_ident_str, flatten_str, or_unrenderable, printable_str, STACK_NAME_CAP};
+use crate::text::{display_ident_str, flatten_str, or_unrenderable, STACK_NAME_CAP};
 
 /// A record the export refuses to read, by name (root: at the state load, before any
 /// lock; a nested child: before any child is planned or locked; dry runs too).
@@ -32,12 +32,7 @@ pub enum DamagedRecord {
     },
 }
 
-fn shown_region(region: Option<&str>) -> String {
-    match region {
-        Some(r) => or_unrenderable(printable_str(r)),
-        None => "no region, legacy key".to_string(),
-    }
-}
+use crate::state::shown_region;
 
 /// The damaged-record check: `resources` must be an object, and every resource entry
 /// that is an object must carry an object `properties` (absent counts as damaged). Then
