@@ -159,6 +159,9 @@ pub enum ForceReleased {
     /// Only expired locks were to be deleted, and this one has not expired: left in
     /// place.
     Live(Box<LockInfo>),
+    /// Only the locks of one cdkd-flow run were to be deleted (`force-unlock --run`),
+    /// and this one (its holder, when readable) is not that run's: left in place.
+    OtherHolder(Option<Box<LockInfo>>),
     /// A cdkd-flow export run's lock (`cdkd_core::contention::export_run`), and export
     /// locks were to be kept: left in place. With the object read, for a caller that,
     /// after a check of its own, deletes exactly it ([`LockManager::delete_read_lock`]).
@@ -626,7 +629,7 @@ impl LockManager {
     ) -> Result<Option<LockInfo>, LockError> {
         Ok(
             match self
-                .force_release_detailed(stack, region, false, true)
+                .force_release_detailed(stack, region, false, true, None)
                 .await?
             {
                 ForceReleased::Held(info) => Some(*info),
@@ -640,18 +643,28 @@ impl LockManager {
     /// a read that fails deletes nothing (the delete needs the ETag read). With
     /// `only_expired`, a readable lock that has not expired is left in place (`Live`);
     /// without `abandon_export`, a cdkd-flow export run's lock is left in place
-    /// (`ExportRun`; docs/state-and-lock.md §7).
+    /// (`ExportRun`; docs/state-and-lock.md §7); with `only_run`, any lock that run does
+    /// not hold, an unreadable one included (`OtherHolder`).
     pub async fn force_release_detailed(
         &self,
         stack: &str,
         region: Option<&str>,
         only_expired: bool,
         abandon_export: bool,
+        only_run: Option<&str>,
     ) -> Result<ForceReleased, LockError> {
         let Some(read) = self.read_object(stack, region).await? else {
             return Ok(ForceReleased::Absent);
         };
         let info = read.content.info().cloned().map(Box::new);
+        if let Some(run) = only_run {
+            if !info
+                .as_ref()
+                .is_some_and(|i| cdkd_core::runs::lock_owned_by_run(&i.owner, run))
+            {
+                return Ok(ForceReleased::OtherHolder(info));
+            }
+        }
         if let Some(i) = info
             .as_ref()
             .filter(|i| !abandon_export && cdkd_core::contention::export_run(i).is_some())

@@ -374,7 +374,7 @@ pub async fn watch(
         eprintln!("{}", view::error_line(&last));
     }
     if x.status == "ABORTED" {
-        eprintln!("{}", view::runs::aborted_warning(&input));
+        eprintln!("{}", view::runs::aborted_warning(&input, &x.name));
     }
     Ok(ExitCode::from(exit_code_of(&x)))
 }

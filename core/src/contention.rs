@@ -79,11 +79,17 @@ pub fn contention_message(ctx: &ContentionContext, lock: Option<&LockInfo>, now_
     }
     // A cdkd-flow destroy run's lock: the run is watched with its own command; the
     // force-unlock stays the last resort.
-    let advice = match lock.and_then(destroy_run) {
-        Some(run) => destroy_advice(&run),
-        None => advice.to_string(),
+    let destroy = lock.and_then(destroy_run);
+    let (advice, cmd) = match &destroy {
+        // Only that run's lock: run after another holder took it, the command deletes
+        // nothing (docs/state-and-lock.md §7, `--run`).
+        Some(run) => (
+            destroy_advice(run),
+            run_unlock_command(ctx, &[ctx.stack], run.run_id()),
+        ),
+        None => (advice.to_string(), recovery_command(ctx)),
     };
-    match recovery_command(ctx) {
+    match cmd {
         Some(cmd) => format!("{head} {advice}, run: {cmd}"),
         None => format!("{head} {advice}. {NO_RECOVERY_COMMAND}"),
     }
@@ -193,34 +199,99 @@ pub const WAVE_TIMEOUT_S: u64 = 900;
 
 /// Why a destroy stopped abruptly (Ctrl-C twice, `runs stop --now`, a time limit) and
 /// what then: deletes in flight may still finish (a destroy run again counts them as
-/// deleted); its lock stays held until it expires, or the force-unlock command (printed
-/// only when every value prints faithfully, docs/state-and-lock.md §7) releases it
-/// `after` the run has ended; `again`: the command that runs it again.
+/// deleted); the locks it took (`locked`: each stack and its record's region, from its
+/// progress; none known when it stopped before its plan was saved) stay held until they
+/// expire, or the force-unlock command releases them `after` the run has ended. The
+/// command carries `--run <run_id>`, so that, run after someone else took a lock, it
+/// deletes nothing (docs/state-and-lock.md §7); it is printed only when every value
+/// prints faithfully. `again`: the command that runs it again.
 pub fn destroy_stopped_cause(
     bucket: &str,
     prefix: &str,
-    stack: &str,
-    stack_region: Option<&str>,
+    run_id: &str,
+    locked: &[(&str, Option<&str>)],
     cause: &str,
     after: &str,
     again: Option<&str>,
 ) -> String {
-    let unlock = recovery_command(&ContentionContext {
-        subject: Subject::Stack,
-        stack,
-        region: stack_region,
-        profile: None,
-        bucket: Some(bucket),
-        prefix,
-    })
-    .map(|c| format!(", or {after} {c} releases it"))
-    .unwrap_or_default();
     let again = again
         .map(|c| format!("; then run it again with {c}"))
         .unwrap_or_default();
-    format!(
-        "{cause}: deletes in flight may still finish; the lock stays held until it expires (30 minutes after its last renewal){unlock}{again}"
-    )
+    if locked.is_empty() {
+        return format!(
+            "{cause}: it stopped before it saved its plan; any lock it took stays held until it expires (30 minutes after it was taken){again}"
+        );
+    }
+    // One command per region (a tree's stacks share their root's).
+    let mut regions: Vec<Option<&str>> = Vec::new();
+    for (_, r) in locked {
+        if !regions.contains(r) {
+            regions.push(*r);
+        }
+    }
+    let commands: Option<Vec<String>> = regions
+        .iter()
+        .map(|region| {
+            let stacks: Vec<&str> = locked
+                .iter()
+                .filter(|(_, r)| r == region)
+                .map(|(s, _)| *s)
+                .collect();
+            let ctx = ContentionContext {
+                subject: Subject::Stack,
+                stack: stacks[0],
+                region: *region,
+                profile: None,
+                bucket: Some(bucket),
+                prefix,
+            };
+            run_unlock_command(&ctx, &stacks, run_id)
+        })
+        .collect();
+    let (held, them) = if locked.len() == 1 {
+        (
+            "the lock stays held until it expires (30 minutes after its last renewal)",
+            "it",
+        )
+    } else {
+        (
+            "the locks stay held until they expire (30 minutes after their last renewal)",
+            "them",
+        )
+    };
+    let unlock = commands
+        .map(|c| format!(", or {after} {} releases {them}", c.join(" and ")))
+        .unwrap_or_default();
+    format!("{cause}: deletes in flight may still finish; {held}{unlock}{again}")
+}
+
+/// The `force-unlock` flag that deletes a lock only when the named cdkd-flow run holds
+/// it (docs/state-and-lock.md §7).
+pub const RUN_FLAG: &str = "--run";
+
+/// `cdkd-flow force-unlock <stacks...> ... --run <run_id>`: the recovery command of
+/// `ctx` for every stack of `stacks` (`ctx.stack` first, all in `ctx.region`), deleting
+/// only locks the cdkd-flow run `run_id` holds; `None` when a value cannot be printed
+/// faithfully.
+pub fn run_unlock_command(
+    ctx: &ContentionContext,
+    stacks: &[&str],
+    run_id: &str,
+) -> Option<String> {
+    if !command_value_ok(run_id) || stacks.iter().any(|s| !command_value_ok(s)) {
+        return None;
+    }
+    let head = format!("cdkd-flow force-unlock {}", shell_quote(ctx.stack));
+    let rest = recovery_command(ctx)?.strip_prefix(&head)?.to_string();
+    let others: String = stacks
+        .iter()
+        .filter(|s| **s != ctx.stack)
+        .map(|s| format!(" {}", shell_quote(s)))
+        .collect();
+    Some(format!(
+        "{head}{others}{rest} {RUN_FLAG} {}",
+        shell_quote(run_id)
+    ))
 }
 
 /// A value is printable in the command when sanitising leaves it unchanged and it is
@@ -323,6 +394,35 @@ mod tests {
             ..ctx("--all")
         };
         insta::assert_snapshot!(contention_message(&c, None, NOW));
+    }
+
+    #[test]
+    fn no_message_advises_force_unlock_of_another_holders_lock_a_stopped_destroy_names_its_run_and_stacks(
+    ) {
+        let tree = destroy_stopped_cause(
+            "b",
+            "cdkd",
+            "destroy-Shop-1",
+            &[("Shop~Db", Some("eu-west-1")), ("Shop", Some("eu-west-1"))],
+            "stopped",
+            "once it has ended",
+            None,
+        );
+        assert_eq!(
+            tree,
+            "stopped: deletes in flight may still finish; the locks stay held until they expire (30 minutes after their last renewal), or once it has ended cdkd-flow force-unlock 'Shop~Db' Shop --stack-region eu-west-1 --state-bucket b --run destroy-Shop-1 releases them"
+        );
+        // Stopped before its plan was saved: no stack is known to be its, no command.
+        let early = destroy_stopped_cause("b", "cdkd", "r1", &[], "stopped", "later", None);
+        assert!(!early.contains("force-unlock"), "{early}");
+        assert!(
+            early.contains("any lock it took stays held until it expires"),
+            "{early}"
+        );
+        // A run id that does not print faithfully: no command at all.
+        let odd =
+            destroy_stopped_cause("b", "cdkd", "-r", &[("A", None)], "stopped", "later", None);
+        assert!(!odd.contains("force-unlock"), "{odd}");
     }
 
     #[test]

@@ -104,14 +104,13 @@ pub async fn ensure_report(
             let mut r =
                 destroy_report(store, e.run_id, e.stack, e.stack_region, &why, !e.stopped).await;
             if e.stopped {
-                // Its deletes and lock outlive the stop; the unlock command names the
-                // region the report does.
-                let region = (!r.region.is_empty()).then_some(r.region.as_str());
+                // Its deletes and locks outlive the stop; the unlock command names the
+                // stacks its progress says it locked, each in its record's region.
                 r.aborted = Some(cdkd_core::contention::destroy_stopped_cause(
                     &store.bucket,
                     &store.prefix,
-                    e.stack,
-                    region,
+                    e.run_id,
+                    &locked_stacks(&r),
                     &why,
                     &format!(
                         "once {} minutes have passed since the stop (the longest a destroy-wave step runs)",
@@ -172,6 +171,20 @@ pub async fn tell_written(
 /// A destroy report for a run that ended early: its rows as far as `progress.json`
 /// says, or none when it ended before planning (then `refused` when
 /// `refused_if_unplanned`: a refusal, not an interruption).
+/// The stacks a destroy run's report says it planned (and so locked), each with its
+/// record's region: what its stop's unlock command names.
+pub fn locked_stacks(r: &RunReport) -> Vec<(&str, Option<&str>)> {
+    r.stacks
+        .iter()
+        .map(|s| {
+            (
+                s.stack.as_str(),
+                (!s.region.is_empty()).then_some(s.region.as_str()),
+            )
+        })
+        .collect()
+}
+
 pub async fn destroy_report(
     store: &StateStore,
     run_id: &str,

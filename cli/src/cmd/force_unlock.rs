@@ -26,7 +26,8 @@ Deletes a stack's lock.json, whoever holds it. Use it only when the holder is go
 crashed cdkd or cdkd-flow run): running it against a live holder leaves two writers on \
 one stack. It deletes only the lock it read and names: a lock renewed or taken in \
 between is left in place, and the command says so (exit 1). With --if-expired a lock \
-that has not expired is left in place too (exit 1). A lock a cdkd-flow export run holds \
+that has not expired is left in place too (exit 1), and with --run RUN_ID a lock that \
+cdkd-flow run does not hold (exit 1). A lock a cdkd-flow export run holds \
 is left in place (exit 1) unless --abandon-export is given: the export's CloudFormation \
 stack may already own resources the record lists; the same export command resumes the \
 run and takes its lock over.
@@ -57,6 +58,12 @@ pub struct Args {
     /// instead (it resumes the run and takes the lock over).
     #[arg(long)]
     pub abandon_export: bool,
+    /// Delete a lock only when this cdkd-flow run holds it (its owner is
+    /// `cdkd-flow:RUN_ID`, or a local run's `cdkd-flow:RUN_ID@host:pid`); any other
+    /// holder's lock is left in place (exit 1). What cdkd-flow prints for a run's own
+    /// lock carries it, so that the command, run late, never deletes a later holder's.
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
 }
 
 /// Which lock key the command targets.
@@ -165,6 +172,13 @@ pub fn released_line(
                 .map(|run| cdkd_core::contention::export_advice(&run))
                 .unwrap_or_default()
         )),
+        ForceReleased::OtherHolder(Some(i)) => Err(format!(
+            "{where_}: the lock is held by {}, not by the run --run names; it was left in place (--run)",
+            holder(i)
+        )),
+        ForceReleased::OtherHolder(None) => Err(format!(
+            "{where_}: the lock is not a readable lock, so no run can be seen to hold it; it was left in place (--run)"
+        )),
         ForceReleased::Live(i) => Err(format!(
             "{where_}: the lock is held by {} and {}; it has not expired, so it was left in place (--if-expired)",
             holder(i),
@@ -216,7 +230,13 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             };
             let mut found = ctx
                 .locks
-                .force_release_detailed(stack, region, a.if_expired, a.abandon_export)
+                .force_release_detailed(
+                    stack,
+                    region,
+                    a.if_expired,
+                    a.abandon_export,
+                    a.run.as_deref().filter(|r| !r.is_empty()),
+                )
                 .await;
             if let Ok(ForceReleased::ExportRun(info, read)) = &found {
                 if !has_record(&ctx.store, stack, region).await {

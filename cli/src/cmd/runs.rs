@@ -33,7 +33,8 @@ through its progress.json; it starts no new deletes, waits for the deletes in fl
 keeps what is left in state, releases the stack's lock and writes its report. With --now \
 the execution is stopped at once (StopExecution): nothing more runs, so the stack's lock \
 stays held until it expires (30 minutes after its last renewal) or is removed with \
-cdkd-flow force-unlock; no step writes its report, which the backend's run-ended step \
+cdkd-flow force-unlock --run <run> (only that run's lock), once 15 minutes (the longest a \
+destroy-wave step runs) have passed since the stop; no step writes its report, which the backend's run-ended step \
 writes and tells instead (from Step Functions' status-change event). An export stopped \
 this way is resumed \
 by the same cdkd-flow export command, which takes its lock over: never force-unlock it, \
@@ -474,7 +475,7 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
         })
         .await?;
         eprintln!("run {name}: stopped (ABORTED)");
-        eprintln!("{}", view::runs::aborted_warning(&input));
+        eprintln!("{}", view::runs::aborted_warning(&input, &x.name));
         return Ok(ExitCode::SUCCESS);
     }
     if kind != Some(Kind::Destroy) {

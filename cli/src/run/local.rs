@@ -372,23 +372,24 @@ async fn write_interrupted_report(
             .await
             .map(|_| notice)
     } else {
-        let r = cdkd_functions::refused::destroy_report(
+        let mut r = cdkd_functions::refused::destroy_report(
             store,
             &meta.run_id,
             &meta.stack,
             meta.stack_region.as_deref(),
-            &cdkd_core::contention::destroy_stopped_cause(
-                &store.bucket,
-                &store.prefix,
-                &meta.stack,
-                meta.stack_region.as_deref(),
-                &cause,
-                "once this process has ended",
-                resume,
-            ),
+            &cause,
             false,
         )
         .await;
+        r.aborted = Some(cdkd_core::contention::destroy_stopped_cause(
+            &store.bucket,
+            &store.prefix,
+            &meta.run_id,
+            &cdkd_functions::refused::locked_stacks(&r),
+            &cause,
+            "once this process has ended",
+            resume,
+        ));
         let notice = notice_of(&r, &key);
         cdkd_functions::runs::write(store, &key, &r)
             .await
@@ -723,13 +724,13 @@ mod tests {
         let c = cdkd_core::contention::destroy_stopped_cause(
             "b",
             "cdkd",
-            "App",
-            Some("us-east-1"),
+            "destroy-App-1",
+            &[("App", Some("us-east-1"))],
             "interrupted (Ctrl-C)",
             "once this process has ended",
             Some("cdkd-flow destroy App --local"),
         );
-        assert!(c.contains("once this process has ended cdkd-flow force-unlock App --stack-region us-east-1 --state-bucket b releases it"), "{c}");
+        assert!(c.contains("once this process has ended cdkd-flow force-unlock App --stack-region us-east-1 --state-bucket b --run destroy-App-1 releases it"), "{c}");
         assert!(
             c.ends_with("; then run it again with cdkd-flow destroy App --local"),
             "{c}"

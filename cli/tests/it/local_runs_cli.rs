@@ -501,6 +501,13 @@ async fn local_runs_are_runs_ctrl_c_of_a_local_destroy_stops_it_gracefully_then_
         "{report:#}"
     );
     assert!(aborted.contains("the lock stays held"), "{report:#}");
+    // The unlock it names deletes only this run's lock, and only once it has ended.
+    assert!(
+        aborted.contains(&format!(
+            "once this process has ended cdkd-flow force-unlock {stack} --stack-region {REGION} --state-bucket {bucket} --run {run_id} releases it"
+        )),
+        "{report:#}"
+    );
     let show = cli(&bucket, &["runs", "show", &run_id, "--local"]);
     ok(&show);
     assert!(

@@ -324,3 +324,85 @@ async fn lock_force_unlock_cli_an_export_runs_lock_is_kept_unless_abandoned_or_w
         .await
         .is_none());
 }
+
+/// `--run R` deletes only the locks run R holds (deployed or local owner); a later
+/// holder's lock, and an unreadable one, are left in place (exit 1): what cdkd-flow
+/// prints for a stopped destroy's own lock stays safe when run late.
+#[tokio::test]
+async fn lock_force_unlock_cli_run_deletes_only_that_runs_locks() {
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let now = now_ms();
+    let put = |stack: &'static str, owner: &'static str| {
+        let s3 = s3.clone();
+        let bucket = bucket.clone();
+        async move {
+            put_raw(
+                &s3,
+                &bucket,
+                &format!("cdkd/{stack}/us-east-1/lock.json"),
+                cdkd_lock_body(owner, now, now + 600_000, Some("destroy")),
+            )
+            .await;
+        }
+    };
+    put("Shop", "cdkd-flow:destroy-Shop-1").await;
+    put("Shop~Db", "cdkd-flow:destroy-Shop-1@host:42").await;
+    put("Other", "bob@host:1").await;
+    put("Later", "cdkd-flow:destroy-Shop-10").await;
+    put_raw(&s3, &bucket, "cdkd/Odd/us-east-1/lock.json", "not a lock").await;
+    let run = force_unlock(
+        &bucket,
+        &[
+            "Shop",
+            "Shop~Db",
+            "Other",
+            "Later",
+            "Odd",
+            "--stack-region",
+            "us-east-1",
+            "--run",
+            "destroy-Shop-1",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("Released lock for stack Shop (us-east-1), owner: cdkd-flow:destroy-Shop-1"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("Released lock for stack Shop~Db (us-east-1)"),
+        "{run:?}"
+    );
+    for kept in ["Other", "Later", "Odd"] {
+        assert!(
+            get_raw(&s3, &bucket, &format!("cdkd/{kept}/us-east-1/lock.json"))
+                .await
+                .is_some(),
+            "{kept}'s lock is left in place"
+        );
+        assert!(
+            run.stderr
+                .contains(&format!("{kept} (us-east-1): the lock is ")),
+            "{kept}: {}",
+            run.stderr
+        );
+    }
+    assert!(
+        run.stderr.contains(
+            "held by bob@host:1, operation: destroy, not by the run --run names; it was left in place (--run)"
+        ),
+        "{}",
+        run.stderr
+    );
+    for gone in ["Shop", "Shop~Db"] {
+        assert!(
+            get_raw(&s3, &bucket, &format!("cdkd/{gone}/us-east-1/lock.json"))
+                .await
+                .is_none()
+        );
+    }
+}

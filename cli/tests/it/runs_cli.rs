@@ -501,8 +501,10 @@ async fn runs_stop_now_aborts_the_execution_and_watch_exits_1_warning_that_the_l
     assert!(stop.stderr.contains("stopped (ABORTED)"), "{stop:?}");
     assert!(
         stop.stderr
-            .contains("lock of stack 'App' stays held until it expires")
-            && stop.stderr.contains("cdkd-flow force-unlock App"),
+            .contains("the lock stays held until it expires")
+            && stop.stderr.contains(&format!(
+                "once 15 minutes have passed since the stop (the longest a destroy-wave step runs) cdkd-flow force-unlock App --state-bucket {bucket} --run {name} releases it"
+            )),
         "{stop:?}"
     );
     assert_eq!(b.describe(&arn).await.status(), &ExecutionStatus::Aborted);

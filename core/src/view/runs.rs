@@ -7,7 +7,6 @@
 
 use serde_json::{json, Value};
 
-use crate::contention::{recovery_command, ContentionContext, Subject};
 use crate::keys::DEFAULT_PREFIX;
 use crate::runs::{LocalRun, LocalState};
 use crate::text::flatten_str;
@@ -223,11 +222,12 @@ pub fn failed_step_line(e: &StepEvent<'_>, last_state: Option<&str>) -> Option<S
     ))
 }
 
-/// What an abrupt stop leaves behind, from the run's execution input: the lock of its
-/// stack stays held (the force-unlock command only when every value it needs prints
-/// faithfully, docs/state-and-lock.md §7, as for a held lock); a cleanup's destroy runs
-/// carry on.
-pub fn aborted_warning(input: &Value) -> String {
+/// What an abrupt stop of run `run_id` leaves behind, from its execution input: a
+/// destroy's deletes in flight and its lock (the force-unlock command of that run's
+/// lock once a destroy-wave step can no longer be running,
+/// [`crate::contention::destroy_stopped_cause`]); an export's lock, which its resume
+/// takes over; a cleanup's destroy runs carry on.
+pub fn aborted_warning(input: &Value, run_id: &str) -> String {
     let text = |k: &str| input.get(k).and_then(Value::as_str);
     let Some(stack) = text("stack") else {
         return "warning: the run was stopped abruptly: the destroy runs it started and the locks they hold carry on until they end or expire".into();
@@ -241,21 +241,17 @@ pub fn aborted_warning(input: &Value) -> String {
             flatten_str(stack)
         );
     }
-    let cmd = recovery_command(&ContentionContext {
-        subject: Subject::Stack,
-        stack,
-        region: text("stackRegion"),
-        profile: None,
-        bucket: text("stateBucket"),
-        prefix: text("statePrefix").unwrap_or(DEFAULT_PREFIX),
-    });
-    let how = match cmd {
-        Some(c) => format!("or {c} removes it"),
-        None => "or it is removed with cdkd-flow force-unlock".into(),
-    };
-    format!(
-        "warning: the run was stopped abruptly: the lock of stack '{}' stays held until it expires (30 minutes after its last renewal) {how}",
-        flatten_str(stack)
+    crate::contention::destroy_stopped_cause(
+        text("stateBucket").unwrap_or_default(),
+        text("statePrefix").unwrap_or(DEFAULT_PREFIX),
+        run_id,
+        &[(stack, text("stackRegion"))],
+        "warning: the run was stopped abruptly",
+        &format!(
+            "once {} minutes have passed since the stop (the longest a destroy-wave step runs)",
+            crate::contention::WAVE_TIMEOUT_S / 60
+        ),
+        None,
     )
 }
 
@@ -591,20 +587,28 @@ mod tests {
 
     #[test]
     fn aborted_warning_says_the_lock_stays_held_and_sanitizes_the_stack() {
-        let w = aborted_warning(&json!({"stack": "a\u{1b}[31m"}));
+        let w = aborted_warning(&json!({"stack": "a\u{1b}[31m", "stateBucket": "b"}), "r1");
         assert!(w.contains("stays held until it expires"), "{w}");
-        assert!(w.contains("removed with cdkd-flow force-unlock"), "{w}");
+        assert!(
+            !w.contains("force-unlock"),
+            "an unprintable stack gets no command: {w}"
+        );
         assert!(!w.contains('\u{1b}'), "{w}");
     }
 
     #[test]
-    fn aborted_warning_prints_the_force_unlock_command_for_printable_values() {
-        let w = aborted_warning(&json!({"stack": "My App", "stackRegion": "eu-west-1",
-            "stateBucket": "b", "statePrefix": "cdkd"}));
+    fn no_message_advises_force_unlock_of_a_stopped_destroy_but_that_runs_own_lock_once_no_wave_runs(
+    ) {
+        let w = aborted_warning(
+            &json!({"stack": "My App", "stackRegion": "eu-west-1",
+            "stateBucket": "b", "statePrefix": "cdkd"}),
+            "destroy-My-App-1",
+        );
         assert!(
-            w.ends_with("or cdkd-flow force-unlock 'My App' --stack-region eu-west-1 --state-bucket b removes it"),
+            w.ends_with("or once 15 minutes have passed since the stop (the longest a destroy-wave step runs) cdkd-flow force-unlock 'My App' --stack-region eu-west-1 --state-bucket b --run destroy-My-App-1 releases it"),
             "{w}"
         );
+        assert!(w.contains("deletes in flight may still finish"), "{w}");
     }
 
     #[test]
@@ -613,7 +617,7 @@ mod tests {
             json!({"stack": "Orders", "templates": {}}),
             json!({"stack": "Orders", "resume": "r1"}),
         ] {
-            let w = aborted_warning(&input);
+            let w = aborted_warning(&input, "r1");
             assert!(
                 w.contains("run the same cdkd-flow export command again to resume it"),
                 "{w}"
@@ -627,7 +631,7 @@ mod tests {
 
     #[test]
     fn aborted_warning_of_a_cleanup_says_its_destroy_runs_carry_on() {
-        let w = aborted_warning(&json!({"pattern": "p-*"}));
+        let w = aborted_warning(&json!({"pattern": "p-*"}), "r1");
         assert!(w.contains("the destroy runs it started"), "{w}");
     }
 
