@@ -221,6 +221,20 @@ fn pretty<T: Serialize>(key: &str, value: &T) -> Result<Vec<u8>, StepError> {
         .map_err(|e| StepError::bad_input(format!("cannot serialize run artifact {key}: {e}")))
 }
 
+/// Forgets how a run ended: deletes its `report.json` and its end markers
+/// (`notified-run-succeeded.json`, `notified-run-failed.json`), so that the run, going on
+/// again in the same folder (a resume), reports and tells its new end
+/// (docs/notifications.md §4).
+pub async fn forget_end(store: &StateStore, run_id: &str) -> Result<(), StepError> {
+    store
+        .delete_object(&report_key(&store.prefix, run_id))
+        .await?;
+    for key in cdkd_core::notify::end_notice_keys(&store.prefix, run_id) {
+        store.delete_object(&key).await?;
+    }
+    Ok(())
+}
+
 /// Writes a JSON artifact (pretty, so a person can read it in the console).
 pub async fn write<T: Serialize>(
     store: &StateStore,

@@ -276,10 +276,9 @@ async fn drop_interrupted_report(store: &StateStore, meta: &LocalRun) {
     if report_outcome(store, meta).await.ok().flatten().as_deref() != Some(INTERRUPTED) {
         return;
     }
-    if let Err(e) = store
-        .delete_object(&report_key(&store.prefix, &meta.run_id))
-        .await
-    {
+    // Its message goes with it: a resume refused at its Resume step (or any new end of
+    // the run) is told again (docs/notifications.md §4).
+    if let Err(e) = cdkd_functions::runs::forget_end(store, &meta.run_id).await {
         tracing::warn!(
             "the interrupted report of run {} was not removed: {e}",
             flatten_str(&meta.run_id)

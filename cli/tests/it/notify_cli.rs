@@ -449,6 +449,49 @@ async fn notify_a_local_export_interrupted_by_ctrl_c_tells_that_it_stopped_and_h
     assert_eq!(e["detail"]["commands"], report["commands"], "{e}");
 }
 
+/// A local export stopped by Ctrl-C told `interrupted`; its resume, refused at its
+/// `Resume` step (its record of progress cannot be written), is a new end of the run,
+/// and is told too: the resume forgets the earlier end's marker with its report.
+#[tokio::test]
+async fn notify_a_resume_refused_after_a_ctrl_c_is_told_though_the_interruption_was() {
+    use cdkd_tests::faults::{exact_path, inject_fault, Fault};
+    let s = real_stack("NotifyResumeRefused").await;
+    let inbox = inbox().await;
+    let run_id = format!("export-{}-again", s.stack);
+    let (mut f, hold) =
+        crate::export_support::export_held_after_its_lock(&s, &run_id, &inbox.args()).await;
+    f.signal(libc::SIGINT);
+    let (code, stderr) = f.wait_exit(Duration::from_secs(60));
+    assert_eq!(code, 1, "{stderr}");
+    let m = one(inbox.messages().await, "interruption messages");
+    assert_eq!(m.attr("outcome"), "interrupted");
+    one(inbox.events().await, "interruption events");
+    drop(hold);
+
+    let progress = format!("cdkd/_runs/{run_id}/progress.json");
+    let _refused = inject_fault(
+        &Fault::new(
+            "PUT",
+            &exact_path(&s.bucket, &progress),
+            403,
+            "AccessDenied",
+        )
+        .message("Access Denied"),
+    );
+    // --fast: the Resume state's retries do not sleep.
+    let mut args = s.export_args(&run_id, &["-y"]);
+    args.extend(inbox.args());
+    let r = crate::run_cli_env(&args, &[]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let m = one(inbox.messages().await, "the refused resume's messages");
+    assert_eq!(m.attr("kind"), "run-failed");
+    assert_eq!(m.attr("runId"), run_id.as_str());
+    assert_ne!(m.attr("outcome"), "interrupted", "{}", m.message);
+    let report = report_of(&s.bucket, &run_id).await;
+    assert_ne!(report["outcome"], "interrupted", "{report:#}");
+    one(inbox.events().await, "the refused resume's events");
+}
+
 // ------------------------------------------------------------------ destroy
 
 #[tokio::test]

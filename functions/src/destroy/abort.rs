@@ -34,7 +34,10 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
     let store = deps.store(&input.run.bucket, &input.run.prefix);
     let cause = crate::error::caught_cause(&input.error);
     let mut report_key = None;
-    // The report is best effort: the locks must be released whatever happens.
+    let mut notice = None;
+    // The report is best effort: the locks must be released whatever happens. The
+    // message goes out after the release, so that the command it names is not refused
+    // by this run's own locks (docs/notifications.md §1).
     match runs::read::<DestroyRun>(
         &store,
         &runs::progress_key(&input.run.prefix, &input.run.run_id),
@@ -46,8 +49,7 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
             let key = runs::report_key(&input.run.prefix, &input.run.run_id);
             match runs::write(&store, &key, &report).await {
                 Ok(()) => {
-                    crate::notify::tell(deps.notify.as_ref(), &store, &notice_of(&report, &key))
-                        .await;
+                    notice = Some(notice_of(&report, &key));
                     report_key = Some(key);
                 }
                 Err(e) => tracing::warn!("report of run {} not written: {e}", input.run.run_id),
@@ -61,6 +63,9 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
         &input.locks,
     )
     .await;
+    if let Some(notice) = notice {
+        crate::notify::tell(deps.notify.as_ref(), &store, &notice).await;
+    }
     Ok(AbortOutput {
         report_key,
         released: input.locks.len(),

@@ -49,7 +49,10 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
         report: None,
         released: ctx.carry.locks.len(),
     };
-    // The report is best effort: the locks must be released whatever happens.
+    // The report is best effort: the locks must be released whatever happens. The
+    // message goes out after the release, so that the command it names (the same
+    // export command) is not refused by this run's own locks (docs/notifications.md §1).
+    let mut notice = None;
     match ctx.progress().await {
         Ok(mut rec) => {
             for s in rec.stacks.iter_mut() {
@@ -74,13 +77,12 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
             let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
             match runs::write(&ctx.store, &key, &report).await {
                 Ok(()) => {
-                    let notice = cdkd_core::notify::export_ended(
+                    notice = Some(cdkd_core::notify::export_ended(
                         &report,
                         &ctx.carry.run.stack,
                         Some(&ctx.carry.run.region),
                         &key,
-                    );
-                    crate::notify::tell(deps.notify.as_ref(), &ctx.store, &notice).await;
+                    ));
                     out.report_key = Some(key);
                     out.report = Some(report);
                 }
@@ -90,6 +92,9 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
         Err(e) => tracing::warn!("progress of run {} not readable: {e}", ctx.carry.run.run_id),
     }
     crate::held::release_all(&locks, &ctx.carry.locks).await;
+    if let Some(notice) = notice {
+        crate::notify::tell(deps.notify.as_ref(), &ctx.store, &notice).await;
+    }
     Ok(out)
 }
 

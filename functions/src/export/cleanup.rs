@@ -106,8 +106,9 @@ async fn retried(carry: Carry, deps: &Deps, lost: StepError) -> Result<CleanupOu
     if !rec.cleanup_saved_end() {
         return Err(lost);
     }
-    // An attempt that also wrote the report (and failed after it): that report stands,
-    // with the warnings only that attempt saw.
+    // An attempt that also wrote the report (and failed after it, perhaps before it
+    // told it): that report stands, with the warnings only that attempt saw, and is told
+    // (once: the marker holds back a second message, docs/notifications.md §4).
     let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
     if let Some(report) = runs::read::<ExportReport>(&ctx.store, &key).await? {
         crate::held::release_all(
@@ -115,6 +116,13 @@ async fn retried(carry: Carry, deps: &Deps, lost: StepError) -> Result<CleanupOu
             &ctx.carry.locks,
         )
         .await;
+        let notice = cdkd_core::notify::export_ended(
+            &report,
+            &ctx.carry.run.stack,
+            Some(&ctx.carry.run.region),
+            &key,
+        );
+        crate::notify::tell(ctx.deps.notify.as_ref(), &ctx.store, &notice).await;
         return Ok(CleanupOutput {
             report_key: key,
             report,

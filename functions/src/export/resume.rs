@@ -107,12 +107,7 @@ pub async fn run(
         ctx.save(&rec).await?;
         // A failed attempt's report is not the run's last word any more, nor the message
         // that told it: the resumed run's end is told again (docs/notifications.md §4).
-        store
-            .delete_object(&runs::report_key(&input.state_prefix, &from))
-            .await?;
-        for key in cdkd_core::notify::end_notice_keys(&input.state_prefix, &from) {
-            store.delete_object(&key).await?;
-        }
+        runs::forget_end(&store, &from).await?;
         Ok::<(), StepError>(())
     }
     .await;

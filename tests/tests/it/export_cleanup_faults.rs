@@ -296,7 +296,7 @@ async fn export_cleanup_faults_a_refused_legacy_key_is_the_one_named() {
 /// (docs/export.md §10.4). Before, the retry failed `LockLost` and the run was aborted as failed.
 #[tokio::test]
 async fn export_cleanup_faults_a_cleanup_stopped_between_its_releases_is_finished_by_its_retry() {
-    let m = migrated_tree().await;
+    let mut m = migrated_tree().await;
     let child_lock = lock_key(PREFIX, &m.child, Some(REGION));
     // Every delete of the child's lock is refused: it stays, as if the step had been
     // stopped before releasing it.
@@ -326,7 +326,18 @@ async fn export_cleanup_faults_a_cleanup_stopped_between_its_releases_is_finishe
     let mut written = m.json(&report_key).await.expect("the report");
     written["redo"] = json!(["a warning only the earlier attempt saw"]);
     m.put(&report_key, written.to_string()).await;
+    // That attempt stopped after its report, before it told it (no marker): the retry
+    // tells it (docs/notifications.md §4: the marker holds back a second message).
+    let sdk = h::sdk().await;
+    let topic = h::fixtures::topic(&sdk, &format!("{}-told", m.run_id)).await;
+    m.steps.deps.notify = cdkd_aws::notify::Notifier::new(&sdk, Some(topic), None);
+    let marker = format!("{PREFIX}/_runs/{}/notified-run-succeeded.json", m.run_id);
+    assert!(!m.keys().await.contains(&marker));
     let again = cleanup(&m).await.expect("the report is returned as it is");
     assert_eq!(again["report"]["redo"], written["redo"], "{again}");
     assert_eq!(m.json(&report_key).await.unwrap(), written);
+    assert!(
+        m.keys().await.contains(&marker),
+        "the retry told the run's end"
+    );
 }
