@@ -35,6 +35,25 @@ fn arn_region(arn: &str) -> Option<&str> {
         .filter(|r| !r.is_empty())
 }
 
+/// A FIFO topic (`....fifo`) refuses a message without a group: the run's messages form
+/// one group, in order; each tell is its own message (a resumed run may tell the same
+/// kind again within the topic's five-minute deduplication window), so its
+/// deduplication id is the kind, the run and the time. Both within SNS's 128
+/// characters. `None` for a standard topic.
+fn fifo_ids(topic_arn: &str, n: &Notice, now_ms: i64) -> Option<(String, String)> {
+    if !topic_arn.ends_with(".fifo") {
+        return None;
+    }
+    let keep = |c: &char| c.is_ascii_alphanumeric() || "-_.".contains(*c);
+    let run: String = n.run_id.chars().filter(keep).take(80).collect();
+    let group = if run.is_empty() {
+        "cdkd-flow".to_string()
+    } else {
+        run.clone()
+    };
+    Some((group, format!("{}-{run}-{now_ms}", n.kind.as_str())))
+}
+
 fn nonempty(v: Option<String>) -> Option<String> {
     v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
@@ -85,6 +104,9 @@ impl Notifier {
                 .topic_arn(arn)
                 .subject(cdkd_core::view::notify::subject(n))
                 .message(cdkd_core::view::notify::body(n));
+            if let Some((group, dedup)) = fifo_ids(arn, n, crate::store::now_ms()) {
+                req = req.message_group_id(group).message_deduplication_id(dedup);
+            }
             let mut attrs = vec![
                 ("kind", n.kind.as_str().to_string()),
                 ("operation", n.operation.clone()),
@@ -154,7 +176,7 @@ impl Notifier {
 
 #[cfg(test)]
 mod tests {
-    use super::arn_region;
+    use super::{arn_region, fifo_ids};
 
     #[test]
     fn a_target_arn_names_the_region_its_client_uses() {
@@ -168,5 +190,24 @@ mod tests {
         );
         assert_eq!(arn_region("default"), None);
         assert_eq!(arn_region("arn:aws:sns::1:x"), None);
+    }
+
+    /// A FIFO topic gets the run as the message group and a deduplication id of its own
+    /// per tell; a standard topic neither.
+    #[test]
+    fn a_fifo_topic_gets_the_runs_group_and_a_deduplication_id_per_tell() {
+        let n = cdkd_core::notify::cleanup_finished(
+            "cleanup-20261203T000000",
+            &serde_json::json!({"dryRun": true, "selected": [], "skipped": []}),
+        );
+        assert_eq!(
+            fifo_ids("arn:aws:sns:us-east-1:123456789012:ops", &n, 7),
+            None
+        );
+        let (group, dedup) =
+            fifo_ids("arn:aws:sns:us-east-1:123456789012:ops.fifo", &n, 7).unwrap();
+        assert_eq!(group, "cleanup-20261203T000000");
+        assert_eq!(dedup, "cleanup-finished-cleanup-20261203T000000-7");
+        assert!(dedup.len() <= 128);
     }
 }
