@@ -126,6 +126,36 @@ pub fn resume_command(args: &[String]) -> Option<String> {
     Some(out)
 }
 
+/// What a `--parameter KEY=VALUE` value becomes in what a run keeps and tells.
+pub const MASKED_VALUE: &str = "<value>";
+
+/// A command line as a run keeps it (`run.json`) and prints it in its reports and
+/// messages: each `--parameter KEY=VALUE` (or `--parameter=KEY=VALUE`) keeps its key and
+/// shows [`MASKED_VALUE`] for its value, which may be a secret (docs/cli.md, "Local
+/// runs"); every other argument as given.
+pub fn masked_args(args: &[String]) -> Vec<String> {
+    let mask = |kv: &str| match kv.split_once('=') {
+        Some((k, _)) => format!("{k}={MASKED_VALUE}"),
+        None => kv.to_string(),
+    };
+    let mut out = Vec::with_capacity(args.len());
+    let mut value_next = false;
+    for a in args {
+        if value_next {
+            out.push(mask(a));
+            value_next = false;
+        } else if a == "--parameter" {
+            out.push(a.clone());
+            value_next = true;
+        } else if let Some(kv) = a.strip_prefix("--parameter=") {
+            out.push(format!("--parameter={}", mask(kv)));
+        } else {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
 /// The outcome of a run stopped by Ctrl-C (its report's and its `run.json`'s).
 pub const INTERRUPTED: &str = "interrupted";
 
@@ -266,6 +296,37 @@ mod tests {
             lock,
             now_ms: 1_795_965_800_000,
         }
+    }
+
+    #[test]
+    fn a_parameters_value_is_never_kept_or_told_its_key_is() {
+        let args: Vec<String> = [
+            "export",
+            "App",
+            "--parameter",
+            "DbPassword=s3cret=x",
+            "--parameter=Env=prod",
+            "--local",
+            "--run-id",
+            "r1",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            masked_args(&args),
+            [
+                "export",
+                "App",
+                "--parameter",
+                "DbPassword=<value>",
+                "--parameter=Env=<value>",
+                "--local",
+                "--run-id",
+                "r1",
+            ]
+        );
+        let cmd = resume_command(&masked_args(&args)).unwrap();
+        assert!(!cmd.contains("s3cret") && !cmd.contains("prod"), "{cmd}");
     }
 
     #[test]

@@ -106,7 +106,9 @@ pub fn this_process_run(run_id: &str, start: &LocalStart, now_ms: i64) -> LocalR
         stack: start.stack.clone(),
         stack_region: start.stack_region.clone(),
         plan_only: start.plan_only,
-        args: std::env::args().skip(1).collect(),
+        // Parameter values may be secrets: run.json, the reports and the messages
+        // carry their keys only.
+        args: cdkd_core::runs::masked_args(&std::env::args().skip(1).collect::<Vec<_>>()),
         host: host_name(),
         pid: std::process::id(),
         started_ms: now_ms,
