@@ -25,6 +25,8 @@ pub const DETAIL_VERSION: u32 = 1;
 pub const MAX_LINES: usize = 30;
 /// A longer line is cut, ending in `…`.
 pub const MAX_LINE_CHARS: usize = 500;
+/// The longest command a message carries whole (commands are never cut inside).
+pub const MAX_COMMAND_CHARS: usize = 4000;
 
 /// `<prefix>/_runs/<run-id>/notified-<kind>.json`: the run's message of this kind was
 /// sent (or is being sent); it holds the detail. Created only if absent, so a step run
@@ -194,9 +196,10 @@ impl Notice {
     /// Cuts every list at [`MAX_LINES`] and every line at [`MAX_LINE_CHARS`].
     fn capped(mut self) -> Notice {
         let mut cut = false;
-        for list in [&mut self.summary, &mut self.redo, &mut self.commands] {
+        for list in [&mut self.summary, &mut self.redo] {
             cut |= cap_lines(list);
         }
+        cut |= cap_commands(&mut self.commands);
         if let Some(c) = &mut self.cleanup {
             for list in [&mut c.destroyed, &mut c.skipped, &mut c.failed] {
                 if list.len() > MAX_LINES {
@@ -218,6 +221,26 @@ fn cap_chars(line: &str) -> String {
     let mut s: String = line.chars().take(MAX_LINE_CHARS - 1).collect();
     s.push('…');
     s
+}
+
+/// A command is never cut inside (a cut command would run with its last flags lost):
+/// one longer than [`MAX_COMMAND_CHARS`] is left out whole, and so are those past
+/// [`MAX_LINES`]; a last line then says how many, and that the report has them. True
+/// when any was left out.
+fn cap_commands(list: &mut Vec<String>) -> bool {
+    let before = list.len();
+    list.retain(|c| c.chars().count() <= MAX_COMMAND_CHARS);
+    if list.len() > MAX_LINES {
+        list.truncate(MAX_LINES - 1);
+    }
+    let left_out = before - list.len();
+    if left_out == 0 {
+        return false;
+    }
+    list.push(format!(
+        "… {left_out} more command(s) in the run's report (too long for a message)"
+    ));
+    true
 }
 
 /// True when the list was cut; its last line then says how many more there were.

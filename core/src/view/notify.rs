@@ -341,6 +341,29 @@ mod tests {
     }
 
     #[test]
+    fn a_command_is_never_cut_inside_a_long_one_is_left_to_the_report() {
+        let mut r = export_report("failed");
+        let long = format!(
+            "cdkd-flow export App --local {} --state-bucket b",
+            "--parameter K=<value> ".repeat(200)
+        );
+        r.commands = vec![long.clone(), "cdkd-flow runs show r".into()];
+        let n = crate::notify::export_ended(&r, "App", Some("us-east-1"), "k");
+        assert!(n.truncated);
+        assert_eq!(n.commands[0], "cdkd-flow runs show r");
+        assert!(n.commands[1].contains("more command(s) in the run's report"));
+        let text = body(&n);
+        assert!(
+            !text.contains("--parameter K=<value> --parameter"),
+            "{text}"
+        );
+        // A command that fits is carried whole, however far past a line's cut.
+        r.commands = vec![long[..600].to_string()];
+        let n = crate::notify::export_ended(&r, "App", Some("us-east-1"), "k");
+        assert_eq!(n.commands, [long[..600].to_string()]);
+    }
+
+    #[test]
     fn a_report_of_many_rows_is_cut_in_the_message() {
         let rows: Vec<PlannedRow> = (0..100)
             .map(|i| PlannedRow {
