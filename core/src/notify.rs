@@ -258,15 +258,17 @@ fn cap_lines(list: &mut Vec<String>) -> bool {
 }
 
 /// An export run waits for approval: the stack, the plan's counts, the two commands
-/// that answer (`extra`: what a local run's commands add,
-/// [`crate::export::approval::local_extra`]) and the run id.
+/// that answer (naming the run as `answer_as`, [`crate::export::approval::answer_name`];
+/// `extra`: what a local run's commands add, [`crate::export::approval::local_extra`])
+/// and the run id.
 pub fn approval_waiting(
     a: &Approval,
     region: Option<&str>,
     approval_key: &str,
+    answer_as: &str,
     extra: &str,
 ) -> Notice {
-    let (approve, reject) = answer_commands(&a.run_id, extra);
+    let (approve, reject) = answer_commands(answer_as, extra);
     let mut n = Notice::new(
         NoticeKind::ApprovalWaiting,
         "export",

@@ -215,6 +215,20 @@ pub fn answer_commands(run_id: &str, extra: &str) -> (String, String) {
     )
 }
 
+/// How a deployed run's approval message names it in its commands: the execution's ARN
+/// (`$$.Execution.Id`) when it is one, which `runs approve` finds without the backend
+/// stack's outputs or the approver's region; else the run id (docs/export.md §10.7).
+pub fn answer_name<'a>(run_id: &'a str, execution: &'a str) -> &'a str {
+    let arn = execution.starts_with("arn:")
+        && execution.contains(":states:")
+        && execution.contains(":execution:");
+    if arn {
+        execution
+    } else {
+        run_id
+    }
+}
+
 /// What a local run's answer commands add (the run's request is found through the
 /// bucket, not a state machine): `--local --state-bucket B`, and `--state-prefix P` when
 /// not the default.

@@ -175,6 +175,7 @@ mod tests {
             &request(),
             Some("us-east-1"),
             "cdkd/_runs/export-App-20261129T152232/approval.json",
+            "export-App-20261129T152232",
             "",
         );
         assert_eq!(n.version, DETAIL_VERSION);
@@ -191,8 +192,34 @@ mod tests {
     }
 
     #[test]
+    fn approval_message_of_a_deployed_run_names_its_execution_arn_found_from_any_region() {
+        let arn = "arn:aws:states:eu-west-1:123456789012:execution:cdkd-flow-export:export-App-20261129T152232";
+        let name = crate::export::approval::answer_name("export-App-20261129T152232", arn);
+        let n = approval_waiting(&request(), Some("us-east-1"), "k", name, "");
+        assert_eq!(n.commands[0], format!("cdkd-flow runs approve {arn}"));
+        // Not an execution ARN (an engine's id, nothing): the run id.
+        for other in [
+            "",
+            "local:exec",
+            "arn:aws:states:eu-west-1:1:stateMachine:x",
+        ] {
+            assert_eq!(
+                crate::export::approval::answer_name("r1", other),
+                "r1",
+                "{other}"
+            );
+        }
+    }
+
+    #[test]
     fn approval_message_of_a_local_run_names_where_its_request_is() {
-        let n = approval_waiting(&request(), None, "k", &local_extra("b", "cdkd"));
+        let n = approval_waiting(
+            &request(),
+            None,
+            "k",
+            "export-App-20261129T152232",
+            &local_extra("b", "cdkd"),
+        );
         assert_eq!(
             n.commands[0],
             "cdkd-flow runs approve export-App-20261129T152232 --local --state-bucket b"
@@ -333,7 +360,7 @@ mod tests {
     fn subject_is_printable_ascii_under_100_characters() {
         let mut a = request();
         a.stack = format!("Ördérs\u{1b}[2J{}", "x".repeat(200));
-        let n = approval_waiting(&a, None, "k", "");
+        let n = approval_waiting(&a, None, "k", &a.run_id, "");
         let s = subject(&n);
         assert!(s.len() <= MAX_SUBJECT_CHARS, "{}", s.len());
         assert!(s.chars().all(|c| (' '..='~').contains(&c)), "{s}");

@@ -25,6 +25,9 @@ pub struct ApprovalInput {
     pub input: ExportInput,
     /// The execution's name: the run id.
     pub run_id: String,
+    /// The execution's ARN (`$$.Execution.Id`): what a deployed run's message names.
+    #[serde(default)]
+    pub execution: String,
     pub plan: PlanOutput,
 }
 
@@ -42,6 +45,7 @@ pub async fn run(input: ApprovalInput, deps: &Deps) -> Result<ApprovalOutput, St
         token,
         input,
         run_id,
+        execution,
         plan,
     } = input;
     if token.is_empty() {
@@ -103,14 +107,23 @@ pub async fn run(input: ApprovalInput, deps: &Deps) -> Result<ApprovalOutput, St
         "export waits for approval"
     );
     // Told only by the invocation that wrote the request, once it can be answered.
-    let extra = match deps.local {
-        Some(_) => {
-            cdkd_core::export::approval::local_extra(&input.state_bucket, &input.state_prefix)
-        }
-        None => String::new(),
+    let (answer_as, extra) = match deps.local {
+        Some(_) => (
+            run_id.as_str(),
+            cdkd_core::export::approval::local_extra(&input.state_bucket, &input.state_prefix),
+        ),
+        None => (
+            cdkd_core::export::approval::answer_name(&run_id, &execution),
+            String::new(),
+        ),
     };
-    let notice =
-        cdkd_core::notify::approval_waiting(&request, input.stack_region.as_deref(), &key, &extra);
+    let notice = cdkd_core::notify::approval_waiting(
+        &request,
+        input.stack_region.as_deref(),
+        &key,
+        answer_as,
+        &extra,
+    );
     crate::notify::tell(deps.notify.as_ref(), &store, &notice).await;
     Ok(ApprovalOutput {
         approval_key: key,
