@@ -218,7 +218,7 @@ pub async fn run_local(
 ) -> Result<Outcome, CliError> {
     let store = o.store;
     let mut meta = this_process_run(run_id, &o.start, cdkd_aws::store::now_ms());
-    drop_interrupted_report(store, &meta).await;
+    forget_earlier_end(store, &meta).await;
     if let Err(e) = write_local_run(store, &meta).await {
         tracing::warn!(
             "run.json of run {} not written ({e}): runs list --local will not show it",
@@ -272,17 +272,23 @@ pub async fn run_local(
     Ok(outcome)
 }
 
-/// A run started again under its own id (a resume) is no longer interrupted: the
-/// report its Ctrl-C left is removed (any other report stays).
-async fn drop_interrupted_report(store: &StateStore, meta: &LocalRun) {
-    if report_outcome(store, meta).await.ok().flatten().as_deref() != Some(INTERRUPTED) {
+/// A run started again under its own id is a new attempt whose end is news: the end an
+/// earlier attempt left (its report and its message markers) is forgotten. A destroy's,
+/// whatever it was (the same command again after a Ctrl-C, a partial end, or a run id a
+/// scheduled job reuses); an export's only when interrupted (its `Resume` step forgets
+/// any other as it resumes, and a migrated run is never run again).
+async fn forget_earlier_end(store: &StateStore, meta: &LocalRun) {
+    let Some(outcome) = report_outcome(store, meta).await.ok().flatten() else {
+        return;
+    };
+    if meta.kind != RunKind::Destroy.name() && outcome != INTERRUPTED {
         return;
     }
     // Its message goes with it: a resume refused at its Resume step (or any new end of
     // the run) is told again (docs/notifications.md §4).
     if let Err(e) = cdkd_functions::runs::forget_end(store, &meta.run_id).await {
         tracing::warn!(
-            "the interrupted report of run {} was not removed: {e}",
+            "the earlier report of run {} was not removed: {e}",
             flatten_str(&meta.run_id)
         );
     }

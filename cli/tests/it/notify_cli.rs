@@ -494,6 +494,33 @@ async fn notify_a_resume_refused_after_a_ctrl_c_is_told_though_the_interruption_
 
 // ------------------------------------------------------------------ destroy
 
+/// A destroy run again under the same run id (the command its Ctrl-C printed, a
+/// scheduled job's fixed `--run-id`) is a new attempt: its end is told again, and its
+/// report is its own.
+#[tokio::test]
+async fn notify_a_destroy_run_again_under_its_run_id_tells_each_attempts_end() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let inbox = inbox().await;
+    let bad = uniq("NotifyAgain");
+    put_failing_stack(&bucket, &bad).await;
+    let run_id = format!("destroy-{bad}-nightly");
+    for attempt in ["first", "again"] {
+        let r = cli(
+            &bucket,
+            &[
+                "destroy", &bad, "--local", "--fast", "-y", "--run-id", &run_id,
+            ],
+            &inbox.args(),
+        );
+        assert_eq!(r.code, 1, "{attempt}: {r:?}");
+        let m = one(inbox.messages().await, &format!("{attempt} messages"));
+        assert_eq!(m.attr("kind"), "run-failed", "{attempt}");
+        assert_eq!(m.attr("runId"), run_id.as_str(), "{attempt}");
+        one(inbox.events().await, &format!("{attempt} events"));
+    }
+}
+
 #[tokio::test]
 async fn notify_a_destroy_that_succeeds_and_one_that_fails_tell_the_summary_and_the_redo_lines() {
     let s3 = h::s3().await;

@@ -439,6 +439,42 @@ fn cfn_command(what: &str, s: &StackProgress, rest: &str) -> Option<String> {
     })
 }
 
+/// The report's `cdkd-flow` commands with the state bucket (and the prefix, when not the
+/// default) the run used: a message reaches people whose default bucket may be another
+/// one, where `state orphan` would forget a record of the same name
+/// (docs/notifications.md §2). A command whose values would not print as themselves is
+/// left out.
+pub fn with_state_location(mut r: ExportReport, bucket: &str, prefix: &str) -> ExportReport {
+    let ok = |v: &str| crate::contention::command_value_ok(v);
+    let flags = if !ok(bucket) {
+        None
+    } else if prefix == crate::keys::DEFAULT_PREFIX {
+        Some(format!(
+            " --state-bucket {}",
+            crate::text::shell_quote(bucket)
+        ))
+    } else if prefix.is_empty() || ok(prefix) {
+        Some(format!(
+            " --state-bucket {} --state-prefix {}",
+            crate::text::shell_quote(bucket),
+            crate::text::shell_quote(prefix)
+        ))
+    } else {
+        None
+    };
+    r.commands = r
+        .commands
+        .into_iter()
+        .filter_map(|c| {
+            if !c.starts_with("cdkd-flow ") || c.contains(" --state-bucket ") {
+                return Some(c);
+            }
+            flags.as_ref().map(|f| format!("{c}{f}"))
+        })
+        .collect();
+    r
+}
+
 /// `cdkd-flow state orphan <stack> --stack-region <region>`, only when both are plain.
 fn orphan_command(s: &StackProgress) -> Option<String> {
     (is_plain(&s.stack) && is_plain(&s.region)).then(|| {

@@ -445,6 +445,22 @@ fn report_of_a_migrated_stack_whose_record_could_not_be_deleted_says_orphan_neve
         r.commands,
         ["cdkd-flow state orphan App --stack-region us-east-1"]
     );
+    // As the run's abort writes it: the run's own bucket and prefix, so that whoever
+    // reads the message forgets this record, not a same-named one of their default
+    // bucket.
+    let told = cdkd_core::export::report::with_state_location(r.clone(), "team-state", "cdkd");
+    assert_eq!(
+        told.commands,
+        ["cdkd-flow state orphan App --stack-region us-east-1 --state-bucket team-state"]
+    );
+    let told = cdkd_core::export::report::with_state_location(r.clone(), "team-state", "apps");
+    assert_eq!(
+        told.commands,
+        ["cdkd-flow state orphan App --stack-region us-east-1 --state-bucket team-state --state-prefix apps"]
+    );
+    // A prefix that would not print as itself: no command rather than a wrong one.
+    let told = cdkd_core::export::report::with_state_location(r, "team-state", "-x");
+    assert!(told.commands.is_empty(), "{:?}", told.commands);
 }
 
 #[test]

@@ -69,7 +69,11 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
             if let Err(e) = ctx.save(&rec).await {
                 tracing::warn!("progress of run {} not written: {e}", ctx.carry.run.run_id);
             }
-            let mut report = failed(&rec, &cause, &running);
+            let mut report = cdkd_core::export::report::with_state_location(
+                failed(&rec, &cause, &running),
+                &ctx.carry.run.bucket,
+                &ctx.carry.run.prefix,
+            );
             // Stacks whose record the run deleted before it stopped (docs/export.md §3.1).
             if let Ok(plan) = ctx.plan().await {
                 report.unmanaged = unmanaged(&rec, &plan);
