@@ -294,6 +294,25 @@ pub fn run_unlock_command(
     ))
 }
 
+/// ` --state-bucket B` (and ` --state-prefix P` when not the default) for a command a
+/// run prints for people whose default bucket may be another one; `None` when a value
+/// would not print as itself.
+pub fn state_flags(bucket: &str, prefix: &str) -> Option<String> {
+    if !command_value_ok(bucket) {
+        return None;
+    }
+    if prefix == DEFAULT_PREFIX {
+        return Some(format!(" --state-bucket {}", shell_quote(bucket)));
+    }
+    (prefix.is_empty() || command_value_ok(prefix)).then(|| {
+        format!(
+            " --state-bucket {} --state-prefix {}",
+            shell_quote(bucket),
+            shell_quote(prefix)
+        )
+    })
+}
+
 /// A value is printable in the command when sanitising leaves it unchanged and it is
 /// non-empty, at most 1152 code points and does not start with `-`.
 fn printable(value: &str, sanitised: &str) -> bool {

@@ -190,6 +190,21 @@ pub struct DestroyReport {
     pub maybe_deleting: Vec<String>,
 }
 
+impl DestroyReport {
+    /// The next step's `cdkd-flow destroy <stack>` names the run's bucket and prefix: a
+    /// message reaches people whose default bucket may hold another stack of that name
+    /// (docs/notifications.md §2). Left as it is when a value would not print as itself.
+    pub fn with_state_location(mut self, bucket: &str, prefix: &str) -> DestroyReport {
+        let Some(flags) = crate::contention::state_flags(bucket, prefix) else {
+            return self;
+        };
+        let plain = format!("`cdkd-flow destroy {}`", self.stack);
+        let named = format!("`cdkd-flow destroy {}{flags}`", self.stack);
+        self.next_step = self.next_step.map(|n| n.replace(&plain, &named));
+        self
+    }
+}
+
 /// Marks the rows of `unconfirmed` (logical ids whose delete request was sent and never
 /// seen to end) that the run left unsettled: each gets [`UNCONFIRMED_DELETE_NOTE`], the
 /// report lists them in `maybe_deleting`, and the next step tells the user to check
@@ -569,7 +584,12 @@ mod tests {
         let r = build_report("r", "S", "us-east-1", &planned, &o, true);
         assert_eq!(r.result, RunResult::Interrupted);
         assert_eq!(r.rows[1].outcome, RowOutcome::Interrupted);
-        assert!(r.next_step.unwrap().contains("cdkd-flow destroy S"));
+        assert!(r.next_step.clone().unwrap().contains("cdkd-flow destroy S"));
+        // As a run reports it: its own bucket and prefix in the command.
+        let told = r.with_state_location("team-state", "apps");
+        assert!(told.next_step.unwrap().contains(
+            "run `cdkd-flow destroy S --state-bucket team-state --state-prefix apps` again"
+        ),);
         o.insert("B".to_string(), RowOutcome::Retained);
         let r = build_report("r", "S", "us-east-1", &planned, &o, false);
         assert_eq!(r.result, RunResult::Clean);

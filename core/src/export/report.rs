@@ -445,23 +445,7 @@ fn cfn_command(what: &str, s: &StackProgress, rest: &str) -> Option<String> {
 /// (docs/notifications.md §2). A command whose values would not print as themselves is
 /// left out.
 pub fn with_state_location(mut r: ExportReport, bucket: &str, prefix: &str) -> ExportReport {
-    let ok = |v: &str| crate::contention::command_value_ok(v);
-    let flags = if !ok(bucket) {
-        None
-    } else if prefix == crate::keys::DEFAULT_PREFIX {
-        Some(format!(
-            " --state-bucket {}",
-            crate::text::shell_quote(bucket)
-        ))
-    } else if prefix.is_empty() || ok(prefix) {
-        Some(format!(
-            " --state-bucket {} --state-prefix {}",
-            crate::text::shell_quote(bucket),
-            crate::text::shell_quote(prefix)
-        ))
-    } else {
-        None
-    };
+    let flags = crate::contention::state_flags(bucket, prefix);
     r.commands = r
         .commands
         .into_iter()

@@ -140,7 +140,7 @@ pub fn report_of(run: &RunRef, rec: &DestroyRun, aborted: Option<String>) -> Run
                     row.note.get_or_insert_with(|| n.clone());
                 }
             }
-            report
+            report.with_state_location(&run.bucket, &run.prefix)
         })
         .collect();
     let complete = aborted.is_none()

@@ -194,7 +194,11 @@ async fn export_statement_95_a_child_record_that_cannot_be_deleted_leaves_the_ot
             .any(|l| l.as_str().unwrap().starts_with(&format!("{}:", m.root))),
         "nothing to redo for the root: {report}"
     );
-    let orphan = format!("cdkd-flow state orphan {} --stack-region {REGION}", m.child);
+    // The run's own bucket: whoever reads the message forgets this record.
+    let orphan = format!(
+        "cdkd-flow state orphan {} --stack-region {REGION} --state-bucket {}",
+        m.child, m.bucket
+    );
     let commands: Vec<&str> = report["commands"]
         .as_array()
         .unwrap()

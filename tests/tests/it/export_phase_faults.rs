@@ -250,8 +250,13 @@ impl Tree {
         )
     }
 
-    fn orphan(stack: &str) -> String {
-        format!("cdkd-flow state orphan {stack} --stack-region {REGION}")
+    /// The report's `state orphan` command: the run's own bucket, so whoever reads the
+    /// message forgets this record.
+    fn orphan(&self, stack: &str) -> String {
+        format!(
+            "cdkd-flow state orphan {stack} --stack-region {REGION} --state-bucket {}",
+            self.bucket
+        )
     }
 
     fn refused_rerun_line(&self, imported: &[(&str, &str)]) -> String {
@@ -398,7 +403,7 @@ async fn export_phase_faults_child_flip_refused_reports_the_child_imported_and_t
             t.refused_rerun_line(&[(&t.child, &t.child_cfn)]),
         ],
         &[
-            Tree::orphan(&t.child),
+            t.orphan(&t.child),
             format!(
                 "aws cloudformation update-stack --stack-name {} --region us-east-1 --use-previous-template --tags Key=cdkd:nested-export-flip,Value=by-hand --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND",
                 t.child_cfn
@@ -498,7 +503,7 @@ async fn export_phase_faults_statement_90_root_adoption_refused_lists_the_import
             Tree::phase2_line(&t.root, &t.root, 1, 0),
             t.refused_rerun_line(&[(&t.child, &t.child_cfn), (&t.root, &t.root)]),
         ],
-        &[Tree::orphan(&t.child), Tree::orphan(&t.root)],
+        &[t.orphan(&t.child), t.orphan(&t.root)],
     );
 
     let child = described(&t.child_cfn).await.expect("the child's stack");
@@ -576,7 +581,7 @@ async fn export_phase_faults_statement_69_child_phase2_refused_says_phase1_succe
             t.adoption_by_hand_line(),
             t.refused_rerun_line(&[(&t.child, &t.child_cfn)]),
         ],
-        &[Tree::orphan(&t.child)],
+        &[t.orphan(&t.child)],
     );
 
     let child = t.assert_child_alone_and_root_unsubmitted().await;
@@ -609,7 +614,7 @@ async fn export_phase_faults_statement_69_root_phase2_refused_says_phase1_succee
             Tree::phase2_line(&t.root, &t.root, 1, 0),
             t.refused_rerun_line(&[(&t.child, &t.child_cfn), (&t.root, &t.root)]),
         ],
-        &[Tree::orphan(&t.child), Tree::orphan(&t.root)],
+        &[t.orphan(&t.child), t.orphan(&t.root)],
     );
 
     let root = described(&t.root).await.expect("the root's stack");
