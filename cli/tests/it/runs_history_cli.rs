@@ -688,3 +688,79 @@ async fn runs_history_prune_tells_a_deployed_run_by_its_execution() {
         assert!(!keys_under(&keys, kept).is_empty(), "{kept}");
     }
 }
+
+#[tokio::test]
+async fn runs_history_a_destroyed_records_orphans_outlive_a_prune_of_its_run_folder() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let u = &uuid::Uuid::new_v4().simple().to_string()[..8];
+    let stack = format!("Orph-{u}");
+    let orphans = json!([{"logicalId": "LeftQueue", "orphanedAt": 1777458225000i64,
+                          "state": {"physicalId": "q-left", "resourceType": "AWS::SQS::Queue"}}]);
+    put_json(
+        &s3,
+        &bucket,
+        &format!("cdkd/{stack}/us-east-1/state.json"),
+        &json!({"version": 10, "stackName": stack, "region": "us-east-1",
+                "resources": {"CDKMetadata": {"physicalId": "meta", "resourceType": "AWS::CDK::Metadata",
+                                              "properties": {}, "dependencies": []}},
+                "outputs": {}, "orphans": orphans, "lastModified": 1777458225000i64}),
+    )
+    .await;
+    let destroyed = crate::run_cli_env(
+        &[
+            "--state-bucket",
+            &bucket,
+            "destroy",
+            &stack,
+            "--local",
+            "--fast",
+            "-y",
+        ],
+        &[("HOSTNAME", HOST)],
+    );
+    ok(&destroyed);
+
+    // Saved outside the run folder, under the stack and region, named by the run.
+    let keys = h::list_all_keys(&s3, &bucket).await;
+    let under = format!("cdkd/_orphans/{stack}/us-east-1/");
+    let saved: Vec<&String> = keys.iter().filter(|k| k.starts_with(&under)).collect();
+    assert_eq!(saved.len(), 1, "{keys:?}");
+    let key = saved[0].clone();
+    let run_id = key
+        .strip_prefix(&under)
+        .and_then(|k| k.strip_suffix(".json"))
+        .expect("<run-id>.json")
+        .to_string();
+    assert!(!keys_under(&keys, &run_id).is_empty(), "{keys:?}");
+    let report: Value = serde_json::from_str(
+        &h::get_text(&s3, &bucket, &format!("cdkd/_runs/{run_id}/report.json"))
+            .await
+            .expect("report"),
+    )
+    .unwrap();
+    assert_eq!(report["orphans"], json!([key]), "{report:#}");
+    let body: Value =
+        serde_json::from_str(&h::get_text(&s3, &bucket, &key).await.expect("orphans")).unwrap();
+    assert_eq!(body, orphans);
+
+    // A prune that deletes the ended run's folder leaves the list.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let pruned = cli(
+        &bucket,
+        &["prune", "--older-than", "2s", "--backend-stack", "no-backend"],
+        &[("HOSTNAME", HOST)],
+    );
+    ok(&pruned);
+    assert!(
+        pruned.stdout.contains(&format!("deleted {run_id} (")),
+        "{}",
+        pruned.stdout
+    );
+    let after = h::list_all_keys(&s3, &bucket).await;
+    assert!(keys_under(&after, &run_id).is_empty(), "{after:?}");
+    assert!(after.contains(&key), "{after:?}");
+    let body: Value =
+        serde_json::from_str(&h::get_text(&s3, &bucket, &key).await.expect("orphans")).unwrap();
+    assert_eq!(body, orphans);
+}
