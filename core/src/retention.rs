@@ -6,7 +6,8 @@
 
 use crate::cleanup::{parse_duration_ms, CleanupError};
 use crate::keys::run_prefix;
-use crate::runs::LocalState;
+use crate::lock::{is_expired, parse_flow_owner, FlowHolder, LockInfo};
+use crate::runs::{lock_owned_by_run, LocalState};
 use crate::text::flatten_str;
 use crate::view::runs::RunKind;
 
@@ -270,12 +271,37 @@ pub fn run_folders(prefix: &str, objects: Vec<ListedObject>) -> Vec<RunFolder> {
 
 /// The kind of a run named `run_id` when nothing else says: its id's first word
 /// (`export-...`, `destroy-...`, `cleanup-...`; a deployed resume `resume-...` is an
-/// export's).
+/// export's). A run started with `--run-id` of its own names no kind: [`kind_of_run`].
 pub fn kind_of_id(run_id: &str) -> Option<RunKind> {
     match run_id.split('-').next()? {
         "resume" => Some(RunKind::Export),
         word => RunKind::of_name(word),
     }
+}
+
+/// What tells a run folder's kind, best first (docs/runs.md §4 step 2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KindWitness<'a> {
+    /// The kind of the state machine whose execution of the run answered DescribeExecution.
+    pub machine: Option<RunKind>,
+    /// A local run's `run.json` `kind`.
+    pub run_json: Option<&'a str>,
+    /// The folder holds `plan.json`: only an export plans.
+    pub plan: bool,
+    /// The `kind` field of its report (or progress), when it has one.
+    pub report: Option<&'a str>,
+}
+
+/// The kind of the run `run_id`: the state machine that answered for it, else what its
+/// folder says (`run.json`'s kind, a `plan.json`: an export, its report's `kind`), else
+/// its id's first word ([`kind_of_id`]). A run named by `--run-id` (`orders-q1`) is
+/// told by the first two.
+pub fn kind_of_run(run_id: &str, w: &KindWitness<'_>) -> Option<RunKind> {
+    w.machine
+        .or_else(|| w.run_json.and_then(RunKind::of_name))
+        .or_else(|| w.plan.then_some(RunKind::Export))
+        .or_else(|| w.report.and_then(RunKind::of_name))
+        .or_else(|| kind_of_id(run_id))
 }
 
 /// Where a run stands, as far as prune can tell.
@@ -354,6 +380,90 @@ impl RunStatus {
             why: "it has no run.json and no report, and its execution could not be described"
                 .into(),
         }
+    }
+}
+
+/// Who holds the lock of an export's root stack, as the run `run_id` reads it
+/// (docs/runs.md §4 step 2): a deployed resume (`resume-...`) writes into the folder of
+/// the run it resumes and deletes that run's report and end markers, so the folder of a
+/// run that ended may be running again; the resume holds the root's lock first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RootHolder {
+    /// No lock, an expired one, or one no other cdkd-flow execution holds.
+    Nobody,
+    /// A fresh lock of the run itself (a deployed run, or a local one resumed with the
+    /// same command, which keeps its run id).
+    ThisRun,
+    /// A fresh lock of another deployed execution (its name): it resumes this run when
+    /// its input says so.
+    Execution(String),
+}
+
+/// Reads the root stack's lock for the run `run_id` at `now_ms`. An expired lock is no
+/// sign of life (its holder stopped renewing it).
+pub fn root_holder(lock: Option<&LockInfo>, run_id: &str, now_ms: i64) -> RootHolder {
+    let Some(lock) = lock.filter(|l| !is_expired(l, now_ms)) else {
+        return RootHolder::Nobody;
+    };
+    if lock_owned_by_run(&lock.owner, run_id) {
+        return RootHolder::ThisRun;
+    }
+    match parse_flow_owner(&lock.owner) {
+        Some(FlowHolder::Deployed { run_id: other }) => RootHolder::Execution(other),
+        _ => RootHolder::Nobody,
+    }
+}
+
+/// The execution holding the root's lock, described.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HolderExecution {
+    /// Its status, and the run folder it writes into (the run its input resumes, else
+    /// its own name: the CLI's `run::run_folder`).
+    Described { status: String, writes_into: String },
+    /// No state machine had it, or the call failed.
+    Undescribed,
+}
+
+/// Whether prune must read the root's lock to judge a folder: an export that took its
+/// locks (`progress.json`: a resume needs one) and is not a plan, whose files or
+/// execution say it ended or was interrupted.
+pub fn needs_root_lock(folder: &RunFolder, facts: &RunFacts) -> bool {
+    facts.kind == Some(RunKind::Export)
+        && !facts.plan_only
+        && folder.files.progress
+        && matches!(
+            facts.status,
+            RunStatus::Ended { .. } | RunStatus::Interrupted { .. }
+        )
+}
+
+/// The status of the run `run_id` once its root's lock is known: a fresh lock of its own,
+/// or of a running execution resuming it, says it runs; a fresh lock of an execution
+/// that cannot be described may be a resume of it, and leaves its state unknown.
+pub fn with_root_lock(
+    status: RunStatus,
+    run_id: &str,
+    holder: &RootHolder,
+    execution: Option<&HolderExecution>,
+) -> RunStatus {
+    match (holder, execution) {
+        (RootHolder::Nobody, _) => status,
+        (RootHolder::ThisRun, _) => RunStatus::Running,
+        (RootHolder::Execution(_), Some(HolderExecution::Described { status: s, writes_into }))
+            if writes_into == run_id =>
+        {
+            match RunStatus::of_execution(s, None) {
+                RunStatus::Running => RunStatus::Running,
+                _ => status,
+            }
+        }
+        (RootHolder::Execution(_), Some(HolderExecution::Described { .. })) => status,
+        (RootHolder::Execution(name), _) => RunStatus::Unknown {
+            why: format!(
+                "the lock of its root stack is held by the execution {}, which could not be described: it may be resuming this run",
+                flatten_str(name)
+            ),
+        },
     }
 }
 

@@ -748,7 +748,13 @@ async fn runs_history_a_destroyed_records_orphans_outlive_a_prune_of_its_run_fol
     tokio::time::sleep(Duration::from_secs(3)).await;
     let pruned = cli(
         &bucket,
-        &["prune", "--older-than", "2s", "--backend-stack", "no-backend"],
+        &[
+            "prune",
+            "--older-than",
+            "2s",
+            "--backend-stack",
+            "no-backend",
+        ],
         &[("HOSTNAME", HOST)],
     );
     ok(&pruned);
@@ -763,4 +769,243 @@ async fn runs_history_a_destroyed_records_orphans_outlive_a_prune_of_its_run_fol
     let body: Value =
         serde_json::from_str(&h::get_text(&s3, &bucket, &key).await.expect("orphans")).unwrap();
     assert_eq!(body, orphans);
+}
+
+async fn start_input(sfn: &aws_sdk_sfn::Client, machine: &str, name: &str, input: &Value) {
+    sfn.start_execution()
+        .state_machine_arn(machine)
+        .name(name)
+        .input(input.to_string())
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("StartExecution {name}: {e:?}"));
+}
+
+/// An export's `progress.json` whose root stack is `stack` in us-east-1.
+fn export_progress(run_id: &str, stack: &str) -> Value {
+    json!({"runId": run_id, "kind": "export", "startedMs": 1,
+           "stacks": [{"stack": stack, "region": "us-east-1", "cfnStackName": stack,
+                       "stage": "importing", "importedResources": 0, "phase2Resources": 0}]})
+}
+
+#[tokio::test]
+async fn runs_history_prune_keeps_an_ended_export_that_a_resume_is_running() {
+    // The emulator's executions stay RUNNING until stopped while its interpreter is off.
+    h::set_emulator_interpreter(false).await;
+    let s3 = h::s3().await;
+    let sfn = aws_sdk_sfn::Client::new(&h::sdk().await);
+    let bucket = h::fresh_bucket(&s3).await;
+    let u = &uuid::Uuid::new_v4().simple().to_string()[..8];
+    let export = pass_machine(&sfn, &format!("prune-resumed-export-{u}")).await;
+    let b = bucket.as_str();
+    let fresh = h::now_ms() + 600_000;
+    // (run, the root's lock holder, its expiry)
+    let deployed = format!("export-Dep-{u}");
+    let local = format!("export-Loc-{u}");
+    let undescribed = format!("export-Gone-{u}");
+    let stale = format!("export-Stale-{u}");
+    let cases = [
+        (&deployed, format!("resume-Dep-{u}"), fresh),
+        (&local, format!("resume-Loc-{u}"), fresh),
+        (&undescribed, format!("resume-Gone-{u}"), fresh),
+        (&stale, format!("resume-Stale-{u}"), h::now_ms() - 1000),
+    ];
+    for (run, resume, expires) in &cases {
+        let stack = format!("Root{}", &run[7..11]);
+        put_json(
+            &s3,
+            b,
+            &format!("cdkd/_runs/{run}/progress.json"),
+            &export_progress(run, &stack),
+        )
+        .await;
+        h::put_raw(&s3, b, &format!("cdkd/_runs/{run}/plan.json"), "{}").await;
+        h::put_raw(
+            &s3,
+            b,
+            &format!("cdkd/{stack}/us-east-1/lock.json"),
+            h::cdkd_lock_body(
+                &format!("cdkd-flow:{resume}"),
+                h::now_ms(),
+                *expires,
+                Some("export"),
+            ),
+        )
+        .await;
+        if *run != &undescribed {
+            // The resume writes into the folder of the run it resumes.
+            start_input(
+                &sfn,
+                &export,
+                resume,
+                &json!({"stack": stack, "resume": run}),
+            )
+            .await;
+        }
+    }
+    // The deployed runs' own executions ended (stopped) without a report: the Resume
+    // step deleted it.
+    for run in [&deployed, &undescribed, &stale] {
+        start(&sfn, &export, run, true).await;
+    }
+    // A local export that failed, resumed by a deployed execution.
+    put_json(
+        &s3,
+        b,
+        &format!("cdkd/_runs/{local}/run.json"),
+        &run_json(&local, "export", HOST, 1, Some("failed")),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let run = cli(
+        &bucket,
+        &[
+            "prune",
+            "--older-than",
+            "2s",
+            "--include-resumable",
+            "--export-state-machine-arn",
+            &export,
+            "--backend-stack",
+            "no-backend",
+        ],
+        &[("HOSTNAME", HOST)],
+    );
+    ok(&run);
+    let line = |id: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.contains(&format!(" {id} (")))
+            .unwrap_or_else(|| panic!("{id} not listed:\n{}", run.stdout))
+            .to_string()
+    };
+    for running in [&deployed, &local] {
+        assert!(
+            line(running).starts_with(&format!("kept {running} (export, "))
+                && line(running).ends_with("it is running"),
+            "{}",
+            run.stdout
+        );
+    }
+    assert!(
+        line(&undescribed).starts_with("kept")
+            && line(&undescribed).contains(&format!(
+                "held by the execution resume-Gone-{u}, which could not be described"
+            )),
+        "{}",
+        run.stdout
+    );
+    assert!(line(&stale).starts_with("deleted "), "{}", run.stdout);
+    let keys = h::list_all_keys(&s3, &bucket).await;
+    assert!(keys_under(&keys, &stale).is_empty());
+    for kept in [&deployed, &local, &undescribed] {
+        assert!(!keys_under(&keys, kept).is_empty(), "{kept}");
+    }
+}
+
+#[tokio::test]
+async fn runs_history_prune_tells_a_custom_run_ids_kind_by_its_machine_or_its_files() {
+    h::set_emulator_interpreter(false).await;
+    let s3 = h::s3().await;
+    let sfn = aws_sdk_sfn::Client::new(&h::sdk().await);
+    let bucket = h::fresh_bucket(&s3).await;
+    let u = &uuid::Uuid::new_v4().simple().to_string()[..8];
+    let destroy = pass_machine(&sfn, &format!("prune-kind-destroy-{u}")).await;
+    let export = pass_machine(&sfn, &format!("prune-kind-export-{u}")).await;
+    let b = bucket.as_str();
+    // An export started with --run-id: its execution ended without a report.
+    let by_machine = format!("orders-q1-{u}");
+    start(&sfn, &export, &by_machine, true).await;
+    put_json(
+        &s3,
+        b,
+        &format!("cdkd/_runs/{by_machine}/progress.json"),
+        &json!({}),
+    )
+    .await;
+    // One no machine knows, that failed: its report says it is an export's.
+    let by_report = format!("orders-q2-{u}");
+    put_json(
+        &s3,
+        b,
+        &format!("cdkd/_runs/{by_report}/progress.json"),
+        &json!({}),
+    )
+    .await;
+    put_json(
+        &s3,
+        b,
+        &format!("cdkd/_runs/{by_report}/report.json"),
+        &json!({"runId": by_report, "kind": "export", "outcome": "failed", "stacks": []}),
+    )
+    .await;
+    // One no machine knows, with no report: its plan says it is an export's.
+    let by_plan = format!("orders-q3-{u}");
+    for f in ["progress.json", "plan.json"] {
+        put_json(&s3, b, &format!("cdkd/_runs/{by_plan}/{f}"), &json!({})).await;
+    }
+    // A destroy started with --run-id, stopped: deleted, named a destroy.
+    let destroy_run = format!("teardown-{u}");
+    start(&sfn, &destroy, &destroy_run, true).await;
+    put_json(
+        &s3,
+        b,
+        &format!("cdkd/_runs/{destroy_run}/progress.json"),
+        &json!({}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let run = cli(
+        &bucket,
+        &[
+            "prune",
+            "--older-than",
+            "2s",
+            "--destroy-state-machine-arn",
+            &destroy,
+            "--export-state-machine-arn",
+            &export,
+            "--backend-stack",
+            "no-backend",
+        ],
+        &[],
+    );
+    ok(&run);
+    let line = |id: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.contains(&format!(" {id} (")))
+            .unwrap_or_else(|| panic!("{id} not listed:\n{}", run.stdout))
+            .to_string()
+    };
+    assert!(
+        line(&by_machine).starts_with(&format!("kept {by_machine} (export, "))
+            && line(&by_machine)
+                .contains("an export that may be resumed (its execution ended without a report)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line(&by_report).starts_with(&format!("kept {by_report} (export, "))
+            && line(&by_report).contains("an export that may be resumed (it ended failed)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line(&by_plan).starts_with(&format!("kept {by_plan} (export, ")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line(&destroy_run).starts_with(&format!("deleted {destroy_run} (destroy, ")),
+        "{}",
+        run.stdout
+    );
+    let keys = h::list_all_keys(&s3, &bucket).await;
+    assert!(keys_under(&keys, &destroy_run).is_empty());
+    for kept in [&by_machine, &by_report, &by_plan] {
+        assert!(!keys_under(&keys, kept).is_empty(), "{kept}");
+    }
 }

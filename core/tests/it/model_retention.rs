@@ -419,3 +419,167 @@ fn deletes_go_in_batches_of_at_most_a_thousand_keys() {
     );
     assert!(delete_batches(std::iter::empty()).is_empty());
 }
+
+#[test]
+fn a_runs_kind_is_its_machines_else_its_files_else_its_ids() {
+    let none = KindWitness::default();
+    // A run named by --run-id names no kind: what answered for it, or its files, do.
+    assert_eq!(kind_of_run("orders-q1", &none), None);
+    let machine = KindWitness {
+        machine: Some(RunKind::Export),
+        ..none
+    };
+    assert_eq!(kind_of_run("orders-q1", &machine), Some(RunKind::Export));
+    // The machine that answered outranks the id's first word.
+    assert_eq!(
+        kind_of_run("destroy-like-1", &machine),
+        Some(RunKind::Export)
+    );
+    let plan = KindWitness { plan: true, ..none };
+    assert_eq!(kind_of_run("orders-q1", &plan), Some(RunKind::Export));
+    let report = KindWitness {
+        report: Some("export"),
+        ..none
+    };
+    assert_eq!(kind_of_run("orders-q1", &report), Some(RunKind::Export));
+    let local = KindWitness {
+        run_json: Some("destroy"),
+        ..none
+    };
+    assert_eq!(kind_of_run("orders-q1", &local), Some(RunKind::Destroy));
+    let odd = KindWitness {
+        report: Some("something"),
+        ..none
+    };
+    assert_eq!(kind_of_run("cleanup-p-1", &odd), Some(RunKind::Cleanup));
+}
+
+fn lock(owner: &str, expires_ms: i64) -> cdkd_core::lock::LockInfo {
+    let body =
+        serde_json::json!({"owner": owner, "timestamp": NOW - 60_000, "expiresAt": expires_ms});
+    cdkd_core::lock::parse_lock(body.to_string().as_bytes())
+        .unwrap()
+        .unwrap()
+}
+
+#[test]
+fn the_root_locks_holder_is_the_run_an_execution_or_nobody() {
+    let fresh = NOW + 60_000;
+    let h = |owner: &str, exp: i64| root_holder(Some(&lock(owner, exp)), "export-A-1", NOW);
+    assert_eq!(root_holder(None, "export-A-1", NOW), RootHolder::Nobody);
+    assert_eq!(h("cdkd-flow:export-A-1", fresh), RootHolder::ThisRun);
+    assert_eq!(
+        h("cdkd-flow:export-A-1@laptop:42", fresh),
+        RootHolder::ThisRun
+    );
+    assert_eq!(
+        h("cdkd-flow:resume-A-2", fresh),
+        RootHolder::Execution("resume-A-2".into())
+    );
+    // Expired: its holder stopped renewing it.
+    assert_eq!(h("cdkd-flow:export-A-1", NOW), RootHolder::Nobody);
+    assert_eq!(h("cdkd-flow:resume-A-2", NOW - 1), RootHolder::Nobody);
+    // Another local run, cdkd, a prefix of the id: not this run's.
+    assert_eq!(
+        h("cdkd-flow:export-B-1@laptop:42", fresh),
+        RootHolder::Nobody
+    );
+    assert_eq!(h("alice@laptop:42", fresh), RootHolder::Nobody);
+    assert_eq!(
+        h("cdkd-flow:export-A-10", fresh),
+        RootHolder::Execution("export-A-10".into())
+    );
+}
+
+#[test]
+fn a_resume_holding_the_root_lock_keeps_an_ended_export_running() {
+    let failed = || RunStatus::Ended { outcome: None };
+    let f = folder("export-A-1", &["plan.json", "progress.json"], 40);
+    let resume = RootHolder::Execution("resume-A-2".into());
+    let described = |status: &str, into: &str| HolderExecution::Described {
+        status: status.into(),
+        writes_into: into.into(),
+    };
+    // The resume runs in this folder: kept as running, even under --include-resumable.
+    let running = with_root_lock(
+        failed(),
+        "export-A-1",
+        &resume,
+        Some(&described("RUNNING", "export-A-1")),
+    );
+    assert_eq!(running, RunStatus::Running);
+    assert_eq!(
+        verdict(&f, &facts(RunKind::Export, running), NOW, DAY, true),
+        Verdict::Keep(Keep::Running)
+    );
+    // The run's own fresh lock (an interrupted local run too).
+    assert_eq!(
+        with_root_lock(
+            RunStatus::Interrupted { why: "x".into() },
+            "export-A-1",
+            &RootHolder::ThisRun,
+            None
+        ),
+        RunStatus::Running
+    );
+    // A resume of another run, or one that ended: the run's own status stands.
+    for (status, into) in [("RUNNING", "export-B-1"), ("FAILED", "export-A-1")] {
+        assert_eq!(
+            with_root_lock(
+                failed(),
+                "export-A-1",
+                &resume,
+                Some(&described(status, into))
+            ),
+            failed()
+        );
+    }
+    assert_eq!(
+        with_root_lock(failed(), "export-A-1", &RootHolder::Nobody, None),
+        failed()
+    );
+    // A holder that cannot be described may be resuming it: unknown, kept.
+    let unknown = with_root_lock(
+        failed(),
+        "export-A-1",
+        &resume,
+        Some(&HolderExecution::Undescribed),
+    );
+    assert!(
+        matches!(&unknown, RunStatus::Unknown { why } if why.contains("resume-A-2")),
+        "{unknown:?}"
+    );
+    assert!(matches!(
+        verdict(&f, &facts(RunKind::Export, unknown), NOW, DAY, true),
+        Verdict::Keep(Keep::Unknown { .. })
+    ));
+}
+
+#[test]
+fn only_an_ended_or_interrupted_export_that_took_its_locks_reads_its_root_lock() {
+    let f = folder("export-A-1", &["plan.json", "progress.json"], 40);
+    let ended = RunStatus::Ended { outcome: None };
+    assert!(needs_root_lock(&f, &facts(RunKind::Export, ended.clone())));
+    assert!(needs_root_lock(
+        &f,
+        &facts(RunKind::Export, RunStatus::Interrupted { why: "x".into() })
+    ));
+    assert!(!needs_root_lock(
+        &f,
+        &facts(RunKind::Export, RunStatus::Running)
+    ));
+    assert!(!needs_root_lock(
+        &f,
+        &facts(RunKind::Destroy, ended.clone())
+    ));
+    let plan = RunFacts {
+        plan_only: true,
+        ..facts(RunKind::Export, ended.clone())
+    };
+    assert!(!needs_root_lock(&f, &plan));
+    let no_progress = folder("export-A-1", &["plan.json"], 40);
+    assert!(!needs_root_lock(
+        &no_progress,
+        &facts(RunKind::Export, ended)
+    ));
+}
