@@ -571,3 +571,14 @@ pub fn delete_batches<'a>(folders: impl IntoIterator<Item = &'a RunFolder>) -> V
         .collect();
     keys.chunks(DELETE_BATCH).map(<[String]>::to_vec).collect()
 }
+
+/// How many of a deleted folder's keys are still there: those S3 refused, one by one or
+/// with their whole DeleteObjects request (docs/runs.md §4 step 4). A folder with any is
+/// partly deleted, not deleted.
+pub fn keys_left(folder: &RunFolder, not_deleted: &std::collections::BTreeSet<&str>) -> usize {
+    folder
+        .keys
+        .iter()
+        .filter(|k| not_deleted.contains(k.as_str()))
+        .count()
+}

@@ -12,9 +12,9 @@ use std::process::ExitCode;
 use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
 use cdkd_aws::StateStore;
 use cdkd_core::retention::{
-    delete_batches, expiry_warning, is_recent, kind_of_run, needs_root_lock, parse_older_than,
-    root_holder, runs_rule, verdict, with_root_lock, HolderExecution, KindWitness, RootHolder,
-    RunFacts, RunFolder, RunStatus, Verdict, DEFAULT_EXPIRY_DAYS,
+    delete_batches, expiry_warning, is_recent, keys_left, kind_of_run, needs_root_lock,
+    parse_older_than, root_holder, runs_rule, verdict, with_root_lock, HolderExecution,
+    KindWitness, RootHolder, RunFacts, RunFolder, RunStatus, Verdict, DEFAULT_EXPIRY_DAYS,
 };
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::retention::{
@@ -169,6 +169,7 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
                         bytes: f.bytes,
                         last_write_ms: f.last_write_ms,
                         verdict: v,
+                        left: 0,
                     },
                     f,
                 )
@@ -190,15 +191,26 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
         let total: usize = batches.iter().map(Vec::len).sum();
         let mut done = 0;
         for batch in &batches {
-            let failed = store.delete_keys(batch).await?;
+            match store.delete_keys(batch).await {
+                Ok(failed) => not_deleted.extend(failed.into_iter().map(|k| NotDeleted {
+                    key: k.key,
+                    error: k.error,
+                })),
+                // A request refused whole (AccessDenied): its keys are all still there;
+                // the folders earlier batches deleted are gone all the same, so the
+                // result is printed in full (docs/runs.md §4 step 4).
+                Err(e) => {
+                    let error = e.to_string();
+                    not_deleted.extend(batch.iter().map(|k| NotDeleted {
+                        key: k.clone(),
+                        error: error.clone(),
+                    }));
+                }
+            }
             done += batch.len();
             if total >= PROGRESS_FROM {
                 eprintln!("deleted {done} of {total} objects...");
             }
-            not_deleted.extend(failed.into_iter().map(|k| NotDeleted {
-                key: k.key,
-                error: k.error,
-            }));
         }
         versioned = match store.is_versioned().await {
             Ok(v) => v,
@@ -208,11 +220,23 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
             }
         };
     }
+    let refused: BTreeSet<&str> = not_deleted.iter().map(|n| n.key.as_str()).collect();
+    let rows = judged
+        .into_iter()
+        .map(|(r, f)| PruneRow {
+            left: if r.verdict == Verdict::Delete {
+                keys_left(f, &refused)
+            } else {
+                0
+            },
+            ..r
+        })
+        .collect();
     let r = PruneResult {
         bucket: ctx.bucket.clone(),
         older_than: a.older_than.clone(),
         dry_run: a.dry_run,
-        rows: judged.into_iter().map(|(r, _)| r).collect(),
+        rows,
         recent_runs: recent.len(),
         recent_objects: recent.iter().map(|f| f.keys.len()).sum(),
         recent_bytes: recent.iter().map(|f| f.bytes).sum(),

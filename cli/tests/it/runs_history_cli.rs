@@ -1009,3 +1009,122 @@ async fn runs_history_prune_tells_a_custom_run_ids_kind_by_its_machine_or_its_fi
         assert!(!keys_under(&keys, kept).is_empty(), "{kept}");
     }
 }
+
+#[tokio::test]
+async fn runs_history_prune_reports_in_full_when_s3_refuses_a_whole_delete_batch() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let b = bucket.as_str();
+    let s3r = &s3;
+    // destroy-A-1: 1001 objects (run.json first, as listed), so its last key goes in the
+    // second batch with destroy-B-1's; the first batch is refused whole.
+    for id in ["destroy-A-1", "destroy-B-1"] {
+        put_json(
+            s3r,
+            b,
+            &format!("cdkd/_runs/{id}/run.json"),
+            &run_json(id, "destroy", HOST, 1, Some("succeeded")),
+        )
+        .await;
+    }
+    futures::stream::iter(0..1000)
+        .map(|i| async move {
+            h::put_raw(
+                s3r,
+                b,
+                &format!("cdkd/_runs/destroy-A-1/templates/T{i:04}.json"),
+                "{}",
+            )
+            .await
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<_>>()
+        .await;
+    h::put_raw(s3r, b, "cdkd/_runs/destroy-B-1/progress.json", "{}").await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let delete_batch = || {
+        Fault::new("POST", &format!("^/{bucket}/?$"), 403, "AccessDenied")
+            .query("(^|&)delete(=|&|$)")
+            .message("Access Denied")
+            .times(1)
+    };
+
+    let env = [("HOSTNAME", HOST)];
+    let args = [
+        "prune",
+        "--older-than",
+        "2s",
+        "--backend-stack",
+        "no-backend",
+    ];
+    let denied = inject_fault(&delete_batch());
+    let run = cli(&bucket, &args, &env);
+    drop(denied);
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        !run.stderr.lines().any(|l| l.starts_with("error:")),
+        "{}",
+        run.stderr
+    );
+    // The second batch went through: B is gone, and said so; A is partly deleted.
+    assert!(
+        run.stdout
+            .contains("deleted destroy-B-1 (destroy, 2 objects"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("partly deleted destroy-A-1 (destroy, 1 of 1,001 objects deleted, 1000 not")
+            || run.stdout.contains(
+                "partly deleted destroy-A-1 (destroy, 1 of 1001 objects deleted, 1000 not"
+            ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout
+            .lines()
+            .any(|l| l.starts_with("deleted destroy-A-1")),
+        "{}",
+        run.stdout
+    );
+    let refused: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("not deleted: cdkd/_runs/destroy-A-1/"))
+        .collect();
+    assert_eq!(refused.len(), 1000, "{}", run.stdout);
+    assert!(refused[0].contains("Access Denied"), "{}", refused[0]);
+    let keys = h::list_all_keys(&s3, &bucket).await;
+    assert!(keys_under(&keys, "destroy-B-1").is_empty());
+    assert_eq!(keys_under(&keys, "destroy-A-1").len(), 1000);
+
+    // --json: the same, in full.
+    let denied = inject_fault(&delete_batch());
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let run = cli(&bucket, &json_args, &env);
+    drop(denied);
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["deleted"], json!([]), "{v:#}");
+    assert_eq!(v["partlyDeleted"][0]["runId"], "destroy-A-1", "{v:#}");
+    assert_eq!(v["partlyDeleted"][0]["objectsLeft"], 1000, "{v:#}");
+    assert_eq!(v["notDeleted"].as_array().map(Vec::len), Some(1000));
+    assert_eq!(v["summary"]["runsDeleted"], 0);
+    assert_eq!(v["summary"]["runsPartlyDeleted"], 1);
+    assert_eq!(v["summary"]["objectsDeleted"], 0);
+    assert_eq!(
+        keys_under(&h::list_all_keys(&s3, &bucket).await, "destroy-A-1").len(),
+        1000
+    );
+}

@@ -583,3 +583,17 @@ fn only_an_ended_or_interrupted_export_that_took_its_locks_reads_its_root_lock()
         &facts(RunKind::Export, ended)
     ));
 }
+
+#[test]
+fn a_folder_with_keys_s3_refused_is_partly_deleted() {
+    let f = folder("destroy-A-1", &["run.json", "report.json", "cr/X.json"], 40);
+    let none = std::collections::BTreeSet::new();
+    assert_eq!(keys_left(&f, &none), 0);
+    let refused: std::collections::BTreeSet<&str> = [
+        "cdkd/_runs/destroy-A-1/report.json",
+        "cdkd/_runs/destroy-B-1/report.json",
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(keys_left(&f, &refused), 1);
+}
