@@ -191,6 +191,21 @@ pub fn parse_older_than(text: &str) -> Result<i64, RetentionError> {
     })
 }
 
+/// Below this `--older-than` is accepted with a warning (docs/runs.md §4).
+pub const OLDER_THAN_WARN_BELOW_MS: i64 = 86_400_000;
+
+/// The warning a `--older-than` under a day gets: the folders of runs that just ended
+/// go with their reports, and a run judged ended moments ago is the likeliest to be
+/// resumed between the verdict and the delete.
+pub fn older_than_warning(text: &str, older_than_ms: i64) -> Option<String> {
+    (older_than_ms < OLDER_THAN_WARN_BELOW_MS).then(|| {
+        format!(
+            "--older-than {} is under a day: the folders of runs that ended that recently go with their reports (runs show has nothing left to print), and a run resumed between the verdict and the delete loses what the delete removes (docs/runs.md §4)",
+            flatten_str(text)
+        )
+    })
+}
+
 /// One object listed under the run prefix.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListedObject {

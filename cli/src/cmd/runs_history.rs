@@ -13,8 +13,9 @@ use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
 use cdkd_aws::StateStore;
 use cdkd_core::retention::{
     delete_batches, expiry_warning, is_recent, keys_left, kind_of_run, needs_root_lock,
-    parse_older_than, root_holder, runs_rule, verdict, with_root_lock, HolderExecution,
-    KindWitness, RootHolder, RunFacts, RunFolder, RunStatus, Verdict, DEFAULT_EXPIRY_DAYS,
+    older_than_warning, parse_older_than, root_holder, runs_rule, verdict, with_root_lock,
+    HolderExecution, KindWitness, RootHolder, RunFacts, RunFolder, RunStatus, Verdict,
+    DEFAULT_EXPIRY_DAYS,
 };
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::retention::{
@@ -133,6 +134,9 @@ const PROGRESS_FROM: usize = 1_000;
 /// `runs prune`.
 pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
     let older_ms = parse_older_than(&a.older_than).map_err(|e| CliError::Usage(e.to_string()))?;
+    if let Some(w) = older_than_warning(&a.older_than, older_ms) {
+        eprintln!("warning: {w}");
+    }
     let ctx = context::build(g).await?;
     let store = &ctx.store;
     let objects = store

@@ -1128,3 +1128,41 @@ async fn runs_history_prune_reports_in_full_when_s3_refuses_a_whole_delete_batch
         1000
     );
 }
+
+#[tokio::test]
+async fn runs_history_prune_warns_below_a_day_and_still_prunes() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    put_json(
+        &s3,
+        &bucket,
+        "cdkd/_runs/destroy-W-1/run.json",
+        &run_json("destroy-W-1", "destroy", HOST, 1, Some("succeeded")),
+    )
+    .await;
+    let env = [("HOSTNAME", HOST)];
+    // A day or more: no warning.
+    let day = cli(&bucket, &["prune", "--older-than", "1d", "--dry-run"], &env);
+    ok(&day);
+    assert!(!day.stderr.contains("warning:"), "{}", day.stderr);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Under a day (the benchmark's 1s): one warning line on stderr, and the prune runs.
+    let short = cli(&bucket, &["prune", "--older-than", "1s"], &env);
+    ok(&short);
+    let warnings: Vec<&str> = short
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", short.stderr);
+    assert!(
+        warnings[0].starts_with("warning: --older-than 1s is under a day"),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        short.stdout.contains("deleted destroy-W-1 ("),
+        "{}",
+        short.stdout
+    );
+}

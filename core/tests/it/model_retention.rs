@@ -597,3 +597,18 @@ fn a_folder_with_keys_s3_refused_is_partly_deleted() {
     .collect();
     assert_eq!(keys_left(&f, &refused), 1);
 }
+
+#[test]
+fn an_older_than_under_a_day_is_accepted_with_a_warning() {
+    let w = older_than_warning("1s", parse_older_than("1s").unwrap()).unwrap();
+    assert!(w.starts_with("--older-than 1s is under a day"), "{w}");
+    assert!(older_than_warning("23h59m", parse_older_than("23h").unwrap()).is_some());
+    assert_eq!(
+        older_than_warning("1d", parse_older_than("1d").unwrap()),
+        None
+    );
+    assert_eq!(
+        older_than_warning("30d", parse_older_than("30d").unwrap()),
+        None
+    );
+}
