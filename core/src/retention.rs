@@ -90,11 +90,13 @@ pub fn runs_rule(prefix: &str, days: i32) -> Result<RunsRule, RetentionError> {
     })
 }
 
-/// The warning an accepted but short expiry gets.
+/// The warning an accepted but short expiry gets. S3 counts each object's age from its
+/// own last write (docs/runs.md §3): a resume rewrites `progress.json`, never the plan
+/// and templates its export wrote when it started.
 pub fn expiry_warning(days: i32) -> Option<String> {
     (days < WARN_BELOW_DAYS).then(|| {
         format!(
-            "run folders expire {days} days after their last write: an interrupted export must be resumed within that time, or its plan and progress are gone and it must be finished by hand (docs/runs.md §3)"
+            "each object of a run folder expires {days} days after its own last write, not its run's: an export's plan.json and templates, written when it started, expire {days} days after the run STARTED, even if it was resumed since; an interrupted export must be resumed and finished within {days} days of its start, or its plan is gone and it must be finished by hand (docs/runs.md §3)"
         )
     })
 }

@@ -43,7 +43,9 @@ is added or replaced: every other rule is written back as it was. Nothing is wri
 the rule is already set (--dry-run: never). `make deploy` runs it (RUN_RETENTION_DAYS, \
 default 90). Below 8 days it is refused: an export may wait 7 days for approval before it \
 reads its plan and templates again. Below 30 days it warns: an interrupted export can be \
-resumed only while its folder lives. The CLI needs s3:GetLifecycleConfiguration and \
+resumed only while its folder lives. S3 counts each object's age from its own last \
+write: an export's plan.json and templates, written when it started, expire --days after \
+the run started, even if it was resumed since. The CLI needs s3:GetLifecycleConfiguration and \
 s3:PutLifecycleConfiguration on the bucket. For a bucket whose lifecycle you do not \
 manage, prune instead (cdkd-flow runs prune --older-than 30d).";
 

@@ -155,7 +155,11 @@ async fn runs_history_expire_merges_its_rule_with_the_users_rules_and_is_idempot
     ok(&short);
     assert!(short.stdout.contains("replaced"), "{}", short.stdout);
     assert!(
-        short.stderr.contains("warning: run folders expire 14 days"),
+        short.stderr.contains(
+            "warning: each object of a run folder expires 14 days after its own last write"
+        ) && short
+            .stderr
+            .contains("expire 14 days after the run STARTED, even if it was resumed since"),
         "{}",
         short.stderr
     );

@@ -57,7 +57,15 @@ fn the_rule_covers_the_run_prefix_with_its_own_id_and_refuses_below_the_safe_min
 
 #[test]
 fn a_short_expiry_is_accepted_with_a_warning_about_resuming_exports() {
-    assert!(expiry_warning(8).unwrap().contains("resumed within"));
+    let w = expiry_warning(8).unwrap();
+    assert!(
+        w.contains("expire 8 days after the run STARTED, even if it was resumed since"),
+        "{w}"
+    );
+    assert!(
+        w.contains("resumed and finished within 8 days of its start"),
+        "{w}"
+    );
     assert_eq!(expiry_warning(30), None);
     assert_eq!(expiry_warning(90), None);
 }
