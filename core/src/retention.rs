@@ -109,6 +109,12 @@ pub struct ObservedRule {
     /// The rule's prefix (its filter's, or the legacy rule-level one); `None` when the
     /// filter is something else (tags, sizes, an `And`).
     pub prefix: Option<String>,
+    /// The prefix under which the rule can expire run objects, whatever its filter: a
+    /// prefix filter's, an `And` filter's (empty: the whole bucket), the legacy
+    /// rule-level one; `None` when it selects by tags, which run objects never carry.
+    pub scope: Option<String>,
+    /// Its filter also selects by size: it expires only some objects under `scope`.
+    pub sized: bool,
     pub expiration_days: Option<i32>,
     pub noncurrent_days: Option<i32>,
     pub abort_multipart_days: Option<i32>,
@@ -156,27 +162,33 @@ pub fn rule_change(existing: Option<&ObservedRule>, want: &RunsRule) -> RuleChan
 }
 
 /// Warnings about the bucket's other enabled rules that expire run objects sooner than
-/// ours (a prefix filter covering the run prefix, the whole bucket included): they
-/// would delete a live run's files first.
+/// ours (docs/runs.md §3): a rule whose scope (a prefix filter's, an `And` filter's, the
+/// whole bucket) covers the run prefix, or lies inside it (`<prefix>/_runs/export-`
+/// covers some run folders); a rule selecting by tags never applies, run objects carry
+/// none. They would delete a live run's files first.
 pub fn sooner_rules(others: &[ObservedRule], want: &RunsRule) -> Vec<String> {
     others
         .iter()
         .filter(|r| r.enabled && r.id.as_deref() != Some(want.id.as_str()))
-        .filter(|r| {
-            r.prefix
-                .as_deref()
-                .is_some_and(|p| want.prefix.starts_with(p))
-        })
         .filter_map(|r| {
+            let scope = r.scope.as_deref()?;
             let days = r.expiration_days?;
-            (days < want.expiration_days).then(|| {
-                format!(
-                    "the bucket's rule '{}' expires objects under '{}' after {days} days, before this rule's {}: run folders go by the shorter one",
-                    flatten_str(r.id.as_deref().unwrap_or("(no id)")),
-                    flatten_str(r.prefix.as_deref().unwrap_or_default()),
-                    want.expiration_days
-                )
-            })
+            let covers = want.prefix.starts_with(scope);
+            let inside = scope.starts_with(want.prefix.as_str());
+            if !(covers || inside) || days >= want.expiration_days {
+                return None;
+            }
+            let which = match (inside && !covers, r.sized) {
+                (false, false) => "run folders go by the shorter one",
+                (true, false) => "the run folders under it go by the shorter one",
+                (_, true) => "the run objects of the sizes it selects go by the shorter one",
+            };
+            Some(format!(
+                "the bucket's rule '{}' expires objects under '{}' after {days} days, before this rule's {}: {which}",
+                flatten_str(r.id.as_deref().unwrap_or("(no id)")),
+                flatten_str(scope),
+                want.expiration_days
+            ))
         })
         .collect()
 }

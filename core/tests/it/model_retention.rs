@@ -78,6 +78,8 @@ fn the_rule_is_added_replaced_or_left_unchanged_by_its_id() {
         id: Some(want.id.clone()),
         enabled: true,
         prefix: Some("cdkd/_runs/".into()),
+        scope: Some("cdkd/_runs/".into()),
+        sized: false,
         expiration_days: Some(90),
         noncurrent_days: Some(1),
         abort_multipart_days: Some(1),
@@ -117,6 +119,7 @@ fn another_rule_expiring_the_run_prefix_sooner_is_named() {
         id: Some(id.into()),
         enabled: true,
         prefix: prefix.map(str::to_string),
+        scope: prefix.map(str::to_string),
         expiration_days: days,
         ..ObservedRule::default()
     };
@@ -618,5 +621,64 @@ fn an_older_than_under_a_day_is_accepted_with_a_warning() {
     assert_eq!(
         older_than_warning("30d", parse_older_than("30d").unwrap()),
         None
+    );
+}
+
+#[test]
+fn a_sooner_rule_is_named_through_an_and_filter_and_under_the_run_prefix() {
+    let want = runs_rule("cdkd", 90).unwrap();
+    // An `And` filter (a prefix and a size): no plain prefix, a scope.
+    let and = |id: &str, scope: &str, sized: bool| ObservedRule {
+        id: Some(id.into()),
+        enabled: true,
+        prefix: None,
+        scope: Some(scope.into()),
+        sized,
+        expiration_days: Some(7),
+        other_parts: true,
+        ..ObservedRule::default()
+    };
+    let w = sooner_rules(
+        &[
+            and("and-state", "cdkd/", false),
+            and("and-big", "cdkd/_runs/", true),
+            // Inside the run prefix: some run folders.
+            and("exports-only", "cdkd/_runs/export-", false),
+            // Elsewhere, or by tags (run objects carry none): never.
+            and("and-logs", "logs/", false),
+            ObservedRule {
+                scope: None,
+                ..and("tagged", "", false)
+            },
+            // Not sooner.
+            ObservedRule {
+                expiration_days: Some(90),
+                ..and("same", "cdkd/_runs/", false)
+            },
+            // Disabled.
+            ObservedRule {
+                enabled: false,
+                ..and("off", "", false)
+            },
+        ],
+        &want,
+    );
+    assert_eq!(w.len(), 3, "{w:?}");
+    assert!(
+        w[0].contains("'and-state'") && w[0].ends_with("run folders go by the shorter one"),
+        "{}",
+        w[0]
+    );
+    assert!(
+        w[1].contains("'and-big'") && w[1].contains("the run objects of the sizes it selects"),
+        "{}",
+        w[1]
+    );
+    assert!(
+        w[2].contains("'exports-only'")
+            && w[2].contains("under 'cdkd/_runs/export-'")
+            && w[2].ends_with("the run folders under it go by the shorter one"),
+        "{}",
+        w[2]
     );
 }
