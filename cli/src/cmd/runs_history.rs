@@ -58,9 +58,13 @@ execution (described through the deployed backend, when reachable) else from its
 Kept, and said why: a run still running, an export waiting for approval, a run whose \
 state cannot be told, and an export that took its locks and did not migrate (the same \
 export command may resume it from its folder; --include-resumable deletes those too). \
-Deletes go in DeleteObjects batches of up to 1000 keys; --dry-run lists what would go \
-and deletes nothing. Exit 0 when every delete went through, 1 otherwise. The CLI needs \
-s3:ListBucket, s3:GetObject and s3:DeleteObject on <prefix>/_runs/*.";
+An export that ended but whose root stack's lock it, or a running resume of it, holds \
+is kept as running. A --older-than under a day is accepted with a warning. Deletes go \
+in DeleteObjects batches of up to 1000 keys; --dry-run lists what would go and deletes \
+nothing. Exit 0 when every delete went through, 1 otherwise (the full result is printed \
+either way; a folder with keys S3 refused is partly deleted). The CLI needs \
+s3:ListBucket, s3:GetObject and s3:DeleteObject on <prefix>/_runs/*, and s3:GetObject \
+on the locks (<prefix>/*/lock.json).";
 
 #[derive(Debug, clap::Args)]
 pub struct ExpireArgs {
