@@ -188,11 +188,30 @@ fn observe(r: &LifecycleRule) -> ObservedRule {
     } else {
         None
     };
+    // Where the rule can reach run objects: they carry no tags, so a tag filter (alone or
+    // in an `And`) never does; a size condition reaches some.
+    let (scope, sized) = match filter {
+        None => (Some(r.prefix().unwrap_or_default().to_string()), false),
+        Some(f) if f.tag().is_some() => (None, false),
+        Some(f) => match f.and() {
+            Some(and) if !and.tags().is_empty() => (None, false),
+            Some(and) => (
+                Some(and.prefix().unwrap_or_default().to_string()),
+                and.object_size_greater_than().is_some() || and.object_size_less_than().is_some(),
+            ),
+            None => (
+                Some(f.prefix().or(r.prefix()).unwrap_or_default().to_string()),
+                f.object_size_greater_than().is_some() || f.object_size_less_than().is_some(),
+            ),
+        },
+    };
     let exp = r.expiration();
     ObservedRule {
         id: r.id().map(str::to_string),
         enabled: *r.status() == ExpirationStatus::Enabled,
         prefix,
+        scope,
+        sized,
         expiration_days: exp.and_then(LifecycleExpiration::days),
         noncurrent_days: r
             .noncurrent_version_expiration()

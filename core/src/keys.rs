@@ -76,6 +76,15 @@ pub fn rollback_journal_key(prefix: &str, stack: &str, region: &str) -> String {
     format!("{prefix}/{stack}/{region}/rollback-journal.json")
 }
 
+/// Where a destroy keeps a destroyed record's `orphans` entries (resources still in AWS
+/// that no record lists): `{prefix}/_orphans/{stack}/{region}/{run_id}.json`, outside
+/// `_runs/` so that neither `runs prune` nor the lifecycle rule deletes the only list of
+/// them (docs/runs.md §1, docs/destroy.md §2.12). A CloudFormation stack name cannot start
+/// with `_`, so no record shares the folder.
+pub fn orphans_key(prefix: &str, stack: &str, region: &str, run_id: &str) -> String {
+    format!("{prefix}/_orphans/{stack}/{region}/{run_id}.json")
+}
+
 /// A run's folder, where its artifacts live (plan, progress, approval, report,
 /// transient uploads): `{prefix}/_runs/{run_id}`.
 pub fn run_prefix(prefix: &str, run_id: &str) -> String {
@@ -269,6 +278,14 @@ mod tests {
             rollback_journal_key("cdkd", "App", "us-east-1"),
             "cdkd/App/us-east-1/rollback-journal.json"
         );
+        assert_eq!(
+            orphans_key("cdkd", "App", "us-east-1", "destroy-App-1"),
+            "cdkd/_orphans/App/us-east-1/destroy-App-1.json"
+        );
+        // Not a record, nor under the run folders prune and the lifecycle rule delete.
+        let k = orphans_key("cdkd", "App", "us-east-1", "destroy-App-1");
+        assert_eq!(parse_listed_key("cdkd", &k), None);
+        assert!(!k.starts_with(&run_prefix("cdkd", "")));
         assert_eq!(child_stack_name(&child_stack_name("A", "B"), "C"), "A~B~C");
         assert_eq!(list_prefix("cdkd"), "cdkd/");
     }

@@ -6,7 +6,8 @@
 
 use crate::cleanup::{parse_duration_ms, CleanupError};
 use crate::keys::run_prefix;
-use crate::runs::LocalState;
+use crate::lock::{is_expired, parse_flow_owner, FlowHolder, LockInfo};
+use crate::runs::{lock_owned_by_run, LocalState};
 use crate::text::flatten_str;
 use crate::view::runs::RunKind;
 
@@ -89,11 +90,13 @@ pub fn runs_rule(prefix: &str, days: i32) -> Result<RunsRule, RetentionError> {
     })
 }
 
-/// The warning an accepted but short expiry gets.
+/// The warning an accepted but short expiry gets. S3 counts each object's age from its
+/// own last write (docs/runs.md §3): a resume rewrites `progress.json`, never the plan
+/// and templates its export wrote when it started.
 pub fn expiry_warning(days: i32) -> Option<String> {
     (days < WARN_BELOW_DAYS).then(|| {
         format!(
-            "run folders expire {days} days after their last write: an interrupted export must be resumed within that time, or its plan and progress are gone and it must be finished by hand (docs/runs.md §3)"
+            "each object of a run folder expires {days} days after its own last write, not its run's: an export's plan.json and templates, written when it started, expire {days} days after the run STARTED, even if it was resumed since; an interrupted export must be resumed and finished within {days} days of its start, or its plan is gone and it must be finished by hand (docs/runs.md §3)"
         )
     })
 }
@@ -106,6 +109,12 @@ pub struct ObservedRule {
     /// The rule's prefix (its filter's, or the legacy rule-level one); `None` when the
     /// filter is something else (tags, sizes, an `And`).
     pub prefix: Option<String>,
+    /// The prefix under which the rule can expire run objects, whatever its filter: a
+    /// prefix filter's, an `And` filter's (empty: the whole bucket), the legacy
+    /// rule-level one; `None` when it selects by tags, which run objects never carry.
+    pub scope: Option<String>,
+    /// Its filter also selects by size: it expires only some objects under `scope`.
+    pub sized: bool,
     pub expiration_days: Option<i32>,
     pub noncurrent_days: Option<i32>,
     pub abort_multipart_days: Option<i32>,
@@ -153,27 +162,33 @@ pub fn rule_change(existing: Option<&ObservedRule>, want: &RunsRule) -> RuleChan
 }
 
 /// Warnings about the bucket's other enabled rules that expire run objects sooner than
-/// ours (a prefix filter covering the run prefix, the whole bucket included): they
-/// would delete a live run's files first.
+/// ours (docs/runs.md §3): a rule whose scope (a prefix filter's, an `And` filter's, the
+/// whole bucket) covers the run prefix, or lies inside it (`<prefix>/_runs/export-`
+/// covers some run folders); a rule selecting by tags never applies, run objects carry
+/// none. They would delete a live run's files first.
 pub fn sooner_rules(others: &[ObservedRule], want: &RunsRule) -> Vec<String> {
     others
         .iter()
         .filter(|r| r.enabled && r.id.as_deref() != Some(want.id.as_str()))
-        .filter(|r| {
-            r.prefix
-                .as_deref()
-                .is_some_and(|p| want.prefix.starts_with(p))
-        })
         .filter_map(|r| {
+            let scope = r.scope.as_deref()?;
             let days = r.expiration_days?;
-            (days < want.expiration_days).then(|| {
-                format!(
-                    "the bucket's rule '{}' expires objects under '{}' after {days} days, before this rule's {}: run folders go by the shorter one",
-                    flatten_str(r.id.as_deref().unwrap_or("(no id)")),
-                    flatten_str(r.prefix.as_deref().unwrap_or_default()),
-                    want.expiration_days
-                )
-            })
+            let covers = want.prefix.starts_with(scope);
+            let inside = scope.starts_with(want.prefix.as_str());
+            if !(covers || inside) || days >= want.expiration_days {
+                return None;
+            }
+            let which = match (inside && !covers, r.sized) {
+                (false, false) => "run folders go by the shorter one",
+                (true, false) => "the run folders under it go by the shorter one",
+                (_, true) => "the run objects of the sizes it selects go by the shorter one",
+            };
+            Some(format!(
+                "the bucket's rule '{}' expires objects under '{}' after {days} days, before this rule's {}: {which}",
+                flatten_str(r.id.as_deref().unwrap_or("(no id)")),
+                flatten_str(scope),
+                want.expiration_days
+            ))
         })
         .collect()
 }
@@ -187,6 +202,21 @@ pub fn parse_older_than(text: &str) -> Result<i64, RetentionError> {
     parse_duration_ms(text).map_err(|e| match e {
         CleanupError::ZeroDuration(t) => RetentionError::ZeroOlderThan(t),
         _ => RetentionError::BadOlderThan(flatten_str(text)),
+    })
+}
+
+/// Below this `--older-than` is accepted with a warning (docs/runs.md §4).
+pub const OLDER_THAN_WARN_BELOW_MS: i64 = 86_400_000;
+
+/// The warning a `--older-than` under a day gets: the folders of runs that just ended
+/// go with their reports, and a run judged ended moments ago is the likeliest to be
+/// resumed between the verdict and the delete.
+pub fn older_than_warning(text: &str, older_than_ms: i64) -> Option<String> {
+    (older_than_ms < OLDER_THAN_WARN_BELOW_MS).then(|| {
+        format!(
+            "--older-than {} is under a day: the folders of runs that ended that recently go with their reports (runs show has nothing left to print), and a run resumed between the verdict and the delete loses what the delete removes (docs/runs.md §4)",
+            flatten_str(text)
+        )
     })
 }
 
@@ -270,12 +300,37 @@ pub fn run_folders(prefix: &str, objects: Vec<ListedObject>) -> Vec<RunFolder> {
 
 /// The kind of a run named `run_id` when nothing else says: its id's first word
 /// (`export-...`, `destroy-...`, `cleanup-...`; a deployed resume `resume-...` is an
-/// export's).
+/// export's). A run started with `--run-id` of its own names no kind: [`kind_of_run`].
 pub fn kind_of_id(run_id: &str) -> Option<RunKind> {
     match run_id.split('-').next()? {
         "resume" => Some(RunKind::Export),
         word => RunKind::of_name(word),
     }
+}
+
+/// What tells a run folder's kind, best first (docs/runs.md §4 step 2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KindWitness<'a> {
+    /// The kind of the state machine whose execution of the run answered DescribeExecution.
+    pub machine: Option<RunKind>,
+    /// A local run's `run.json` `kind`.
+    pub run_json: Option<&'a str>,
+    /// The folder holds `plan.json`: only an export plans.
+    pub plan: bool,
+    /// The `kind` field of its report (or progress), when it has one.
+    pub report: Option<&'a str>,
+}
+
+/// The kind of the run `run_id`: the state machine that answered for it, else what its
+/// folder says (`run.json`'s kind, a `plan.json`: an export, its report's `kind`), else
+/// its id's first word ([`kind_of_id`]). A run named by `--run-id` (`orders-q1`) is
+/// told by the first two.
+pub fn kind_of_run(run_id: &str, w: &KindWitness<'_>) -> Option<RunKind> {
+    w.machine
+        .or_else(|| w.run_json.and_then(RunKind::of_name))
+        .or_else(|| w.plan.then_some(RunKind::Export))
+        .or_else(|| w.report.and_then(RunKind::of_name))
+        .or_else(|| kind_of_id(run_id))
 }
 
 /// Where a run stands, as far as prune can tell.
@@ -354,6 +409,90 @@ impl RunStatus {
             why: "it has no run.json and no report, and its execution could not be described"
                 .into(),
         }
+    }
+}
+
+/// Who holds the lock of an export's root stack, as the run `run_id` reads it
+/// (docs/runs.md §4 step 2): a deployed resume (`resume-...`) writes into the folder of
+/// the run it resumes and deletes that run's report and end markers, so the folder of a
+/// run that ended may be running again; the resume holds the root's lock first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RootHolder {
+    /// No lock, an expired one, or one no other cdkd-flow execution holds.
+    Nobody,
+    /// A fresh lock of the run itself (a deployed run, or a local one resumed with the
+    /// same command, which keeps its run id).
+    ThisRun,
+    /// A fresh lock of another deployed execution (its name): it resumes this run when
+    /// its input says so.
+    Execution(String),
+}
+
+/// Reads the root stack's lock for the run `run_id` at `now_ms`. An expired lock is no
+/// sign of life (its holder stopped renewing it).
+pub fn root_holder(lock: Option<&LockInfo>, run_id: &str, now_ms: i64) -> RootHolder {
+    let Some(lock) = lock.filter(|l| !is_expired(l, now_ms)) else {
+        return RootHolder::Nobody;
+    };
+    if lock_owned_by_run(&lock.owner, run_id) {
+        return RootHolder::ThisRun;
+    }
+    match parse_flow_owner(&lock.owner) {
+        Some(FlowHolder::Deployed { run_id: other }) => RootHolder::Execution(other),
+        _ => RootHolder::Nobody,
+    }
+}
+
+/// The execution holding the root's lock, described.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HolderExecution {
+    /// Its status, and the run folder it writes into (the run its input resumes, else
+    /// its own name: the CLI's `run::run_folder`).
+    Described { status: String, writes_into: String },
+    /// No state machine had it, or the call failed.
+    Undescribed,
+}
+
+/// Whether prune must read the root's lock to judge a folder: an export that took its
+/// locks (`progress.json`: a resume needs one) and is not a plan, whose files or
+/// execution say it ended or was interrupted.
+pub fn needs_root_lock(folder: &RunFolder, facts: &RunFacts) -> bool {
+    facts.kind == Some(RunKind::Export)
+        && !facts.plan_only
+        && folder.files.progress
+        && matches!(
+            facts.status,
+            RunStatus::Ended { .. } | RunStatus::Interrupted { .. }
+        )
+}
+
+/// The status of the run `run_id` once its root's lock is known: a fresh lock of its own,
+/// or of a running execution resuming it, says it runs; a fresh lock of an execution
+/// that cannot be described may be a resume of it, and leaves its state unknown.
+pub fn with_root_lock(
+    status: RunStatus,
+    run_id: &str,
+    holder: &RootHolder,
+    execution: Option<&HolderExecution>,
+) -> RunStatus {
+    match (holder, execution) {
+        (RootHolder::Nobody, _) => status,
+        (RootHolder::ThisRun, _) => RunStatus::Running,
+        (RootHolder::Execution(_), Some(HolderExecution::Described { status: s, writes_into }))
+            if writes_into == run_id =>
+        {
+            match RunStatus::of_execution(s, None) {
+                RunStatus::Running => RunStatus::Running,
+                _ => status,
+            }
+        }
+        (RootHolder::Execution(_), Some(HolderExecution::Described { .. })) => status,
+        (RootHolder::Execution(name), _) => RunStatus::Unknown {
+            why: format!(
+                "the lock of its root stack is held by the execution {}, which could not be described: it may be resuming this run",
+                flatten_str(name)
+            ),
+        },
     }
 }
 
@@ -460,4 +599,15 @@ pub fn delete_batches<'a>(folders: impl IntoIterator<Item = &'a RunFolder>) -> V
         .flat_map(|f| f.keys.iter().cloned())
         .collect();
     keys.chunks(DELETE_BATCH).map(<[String]>::to_vec).collect()
+}
+
+/// How many of a deleted folder's keys are still there: those S3 refused, one by one or
+/// with their whole DeleteObjects request (docs/runs.md §4 step 4). A folder with any is
+/// partly deleted, not deleted.
+pub fn keys_left(folder: &RunFolder, not_deleted: &std::collections::BTreeSet<&str>) -> usize {
+    folder
+        .keys
+        .iter()
+        .filter(|k| not_deleted.contains(k.as_str()))
+        .count()
 }

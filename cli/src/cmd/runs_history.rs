@@ -9,20 +9,23 @@
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 
-use cdkd_aws::sfn::{self, Sfn, SfnError};
+use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
 use cdkd_aws::StateStore;
 use cdkd_core::retention::{
-    delete_batches, expiry_warning, is_recent, kind_of_id, parse_older_than, runs_rule, verdict,
-    RunFacts, RunFolder, RunStatus, Verdict, DEFAULT_EXPIRY_DAYS,
+    delete_batches, expiry_warning, is_recent, keys_left, kind_of_run, needs_root_lock,
+    older_than_warning, parse_older_than, root_holder, runs_rule, verdict, with_root_lock,
+    HolderExecution, KindWitness, RootHolder, RunFacts, RunFolder, RunStatus, Verdict,
+    DEFAULT_EXPIRY_DAYS,
 };
-use cdkd_core::runs::LocalRun;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::retention::{
     expire_json, prune_json, render_expire, render_prune, ExpireResult, NotDeleted, PruneResult,
     PruneRow,
 };
 use cdkd_core::view::runs::RunKind;
+use cdkd_functions::runs::report_key;
 use futures::StreamExt;
+use serde_json::Value;
 
 use super::runs::Machines;
 use crate::context;
@@ -40,7 +43,9 @@ is added or replaced: every other rule is written back as it was. Nothing is wri
 the rule is already set (--dry-run: never). `make deploy` runs it (RUN_RETENTION_DAYS, \
 default 90). Below 8 days it is refused: an export may wait 7 days for approval before it \
 reads its plan and templates again. Below 30 days it warns: an interrupted export can be \
-resumed only while its folder lives. The CLI needs s3:GetLifecycleConfiguration and \
+resumed only while its folder lives. S3 counts each object's age from its own last \
+write: an export's plan.json and templates, written when it started, expire --days after \
+the run started, even if it was resumed since. The CLI needs s3:GetLifecycleConfiguration and \
 s3:PutLifecycleConfiguration on the bucket. For a bucket whose lifecycle you do not \
 manage, prune instead (cdkd-flow runs prune --older-than 30d).";
 
@@ -53,9 +58,13 @@ execution (described through the deployed backend, when reachable) else from its
 Kept, and said why: a run still running, an export waiting for approval, a run whose \
 state cannot be told, and an export that took its locks and did not migrate (the same \
 export command may resume it from its folder; --include-resumable deletes those too). \
-Deletes go in DeleteObjects batches of up to 1000 keys; --dry-run lists what would go \
-and deletes nothing. Exit 0 when every delete went through, 1 otherwise. The CLI needs \
-s3:ListBucket, s3:GetObject and s3:DeleteObject on <prefix>/_runs/*.";
+An export that ended but whose root stack's lock it, or a running resume of it, holds \
+is kept as running. A --older-than under a day is accepted with a warning. Deletes go \
+in DeleteObjects batches of up to 1000 keys; --dry-run lists what would go and deletes \
+nothing. Exit 0 when every delete went through, 1 otherwise (the full result is printed \
+either way; a folder with keys S3 refused is partly deleted). The CLI needs \
+s3:ListBucket, s3:GetObject and s3:DeleteObject on <prefix>/_runs/*, and s3:GetObject \
+on the locks (<prefix>/*/lock.json).";
 
 #[derive(Debug, clap::Args)]
 pub struct ExpireArgs {
@@ -131,6 +140,9 @@ const PROGRESS_FROM: usize = 1_000;
 /// `runs prune`.
 pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
     let older_ms = parse_older_than(&a.older_than).map_err(|e| CliError::Usage(e.to_string()))?;
+    if let Some(w) = older_than_warning(&a.older_than, older_ms) {
+        eprintln!("warning: {w}");
+    }
     let ctx = context::build(g).await?;
     let store = &ctx.store;
     let objects = store
@@ -146,22 +158,16 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
     let (recent, old): (Vec<&RunFolder>, Vec<&RunFolder>) =
         folders.iter().partition(|f| is_recent(f, now, older_ms));
 
-    let machines = if old.iter().any(|f| !f.files.run_json) {
-        let d = DeployedRuns::resolve(&ctx.sdk, &a.machines).await;
-        if d.machines.is_empty() {
-            eprintln!(
-                "note: no deployed state machine found (the --*-state-machine-arn options, the environment, the backend stack '{}'): runs without run.json are told from their files",
-                flatten_str(&a.machines.backend_stack)
-            );
-        }
-        Some(d)
-    } else {
-        None
+    // Resolved when a folder first needs an execution described.
+    let machines = LazyMachines {
+        sdk: &ctx.sdk,
+        flags: &a.machines,
+        cell: tokio::sync::OnceCell::new(),
     };
     let judged: Vec<(PruneRow, &RunFolder)> = futures::stream::iter(old)
         .map(|f| {
             let plan_run = ids.contains(format!("{}-plan", f.run_id).as_str());
-            let machines = machines.as_ref();
+            let machines = &machines;
             async move {
                 let facts = facts_of(store, f, plan_run, machines).await;
                 let v = verdict(f, &facts, now, older_ms, a.include_resumable);
@@ -173,6 +179,7 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
                         bytes: f.bytes,
                         last_write_ms: f.last_write_ms,
                         verdict: v,
+                        left: 0,
                     },
                     f,
                 )
@@ -194,15 +201,26 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
         let total: usize = batches.iter().map(Vec::len).sum();
         let mut done = 0;
         for batch in &batches {
-            let failed = store.delete_keys(batch).await?;
+            match store.delete_keys(batch).await {
+                Ok(failed) => not_deleted.extend(failed.into_iter().map(|k| NotDeleted {
+                    key: k.key,
+                    error: k.error,
+                })),
+                // A request refused whole (AccessDenied): its keys are all still there;
+                // the folders earlier batches deleted are gone all the same, so the
+                // result is printed in full (docs/runs.md §4 step 4).
+                Err(e) => {
+                    let error = e.to_string();
+                    not_deleted.extend(batch.iter().map(|k| NotDeleted {
+                        key: k.clone(),
+                        error: error.clone(),
+                    }));
+                }
+            }
             done += batch.len();
             if total >= PROGRESS_FROM {
                 eprintln!("deleted {done} of {total} objects...");
             }
-            not_deleted.extend(failed.into_iter().map(|k| NotDeleted {
-                key: k.key,
-                error: k.error,
-            }));
         }
         versioned = match store.is_versioned().await {
             Ok(v) => v,
@@ -212,11 +230,23 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
             }
         };
     }
+    let refused: BTreeSet<&str> = not_deleted.iter().map(|n| n.key.as_str()).collect();
+    let rows = judged
+        .into_iter()
+        .map(|(r, f)| PruneRow {
+            left: if r.verdict == Verdict::Delete {
+                keys_left(f, &refused)
+            } else {
+                0
+            },
+            ..r
+        })
+        .collect();
     let r = PruneResult {
         bucket: ctx.bucket.clone(),
         older_than: a.older_than.clone(),
         dry_run: a.dry_run,
-        rows: judged.into_iter().map(|(r, _)| r).collect(),
+        rows,
         recent_runs: recent.len(),
         recent_objects: recent.iter().map(|f| f.keys.len()).sum(),
         recent_bytes: recent.iter().map(|f| f.bytes).sum(),
@@ -233,6 +263,30 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The deployed state machines, resolved once, when the first folder needs them.
+struct LazyMachines<'a> {
+    sdk: &'a cdkd_aws::SdkConfig,
+    flags: &'a Machines,
+    cell: tokio::sync::OnceCell<DeployedRuns>,
+}
+
+impl LazyMachines<'_> {
+    async fn get(&self) -> &DeployedRuns {
+        self.cell
+            .get_or_init(|| async {
+                let d = DeployedRuns::resolve(self.sdk, self.flags).await;
+                if d.machines.is_empty() {
+                    eprintln!(
+                        "note: no deployed state machine found (the --*-state-machine-arn options, the environment, the backend stack '{}'): runs without run.json are told from their files",
+                        flatten_str(&self.flags.backend_stack)
+                    );
+                }
+                d
+            })
+            .await
+    }
 }
 
 /// The deployed state machines prune could resolve, to describe a run without
@@ -264,8 +318,9 @@ impl DeployedRuns {
         }
     }
 
-    /// The execution's status, when a state machine of the run's kind has it.
-    async fn status(&self, kind: Option<RunKind>, run_id: &str) -> Option<String> {
+    /// The run's execution, when a state machine of the run's kind (any, when its id
+    /// names none) has it, with the kind of the machine that answered.
+    async fn describe(&self, kind: Option<RunKind>, run_id: &str) -> Option<(RunKind, Execution)> {
         for (k, sm) in &self.machines {
             if kind.is_some_and(|kind| kind != *k) {
                 continue;
@@ -273,7 +328,7 @@ impl DeployedRuns {
             let arn = sfn::execution_arn(sm, run_id)?;
             let client = Sfn::for_arn(&self.sdk, &arn);
             match client.describe(&arn).await {
-                Ok(x) => return Some(x.status),
+                Ok(x) => return Some((*k, x)),
                 Err(SfnError::NoSuchExecution { .. }) => continue,
                 Err(e) => {
                     tracing::info!("run {}: {e}", flatten_str(run_id));
@@ -286,58 +341,162 @@ impl DeployedRuns {
 }
 
 /// What is known of a folder's run: a local run as `runs list --local` tells it; a
-/// deployed one by its execution, else by its files. A file that cannot be read (a
-/// damaged report, a refused GET) makes the run's state unknown: it is kept, and says why.
+/// deployed one by its execution, else by its files; then, for an export that ended or
+/// was interrupted, the lock of its root stack (a resume may be running it again). A file
+/// that cannot be read (a damaged report, a refused GET) makes the run's state unknown:
+/// it is kept, and says why.
 async fn facts_of(
     store: &StateStore,
     f: &RunFolder,
     plan_run_folder: bool,
-    deployed: Option<&DeployedRuns>,
+    deployed: &LazyMachines<'_>,
 ) -> RunFacts {
-    match read_facts(store, f, plan_run_folder, deployed).await {
+    let kind_by_files = || {
+        kind_of_run(
+            &f.run_id,
+            &KindWitness {
+                plan: f.files.plan,
+                ..KindWitness::default()
+            },
+        )
+    };
+    let facts = match read_facts(store, f, plan_run_folder, deployed).await {
         Ok(facts) => facts,
+        Err(e) => {
+            return RunFacts {
+                kind: kind_by_files(),
+                plan_only: false,
+                status: RunStatus::Unknown { why: e.to_string() },
+            }
+        }
+    };
+    if !needs_root_lock(f, &facts) {
+        return facts;
+    }
+    match root_lock_status(store, f, &facts, deployed).await {
+        Ok(status) => RunFacts { status, ..facts },
         Err(e) => RunFacts {
-            kind: kind_of_id(&f.run_id),
-            plan_only: false,
-            status: RunStatus::Unknown { why: e.to_string() },
+            status: RunStatus::Unknown {
+                why: format!("the lock of its root stack cannot be read: {e}"),
+            },
+            ..facts
         },
     }
+}
+
+/// The run's status once the lock of its root stack (the stack of its progress without
+/// a parent, in its region) is read, and the execution holding it described when it is
+/// another deployed run's (`cdkd_core::retention::with_root_lock`).
+async fn root_lock_status(
+    store: &StateStore,
+    f: &RunFolder,
+    facts: &RunFacts,
+    deployed: &LazyMachines<'_>,
+) -> Result<RunStatus, CliError> {
+    let Some(progress) = crate::run::artifacts::read_export_progress(store, &f.run_id).await else {
+        // No progress that reads: no resume can take this run over.
+        return Ok(facts.status.clone());
+    };
+    let Some(root) = progress.stacks.iter().find(|s| s.parent.is_none()) else {
+        return Ok(facts.status.clone());
+    };
+    let lock = store
+        .get_lock(&root.stack, Some(&root.region))
+        .await?
+        .map(|(info, _)| info);
+    let holder = root_holder(lock.as_ref(), &f.run_id, cdkd_aws::store::now_ms());
+    let execution = match &holder {
+        RootHolder::Execution(name) => Some(
+            match deployed
+                .get()
+                .await
+                .describe(Some(RunKind::Export), name)
+                .await
+            {
+                Some((_, x)) => {
+                    let input: Value = x
+                        .input
+                        .as_deref()
+                        .and_then(|i| serde_json::from_str(i).ok())
+                        .unwrap_or(Value::Null);
+                    HolderExecution::Described {
+                        writes_into: crate::run::run_folder(&x.name, &input).to_string(),
+                        status: x.status,
+                    }
+                }
+                None => HolderExecution::Undescribed,
+            },
+        ),
+        _ => None,
+    };
+    Ok(with_root_lock(
+        facts.status.clone(),
+        &f.run_id,
+        &holder,
+        execution.as_ref(),
+    ))
 }
 
 async fn read_facts(
     store: &StateStore,
     f: &RunFolder,
     plan_run_folder: bool,
-    deployed: Option<&DeployedRuns>,
+    deployed: &LazyMachines<'_>,
 ) -> Result<RunFacts, CliError> {
     if f.files.run_json {
         if let Some(row) = crate::run::local::local_row(store, &f.run_id).await? {
             return Ok(RunFacts {
-                kind: RunKind::of_name(&row.run.kind).or_else(|| kind_of_id(&f.run_id)),
+                kind: kind_of_run(
+                    &f.run_id,
+                    &KindWitness {
+                        run_json: Some(&row.run.kind),
+                        plan: f.files.plan,
+                        ..KindWitness::default()
+                    },
+                ),
                 plan_only: row.run.plan_only,
                 status: RunStatus::of_local(&row.state),
             });
         }
     }
-    let kind = kind_of_id(&f.run_id);
-    let report = if f.files.report {
-        let run = LocalRun {
-            run_id: f.run_id.clone(),
-            kind: kind.map(RunKind::name).unwrap_or("destroy").to_string(),
-            ..LocalRun::default()
-        };
-        crate::run::local::report_outcome(store, &run).await?
+    let report: Option<Value> = if f.files.report {
+        crate::run::artifacts::read_json(store, &report_key(&store.prefix, &f.run_id), "report")
+            .await?
     } else {
         None
     };
-    if let Some(status) = match deployed {
-        Some(d) => d.status(kind, &f.run_id).await,
+    let report_kind = report
+        .as_ref()
+        .and_then(|r| r.get("kind"))
+        .and_then(Value::as_str);
+    let by_files = KindWitness {
+        plan: f.files.plan,
+        report: report_kind,
+        ..KindWitness::default()
+    };
+    let described = deployed
+        .get()
+        .await
+        .describe(kind_of_run(&f.run_id, &by_files), &f.run_id)
+        .await;
+    let kind = kind_of_run(
+        &f.run_id,
+        &KindWitness {
+            machine: described.as_ref().map(|(k, _)| *k),
+            ..by_files
+        },
+    );
+    let outcome = match report {
+        Some(r) => Some(crate::run::local::outcome_of_report(
+            store, &f.run_id, kind, r,
+        )?),
         None => None,
-    } {
+    };
+    if let Some((_, x)) = described {
         return Ok(RunFacts {
             kind,
             plan_only: false,
-            status: RunStatus::of_execution(&status, report.as_deref()),
+            status: RunStatus::of_execution(&x.status, outcome.as_deref()),
         });
     }
     let approval_pending = f.files.approval
@@ -351,7 +510,7 @@ async fn read_facts(
         plan_only: false,
         status: RunStatus::of_files(
             &f.files,
-            report.as_deref(),
+            outcome.as_deref(),
             approval_pending,
             plan_run_folder,
         ),

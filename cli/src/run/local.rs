@@ -476,17 +476,35 @@ pub async fn report_outcome(
     run: &LocalRun,
 ) -> Result<Option<String>, CliError> {
     let key = report_key(&store.prefix, &run.run_id);
-    if run.kind == RunKind::Export.name() {
-        let r: Option<Value> = read_json(store, &key, "report").await?;
-        return Ok(r.map(|r| {
-            r.get("outcome")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown")
-                .to_string()
-        }));
+    let r: Option<Value> = read_json(store, &key, "report").await?;
+    r.map(|r| outcome_of_report(store, &run.run_id, RunKind::of_name(&run.kind), r))
+        .transpose()
+}
+
+/// The outcome the report of the run `run_id` of `kind` states (`report_outcome`): an
+/// export's `outcome`; a destroy's (or a run of no known kind's) in one word. Refused,
+/// naming the object, when a destroy's does not read.
+pub fn outcome_of_report(
+    store: &StateStore,
+    run_id: &str,
+    kind: Option<RunKind>,
+    report: Value,
+) -> Result<String, CliError> {
+    if kind == Some(RunKind::Export) {
+        return Ok(report
+            .get("outcome")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_string());
     }
-    let r: Option<RunReport> = read_json(store, &key, "report").await?;
-    Ok(r.map(|r| destroy_outcome(&r).to_string()))
+    let r: RunReport = serde_json::from_value(report).map_err(|e| {
+        CliError::Refused(format!(
+            "the report s3://{}/{} cannot be read: {e}",
+            flatten_str(&store.bucket),
+            flatten_str(&report_key(&store.prefix, run_id))
+        ))
+    })?;
+    Ok(destroy_outcome(&r).to_string())
 }
 
 /// A destroy report's outcome in one word (`cdkd_core::destroy::model::destroy_end`).

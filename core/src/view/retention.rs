@@ -94,6 +94,9 @@ pub struct PruneRow {
     pub last_write_ms: i64,
     /// `Delete` or `Keep` (recent folders are only counted).
     pub verdict: Verdict,
+    /// Of a folder to delete, the objects S3 refused to delete
+    /// (`cdkd_core::retention::keys_left`): it is partly deleted.
+    pub left: usize,
 }
 
 /// A key DeleteObjects did not delete.
@@ -120,8 +123,25 @@ pub struct PruneResult {
 }
 
 impl PruneResult {
-    fn deleted(&self) -> impl Iterator<Item = &PruneRow> {
+    /// The folders to delete (under `--dry-run`: that would be), whether every key went.
+    fn doomed(&self) -> impl Iterator<Item = &PruneRow> {
         self.rows.iter().filter(|r| r.verdict == Verdict::Delete)
+    }
+
+    /// The folders deleted whole.
+    fn deleted(&self) -> impl Iterator<Item = &PruneRow> {
+        self.doomed().filter(|r| r.left == 0)
+    }
+
+    /// The folders some of whose objects S3 refused to delete.
+    fn partly(&self) -> impl Iterator<Item = &PruneRow> {
+        self.doomed().filter(|r| r.left > 0)
+    }
+
+    fn objects_deleted(&self) -> usize {
+        self.doomed()
+            .map(|x| x.objects.saturating_sub(x.left))
+            .sum::<usize>()
     }
 
     fn kept(&self) -> impl Iterator<Item = &PruneRow> {
@@ -155,6 +175,23 @@ pub fn render_prune(r: &PruneResult) -> String {
             iso_seconds(row.last_write_ms),
         ));
     }
+    for row in r.partly() {
+        let gone = row.objects.saturating_sub(row.left);
+        lines.push(format!(
+            "{} {} ({}, {} of {} deleted, {} not: the keys below; last written {})",
+            if gone == 0 {
+                "not deleted"
+            } else {
+                "partly deleted"
+            },
+            flatten_str(&row.run_id),
+            kind_word(row.kind),
+            gone,
+            count(row.objects as u64, "object"),
+            row.left,
+            iso_seconds(row.last_write_ms),
+        ));
+    }
     for row in r.kept() {
         if let Verdict::Keep(k) = &row.verdict {
             lines.push(format!(
@@ -174,7 +211,7 @@ pub fn render_prune(r: &PruneResult) -> String {
         ));
     }
     lines.push(summary(r));
-    if r.versioned && !r.dry_run && r.deleted().next().is_some() {
+    if r.versioned && !r.dry_run && r.objects_deleted() > 0 {
         lines.push(
             "the bucket is versioned: the deleted objects stay as noncurrent versions until a lifecycle rule expires them (cdkd-flow runs expire sets one)"
                 .into(),
@@ -185,11 +222,8 @@ pub fn render_prune(r: &PruneResult) -> String {
 
 fn summary(r: &PruneResult) -> String {
     let runs: usize = r.deleted().count();
-    let objects: usize = r
-        .deleted()
-        .map(|x| x.objects)
-        .sum::<usize>()
-        .saturating_sub(r.not_deleted.len());
+    let partly = r.partly().count();
+    let objects = r.objects_deleted();
     let freed: i64 = r.deleted().map(|x| x.bytes).sum();
     let kept: Vec<&PruneRow> = r.kept().collect();
     let kept_bytes: i64 = kept.iter().map(|x| x.bytes).sum::<i64>() + r.recent_bytes;
@@ -198,8 +232,16 @@ fn summary(r: &PruneResult) -> String {
     } else {
         ("pruned", " deleted", " freed")
     };
+    let partly = if partly > 0 {
+        format!(
+            " ({} partly deleted, not counted: S3 refused some of its objects)",
+            count(partly as u64, "more run")
+        )
+    } else {
+        String::new()
+    };
     let head = format!(
-        "{verb} {} ended more than {} ago: {}{deleted}, {}{freed_word}",
+        "{verb} {} ended more than {} ago{partly}: {}{deleted}, {}{freed_word}",
         count(runs as u64, "run"),
         flatten_str(&r.older_than),
         count(objects as u64, "object"),
@@ -230,19 +272,31 @@ pub fn prune_json(r: &PruneResult) -> Value {
         v
     };
     let deleted: Vec<Value> = r.deleted().map(row).collect();
+    let partly: Vec<Value> = r
+        .partly()
+        .map(|x| {
+            let mut v = row(x);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("objectsLeft".into(), Value::from(x.left));
+            }
+            v
+        })
+        .collect();
     let kept: Vec<Value> = r.kept().map(row).collect();
     json!({
         "bucket": r.bucket,
         "olderThan": r.older_than,
         "dryRun": r.dry_run,
         "deleted": deleted,
+        "partlyDeleted": partly,
         "kept": kept,
         "recent": {"runs": r.recent_runs, "objects": r.recent_objects, "bytes": r.recent_bytes},
         "notDeleted": r.not_deleted.iter().map(|n| json!({"key": n.key, "error": n.error})).collect::<Vec<_>>(),
         "versioned": r.versioned,
         "summary": {
             "runsDeleted": r.deleted().count(),
-            "objectsDeleted": r.deleted().map(|x| x.objects).sum::<usize>().saturating_sub(r.not_deleted.len()),
+            "runsPartlyDeleted": r.partly().count(),
+            "objectsDeleted": r.objects_deleted(),
             "bytesFreed": r.deleted().map(|x| x.bytes).sum::<i64>(),
             "runsKept": r.kept().count() + r.recent_runs,
             "bytesKept": r.kept().map(|x| x.bytes).sum::<i64>() + r.recent_bytes,
@@ -270,6 +324,7 @@ mod tests {
                     bytes: 6_300,
                     last_write_ms: T - 59 * 86_400_000,
                     verdict: Verdict::Delete,
+                    left: 0,
                 },
                 PruneRow {
                     run_id: "export-Orders-20261002T101010".into(),
@@ -280,6 +335,7 @@ mod tests {
                     verdict: Verdict::Keep(Keep::Resumable {
                         why: "it ended failed".into(),
                     }),
+                    left: 0,
                 },
                 PruneRow {
                     run_id: "export-Web\u{1b}[31m-1".into(),
@@ -290,6 +346,7 @@ mod tests {
                     verdict: Verdict::Keep(Keep::Unknown {
                         why: "it runs on ci-7 (process 9) and holds no lock to tell by".into(),
                     }),
+                    left: 0,
                 },
             ],
             recent_runs: 12,
@@ -326,6 +383,7 @@ mod tests {
             key: "cdkd/_runs/destroy-Shop-20261001T101010/report.json".into(),
             error: "AccessDenied: Access Denied".into(),
         });
+        r.rows[0].left = 1;
         r.versioned = true;
         let out = render_prune(&r);
         assert!(
@@ -335,10 +393,33 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("3 objects deleted"), "{out}");
+        // The folder is partly deleted, not deleted, and counts as no run pruned.
+        assert!(
+            out.contains("partly deleted destroy-Shop-20261001T101010 (destroy, 3 of 4 objects deleted, 1 not"),
+            "{out}"
+        );
+        assert!(!out.contains("\ndeleted destroy-Shop"), "{out}");
+        assert!(!out.starts_with("deleted destroy-Shop"), "{out}");
+        assert!(
+            out.contains("pruned 0 runs ended more than 30d ago (1 more run partly deleted"),
+            "{out}"
+        );
         assert!(out.contains("noncurrent versions"), "{out}");
         assert!(!r.complete());
         let v = prune_json(&r);
         assert_eq!(v["summary"]["objectsDeleted"], 3);
+        assert_eq!(v["summary"]["runsDeleted"], 0);
+        assert_eq!(v["summary"]["runsPartlyDeleted"], 1);
+        assert_eq!(v["deleted"], serde_json::json!([]));
+        assert_eq!(
+            v["partlyDeleted"][0]["runId"],
+            "destroy-Shop-20261001T101010"
+        );
+        assert_eq!(v["partlyDeleted"][0]["objectsLeft"], 1);
+        // None of a folder deleted: said so.
+        r.rows[0].left = 4;
+        assert!(render_prune(&r)
+            .contains("not deleted destroy-Shop-20261001T101010 (destroy, 0 of 4 objects deleted"));
         assert_eq!(v["notDeleted"][0]["error"], "AccessDenied: Access Denied");
     }
 

@@ -57,7 +57,15 @@ fn the_rule_covers_the_run_prefix_with_its_own_id_and_refuses_below_the_safe_min
 
 #[test]
 fn a_short_expiry_is_accepted_with_a_warning_about_resuming_exports() {
-    assert!(expiry_warning(8).unwrap().contains("resumed within"));
+    let w = expiry_warning(8).unwrap();
+    assert!(
+        w.contains("expire 8 days after the run STARTED, even if it was resumed since"),
+        "{w}"
+    );
+    assert!(
+        w.contains("resumed and finished within 8 days of its start"),
+        "{w}"
+    );
     assert_eq!(expiry_warning(30), None);
     assert_eq!(expiry_warning(90), None);
 }
@@ -70,6 +78,8 @@ fn the_rule_is_added_replaced_or_left_unchanged_by_its_id() {
         id: Some(want.id.clone()),
         enabled: true,
         prefix: Some("cdkd/_runs/".into()),
+        scope: Some("cdkd/_runs/".into()),
+        sized: false,
         expiration_days: Some(90),
         noncurrent_days: Some(1),
         abort_multipart_days: Some(1),
@@ -109,6 +119,7 @@ fn another_rule_expiring_the_run_prefix_sooner_is_named() {
         id: Some(id.into()),
         enabled: true,
         prefix: prefix.map(str::to_string),
+        scope: prefix.map(str::to_string),
         expiration_days: days,
         ..ObservedRule::default()
     };
@@ -418,4 +429,256 @@ fn deletes_go_in_batches_of_at_most_a_thousand_keys() {
         vec![1000, 1000, 501]
     );
     assert!(delete_batches(std::iter::empty()).is_empty());
+}
+
+#[test]
+fn a_runs_kind_is_its_machines_else_its_files_else_its_ids() {
+    let none = KindWitness::default();
+    // A run named by --run-id names no kind: what answered for it, or its files, do.
+    assert_eq!(kind_of_run("orders-q1", &none), None);
+    let machine = KindWitness {
+        machine: Some(RunKind::Export),
+        ..none
+    };
+    assert_eq!(kind_of_run("orders-q1", &machine), Some(RunKind::Export));
+    // The machine that answered outranks the id's first word.
+    assert_eq!(
+        kind_of_run("destroy-like-1", &machine),
+        Some(RunKind::Export)
+    );
+    let plan = KindWitness { plan: true, ..none };
+    assert_eq!(kind_of_run("orders-q1", &plan), Some(RunKind::Export));
+    let report = KindWitness {
+        report: Some("export"),
+        ..none
+    };
+    assert_eq!(kind_of_run("orders-q1", &report), Some(RunKind::Export));
+    let local = KindWitness {
+        run_json: Some("destroy"),
+        ..none
+    };
+    assert_eq!(kind_of_run("orders-q1", &local), Some(RunKind::Destroy));
+    let odd = KindWitness {
+        report: Some("something"),
+        ..none
+    };
+    assert_eq!(kind_of_run("cleanup-p-1", &odd), Some(RunKind::Cleanup));
+}
+
+fn lock(owner: &str, expires_ms: i64) -> cdkd_core::lock::LockInfo {
+    let body =
+        serde_json::json!({"owner": owner, "timestamp": NOW - 60_000, "expiresAt": expires_ms});
+    cdkd_core::lock::parse_lock(body.to_string().as_bytes())
+        .unwrap()
+        .unwrap()
+}
+
+#[test]
+fn the_root_locks_holder_is_the_run_an_execution_or_nobody() {
+    let fresh = NOW + 60_000;
+    let h = |owner: &str, exp: i64| root_holder(Some(&lock(owner, exp)), "export-A-1", NOW);
+    assert_eq!(root_holder(None, "export-A-1", NOW), RootHolder::Nobody);
+    assert_eq!(h("cdkd-flow:export-A-1", fresh), RootHolder::ThisRun);
+    assert_eq!(
+        h("cdkd-flow:export-A-1@laptop:42", fresh),
+        RootHolder::ThisRun
+    );
+    assert_eq!(
+        h("cdkd-flow:resume-A-2", fresh),
+        RootHolder::Execution("resume-A-2".into())
+    );
+    // Expired: its holder stopped renewing it.
+    assert_eq!(h("cdkd-flow:export-A-1", NOW), RootHolder::Nobody);
+    assert_eq!(h("cdkd-flow:resume-A-2", NOW - 1), RootHolder::Nobody);
+    // Another local run, cdkd, a prefix of the id: not this run's.
+    assert_eq!(
+        h("cdkd-flow:export-B-1@laptop:42", fresh),
+        RootHolder::Nobody
+    );
+    assert_eq!(h("alice@laptop:42", fresh), RootHolder::Nobody);
+    assert_eq!(
+        h("cdkd-flow:export-A-10", fresh),
+        RootHolder::Execution("export-A-10".into())
+    );
+}
+
+#[test]
+fn a_resume_holding_the_root_lock_keeps_an_ended_export_running() {
+    let failed = || RunStatus::Ended { outcome: None };
+    let f = folder("export-A-1", &["plan.json", "progress.json"], 40);
+    let resume = RootHolder::Execution("resume-A-2".into());
+    let described = |status: &str, into: &str| HolderExecution::Described {
+        status: status.into(),
+        writes_into: into.into(),
+    };
+    // The resume runs in this folder: kept as running, even under --include-resumable.
+    let running = with_root_lock(
+        failed(),
+        "export-A-1",
+        &resume,
+        Some(&described("RUNNING", "export-A-1")),
+    );
+    assert_eq!(running, RunStatus::Running);
+    assert_eq!(
+        verdict(&f, &facts(RunKind::Export, running), NOW, DAY, true),
+        Verdict::Keep(Keep::Running)
+    );
+    // The run's own fresh lock (an interrupted local run too).
+    assert_eq!(
+        with_root_lock(
+            RunStatus::Interrupted { why: "x".into() },
+            "export-A-1",
+            &RootHolder::ThisRun,
+            None
+        ),
+        RunStatus::Running
+    );
+    // A resume of another run, or one that ended: the run's own status stands.
+    for (status, into) in [("RUNNING", "export-B-1"), ("FAILED", "export-A-1")] {
+        assert_eq!(
+            with_root_lock(
+                failed(),
+                "export-A-1",
+                &resume,
+                Some(&described(status, into))
+            ),
+            failed()
+        );
+    }
+    assert_eq!(
+        with_root_lock(failed(), "export-A-1", &RootHolder::Nobody, None),
+        failed()
+    );
+    // A holder that cannot be described may be resuming it: unknown, kept.
+    let unknown = with_root_lock(
+        failed(),
+        "export-A-1",
+        &resume,
+        Some(&HolderExecution::Undescribed),
+    );
+    assert!(
+        matches!(&unknown, RunStatus::Unknown { why } if why.contains("resume-A-2")),
+        "{unknown:?}"
+    );
+    assert!(matches!(
+        verdict(&f, &facts(RunKind::Export, unknown), NOW, DAY, true),
+        Verdict::Keep(Keep::Unknown { .. })
+    ));
+}
+
+#[test]
+fn only_an_ended_or_interrupted_export_that_took_its_locks_reads_its_root_lock() {
+    let f = folder("export-A-1", &["plan.json", "progress.json"], 40);
+    let ended = RunStatus::Ended { outcome: None };
+    assert!(needs_root_lock(&f, &facts(RunKind::Export, ended.clone())));
+    assert!(needs_root_lock(
+        &f,
+        &facts(RunKind::Export, RunStatus::Interrupted { why: "x".into() })
+    ));
+    assert!(!needs_root_lock(
+        &f,
+        &facts(RunKind::Export, RunStatus::Running)
+    ));
+    assert!(!needs_root_lock(
+        &f,
+        &facts(RunKind::Destroy, ended.clone())
+    ));
+    let plan = RunFacts {
+        plan_only: true,
+        ..facts(RunKind::Export, ended.clone())
+    };
+    assert!(!needs_root_lock(&f, &plan));
+    let no_progress = folder("export-A-1", &["plan.json"], 40);
+    assert!(!needs_root_lock(
+        &no_progress,
+        &facts(RunKind::Export, ended)
+    ));
+}
+
+#[test]
+fn a_folder_with_keys_s3_refused_is_partly_deleted() {
+    let f = folder("destroy-A-1", &["run.json", "report.json", "cr/X.json"], 40);
+    let none = std::collections::BTreeSet::new();
+    assert_eq!(keys_left(&f, &none), 0);
+    let refused: std::collections::BTreeSet<&str> = [
+        "cdkd/_runs/destroy-A-1/report.json",
+        "cdkd/_runs/destroy-B-1/report.json",
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(keys_left(&f, &refused), 1);
+}
+
+#[test]
+fn an_older_than_under_a_day_is_accepted_with_a_warning() {
+    let w = older_than_warning("1s", parse_older_than("1s").unwrap()).unwrap();
+    assert!(w.starts_with("--older-than 1s is under a day"), "{w}");
+    assert!(older_than_warning("23h59m", parse_older_than("23h").unwrap()).is_some());
+    assert_eq!(
+        older_than_warning("1d", parse_older_than("1d").unwrap()),
+        None
+    );
+    assert_eq!(
+        older_than_warning("30d", parse_older_than("30d").unwrap()),
+        None
+    );
+}
+
+#[test]
+fn a_sooner_rule_is_named_through_an_and_filter_and_under_the_run_prefix() {
+    let want = runs_rule("cdkd", 90).unwrap();
+    // An `And` filter (a prefix and a size): no plain prefix, a scope.
+    let and = |id: &str, scope: &str, sized: bool| ObservedRule {
+        id: Some(id.into()),
+        enabled: true,
+        prefix: None,
+        scope: Some(scope.into()),
+        sized,
+        expiration_days: Some(7),
+        other_parts: true,
+        ..ObservedRule::default()
+    };
+    let w = sooner_rules(
+        &[
+            and("and-state", "cdkd/", false),
+            and("and-big", "cdkd/_runs/", true),
+            // Inside the run prefix: some run folders.
+            and("exports-only", "cdkd/_runs/export-", false),
+            // Elsewhere, or by tags (run objects carry none): never.
+            and("and-logs", "logs/", false),
+            ObservedRule {
+                scope: None,
+                ..and("tagged", "", false)
+            },
+            // Not sooner.
+            ObservedRule {
+                expiration_days: Some(90),
+                ..and("same", "cdkd/_runs/", false)
+            },
+            // Disabled.
+            ObservedRule {
+                enabled: false,
+                ..and("off", "", false)
+            },
+        ],
+        &want,
+    );
+    assert_eq!(w.len(), 3, "{w:?}");
+    assert!(
+        w[0].contains("'and-state'") && w[0].ends_with("run folders go by the shorter one"),
+        "{}",
+        w[0]
+    );
+    assert!(
+        w[1].contains("'and-big'") && w[1].contains("the run objects of the sizes it selects"),
+        "{}",
+        w[1]
+    );
+    assert!(
+        w[2].contains("'exports-only'")
+            && w[2].contains("under 'cdkd/_runs/export-'")
+            && w[2].ends_with("the run folders under it go by the shorter one"),
+        "{}",
+        w[2]
+    );
 }

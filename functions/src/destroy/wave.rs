@@ -539,10 +539,12 @@ async fn finish_stack(
     if let Some(loaded) = ctx.store.get_state(&sr.stack, &sr.region).await? {
         if let Some(Value::Array(orphans)) = loaded.record.orphans() {
             if !orphans.is_empty() {
-                let key = format!(
-                    "{}/orphans/{}.json",
-                    runs::run_prefix(&ctx.run.prefix, &ctx.run.run_id),
-                    sr.stack.replace('/', "_")
+                // Outside the run folder: nothing expires it (docs/destroy.md §2.12).
+                let key = cdkd_core::keys::orphans_key(
+                    &ctx.run.prefix,
+                    &sr.stack,
+                    &sr.region,
+                    &ctx.run.run_id,
                 );
                 runs::write(&ctx.store, &key, &Value::Array(orphans.clone())).await?;
                 sr.orphans_key = Some(key);
