@@ -239,6 +239,10 @@ pub struct FolderFiles {
     /// The marker of a message sent at a run's end (`notified-run-*.json`,
     /// `notified-cleanup-finished.json`, docs/notifications.md §4).
     pub ended_notice: bool,
+    /// A list of orphaned resources a destroy saved in its run folder before they moved
+    /// to `<prefix>/_orphans/` (`orphans/<stack>.json`): the only record of resources
+    /// still in AWS.
+    pub orphans: bool,
 }
 
 impl FolderFiles {
@@ -289,6 +293,7 @@ pub fn run_folders(prefix: &str, objects: Vec<ListedObject>) -> Vec<RunFolder> {
             "report.json" => f.files.report = true,
             "approval.json" => f.files.approval = true,
             name if crate::notify::is_end_marker(name) => f.files.ended_notice = true,
+            name if name.starts_with("orphans/") => f.files.orphans = true,
             _ => {}
         }
         f.bytes += o.size.max(0);
@@ -517,6 +522,9 @@ pub enum Keep {
     Unknown {
         why: String,
     },
+    /// It holds a list of orphaned resources (`orphans/`, saved there by an earlier
+    /// version): deleting it would lose the only record of resources still in AWS.
+    Orphans,
 }
 
 impl Keep {
@@ -529,6 +537,7 @@ impl Keep {
                 flatten_str(why)
             ),
             Keep::Unknown { why } => format!("its state is unknown: {}", flatten_str(why)),
+            Keep::Orphans => "it holds a list of orphaned resources still in AWS (orphans/): read it, then delete the folder yourself".into(),
         }
     }
 }
@@ -578,6 +587,9 @@ pub fn verdict(
 ) -> Verdict {
     if is_recent(folder, now_ms, older_than_ms) {
         return Verdict::Recent;
+    }
+    if folder.files.orphans {
+        return Verdict::Keep(Keep::Orphans);
     }
     match &facts.status {
         RunStatus::Running => return Verdict::Keep(Keep::Running),

@@ -233,6 +233,27 @@ fn an_ended_destroy_older_than_the_cutoff_is_deleted() {
     );
 }
 
+/// A list of orphaned resources an earlier version saved in the run's folder is the only
+/// record of resources still in AWS: its folder is never pruned, even with
+/// --include-resumable.
+#[test]
+fn an_ended_destroy_whose_folder_holds_an_orphans_list_is_kept() {
+    let f = folder(
+        "destroy-A-1",
+        &["run.json", "progress.json", "report.json", "orphans/A.json"],
+        40,
+    );
+    let v = verdict(
+        &f,
+        &facts(RunKind::Destroy, ended("destroyed")),
+        NOW,
+        30 * DAY,
+        true,
+    );
+    assert_eq!(v, Verdict::Keep(Keep::Orphans));
+    assert!(Keep::Orphans.reason().contains("orphaned resources"));
+}
+
 #[test]
 fn a_running_or_approval_waiting_or_unknown_run_is_kept_however_old() {
     let f = folder(
