@@ -169,7 +169,24 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
             let plan_run = ids.contains(format!("{}-plan", f.run_id).as_str());
             let machines = &machines;
             async move {
-                let facts = facts_of(store, f, plan_run, machines).await;
+                // Only uploads, and its export's CLI (its plan run's process) still
+                // alive: it may be waiting for the user's yes, not "never started".
+                let starting = plan_run
+                    && f.files.only_uploads()
+                    && crate::run::local::process_of_run_alive(
+                        store,
+                        &format!("{}-plan", f.run_id),
+                    )
+                    .await;
+                let facts = if starting {
+                    RunFacts {
+                        kind: Some(RunKind::Export),
+                        plan_only: false,
+                        status: RunStatus::Running,
+                    }
+                } else {
+                    facts_of(store, f, plan_run, machines).await
+                };
                 let v = verdict(f, &facts, now, older_ms, a.include_resumable);
                 (
                     PruneRow {

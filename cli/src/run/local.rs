@@ -543,6 +543,16 @@ async fn run_lock(store: &StateStore, run: &LocalRun) -> RunLock {
     }
 }
 
+/// Whether the process of local run `run_id` (its `run.json`) is alive on this host.
+/// An export's CLI process is its plan run's: alive, it may still be asking the user to
+/// confirm before it starts the run its templates were uploaded for (docs/runs.md §4).
+pub async fn process_of_run_alive(store: &StateStore, run_id: &str) -> bool {
+    match read_local_run(store, run_id).await {
+        Ok(Some(run)) => run.host == host_name() && process_alive(run.pid),
+        _ => false,
+    }
+}
+
 /// A local run as the views show it; `None` when it has no `run.json`.
 pub async fn local_row(store: &StateStore, run_id: &str) -> Result<Option<LocalRunRow>, CliError> {
     let Some(run) = read_local_run(store, run_id).await? else {

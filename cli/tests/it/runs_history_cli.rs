@@ -1233,3 +1233,55 @@ async fn runs_history_expire_names_sooner_rules_through_an_and_filter_and_under_
         warnings[1]
     );
 }
+
+/// An export whose folder holds only its uploaded templates, beside its plan run's: while
+/// the CLI that planned it (the plan run's process) is alive, it may be asking the user
+/// to confirm, so the folder is kept as running; once that process is gone, it never
+/// started and is deleted.
+#[tokio::test]
+async fn runs_history_prune_keeps_the_uploads_of_an_export_whose_cli_still_asks_to_confirm() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let live = live_run();
+    let r = |id: &str, f: &str| format!("cdkd/_runs/{id}/{f}");
+    for (id, pid) in [("export-Asking-1", live.0.id()), ("export-Gone-1", 1)] {
+        h::put_raw(&s3, &bucket, &r(id, "templates/App.json"), "{}").await;
+        let plan = format!("{id}-plan");
+        let mut run = run_json(&plan, "export", HOST, pid, Some("succeeded"));
+        run["planOnly"] = json!(true);
+        put_json(&s3, &bucket, &r(&plan, "run.json"), &run).await;
+        put_json(&s3, &bucket, &r(&plan, "plan.json"), &json!({})).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let env = [("HOSTNAME", HOST)];
+    let run = cli(
+        &bucket,
+        &[
+            "prune",
+            "--older-than",
+            "1s",
+            "--json",
+            "--backend-stack",
+            "no-backend",
+        ],
+        &env,
+    );
+    ok(&run);
+    let keys = h::list_all_keys(&s3, &bucket).await;
+    assert!(
+        keys.contains(&r("export-Asking-1", "templates/App.json")),
+        "{}\n{keys:?}",
+        run.stdout
+    );
+    assert!(
+        !keys.contains(&r("export-Gone-1", "templates/App.json")),
+        "{}\n{keys:?}",
+        run.stdout
+    );
+    let v: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let kept = v["kept"].to_string();
+    assert!(
+        kept.contains("export-Asking-1") && kept.contains("it is running"),
+        "{kept}"
+    );
+}
