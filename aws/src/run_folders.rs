@@ -129,7 +129,7 @@ impl StateStore {
             .into_iter()
             .enumerate()
             .filter(|(i, _)| Some(*i) != ours)
-            .map(|(_, r)| r)
+            .map(|(_, r)| modernized(r))
             .collect();
         let merge = RuleMerge {
             change,
@@ -166,6 +166,31 @@ impl StateStore {
             })?;
         Ok(merge)
     }
+}
+
+/// A rule written before S3 had filters (its prefix on the rule itself, no `Filter`) as
+/// the same rule with a `Filter` of that prefix: written back beside ours, which has a
+/// `Filter`, a configuration must not mix the two forms. Any other rule as it is.
+#[allow(deprecated)]
+fn modernized(r: LifecycleRule) -> LifecycleRule {
+    if r.filter().is_some() {
+        return r;
+    }
+    let prefix = r.prefix().unwrap_or_default().to_string();
+    let mut b = LifecycleRule::builder()
+        .set_expiration(r.expiration().cloned())
+        .set_id(r.id().map(str::to_string))
+        .filter(LifecycleRuleFilter::builder().prefix(prefix).build())
+        .status(r.status().clone())
+        .set_noncurrent_version_expiration(r.noncurrent_version_expiration().cloned())
+        .set_abort_incomplete_multipart_upload(r.abort_incomplete_multipart_upload().cloned());
+    if !r.transitions().is_empty() {
+        b = b.set_transitions(Some(r.transitions().to_vec()));
+    }
+    if !r.noncurrent_version_transitions().is_empty() {
+        b = b.set_noncurrent_version_transitions(Some(r.noncurrent_version_transitions().to_vec()));
+    }
+    b.build().unwrap_or(r)
 }
 
 /// A rule as the decisions read it. A rule written before S3 had filters carries its
@@ -252,4 +277,32 @@ fn sdk_rule(want: &RunsRule) -> Result<LifecycleRule, String> {
         )
         .build()
         .map_err(|e| flatten_str(&e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_s3::types::{ExpirationStatus, LifecycleExpiration};
+
+    /// A legacy rule (prefix on the rule) is written back as the same rule with a
+    /// `Filter` of that prefix; a rule with a filter is left as it is.
+    #[test]
+    #[allow(deprecated)]
+    fn a_legacy_prefix_rule_is_written_back_with_a_filter_of_that_prefix() {
+        let legacy = LifecycleRule::builder()
+            .id("logs")
+            .prefix("logs/")
+            .status(ExpirationStatus::Enabled)
+            .expiration(LifecycleExpiration::builder().days(30).build())
+            .build()
+            .unwrap();
+        let m = modernized(legacy);
+        assert_eq!(m.prefix(), None);
+        assert_eq!(m.filter().and_then(|f| f.prefix()), Some("logs/"));
+        assert_eq!(m.id(), Some("logs"));
+        assert_eq!(m.expiration().and_then(|e| e.days()), Some(30));
+        assert_eq!(m.status(), &ExpirationStatus::Enabled);
+        let filtered = m.clone();
+        assert_eq!(modernized(filtered), m);
+    }
 }
