@@ -278,20 +278,11 @@ pub fn run_unlock_command(
     stacks: &[&str],
     run_id: &str,
 ) -> Option<String> {
-    if !command_value_ok(run_id) || stacks.iter().any(|s| !command_value_ok(s)) {
+    if !command_value_ok(run_id) {
         return None;
     }
-    let head = format!("cdkd-flow force-unlock {}", shell_quote(ctx.stack));
-    let rest = recovery_command(ctx)?.strip_prefix(&head)?.to_string();
-    let others: String = stacks
-        .iter()
-        .filter(|s| **s != ctx.stack)
-        .map(|s| format!(" {}", shell_quote(s)))
-        .collect();
-    Some(format!(
-        "{head}{others}{rest} {RUN_FLAG} {}",
-        shell_quote(run_id)
-    ))
+    let cmd = unlock_command(ctx, stacks)?;
+    Some(format!("{cmd} {RUN_FLAG} {}", shell_quote(run_id)))
 }
 
 /// ` --state-bucket B` (and ` --state-prefix P` when not the default) for a command a
@@ -332,12 +323,21 @@ pub fn command_value_ok(value: &str) -> bool {
 /// `cdkd-flow force-unlock <stack> [--stack-region R] [--profile P] [--state-bucket B]
 /// [--state-prefix X]`, or `None` when any value cannot be reproduced faithfully.
 pub fn recovery_command(ctx: &ContentionContext) -> Option<String> {
+    unlock_command(ctx, &[ctx.stack])
+}
+
+/// [`recovery_command`] for `stacks` (`ctx.stack` first; every other field of `ctx`).
+fn unlock_command(ctx: &ContentionContext, stacks: &[&str]) -> Option<String> {
     let printable_ok = command_value_ok;
     let flat_ok = |v: &str| printable(v, &flatten_str(v));
-    if !printable_ok(ctx.stack) {
-        return None;
+    let mut cmd = "cdkd-flow force-unlock".to_string();
+    let others = stacks.iter().filter(|s| **s != ctx.stack);
+    for stack in std::iter::once(&ctx.stack).chain(others) {
+        if !printable_ok(stack) {
+            return None;
+        }
+        cmd.push_str(&format!(" {}", shell_quote(stack)));
     }
-    let mut cmd = format!("cdkd-flow force-unlock {}", shell_quote(ctx.stack));
     if let Some(region) = ctx.region {
         if !printable_ok(region) {
             return None;

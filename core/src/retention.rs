@@ -388,12 +388,13 @@ impl RunStatus {
     }
 
     /// A run without `run.json` whose execution could not be described (no deployed
-    /// backend reachable, or no such execution): what its files say.
+    /// backend reachable, or no such execution): what its files say, and its plan run's
+    /// (`plan_run`).
     pub fn of_files(
         files: &FolderFiles,
         report_outcome: Option<&str>,
         approval_pending: bool,
-        plan_run_folder: bool,
+        plan_run: PlanRun,
     ) -> RunStatus {
         if let Some(o) = report_outcome {
             return RunStatus::Ended {
@@ -407,14 +408,30 @@ impl RunStatus {
         if files.ended_notice {
             return RunStatus::Ended { outcome: None };
         }
-        if files.only_uploads() && plan_run_folder {
-            return RunStatus::NeverStarted;
+        if files.only_uploads() {
+            match plan_run {
+                PlanRun::Ended => return RunStatus::NeverStarted,
+                // Its CLI may still be asking the user to confirm (docs/runs.md §4).
+                PlanRun::ProcessAlive => return RunStatus::Running,
+                PlanRun::Absent => {}
+            }
         }
         RunStatus::Unknown {
             why: "it has no run.json and no report, and its execution could not be described"
                 .into(),
         }
     }
+}
+
+/// An export's plan run (`<run-id>-plan`) as prune sees it beside the run's folder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanRun {
+    /// No folder of its own.
+    Absent,
+    /// A folder, and no process of it alive on this host.
+    Ended,
+    /// Its process (the export's CLI, by its `run.json`) is alive on this host.
+    ProcessAlive,
 }
 
 /// Who holds the lock of an export's root stack, as the run `run_id` reads it

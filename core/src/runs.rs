@@ -126,6 +126,16 @@ pub fn resume_command(args: &[String]) -> Option<String> {
     Some(out)
 }
 
+/// Whether a local run of `kind` started again under its own id forgets the end an
+/// earlier attempt left (`outcome`: its report's), report and message markers, so that
+/// its own end is reported and told (docs/notifications.md §4). A destroy's, whatever
+/// it was (the same command again after a Ctrl-C, a partial end, a run id a scheduled
+/// job reuses); an export's only when interrupted (its `Resume` step forgets any other
+/// as it resumes, and a migrated run is never run again).
+pub fn forgets_earlier_end(kind: &str, outcome: &str) -> bool {
+    kind == crate::view::runs::RunKind::Destroy.name() || outcome == INTERRUPTED
+}
+
 /// What a `--parameter KEY=VALUE` value becomes in what a run keeps and tells.
 pub const MASKED_VALUE: &str = "<value>";
 
@@ -296,6 +306,15 @@ mod tests {
             lock,
             now_ms: 1_795_965_800_000,
         }
+    }
+
+    #[test]
+    fn a_destroy_run_again_forgets_any_earlier_end_an_export_only_an_interruption() {
+        assert!(forgets_earlier_end("destroy", "partial"));
+        assert!(forgets_earlier_end("destroy", "destroyed"));
+        assert!(forgets_earlier_end("export", INTERRUPTED));
+        assert!(!forgets_earlier_end("export", "failed"));
+        assert!(!forgets_earlier_end("export", "migrated"));
     }
 
     #[test]

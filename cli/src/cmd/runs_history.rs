@@ -14,7 +14,7 @@ use cdkd_aws::StateStore;
 use cdkd_core::retention::{
     delete_batches, expiry_warning, is_recent, keys_left, kind_of_run, needs_root_lock,
     older_than_warning, parse_older_than, root_holder, runs_rule, verdict, with_root_lock,
-    HolderExecution, KindWitness, RootHolder, RunFacts, RunFolder, RunStatus, Verdict,
+    HolderExecution, KindWitness, PlanRun, RootHolder, RunFacts, RunFolder, RunStatus, Verdict,
     DEFAULT_EXPIRY_DAYS,
 };
 use cdkd_core::text::flatten_str;
@@ -166,27 +166,11 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
     };
     let judged: Vec<(PruneRow, &RunFolder)> = futures::stream::iter(old)
         .map(|f| {
-            let plan_run = ids.contains(format!("{}-plan", f.run_id).as_str());
+            let has_plan_run = ids.contains(format!("{}-plan", f.run_id).as_str());
             let machines = &machines;
             async move {
-                // Only uploads, and its export's CLI (its plan run's process) still
-                // alive: it may be waiting for the user's yes, not "never started".
-                let starting = plan_run
-                    && f.files.only_uploads()
-                    && crate::run::local::process_of_run_alive(
-                        store,
-                        &format!("{}-plan", f.run_id),
-                    )
-                    .await;
-                let facts = if starting {
-                    RunFacts {
-                        kind: Some(RunKind::Export),
-                        plan_only: false,
-                        status: RunStatus::Running,
-                    }
-                } else {
-                    facts_of(store, f, plan_run, machines).await
-                };
+                let plan_run = plan_run_of(store, f, has_plan_run).await;
+                let facts = facts_of(store, f, plan_run, machines).await;
                 let v = verdict(f, &facts, now, older_ms, a.include_resumable);
                 (
                     PruneRow {
@@ -357,6 +341,20 @@ impl DeployedRuns {
     }
 }
 
+/// The export's plan run beside folder `f`: its process (the export's CLI) is read only
+/// for a folder of uploads alone, which is what it would tell apart.
+async fn plan_run_of(store: &StateStore, f: &RunFolder, has_plan_run: bool) -> PlanRun {
+    if !has_plan_run {
+        return PlanRun::Absent;
+    }
+    let plan = format!("{}-plan", f.run_id);
+    if f.files.only_uploads() && crate::run::local::process_of_run_alive(store, &plan).await {
+        PlanRun::ProcessAlive
+    } else {
+        PlanRun::Ended
+    }
+}
+
 /// What is known of a folder's run: a local run as `runs list --local` tells it; a
 /// deployed one by its execution, else by its files; then, for an export that ended or
 /// was interrupted, the lock of its root stack (a resume may be running it again). A file
@@ -365,7 +363,7 @@ impl DeployedRuns {
 async fn facts_of(
     store: &StateStore,
     f: &RunFolder,
-    plan_run_folder: bool,
+    plan_run: PlanRun,
     deployed: &LazyMachines<'_>,
 ) -> RunFacts {
     let kind_by_files = || {
@@ -377,7 +375,7 @@ async fn facts_of(
             },
         )
     };
-    let facts = match read_facts(store, f, plan_run_folder, deployed).await {
+    let facts = match read_facts(store, f, plan_run, deployed).await {
         Ok(facts) => facts,
         Err(e) => {
             return RunFacts {
@@ -457,7 +455,7 @@ async fn root_lock_status(
 async fn read_facts(
     store: &StateStore,
     f: &RunFolder,
-    plan_run_folder: bool,
+    plan_run: PlanRun,
     deployed: &LazyMachines<'_>,
 ) -> Result<RunFacts, CliError> {
     if f.files.run_json {
@@ -525,11 +523,6 @@ async fn read_facts(
     Ok(RunFacts {
         kind,
         plan_only: false,
-        status: RunStatus::of_files(
-            &f.files,
-            outcome.as_deref(),
-            approval_pending,
-            plan_run_folder,
-        ),
+        status: RunStatus::of_files(&f.files, outcome.as_deref(), approval_pending, plan_run),
     })
 }

@@ -272,16 +272,13 @@ pub async fn run_local(
     Ok(outcome)
 }
 
-/// A run started again under its own id is a new attempt whose end is news: the end an
-/// earlier attempt left (its report and its message markers) is forgotten. A destroy's,
-/// whatever it was (the same command again after a Ctrl-C, a partial end, or a run id a
-/// scheduled job reuses); an export's only when interrupted (its `Resume` step forgets
-/// any other as it resumes, and a migrated run is never run again).
+/// A run started again under its own id forgets the end an earlier attempt left, when
+/// `cdkd_core::runs::forgets_earlier_end` says so.
 async fn forget_earlier_end(store: &StateStore, meta: &LocalRun) {
     let Some(outcome) = report_outcome(store, meta).await.ok().flatten() else {
         return;
     };
-    if meta.kind != RunKind::Destroy.name() && outcome != INTERRUPTED {
+    if !cdkd_core::runs::forgets_earlier_end(&meta.kind, &outcome) {
         return;
     }
     // Its message goes with it: a resume refused at its Resume step (or any new end of

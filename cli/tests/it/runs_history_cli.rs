@@ -260,6 +260,35 @@ fn live_run() -> LiveRun {
     )
 }
 
+/// The line `runs prune` printed for run `id`.
+fn listed_line(stdout: &str, id: &str) -> String {
+    stdout
+        .lines()
+        .find(|l| l.contains(&format!(" {id} (")))
+        .unwrap_or_else(|| panic!("{id} not listed:\n{stdout}"))
+        .to_string()
+}
+
+/// `runs prune --older-than 2s` told runs by the emulator's state machines `destroy`
+/// and `export` (no backend stack).
+fn prune_with_machines(bucket: &str, destroy: &str, export: &str) -> h::CliRun {
+    cli(
+        bucket,
+        &[
+            "prune",
+            "--older-than",
+            "2s",
+            "--destroy-state-machine-arn",
+            destroy,
+            "--export-state-machine-arn",
+            export,
+            "--backend-stack",
+            "no-backend",
+        ],
+        &[],
+    )
+}
+
 fn keys_under<'a>(keys: &'a [String], run: &str) -> Vec<&'a String> {
     let p = format!("cdkd/_runs/{run}/");
     keys.iter().filter(|k| k.starts_with(&p)).collect()
@@ -641,29 +670,9 @@ async fn runs_history_prune_tells_a_deployed_run_by_its_execution() {
     .await;
     tokio::time::sleep(Duration::from_secs(3)).await;
 
-    let run = cli(
-        &bucket,
-        &[
-            "prune",
-            "--older-than",
-            "2s",
-            "--destroy-state-machine-arn",
-            &destroy,
-            "--export-state-machine-arn",
-            &export,
-            "--backend-stack",
-            "no-backend",
-        ],
-        &[],
-    );
+    let run = prune_with_machines(&bucket, &destroy, &export);
     ok(&run);
-    let line = |id: &str| {
-        run.stdout
-            .lines()
-            .find(|l| l.contains(&format!(" {id} (")))
-            .unwrap_or_else(|| panic!("{id} not listed:\n{}", run.stdout))
-            .to_string()
-    };
+    let line = |id: &str| listed_line(&run.stdout, id);
     assert!(
         line(&running).starts_with("kept") && line(&running).ends_with("it is running"),
         "{}",
@@ -877,13 +886,7 @@ async fn runs_history_prune_keeps_an_ended_export_that_a_resume_is_running() {
         &[("HOSTNAME", HOST)],
     );
     ok(&run);
-    let line = |id: &str| {
-        run.stdout
-            .lines()
-            .find(|l| l.contains(&format!(" {id} (")))
-            .unwrap_or_else(|| panic!("{id} not listed:\n{}", run.stdout))
-            .to_string()
-    };
+    let line = |id: &str| listed_line(&run.stdout, id);
     for running in [&deployed, &local] {
         assert!(
             line(running).starts_with(&format!("kept {running} (export, "))
@@ -961,29 +964,9 @@ async fn runs_history_prune_tells_a_custom_run_ids_kind_by_its_machine_or_its_fi
     .await;
     tokio::time::sleep(Duration::from_secs(3)).await;
 
-    let run = cli(
-        &bucket,
-        &[
-            "prune",
-            "--older-than",
-            "2s",
-            "--destroy-state-machine-arn",
-            &destroy,
-            "--export-state-machine-arn",
-            &export,
-            "--backend-stack",
-            "no-backend",
-        ],
-        &[],
-    );
+    let run = prune_with_machines(&bucket, &destroy, &export);
     ok(&run);
-    let line = |id: &str| {
-        run.stdout
-            .lines()
-            .find(|l| l.contains(&format!(" {id} (")))
-            .unwrap_or_else(|| panic!("{id} not listed:\n{}", run.stdout))
-            .to_string()
-    };
+    let line = |id: &str| listed_line(&run.stdout, id);
     assert!(
         line(&by_machine).starts_with(&format!("kept {by_machine} (export, "))
             && line(&by_machine)

@@ -194,14 +194,30 @@ impl DestroyReport {
     /// The next step's `cdkd-flow destroy <stack>` names the run's bucket and prefix: a
     /// message reaches people whose default bucket may hold another stack of that name
     /// (docs/notifications.md §2). Left as it is when a value would not print as itself.
+    /// Called on the report [`build_report`] returned, before anything is added to its
+    /// next step.
     pub fn with_state_location(mut self, bucket: &str, prefix: &str) -> DestroyReport {
-        let Some(flags) = crate::contention::state_flags(bucket, prefix) else {
-            return self;
-        };
-        let plain = format!("`cdkd-flow destroy {}`", self.stack);
-        let named = format!("`cdkd-flow destroy {}{flags}`", self.stack);
-        self.next_step = self.next_step.map(|n| n.replace(&plain, &named));
+        if let Some(flags) = crate::contention::state_flags(bucket, prefix) {
+            let again = format!("{}{flags}", self.stack);
+            self.next_step = next_step(self.result, &self.counts, &again);
+        }
         self
+    }
+}
+
+/// What to do next after a run that ended `result`: run `cdkd-flow destroy <again>` once
+/// more (`again`: the stack, and any flags the command needs).
+fn next_step(result: RunResult, counts: &ReportCounts, again: &str) -> Option<String> {
+    match result {
+        RunResult::Clean => None,
+        RunResult::Interrupted => Some(format!(
+            "state.json keeps the {} resource(s) not destroyed; run `cdkd-flow destroy {again}` again to finish",
+            counts.interrupted + counts.failed + counts.skipped + counts.blocked + counts.retained,
+        )),
+        RunResult::Partial => Some(format!(
+            "state.json keeps {} failed, {} skipped and {} blocked resource(s); fix the failures, then run `cdkd-flow destroy {again}` again",
+            counts.failed, counts.skipped, counts.blocked
+        )),
     }
 }
 
@@ -280,18 +296,7 @@ pub fn build_report(
     } else {
         RunResult::Partial
     };
-    let next_step = match result {
-        RunResult::Clean => None,
-        RunResult::Interrupted => Some(format!(
-            "state.json keeps the {} resource(s) not destroyed; run `cdkd-flow destroy {}` again to finish",
-            counts.interrupted + counts.failed + counts.skipped + counts.blocked + counts.retained,
-            stack
-        )),
-        RunResult::Partial => Some(format!(
-            "state.json keeps {} failed, {} skipped and {} blocked resource(s); fix the failures, then run `cdkd-flow destroy {}` again",
-            counts.failed, counts.skipped, counts.blocked, stack
-        )),
-    };
+    let next_step = next_step(result, &counts, stack);
     DestroyReport {
         run_id: run_id.to_string(),
         stack: stack.to_string(),

@@ -374,29 +374,39 @@ fn a_deployed_run_is_told_by_its_execution_else_by_its_files() {
     ));
     let files = |f: &[&str]| folder("export-A-1", f, 40).files;
     assert_eq!(
-        RunStatus::of_files(&files(&["report.json"]), Some("migrated"), false, false),
+        RunStatus::of_files(
+            &files(&["report.json"]),
+            Some("migrated"),
+            false,
+            PlanRun::Absent
+        ),
         ended("migrated")
     );
     assert_eq!(
-        RunStatus::of_files(&files(&["plan.json", "approval.json"]), None, true, false),
+        RunStatus::of_files(
+            &files(&["plan.json", "approval.json"]),
+            None,
+            true,
+            PlanRun::Absent
+        ),
         RunStatus::AwaitingApproval
     );
     assert_eq!(
-        RunStatus::of_files(&files(&["templates/A.json"]), None, false, true),
+        RunStatus::of_files(&files(&["templates/A.json"]), None, false, PlanRun::Ended),
         RunStatus::NeverStarted
     );
     assert!(matches!(
-        RunStatus::of_files(&files(&["templates/A.json"]), None, false, false),
+        RunStatus::of_files(&files(&["templates/A.json"]), None, false, PlanRun::Absent),
         RunStatus::Unknown { .. }
     ));
     assert!(matches!(
-        RunStatus::of_files(&files(&["progress.json"]), None, false, true),
+        RunStatus::of_files(&files(&["progress.json"]), None, false, PlanRun::Ended),
         RunStatus::Unknown { .. }
     ));
     // A local cleanup with notifications leaves only its digest's marker: it ended.
     let cleanup = folder("cleanup-preview-1", &["notified-cleanup-finished.json"], 40);
     assert_eq!(
-        RunStatus::of_files(&cleanup.files, None, false, false),
+        RunStatus::of_files(&cleanup.files, None, false, PlanRun::Absent),
         RunStatus::Ended { outcome: None }
     );
     // The approval message's marker says nothing of an end.
@@ -405,10 +415,21 @@ fn a_deployed_run_is_told_by_its_execution_else_by_its_files() {
             &files(&["notified-approval-waiting.json"]),
             None,
             false,
-            false
+            PlanRun::Absent
         ),
         RunStatus::Unknown { .. }
     ));
+    // Only uploads while the export's CLI (its plan run's process) lives: it may be
+    // asking the user to confirm.
+    assert_eq!(
+        RunStatus::of_files(
+            &files(&["templates/A.json"]),
+            None,
+            false,
+            PlanRun::ProcessAlive
+        ),
+        RunStatus::Running
+    );
 }
 
 #[test]

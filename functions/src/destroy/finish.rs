@@ -130,7 +130,8 @@ pub fn report_of(run: &RunRef, rec: &DestroyRun, aborted: Option<String>) -> Run
                 &planned,
                 &s.outcomes,
                 rec.stop_requested,
-            );
+            )
+            .with_state_location(&run.bucket, &run.prefix);
             // Deletes sent and never seen to end (a stop or an error after a crash lost
             // their answer): a later run cannot resume them, so the user must know.
             note_unconfirmed_deletes(&mut report, &s.unconfirmed());
@@ -140,7 +141,7 @@ pub fn report_of(run: &RunRef, rec: &DestroyRun, aborted: Option<String>) -> Run
                     row.note.get_or_insert_with(|| n.clone());
                 }
             }
-            report.with_state_location(&run.bucket, &run.prefix)
+            report
         })
         .collect();
     let complete = aborted.is_none()

@@ -81,12 +81,7 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
             let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
             match runs::write(&ctx.store, &key, &report).await {
                 Ok(()) => {
-                    notice = Some(cdkd_core::notify::export_ended(
-                        &report,
-                        &ctx.carry.run.stack,
-                        Some(&ctx.carry.run.region),
-                        &key,
-                    ));
+                    notice = Some(ctx.ended_notice(&report, &key));
                     out.report_key = Some(key);
                     out.report = Some(report);
                 }

@@ -83,6 +83,20 @@ fn keep<T>(cell: &std::sync::Mutex<Option<T>>, value: T) {
 }
 
 impl<'a> Ctx<'a> {
+    /// The message that tells the run's end as its report `report` (at `key`) says.
+    pub fn ended_notice(
+        &self,
+        report: &cdkd_core::export::report::ExportReport,
+        key: &str,
+    ) -> cdkd_core::notify::Notice {
+        cdkd_core::notify::export_ended(
+            report,
+            &self.carry.run.stack,
+            Some(&self.carry.run.region),
+            key,
+        )
+    }
+
     /// Renews the lock of the stack the step writes to (`carry.stack`: its record or its
     /// CloudFormation stack), and the others when due, then builds the clients of the
     /// record's region. A lost lock stops the step before any write.

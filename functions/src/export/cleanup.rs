@@ -116,12 +116,7 @@ async fn retried(carry: Carry, deps: &Deps, lost: StepError) -> Result<CleanupOu
             &ctx.carry.locks,
         )
         .await;
-        let notice = cdkd_core::notify::export_ended(
-            &report,
-            &ctx.carry.run.stack,
-            Some(&ctx.carry.run.region),
-            &key,
-        );
+        let notice = ctx.ended_notice(&report, &key);
         crate::notify::tell(ctx.deps.notify.as_ref(), &ctx.store, &notice).await;
         return Ok(CleanupOutput {
             report_key: key,
@@ -147,12 +142,7 @@ async fn finish(
     let report = migrated(rec, plan, warnings);
     let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
     runs::write(&ctx.store, &key, &report).await?;
-    let notice = cdkd_core::notify::export_ended(
-        &report,
-        &ctx.carry.run.stack,
-        Some(&ctx.carry.run.region),
-        &key,
-    );
+    let notice = ctx.ended_notice(&report, &key);
     crate::notify::tell(ctx.deps.notify.as_ref(), &ctx.store, &notice).await;
     Ok(CleanupOutput {
         report_key: key,
