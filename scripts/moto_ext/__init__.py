@@ -33,12 +33,29 @@ class Extensions:
         self.faults = faults.Faults()
         self.counts = counter.Counts()
         # Imported here: moto's CloudFormation parser imports most of moto.
-        from . import cfn_custom, cfn_import, dispatch, s3_fixes
+        from . import (
+            cfn_backend,
+            cfn_custom,
+            cfn_import,
+            dispatch,
+            iam_enforce,
+            lambda_runtime,
+            s3_fixes,
+            sfn_interp,
+        )
 
         dispatch.install()
         cfn_import.install()
         cfn_custom.install()
         s3_fixes.install()
+        # The deployed backend (docs/emulator.md, "The deployed backend"): CloudFormation
+        # resources the SAM-translated template needs, the real step binary run through
+        # the Lambda Runtime API, moto's Step Functions interpreter as AWS runs it, and
+        # IAM evaluated with real resource ARNs.
+        cfn_backend.install()
+        lambda_runtime.install()
+        sfn_interp.install()
+        iam_enforce.install()
 
     def __call__(self, environ: dict[str, Any], start_response: wsgi.StartResponse) -> Iterable[bytes]:
         # First: every signed request is counted (the benchmark's request counts), then

@@ -1,0 +1,5 @@
+"""(placeholder: being written)"""
+
+
+def install() -> None:
+    pass
