@@ -37,12 +37,15 @@ names=()
 start=$(date +%s)
 # One group: a binary (or a part of it, `filters` being the test harness's arguments)
 # on an emulator of its own.
+# A group named `deployed` runs on an emulator holding the deployed backend
+# (`scripts/with-emulator.sh --backend`, docs/testing.md "The deployed group").
 group() {
-  local name=$1 exe=$2 dir=$3
+  local name=$1 exe=$2 dir=$3 backend=()
   shift 3
+  if [ "$name" = deployed ]; then backend=(--backend); fi
   (
     cd "$dir" &&
-      CARGO_MANIFEST_DIR="$dir" "$here/scripts/with-emulator.sh" "$exe" --test-threads=1 "$@"
+      CARGO_MANIFEST_DIR="$dir" "$here/scripts/with-emulator.sh" "${backend[@]}" "$exe" --test-threads=1 "$@"
     rc=$?
     date +%s >"$logs/$name.end"
     exit $rc
@@ -60,9 +63,11 @@ for entry in "${bins[@]}"; do
     group tests-crash "$exe" "$dir" destroy_crash export_crash
     group tests "$exe" "$dir" --skip destroy_crash --skip export_crash
   elif [ "$name" = cli ]; then
-    # The export crash test (20 seeds) runs beside the rest of the CLI's binary.
+    # The export crash test (20 seeds) runs beside the rest of the CLI's binary, and so
+    # do the runs through the deployed backend (on an emulator that holds it).
     group cli-crash "$exe" "$dir" crash_export
-    group cli "$exe" "$dir" --skip crash_export
+    group deployed "$exe" "$dir" deployed::
+    group cli "$exe" "$dir" --skip crash_export --skip deployed::
   else
     group "$name" "$exe" "$dir"
   fi

@@ -24,12 +24,12 @@ use cdkd_tests as h;
 use serde_json::{json, Value};
 
 const REGION: &str = "us-east-1";
-const ROOT: &str = "ExportSiblings";
+pub(crate) const ROOT: &str = "ExportSiblings";
 const QUEUE: &str = "WorkQueueE5A3F1C2";
 const ALPHA_ID: &str = "AlphaNestedStackAlphaNestedStackResource3E7B1A9C";
 const BETA_ID: &str = "BetaNestedStackBetaNestedStackResource8D4C2F6E";
-const ALPHA: &str = "ExportSiblings~AlphaNestedStackAlphaNestedStackResource3E7B1A9C";
-const BETA: &str = "ExportSiblings~BetaNestedStackBetaNestedStackResource8D4C2F6E";
+pub(crate) const ALPHA: &str = "ExportSiblings~AlphaNestedStackAlphaNestedStackResource3E7B1A9C";
+pub(crate) const BETA: &str = "ExportSiblings~BetaNestedStackBetaNestedStackResource8D4C2F6E";
 const TOPIC: &str = "EventsTopic1F6A3B2D";
 const PARAM: &str = "QueueUrlParameter9B3E7D14";
 const ALPHA_OUTPUT: &str = "ExportSiblingsAlphaEventsTopic1F6A3B2DRef";
@@ -38,7 +38,7 @@ const BETA_OUTPUT: &str = "ExportSiblingsBetaQueueUrlParameter9B3E7D14Ref";
 /// resolves it when a change set is created; `cdk bootstrap` writes it).
 const BOOTSTRAP_VERSION: &str = "/cdk-bootstrap/hnb659fds/version";
 
-fn assembly() -> String {
+pub(crate) fn assembly() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/export/siblings.out")
         .to_string_lossy()
@@ -59,15 +59,15 @@ use cdkd_tests::cfn::{client as cfn, outputs, stack_resources};
 
 /// The real emulator resources of one tree, and the CloudFormation names it goes to
 /// (unique per test, passed with `--cfn-stack-name` / `--cfn-child-stack-name`).
-struct Tree {
-    bucket: String,
-    run_id: String,
-    queue_url: String,
-    topic_arn: String,
-    param: String,
-    root_cfn: String,
-    alpha_cfn: String,
-    beta_cfn: String,
+pub(crate) struct Tree {
+    pub(crate) bucket: String,
+    pub(crate) run_id: String,
+    pub(crate) queue_url: String,
+    pub(crate) topic_arn: String,
+    pub(crate) param: String,
+    pub(crate) root_cfn: String,
+    pub(crate) alpha_cfn: String,
+    pub(crate) beta_cfn: String,
     /// The records as written, by cdkd stack name.
     records: BTreeMap<String, Value>,
     index: Value,
@@ -78,6 +78,12 @@ struct Tree {
 /// `parentLogicalId`) and an exports index listing the root's export beside another
 /// stack's. With `alpha_topic_gone` Alpha's record names a topic that does not exist.
 async fn seeded_tree(alpha_topic_gone: bool) -> Tree {
+    let bucket = h::fresh_bucket(&h::s3().await).await;
+    seeded_tree_in(bucket, alpha_topic_gone).await
+}
+
+/// [`seeded_tree`] in the state bucket `bucket` (the deployed backend's).
+pub(crate) async fn seeded_tree_in(bucket: String, alpha_topic_gone: bool) -> Tree {
     let sdk = h::sdk().await;
     let tag = uniq("sib").to_lowercase();
     let queue_url = aws_sdk_sqs::Client::new(&sdk)
@@ -171,7 +177,6 @@ async fn seeded_tree(alpha_topic_gone: bool) -> Tree {
     }, "lastModified": 1796169600000i64});
 
     let s3 = h::s3().await;
-    let bucket = h::fresh_bucket(&s3).await;
     let mut records = BTreeMap::new();
     for (name, rec) in [(ROOT, root), (ALPHA, alpha), (BETA, beta)] {
         h::put_raw(
@@ -215,7 +220,7 @@ fn migrate_from(t: &Tree, out: &str) -> (h::CliRun, std::time::Duration) {
 }
 
 /// The arguments of [`migrate_from`].
-fn export_args(t: &Tree, out: &str) -> Vec<String> {
+pub(crate) fn export_args(t: &Tree, out: &str) -> Vec<String> {
     let alpha = format!("{ALPHA}={}", t.alpha_cfn);
     let beta = format!("{BETA}={}", t.beta_cfn);
     [

@@ -1,0 +1,75 @@
+//! The scheduled cleanup as EventBridge Scheduler starts it: the cleanup state machine
+//! started with the schedule's input (infra/template.yaml, `CleanupSchedule`), which
+//! selects the matching records and destroys each through a `Map` of destroy executions
+//! (`states:startExecution.sync:2`), then tells its digest.
+
+use std::time::Duration;
+
+use super::destroy::seeded_destroy;
+use super::{backend, inbox, lambda_steps, status, uniq, wait_until};
+use cdkd_tests as h;
+use serde_json::json;
+
+#[tokio::test]
+async fn deployed_cleanup_started_as_the_schedule_does_destroys_each_selected_stack_in_a_destroy_execution(
+) {
+    let b = backend();
+    inbox::open().await;
+    let tag = uniq("preview").to_lowercase();
+    let (one, two) = (format!("{tag}-a"), format!("{tag}-b"));
+    let a = seeded_destroy(&b.bucket, &one).await;
+    let c = seeded_destroy(&b.bucket, &two).await;
+    // The schedule's Input, as the template writes it, with this test's pattern.
+    let input = json!({"stateBucket": b.bucket, "statePrefix": "cdkd",
+        "pattern": format!("{tag}-*"), "minimumAge": "7d", "regions": "", "dryRun": false});
+    let machine = b.outputs().await.remove("CleanupStateMachineArn").unwrap();
+    let sfn = aws_sdk_sfn::Client::new(&h::sdk().await);
+    let started = sfn
+        .start_execution()
+        .state_machine_arn(&machine)
+        .input(input.to_string())
+        .send()
+        .await
+        .unwrap();
+    let arn = started.execution_arn;
+    wait_until("the cleanup ends", Duration::from_secs(300), || {
+        let arn = arn.clone();
+        async move { status(&arn).await != "RUNNING" }
+    })
+    .await;
+    assert_eq!(status(&arn).await, "SUCCEEDED");
+
+    let sdk = h::sdk().await;
+    for (topic, queue, _) in [&a, &c] {
+        assert!(!h::fixtures::topic_exists(&sdk, topic).await);
+        assert!(!h::fixtures::queue_exists(&sdk, queue).await);
+    }
+    // Each stack had a destroy execution of its own, which ran the destroy steps.
+    let destroy_machine = b.outputs().await.remove("DestroyStateMachineArn").unwrap();
+    let runs = sfn
+        .list_executions()
+        .state_machine_arn(&destroy_machine)
+        .send()
+        .await
+        .unwrap();
+    let mut children = 0;
+    for e in runs.executions() {
+        let d = sfn
+            .describe_execution()
+            .execution_arn(e.execution_arn())
+            .send()
+            .await
+            .unwrap();
+        let input = d.input().unwrap_or_default();
+        if input.contains(&one) || input.contains(&two) {
+            children += 1;
+            assert_eq!(e.status().as_str(), "SUCCEEDED", "{input}");
+            let steps = lambda_steps(e.execution_arn()).await;
+            assert!(steps.iter().any(|s| s.contains("DestroyWaveFunction")), "{steps:?}");
+        }
+    }
+    assert_eq!(children, 2, "one destroy execution per selected stack");
+    let run_id = arn.rsplit(':').next().unwrap().to_string();
+    let (text, detail) = inbox::expect("cleanup-finished", &run_id).await;
+    assert_eq!(detail["outcome"], "finished", "{detail:#}\n{text}");
+}
