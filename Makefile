@@ -12,7 +12,7 @@ export CARGO_TERM_COLOR ?= never
 .PHONY: help setup build build-cli test test-emulator-py check-templates check-features demo lint lambdas lambda-init cost deploy bench bench-destroy bench-export bench-export-plan bench-export-sim bench-refresh clean crash-export
 
 help:
-	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them"
+	@echo "make demo   - start the local AWS emulator, seed sample stacks, run cdkd-flow on them locally, then deploy the backend into the emulator and run an export and a destroy through it"
 	@echo "make test   - run every test (template checks, unit, snapshot, emulator end-to-end)"
 	@echo "make test-emulator-py - the emulator's resource-import tests (Python, no cargo)"
 	@echo "make check-templates - cfn-lint (SAM transform included) on infra/template.yaml, asl-validator on statemachines/"
@@ -80,9 +80,12 @@ test-emulator-py: setup
 demo:
 	$(MAKE) --no-print-directory -j2 build-cli setup
 	scripts/with-emulator.sh scripts/demo.sh
+	scripts/with-emulator.sh --backend scripts/demo-deployed.sh
 
+# The CLI and the step binary the deployed backend runs (cdkd-flow depends on
+# cdkd-functions, so both resolve with the CLI's features).
 build-cli:
-	$(CARGO) build -p cdkd-flow --bin cdkd-flow
+	$(CARGO) build -p cdkd-flow -p cdkd-functions --bin cdkd-flow --bin cdkd-step
 
 check-features:
 	scripts/check-features.sh

@@ -124,8 +124,11 @@ def record(stack, region, resources, **extra):
 
 def main():
     s3 = client("s3")
-    bucket = "cdkd-state-123456789012"
-    s3.create_bucket(Bucket=bucket)
+    bucket = os.environ.get("CDKD_FLOW_STATE_BUCKET") or "cdkd-state-123456789012"
+    try:
+        s3.create_bucket(Bucket=bucket)
+    except s3.exceptions.BucketAlreadyOwnedByYou:
+        pass  # the deployed backend's bucket (scripts/with-emulator.sh --backend)
     put(s3, bucket, "cdkd/WebApp/us-east-1/state.json",
         record("WebApp", REGION, web_app_resources("WebApp"),
                outputs={"TopicArn": "arn:aws:sns:us-east-1:123456789012:WebApp-Topic"}, exportNames=[]))
