@@ -18,7 +18,7 @@ versions requirements-dev.txt pins and that the registry answers and that one IM
 runs through the patched code."""
 from typing import Any, Iterable
 
-from . import counter, faults, registry, sg_rules, wsgi
+from . import counter, faults, lambda_invoke, registry, serial, sg_rules, wsgi
 from .selftest import self_test
 
 __all__ = ["wrap", "self_test", "Extensions"]
@@ -58,6 +58,16 @@ class Extensions:
         iam_enforce.install()
 
     def __call__(self, environ: dict[str, Any], start_response: wsgi.StartResponse) -> Iterable[bytes]:
+        # The Lambda test facility answers without the lock (it has its own). Every other
+        # request is served whole while holding the emulator's one lock (`serial`): one
+        # at a time. A Lambda Invoke gives the lock up while its process runs
+        # (`lambda_runtime`), so the process can call back into the emulator.
+        answered = lambda_invoke.control(environ, start_response)
+        if answered is not None:
+            return answered
+        return serial.serve(self._serve, environ, start_response)
+
+    def _serve(self, environ: dict[str, Any], start_response: wsgi.StartResponse) -> Iterable[bytes]:
         # First: every signed request is counted (the benchmark's request counts), then
         # a registered fault refuses the request before anything else sees it.
         answered = counter.intercept(self.counts, environ, start_response)

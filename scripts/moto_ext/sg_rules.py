@@ -66,6 +66,13 @@ def paginate(
             )
         offset = decoded
     rest = {k: v for k, v in params.items() if k not in ("MaxResults", "NextToken")}
+    # The request is signed over the body the client sent: IAM enforcement checks the
+    # signature against it, not against the body rewritten below (iam_enforce).
+    from .iam_enforce import SIGNED_BODY
+
+    original = environ.get("wsgi.input")
+    if hasattr(original, "getvalue"):
+        environ.setdefault(SIGNED_BODY, original.getvalue())
     environ["QUERY_STRING"] = ""
     environ["REQUEST_METHOD"] = "POST"
     environ["CONTENT_TYPE"] = "application/x-www-form-urlencoded; charset=utf-8"
