@@ -79,7 +79,7 @@ async fn deployed_destroy_deletes_the_recorded_resources_each_step_a_lambda_of_t
     for step in &steps {
         assert!(
             ran.iter().any(|i| i["function"].as_str() == Some(step.as_str())
-                && i["errorType"].is_null()),
+                && i["error"].is_null()),
             "{step} was invoked by the emulator's Lambda and succeeded: {ran:#?}"
         );
     }
