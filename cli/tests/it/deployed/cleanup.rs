@@ -65,7 +65,10 @@ async fn deployed_cleanup_started_as_the_schedule_does_destroys_each_selected_st
             children += 1;
             assert_eq!(e.status().as_str(), "SUCCEEDED", "{input}");
             let steps = lambda_steps(e.execution_arn()).await;
-            assert!(steps.iter().any(|s| s.contains("DestroyWaveFunction")), "{steps:?}");
+            assert!(
+                steps.iter().any(|s| s.contains("DestroyWaveFunction")),
+                "{steps:?}"
+            );
         }
     }
     assert_eq!(children, 2, "one destroy execution per selected stack");

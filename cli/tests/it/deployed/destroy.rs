@@ -49,11 +49,21 @@ async fn deployed_destroy_deletes_the_recorded_resources_each_step_a_lambda_of_t
     let (topic, queue, param) = seeded_destroy(&b.bucket, &stack).await;
     let run_id = uniq("destroy");
     let run = b.cli(&["destroy", &stack, "-y", "--run-id", &run_id]);
-    assert_eq!(run.code, 0, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
 
     let sdk = h::sdk().await;
-    assert!(!h::fixtures::topic_exists(&sdk, &topic).await, "topic deleted");
-    assert!(!h::fixtures::queue_exists(&sdk, &queue).await, "queue deleted");
+    assert!(
+        !h::fixtures::topic_exists(&sdk, &topic).await,
+        "topic deleted"
+    );
+    assert!(
+        !h::fixtures::queue_exists(&sdk, &queue).await,
+        "queue deleted"
+    );
     assert!(
         !h::fixtures::parameter_exists(&sdk, &param).await,
         "parameter deleted"
@@ -69,7 +79,11 @@ async fn deployed_destroy_deletes_the_recorded_resources_each_step_a_lambda_of_t
     let arn = b.execution_arn("DestroyStateMachineArn", &run_id).await;
     assert_eq!(status(&arn).await, "SUCCEEDED");
     let steps = lambda_steps(&arn).await;
-    for step in ["DestroyPlanFunction", "DestroyWaveFunction", "DestroyFinishFunction"] {
+    for step in [
+        "DestroyPlanFunction",
+        "DestroyWaveFunction",
+        "DestroyFinishFunction",
+    ] {
         assert!(
             steps.iter().any(|s| s.contains(step)),
             "{step} ran as a Lambda task: {steps:?}"
@@ -78,8 +92,8 @@ async fn deployed_destroy_deletes_the_recorded_resources_each_step_a_lambda_of_t
     let ran = invocations().await;
     for step in &steps {
         assert!(
-            ran.iter().any(|i| i["function"].as_str() == Some(step.as_str())
-                && i["error"].is_null()),
+            ran.iter()
+                .any(|i| i["function"].as_str() == Some(step.as_str()) && i["error"].is_null()),
             "{step} was invoked by the emulator's Lambda and succeeded: {ran:#?}"
         );
     }

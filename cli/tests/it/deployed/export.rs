@@ -148,7 +148,10 @@ async fn deployed_export_of_a_flat_stack_with_an_iam_policy_waits_for_approval_t
     let res = h::cfn::stack_resources(&s.stack).await;
     assert_eq!(res.get("Role"), Some(&s.role), "{res:?}");
     assert_eq!(res.get("WorkQueue"), Some(&s.queue), "{res:?}");
-    assert!(res.contains_key("SendPolicy"), "phase 2 re-created the policy: {res:?}");
+    assert!(
+        res.contains_key("SendPolicy"),
+        "phase 2 re-created the policy: {res:?}"
+    );
     let policies = aws_sdk_iam::Client::new(&h::sdk().await)
         .list_role_policies()
         .role_name(&s.role)
@@ -156,7 +159,10 @@ async fn deployed_export_of_a_flat_stack_with_an_iam_policy_waits_for_approval_t
         .await
         .unwrap();
     assert_eq!(policies.policy_names(), ["Send"]);
-    assert!(!record_exists(&b, &s.stack).await, "the migrated record is deleted");
+    assert!(
+        !record_exists(&b, &s.stack).await,
+        "the migrated record is deleted"
+    );
     let (_, detail) = inbox::expect("run-succeeded", &run_id).await;
     assert_eq!(detail["outcome"], "migrated");
     let steps = lambda_steps(&arn).await;
@@ -202,7 +208,9 @@ async fn deployed_export_rejected_ends_failed_and_changes_nothing() {
     assert!(h::cfn::described(&s.stack).await.is_none());
     assert!(record_exists(&b, &s.stack).await, "the record is kept");
     let lock = format!("cdkd/{}/us-east-1/lock.json", s.stack);
-    assert!(h::get_text(&h::s3().await, &b.bucket, &lock).await.is_none());
+    assert!(h::get_text(&h::s3().await, &b.bucket, &lock)
+        .await
+        .is_none());
 }
 
 #[tokio::test]
@@ -228,7 +236,8 @@ async fn deployed_export_of_a_root_with_nested_children_waits_for_approval_then_
             .unwrap_or_else(|| panic!("no stack {name}"));
         let st = d.stack_status().map(|s| s.as_str().to_string());
         assert!(
-            st.as_deref().is_some_and(|s| s.ends_with("_COMPLETE") && !s.contains("ROLLBACK")),
+            st.as_deref()
+                .is_some_and(|s| s.ends_with("_COMPLETE") && !s.contains("ROLLBACK")),
             "{name}: {st:?}"
         );
     }
@@ -236,7 +245,10 @@ async fn deployed_export_of_a_root_with_nested_children_waits_for_approval_then_
     assert!(root.values().any(|v| v == &t.queue_url), "{root:?}");
     assert_eq!(h::cfn::stack_resources(&t.alpha_cfn).await.len(), 1);
     for stack in [ROOT, ALPHA, BETA] {
-        assert!(!record_exists(&b, stack).await, "{stack}'s record is deleted");
+        assert!(
+            !record_exists(&b, stack).await,
+            "{stack}'s record is deleted"
+        );
     }
     let arn = b.execution_arn("ExportStateMachineArn", &t.run_id).await;
     let steps = lambda_steps(&arn).await;
@@ -320,9 +332,11 @@ async fn deployed_export_stopped_at_once_resumes_with_the_same_command() {
         "Rate exceeded",
     ));
     assert_ok(&b.cli(&["runs", "approve", &run_id]), "runs approve");
-    wait_until("the import's poll is held", Duration::from_secs(120), || async {
-        hold.state().map_or(0, |v| v["hits"].as_u64().unwrap_or(0)) > 0
-    })
+    wait_until(
+        "the import's poll is held",
+        Duration::from_secs(120),
+        || async { hold.state().map_or(0, |v| v["hits"].as_u64().unwrap_or(0)) > 0 },
+    )
     .await;
     let stop = b.cli(&["runs", "stop", &run_id, "--now"]);
     assert_ok(&stop, "runs stop --now");
@@ -347,7 +361,9 @@ async fn deployed_export_stopped_at_once_resumes_with_the_same_command() {
         &run_id,
     ]);
     assert_ok(&again, "the same command again");
-    assert!(h::cfn::stack_resources(&s.stack).await.contains_key("SendPolicy"));
+    assert!(h::cfn::stack_resources(&s.stack)
+        .await
+        .contains_key("SendPolicy"));
     assert!(!record_exists(&b, &s.stack).await);
 }
 

@@ -41,7 +41,12 @@ async fn inline_policy_with(logical: &str, action: &str) -> (String, String, Val
         .unwrap();
     let role = role_arn.rsplit('/').next().unwrap().to_string();
     let iam = aws_sdk_iam::Client::new(&sdk);
-    let names = iam.list_role_policies().role_name(&role).send().await.unwrap();
+    let names = iam
+        .list_role_policies()
+        .role_name(&role)
+        .send()
+        .await
+        .unwrap();
     for name in names.policy_names() {
         let got = iam
             .get_role_policy()
@@ -92,7 +97,10 @@ async fn deployed_a_step_whose_role_lacks_a_statement_fails_access_denied_naming
     // The actions it granted (the step's first call that needs one of them fails).
     let actions: Vec<String> = match &taken[0]["Action"] {
         Value::String(a) => vec![a.clone()],
-        Value::Array(a) => a.iter().filter_map(|v| v.as_str().map(String::from)).collect(),
+        Value::Array(a) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(String::from))
+            .collect(),
         _ => Vec::new(),
     };
     put_policy(&role, &name, &cut).await;

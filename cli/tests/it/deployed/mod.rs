@@ -50,7 +50,10 @@ impl Backend {
     pub fn cli(&self, args: &[&str]) -> h::CliRun {
         let mut all = vec!["--state-bucket", self.bucket.as_str()];
         all.extend_from_slice(args);
-        assert!(!all.contains(&"--local"), "a deployed test runs no local run");
+        assert!(
+            !all.contains(&"--local"),
+            "a deployed test runs no local run"
+        );
         crate::run_cli_env(&all, &[])
     }
 
@@ -69,7 +72,10 @@ impl Backend {
             .await
             .remove(output)
             .unwrap_or_else(|| panic!("the backend stack has no output {output}"));
-        format!("{}:{run_id}", machine.replacen(":stateMachine:", ":execution:", 1))
+        format!(
+            "{}:{run_id}",
+            machine.replacen(":stateMachine:", ":execution:", 1)
+        )
     }
 }
 
@@ -101,7 +107,11 @@ pub async fn lambda_steps(execution_arn: &str) -> Vec<String> {
     let mut steps = Vec::new();
     for e in history(execution_arn).await {
         if let Some(d) = e.task_scheduled_event_details() {
-            assert_eq!(d.resource_type(), "lambda", "a Task that is not Lambda: {d:?}");
+            assert_eq!(
+                d.resource_type(),
+                "lambda",
+                "a Task that is not Lambda: {d:?}"
+            );
             let params: Value = serde_json::from_str(d.parameters()).unwrap_or(Value::Null);
             let f = params["FunctionName"].as_str().unwrap_or_default();
             steps.push(f.rsplit([':', '/']).next().unwrap_or(f).to_string());
