@@ -115,16 +115,7 @@ async fn deployed_export_of_a_flat_stack_with_an_iam_policy_waits_for_approval_t
     let s = policy_stack(&b, "DeployedPolicy").await;
     inbox::open().await;
     let run_id = uniq("export");
-    let start = b.cli(&[
-        "export",
-        &s.stack,
-        "--template",
-        &s.template,
-        "--require-approval",
-        "--detach",
-        "--run-id",
-        &run_id,
-    ]);
+    let start = b.export(&s, &run_id, &["--require-approval", "--detach"]);
     assert_ok(&start, "export --require-approval --detach");
     waiting_for_approval(&b, &run_id).await;
     let arn = b.execution_arn("ExportStateMachineArn", &run_id).await;
@@ -184,16 +175,7 @@ async fn deployed_export_rejected_ends_failed_and_changes_nothing() {
     let s = policy_stack(&b, "DeployedReject").await;
     let run_id = uniq("export");
     assert_ok(
-        &b.cli(&[
-            "export",
-            &s.stack,
-            "--template",
-            &s.template,
-            "--require-approval",
-            "--detach",
-            "--run-id",
-            &run_id,
-        ]),
+        &b.export(&s, &run_id, &["--require-approval", "--detach"]),
         "export --require-approval --detach",
     );
     waiting_for_approval(&b, &run_id).await;
@@ -274,15 +256,7 @@ async fn deployed_export_survives_a_step_process_killed_mid_invocation() {
     )
     .await;
     let run_id = uniq("export");
-    let run = b.cli(&[
-        "export",
-        &s.stack,
-        "--template",
-        &s.template,
-        "-y",
-        "--run-id",
-        &run_id,
-    ]);
+    let run = b.export(&s, &run_id, &["-y"]);
     assert_ok(&run, "export -y");
     let killed: Vec<Value> = invocations()
         .await
@@ -351,15 +325,7 @@ async fn deployed_export_stopped_at_once_resumes_with_the_same_command() {
     let (_, detail) = inbox::expect("run-failed", &run_id).await;
     assert_eq!(detail["operation"], "export", "{detail:#}");
 
-    let again = b.cli(&[
-        "export",
-        &s.stack,
-        "--template",
-        &s.template,
-        "-y",
-        "--run-id",
-        &run_id,
-    ]);
+    let again = b.export(&s, &run_id, &["-y"]);
     assert_ok(&again, "the same command again");
     assert!(h::cfn::stack_resources(&s.stack)
         .await
@@ -382,15 +348,7 @@ async fn deployed_export_whose_import_fails_leaves_no_empty_stack() {
         .await
         .unwrap();
     let run_id = uniq("export");
-    let run = b.cli(&[
-        "export",
-        &s.stack,
-        "--template",
-        &s.template,
-        "-y",
-        "--run-id",
-        &run_id,
-    ]);
+    let run = b.export(&s, &run_id, &["-y"]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     assert!(
         h::cfn::described(&s.stack).await.is_none(),
@@ -402,6 +360,19 @@ async fn deployed_export_whose_import_fails_leaves_no_empty_stack() {
 }
 
 impl Backend {
+    /// `export <stack> --template <template> <extra> --run-id <run_id>` (deployed).
+    pub fn export(&self, s: &PolicyStack, run_id: &str, extra: &[&str]) -> h::CliRun {
+        let mut args = vec![
+            "export",
+            s.stack.as_str(),
+            "--template",
+            s.template.as_str(),
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["--run-id", run_id]);
+        self.cli(&args)
+    }
+
     /// The physical name of the backend's function `logical` (e.g. `ExportImportFunction`).
     pub async fn function_named(&self, logical: &str) -> String {
         h::cfn::stack_resources(&self.stack)
