@@ -260,6 +260,7 @@ def _report(inst: _Instance, request_id: str, ms: float, outcome: Outcome) -> No
         status = "\tStatus: timeout"
     elif outcome.error_type is not None:
         status = f"\tStatus: error\tError Type: {outcome.error_type}"
+    inst.sandbox.settle()
     inst.output(f"END RequestId: {request_id}".encode())
     inst.output((f"REPORT RequestId: {request_id}\tDuration: {ms:.2f} ms\tBilled Duration: {int(ms) + 1} ms"
                  f"\tMemory Size: {inst.spec.memory} MB{status}").encode())

@@ -32,6 +32,7 @@ one. The binary that cannot be started is `Runtime.InvalidEntrypoint`."""
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import threading
@@ -104,6 +105,7 @@ class Sandbox:
 
     def __init__(self, binary: str, env: dict[str, str], cwd: str, log: Callable[[bytes], None]) -> None:
         self.cond = threading.Condition()
+        self.out_lock = threading.Lock()
         self.pending: Invocation | None = None  # handed out by the next /next
         self.current: Invocation | None = None  # handed out, no result yet
         self.init_error: Outcome | None = None
@@ -121,7 +123,7 @@ class Sandbox:
         env = dict(env, AWS_LAMBDA_RUNTIME_API=self.address)
         try:
             self.proc = subprocess.Popen(
-                [binary], env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                [binary], env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, bufsize=0,
                 stderr=subprocess.STDOUT, start_new_session=True,
             )
         except OSError:
@@ -147,10 +149,40 @@ class Sandbox:
         return self.state != "stopped"
 
     def _drain(self, log: Callable[[bytes], None]) -> None:
+        """The process's output, line by line, into `log`. Read in raw chunks (not through
+        a buffered reader) so that `settle` can tell from the pipe alone whether all that
+        was written has been logged."""
         assert self.proc.stdout is not None
-        for line in iter(self.proc.stdout.readline, b""):
-            log(line)
+        fd, rest = self.proc.stdout.fileno(), b""
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b""
+            with self.out_lock:
+                if not chunk:
+                    break
+                *lines, rest = (rest + chunk).split(b"\n")
+                for line in lines:
+                    log(line + b"\n")
+        if rest:
+            log(rest)
         self.proc.stdout.close()
+
+    def settle(self, timeout: float = 0.5) -> None:
+        """Waits (a little) until what the process wrote so far has been logged: as in
+        Lambda, the output a handler writes before its result comes before `END`."""
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.out_lock:  # held by the drain while it logs a chunk
+                try:
+                    readable, _, _ = select.select([self.proc.stdout.fileno()], [], [], 0)
+                except (OSError, ValueError):
+                    return  # closed: the drain has finished
+                if not readable:
+                    return
+            time.sleep(0.005)
 
     def _watch(self) -> None:
         code = self.proc.wait()
