@@ -218,6 +218,12 @@ def authorize(account_id: str, region: str, access_key_id: str, session_token: s
 # ---- moto's hook -----------------------------------------------------------------------
 
 
+def _presigned(query: str) -> bool:
+    """A presigned URL carries its signature in the query string (SigV4 or SigV2)."""
+    keys = {part.split("=", 1)[0] for part in query.split("&") if part}
+    return bool(keys & {"X-Amz-Signature", "Signature"})
+
+
 def _authenticate_and_authorize_action(self: Any, iam_request_cls: type, resource: str = "*") -> None:
     """moto's ActionAuthenticatorMixin method, with AWS's evaluation (module docstring)."""
     from moto import settings
@@ -237,6 +243,8 @@ def _authenticate_and_authorize_action(self: Any, iam_request_cls: type, resourc
     # it leaves the original under SIGNED_BODY in the WSGI environ.
     environ = getattr(getattr(self, "normalized_request", None), "environ", None) or {}
     body = environ.get(SIGNED_BODY, self.raw_body)
+    if "Authorization" not in self.headers and not _presigned(parsed_url.query):
+        iam_refusal.refuse_unsigned(self, iam_request_cls is S3IAMRequest)
     iam_request = iam_request_cls(account_id=self.current_account, method=self.method, path=path,
                                   data=self.data, body=body, headers=self.headers, action=operation)
     iam_request.check_signature()

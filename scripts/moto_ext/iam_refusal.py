@@ -38,6 +38,24 @@ def refuse(response: Any, iam_request: Any, service: str, message: str) -> None:
     raise Refused(403, code, body, "text/xml")
 
 
+def refuse_unsigned(response: Any, s3: bool) -> None:
+    """A request without a signature (no `Authorization` header, no presigned query):
+    S3 answers an anonymous caller `AccessDenied` (403); the other services
+    `MissingAuthenticationToken` (403; the JSON protocols name it
+    `MissingAuthenticationTokenException`)."""
+    message = "Request is missing Authentication Token"
+    if s3:
+        from moto.s3.exceptions import S3AccessDeniedError
+
+        raise S3AccessDeniedError()
+    if response.headers.get("X-Amz-Target"):
+        body = json.dumps({"__type": "MissingAuthenticationTokenException", "message": message})
+        raise Refused(403, "MissingAuthenticationTokenException", body, "application/json")
+    body = (f"<ErrorResponse><Error><Type>Sender</Type><Code>MissingAuthenticationToken</Code>"
+            f"<Message>{message}</Message></Error><RequestId>{uuid.uuid4()}</RequestId></ErrorResponse>")
+    raise Refused(403, "MissingAuthenticationToken", body, "text/xml")
+
+
 def _namespace(response: Any, service: str) -> str:
     try:
         from moto.core.utils import get_service_model

@@ -9,6 +9,7 @@ The condition operators and the InvokeFunction resource match are also tested di
 import json
 import time
 import unittest
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -264,6 +265,24 @@ class IamEnforcement(unittest.TestCase):
         self.assertEqual(self.role("sts").get_caller_identity()["Arn"], self.session)
         # The administrator's own calls pass too (the tests' setup clients).
         self.admin("ssm").get_parameter(Name=self.other_param)
+
+    def test_unsigned_request_is_refused_403(self) -> None:
+        def status(path: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> tuple[int, str]:
+            request = urllib.request.Request(endpoint().rstrip("/") + path, data=data, headers=headers or {})
+            try:
+                with urllib.request.urlopen(request, timeout=10) as answer:
+                    return answer.status, answer.read().decode()
+            except urllib.error.HTTPError as e:
+                return e.code, e.read().decode()
+
+        code, body = status(f"/{uniq('unsigned')}/key")  # S3: an anonymous caller
+        self.assertEqual(code, 403, body)
+        self.assertIn("AccessDenied", body)
+        # A request with no signature names no service: moto's one endpoint gives it to S3
+        # (an X-Amz-Target or a form body alike), so this is the case every client meets.
+        code, body = status("/", b"{}", {"Content-Type": "application/x-amz-json-1.0",
+                                         "X-Amz-Target": "AWSStepFunctions.ListStateMachines"})
+        self.assertEqual(code, 403, body)
 
 
 class _Req(Req):
