@@ -33,17 +33,21 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Read cdkd state records straight from the state bucket.
+    /// Read cdkd state records straight from the state bucket, and repair them: forget
+    /// stacks or resources (orphan), store a fresh drift baseline (refresh-observed).
     #[command(subcommand)]
     State(cmd::state::StateCommand),
-    /// Destroy a stack from its cdkd state, dependents first (a Step Functions workflow).
+    /// Destroy a stack from its cdkd state: deletes its AWS resources, dependents first,
+    /// then its record and lock (a Step Functions workflow, or --local in this process).
     Destroy(cmd::destroy::Args),
     /// Migrate a stack (nested stacks included) into CloudFormation through IMPORT change
-    /// sets, or plan the migration (--dry-run).
+    /// sets, then delete its cdkd records; or plan the migration, changing nothing (--dry-run).
     Export(cmd::export::Args),
-    /// Destroy every stack matching a name pattern and older than an age (the scheduled cleanup).
+    /// Destroy every stack matching a name pattern and older than an age, resources and
+    /// records (the scheduled cleanup; --dry-run lists them and deletes nothing).
     Cleanup(cmd::cleanup::Args),
-    /// Delete a stack's lock.json unconditionally (use only when its holder is gone).
+    /// Delete a stack's lock.json, the one it read (use only when its holder is gone;
+    /// --if-expired, --run narrow it).
     ForceUnlock(cmd::force_unlock::Args),
     /// List, show, watch, stop, approve and reject the runs of the deployed state machines
     /// (list, show and watch with --local: the local runs).

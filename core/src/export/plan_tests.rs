@@ -264,6 +264,34 @@ fn statement_77_child_in_another_region_refuses() {
         .contains("cross-region"));
 }
 
+/// The one region rule (`RegionConflict`), for a nested child's record as for a root's:
+/// a record stored under `Root~Middle/us-east-1/` whose body says `us-west-2` is refused
+/// before anything is planned (the plan comes before any lock), naming the record and
+/// its key's region.
+#[test]
+fn rule_region_child_record_naming_another_region_than_its_key_is_refused_before_planning() {
+    let mut t = nested();
+    let middle = t.children.get_mut("Root~Middle").unwrap();
+    let mut body = middle.record.body.clone();
+    body.insert("region".into(), json!("us-west-2"));
+    middle.record = parse_state(
+        "Root~Middle",
+        Some("us-east-1"),
+        serde_json::to_string(&body).unwrap().as_bytes(),
+    )
+    .unwrap();
+    for dry_run in [false, true] {
+        let o = PlanOptions { dry_run, ..opts() };
+        let e = plan_tree(&t, &o, &gathered()).unwrap_err();
+        assert!(
+            e.0.contains("State record for stack Root~Middle (us-east-1)")
+                && e.0
+                    .contains("different region (a string) than its key (us-east-1)"),
+            "{e}"
+        );
+    }
+}
+
 #[test]
 fn statement_82_blocked_row_in_a_grandchild_refuses_naming_that_stack() {
     let mut t = nested();
