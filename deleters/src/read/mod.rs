@@ -41,25 +41,6 @@ pub struct ReadRequest {
     pub owned_elsewhere: Vec<String>,
 }
 
-impl ReadRequest {
-    /// `properties[key]` as a string, if it is one.
-    pub fn prop_str(&self, key: &str) -> Option<&str> {
-        self.properties.get(key).and_then(Value::as_str)
-    }
-
-    /// `properties[key]` as a list of strings (other elements skipped).
-    pub fn prop_str_list(&self, key: &str) -> Vec<String> {
-        match self.properties.get(key) {
-            Some(Value::Array(items)) => items
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-}
-
 /// Why a read gave no reading.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReadError {
