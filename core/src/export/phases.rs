@@ -12,7 +12,7 @@ use super::plan::StackPlan;
 use super::template::Template;
 use crate::text::flatten_str;
 
-/// Largest `TemplateBody` CloudFormation takes (characters).
+/// Largest `TemplateBody` CloudFormation takes (bytes of UTF-8).
 pub const TEMPLATE_BODY_MAX: usize = 51_200;
 /// Largest template behind a `TemplateURL` (bytes).
 pub const TEMPLATE_URL_MAX: usize = 1_048_576;
@@ -43,6 +43,18 @@ impl Phase {
         match self {
             Phase::Import | Phase::Adopt => "IMPORT",
             Phase::Update | Phase::Flip => "UPDATE",
+        }
+    }
+
+    /// The word of the phase's template upload, `changesets/<stack>-<word>.json`: one
+    /// per phase, so that phase 1B's upload of a parent never overwrites its phase-1 one
+    /// and a child's flip never its phase-2 one.
+    pub fn upload_word(self) -> &'static str {
+        match self {
+            Phase::Import => "import",
+            Phase::Update => "update",
+            Phase::Adopt => "adopt",
+            Phase::Flip => "flip",
         }
     }
 
@@ -167,7 +179,7 @@ pub enum Delivery {
     TooLarge(String),
 }
 
-/// Inline up to 51,200 characters, an upload up to 1 MB, else a refusal naming the
+/// Inline up to 51,200 bytes, an upload up to 1 MB, else a refusal naming the
 /// phase and its largest resources by logical id and type: up to ten whose Properties
 /// serialize to 4,096 characters or more (largest first), else the three largest.
 pub fn delivery(
@@ -176,7 +188,7 @@ pub fn delivery(
     body: &str,
     template: &Map<String, Value>,
 ) -> Delivery {
-    if body.chars().count() <= TEMPLATE_BODY_MAX {
+    if body.len() <= TEMPLATE_BODY_MAX {
         return Delivery::Inline;
     }
     if body.len() <= TEMPLATE_URL_MAX {

@@ -137,11 +137,17 @@ fn resources_to_import_name_each_row_by_its_identifier() {
 }
 
 #[test]
-fn a_template_up_to_51200_characters_goes_inline_then_by_upload_then_is_refused() {
+fn a_template_up_to_51200_bytes_goes_inline_then_by_upload_then_is_refused() {
     let small = "x".repeat(TEMPLATE_BODY_MAX);
     assert_eq!(
         delivery(Phase::Import, "App", &small, &Map::new()),
         Delivery::Inline
+    );
+    // CloudFormation counts bytes: 30,000 two-byte characters are 60,000 bytes.
+    let wide = "é".repeat(30_000);
+    assert_eq!(
+        delivery(Phase::Adopt, "App", &wide, &Map::new()),
+        Delivery::Upload
     );
     let mid = "x".repeat(TEMPLATE_BODY_MAX + 1);
     assert_eq!(

@@ -5,7 +5,6 @@
 //! child's tags forwarded; each child named by its `StackId`. A retried step finds the
 //! change set it created.
 
-use cdkd_aws::changeset::TemplateRef;
 use cdkd_core::export::execute::Pending;
 use cdkd_core::export::phases::{adopt_template, AdoptRow, Phase};
 use cdkd_core::export::plain::shown;
@@ -81,8 +80,10 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     let template = ctx.template(&plan).await?;
     let parameters = ctx.parameters(&template, &plan).await?;
     let body = adopt_template(&template, &plan, &rows);
-    let text = serde_json::to_string(&body)
-        .map_err(|e| StepError::bad_input(format!("cannot serialize a template: {e}")))?;
+    // Over the inline limit (a parent adopting many children), the template is uploaded
+    // and named by URL, as phases 1 and 2 do.
+    let (template_ref, upload) = ctx.deliver(Phase::Adopt, &plan, &body).await?;
+    uploaded.extend(upload);
     let resources: Vec<(String, String, Map<String, Value>)> = rows
         .iter()
         .map(|r| {
@@ -108,7 +109,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
             &plan,
             Phase::Adopt,
             &name,
-            TemplateRef::Body(text),
+            template_ref,
             parameters,
             resources,
         )

@@ -327,7 +327,7 @@ impl<'a> Ctx<'a> {
                     "{}/changesets/{}-{}.json",
                     runs::run_prefix(&self.carry.run.prefix, &self.carry.run.run_id),
                     plan.cfn_stack_name,
-                    phase.change_set_type().to_ascii_lowercase()
+                    phase.upload_word()
                 );
                 self.store.put_raw(&key, body.into_bytes()).await?;
                 let url = cdkd_aws::config::object_url(

@@ -411,6 +411,33 @@ async fn export_steps_statement_85_a_two_level_tree_imports_the_child_then_the_r
     );
 }
 
+/// Phase 1B of a parent whose template passes CloudFormation's 51,200-byte inline limit
+/// (here a large `Metadata` on its queue; in practice a parent adopting many children):
+/// the adoption's template is uploaded (`changesets/<root>-adopt.json`, a key of its
+/// own, not phase 1's) and passed by URL, as phases 1 and 2 do. The emulator refuses a
+/// TemplateBody over the limit as CloudFormation does.
+#[tokio::test]
+async fn export_steps_phase_1b_template_over_the_inline_limit_is_uploaded_and_passed_by_url() {
+    let mut seed = tree_seed("AdoptBig", 1).await;
+    seed.stacks[0].2["Resources"]["Queue"]["Metadata"] = json!({"Blob": "é".repeat(30_000)});
+    let t = seed.lock(json!({"fast": true})).await;
+    let r = &t.steps;
+    let driven = r.drive(t.carry.clone(), Next::Cleanup).await;
+    let progress = r
+        .text(&format!("{PREFIX}/_runs/{}/progress.json", r.run_id))
+        .await
+        .unwrap_or_default();
+    let carry = driven.unwrap_or_else(|e| panic!("the tree did not migrate: {e}\n{progress}"));
+    for phase in ["import", "adopt", "update"] {
+        let key = format!("/changesets/{}-{phase}.json", t.root);
+        assert!(progress.contains(&key), "{key} in {progress}");
+    }
+    r.clean_up(&carry).await;
+    let root = described(&t.root).await.expect("the root's stack");
+    let child = described(&t.child_cfn).await.expect("the child's stack");
+    assert_eq!(child.parent_id(), Some(root.stack_id().unwrap()), "adopted");
+}
+
 /// Two children of one root: the second child's phase 1A is submitted while the first
 /// one's is in flight (siblings side by side), the root starts once both are done and
 /// adopts both.
