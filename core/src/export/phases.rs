@@ -16,6 +16,8 @@ use crate::text::flatten_str;
 pub const TEMPLATE_BODY_MAX: usize = 51_200;
 /// Largest template behind a `TemplateURL` (bytes).
 pub const TEMPLATE_URL_MAX: usize = 1_048_576;
+/// Most resources CloudFormation takes in one stack's template.
+pub const MAX_RESOURCES: usize = 500;
 /// The capabilities every export change set acknowledges.
 pub const CAPABILITIES: [&str; 3] = [
     "CAPABILITY_IAM",
@@ -238,9 +240,20 @@ pub fn delivery(
     ))
 }
 
-/// The template-size refusal of a stack's plan, before any lock (docs/export.md §7): its
-/// phase-1 or phase-2 template over 1,048,576 bytes, as the change set would send it.
+/// The template-size refusal of a stack's plan, before any lock (docs/export.md §7): more
+/// than 500 resources in its full template, or its phase-1 or phase-2 template over
+/// 1,048,576 bytes, as the change set would send it.
 pub fn size_refusal(template: &Template, plan: &StackPlan) -> Option<String> {
+    let count = phase2_template(template, plan)
+        .get("Resources")
+        .and_then(Value::as_object)
+        .map_or(0, Map::len);
+    if count > MAX_RESOURCES {
+        return Some(format!(
+            "the template of stack {} declares {count} resources; CloudFormation takes at most {MAX_RESOURCES} in one stack, so its change sets would be refused. Move resources into nested stacks (or another stack) with cdkd, then export; nothing was locked or submitted",
+            flatten_str(&plan.stack)
+        ));
+    }
     for (phase, body) in [
         (Phase::Import, phase1_template(template, plan)),
         (Phase::Update, phase2_template(template, plan)),

@@ -264,6 +264,34 @@ fn statement_77_child_in_another_region_refuses() {
         .contains("cross-region"));
 }
 
+/// CloudFormation takes at most 500 resources in one stack: a template over that is
+/// refused by the plan (a dry run too), before any lock, naming the limit and the count.
+#[test]
+fn rule_limits_a_stack_over_500_resources_is_refused_by_the_plan_naming_the_count() {
+    let mut rows = serde_json::Map::new();
+    let mut resources = serde_json::Map::new();
+    for i in 0..501 {
+        rows.insert(format!("B{i}"), bucket_row(&format!("b{i}")));
+        resources.insert(format!("B{i}"), json!({"Type": "AWS::S3::Bucket"}));
+    }
+    let mut t = flat();
+    t.root = stack(
+        "App",
+        Value::Object(rows),
+        json!({ "Resources": resources }),
+    );
+    for dry_run in [false, true] {
+        let o = PlanOptions { dry_run, ..opts() };
+        let e = plan_tree(&t, &o, &gathered()).unwrap_err();
+        assert!(
+            e.0.contains("declares 501 resources")
+                && e.0.contains("at most 500")
+                && e.0.contains("nothing was locked"),
+            "{e}"
+        );
+    }
+}
+
 /// The one region rule (`RegionConflict`), for a nested child's record as for a root's:
 /// a record stored under `Root~Middle/us-east-1/` whose body says `us-west-2` is refused
 /// before anything is planned (the plan comes before any lock), naming the record and
