@@ -175,6 +175,9 @@ class DeployedBackend(unittest.TestCase):
                     self.assertIn(params[target], attached, f"{logical_id}: {target}")
         self.assertIn(params["DeletePolicyArn"], self.attached(self.physical["DestroyWaveFunctionRole"]))
 
+    def test_without_a_state_bucket_key_no_role_gets_kms_rights(self) -> None:
+        self.assertNotIn("StateKeyPolicy", self.physical)
+
     def test_a_false_condition_leaves_no_null_in_a_policy_list(self) -> None:
         """`!If [HasExportPolicy, !Ref ExportPolicyArn, !Ref AWS::NoValue]` among
         `Policies`: the export policy is attached (true here); the translated template
@@ -391,6 +394,37 @@ class CloudFormationAdditions(unittest.TestCase):
         doc = iam.get_policy_version(PolicyArn=rows["P"], VersionId=policy["DefaultVersionId"])["PolicyVersion"]["Document"]
         doc = json.loads(doc) if isinstance(doc, str) else doc
         self.assertEqual(len(doc["Statement"]), 1)
+
+
+class DeployedWithStateBucketKey(unittest.TestCase):
+    """A state bucket encrypted with a customer KMS key (parameter StateBucketKmsKeyArn):
+    every function role may decrypt and make data keys with that key, through S3 only."""
+
+    def test_every_function_role_may_use_the_state_bucket_key_through_s3(self) -> None:
+        key = client("kms").create_key(Description="state bucket")["KeyMetadata"]["Arn"]
+        stack, bucket = uniq("cdkd-flow-kms"), uniq("cdkd-state-kms")
+        was_on = account.step_functions_interpreter(endpoint(), True)
+        try:
+            deploy_backend.deploy(stack, bucket, REGION, {"StateBucketKmsKeyArn": key})
+        finally:
+            account.step_functions_interpreter(endpoint(), was_on)
+        rows = client("cloudformation").list_stack_resources(StackName=stack)["StackResourceSummaries"]
+        physical = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in rows}
+        policy_arn = physical["StateKeyPolicy"]
+        iam = client("iam")
+        version = iam.get_policy(PolicyArn=policy_arn)["Policy"]["DefaultVersionId"]
+        doc = iam.get_policy_version(PolicyArn=policy_arn, VersionId=version)["PolicyVersion"]["Document"]
+        doc = json.loads(doc) if isinstance(doc, str) else doc
+        [statement] = doc["Statement"]
+        self.assertEqual(sorted(statement["Action"]), ["kms:Decrypt", "kms:GenerateDataKey"])
+        self.assertEqual(statement["Resource"], key)
+        self.assertEqual(statement["Condition"], {"StringEquals": {"kms:ViaService": f"s3.{REGION}.amazonaws.com"}})
+        functions = of_type("AWS::Serverless::Function")
+        self.assertGreater(len(functions), 10)
+        for logical_id in functions:
+            attached = [p["PolicyArn"] for p in
+                        iam.list_attached_role_policies(RoleName=physical[logical_id + "Role"])["AttachedPolicies"]]
+            self.assertIn(policy_arn, attached, logical_id)
 
 
 if __name__ == "__main__":
