@@ -1065,13 +1065,107 @@ fn a_plan_with_nothing_to_import_is_refused_before_any_lock() {
 }
 
 #[test]
-fn a_record_changed_since_the_plan_is_told_apart_by_physical_id() {
+fn a_plan_without_its_record_snapshot_tells_a_changed_record_apart_by_physical_id() {
     let rec = |queue: &str| {
         cdkd_core::state::StateRecord::from_body(obj(json!({"resources": {
             "Queue": {"physicalId": queue}, "Topic": {"physicalId": "arn:topic"}}})))
     };
-    assert!(record_unchanged(&plan(), &rec("https://sqs/q")));
-    assert!(!record_unchanged(&plan(), &rec("https://sqs/other")));
+    assert!(record_changes(&plan(), Some((&rec("https://sqs/q"), "\"e1\""))).is_empty());
+    let changed = record_changes(&plan(), Some((&rec("https://sqs/other"), "\"e2\"")));
+    assert_eq!(changed.changed, ["Queue"]);
+    assert!(record_changes(&plan(), None).gone);
+}
+
+/// The record the plan was made from, as `plan.json` keeps it, and the record read
+/// under the lock: any row added, removed or changed, or any other field changed, is a
+/// change, named by logical id (docs/export.md §10.1).
+fn planned_from(body: Value) -> StackPlan {
+    let record = cdkd_core::state::StateRecord::from_body(obj(body));
+    StackPlan {
+        record: Some(cdkd_core::export::records::PlannedRecord::of(
+            &record,
+            Some("\"etag-at-plan\""),
+        )),
+        ..plan()
+    }
+}
+
+fn record_body() -> Value {
+    json!({"version": 10, "stackName": "App", "region": "us-east-1",
+           "resources": {
+               "Queue": {"resourceType": "AWS::SQS::Queue", "physicalId": "https://sqs/q", "properties": {"A": 1}},
+               "Topic": {"resourceType": "AWS::SNS::Topic", "physicalId": "arn:topic", "properties": {}}},
+           "outputs": {"Url": "https://sqs/q"}, "lastModified": 1})
+}
+
+fn read_under_lock(body: Value, etag: &str) -> cdkd_core::export::records::RecordChanges {
+    let record = cdkd_core::state::StateRecord::from_body(obj(body));
+    record_changes(&planned_from(record_body()), Some((&record, etag)))
+}
+
+#[test]
+fn record_under_the_lock_a_row_added_since_the_plan_is_a_change_named_by_logical_id() {
+    let mut now = record_body();
+    now["resources"]["NewTopic"] =
+        json!({"resourceType": "AWS::SNS::Topic", "physicalId": "arn:new", "properties": {}});
+    let c = read_under_lock(now, "\"etag-after-deploy\"");
+    assert_eq!(c.added, ["NewTopic"]);
+    assert!(c.removed.is_empty() && c.changed.is_empty() && c.fields.is_empty());
+    let why = record_changed_refusal("App", &planned_from(record_body()), &c);
+    assert!(
+        why.starts_with("export of App: the cdkd record of App changed after the plan was made")
+            && why.contains("rows added: NewTopic.")
+            && why.contains("Nothing was submitted")
+            && why.contains("Run the export again"),
+        "{why}"
+    );
+}
+
+#[test]
+fn record_under_the_lock_rows_removed_and_changed_and_fields_changed_are_each_named() {
+    let mut now = record_body();
+    now["resources"].as_object_mut().unwrap().remove("Topic");
+    now["resources"]["Queue"]["properties"]["A"] = json!(2);
+    now["outputs"] = json!({});
+    now["orphans"] = json!([{"logicalId": "Old"}]);
+    let c = read_under_lock(now, "\"etag-after-deploy\"");
+    assert_eq!(c.removed, ["Topic"]);
+    assert_eq!(c.changed, ["Queue"]);
+    assert_eq!(c.fields, ["orphans", "outputs"]);
+    assert_eq!(
+        c.describe(),
+        "rows removed: Topic; rows changed: Queue; fields changed: orphans, outputs"
+    );
+}
+
+#[test]
+fn record_under_the_lock_the_same_etag_or_the_same_content_is_the_record_planned() {
+    // The same object.
+    assert!(read_under_lock(json!({}), "\"etag-at-plan\"").is_empty());
+    // Rewritten with the same content: another key order, another lastModified, a number
+    // written as 1.0.
+    let mut now = json!({"lastModified": 99, "outputs": {"Url": "https://sqs/q"},
+        "resources": {
+            "Topic": {"properties": {}, "physicalId": "arn:topic", "resourceType": "AWS::SNS::Topic"},
+            "Queue": {"resourceType": "AWS::SQS::Queue", "physicalId": "https://sqs/q", "properties": {"A": 1}}},
+        "region": "us-east-1", "stackName": "App", "version": 10});
+    now["resources"]["Queue"]["properties"]["A"] = json!(1.0);
+    assert!(read_under_lock(now, "\"etag-after-rewrite\"").is_empty());
+}
+
+#[test]
+fn record_under_the_lock_a_record_gone_is_a_change_and_long_lists_are_counted() {
+    let gone = record_changes(&planned_from(record_body()), None);
+    assert_eq!(gone.describe(), "the record is gone");
+    let mut now = record_body();
+    for i in 0..12 {
+        now["resources"][format!("T{i:02}")] = json!({"physicalId": format!("arn:{i}")});
+    }
+    let c = read_under_lock(now, "\"e\"");
+    assert_eq!(
+        c.describe(),
+        "rows added: T00, T01, T02, T03, T04, T05, T06, T07, T08, T09, and 2 more"
+    );
 }
 
 #[test]

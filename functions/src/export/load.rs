@@ -119,6 +119,7 @@ async fn load_stack(
         stack: stack.to_string(),
         region: (!loaded.migration_pending).then(|| region.to_string()),
         record: loaded.record,
+        etag: Some(loaded.etag),
         template,
         template_key: key.clone(),
     }))
