@@ -194,7 +194,8 @@ async fn a_local_export_with_require_approval_waits_unlocked_and_migrates_once_a
     assert_eq!(d.reason.as_deref(), Some("checked the plan"));
     assert_eq!(decided.token, request.token);
 
-    // A decided request is not decided again; the refusal names who decided.
+    // The run has ended: nothing waits for a decision. The refusal names its state and
+    // who decided.
     let again = cli(
         &[
             "--state-bucket",
@@ -209,11 +210,55 @@ async fn a_local_export_with_require_approval_waits_unlocked_and_migrates_once_a
     assert_eq!(again.code, 1, "{again:?}");
     assert!(
         again.stderr.contains(&format!(
-            "run {} was already approved by {}",
+            "run {} has ended (migrated); it was approved by {}",
             s.run_id, d.by
-        )),
+        )) && again.stderr.contains("nothing to reject"),
         "{again:?}"
     );
+}
+
+/// A local run whose process is gone waits for nothing: `runs approve|reject --local`
+/// refuses it (exit 1) naming its state and the command that resumes it, and writes no
+/// decision (docs/export.md §10.7).
+#[tokio::test]
+async fn a_local_run_interrupted_while_it_waits_is_neither_approved_nor_rejected_and_names_the_resume(
+) {
+    let s = seeded("ApproveGone").await;
+    let mut child = start_local_export(&s);
+    approval_request(&s.bucket, &s.run_id, &mut child).await;
+    child.kill().expect("kill the export process");
+    child.wait().unwrap();
+    for verb in ["approve", "reject"] {
+        let r = cli(
+            &[
+                "--state-bucket",
+                &s.bucket,
+                "runs",
+                verb,
+                &s.run_id,
+                "--local",
+            ],
+            &[],
+        );
+        assert_eq!(r.code, 1, "{r:?}");
+        let line = r.stderr.lines().last().unwrap_or_default();
+        assert!(
+            line.contains(&format!("run {} is interrupted (its process ", s.run_id))
+                && line.contains("is gone)")
+                && line.contains(&format!("nothing to {verb}"))
+                && line.contains(&format!(
+                    "Resume it with cdkd-flow --state-bucket {} export {}",
+                    s.bucket, s.stack
+                )),
+            "{r:?}"
+        );
+        assert!(!r.stderr.contains("carries on"), "{r:?}");
+    }
+    let text = h::get_text(&h::s3().await, &s.bucket, &approval_key("cdkd", &s.run_id))
+        .await
+        .unwrap();
+    let request: Approval = serde_json::from_str(&text).unwrap();
+    assert_eq!(request.decision, None, "no decision was written");
 }
 
 #[tokio::test]
