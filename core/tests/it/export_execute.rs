@@ -154,12 +154,40 @@ fn a_template_up_to_51200_characters_goes_inline_then_by_upload_then_is_refused(
         Delivery::TooLarge(why) => {
             assert!(why.contains("phase 2 (UPDATE)"), "{why}");
             assert!(
-                why.contains("Fn (AWS::Lambda::Function, 5011 characters)"),
+                why.contains("Properties of Fn (AWS::Lambda::Function, 5011 bytes)"),
                 "{why}"
             );
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// The over-1 MB refusal names what is actually large: a resource's Metadata, a
+/// top-level section, not only Properties (docs/export.md §7, statement 63).
+#[test]
+fn statement_63_an_oversized_template_names_its_largest_parts_metadata_included() {
+    let huge = "x".repeat(TEMPLATE_URL_MAX + 1);
+    let template = json!({
+        "Mappings": {"Big": {"k": {"v": "m".repeat(6000)}}},
+        "Resources": {
+            "Fn": {"Type": "AWS::Lambda::Function",
+                   "Properties": {"Code": {"ZipFile": "p".repeat(5000)}},
+                   "Metadata": {"aws:cdk:path": "App/Fn", "blob": "y".repeat(900_000)}},
+            "Queue": {"Type": "AWS::SQS::Queue", "Properties": {}, "DependsOn": ["Fn"]}
+        },
+        "Outputs": {"Out": {"Value": "1"}}
+    });
+    let Delivery::TooLarge(metadata) = delivery(Phase::Update, "App", &huge, &obj(template)) else {
+        panic!("refused")
+    };
+    let small = json!({"Resources": {
+        "A": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": "a"}},
+        "B": {"Type": "AWS::SQS::Queue", "Metadata": {"k": "vv"}},
+        "C": {"Type": "AWS::S3::Bucket"}}});
+    let Delivery::TooLarge(none_large) = delivery(Phase::Import, "App", &huge, &obj(small)) else {
+        panic!("refused")
+    };
+    insta::assert_snapshot!(format!("{metadata}\n---\n{none_large}"));
 }
 
 #[test]
