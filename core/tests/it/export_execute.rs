@@ -5,7 +5,9 @@
 use cdkd_core::export::execute::*;
 use cdkd_core::export::phases::*;
 use cdkd_core::export::plan::{ImportRow, Plan, RecreateRow, StackPlan, TypedRow};
-use cdkd_core::export::report::{ended_early, failed, interrupted, migrated, refused};
+use cdkd_core::export::report::{
+    ended_early, failed, interrupted, migrated, refused, stopped_from_outside,
+};
 use cdkd_core::export::template::Template;
 use cdkd_core::export::unmanaged::UnmanagedRow;
 use cdkd_core::view::export_report::render_report;
@@ -1233,6 +1235,7 @@ fn local_runs_are_runs_an_interrupted_export_reports_where_it_stood_and_the_resu
     let r = interrupted(
         "export-App-1",
         Some(&run),
+        None,
         "interrupted (Ctrl-C) while imported",
         Some(cmd),
     );
@@ -1245,11 +1248,71 @@ fn local_runs_are_runs_an_interrupted_export_reports_where_it_stood_and_the_resu
     let early = interrupted(
         "export-App-1",
         None,
+        None,
         "interrupted (Ctrl-C) while planning",
         None,
     );
     assert_eq!(early.redo.len(), 1, "{:?}", early.redo);
     assert!(early.commands.is_empty());
+}
+
+/// A run stopped in phase 2 after pre-deleting an IAM policy: its report says the policy
+/// is absent (its permissions missing) until the resume's phase 2 re-creates it
+/// (docs/export.md §10.5). With the plan, by type; without it (a deployed run stopped
+/// from outside), by logical id.
+#[test]
+fn an_interrupted_export_in_phase_2_says_what_it_pre_deleted_is_absent_until_the_resume() {
+    use cdkd_core::export::iam::{PolicyTargets, TemplatePrincipals};
+    use cdkd_core::export::plan::{PreDeleteAction, PreDeleteRow};
+    let mut run = run_at(StackStage::PreDeleted);
+    run.stacks[0].pre_deleted = vec!["AppPolicy".into()];
+    let plan = Plan {
+        stacks: vec![StackPlan {
+            phase2: cdkd_core::export::plan::Phase2 {
+                pre_delete: vec![PreDeleteRow {
+                    logical_id: "AppPolicy".into(),
+                    resource_type: "AWS::IAM::Policy".into(),
+                    action: PreDeleteAction::DetachPolicy {
+                        recorded: PolicyTargets::default(),
+                        template: TemplatePrincipals::default(),
+                    },
+                }],
+                ..Default::default()
+            },
+            ..plan()
+        }],
+        ..Default::default()
+    };
+    let cmd = "cdkd-flow export App --template app.json --local -y";
+    let r = interrupted(
+        "export-App-1",
+        Some(&run),
+        Some(&plan),
+        "interrupted (Ctrl-C) while updating (phase 2)",
+        Some(cmd),
+    );
+    let text = render_report(&r);
+    assert!(
+        text.contains("the run deleted AppPolicy (AWS::IAM::Policy) before phase 2")
+            && text.contains("absent until the run is resumed"),
+        "{text}"
+    );
+    insta::assert_snapshot!("export_report_interrupted_after_a_pre_delete", text);
+    // Stopped from outside (no plan read): named by logical id.
+    let stopped = stopped_from_outside("export-App-1", Some(&run), "States.Aborted", "stopped");
+    assert!(
+        stopped
+            .redo
+            .iter()
+            .any(|l| l.contains("the run deleted AppPolicy before phase 2")
+                && l.contains("an IAM policy's permissions")),
+        "{:?}",
+        stopped.redo
+    );
+    // Once phase 2 completed, nothing is missing.
+    run.stacks[0].stage = StackStage::Migrated;
+    let done = interrupted("export-App-1", Some(&run), Some(&plan), "x", Some(cmd));
+    assert!(!render_report(&done).contains("AppPolicy"));
 }
 
 #[test]
@@ -1271,7 +1334,6 @@ fn local_runs_are_runs_a_refused_export_says_nothing_was_locked_or_changed() {
 /// flight may take and the same command. No line advises unlocking or deleting.
 #[test]
 fn a_run_stopped_from_outside_is_failed_and_never_says_nothing_was_locked() {
-    use cdkd_core::export::report::stopped_from_outside;
     let before = stopped_from_outside("export-App-1", None, "States.Aborted", "stopped");
     let after = stopped_from_outside(
         "export-App-1",
