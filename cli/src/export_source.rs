@@ -400,7 +400,7 @@ fn parse_template(bytes: &[u8]) -> Result<(Value, TemplateFormat), ParseFailure>
         .map_err(|e| ParseFailure::NotUtf8(format!("it is not UTF-8 text ({e})")))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim_start().starts_with(['{', '[']) {
-        return cdkd_core::json::parse_json(text.as_bytes())
+        return cdkd_core::json::parse_json_unique_keys(text.as_bytes())
             .map(|v| (v, TemplateFormat::Json))
             .map_err(ParseFailure::Json);
     }
@@ -408,14 +408,32 @@ fn parse_template(bytes: &[u8]) -> Result<(Value, TemplateFormat), ParseFailure>
 }
 
 fn parse_yaml(text: &str) -> Result<Value, ParseFailure> {
-    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| {
+    let failure = |e: serde_yaml_ng::Error| {
         let loc = e.location();
         ParseFailure::Yaml {
             line: loc.as_ref().map(|l| l.line()),
             column: loc.as_ref().map(|l| l.column()),
             message: e.to_string(),
         }
-    })?;
+    };
+    // A duplicate key is named with its path, as in a JSON template
+    // (`cdkd_core::json::check_unique_keys`); any other problem is the parse's to tell.
+    use cdkd_core::json::{check_unique_keys, KeyCheck};
+    if let KeyCheck::Duplicate(dup, e) =
+        check_unique_keys(serde_yaml_ng::Deserializer::from_str(text))
+    {
+        let loc = e.location();
+        let at = loc
+            .as_ref()
+            .map(|l| format!(" at line {} column {}", l.line(), l.column()))
+            .unwrap_or_default();
+        return Err(ParseFailure::Yaml {
+            line: loc.as_ref().map(|l| l.line()),
+            column: loc.as_ref().map(|l| l.column()),
+            message: format!("{dup}{at}"),
+        });
+    }
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(failure)?;
     let mut path = Vec::new();
     yaml_to_json(doc, &mut path).map_err(ParseFailure::Unsupported)
 }
@@ -1449,6 +1467,47 @@ mod tests {
         assert_eq!(v["Empty"], Value::Null);
         assert_eq!(v["80"], json!("port"));
         assert_eq!(v["true"], json!("flag"));
+    }
+
+    #[test]
+    fn export_source_statement_108_a_duplicate_key_is_refused_naming_the_key_and_its_path_in_json_and_yaml(
+    ) {
+        let json = "{\"Resources\": {\"A\": {\"Type\": \"AWS::SNS::Topic\"}},\n \"Resources\": {}}";
+        match parse_template(json.as_bytes()) {
+            Err(ParseFailure::Json(m)) => assert_eq!(
+                m,
+                "duplicate key \"Resources\" in the document at line 2 column 12"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let yaml = "Resources:\n  B:\n    Type: AWS::S3::Bucket\n    Properties:\n      BucketName: !Ref Name\n      BucketName: other\n";
+        match parse_template(yaml.as_bytes()) {
+            Err(ParseFailure::Yaml { message, line, .. }) => {
+                assert!(
+                    message.starts_with(
+                        "duplicate key \"BucketName\" in Resources.B.Properties at line 6 column"
+                    ),
+                    "{message}"
+                );
+                // The line of the repeat, as JSON's.
+                assert_eq!(line, Some(6), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Inside a short-form tag too.
+        let tagged = "Resources:\n  B:\n    Type: AWS::S3::Bucket\n    Properties:\n      BucketName: !If\n        - C\n        - {a: 1, a: 2}\n        - x\n";
+        match parse_template(tagged.as_bytes()) {
+            Err(ParseFailure::Yaml { message, .. }) => assert!(
+                message.starts_with(
+                    "duplicate key \"a\" in Resources.B.Properties.BucketName[1] at line"
+                ),
+                "{message}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // The same key in two mappings is no duplicate.
+        let fine = "Resources:\n  A:\n    Type: T\n  B:\n    Type: T\n";
+        assert!(parse_template(fine.as_bytes()).is_ok());
     }
 
     #[test]

@@ -38,7 +38,8 @@ pub const MAX_STRINGIFY_DEPTH: usize = 1000;
 pub const MAX_PARSE_DEPTH: usize = 1100;
 
 /// Parses JSON like `JSON.parse` (see the module notes for the explicit differences).
-/// Duplicate keys: the last value wins, at the position of the first.
+/// Duplicate keys: the last value wins, at the position of the first (records and locks,
+/// docs/state-and-lock.md §3.3; templates are read by [`parse_json_unique_keys`]).
 /// The error is the parser's message, on one line.
 pub fn parse_json(bytes: &[u8]) -> Result<Value, String> {
     let text = String::from_utf8_lossy(bytes);
@@ -58,6 +59,299 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, String> {
         ));
     }
     Ok(value)
+}
+
+/// Parses JSON like [`parse_json`], but refuses an object that repeats a key, naming the
+/// key, where it is (its path from the document: `Resources.Bucket.Properties`, `the
+/// document` for the top level) and the line and column of the repeat:
+/// `duplicate key "Resources" in the document at line 3 column 13`. Templates are read
+/// this way (docs/export.md §2.4 S2): last-wins would silently drop the first of two
+/// `Resources` blocks. Records and locks are not (docs/state-and-lock.md §3.3: they read
+/// as cdkd's `JSON.parse` reads them).
+pub fn parse_json_unique_keys(bytes: &[u8]) -> Result<Value, String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut de = serde_json::Deserializer::from_str(&text);
+    de.disable_recursion_limit();
+    let checked = {
+        let stacked = serde_stacker::Deserializer::new(&mut de);
+        check_unique_keys(stacked)
+    };
+    match checked {
+        KeyCheck::Duplicate(dup, e) => {
+            Err(format!("{dup} at line {} column {}", e.line(), e.column()))
+        }
+        // Any other problem is the ordinary parser's to tell.
+        KeyCheck::Unique | KeyCheck::Unreadable(_) => parse_json(bytes),
+    }
+}
+
+/// A key an object (mapping) repeats, and where: `duplicate key "<key>" in <path>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DuplicateKey {
+    pub key: String,
+    /// `Resources.Bucket.Properties`, `Tags[0]`, `the document`.
+    pub path: String,
+}
+
+impl std::fmt::Display for DuplicateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "duplicate key {} in {}",
+            Value::from(crate::text::flatten_str(&self.key)),
+            self.path
+        )
+    }
+}
+
+/// What [`check_unique_keys`] found: every object's keys unique; the first repeat, with
+/// the format's error that stopped the walk there (its position); or a document the
+/// format cannot read (its own error).
+#[derive(Debug)]
+pub enum KeyCheck<E> {
+    Unique,
+    Duplicate(DuplicateKey, E),
+    Unreadable(E),
+}
+
+/// Walks one document of any serde format and stops at the first object (mapping) that
+/// repeats a key. Keys that are scalars are compared as text (`1` and `"1"` alike, as
+/// JSON keeps them); YAML tags (`!Ref`) are looked through. One rule for JSON and YAML
+/// templates (the CLI reads YAML with it too).
+pub fn check_unique_keys<'de, D: serde::Deserializer<'de>>(d: D) -> KeyCheck<D::Error> {
+    let mut walk = Walk::default();
+    match serde::de::DeserializeSeed::deserialize(UniqueKeys { walk: &mut walk }, d) {
+        Ok(()) => KeyCheck::Unique,
+        Err(e) => match walk.found {
+            Some(dup) => KeyCheck::Duplicate(dup, e),
+            None => KeyCheck::Unreadable(e),
+        },
+    }
+}
+
+/// Where the walk is, and the repeat it found.
+#[derive(Default)]
+struct Walk {
+    path: Vec<PathStep>,
+    found: Option<DuplicateKey>,
+}
+
+/// One step of a key path.
+enum PathStep {
+    Key(String),
+    Index(usize),
+}
+
+/// Steps of a key path named in full; a deeper path keeps its first and last halves.
+const KEY_PATH_STEPS: usize = 16;
+
+/// `Resources.Bucket.Properties`, `Tags[0]`; `the document` when empty; a path deeper
+/// than [`KEY_PATH_STEPS`] elides its middle (`a.a.….a`).
+fn key_path(path: &[PathStep]) -> String {
+    if path.is_empty() {
+        return "the document".into();
+    }
+    let elided = PathStep::Key("…".into());
+    let shown: Vec<&PathStep> = if path.len() > KEY_PATH_STEPS {
+        let half = KEY_PATH_STEPS / 2;
+        path[..half]
+            .iter()
+            .chain(std::iter::once(&elided))
+            .chain(&path[path.len() - half..])
+            .collect()
+    } else {
+        path.iter().collect()
+    };
+    let mut s = String::new();
+    for step in shown {
+        match step {
+            PathStep::Key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(&crate::text::flatten_str(k));
+            }
+            PathStep::Index(i) => s.push_str(&format!("[{i}]")),
+        }
+    }
+    s
+}
+
+struct UniqueKeys<'p> {
+    walk: &'p mut Walk,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for UniqueKeys<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i128<E>(self, _: i128) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u128<E>(self, _: u128) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_bytes<E>(self, _: &[u8]) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_newtype_struct<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        loop {
+            self.walk.path.push(PathStep::Index(i));
+            let more = seq.next_element_seed(UniqueKeys {
+                walk: &mut *self.walk,
+            })?;
+            self.walk.path.pop();
+            if more.is_none() {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key_seed(KeyText {
+            seen: &mut seen,
+            walk: &mut *self.walk,
+        })? {
+            // A key that is not a scalar is never compared (a template's reader refuses
+            // it by name).
+            self.walk
+                .path
+                .push(PathStep::Key(key.unwrap_or_else(|| "?".into())));
+            map.next_value_seed(UniqueKeys {
+                walk: &mut *self.walk,
+            })?;
+            self.walk.path.pop();
+        }
+        Ok(())
+    }
+
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
+        use serde::de::VariantAccess;
+        let (serde::de::IgnoredAny, variant) = data.variant()?;
+        variant.newtype_variant_seed(self)
+    }
+}
+
+/// A key as text (`None`: a key that is not a scalar, which is never compared), refused
+/// when its object already has it: the error is raised while the key is read, so the
+/// format places it at the repeat.
+struct KeyText<'a> {
+    seen: &'a mut std::collections::HashSet<String>,
+    walk: &'a mut Walk,
+}
+
+impl KeyText<'_> {
+    fn admit<E: serde::de::Error>(self, key: String) -> Result<Option<String>, E> {
+        if self.seen.insert(key.clone()) {
+            return Ok(Some(key));
+        }
+        self.walk.found = Some(DuplicateKey {
+            path: key_path(&self.walk.path),
+            key,
+        });
+        Err(E::custom("duplicate key"))
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeyText<'_> {
+    type Value = Option<String>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for KeyText<'_> {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Option<String>, E> {
+        self.admit(v.to_string())
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Option<String>, E> {
+        self.admit(v.to_string())
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Option<String>, E> {
+        self.admit(v.to_string())
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Option<String>, E> {
+        self.admit(v.to_string())
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Option<String>, E> {
+        self.admit(js_f64(v))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Option<String>, E> {
+        self.admit("null".into())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<Option<String>, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<Option<String>, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(None)
+    }
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(
+        self,
+        data: A,
+    ) -> Result<Option<String>, A::Error> {
+        use serde::de::VariantAccess;
+        let (serde::de::IgnoredAny, variant) = data.variant()?;
+        variant.newtype_variant_seed(self)
+    }
 }
 
 fn parser_message(text: &str, msg: &str) -> String {

@@ -26,6 +26,7 @@ use crate::global::GlobalOpts;
 use crate::remote::{self, Kind, WatchOpts, DEFAULT_BACKEND_STACK};
 use crate::run::local::{request_stop, StopRequest};
 use crate::run::{run_store, RunPlace};
+use cdkd_core::runs::LocalState;
 
 const STOP_HELP: &str = "\
 Stops a run. By default the stop is graceful (destroy runs only): the run is asked to stop \
@@ -50,7 +51,9 @@ backend through SendTaskSuccess (the CLI needs states:SendTaskSuccess on the exp
 state machine's executions), the run goes on to the lock and the migration. With \
 --local (a run of `cdkd-flow export --local --require-approval`, in the state bucket of \
 the global options) only the decision is written: the export process waiting on it \
-reads it within a few seconds and carries on.";
+reads it within a few seconds and carries on. A run that has ended, or was interrupted \
+(its process is gone), waits for nothing: it is refused, naming its state (and for an \
+interrupted run the command that resumes it), and nothing is written.";
 
 const REJECT_HELP: &str = "\
 Rejects an export run that waits for approval (started with `cdkd-flow export ... \
@@ -60,7 +63,8 @@ request already decided is refused naming who decided. The run then ends failed 
 the error Rejected and a cause naming who rejected it and why; nothing was locked or \
 changed. On the deployed backend the run is told through SendTaskFailure (the CLI needs \
 states:SendTaskFailure on the export state machine's executions); with --local only the \
-decision is written and the waiting export process reads it.";
+decision is written and the waiting export process reads it (a local run that ended or \
+was interrupted is refused, as by runs approve).";
 
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
@@ -516,6 +520,19 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
     if a.local {
         crate::run::ids::check_execution_name(&a.run)?;
         let ctx = context::build(g).await?;
+        // A run that ended or was interrupted has no process waiting on the decision.
+        let row = crate::run::local::local_row(&ctx.store, &a.run).await?;
+        if let Some(row) = &row {
+            let decided = match crate::approval::read(&ctx.store, &a.run).await {
+                Ok(Some((request, _))) if request.decision.is_some() => {
+                    Some(decided_words(&request))
+                }
+                _ => None,
+            };
+            if let Some(why) = view::runs::local_answer_refusal(row, verb, decided.as_deref()) {
+                return Err(CliError::Refused(why));
+            }
+        }
         let decided = crate::approval::record_decision(
             &ctx.store,
             &a.run,
@@ -524,8 +541,15 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
             "no local export by that run id waits for approval in this state bucket (was it started with --require-approval, and with the same --state-bucket and --state-prefix?)",
         )
         .await?;
+        let carries_on = match row.as_ref().map(|r| &r.state) {
+            Some(LocalState::Unknown { why }) => format!(
+                "its export process cannot be seen from here ({}): if it still waits, it carries on within a few seconds",
+                flatten_str(why)
+            ),
+            _ => "the export process waiting on it carries on within a few seconds".into(),
+        };
         eprintln!(
-            "run {}: {}; the export process waiting on it carries on within a few seconds (the decision is in approval.json)",
+            "run {}: {}; {carries_on} (the decision is in approval.json)",
             flatten_str(&decided.run_id),
             decided_words(&decided)
         );

@@ -370,7 +370,25 @@ async fn write_interrupted_report(
     let key = report_key(&store.prefix, &meta.run_id);
     let written = if meta.kind == RunKind::Export.name() {
         let progress = crate::run::artifacts::read_export_progress(store, &meta.run_id).await;
-        let r = interrupted(&meta.run_id, progress.as_ref(), &cause, resume);
+        // The plan names the types of what a phase 2 pre-deleted (absent until the resume).
+        let pre_deleted = progress
+            .as_ref()
+            .is_some_and(|p| p.stacks.iter().any(|s| !s.pre_deleted.is_empty()));
+        let plan = if pre_deleted {
+            crate::run::artifacts::read_plan(store, &meta.run_id)
+                .await
+                .ok()
+                .flatten()
+        } else {
+            None
+        };
+        let r = interrupted(
+            &meta.run_id,
+            progress.as_ref(),
+            plan.as_ref(),
+            &cause,
+            resume,
+        );
         let notice = export_ended(&r, &meta.stack, meta.stack_region.as_deref(), &key);
         cdkd_functions::runs::write(store, &key, &r)
             .await

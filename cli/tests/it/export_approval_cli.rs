@@ -194,7 +194,8 @@ async fn a_local_export_with_require_approval_waits_unlocked_and_migrates_once_a
     assert_eq!(d.reason.as_deref(), Some("checked the plan"));
     assert_eq!(decided.token, request.token);
 
-    // A decided request is not decided again; the refusal names who decided.
+    // The run has ended: nothing waits for a decision. The refusal names its state and
+    // who decided.
     let again = cli(
         &[
             "--state-bucket",
@@ -209,11 +210,55 @@ async fn a_local_export_with_require_approval_waits_unlocked_and_migrates_once_a
     assert_eq!(again.code, 1, "{again:?}");
     assert!(
         again.stderr.contains(&format!(
-            "run {} was already approved by {}",
+            "run {} has ended (migrated); it was approved by {}",
             s.run_id, d.by
-        )),
+        )) && again.stderr.contains("nothing to reject"),
         "{again:?}"
     );
+}
+
+/// A local run whose process is gone waits for nothing: `runs approve|reject --local`
+/// refuses it (exit 1) naming its state and the command that resumes it, and writes no
+/// decision (docs/export.md §10.7).
+#[tokio::test]
+async fn a_local_run_interrupted_while_it_waits_is_neither_approved_nor_rejected_and_names_the_resume(
+) {
+    let s = seeded("ApproveGone").await;
+    let mut child = start_local_export(&s);
+    approval_request(&s.bucket, &s.run_id, &mut child).await;
+    child.kill().expect("kill the export process");
+    child.wait().unwrap();
+    for verb in ["approve", "reject"] {
+        let r = cli(
+            &[
+                "--state-bucket",
+                &s.bucket,
+                "runs",
+                verb,
+                &s.run_id,
+                "--local",
+            ],
+            &[],
+        );
+        assert_eq!(r.code, 1, "{r:?}");
+        let line = r.stderr.lines().last().unwrap_or_default();
+        assert!(
+            line.contains(&format!("run {} is interrupted (its process ", s.run_id))
+                && line.contains("is gone)")
+                && line.contains(&format!("nothing to {verb}"))
+                && line.contains(&format!(
+                    "Resume it with cdkd-flow --state-bucket {} export {}",
+                    s.bucket, s.stack
+                )),
+            "{r:?}"
+        );
+        assert!(!r.stderr.contains("carries on"), "{r:?}");
+    }
+    let text = h::get_text(&h::s3().await, &s.bucket, &approval_key("cdkd", &s.run_id))
+        .await
+        .unwrap();
+    let request: Approval = serde_json::from_str(&text).unwrap();
+    assert_eq!(request.decision, None, "no decision was written");
 }
 
 #[tokio::test]
@@ -267,6 +312,81 @@ async fn a_local_export_rejected_ends_failed_naming_the_rejection_with_nothing_l
     let cfn = aws_sdk_cloudformation::Client::new(&h::sdk().await);
     let exists = cfn.describe_stacks().stack_name(&s.stack).send().await;
     assert!(exists.is_err(), "no CloudFormation stack: {exists:?}");
+}
+
+/// Issue #32: a deploy that adds a row while the run waits for approval. The lock
+/// compares the record under it with the one the plan was made from, whole: the added
+/// row refuses the run by logical id before any change set, the record kept as the
+/// deploy left it and every resource still owned by it (docs/export.md §10.1).
+#[tokio::test]
+async fn statement_107_record_under_the_lock_a_row_added_while_the_run_waits_for_approval_refuses_it_by_name(
+) {
+    let s = seeded("ApproveAdded").await;
+    let mut child = start_local_export(&s);
+    approval_request(&s.bucket, &s.run_id, &mut child).await;
+    // A cdkd deploy adds a topic to the stack while the run waits.
+    let sdk = h::sdk().await;
+    let added_arn = h::fixtures::topic(&sdk, &format!("{}-added", s.stack.to_lowercase())).await;
+    let mut deployed = s.record.clone();
+    deployed["resources"]["AddedTopic"] = json!({"resourceType": "AWS::SNS::Topic",
+        "physicalId": added_arn, "properties": {}, "attributes": {}, "dependencies": [],
+        "provisionedBy": "sdk"});
+    deployed["lastModified"] = json!(h::now_ms());
+    let s3 = h::s3().await;
+    h::put_raw(
+        &s3,
+        &s.bucket,
+        &s.state_key(),
+        serde_json::to_vec_pretty(&deployed).unwrap(),
+    )
+    .await;
+
+    let r = cli(
+        &[
+            "--state-bucket",
+            &s.bucket,
+            "runs",
+            "approve",
+            &s.run_id,
+            "--local",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let run = finished(child).await;
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "the cdkd record of {} changed after the plan was made",
+            s.stack
+        )) && run.stderr.contains("rows added: AddedTopic")
+            && run.stderr.contains("Nothing was submitted")
+            && run.stderr.contains("Run the export again"),
+        "{}",
+        run.stderr
+    );
+    // The record as the deploy left it, no lock, no run record, no CloudFormation stack
+    // (so no change set), and every resource still there.
+    let (body, _) = h::get_raw(&s3, &s.bucket, &s.state_key())
+        .await
+        .expect("record kept");
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), deployed);
+    let all = keys(&s.bucket).await;
+    assert!(!all.iter().any(|k| k.ends_with("lock.json")), "{all:?}");
+    assert!(
+        !all.iter()
+            .any(|k| k == &format!("cdkd/_runs/{}/progress.json", s.run_id)),
+        "{all:?}"
+    );
+    let cfn = aws_sdk_cloudformation::Client::new(&sdk);
+    let exists = cfn.describe_stacks().stack_name(&s.stack).send().await;
+    assert!(exists.is_err(), "no CloudFormation stack: {exists:?}");
+    assert!(h::fixtures::topic_exists(&sdk, &added_arn).await);
+    assert!(h::fixtures::topic_exists(&sdk, &s.topic_arn).await);
 }
 
 // ------------------------------------------------------------------- deployed

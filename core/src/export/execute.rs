@@ -495,11 +495,48 @@ pub fn execution_refusal(stack: &str, plan: &super::plan::Plan) -> Option<String
     })
 }
 
-/// Whether a record read under the lock still holds every resource the plan imports
-/// from it, by physical id (docs/export.md §10.1).
-pub fn record_unchanged(plan: &super::plan::StackPlan, record: &crate::state::StateRecord) -> bool {
-    plan.import.iter().all(|r| {
-        super::records::Row::get(record, &r.logical_id).and_then(|row| row.physical_id())
-            == Some(r.physical_id.as_str())
-    })
+/// How the record read under the lock (`current`, with the ETag it was read at; `None`:
+/// it is gone) differs from the record the plan was made from (docs/export.md §10.1):
+/// every row, by logical id, and every other field but `lastModified`
+/// ([`super::records::PlannedRecord::changes`]). A plan written before it kept its
+/// record compares the import rows' physical ids only. Empty: the record planned.
+pub fn record_changes(
+    plan: &super::plan::StackPlan,
+    current: Option<(&crate::state::StateRecord, &str)>,
+) -> super::records::RecordChanges {
+    use super::records::{RecordChanges, Row};
+    let Some((record, etag)) = current else {
+        return RecordChanges {
+            gone: true,
+            ..Default::default()
+        };
+    };
+    if let Some(planned) = &plan.record {
+        return planned.changes(record, Some(etag));
+    }
+    let mut changes = RecordChanges::default();
+    for r in &plan.import {
+        match Row::get(record, &r.logical_id).and_then(|row| row.physical_id()) {
+            None => changes.removed.push(r.logical_id.clone()),
+            Some(id) if id != r.physical_id => changes.changed.push(r.logical_id.clone()),
+            Some(_) => {}
+        }
+    }
+    changes
+}
+
+/// The lock's refusal of a record that is not the one planned ([`record_changes`]): the
+/// export, the stack, what changed by logical id, and the way on (plan again).
+pub fn record_changed_refusal(
+    export_stack: &str,
+    plan: &super::plan::StackPlan,
+    changes: &super::records::RecordChanges,
+) -> String {
+    use super::plain::shown;
+    format!(
+        "export of {}: the cdkd record of {} changed after the plan was made (a cdkd deploy or destroy wrote it in between): {}. Nothing was submitted and the locks were released; exporting it as planned would have migrated a record the plan did not see, and deleted it. Run the export again to plan from the record as it is now (with --require-approval, the new plan is approved again)",
+        shown(export_stack),
+        shown(&plan.stack),
+        changes.describe()
+    )
 }

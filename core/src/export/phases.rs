@@ -182,8 +182,8 @@ pub enum Delivery {
 }
 
 /// Inline up to 51,200 bytes, an upload up to 1 MB, else a refusal naming the
-/// phase and its largest resources by logical id and type: up to ten whose Properties
-/// serialize to 4,096 characters or more (largest first), else the three largest.
+/// phase and what makes the template large ([`largest_parts`]), with the way out that
+/// fits the largest part.
 pub fn delivery(
     phase: Phase,
     cfn_stack_name: &str,
@@ -196,48 +196,123 @@ pub fn delivery(
     if body.len() <= TEMPLATE_URL_MAX {
         return Delivery::Upload;
     }
-    let mut all: Vec<(usize, &str, &str)> = template
-        .get("Resources")
-        .and_then(Value::as_object)
-        .map(|r| {
-            r.iter()
-                .map(|(id, v)| {
-                    let n = v
-                        .get("Properties")
-                        .map(|p| p.to_string().len())
-                        .unwrap_or(0);
-                    let ty = v.get("Type").and_then(Value::as_str).unwrap_or("no Type");
-                    (n, id.as_str(), ty)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
-    let big = all.iter().filter(|(n, _, _)| *n >= 4096).count();
-    let shown_count = if big > 0 {
-        big.min(10)
-    } else {
-        all.len().min(3)
-    };
-    let mut named: Vec<String> = all
-        .iter()
-        .take(shown_count)
-        .map(|(n, id, ty)| format!("{} ({}, {n} characters)", flatten_str(id), flatten_str(ty)))
-        .collect();
-    if big > 10 {
-        named.push(format!("+{} more", big - 10));
-    }
-    let largest = if named.is_empty() {
+    let ranked = ranked_parts(template);
+    let parts = largest_parts(&ranked);
+    let largest = if parts.is_empty() {
         String::new()
     } else {
-        format!("; the largest Properties: {}", named.join(", "))
+        format!("; the largest parts: {}", parts.join(", "))
+    };
+    let way_out = match ranked.first() {
+        Some((_, Part::Resource { section, .. })) if *section == "Properties" => {
+            "Move inline Lambda code to assets, or split the stack into nested stacks, then export"
+        }
+        Some(_) => "Shrink the largest parts named (they are sent to CloudFormation with the template), or split the stack into nested stacks, then export",
+        None => "Split the stack into nested stacks, then export",
     };
     Delivery::TooLarge(format!(
-        "the {} template of stack {} is {} bytes, over CloudFormation's 1,048,576{largest}. Move inline Lambda code to assets, or split the stack into nested stacks, then export",
+        "the {} template of stack {} is {} bytes, over CloudFormation's 1,048,576{largest}. {way_out}",
         phase.label(),
         flatten_str(cfn_stack_name),
         body.len()
     ))
+}
+
+/// A part of a template that [`largest_parts`] ranks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Part<'a> {
+    /// One section of a resource (`Properties`, `Metadata`, `DependsOn` ...).
+    Resource {
+        logical_id: &'a str,
+        resource_type: &'a str,
+        section: &'a str,
+    },
+    /// A top-level section other than `Resources` (`Mappings`, `Outputs` ...).
+    Template { section: &'a str },
+}
+
+/// Parts named by a size refusal: those of at least this many bytes (at most
+/// [`PARTS_NAMED`]), else the [`PARTS_WHEN_NONE_LARGE`] largest.
+const LARGE_PART: usize = 4096;
+const PARTS_NAMED: usize = 10;
+const PARTS_WHEN_NONE_LARGE: usize = 3;
+
+/// Every part of `template` with its serialized size in bytes, largest first (ties by
+/// name): each section of each resource but its `Type`, and each top-level section but
+/// `Resources`.
+fn ranked_parts(template: &Map<String, Value>) -> Vec<(usize, Part<'_>)> {
+    let size = |v: &Value| serde_json::to_string(v).map(|t| t.len()).unwrap_or(0);
+    let mut all: Vec<(usize, Part<'_>)> = Vec::new();
+    for (section, v) in template {
+        if section != "Resources" {
+            all.push((size(v), Part::Template { section }));
+        }
+    }
+    if let Some(resources) = template.get("Resources").and_then(Value::as_object) {
+        for (id, r) in resources {
+            let Some(r) = r.as_object() else { continue };
+            let ty = r.get("Type").and_then(Value::as_str).unwrap_or("no Type");
+            for (section, v) in r {
+                if section != "Type" {
+                    all.push((
+                        size(v),
+                        Part::Resource {
+                            logical_id: id,
+                            resource_type: ty,
+                            section,
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    let key = |p: &Part<'_>| match p {
+        Part::Resource {
+            logical_id,
+            section,
+            ..
+        } => (0, (*logical_id).to_string(), (*section).to_string()),
+        Part::Template { section } => (1, (*section).to_string(), String::new()),
+    };
+    all.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| key(&a.1).cmp(&key(&b.1))));
+    all
+}
+
+/// What makes an oversized template large, largest first ([`ranked_parts`]): each
+/// resource section (its `Properties`, its `Metadata`, any other) by section, logical id
+/// and type, and each top-level section, with its size: `Metadata of Fn
+/// (AWS::Lambda::Function, 700123 bytes)`, `the template's Mappings (5000 bytes)`. Up to
+/// ten of at least 4,096 bytes (then `+N more`), else the three largest.
+fn largest_parts(all: &[(usize, Part<'_>)]) -> Vec<String> {
+    let big = all.iter().filter(|(n, _)| *n >= LARGE_PART).count();
+    let count = if big > 0 {
+        big.min(PARTS_NAMED)
+    } else {
+        all.len().min(PARTS_WHEN_NONE_LARGE)
+    };
+    let mut named: Vec<String> = all
+        .iter()
+        .take(count)
+        .map(|(n, part)| match part {
+            Part::Resource {
+                logical_id,
+                resource_type,
+                section,
+            } => format!(
+                "{} of {} ({}, {n} bytes)",
+                flatten_str(section),
+                flatten_str(logical_id),
+                flatten_str(resource_type)
+            ),
+            Part::Template { section } => {
+                format!("the template's {} ({n} bytes)", flatten_str(section))
+            }
+        })
+        .collect();
+    if big > PARTS_NAMED {
+        named.push(format!("+{} more", big - PARTS_NAMED));
+    }
+    named
 }
 
 /// The template-size refusal of a stack's plan, before any lock (docs/export.md §7): more

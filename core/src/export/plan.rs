@@ -31,6 +31,8 @@ pub struct StackInput {
     /// The record key's region (`None`: a legacy key).
     pub region: Option<String>,
     pub record: StateRecord,
+    /// The quoted ETag `record` was read at (`None` in tests).
+    pub etag: Option<String>,
     pub template: Template,
     /// Where the CLI uploaded this stack's template.
     pub template_key: String,
@@ -127,6 +129,11 @@ pub struct StackPlan {
     /// child (docs/export.md §10.6).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stack_tags: Vec<(String, String)>,
+    /// The record this plan was made from, as the lock compares it (docs/export.md
+    /// §10.1). Absent in a plan written before it was kept: the lock then compares the
+    /// import rows' physical ids only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<records::PlannedRecord>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -514,6 +521,7 @@ fn plan_one(
             .collect(),
         unmanaged: unmanaged::plan_rows(&s.template, &s.record, &g.types, &g.security_groups),
         stack_tags: node.tags.clone(),
+        record: Some(records::PlannedRecord::of(&s.record, s.etag.as_deref())),
         ..Default::default()
     };
     for c in classify::classify_stack(

@@ -14,6 +14,7 @@ fn stack(name: &str, resources: Value, template: Value) -> StackInput {
         stack: name.into(),
         region: Some("us-east-1".into()),
         record: parse_state(name, Some("us-east-1"), rec.to_string().as_bytes()).unwrap(),
+        etag: None,
         template: Template::from_value(name, template).unwrap(),
         template_key: format!("cdkd/_runs/r1/templates/{name}.json"),
     }

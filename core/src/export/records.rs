@@ -1,7 +1,12 @@
-//! State rows as the export reads them, and the damaged-record refusal
-//! (docs/export.md §2.4 S5 and N1).
+//! State rows as the export reads them, the damaged-record refusal (docs/export.md
+//! §2.4 S5 and N1), and the snapshot of the record a plan was made from, which the lock
+//! compares with the record under the lock (§10.1).
 
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 
 use crate::state::{kind_of, ResourcesShape, StateRecord};
 use crate::text::{display_ident_str, flatten_str, or_unrenderable, STACK_NAME_CAP};
@@ -154,6 +159,202 @@ impl<'a> Row<'a> {
     pub fn attribute(&self, key: &str) -> Option<&'a Value> {
         self.attributes().and_then(|a| a.get(key))
     }
+}
+
+/// What the plan read of one record (docs/export.md §10.1), kept in `plan.json` so that
+/// the lock step can tell, under the lock, whether the record is still the one planned,
+/// whole: the object's ETag at plan time, a digest of each row by logical id, and a
+/// digest of each other top-level field but `lastModified` (every writer stamps it; it
+/// says nothing about what the record holds). Digests are SHA-256 over the value with
+/// its object keys sorted and its numbers as JavaScript prints them, so a rewrite of the
+/// same content in another key order counts as unchanged.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedRecord {
+    /// The quoted ETag of `state.json` as the plan read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// Logical id → digest of the row.
+    pub rows: BTreeMap<String, String>,
+    /// Top-level field → digest (`resources` only when it is not an object).
+    pub fields: BTreeMap<String, String>,
+}
+
+/// The fields left out of [`PlannedRecord::fields`].
+const UNCOMPARED_FIELDS: [&str; 1] = ["lastModified"];
+
+impl PlannedRecord {
+    /// The snapshot of `record`, read at `etag`.
+    pub fn of(record: &StateRecord, etag: Option<&str>) -> PlannedRecord {
+        let rows = rows(record)
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), digest(v))).collect())
+            .unwrap_or_default();
+        let fields = record
+            .body
+            .iter()
+            .filter(|(k, v)| {
+                let rows_field = k.as_str() == "resources" && v.is_object();
+                !(rows_field || UNCOMPARED_FIELDS.contains(&k.as_str()))
+            })
+            .map(|(k, v)| (k.clone(), digest(v)))
+            .collect();
+        PlannedRecord {
+            etag: etag.map(str::to_string),
+            rows,
+            fields,
+        }
+    }
+
+    /// What differs in `current` (read at `etag`) from the record this snapshot was
+    /// taken of: nothing when the ETag is the same object's, else row by row and field
+    /// by field.
+    pub fn changes(&self, current: &StateRecord, etag: Option<&str>) -> RecordChanges {
+        if etag.is_some() && etag == self.etag.as_deref() {
+            return RecordChanges::default();
+        }
+        let now = PlannedRecord::of(current, etag);
+        let (added, removed, changed) = diff(&self.rows, &now.rows);
+        let (f_added, f_removed, f_changed) = diff(&self.fields, &now.fields);
+        let mut fields: Vec<String> = f_added
+            .into_iter()
+            .chain(f_removed)
+            .chain(f_changed)
+            .collect();
+        fields.sort();
+        RecordChanges {
+            gone: false,
+            added,
+            removed,
+            changed,
+            fields,
+        }
+    }
+}
+
+/// Keys only in `after`, only in `before`, and in both with another digest; each sorted.
+fn diff(
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let added = after
+        .keys()
+        .filter(|k| !before.contains_key(*k))
+        .cloned()
+        .collect();
+    let mut removed = Vec::new();
+    let mut changed = Vec::new();
+    for (k, d) in before {
+        match after.get(k) {
+            None => removed.push(k.clone()),
+            Some(now) if now != d => changed.push(k.clone()),
+            Some(_) => {}
+        }
+    }
+    (added, removed, changed)
+}
+
+/// How a record read under the lock differs from the one the plan read
+/// ([`PlannedRecord::changes`]); empty when it is the same.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordChanges {
+    /// The record is gone.
+    pub gone: bool,
+    /// Rows by logical id.
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub changed: Vec<String>,
+    /// Top-level fields added, removed or changed (`outputs`, `orphans` ...).
+    pub fields: Vec<String>,
+}
+
+/// Ids named per group of [`RecordChanges::describe`]; the rest are counted.
+const CHANGES_NAMED: usize = 10;
+
+impl RecordChanges {
+    pub fn is_empty(&self) -> bool {
+        !self.gone
+            && self.added.is_empty()
+            && self.removed.is_empty()
+            && self.changed.is_empty()
+            && self.fields.is_empty()
+    }
+
+    /// `rows added: Topic; rows changed: Queue; fields changed: outputs` (`the record is
+    /// gone`), each group naming at most ten, then how many more.
+    pub fn describe(&self) -> String {
+        if self.gone {
+            return "the record is gone".into();
+        }
+        let list = |ids: &[String]| {
+            let mut named: Vec<String> = ids
+                .iter()
+                .take(CHANGES_NAMED)
+                .map(|id| or_unrenderable(flatten_str(id)))
+                .collect();
+            if ids.len() > CHANGES_NAMED {
+                named.push(format!("and {} more", ids.len() - CHANGES_NAMED));
+            }
+            named.join(", ")
+        };
+        [
+            ("rows added", &self.added),
+            ("rows removed", &self.removed),
+            ("rows changed", &self.changed),
+            ("fields changed", &self.fields),
+        ]
+        .iter()
+        .filter(|(_, ids)| !ids.is_empty())
+        .map(|(what, ids)| format!("{what}: {}", list(ids)))
+        .collect::<Vec<_>>()
+        .join("; ")
+    }
+}
+
+/// SHA-256 (hex) of `v` with object keys sorted and numbers as JavaScript prints them;
+/// iterative, so any depth a record can hold is digested without recursion.
+pub fn digest(v: &Value) -> String {
+    enum Step<'a> {
+        Value(&'a Value),
+        Key(&'a str),
+        Lit(&'static str),
+    }
+    let mut h = Sha256::new();
+    let mut stack = vec![Step::Value(v)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Lit(s) => h.update(s.as_bytes()),
+            Step::Key(k) => {
+                h.update(Value::from(k).to_string().as_bytes());
+                h.update(b":");
+            }
+            Step::Value(Value::Object(m)) => {
+                h.update(b"{");
+                stack.push(Step::Lit("}"));
+                let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                for (i, (k, v)) in entries.into_iter().enumerate().rev() {
+                    stack.push(Step::Value(v));
+                    stack.push(Step::Key(k));
+                    if i > 0 {
+                        stack.push(Step::Lit(","));
+                    }
+                }
+            }
+            Step::Value(Value::Array(a)) => {
+                h.update(b"[");
+                stack.push(Step::Lit("]"));
+                for (i, v) in a.iter().enumerate().rev() {
+                    stack.push(Step::Value(v));
+                    if i > 0 {
+                        stack.push(Step::Lit(","));
+                    }
+                }
+            }
+            Step::Value(Value::Number(n)) => h.update(crate::json::js_number(n).as_bytes()),
+            Step::Value(scalar) => h.update(scalar.to_string().as_bytes()),
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

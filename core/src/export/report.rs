@@ -289,6 +289,7 @@ fn took_locks_redo(run: &ExportRun) -> Vec<String> {
     if run.stacks.iter().any(|s| s.stage >= StackStage::Importing) {
         redo.push("CloudFormation may hold what the run submitted: leave the destination stacks as they are (they may own imported resources)".into());
     }
+    redo.extend(pre_deleted_lines(run, None));
     redo.push("the run's locks may stay held by it until it is resumed or they expire (30 minutes after their last renewal)".into());
     redo.push("fix the cause, then run the same export command again: it resumes the run, or runs it anew when nothing reached CloudFormation".into());
     redo
@@ -330,6 +331,7 @@ pub fn stopped_from_outside(
 pub fn interrupted(
     run_id: &str,
     run: Option<&ExportRun>,
+    plan: Option<&Plan>,
     cause: &str,
     resume: Option<&str>,
 ) -> ExportReport {
@@ -340,6 +342,9 @@ pub fn interrupted(
     let mut redo = Vec::new();
     if submitted {
         redo.push("CloudFormation may still be working on a change set the run executed; leave the destination stacks as they are (never delete one: it may own imported resources)".to_string());
+    }
+    if let Some(run) = run {
+        redo.extend(pre_deleted_lines(run, plan));
     }
     if stacks.iter().any(|s| s.stage >= StackStage::Locked) {
         redo.push("the run's locks stay held by it until it is resumed or they expire (30 minutes after their last renewal)".to_string());
@@ -363,6 +368,57 @@ pub fn interrupted(
         commands: resume.map(str::to_string).into_iter().collect(),
         unmanaged: Vec::new(),
     }
+}
+
+/// For each stack stopped between its pre-deletes and the end of its phase 2
+/// (docs/export.md §10.5): the IMPORT-unsupported resources the run deleted, which phase
+/// 2 re-creates, are absent until the run is resumed and that phase completes. `plan`
+/// gives their types (and what their absence means), when it could be read.
+fn pre_deleted_lines(run: &ExportRun, plan: Option<&Plan>) -> Vec<String> {
+    run.stacks
+        .iter()
+        .filter(|s| !s.pre_deleted.is_empty() && s.stage < StackStage::Migrated)
+        .map(|s| {
+            let type_of = |id: &str| {
+                plan.and_then(|p| p.stacks.iter().find(|p| p.stack == s.stack))
+                    .and_then(|p| p.phase2.pre_delete.iter().find(|r| r.logical_id == id))
+                    .map(|r| r.resource_type.as_str())
+            };
+            let rows: Vec<String> = s
+                .pre_deleted
+                .iter()
+                .map(|id| match type_of(id) {
+                    Some(ty) => format!(
+                        "{} ({})",
+                        crate::text::flatten_str(id),
+                        crate::text::flatten_str(ty)
+                    ),
+                    None => crate::text::flatten_str(id),
+                })
+                .collect();
+            let types: Vec<Option<&str>> = s.pre_deleted.iter().map(|id| type_of(id)).collect();
+            let mut meanwhile = Vec::new();
+            if types.contains(&Some("AWS::IAM::Policy")) {
+                meanwhile.push("the permissions an IAM policy grants are missing");
+            }
+            if types.contains(&Some("AWS::ApiGatewayV2::Stage")) {
+                meanwhile.push("an API stage serves no requests");
+            }
+            if types.iter().any(Option::is_none) {
+                meanwhile.push(
+                    "what such a resource provides is missing: an IAM policy's permissions, an API stage's requests",
+                );
+            }
+            format!(
+                "{}: the run deleted {} before phase 2, which re-creates {}: {} absent until the run is resumed and its phase 2 completes (meanwhile {})",
+                shown(&s.stack),
+                rows.join(", "),
+                if rows.len() == 1 { "it" } else { "them" },
+                if rows.len() == 1 { "it is" } else { "they are" },
+                meanwhile.join("; ")
+            )
+        })
+        .collect()
 }
 
 /// For a parent that did not finish: the children it must adopt by hand, which are

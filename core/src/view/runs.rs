@@ -448,6 +448,35 @@ pub fn local_final_line(r: &LocalRunRow) -> String {
     }
 }
 
+/// Why `runs approve|reject --local` (`verb`: `approve` or `reject`) refuses local run
+/// `r` (docs/export.md §10.7): a run that ended, or was interrupted, has no export
+/// process waiting for a decision, so nothing would act on one. `decided`: what its
+/// `approval.json` says was decided (`approved by alice@laptop at ...`), when anything.
+/// An interrupted run is named with why and the command that resumes it. `None`: the
+/// run may be waiting (it runs; or it runs on another host and cannot be told).
+pub fn local_answer_refusal(r: &LocalRunRow, verb: &str, decided: Option<&str>) -> Option<String> {
+    let id = flatten_str(&r.run.run_id);
+    let decided = decided
+        .map(|d| format!("; it was {}", flatten_str(d)))
+        .unwrap_or_default();
+    let nothing = format!(
+        "no export process waits for a decision, so nothing would act on one; nothing to {verb}"
+    );
+    match &r.state {
+        LocalState::Ended { .. } => Some(format!(
+            "run {id} has {}{decided}: {nothing}",
+            local_status(r)
+        )),
+        LocalState::Interrupted { why } => Some(format!(
+            "run {id} is interrupted ({}){decided}: {nothing}. Resume it with {}",
+            flatten_str(why),
+            r.resume_command()
+                .unwrap_or_else(|| RESUME_UNPRINTABLE.to_string())
+        )),
+        LocalState::Running | LocalState::Unknown { .. } => None,
+    }
+}
+
 /// Whether a local run that ended succeeded: its report says `migrated` (export) or
 /// `destroyed` (destroy), or its process recorded `succeeded`.
 pub fn local_succeeded(r: &LocalRunRow) -> bool {
@@ -740,6 +769,25 @@ mod tests {
         let mut unprintable = rows[0].clone();
         unprintable.run.args.push("a\nb".into());
         assert!(local_final_line(&unprintable).contains("cannot be printed"));
+    }
+
+    #[test]
+    fn local_answer_of_a_run_that_waits_for_nothing_is_refused_naming_its_state() {
+        let rows = local_rows();
+        assert_eq!(
+            local_answer_refusal(&rows[0], "approve", None).unwrap(),
+            "run export-Orders-1795965752123 is interrupted (its process 4242 on laptop is gone): no export process waits for a decision, so nothing would act on one; nothing to approve. Resume it with cdkd-flow --state-bucket b export Orders --template orders.json --local -y"
+        );
+        assert_eq!(
+            local_answer_refusal(&rows[1], "reject", Some("approved by alice@laptop at 2026-11-29T15:23:32Z")).unwrap(),
+            "run destroy-Orders-1795965700000 has ended (destroyed); it was approved by alice@laptop at 2026-11-29T15:23:32Z: no export process waits for a decision, so nothing would act on one; nothing to reject"
+        );
+        assert_eq!(local_answer_refusal(&rows[2], "approve", None), None);
+        let mut elsewhere = rows[2].clone();
+        elsewhere.state = LocalState::Unknown {
+            why: "it runs on other-host (process 1) and holds no lock to tell by".into(),
+        };
+        assert_eq!(local_answer_refusal(&elsewhere, "reject", None), None);
     }
 
     #[test]

@@ -5,7 +5,9 @@
 use cdkd_core::export::execute::*;
 use cdkd_core::export::phases::*;
 use cdkd_core::export::plan::{ImportRow, Plan, RecreateRow, StackPlan, TypedRow};
-use cdkd_core::export::report::{ended_early, failed, interrupted, migrated, refused};
+use cdkd_core::export::report::{
+    ended_early, failed, interrupted, migrated, refused, stopped_from_outside,
+};
 use cdkd_core::export::template::Template;
 use cdkd_core::export::unmanaged::UnmanagedRow;
 use cdkd_core::view::export_report::render_report;
@@ -160,12 +162,40 @@ fn a_template_up_to_51200_bytes_goes_inline_then_by_upload_then_is_refused() {
         Delivery::TooLarge(why) => {
             assert!(why.contains("phase 2 (UPDATE)"), "{why}");
             assert!(
-                why.contains("Fn (AWS::Lambda::Function, 5011 characters)"),
+                why.contains("Properties of Fn (AWS::Lambda::Function, 5011 bytes)"),
                 "{why}"
             );
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// The over-1 MB refusal names what is actually large: a resource's Metadata, a
+/// top-level section, not only Properties (docs/export.md §7, statement 63).
+#[test]
+fn statement_63_an_oversized_template_names_its_largest_parts_metadata_included() {
+    let huge = "x".repeat(TEMPLATE_URL_MAX + 1);
+    let template = json!({
+        "Mappings": {"Big": {"k": {"v": "m".repeat(6000)}}},
+        "Resources": {
+            "Fn": {"Type": "AWS::Lambda::Function",
+                   "Properties": {"Code": {"ZipFile": "p".repeat(5000)}},
+                   "Metadata": {"aws:cdk:path": "App/Fn", "blob": "y".repeat(900_000)}},
+            "Queue": {"Type": "AWS::SQS::Queue", "Properties": {}, "DependsOn": ["Fn"]}
+        },
+        "Outputs": {"Out": {"Value": "1"}}
+    });
+    let Delivery::TooLarge(metadata) = delivery(Phase::Update, "App", &huge, &obj(template)) else {
+        panic!("refused")
+    };
+    let small = json!({"Resources": {
+        "A": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": "a"}},
+        "B": {"Type": "AWS::SQS::Queue", "Metadata": {"k": "vv"}},
+        "C": {"Type": "AWS::S3::Bucket"}}});
+    let Delivery::TooLarge(none_large) = delivery(Phase::Import, "App", &huge, &obj(small)) else {
+        panic!("refused")
+    };
+    insta::assert_snapshot!(format!("{metadata}\n---\n{none_large}"));
 }
 
 #[test]
@@ -1071,13 +1101,107 @@ fn a_plan_with_nothing_to_import_is_refused_before_any_lock() {
 }
 
 #[test]
-fn a_record_changed_since_the_plan_is_told_apart_by_physical_id() {
+fn a_plan_without_its_record_snapshot_tells_a_changed_record_apart_by_physical_id() {
     let rec = |queue: &str| {
         cdkd_core::state::StateRecord::from_body(obj(json!({"resources": {
             "Queue": {"physicalId": queue}, "Topic": {"physicalId": "arn:topic"}}})))
     };
-    assert!(record_unchanged(&plan(), &rec("https://sqs/q")));
-    assert!(!record_unchanged(&plan(), &rec("https://sqs/other")));
+    assert!(record_changes(&plan(), Some((&rec("https://sqs/q"), "\"e1\""))).is_empty());
+    let changed = record_changes(&plan(), Some((&rec("https://sqs/other"), "\"e2\"")));
+    assert_eq!(changed.changed, ["Queue"]);
+    assert!(record_changes(&plan(), None).gone);
+}
+
+/// The record the plan was made from, as `plan.json` keeps it, and the record read
+/// under the lock: any row added, removed or changed, or any other field changed, is a
+/// change, named by logical id (docs/export.md §10.1).
+fn planned_from(body: Value) -> StackPlan {
+    let record = cdkd_core::state::StateRecord::from_body(obj(body));
+    StackPlan {
+        record: Some(cdkd_core::export::records::PlannedRecord::of(
+            &record,
+            Some("\"etag-at-plan\""),
+        )),
+        ..plan()
+    }
+}
+
+fn record_body() -> Value {
+    json!({"version": 10, "stackName": "App", "region": "us-east-1",
+           "resources": {
+               "Queue": {"resourceType": "AWS::SQS::Queue", "physicalId": "https://sqs/q", "properties": {"A": 1}},
+               "Topic": {"resourceType": "AWS::SNS::Topic", "physicalId": "arn:topic", "properties": {}}},
+           "outputs": {"Url": "https://sqs/q"}, "lastModified": 1})
+}
+
+fn read_under_lock(body: Value, etag: &str) -> cdkd_core::export::records::RecordChanges {
+    let record = cdkd_core::state::StateRecord::from_body(obj(body));
+    record_changes(&planned_from(record_body()), Some((&record, etag)))
+}
+
+#[test]
+fn record_under_the_lock_a_row_added_since_the_plan_is_a_change_named_by_logical_id() {
+    let mut now = record_body();
+    now["resources"]["NewTopic"] =
+        json!({"resourceType": "AWS::SNS::Topic", "physicalId": "arn:new", "properties": {}});
+    let c = read_under_lock(now, "\"etag-after-deploy\"");
+    assert_eq!(c.added, ["NewTopic"]);
+    assert!(c.removed.is_empty() && c.changed.is_empty() && c.fields.is_empty());
+    let why = record_changed_refusal("App", &planned_from(record_body()), &c);
+    assert!(
+        why.starts_with("export of App: the cdkd record of App changed after the plan was made")
+            && why.contains("rows added: NewTopic.")
+            && why.contains("Nothing was submitted")
+            && why.contains("Run the export again"),
+        "{why}"
+    );
+}
+
+#[test]
+fn record_under_the_lock_rows_removed_and_changed_and_fields_changed_are_each_named() {
+    let mut now = record_body();
+    now["resources"].as_object_mut().unwrap().remove("Topic");
+    now["resources"]["Queue"]["properties"]["A"] = json!(2);
+    now["outputs"] = json!({});
+    now["orphans"] = json!([{"logicalId": "Old"}]);
+    let c = read_under_lock(now, "\"etag-after-deploy\"");
+    assert_eq!(c.removed, ["Topic"]);
+    assert_eq!(c.changed, ["Queue"]);
+    assert_eq!(c.fields, ["orphans", "outputs"]);
+    assert_eq!(
+        c.describe(),
+        "rows removed: Topic; rows changed: Queue; fields changed: orphans, outputs"
+    );
+}
+
+#[test]
+fn record_under_the_lock_the_same_etag_or_the_same_content_is_the_record_planned() {
+    // The same object.
+    assert!(read_under_lock(json!({}), "\"etag-at-plan\"").is_empty());
+    // Rewritten with the same content: another key order, another lastModified, a number
+    // written as 1.0.
+    let mut now = json!({"lastModified": 99, "outputs": {"Url": "https://sqs/q"},
+        "resources": {
+            "Topic": {"properties": {}, "physicalId": "arn:topic", "resourceType": "AWS::SNS::Topic"},
+            "Queue": {"resourceType": "AWS::SQS::Queue", "physicalId": "https://sqs/q", "properties": {"A": 1}}},
+        "region": "us-east-1", "stackName": "App", "version": 10});
+    now["resources"]["Queue"]["properties"]["A"] = json!(1.0);
+    assert!(read_under_lock(now, "\"etag-after-rewrite\"").is_empty());
+}
+
+#[test]
+fn record_under_the_lock_a_record_gone_is_a_change_and_long_lists_are_counted() {
+    let gone = record_changes(&planned_from(record_body()), None);
+    assert_eq!(gone.describe(), "the record is gone");
+    let mut now = record_body();
+    for i in 0..12 {
+        now["resources"][format!("T{i:02}")] = json!({"physicalId": format!("arn:{i}")});
+    }
+    let c = read_under_lock(now, "\"e\"");
+    assert_eq!(
+        c.describe(),
+        "rows added: T00, T01, T02, T03, T04, T05, T06, T07, T08, T09, and 2 more"
+    );
 }
 
 #[test]
@@ -1117,6 +1241,7 @@ fn local_runs_are_runs_an_interrupted_export_reports_where_it_stood_and_the_resu
     let r = interrupted(
         "export-App-1",
         Some(&run),
+        None,
         "interrupted (Ctrl-C) while imported",
         Some(cmd),
     );
@@ -1129,11 +1254,71 @@ fn local_runs_are_runs_an_interrupted_export_reports_where_it_stood_and_the_resu
     let early = interrupted(
         "export-App-1",
         None,
+        None,
         "interrupted (Ctrl-C) while planning",
         None,
     );
     assert_eq!(early.redo.len(), 1, "{:?}", early.redo);
     assert!(early.commands.is_empty());
+}
+
+/// A run stopped in phase 2 after pre-deleting an IAM policy: its report says the policy
+/// is absent (its permissions missing) until the resume's phase 2 re-creates it
+/// (docs/export.md §10.5). With the plan, by type; without it (a deployed run stopped
+/// from outside), by logical id.
+#[test]
+fn an_interrupted_export_in_phase_2_says_what_it_pre_deleted_is_absent_until_the_resume() {
+    use cdkd_core::export::iam::{PolicyTargets, TemplatePrincipals};
+    use cdkd_core::export::plan::{PreDeleteAction, PreDeleteRow};
+    let mut run = run_at(StackStage::PreDeleted);
+    run.stacks[0].pre_deleted = vec!["AppPolicy".into()];
+    let plan = Plan {
+        stacks: vec![StackPlan {
+            phase2: cdkd_core::export::plan::Phase2 {
+                pre_delete: vec![PreDeleteRow {
+                    logical_id: "AppPolicy".into(),
+                    resource_type: "AWS::IAM::Policy".into(),
+                    action: PreDeleteAction::DetachPolicy {
+                        recorded: PolicyTargets::default(),
+                        template: TemplatePrincipals::default(),
+                    },
+                }],
+                ..Default::default()
+            },
+            ..plan()
+        }],
+        ..Default::default()
+    };
+    let cmd = "cdkd-flow export App --template app.json --local -y";
+    let r = interrupted(
+        "export-App-1",
+        Some(&run),
+        Some(&plan),
+        "interrupted (Ctrl-C) while updating (phase 2)",
+        Some(cmd),
+    );
+    let text = render_report(&r);
+    assert!(
+        text.contains("the run deleted AppPolicy (AWS::IAM::Policy) before phase 2")
+            && text.contains("absent until the run is resumed"),
+        "{text}"
+    );
+    insta::assert_snapshot!("export_report_interrupted_after_a_pre_delete", text);
+    // Stopped from outside (no plan read): named by logical id.
+    let stopped = stopped_from_outside("export-App-1", Some(&run), "States.Aborted", "stopped");
+    assert!(
+        stopped
+            .redo
+            .iter()
+            .any(|l| l.contains("the run deleted AppPolicy before phase 2")
+                && l.contains("an IAM policy's permissions")),
+        "{:?}",
+        stopped.redo
+    );
+    // Once phase 2 completed, nothing is missing.
+    run.stacks[0].stage = StackStage::Migrated;
+    let done = interrupted("export-App-1", Some(&run), Some(&plan), "x", Some(cmd));
+    assert!(!render_report(&done).contains("AppPolicy"));
 }
 
 #[test]
@@ -1155,7 +1340,6 @@ fn local_runs_are_runs_a_refused_export_says_nothing_was_locked_or_changed() {
 /// flight may take and the same command. No line advises unlocking or deleting.
 #[test]
 fn a_run_stopped_from_outside_is_failed_and_never_says_nothing_was_locked() {
-    use cdkd_core::export::report::stopped_from_outside;
     let before = stopped_from_outside("export-App-1", None, "States.Aborted", "stopped");
     let after = stopped_from_outside(
         "export-App-1",

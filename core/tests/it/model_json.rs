@@ -2,7 +2,8 @@
 //! table, deep values on a small (2 MiB) thread stack, --json payload round trip.
 
 use cdkd_core::json::{
-    json_payload, parse_json, stringify, stringify_pretty, MAX_PARSE_DEPTH, MAX_STRINGIFY_DEPTH,
+    json_payload, parse_json, parse_json_unique_keys, stringify, stringify_pretty, MAX_PARSE_DEPTH,
+    MAX_STRINGIFY_DEPTH,
 };
 use cdkd_core::text::{display_ident, flatten, strip, DEFAULT_CAP, UNRENDERABLE};
 use serde_json::{json, Value};
@@ -127,4 +128,74 @@ fn json_payload_parses_back_to_stored_values() {
     let back = parse_json(payload.as_bytes()).unwrap();
     assert_eq!(stringify(&back), stringify(&v));
     assert!(payload.ends_with("}\n"));
+}
+
+// --- duplicate keys: templates refuse them by name, records read them as JSON.parse ----
+
+#[test]
+fn template_json_a_duplicate_key_is_refused_naming_the_key_its_path_and_line() {
+    let two_resources = br#"{
+  "Resources": {"A": {"Type": "AWS::SNS::Topic"}},
+  "Resources": {"B": {"Type": "AWS::SQS::Queue"}}
+}"#;
+    let err = parse_json_unique_keys(two_resources).unwrap_err();
+    assert_eq!(
+        err,
+        r#"duplicate key "Resources" in the document at line 3 column 13"#
+    );
+    // Deeper: the path names every step, indexes included.
+    let deep = br#"{"Resources": {"B": {"Type": "AWS::S3::Bucket", "Properties": {
+        "Tags": [{"Key": "a", "Value": "1", "Key": "b"}]}}}}"#;
+    let err = parse_json_unique_keys(deep).unwrap_err();
+    assert!(
+        err.starts_with(r#"duplicate key "Key" in Resources.B.Properties.Tags[0] at line 2"#),
+        "{err}"
+    );
+    // The same key in two objects is no duplicate; the value is what parse_json reads.
+    let fine = br#"{"A": {"K": 1}, "B": {"K": 2}, "C": [{"K": 1}, {"K": 2}]}"#;
+    assert_eq!(
+        parse_json_unique_keys(fine).unwrap(),
+        parse_json(fine).unwrap()
+    );
+    // Other errors are the ordinary parser's.
+    assert_eq!(
+        parse_json_unique_keys(br#"{"A": }"#).unwrap_err(),
+        parse_json(br#"{"A": }"#).unwrap_err()
+    );
+    // A key that does not print plainly is flattened and quoted.
+    let err = parse_json_unique_keys(b"{\"a\\nb\": 1, \"a\\nb\": 2}").unwrap_err();
+    assert!(
+        err.starts_with(r#"duplicate key "a b" in the document"#),
+        "{err}"
+    );
+}
+
+#[test]
+fn record_json_a_duplicate_key_keeps_javascripts_last_value_at_the_first_position() {
+    // docs/state-and-lock.md §3.3: records and locks read as cdkd's JSON.parse does.
+    let v = parse_json(br#"{"resources": {"A": 1}, "version": 3, "resources": {"B": 2}}"#).unwrap();
+    assert_eq!(
+        stringify(&v).unwrap(),
+        r#"{"resources":{"B":2},"version":3}"#
+    );
+    assert!(parse_json_unique_keys(br#"{"resources": {}, "resources": {}}"#).is_err());
+}
+
+#[test]
+fn template_json_a_duplicate_key_deep_down_is_found_without_overflow() {
+    let depth = 2_000;
+    let text = format!(
+        "{}{{\"k\":1,\"k\":2}}{}",
+        "{\"a\":".repeat(depth),
+        "}".repeat(depth)
+    );
+    let worker = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(move || parse_json_unique_keys(text.as_bytes()).unwrap_err())
+        .unwrap();
+    let err = worker.join().unwrap();
+    assert!(
+        err.starts_with("duplicate key \"k\" in a.a.a.a.a.a.a.a.….a.a.a.a.a.a.a.a at line 1"),
+        "{err}"
+    );
 }

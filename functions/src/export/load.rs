@@ -119,6 +119,7 @@ async fn load_stack(
         stack: stack.to_string(),
         region: (!loaded.migration_pending).then(|| region.to_string()),
         record: loaded.record,
+        etag: Some(loaded.etag),
         template,
         template_key: key.clone(),
     }))
@@ -134,7 +135,7 @@ async fn read_template(store: &StateStore, stack: &str, key: &str) -> Result<Tem
             flatten_str(key)
         )));
     };
-    let value = cdkd_core::json::parse_json(&bytes).map_err(|e| {
+    let value = cdkd_core::json::parse_json_unique_keys(&bytes).map_err(|e| {
         StepError::bad_input(format!(
             "the template of stack {} (s3://{}/{}) is not JSON: {}",
             shown(stack),

@@ -1,15 +1,14 @@
 //! `export-lock`: the first write of an export (docs/export.md §10.1). Refuses a tree
 //! deeper than CloudFormation can import, takes the locks (operation `export`; the root,
-//! then the children leaf first), checks under them that every record still holds the
-//! resources the plan imports, and writes the run's record. Everything before this step
+//! then the children leaf first), checks under them that every record is still the one
+//! the plan was made from, whole, and writes the run's record. Everything before this step
 //! only read.
 
 use cdkd_aws::HeldLock;
 use cdkd_core::export::execute::{
-    execution_refusal, next_action, record_unchanged, ExportRun, StackProgress, StackStage,
-    MAX_IN_FLIGHT,
+    execution_refusal, next_action, record_changed_refusal, record_changes, ExportRun,
+    StackProgress, StackStage, MAX_IN_FLIGHT,
 };
-use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::StackPlan;
 use serde::{Deserialize, Serialize};
 
@@ -72,23 +71,25 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         "nothing was submitted",
     )
     .await?;
-    // Under the locks, read every record again: what is imported is what nobody can
-    // change now. A deploy between the plan and the lock changes what the plan imports.
+    // Under the locks, read every record again: it must be the record the plan was made
+    // from, whole (docs/export.md §10.1). A row a deploy added between the plan and the
+    // lock (an approval may wait days) would otherwise be owned by nothing once the
+    // record is deleted.
     for sp in &order {
-        let unchanged = match store.get_state(&sp.stack, &region).await {
-            Ok(Some(loaded)) => record_unchanged(sp, &loaded.record),
-            Ok(None) => false,
+        let changes = match store.get_state(&sp.stack, &region).await {
+            Ok(Some(loaded)) => record_changes(sp, Some((&loaded.record, &loaded.etag))),
+            Ok(None) => record_changes(sp, None),
             Err(e) => {
                 crate::held::release_all(&locks, &held).await;
                 return Err(e.into());
             }
         };
-        if !unchanged {
+        if !changes.is_empty() {
             crate::held::release_all(&locks, &held).await;
-            return Err(StepError::refused(format!(
-                "export of {}: the cdkd record of {} changed after the plan was made (a deploy or destroy ran in between); nothing was submitted. Run the export again",
-                shown(&input.stack),
-                shown(&sp.stack)
+            return Err(StepError::refused(record_changed_refusal(
+                &input.stack,
+                sp,
+                &changes,
             )));
         }
     }
