@@ -57,4 +57,11 @@ pub mod names {
     pub const RESULT_PATH_MATCH_FAILURE: &str = "States.ResultPathMatchFailure";
     pub const INTRINSIC_FAILURE: &str = "States.IntrinsicFailure";
     pub const BRANCH_FAILED: &str = "States.BranchFailed";
+    pub const DATA_LIMIT_EXCEEDED: &str = "States.DataLimitExceeded";
 }
+
+/// The largest state output or task result Step Functions passes on: 256 KiB, counted
+/// as the UTF-8 bytes of its JSON text ("Maximum input or output size for a task,
+/// state, or execution", Step Functions service quotas). One byte more fails with
+/// `States.DataLimitExceeded`.
+pub const MAX_PAYLOAD_BYTES: usize = 262_144;

@@ -11,7 +11,7 @@ use futures::{FutureExt, StreamExt, TryStreamExt};
 use serde_json::{json, Map, Value};
 
 use crate::callback::Registration;
-use crate::error::{names, Failure};
+use crate::error::{names, Failure, MAX_PAYLOAD_BYTES};
 use crate::events::{Event, EventKind};
 use crate::model::*;
 use crate::path::JsonPath;
@@ -123,6 +123,20 @@ pub(crate) fn run_execution(
     .boxed()
 }
 
+/// States.DataLimitExceeded when `v` is over the payload quota (its compact JSON text,
+/// in UTF-8 bytes, as Step Functions counts it); `what` is the state's name, or a task's
+/// resource, as the cause names it.
+fn payload_quota(what: &str, v: &Value) -> Result<(), Failure> {
+    let size = serde_json::to_string(v).map_or(0, |s| s.len());
+    if size <= MAX_PAYLOAD_BYTES {
+        return Ok(());
+    }
+    Err(Failure::new(
+        names::DATA_LIMIT_EXCEEDED,
+        format!("The state/task '{what}' returned a result with a size exceeding the maximum number of bytes service limit."),
+    ))
+}
+
 fn runtime(state: &str, entered_event: u64, msg: &str) -> Failure {
     Failure::new(
         names::RUNTIME,
@@ -130,9 +144,16 @@ fn runtime(state: &str, entered_event: u64, msg: &str) -> Failure {
     )
 }
 
+/// Whether a retrier's or catcher's ErrorEquals takes `error`. States.Runtime is never
+/// retried or caught; States.DataLimitExceeded is "a terminal error that can't be caught
+/// by the States.ALL error type" (Step Functions, error handling): only a list naming it
+/// takes it.
 fn error_matches(list: &[String], error: &str) -> bool {
     if error == names::RUNTIME {
         return false;
+    }
+    if error == names::DATA_LIMIT_EXCEEDED {
+        return list.iter().any(|e| e == error);
     }
     list.iter().any(|e| {
         e == error || e == names::ALL || (e == names::TASK_FAILED && error != names::TIMEOUT)
@@ -343,7 +364,12 @@ impl Run {
             entered_id,
             entered,
         };
-        let res = self.state_body(&c, raw).await;
+        // A state's output over the quota fails the execution: it is checked after the
+        // state's own Retry and Catch, which never see it.
+        let res = self
+            .state_body(&c, raw)
+            .await
+            .and_then(|(next, out)| payload_quota(&st.name, &out).map(|()| (next, out)));
         match res {
             Ok((next, out)) => {
                 self.emit(
@@ -686,6 +712,8 @@ impl Run {
                 return Err(f);
             }
         };
+        // A task's result over the quota is the task's failure (Retry and Catch see it).
+        let result = result.and_then(|v| payload_quota(&resource_name, &v).map(|()| v));
         let result = match result {
             Ok(v) => {
                 self.emit(
@@ -1163,5 +1191,25 @@ mod tests {
         assert!(!error_matches(&v(&["States.TaskFailed"]), "States.Timeout"));
         assert!(error_matches(&v(&["States.Timeout"]), "States.Timeout"));
         assert!(!error_matches(&v(&["A", "B"]), "C"));
+        let limit = names::DATA_LIMIT_EXCEEDED;
+        assert!(!error_matches(&v(&["States.ALL"]), limit));
+        assert!(!error_matches(&v(&["States.TaskFailed"]), limit));
+        assert!(error_matches(&v(&[limit]), limit));
+    }
+
+    #[test]
+    fn payload_quota_counts_utf8_bytes_of_compact_json_up_to_262144() {
+        // {"s":"..."} is 8 bytes around the string.
+        let at = |n: usize, c: &str| json!({"s": c.repeat(n)});
+        assert!(payload_quota("S", &at(MAX_PAYLOAD_BYTES - 8, "x")).is_ok());
+        let f = payload_quota("S", &at(MAX_PAYLOAD_BYTES - 7, "x")).unwrap_err();
+        assert_eq!(f.error, names::DATA_LIMIT_EXCEEDED);
+        assert_eq!(
+            f.cause,
+            "The state/task 'S' returned a result with a size exceeding the maximum number of bytes service limit."
+        );
+        // Two bytes a character, not a six-byte escape.
+        assert!(payload_quota("S", &at((MAX_PAYLOAD_BYTES - 8) / 2, "é")).is_ok());
+        assert!(payload_quota("S", &at((MAX_PAYLOAD_BYTES - 8) / 2 + 1, "é")).is_err());
     }
 }

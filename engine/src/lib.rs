@@ -42,7 +42,7 @@ use std::sync::{Arc, RwLock};
 use serde_json::Value;
 
 pub use callback::CallbackError;
-pub use error::{names, Failure, LoadError};
+pub use error::{names, Failure, LoadError, MAX_PAYLOAD_BYTES};
 pub use events::{Event, EventKind, Observer};
 pub use task::{Dispatch, NoTasks, TaskError, TaskHandler};
 

@@ -41,6 +41,7 @@ class Extensions:
             iam_enforce,
             lambda_runtime,
             s3_fixes,
+            s3_region,
             sfn_interp,
         )
 
@@ -48,6 +49,7 @@ class Extensions:
         cfn_import.install()
         cfn_custom.install()
         s3_fixes.install()
+        s3_region.install()
         # The deployed backend (docs/emulator.md, "The deployed backend"): CloudFormation
         # resources the SAM-translated template needs, the real step binary run through
         # the Lambda Runtime API, moto's Step Functions interpreter as AWS runs it, and

@@ -2,7 +2,8 @@
 by patching moto's CloudFormation response and backend classes at start-up.
 
 - `CreateChangeSet` with `ChangeSetType=IMPORT` is handled here (`cfn_rules`,
-  `cfn_execute`); every other type goes to moto, after the TemplateBody size check.
+  `cfn_execute`); every other type goes to moto. The template limits are checked in
+  front of either (`cfn_limits`, installed last).
 - `ExecuteChangeSet` refuses a change set that is not AVAILABLE, runs an IMPORT change
   set itself, and rebuilds the stack's Outputs after any other (moto never did).
 - `GetTemplate` with `ChangeSetName` answers that change set's template; Describe-,
@@ -18,7 +19,7 @@ from moto.cloudformation.exceptions import CloudFormationError, ValidationError
 from moto.cloudformation.models import ChangeSet, CloudFormationBackend
 from moto.core.responses import ActionResult, EmptyResult
 
-from . import cfn_execute, cfn_fixes, cfn_outputs, cfn_templates
+from . import cfn_execute, cfn_fixes, cfn_limits, cfn_outputs, cfn_templates
 
 _originals: dict[str, Any] = {}
 
@@ -111,8 +112,8 @@ def _parameters(response: Any, stack_name: str) -> dict[str, str]:
 
 
 def create_change_set(self: Any) -> ActionResult:
-    """CreateChangeSet: IMPORT here, any other type in moto."""
-    cfn_templates.check_body_size(self._get_param("TemplateBody"))
+    """CreateChangeSet: IMPORT here, any other type in moto (the template limits are
+    checked in front of it, `cfn_limits`)."""
     if self._get_param("ChangeSetType", "CREATE") != "IMPORT":
         return _originals["create_change_set"](self)
     if self._get_bool_param("IncludeNestedStacks", False):
@@ -189,3 +190,4 @@ def install() -> None:
     response_class.create_change_set = create_change_set  # type: ignore[method-assign]
     response_class.get_template = get_template  # type: ignore[method-assign]
     CloudFormationBackend.execute_change_set = execute_change_set  # type: ignore[method-assign]
+    cfn_limits.install()

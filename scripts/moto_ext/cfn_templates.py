@@ -1,6 +1,6 @@
-"""Templates as CloudFormation receives them: a `TemplateBody` (JSON or YAML, at most
-51,200 bytes) or a `TemplateURL` naming an object in the emulator's S3 (at most 1 MB),
-read from moto's S3 backend, never over the network.
+"""Templates as CloudFormation receives them: a `TemplateBody` (JSON or YAML) or a
+`TemplateURL` naming an object in the emulator's S3, read from moto's S3 backend, never
+over the network (their size limits: `cfn_limits`).
 
 `read_template_url` also replaces moto's own `get_stack_from_s3_url`, which takes the
 bucket of `http://127.0.0.1:PORT/bucket/key` to be `127`."""
@@ -13,8 +13,8 @@ import yaml
 from moto.cloudformation.exceptions import ValidationError
 from moto.cloudformation.utils import yaml_tag_constructor
 
-MAX_BODY_BYTES = 51_200
-MAX_URL_BYTES = 1_048_576
+from . import cfn_limits
+
 _LOCAL_HOSTS = ("127.0.0.1", "localhost")
 # Template-level attributes of a resource that never change the resource itself.
 RESOURCE_ATTRIBUTES = ("DeletionPolicy", "UpdateReplacePolicy", "Metadata")
@@ -78,21 +78,11 @@ def read_template_url(url: str, account_id: str, partition: str) -> str:
     if obj is None or not hasattr(obj, "value"):
         raise ValidationError(message=f"S3 error: The specified key does not exist: {bucket}/{key}")
     data = obj.value
-    if len(data) > MAX_URL_BYTES:
-        raise ValidationError(message=f"Template may not exceed {MAX_URL_BYTES} bytes in size.")
+    cfn_limits.check_url_object(data)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValidationError(message=f"Template format error: {e}") from e
-
-
-def check_body_size(body: str | None) -> None:
-    """A TemplateBody longer than CloudFormation accepts is a ValidationError."""
-    if body is not None and len(body.encode("utf-8")) > MAX_BODY_BYTES:
-        raise ValidationError(
-            message="1 validation error detected: Value at 'templateBody' failed to satisfy "
-            f"constraint: Member must have length less than or equal to {MAX_BODY_BYTES}"
-        )
 
 
 def resource_definition(resource: Any, strip_attributes: bool = False) -> Any:

@@ -1,7 +1,9 @@
 """The emulator's start-up check: the pinned moto and cfn-lint are the ones installed,
 cfn-lint's registry schemas are present, DescribeType answers for a known type and
-refuses an unknown one, through the same middleware that serves requests, and one
-resource IMPORT runs through the patched moto (`cfn_selftest`)."""
+refuses an unknown one, through the same middleware that serves requests, one
+resource IMPORT runs through the patched moto (`cfn_selftest`), and AWS's limits hold
+(`limits_selftest`: CloudFormation's template limits, S3's answer to a request signed
+for another region, Step Functions' payload quota)."""
 import json
 import os
 import re
@@ -115,6 +117,12 @@ def check_import() -> None:
     run(SelfTestError)
 
 
+def check_limits() -> None:
+    from .limits_selftest import check_limits as run
+
+    run(SelfTestError)
+
+
 def check_dispatch() -> None:
     """The listing of moto's backend modules, made once, is the directory's."""
     import moto.backends
@@ -133,3 +141,4 @@ def self_test() -> None:
     check_dispatch()
     check_registry()
     check_import()
+    check_limits()

@@ -12,6 +12,8 @@ LocalStack; on while moto's config `stepfunctions.execute_state_machine` is true
   default EventBridge bus; `sfn_eventbridge`: rules delivering to Lambda targets (and the
   whole event to the others).
 - `sfn_time`: a time scale for `Wait` and Retry back-off (a test facility).
+- `sfn_limits`: the 256 KiB payload quota measured as AWS measures it, and
+  `States.DataLimitExceeded` not caught by `States.ALL`.
 - here, smaller corrections:
   - StartExecution without `name` names the execution with a UUID, as AWS does ("If you
     don't provide a name for the execution, Step Functions automatically generates a
@@ -36,7 +38,7 @@ LocalStack; on while moto's config `stepfunctions.execute_state_machine` is true
 """
 from typing import Any
 
-from . import sfn_auth, sfn_eventbridge, sfn_status, sfn_sync, sfn_time
+from . import sfn_auth, sfn_eventbridge, sfn_limits, sfn_status, sfn_sync, sfn_time
 from .sfn_time import set_time_scale, time_scale
 
 __all__ = ["install", "interpreter_on", "set_time_scale", "time_scale"]
@@ -103,6 +105,7 @@ def install() -> None:
     MotoAPIBackend.get_config = _get_config  # type: ignore[method-assign]
 
     sfn_time.install()
+    sfn_limits.install()
     sfn_auth.install()
     sfn_sync.install()
     sfn_status.install()

@@ -215,3 +215,46 @@ async fn context_object_task_token_is_available_in_task_parameters() {
     .await;
     assert!(out["token"].as_str().is_some_and(|t| !t.is_empty()));
 }
+
+// ---------------------------------------------------------------- payload quota
+
+/// `{"s": "..."}` whose compact JSON is exactly `size` UTF-8 bytes of `c` (1 or 2 bytes).
+fn padded(size: usize, c: &str) -> serde_json::Value {
+    let room = size - 8;
+    let n = room / c.len();
+    json!({"s": format!("{}{}", c.repeat(n), "x".repeat(room - n * c.len()))})
+}
+
+#[tokio::test]
+async fn payload_quota_a_state_output_of_262144_utf8_bytes_passes_one_more_fails() {
+    let max = cdkd_engine::MAX_PAYLOAD_BYTES;
+    assert_eq!(max, 262_144);
+    let pass = single(json!({"Type": "Pass", "End": true}));
+    for c in ["x", "é"] {
+        let input = padded(max, c);
+        assert_eq!(serde_json::to_string(&input).unwrap().len(), max);
+        assert_eq!(ok(pass.clone(), input.clone()).await, input);
+    }
+    // A Parameters field of 8 bytes (`,"t":"x"`) on an input 7 bytes short of the limit.
+    let grow = single(json!({"Type": "Pass", "Parameters": {"s.$": "$.s", "t": "x"}, "End": true}));
+    let f = failed(grow, padded(max - 7, "é")).await;
+    assert_eq!(f.error, "States.DataLimitExceeded");
+    assert_eq!(
+        f.cause,
+        "The state/task 'S' returned a result with a size exceeding the maximum number of bytes service limit."
+    );
+}
+
+#[tokio::test]
+async fn payload_quota_a_state_output_over_it_fails_the_execution_whatever_the_catch() {
+    let branch = |n: &str| json!({"StartAt": n, "States": {n: {"Type": "Pass", "End": true}}});
+    for caught in ["States.ALL", "States.DataLimitExceeded"] {
+        let def = json!({"StartAt": "Both", "States": {
+            "Both": {"Type": "Parallel", "Branches": [branch("B1"), branch("B2")],
+                     "Catch": [{"ErrorEquals": [caught], "Next": "Caught"}], "End": true},
+            "Caught": {"Type": "Pass", "End": true}}});
+        let f = failed(def, padded(cdkd_engine::MAX_PAYLOAD_BYTES / 2 + 100, "x")).await;
+        assert_eq!(f.error, "States.DataLimitExceeded", "{caught}");
+        assert!(f.cause.contains("'Both'"), "{}", f.cause);
+    }
+}

@@ -395,3 +395,51 @@ async fn events_are_named_like_the_execution_history() {
     let ids: Vec<u64> = log.lock().unwrap().iter().map(|ev| ev.id).collect();
     assert_eq!(ids, (1..=12).collect::<Vec<_>>());
 }
+
+// ---------------------------------------------------------------- payload quota
+
+/// An echo task whose result (the input, wrapped by lambda:invoke) is over the quota.
+fn big_echo(extra: Value) -> (Value, Value) {
+    let mut task = invoke("cdkd-flow:test:echo", json!({"s.$": "$.s"}));
+    for (k, v) in extra.as_object().unwrap() {
+        task[k] = v.clone();
+    }
+    let def = json!({"StartAt": "Echo", "States": {
+        "Echo": task,
+        "Caught": {"Type": "Pass", "Parameters": {"caught.$": "$.Error"}, "End": true}}});
+    let input = json!({"s": "x".repeat(cdkd_engine::MAX_PAYLOAD_BYTES - 100)});
+    (def, input)
+}
+
+#[tokio::test]
+async fn payload_quota_states_all_neither_retries_nor_catches_a_task_result_over_it() {
+    let (def, input) = big_echo(json!({
+        "Retry": [{"ErrorEquals": ["States.ALL"], "MaxAttempts": 3}],
+        "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught"}]}));
+    let (e, log) = recording(0.0);
+    let Outcome::Failed(f) = e.run(&machine(&def), input).await else {
+        panic!("the task's result over the quota was caught")
+    };
+    assert_eq!(f.error, "States.DataLimitExceeded");
+    assert!(
+        f.cause
+            .contains("exceeding the maximum number of bytes service limit"),
+        "{}",
+        f.cause
+    );
+    let log = log.lock().unwrap();
+    let count = |k: EventKind| log.iter().filter(|ev| ev.kind == k).count();
+    assert_eq!(count(EventKind::TaskScheduled), 1, "retried");
+    assert_eq!(count(EventKind::TaskFailed), 1);
+    assert_eq!(count(EventKind::TaskSucceeded), 0);
+}
+
+#[tokio::test]
+async fn payload_quota_a_catcher_naming_data_limit_exceeded_catches_a_task_result_over_it() {
+    let (def, input) = big_echo(json!({
+        "Catch": [{"ErrorEquals": ["States.DataLimitExceeded"], "Next": "Caught"}]}));
+    assert_eq!(
+        ok(def, input).await,
+        json!({"caught": "States.DataLimitExceeded"})
+    );
+}

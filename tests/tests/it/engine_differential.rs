@@ -3,7 +3,10 @@
 //! interpreter (moto server with its `stepfunctions.execute_state_machine` option, turned
 //! on here through POST /moto-api/config). Status, output and error name must be
 //! identical, and the cause too except for States.Runtime (whose text is the
-//! implementation's own).
+//! implementation's own). Among them, `data-limit-*`: a state output over the 262,144-byte
+//! payload quota fails both with States.DataLimitExceeded, which States.ALL does not
+//! catch, and one just under it (in 2-byte characters) passes both (docs/emulator.md,
+//! "AWS's limits").
 //!
 //! Where the emulator departs from AWS's documented behaviour, AWS wins: the case is
 //! listed in `EXCEPTIONS` with the reason, the engine must give AWS's documented result
