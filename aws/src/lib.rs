@@ -4,7 +4,8 @@
 //! - `config`: the SDK configuration and the S3 client (path-style under an endpoint).
 //! - `bucket`: which state bucket, its owner account and its region.
 //! - `store`: the state records in S3 (list, get, conditional put, delete, raw objects).
-//! - `lock`: cdkd's stack lock, fenced by ETag.
+//! - `lock`: cdkd's stack lock, fenced by ETag; `clock`: S3's clock, which lock times
+//!   are taken and judged on.
 //! - `run_folders`: the run folders under `<prefix>/_runs/` (list, batch delete) and
 //!   the lifecycle rule that expires them (docs/runs.md).
 //! - `sfn`: Step Functions runs (start, describe, history, list, stop) and the backend stack's outputs.
@@ -19,6 +20,7 @@ pub mod bucket;
 pub mod calls;
 pub mod cfn;
 pub mod changeset;
+pub mod clock;
 pub mod config;
 pub mod ec2;
 pub mod exports;
@@ -35,6 +37,7 @@ pub mod throttle;
 
 pub use aws_config::SdkConfig;
 pub use bucket::{BucketError, BucketSource, ResolvedBucket};
+pub use clock::S3Clock;
 pub use lock::{
     ForceReleased, HeldLock, LockContent, LockError, LockManager, ReadLock, ReadLockOutcome,
     ReleaseOutcome,

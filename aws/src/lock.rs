@@ -6,12 +6,15 @@
 
 use cdkd_core::contention::{contention_message, ContentionContext, Subject};
 use cdkd_core::keys;
-use cdkd_core::lock::{is_expired, is_own_body, parse_lock, LockBody, LockInfo, LOCK_TTL_MS};
+use cdkd_core::lock::{
+    expiry_phrase, is_expired, is_own_body, parse_lock, takeover_warning, LockBody, LockInfo,
+    LOCK_TTL_MS,
+};
 use cdkd_core::text::flatten_str;
 use serde::{Deserialize, Serialize};
 
 use crate::s3err::Failure;
-use crate::store::{now_ms, Precondition, StateStore, StoreError};
+use crate::store::{Precondition, StateStore, StoreError};
 
 /// Errors of the lock protocol. Every message is one line.
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +89,15 @@ mod body_wire {
             operation: w.operation,
         })
     }
+}
+
+/// Why a lock is replaced: what the log line says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Takeover {
+    /// It has expired (docs/state-and-lock.md §6.2).
+    Expired,
+    /// [`LockManager::acquire_replacing`]: the caller's own, or an ended run's.
+    Allowed,
 }
 
 /// What `release` did.
@@ -229,7 +241,7 @@ impl LockManager {
             prefix: self.store.prefix.as_str(),
         };
         LockError::Held {
-            message: contention_message(&ctx, info, now_ms()),
+            message: contention_message(&ctx, info, self.store.s3_now_ms()),
         }
     }
 
@@ -240,11 +252,12 @@ impl LockManager {
         stack: &str,
         region: Option<&str>,
     ) -> Result<Option<ReadLock>, StoreError> {
-        let Some((bytes, etag)) = self.store.get_raw(&self.key(stack, region)).await? else {
+        let Some(obj) = self.store.get_object(&self.key(stack, region)).await? else {
             return Ok(None);
         };
-        let content = match parse_lock(&bytes) {
-            Ok(Some(info)) => LockContent::Lock(Box::new(info)),
+        let etag = obj.etag;
+        let content = match parse_lock(&obj.bytes) {
+            Ok(Some(info)) => LockContent::Lock(Box::new(info.written_at(obj.last_modified_ms))),
             Ok(None) => LockContent::Malformed("the lock body is not a JSON object".into()),
             Err(e) => LockContent::Malformed(e.to_string()),
         };
@@ -283,9 +296,11 @@ impl LockManager {
         operation: Option<&str>,
     ) -> Result<HeldLock, LockError> {
         let key = self.key(stack, region);
+        // The lock's times are S3's (docs/state-and-lock.md §5.1).
+        self.store.calibrate(&key).await;
         // A lock that vanishes between our 412 and our read is retried a few times.
         for _ in 0..3 {
-            let body = LockBody::new(owner, now_ms(), self.ttl_ms, operation.map(str::to_owned));
+            let body = self.fresh_body(owner, operation);
             let bytes = body.to_json().into_bytes();
             match self
                 .store
@@ -309,12 +324,19 @@ impl LockManager {
                 // Not a readable lock object: only force-unlock clears it.
                 return Err(self.held(stack, region, None));
             };
-            let now = now_ms();
-            if !is_expired(&info, now) {
+            if !is_expired(&info, self.store.s3_now_ms()) {
                 return Err(self.held(stack, region, Some(&info)));
             }
             return self
-                .take_over(stack, region, owner, operation, &info, &etag)
+                .take_over(
+                    stack,
+                    region,
+                    owner,
+                    operation,
+                    &info,
+                    &etag,
+                    Takeover::Expired,
+                )
                 .await;
         }
         Err(self.held_now(stack, region).await)
@@ -344,25 +366,47 @@ impl LockManager {
         })?;
         match current {
             Some((Some(info), etag)) if info.owner == owner || ended.contains(&info.owner) => {
-                self.take_over(stack, region, owner, operation, &info, &etag)
-                    .await
+                self.take_over(
+                    stack,
+                    region,
+                    owner,
+                    operation,
+                    &info,
+                    &etag,
+                    Takeover::Allowed,
+                )
+                .await
             }
             _ => Err(LockError::Held { message: held }),
         }
     }
 
-    /// Replaces the expired lock read with `etag` in one conditional write.
+    /// A fresh lock body of ours: `timestamp` and `expiresAt` on S3's clock
+    /// (docs/state-and-lock.md §5.1), so that it is never born expired.
+    fn fresh_body(&self, owner: &str, operation: Option<&str>) -> LockBody {
+        LockBody::new(
+            owner,
+            self.store.s3_now_ms(),
+            self.ttl_ms,
+            operation.map(str::to_owned),
+        )
+    }
+
+    /// Replaces the lock read with `etag` (expired, or one the caller may replace:
+    /// `why`) in one conditional write.
+    #[allow(clippy::too_many_arguments)]
     async fn take_over(
         &self,
         stack: &str,
         region: Option<&str>,
         owner: &str,
         operation: Option<&str>,
-        expired: &LockInfo,
+        previous: &LockInfo,
         etag: &str,
+        why: Takeover,
     ) -> Result<HeldLock, LockError> {
         let key = self.key(stack, region);
-        let body = LockBody::new(owner, now_ms(), self.ttl_ms, operation.map(str::to_owned));
+        let body = self.fresh_body(owner, operation);
         let bytes = body.to_json().into_bytes();
         match self
             .store
@@ -370,11 +414,18 @@ impl LockManager {
             .await
         {
             Ok(new_etag) => {
+                let at = format!("{} ({})", flatten_str(stack), region_label(region));
+                let now = self.store.s3_now_ms();
+                let expiry = expiry_phrase(previous.expiry_ms(), now);
                 tracing::warn!(
-                    "Took over an EXPIRED lock for stack: {} ({}, owner: {})",
-                    flatten_str(stack),
-                    region_label(region),
-                    flatten_str(&expired.owner)
+                    "{}",
+                    takeover_warning(
+                        why == Takeover::Expired || is_expired(previous, now),
+                        &at,
+                        &previous.owner,
+                        &body.owner,
+                        &expiry
+                    )
                 );
                 // No purge here: the release (or a force-unlock) purges every
                 // noncurrent version of the key, the expired holder's included.
@@ -389,7 +440,7 @@ impl LockManager {
             {
                 if f.is_condition_unsupported() {
                     tracing::warn!(
-                        "cannot take over the expired lock of stack {} ({}): the endpoint did not evaluate the condition ({})",
+                        "cannot take over the lock of stack {} ({}): the endpoint did not evaluate the condition ({})",
                         flatten_str(stack),
                         region_label(region),
                         f.message
@@ -440,13 +491,24 @@ impl LockManager {
         }
     }
 
+    /// A time of this process's clock (`local_ms`) on S3's, which `held`'s body is on
+    /// (docs/state-and-lock.md §5.1); S3's clock is measured first if no response was
+    /// seen yet.
+    pub async fn s3_time_of(&self, local_ms: i64, held: &HeldLock) -> i64 {
+        self.store
+            .calibrate(&self.key(&held.stack, held.region.as_deref()))
+            .await;
+        self.store.clock.to_s3_ms(local_ms)
+    }
+
     /// Renews a held lock (docs/state-and-lock.md §6.4): same owner, timestamp and operation,
     /// `expiresAt = now + TTL`, written `If-Match` our last ETag. A 412 whose stored body is
     /// exactly the one this attempt wrote is adopted; any other 412, or a 404, is `Lost`.
     pub async fn renew(&self, held: &HeldLock) -> Result<HeldLock, LockError> {
         let region = held.region.as_deref();
         let key = self.key(&held.stack, region);
-        let body = held.body.renewed(now_ms(), self.ttl_ms);
+        self.store.calibrate(&key).await;
+        let body = held.body.renewed(self.store.s3_now_ms(), self.ttl_ms);
         let bytes = body.to_json().into_bytes();
         match self
             .store
@@ -601,7 +663,7 @@ impl LockManager {
         owner: &str,
         operation: Option<&str>,
     ) -> Result<Result<HeldLock, ReadLockOutcome>, LockError> {
-        let body = LockBody::new(owner, now_ms(), self.ttl_ms, operation.map(str::to_owned));
+        let body = self.fresh_body(owner, operation);
         let bytes = body.to_json().into_bytes();
         match self
             .store
@@ -671,9 +733,11 @@ impl LockManager {
         {
             return Ok(ForceReleased::ExportRun(i.clone(), Box::new(read)));
         }
+        // The read measured S3's clock: the lock is judged on it (docs/state-and-lock.md §5.1).
+        let now = self.store.s3_now_ms();
         if let Some(i) = info
             .as_ref()
-            .filter(|i| only_expired && !is_expired(i, now_ms()))
+            .filter(|i| only_expired && !is_expired(i, now))
         {
             return Ok(ForceReleased::Live(i.clone()));
         }
@@ -687,7 +751,7 @@ impl LockManager {
                     .as_deref()
                     .map(|o| format!(", operation: {}", flatten_str(o)))
                     .unwrap_or_default(),
-                is_expired(i, now_ms())
+                is_expired(i, now)
             ),
             None => tracing::debug!(
                 "the lock of stack {} ({}) is not a readable lock; deleting the object read",

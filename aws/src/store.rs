@@ -9,6 +9,7 @@ use cdkd_core::lock::{parse_lock, LockInfo};
 use cdkd_core::state::{parse_state, serialize_for_write, StateRecord};
 use cdkd_core::text::flatten_str;
 
+use crate::clock::S3Clock;
 use crate::s3err::Failure;
 
 /// Errors of the state store. Every message is one line.
@@ -94,14 +95,25 @@ pub struct StateStore {
     pub prefix: String,
     /// The account id sent as `ExpectedBucketOwner` (docs/state-and-lock.md §1.2), when known.
     pub expected_owner: Option<String>,
+    /// The local clock and S3's, measured from the `Date` of this store's responses
+    /// (docs/state-and-lock.md §5.1).
+    pub clock: S3Clock,
 }
 
-/// Milliseconds since the epoch, from the system clock.
+/// An object as read: its bytes, quoted ETag, and when S3 wrote it.
+#[derive(Debug, Clone)]
+pub struct RawObject {
+    pub bytes: Vec<u8>,
+    /// The ETag with its double quotes, exactly as S3 returned it.
+    pub etag: String,
+    /// The object's `LastModified`, ms since the epoch on S3's clock, when S3 said.
+    pub last_modified_ms: Option<i64>,
+}
+
+/// Milliseconds since the epoch, from this process's clock
+/// ([`crate::clock::local_now_ms`]; lock times use S3's clock, [`StateStore::s3_now_ms`]).
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    crate::clock::local_now_ms()
 }
 
 impl StateStore {
@@ -116,7 +128,38 @@ impl StateStore {
             bucket: bucket.into(),
             prefix: prefix.into(),
             expected_owner,
+            clock: S3Clock::system(),
         }
+    }
+
+    /// The same store on another clock (tests: a process whose clock is off).
+    pub fn with_clock(mut self, clock: S3Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// S3's clock now, as this store measured it (docs/state-and-lock.md §5.1): the time
+    /// every lock decision and view is made at.
+    pub fn s3_now_ms(&self) -> i64 {
+        self.clock.s3_now_ms()
+    }
+
+    /// Measures S3's clock when no response has been seen yet: one `HeadObject` of
+    /// `key` (any answer carries a `Date`). A failure only leaves the local clock in use.
+    pub(crate) async fn calibrate(&self, key: &str) {
+        if self.clock.offset_ms().is_some() {
+            return;
+        }
+        let _ = self
+            .client
+            .head_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .set_expected_bucket_owner(self.expected_owner.clone())
+            .customize()
+            .interceptor(self.clock.clone())
+            .send()
+            .await;
     }
 
     fn object_error(&self, key: &str, f: Failure) -> StoreError {
@@ -268,12 +311,20 @@ impl StateStore {
 
     /// An object's bytes and quoted ETag; `Ok(None)` when the key does not exist.
     pub async fn get_raw(&self, key: &str) -> Result<Option<(Vec<u8>, String)>, StoreError> {
+        Ok(self.get_object(key).await?.map(|o| (o.bytes, o.etag)))
+    }
+
+    /// An object with its ETag and `LastModified`; `Ok(None)` when the key does not
+    /// exist. The response's `Date` is measured as S3's clock.
+    pub async fn get_object(&self, key: &str) -> Result<Option<RawObject>, StoreError> {
         let resp = match self
             .client
             .get_object()
             .bucket(&self.bucket)
             .key(key)
             .set_expected_bucket_owner(self.expected_owner.clone())
+            .customize()
+            .interceptor(self.clock.clone())
             .send()
             .await
         {
@@ -287,6 +338,7 @@ impl StateStore {
             }
         };
         let etag = resp.e_tag().map(str::to_owned);
+        let last_modified_ms = resp.last_modified().and_then(|t| t.to_millis().ok());
         let bytes = resp
             .body
             .collect()
@@ -299,7 +351,11 @@ impl StateStore {
             .into_bytes()
             .to_vec();
         match etag {
-            Some(t) if !t.is_empty() => Ok(Some((bytes, t))),
+            Some(etag) if !etag.is_empty() => Ok(Some(RawObject {
+                bytes,
+                etag,
+                last_modified_ms,
+            })),
             _ => Err(StoreError::Object {
                 bucket: flatten_str(&self.bucket),
                 key: flatten_str(key),
@@ -331,7 +387,12 @@ impl StateStore {
             Precondition::IfNoneMatch => req = req.if_none_match("*"),
             Precondition::None => {}
         }
-        let resp = req.send().await.map_err(|e| Failure::from_sdk(&e))?;
+        let resp = req
+            .customize()
+            .interceptor(self.clock.clone())
+            .send()
+            .await
+            .map_err(|e| Failure::from_sdk(&e))?;
         match resp.e_tag() {
             Some(t) if !t.is_empty() => Ok(t.to_owned()),
             _ => Err(Failure::from_parts(
@@ -672,19 +733,20 @@ impl StateStore {
         Ok(())
     }
 
-    /// The lock of `(stack, region)` (`None` region: the legacy lock key) with its ETag.
-    /// `Ok(None)` when there is no lock object or its body is not a JSON object.
+    /// The lock of `(stack, region)` (`None` region: the legacy lock key) with its ETag,
+    /// and when S3 wrote it (`LockInfo::written_ms`). `Ok(None)` when there is no lock
+    /// object or its body is not a JSON object.
     pub async fn get_lock(
         &self,
         stack: &str,
         region: Option<&str>,
     ) -> Result<Option<(LockInfo, String)>, StoreError> {
         let key = keys::lock_key(&self.prefix, stack, region);
-        let Some((bytes, etag)) = self.get_raw(&key).await? else {
+        let Some(obj) = self.get_object(&key).await? else {
             return Ok(None);
         };
-        match parse_lock(&bytes) {
-            Ok(Some(info)) => Ok(Some((info, etag))),
+        match parse_lock(&obj.bytes) {
+            Ok(Some(info)) => Ok(Some((info.written_at(obj.last_modified_ms), obj.etag))),
             Ok(None) => Ok(None),
             Err(e) => Err(StoreError::LockRead {
                 stack: flatten_str(stack),

@@ -102,7 +102,7 @@ pub async fn before_export(
             .as_ref()
             .map(|d| (d.status.as_str(), d.tags.as_slice())),
         child_runs: &child_runs,
-        now_ms: cdkd_aws::store::now_ms(),
+        now_ms: ctx.store.s3_now_ms(),
     };
     let verdict = verdict(&found);
     Ok(Before {
@@ -121,7 +121,7 @@ pub fn locked_refusal(
     lock: Option<&LockInfo>,
 ) -> String {
     let c = ctx.contention(stack, region);
-    let now = cdkd_aws::store::now_ms();
+    let now = ctx.store.s3_now_ms();
     cdkd_core::export::resume::locked_refusal(stack, &contention_message(&c, lock, now))
 }
 

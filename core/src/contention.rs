@@ -172,7 +172,7 @@ fn held_clause(lock: Option<&LockInfo>, now_ms: i64) -> (String, bool) {
     let Some(lock) = lock else {
         return ("another cdkd process holds it".to_string(), false);
     };
-    let expiry = expiry_phrase(lock.expires_at.as_ref(), now_ms);
+    let expiry = expiry_phrase(lock.expiry_ms(), now_ms);
     // Owner and operation were flattened when the lock was read; flatten again in case
     // a caller built the LockInfo by hand (idempotent).
     let owner = flatten_str(&lock.owner);

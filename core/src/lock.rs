@@ -1,5 +1,6 @@
 //! cdkd's `lock.json` (docs/state-and-lock.md §5) and the pure parts of the lock protocol (§6): the
-//! body we write, the tolerant reader, expiry, the renewal interval.
+//! body we write, the tolerant reader, expiry (judged on S3's clock, §5.1), the renewal
+//! interval.
 
 use serde_json::{Map, Value};
 
@@ -79,6 +80,38 @@ pub fn parse_flow_owner(owner: &str) -> Option<FlowHolder> {
     }
 }
 
+/// Whether two lock owners are the same cdkd-flow run (a deployed run's steps, or a local
+/// run and its resume in another process), or the same owner.
+pub fn same_run(a: &str, b: &str) -> bool {
+    a == b
+        || matches!((parse_flow_owner(a), parse_flow_owner(b)),
+            (Some(x), Some(y)) if x.run_id() == y.run_id())
+}
+
+/// The warning a takeover by `new_owner` logs, of the lock of `previous_owner` at `at`
+/// (`<stack> (<region>)`, printable) whose expiry reads `expiry` ([`expiry_phrase`]):
+/// `EXPIRED` only when it had expired (docs/state-and-lock.md §6.2); otherwise it was
+/// this run's own lock (a retried step, a resume, docs/export.md §10.8) or an ended run's.
+pub fn takeover_warning(
+    expired: bool,
+    at: &str,
+    previous_owner: &str,
+    new_owner: &str,
+    expiry: &str,
+) -> String {
+    let what = if expired {
+        "an EXPIRED lock"
+    } else if same_run(previous_owner, new_owner) {
+        "this run's own lock"
+    } else {
+        "the lock of an ended run"
+    };
+    format!(
+        "Took over {what} for stack: {at}, owner: {}, {expiry}",
+        flatten_str(previous_owner)
+    )
+}
+
 /// The owner a CLI process writes, as cdkd does: `<user>@<host>:<pid>`, `unknown` /
 /// `host` standing in for an unset user or host name.
 pub fn cli_owner(user: Option<&str>, host: Option<&str>, pid: u32) -> String {
@@ -155,6 +188,28 @@ pub struct LockInfo {
     pub expires_at: Option<Value>,
     /// The whole body as parsed.
     pub raw: Map<String, Value>,
+    /// When S3 wrote the object read (its `LastModified`, ms since the epoch on S3's
+    /// clock); `None` when not known (a body parsed without its object). Expiry is judged
+    /// from it (docs/state-and-lock.md §5.1).
+    pub written_ms: Option<i64>,
+}
+
+impl LockInfo {
+    /// When this lock expires on S3's clock ([`lock_expiry_ms`]); `None`: it counts as
+    /// expired whatever the time.
+    pub fn expiry_ms(&self) -> Option<f64> {
+        lock_expiry_ms(
+            self.timestamp.as_ref(),
+            self.expires_at.as_ref(),
+            self.written_ms,
+        )
+    }
+
+    /// The same lock, written by S3 at `written_ms` (its object's `LastModified`).
+    pub fn written_at(mut self, written_ms: Option<i64>) -> Self {
+        self.written_ms = written_ms;
+        self
+    }
 }
 
 /// `lock.json` that is not valid JSON.
@@ -179,6 +234,7 @@ pub fn parse_lock(bytes: &[u8]) -> Result<Option<LockInfo>, LockParseError> {
         timestamp: raw.get("timestamp").cloned(),
         expires_at: raw.get("expiresAt").cloned(),
         raw,
+        written_ms: None,
     }))
 }
 
@@ -186,23 +242,49 @@ fn finite(v: Option<&Value>) -> Option<f64> {
     v.and_then(Value::as_f64).filter(|f| f.is_finite())
 }
 
-/// The takeover test: `now >= expiresAt`; a non-finite `expiresAt` (absent, `{}`,
-/// `"soon"`, a numeric string) counts as expired.
-pub fn is_expired(info: &LockInfo, now_ms: i64) -> bool {
-    expired_at(info.expires_at.as_ref(), now_ms)
+/// When a lock expires, in ms since the epoch on S3's clock (docs/state-and-lock.md §5.1):
+/// the time S3 wrote it (`written_ms`, its `LastModified`) plus the lifetime its writer
+/// declared, `expiresAt - timestamp`, kept within 0 and cdkd's TTL (a renewal keeps
+/// `timestamp` and moves `expiresAt`, so past the first write the difference overstates
+/// the lifetime, which is never more than the TTL). Both values come from the writer's
+/// clock, so their difference does not depend on how far that clock is off. Without
+/// `timestamp` the writer's clock is taken to be S3's (the lifetime is `expiresAt -
+/// written_ms`, kept within the same bounds); without `written_ms` (no object read) the
+/// expiry is `expiresAt` itself, cdkd's rule. `None` when `expiresAt` is not a finite
+/// number: such a lock counts as expired (a hand-edited lock cannot hold a stack forever).
+pub fn lock_expiry_ms(
+    timestamp: Option<&Value>,
+    expires_at: Option<&Value>,
+    written_ms: Option<i64>,
+) -> Option<f64> {
+    let expires_at = finite(expires_at)?;
+    let Some(written) = written_ms.map(|w| w as f64) else {
+        return Some(expires_at);
+    };
+    let start = finite(timestamp).unwrap_or(written);
+    // Two finite values: the difference is a number (at worst an infinity, clamped).
+    Some(written + (expires_at - start).clamp(0.0, LOCK_TTL_MS as f64))
 }
 
-/// [`is_expired`] of a raw `expiresAt`.
-pub fn expired_at(expires_at: Option<&Value>, now_ms: i64) -> bool {
-    match finite(expires_at) {
+/// The takeover test (docs/state-and-lock.md §5.1): the lock has expired once `now_ms`,
+/// on S3's clock, reaches [`LockInfo::expiry_ms`]; a non-finite `expiresAt` (absent,
+/// `{}`, `"soon"`, a numeric string) counts as expired.
+pub fn is_expired(info: &LockInfo, now_ms: i64) -> bool {
+    expired_by(info.expiry_ms(), now_ms)
+}
+
+/// [`is_expired`] of an expiry from [`lock_expiry_ms`].
+pub fn expired_by(expiry_ms: Option<f64>, now_ms: i64) -> bool {
+    match expiry_ms {
         Some(e) => now_ms as f64 >= e,
         None => true,
     }
 }
 
-/// `expires in <d>` / `expired <d> ago` / `expires at an unknown time` (docs/state-and-lock.md §7).
-pub fn expiry_phrase(expires_at: Option<&Value>, now_ms: i64) -> String {
-    match finite(expires_at) {
+/// `expires in <d>` / `expired <d> ago` / `expires at an unknown time` (docs/state-and-lock.md
+/// §7), of an expiry from [`lock_expiry_ms`] and `now_ms` on the same (S3's) clock.
+pub fn expiry_phrase(expiry_ms: Option<f64>, now_ms: i64) -> String {
+    match expiry_ms {
         None => "expires at an unknown time".to_string(),
         Some(e) => {
             let left = e - now_ms as f64;

@@ -172,7 +172,8 @@ pub const INTERRUPTED: &str = "interrupted";
 /// What the lock of a run's stack says about the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunLock {
-    /// The lock is held by this run (owner `cdkd-flow:<run-id>...`), expiring then.
+    /// The lock is held by this run (owner `cdkd-flow:<run-id>...`), expiring then (on
+    /// S3's clock, `LockInfo::expiry_ms`).
     Held { expires_ms: i64 },
     /// No lock, or someone else's.
     NotHeld,
@@ -226,6 +227,7 @@ pub struct Evidence<'a> {
     /// Whether its process is alive, when it ran on this host.
     pub alive: Option<bool>,
     pub lock: RunLock,
+    /// Now on S3's clock, which `lock`'s expiry is on (docs/state-and-lock.md §5.1).
     pub now_ms: i64,
 }
 

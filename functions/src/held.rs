@@ -31,20 +31,26 @@ pub enum Fence<'a> {
     DueOnly,
 }
 
-/// Renews the held locks `fence` names, in order; the others are kept as they are.
+/// Renews the held locks `fence` names, in order, and the others whose renewal is due at
+/// `now_ms` (the step's clock); the others are kept as they are.
 pub async fn renew_fenced(
     locks: &LockManager,
     held: &[HeldLock],
     fence: Fence<'_>,
     now_ms: i64,
 ) -> Result<Vec<HeldLock>, StepError> {
+    // The bodies carry S3's clock (docs/state-and-lock.md §5.1); `now_ms` is the step's.
+    let now_s3 = match held.first() {
+        Some(h) => locks.s3_time_of(now_ms, h).await,
+        None => now_ms,
+    };
     let mut out = Vec::with_capacity(held.len());
     for h in held {
         let needed = match fence {
             Fence::All => true,
             Fence::Stack(stack) => h.stack == stack,
             Fence::DueOnly => false,
-        } || cdkd_core::lock::renewal_due(h.body.expires_at, now_ms, locks.ttl_ms);
+        } || cdkd_core::lock::renewal_due(h.body.expires_at, now_s3, locks.ttl_ms);
         out.push(if needed {
             renew(locks, h).await?
         } else {

@@ -399,7 +399,7 @@ async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>
             },
         });
         if plan.refusal.is_none() {
-            plan.refusal = lock_refusal(ctx, l, now).await?;
+            plan.refusal = lock_refusal(ctx, l).await?;
         }
         gone_before.extend(l.records.iter().map(|(s, _)| s.clone()));
         plans.push(plan);
@@ -408,8 +408,8 @@ async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>
 }
 
 /// A lock another process holds on any stack of the run (an expired lock is taken over
-/// by the run, so it does not refuse).
-async fn lock_refusal(ctx: &Ctx, l: &StackTree, now: i64) -> Result<Option<String>, CliError> {
+/// by the run, so it does not refuse). Judged on S3's clock (docs/state-and-lock.md §5.1).
+async fn lock_refusal(ctx: &Ctx, l: &StackTree) -> Result<Option<String>, CliError> {
     for (stack, record) in &l.records {
         let subject = if record.body.get("parentStack").is_some_and(|p| !p.is_null()) {
             Subject::NestedStackChild
@@ -424,7 +424,9 @@ async fn lock_refusal(ctx: &Ctx, l: &StackTree, now: i64) -> Result<Option<Strin
             bucket: Some(&ctx.bucket),
             prefix: &ctx.prefix,
         };
-        match ctx.store.get_lock(stack, Some(&l.region)).await {
+        let found = ctx.store.get_lock(stack, Some(&l.region)).await;
+        let now = ctx.store.s3_now_ms();
+        match found {
             Ok(None) => {}
             Ok(Some((info, _))) if is_expired(&info, now) => {}
             Ok(Some((info, _))) => return Ok(Some(contention_message(&c, Some(&info), now))),

@@ -11,7 +11,6 @@
 
 use std::process::ExitCode;
 
-use cdkd_aws::store::now_ms;
 use cdkd_aws::ForceReleased;
 use cdkd_core::keys::StackRef;
 use cdkd_core::lock::{expiry_phrase, LockInfo};
@@ -182,7 +181,7 @@ pub fn released_line(
         ForceReleased::Live(i) => Err(format!(
             "{where_}: the lock is held by {} and {}; it has not expired, so it was left in place (--if-expired)",
             holder(i),
-            expiry_phrase(i.expires_at.as_ref(), now_ms)
+            expiry_phrase(i.expiry_ms(), now_ms)
         )),
     }
 }
@@ -245,7 +244,9 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                     // (docs/state-and-lock.md §7). Exactly the lock read is deleted (one
                     // taken since is left in place), and under --if-expired only once it
                     // has expired.
-                    found = if a.if_expired && !cdkd_core::lock::is_expired(info, now_ms()) {
+                    found = if a.if_expired
+                        && !cdkd_core::lock::is_expired(info, ctx.store.s3_now_ms())
+                    {
                         Ok(ForceReleased::Live(info.clone()))
                     } else {
                         let read = read.clone();
@@ -254,7 +255,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 }
             }
             match found {
-                Ok(found) => match released_line(stack, &target, &found, now_ms()) {
+                Ok(found) => match released_line(stack, &target, &found, ctx.store.s3_now_ms()) {
                     Ok(line) => crate::out::println(&line),
                     Err(line) => failed.push(line),
                 },

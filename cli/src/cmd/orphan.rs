@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use cdkd_aws::store::{now_ms, Precondition};
+use cdkd_aws::store::Precondition;
 use cdkd_aws::{HeldLock, LockContent, ReadLock, ReadLockOutcome};
 use cdkd_core::keys::StackRef;
 use cdkd_core::lock::{cli_owner, is_expired, LockInfo};
@@ -271,7 +271,10 @@ async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
             }
         }
         for (i, (t, (lock, displaced))) in chosen.iter().zip(&held).enumerate() {
-            if let Some(info) = displaced.as_ref().filter(|d| !is_expired(d, now_ms())) {
+            if let Some(info) = displaced
+                .as_ref()
+                .filter(|d| !is_expired(d, ctx.store.s3_now_ms()))
+            {
                 eprintln!(
                     "warning: {}",
                     v::orphan_live_lock_warning(

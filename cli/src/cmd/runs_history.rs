@@ -419,7 +419,7 @@ async fn root_lock_status(
         .get_lock(&root.stack, Some(&root.region))
         .await?
         .map(|(info, _)| info);
-    let holder = root_holder(lock.as_ref(), &f.run_id, cdkd_aws::store::now_ms());
+    let holder = root_holder(lock.as_ref(), &f.run_id, store.s3_now_ms());
     let execution = match &holder {
         RootHolder::Execution(name) => Some(
             match deployed

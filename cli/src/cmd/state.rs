@@ -6,7 +6,6 @@
 
 use std::process::ExitCode;
 
-use cdkd_aws::store::now_ms;
 use cdkd_aws::LockContent;
 use cdkd_aws::{LoadedState, StateStore, StoreError};
 use cdkd_core::keys::StackRef;
@@ -422,14 +421,14 @@ async fn show(ctx: &Ctx, a: &ShowArgs) -> Result<Rendered, CliError> {
         return Ok(if a.json {
             show_json(&root)
         } else {
-            show_text(&root, now_ms())
+            show_text(&root, ctx.store.s3_now_ms())
         });
     }
     walk_children(ctx, &mut root).await?;
     Ok(if a.json {
         show_nested_json(&root)
     } else {
-        show_nested_text(&root, now_ms())
+        show_nested_text(&root, ctx.store.s3_now_ms())
     })
 }
 
@@ -460,7 +459,7 @@ async fn lock_without_record(
     Ok(Some(if json {
         lock_without_record_json(lone)
     } else {
-        lock_without_record_text(&ctx.contention(stack, region), lone, now_ms())
+        lock_without_record_text(&ctx.contention(stack, region), lone, ctx.store.s3_now_ms())
     }))
 }
 

@@ -547,12 +547,9 @@ async fn run_lock(store: &StateStore, run: &LocalRun) -> RunLock {
     });
     match store.get_lock(&run.stack, region.as_deref()).await {
         Ok(Some((info, _))) if lock_owned_by_run(&info.owner, &run.run_id) => RunLock::Held {
-            // An expiry that does not read counts as expired, as for any lock
-            // (cdkd_core::lock::is_expired).
-            expires_ms: match info.expires_at.as_ref().and_then(Value::as_f64) {
-                Some(e) if e.is_finite() => e as i64,
-                _ => 0,
-            },
+            // On S3's clock (docs/state-and-lock.md §5.1). An expiry that does not read
+            // counts as expired, as for any lock (cdkd_core::lock::is_expired).
+            expires_ms: info.expiry_ms().map_or(0, |e| e as i64),
         },
         _ => RunLock::NotHeld,
     }
@@ -593,7 +590,7 @@ async fn row_of(store: &StateStore, run: LocalRun) -> Result<LocalRunRow, CliErr
             host: &host,
             alive: same_host.then(|| process_alive(run.pid)),
             lock,
-            now_ms: cdkd_aws::store::now_ms(),
+            now_ms: store.s3_now_ms(),
         },
     );
     let phase = match (&state, outcome.as_deref()) {

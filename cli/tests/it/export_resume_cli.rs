@@ -295,6 +295,17 @@ async fn same_command_same_run_resumes_an_export_killed_after_its_import_execute
         again.stderr
     );
     assert!(!again.stderr.contains("already exists"), "{}", again.stderr);
+    // The killed process's lock is this run's own and has not expired: the takeover says
+    // so (docs/state-and-lock.md §8 statement 50).
+    assert!(
+        again.stderr.contains(&format!(
+            "Took over this run's own lock for stack: {} (us-east-1)",
+            f.stack
+        )),
+        "{}",
+        again.stderr
+    );
+    assert!(!again.stderr.contains("EXPIRED"), "{}", again.stderr);
     assert_migrated(&f.bucket, &f.stack, &f.m, "after the resume").await;
 }
 

@@ -143,7 +143,8 @@ async fn local_runs_are_runs_show_interrupted_names_the_resume_command() {
     put_json(
         &bucket,
         &lock_key,
-        &json!({"owner": owner, "timestamp": 1, "expiresAt": 2, "operation": "export"}),
+        // No lifetime left: expired when S3 wrote it (docs/state-and-lock.md §5.1).
+        &json!({"owner": owner, "timestamp": 2, "expiresAt": 1, "operation": "export"}),
     )
     .await;
 
@@ -160,7 +161,7 @@ async fn local_runs_are_runs_show_interrupted_names_the_resume_command() {
     );
     assert!(
         show.stdout
-            .contains("  status:  interrupted: its lock expired at 1970-01-01T00:00:00Z\n"),
+            .contains("  status:  interrupted: its lock expired at 20"),
         "{}",
         show.stdout
     );

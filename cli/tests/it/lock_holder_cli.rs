@@ -142,14 +142,15 @@ async fn lock_deleted_only_by_holder_orphan_takes_the_lock_first_and_releases_it
         h::version_counts(&s3, &bucket, &key("App", "lock.json")).await,
         (0, 1)
     );
-    // An expired lock is taken over like any acquire takes it over.
+    // An expired lock (no lifetime left, docs/state-and-lock.md §5.1) is taken over like
+    // any acquire takes it over.
     let bucket = bucket_with_records(&["Old"]).await;
     let past = h::now_ms() - 60_000;
     h::put_raw(
         &s3,
         &bucket,
         &key("Old", "lock.json"),
-        h::cdkd_lock_body("gone@host:1", past - 1_800_000, past, Some("deploy")),
+        h::cdkd_lock_body("gone@host:1", past, past, Some("deploy")),
     )
     .await;
     let r = cli(&bucket, &["state", "orphan", "Old", "-y"]);
@@ -480,14 +481,15 @@ async fn state_show_lock_without_record() {
     );
     let r = cli(&bucket, &["state", "list", "--long"]);
     assert!(r.stdout.contains("Orders (us-east-1) [lock without record]\n  Region: us-east-1\n  Resources: none (no state record; only its lock remains)\n  Last Modified: unknown\n  Lock: locked\n"), "{r:?}");
-    // Expired: the command that clears it, which does.
+    // Expired (no lifetime left, docs/state-and-lock.md §5.1): the command that clears
+    // it, which does.
     h::put_raw(
         &s3,
         &bucket,
         &key("Orders", "lock.json"),
         h::cdkd_lock_body(
             "cdkd-flow:export-Orders-1",
-            now - 3_600_000,
+            now - 1_000,
             now - 1_000,
             Some("export"),
         ),

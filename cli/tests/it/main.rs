@@ -14,6 +14,7 @@ mod export_support;
 mod export_tree_cli;
 mod follower;
 mod local_runs_cli;
+mod lock_clock_cli;
 mod lock_force_unlock_cli;
 mod lock_holder_cli;
 mod messages_cli;

@@ -180,7 +180,16 @@ async fn views_cli_show_human_json_and_lock_row() {
     .await;
     let r = run_cli(&b, &["state", "show", "App"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.starts_with("Stack: App\n  Region: us-east-1\n  Version: 10\n  Last Modified: 2026-04-29T10:23:45.000Z\n  Lock: locked by alice@ws:1 (operation: deploy), expires in 10m0s\n"), "{}", r.stdout);
+    // Without a timestamp the lock lives until expiresAt on S3's clock, which counts
+    // whole seconds (docs/state-and-lock.md §5.1): about 10 minutes, to a second.
+    let head = "Stack: App\n  Region: us-east-1\n  Version: 10\n  Last Modified: 2026-04-29T10:23:45.000Z\n  Lock: locked by alice@ws:1 (operation: deploy), expires in ";
+    assert!(r.stdout.starts_with(head), "{}", r.stdout);
+    let left = r.stdout[head.len()..].split('\n').next().unwrap();
+    assert!(
+        ["9m58s", "9m59s", "10m0s", "10m1s"].contains(&left),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("\nOutputs:\n  Ex[31mport: ab\n"));
     assert!(r
         .stdout

@@ -62,6 +62,7 @@ pub struct Found<'a> {
     /// The runs named by the nested children's destination stacks that say they are
     /// their record's (a tree whose root was not submitted yet).
     pub child_runs: &'a [String],
+    /// Now on S3's clock, which the locks are judged on (docs/state-and-lock.md §5.1).
     pub now_ms: i64,
 }
 

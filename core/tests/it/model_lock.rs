@@ -2,8 +2,8 @@
 //! 31, 35, 36 and the expiry phrases of docs/state-and-lock.md §7.
 
 use cdkd_core::lock::{
-    expiry_phrase, flow_owner, format_duration_ms, is_expired, is_own_body, parse_lock,
-    renew_interval_ms, renewal_due, LockBody, LockParseError, LOCK_TTL_MS,
+    expiry_phrase, flow_owner, format_duration_ms, is_expired, is_own_body, lock_expiry_ms,
+    parse_lock, renew_interval_ms, renewal_due, LockBody, LockParseError, LOCK_TTL_MS,
 };
 use serde_json::{json, Value};
 
@@ -58,7 +58,7 @@ fn lock_in_cdkd_shape_without_operation_reads_its_holder() {
     assert_eq!(info.owner, "alice@workstation:4242");
     assert_eq!(info.operation, None);
     assert_eq!(
-        expiry_phrase(info.expires_at.as_ref(), 1_767_225_600_000),
+        expiry_phrase(info.expiry_ms(), 1_767_225_600_000),
         "expires in 30m0s"
     );
 }
@@ -186,7 +186,7 @@ fn lock_read_non_object_is_no_lock_and_invalid_json_is_an_error() {
 
 #[test]
 fn expiry_phrase_s_and_l_7_forms() {
-    let e = |v: Value| expiry_phrase(Some(&v), NOW);
+    let e = |v: Value| expiry_phrase(lock_expiry_ms(None, Some(&v), None), NOW);
     assert_eq!(e(json!(NOW + 252_000)), "expires in 4m12s");
     assert_eq!(e(json!(NOW + 600_500)), "expires in 10m0s");
     assert_eq!(e(json!(NOW - 120_000)), "expired 2m0s ago");
@@ -203,7 +203,10 @@ fn expiry_phrase_s_and_l_7_forms() {
     ] {
         assert_eq!(e(v), "expires at an unknown time");
     }
-    assert_eq!(expiry_phrase(None, NOW), "expires at an unknown time");
+    assert_eq!(
+        expiry_phrase(lock_expiry_ms(None, None, None), NOW),
+        "expires at an unknown time"
+    );
     let huge = e(json!(1e300));
     assert!(
         !huge.contains("NaN") && huge.starts_with("expires in "),
@@ -218,4 +221,150 @@ fn duration_format_whole_seconds_minutes_unbounded() {
     assert_eq!(format_duration_ms(252_000), "4m12s");
     assert_eq!(format_duration_ms(7_500_000), "125m0s");
     assert_eq!(format_duration_ms(0), "0s");
+}
+
+// docs/state-and-lock.md §5.1 (statement 46): lock time is S3's. `W` is when S3 wrote the
+// lock object (its LastModified); `now` is S3's clock.
+
+const W: i64 = 1_767_225_600_000;
+const TWO_HOURS: i64 = 7_200_000;
+
+/// A lock written by S3 at `W` whose body says `timestamp` and `expiresAt`.
+fn written(timestamp: Option<i64>, expires_at: i64) -> cdkd_core::lock::LockInfo {
+    let body = match timestamp {
+        Some(t) => {
+            json!({"owner": "someone@otherhost:1234", "timestamp": t, "expiresAt": expires_at, "operation": "deploy"})
+        }
+        None => json!({"owner": "someone@otherhost:1234", "expiresAt": expires_at}),
+    };
+    parse_lock(body.to_string().as_bytes())
+        .unwrap()
+        .unwrap()
+        .written_at(Some(W))
+}
+
+#[test]
+fn lock_time_is_s3s_a_fresh_lock_is_live_for_its_whole_ttl_whatever_its_writers_clock() {
+    for writer_off in [0, -TWO_HOURS, TWO_HOURS] {
+        let t = W + writer_off;
+        let lock = written(Some(t), t + LOCK_TTL_MS);
+        assert_eq!(
+            lock.expiry_ms(),
+            Some((W + LOCK_TTL_MS) as f64),
+            "{writer_off}"
+        );
+        assert!(!is_expired(&lock, W + 1_000), "{writer_off}: a second old");
+        assert!(!is_expired(&lock, W + LOCK_TTL_MS - 1), "{writer_off}");
+        assert!(is_expired(&lock, W + LOCK_TTL_MS), "{writer_off}");
+        assert_eq!(
+            expiry_phrase(lock.expiry_ms(), W + 1_000),
+            "expires in 29m59s",
+            "{writer_off}"
+        );
+    }
+}
+
+#[test]
+fn lock_time_is_s3s_a_writer_two_hours_behind_is_not_born_expired() {
+    let t = W - TWO_HOURS;
+    let lock = written(Some(t), t + LOCK_TTL_MS);
+    // cdkd's rule on a right clock calls it expired 90 minutes ago...
+    let body_only = lock.clone().written_at(None);
+    assert!(is_expired(&body_only, W + 1_000));
+    // ...judged from S3's write it has 30 minutes to live.
+    assert!(!is_expired(&lock, W + 1_000));
+}
+
+#[test]
+fn lock_time_is_s3s_a_writer_two_hours_ahead_does_not_hold_the_lock_two_hours_longer() {
+    let t = W + TWO_HOURS;
+    let lock = written(Some(t), t + LOCK_TTL_MS);
+    assert!(is_expired(&lock, W + LOCK_TTL_MS));
+}
+
+#[test]
+fn lock_time_is_s3s_a_renewed_lock_lives_one_ttl_from_its_last_write() {
+    // Taken three hours ago (timestamp kept), renewed at W: expiresAt = W + TTL.
+    let lock = written(Some(W - 3 * 3_600_000), W + LOCK_TTL_MS);
+    assert_eq!(lock.expiry_ms(), Some((W + LOCK_TTL_MS) as f64));
+    // The same renewal by a writer two hours behind: still one TTL from W.
+    let lock = written(
+        Some(W - TWO_HOURS - 3 * 3_600_000),
+        W - TWO_HOURS + LOCK_TTL_MS,
+    );
+    assert_eq!(lock.expiry_ms(), Some((W + LOCK_TTL_MS) as f64));
+}
+
+#[test]
+fn lock_time_is_s3s_no_lifetime_left_is_expired_when_read() {
+    for (t, e) in [(W - 60_000, W - 60_000), (W, W - 1_000), (1, 0)] {
+        let lock = written(Some(t), e);
+        assert_eq!(lock.expiry_ms(), Some(W as f64), "{t} {e}");
+        assert!(is_expired(&lock, W), "{t} {e}");
+    }
+}
+
+#[test]
+fn lock_time_is_s3s_without_timestamp_the_writers_clock_is_taken_as_s3s() {
+    assert_eq!(
+        written(None, W + 600_000).expiry_ms(),
+        Some((W + 600_000) as f64)
+    );
+    assert_eq!(
+        written(None, W + 10 * LOCK_TTL_MS).expiry_ms(),
+        Some((W + LOCK_TTL_MS) as f64)
+    );
+    assert_eq!(written(None, W - 1).expiry_ms(), Some(W as f64));
+}
+
+#[test]
+fn lock_time_is_s3s_non_finite_expires_at_is_expired_and_no_object_is_cdkds_rule() {
+    let info = parse_lock(br#"{"owner":"a","timestamp":1,"expiresAt":"soon"}"#)
+        .unwrap()
+        .unwrap()
+        .written_at(Some(W));
+    assert_eq!(info.expiry_ms(), None);
+    assert!(is_expired(&info, W));
+    // Without LastModified: expiresAt itself.
+    assert_eq!(
+        lock_expiry_ms(Some(&json!(W)), Some(&json!(W + 5)), None),
+        Some((W + 5) as f64)
+    );
+}
+
+// Statement 50: a takeover says EXPIRED only of an expired lock.
+#[test]
+fn takeover_warning_says_expired_only_for_an_expired_lock() {
+    use cdkd_core::lock::{same_run, takeover_warning};
+    let run = "cdkd-flow:export-App-1@laptop:41";
+    let resume = "cdkd-flow:export-App-1@laptop:97";
+    let own = takeover_warning(false, "App (us-east-1)", run, resume, "expires in 29m55s");
+    assert_eq!(
+        own,
+        "Took over this run's own lock for stack: App (us-east-1), owner: cdkd-flow:export-App-1@laptop:41, expires in 29m55s"
+    );
+    assert!(!own.contains("EXPIRED"));
+    let ended = takeover_warning(
+        false,
+        "App (us-east-1)",
+        "cdkd-flow:export-App-0@laptop:3",
+        resume,
+        "expires in 1m0s",
+    );
+    assert!(ended.starts_with("Took over the lock of an ended run for stack: App (us-east-1)"));
+    let expired = takeover_warning(
+        true,
+        "App (us-east-1)",
+        "dead@host:1",
+        resume,
+        "expired 1m0s ago",
+    );
+    assert_eq!(
+        expired,
+        "Took over an EXPIRED lock for stack: App (us-east-1), owner: dead@host:1, expired 1m0s ago"
+    );
+    assert!(same_run("cdkd-flow:r1", "cdkd-flow:r1@h:1"));
+    assert!(same_run("bob@h:1", "bob@h:1"));
+    assert!(!same_run("cdkd-flow:r1", "cdkd-flow:r2"));
+    assert!(!same_run("bob@h:1", "bob@h:2"));
 }

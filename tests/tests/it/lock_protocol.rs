@@ -9,6 +9,19 @@ use futures::future::join_all;
 const REGION: &str = "us-east-1";
 const KEY: &str = "cdkd/App/us-east-1/lock.json";
 
+/// `message` says the lock expires in `full` (a lock just written) or up to a second
+/// less: S3's clock counts whole seconds (docs/state-and-lock.md §5.1).
+fn within_a_second_of(message: &str, full: &str) -> bool {
+    let less = match full {
+        "10m0s" => "9m59s",
+        "30m0s" => "29m59s",
+        other => panic!("{other}"),
+    };
+    [full, less]
+        .iter()
+        .any(|d| message.contains(&format!(", expires in {d}")))
+}
+
 fn holder_of(r: &Result<cdkd_aws::HeldLock, LockError>) -> Option<String> {
     r.as_ref().ok().map(|h| h.body.owner.clone())
 }
@@ -66,12 +79,14 @@ async fn lock_takeover_two_racing_takers_of_expired_lock_exactly_one_wins() {
     for round in 0..20 {
         let stack = format!("Expired{round}");
         let key = format!("cdkd/{stack}/us-east-1/lock.json");
+        // No lifetime left (expiresAt = timestamp): expired whatever the clocks
+        // (docs/state-and-lock.md §5.1).
         let past = now_ms() - 60_000;
         put_raw(
             &s3,
             &bucket,
             &key,
-            cdkd_lock_body("dead@host:1", past - 1_800_000, past, Some("deploy")),
+            cdkd_lock_body("dead@host:1", past, past, Some("deploy")),
         )
         .await;
         let (a, b) = tokio::join!(
@@ -102,12 +117,13 @@ async fn lock_takeover_is_one_conditional_put_never_a_delete() {
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     enable_versioning(&s3, &bucket).await;
+    // No lifetime left: expired as soon as read (docs/state-and-lock.md §5.1).
     let past = now_ms() - 1_000;
     put_raw(
         &s3,
         &bucket,
         KEY,
-        cdkd_lock_body("old@host:1", past - 1_800_000, past, None),
+        cdkd_lock_body("old@host:1", past, past, None),
     )
     .await;
     let held = locks(&s3, &bucket)
@@ -215,7 +231,7 @@ async fn lock_written_in_cdkd_shape_without_operation_is_read_and_holder_rendere
     };
     assert!(
         message.contains("held by alice@workstation:4242, since ")
-            && message.contains(", expires in 9m"),
+            && within_a_second_of(&message, "10m0s"),
         "{message}"
     );
     assert!(!message.contains("operation:"), "{message}");
@@ -245,7 +261,7 @@ async fn lock_acquire_over_live_lock_is_refused_and_leaves_it_untouched() {
     };
     assert!(
         message.contains("— held by bob@host:1, operation: deploy, since ")
-            && message.contains(", expires in 9m"),
+            && within_a_second_of(&message, "10m0s"),
         "{message}"
     );
     assert!(
@@ -365,7 +381,9 @@ async fn lock_renew_after_takeover_is_lost_and_release_leaves_new_holders_lock()
         .acquire("App", Some(REGION), "cdkd-flow:old", None)
         .await
         .unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    // Its 1 ms is judged on S3's clock, which counts whole seconds (docs/state-and-lock.md
+    // §5.1): a second later it has expired.
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
     let new = locks(&s3, &bucket)
         .acquire("App", Some(REGION), "cdkd-flow:new", Some("destroy"))
         .await
@@ -592,4 +610,107 @@ async fn lock_deleted_only_by_holder_take_over_read_replaces_exactly_that_lock()
     assert_eq!(mgr.release(&held).await.unwrap(), ReleaseOutcome::NotOurs);
     assert_eq!(mgr.release(&mine).await.unwrap(), ReleaseOutcome::Released);
     assert!(get_raw(&s3, &bucket, KEY).await.is_none());
+}
+
+// ------------------------------------------- lock time is S3's (docs/state-and-lock.md §5.1)
+
+const TWO_HOURS: i64 = 7_200_000;
+
+/// A lock manager of a process whose clock is `skew_ms` off (the emulator's is right).
+fn skewed_locks(s3: &aws_sdk_s3::Client, bucket: &str, skew_ms: i64) -> cdkd_aws::LockManager {
+    cdkd_aws::LockManager::new(
+        store(s3, bucket).with_clock(cdkd_aws::S3Clock::skewed(skew_ms)),
+        None,
+    )
+}
+
+#[tokio::test]
+async fn lock_clock_step_two_hours_ahead_does_not_take_over_a_fresh_lock() {
+    // Statement 47, in a step: a lock taken a second ago by cdkd (right clock), and one by
+    // a cdkd whose clock is 2 hours behind or ahead, are live for a step 2 hours ahead.
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let ahead = skewed_locks(&s3, &bucket, TWO_HOURS);
+    for writer_off in [0, -TWO_HOURS, TWO_HOURS] {
+        let t = now_ms() + writer_off;
+        let etag = put_raw(
+            &s3,
+            &bucket,
+            KEY,
+            cdkd_lock_body("someone@otherhost:1234", t, t + 1_800_000, Some("deploy")),
+        )
+        .await;
+        let err = ahead
+            .acquire("App", Some(REGION), "cdkd-flow:run-ahead", Some("destroy"))
+            .await
+            .unwrap_err();
+        let LockError::Held { message } = err else {
+            panic!("{writer_off}: {err:?}")
+        };
+        assert!(
+            message.contains("held by someone@otherhost:1234, operation: deploy")
+                && within_a_second_of(&message, "30m0s"),
+            "{writer_off}: {message}"
+        );
+        assert!(matches!(
+            ahead
+                .force_release_detailed("App", Some(REGION), true, true, None)
+                .await
+                .unwrap(),
+            cdkd_aws::ForceReleased::Live(_)
+        ));
+        assert_eq!(get_raw(&s3, &bucket, KEY).await.unwrap().1, etag);
+    }
+}
+
+#[tokio::test]
+async fn lock_clock_two_hours_behind_takes_s3_time_and_is_not_born_expired() {
+    // Statement 49: the lock a process 2 hours behind (or ahead) takes carries S3's clock;
+    // a right-clock process, and cdkd's own rule on a right clock, see it live.
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    for (i, skew) in [-TWO_HOURS, TWO_HOURS].into_iter().enumerate() {
+        let stack = format!("Skew{i}");
+        let held = skewed_locks(&s3, &bucket, skew)
+            .acquire(&stack, Some(REGION), "cdkd-flow:run-skewed", Some("export"))
+            .await
+            .unwrap();
+        let now = now_ms();
+        assert!(
+            (held.body.timestamp - now).abs() < 5_000,
+            "{skew}: timestamp {} against S3's {now}",
+            held.body.timestamp
+        );
+        assert_eq!(held.body.expires_at - held.body.timestamp, 1_800_000);
+        let err = locks(&s3, &bucket)
+            .acquire(&stack, Some(REGION), "cdkd-flow:run-right", Some("destroy"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, LockError::Held { .. }), "{skew}: {err:?}");
+        // Renewed from the skewed process: S3's clock again.
+        let renewed = skewed_locks(&s3, &bucket, skew).renew(&held).await.unwrap();
+        assert!((renewed.body.expires_at - now - 1_800_000).abs() < 5_000);
+    }
+}
+
+#[tokio::test]
+async fn lock_clock_a_writer_two_hours_behind_is_not_taken_over_by_a_right_clock() {
+    // Statement 48, in a step: cdkd 2 hours behind wrote a lock whose expiresAt is 90
+    // minutes past; a right-clock acquire refuses and leaves it.
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let t = now_ms() - TWO_HOURS;
+    let etag = put_raw(
+        &s3,
+        &bucket,
+        KEY,
+        cdkd_lock_body("someone@otherhost:1234", t, t + 1_800_000, Some("deploy")),
+    )
+    .await;
+    let err = locks(&s3, &bucket)
+        .acquire("App", Some(REGION), "cdkd-flow:run-right", Some("destroy"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, LockError::Held { .. }), "{err:?}");
+    assert_eq!(get_raw(&s3, &bucket, KEY).await.unwrap().1, etag);
 }

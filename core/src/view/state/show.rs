@@ -45,6 +45,8 @@ pub struct LockView {
     /// When the lock was taken (raw).
     pub timestamp: Option<Value>,
     pub expires_at: Option<Value>,
+    /// When S3 wrote the lock object (`LockInfo::written_ms`).
+    pub written_ms: Option<i64>,
     pub json: Value,
 }
 
@@ -64,8 +66,18 @@ impl LockView {
             operation: info.operation.clone(),
             timestamp: info.timestamp.clone(),
             expires_at: info.expires_at.clone(),
+            written_ms: info.written_ms,
             json: Value::Object(json),
         }
+    }
+
+    /// When the lock expires on S3's clock (docs/state-and-lock.md §5.1).
+    pub fn expiry_ms(&self) -> Option<f64> {
+        crate::lock::lock_expiry_ms(
+            self.timestamp.as_ref(),
+            self.expires_at.as_ref(),
+            self.written_ms,
+        )
     }
 
     /// Reads `lock.json` bytes with the production lock reader: invalid JSON is an
@@ -88,7 +100,8 @@ pub struct ShowNode {
     pub children: Vec<ShowNode>,
 }
 
-/// docs/state-views.md §4.1 `Lock:` row value.
+/// docs/state-views.md §4.1 `Lock:` row value, at `now_ms` on S3's clock
+/// (docs/state-and-lock.md §5.1).
 pub fn lock_summary(lock: Option<&LockView>, now_ms: i64) -> String {
     let Some(lock) = lock else {
         return "unlocked".to_string();
@@ -96,7 +109,7 @@ pub fn lock_summary(lock: Option<&LockView>, now_ms: i64) -> String {
     format!(
         "locked by {}, {}",
         holder(lock),
-        crate::lock::expiry_phrase(lock.expires_at.as_ref(), now_ms)
+        crate::lock::expiry_phrase(lock.expiry_ms(), now_ms)
     )
 }
 
@@ -146,7 +159,7 @@ pub fn lock_without_record_text(
                 .map_or("since an unknown time".to_string(), |t| {
                     format!("since {t}")
                 });
-            let expiry = crate::lock::expiry_phrase(l.expires_at.as_ref(), now_ms);
+            let expiry = crate::lock::expiry_phrase(l.expiry_ms(), now_ms);
             lines.push(format!(
                 "  Lock: locked by {}, {since}, {expiry}",
                 holder(l)
@@ -156,7 +169,7 @@ pub fn lock_without_record_text(
                 "No state record exists for stack {at}, but its lock.json remains: held by {} {since}, {expiry}.",
                 holder(l)
             );
-            if crate::lock::expired_at(l.expires_at.as_ref(), now_ms) {
+            if crate::lock::expired_by(l.expiry_ms(), now_ms) {
                 lines.push(format!(
                     "{head} Its holder no longer holds the stack: the next command that takes the lock takes it over."
                 ));
