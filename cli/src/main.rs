@@ -49,8 +49,8 @@ enum Command {
     /// Delete a stack's lock.json, the one it read (use only when its holder is gone;
     /// --if-expired, --run narrow it).
     ForceUnlock(cmd::force_unlock::Args),
-    /// List, show, watch, stop, approve and reject the runs of the deployed state machines
-    /// (list, show and watch with --local: the local runs).
+    /// List, show, watch, stop, approve and reject runs, deployed and local (the local
+    /// ones read from their folders in the state bucket; no backend needed).
     #[command(subcommand)]
     Runs(cmd::runs::RunsCommand),
     /// Run a Step Functions definition in-process with the local engine.

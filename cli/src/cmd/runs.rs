@@ -68,11 +68,11 @@ was interrupted is refused, as by runs approve).";
 
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
-    /// List the latest runs of the deployed state machines (--local: the local runs in
-    /// the state bucket, running, ended or interrupted).
+    /// List the latest runs: the deployed state machines' executions, then the local runs
+    /// of the state bucket (no backend: the local runs alone; --local: only those).
     List(ListArgs),
-    /// Show a run: its status, and its report when it has one (--local: a local run,
-    /// and for an interrupted one the command that resumes it).
+    /// Show a run: its status, and its report when it has one (a local run, found by its
+    /// id, also for an interrupted one the command that resumes it).
     Show(ShowArgs),
     /// Follow a run until it ends; exit 0 when it succeeded, 1 otherwise (--local: a
     /// local run, until it ends or is found interrupted).
@@ -312,11 +312,14 @@ pub async fn run(g: &GlobalOpts, c: RunsCommand) -> Result<ExitCode, CliError> {
         RunsCommand::List(a) if a.local => return list_local(g, a).await,
         RunsCommand::Show(a) if a.local => return show_local(g, a).await,
         RunsCommand::Watch(a) if a.local => return watch_local(g, a).await,
+        // A run id of a local run is found in its folder first: no backend is needed.
+        RunsCommand::Show(a) if is_local_run(g, &a.run).await => return show_local(g, a).await,
+        RunsCommand::Watch(a) if is_local_run(g, &a.run).await => return watch_local(g, a).await,
         _ => {}
     }
     let sdk = sdk(g).await;
     match c {
-        RunsCommand::List(a) => list(&sdk, a).await,
+        RunsCommand::List(a) => list(g, &sdk, a).await,
         RunsCommand::Show(a) => show(&sdk, a).await,
         RunsCommand::Watch(a) => {
             let (client, x) = find_run(&sdk, &a.machines, &a.run).await?;
@@ -334,14 +337,55 @@ pub async fn run(g: &GlobalOpts, c: RunsCommand) -> Result<ExitCode, CliError> {
     }
 }
 
-async fn list(sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, CliError> {
+/// Whether `run` names a local run in the state bucket (its `run.json`); false when the
+/// bucket cannot be read, so that the deployed lookup says what is wrong.
+async fn is_local_run(g: &GlobalOpts, run: &str) -> bool {
+    if !matches!(parse_run_ref(run), Ok(RunRef::Name(_))) {
+        return false;
+    }
+    let Ok(ctx) = context::build(g).await else {
+        return false;
+    };
+    crate::run::local::find_local(&ctx.store, run).await.is_ok()
+}
+
+/// The local runs of the state bucket of the global options, for `runs list`.
+async fn local_rows(
+    g: &GlobalOpts,
+    limit: usize,
+) -> Result<Vec<view::runs::LocalRunRow>, CliError> {
+    let ctx = context::build(g).await?;
+    crate::run::local::list_local(&ctx.store, limit).await
+}
+
+/// `runs list`: every run, deployed and local (docs/cli.md "runs list"). Without a
+/// deployed backend the local runs are listed, with a note; with one, its executions,
+/// then the local runs.
+async fn list(g: &GlobalOpts, sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, CliError> {
     let (found, mut errors) = machines(sdk, &a.machines, &ALL_KINDS).await;
     if found.is_empty() {
-        return Err(errors.remove(0));
+        let backend = errors.remove(0);
+        let rows = local_rows(g, a.limit).await.map_err(|local| {
+            CliError::Refused(format!(
+                "{backend}; and the local runs cannot be read either: {local}"
+            ))
+        })?;
+        eprintln!(
+            "note: no deployed backend found ({backend}); listing the local runs of the state bucket"
+        );
+        print_local_list(&rows, a.json);
+        return Ok(ExitCode::SUCCESS);
     }
     for e in &errors {
         eprintln!("warning: {e}");
     }
+    let local = match local_rows(g, a.limit).await {
+        Ok(rows) => rows,
+        Err(e) => {
+            eprintln!("warning: the local runs were not listed: {e}");
+            Vec::new()
+        }
+    };
     let mut all: Vec<(Kind, ExecutionSummary)> = Vec::new();
     for (kind, sm) in &found {
         let client = Sfn::for_arn(sdk, sm);
@@ -373,13 +417,22 @@ async fn list(sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, CliError> {
         }))
         .await;
     if a.json {
-        crate::out::println(
-            &serde_json::to_string_pretty(&view::runs::list_json(&rows)).unwrap_or_default(),
-        );
+        let v = view::runs::list_all_json(&rows, &local);
+        crate::out::println(&serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
-        crate::out::print(&view::runs::render_list(&rows));
+        crate::out::print(&view::runs::render_list_all(&rows, &local));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_local_list(rows: &[view::runs::LocalRunRow], json: bool) {
+    if json {
+        crate::out::println(
+            &serde_json::to_string_pretty(&view::runs::local_list_json(rows)).unwrap_or_default(),
+        );
+    } else {
+        crate::out::print(&view::runs::render_local_list(rows));
+    }
 }
 
 async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
@@ -624,13 +677,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
 async fn list_local(g: &GlobalOpts, a: &ListArgs) -> Result<ExitCode, CliError> {
     let ctx = context::build(g).await?;
     let rows = crate::run::local::list_local(&ctx.store, a.limit).await?;
-    if a.json {
-        crate::out::println(
-            &serde_json::to_string_pretty(&view::runs::local_list_json(&rows)).unwrap_or_default(),
-        );
-    } else {
-        crate::out::print(&view::runs::render_local_list(&rows));
-    }
+    print_local_list(&rows, a.json);
     Ok(ExitCode::SUCCESS)
 }
 

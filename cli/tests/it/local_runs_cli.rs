@@ -98,10 +98,32 @@ async fn local_runs_are_runs_list_shows_a_local_export() {
     assert!(row["endDate"].is_string(), "{row:#}");
     assert_eq!(row["resumeCommand"], Value::Null);
 
-    // Without --local, runs list still wants the deployed backend, and says where
-    // local runs are.
-    let deployed = cli(&s.bucket, &["runs", "list", "--backend-stack", "nope"]);
-    assert_eq!(deployed.code, 1, "{}", deployed.stderr);
+    // Without --local and without a deployed backend, runs list lists the local runs,
+    // with a note saying why; runs show finds the run by its id.
+    let all = cli(&s.bucket, &["runs", "list", "--backend-stack", "nope"]);
+    ok(&all);
+    assert!(
+        all.stdout.lines().any(|l| l.starts_with(&run_id)),
+        "{}",
+        all.stdout
+    );
+    assert!(
+        all.stderr.contains("note: no deployed backend found")
+            && all.stderr.contains("listing the local runs"),
+        "{}",
+        all.stderr
+    );
+    let show = cli(
+        &s.bucket,
+        &["runs", "show", &run_id, "--backend-stack", "nope"],
+    );
+    ok(&show);
+    assert!(
+        show.stdout
+            .contains(&format!("run {run_id} (export, local)")),
+        "{}",
+        show.stdout
+    );
 }
 
 #[tokio::test]
@@ -292,7 +314,8 @@ async fn local_runs_are_runs_a_killed_local_export_is_interrupted_with_its_resum
     );
 
     let resume = resume_without_fast(&s, &run_id);
-    let list = cli(&s.bucket, &["runs", "list", "--local"]);
+    // `runs list` needs no flag and no backend for a local run.
+    let list = cli(&s.bucket, &["runs", "list", "--backend-stack", "nope"]);
     ok(&list);
     assert!(
         list.stdout.contains(&format!(

@@ -136,6 +136,34 @@ pub fn list_json(rows: &[ExecutionRow]) -> Value {
     )
 }
 
+/// `runs list` with a deployed backend: its executions, then the local runs of the
+/// state bucket under a heading of their own (none: the executions alone).
+pub fn render_list_all(rows: &[ExecutionRow], local: &[LocalRunRow]) -> String {
+    let mut out = render_list(rows);
+    if !local.is_empty() {
+        out.push_str("\nlocal runs:\n");
+        out.push_str(&render_local_list(local));
+    }
+    out
+}
+
+/// The `runs list --json` array with a deployed backend: the executions
+/// ([`list_json`]), then each local run ([`local_run_json`]) marked `"local": true`.
+pub fn list_all_json(rows: &[ExecutionRow], local: &[LocalRunRow]) -> Value {
+    let mut all = match list_json(rows) {
+        Value::Array(a) => a,
+        _ => Vec::new(),
+    };
+    for r in local {
+        let mut v = local_run_json(r);
+        if let Some(o) = v.as_object_mut() {
+            o.insert("local".into(), Value::Bool(true));
+        }
+        all.push(v);
+    }
+    Value::Array(all)
+}
+
 /// The `runs show --json` object: the execution, its input and output, and the
 /// destroy report when there is one.
 pub fn show_json(

@@ -98,3 +98,53 @@ async fn deployed_destroy_deletes_the_recorded_resources_each_step_a_lambda_of_t
         );
     }
 }
+
+/// One `runs list` for every run: with the backend deployed, its executions (this
+/// destroy) and, under "local runs:", the local runs of the same bucket (a local export
+/// that ran on another host, from its `run.json`), each with its id.
+#[tokio::test]
+async fn deployed_runs_list_shows_deployed_and_local_runs_together() {
+    let b = backend();
+    let stack = uniq("DeployedList");
+    seeded_destroy(&b.bucket, &stack).await;
+    let run_id = uniq("destroy");
+    let run = b.cli(&["destroy", &stack, "-y", "--run-id", &run_id]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let local_id = uniq("export-LocalBeside");
+    h::put_raw(
+        &h::s3().await,
+        &b.bucket,
+        &format!("cdkd/_runs/{local_id}/run.json"),
+        serde_json::to_vec(&json!({"runId": local_id, "kind": "export", "stack": "LocalBeside",
+            "args": ["export", "LocalBeside", "--local", "-y"], "host": "build-agent-7", "pid": 4242,
+            "startedMs": 1_795_965_752_000i64}))
+        .unwrap(),
+    )
+    .await;
+
+    let list = b.cli(&["runs", "list", "--limit", "100"]);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    let (deployed, local) = list
+        .stdout
+        .split_once("\nlocal runs:\n")
+        .unwrap_or_else(|| panic!("no local section:\n{}", list.stdout));
+    assert!(
+        deployed.lines().any(|l| l.starts_with(&run_id)),
+        "{}",
+        list.stdout
+    );
+    assert!(
+        local.lines().any(|l| l.starts_with(&local_id)),
+        "{}",
+        list.stdout
+    );
+    let json = b.cli(&["runs", "list", "--limit", "100", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    assert!(rows.iter().any(|r| r["name"] == run_id.as_str()), "{v:#}");
+    assert!(
+        rows.iter()
+            .any(|r| r["runId"] == local_id.as_str() && r["local"] == true),
+        "{v:#}"
+    );
+}
