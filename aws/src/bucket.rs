@@ -5,7 +5,7 @@
 use aws_config::SdkConfig;
 use cdkd_core::text::flatten_str;
 
-use crate::config::{endpoint_configured, s3_client, s3_client_in_region, FALLBACK_REGION};
+use crate::config::{s3_client, s3_client_in_region, FALLBACK_REGION};
 use crate::s3err::Failure;
 use crate::sdk_error::ErrorClass;
 
@@ -235,16 +235,14 @@ pub async fn bucket_region(sdk: &SdkConfig, bucket: &str, owner: Option<&str>) -
     }
 }
 
-/// The S3 client for the state bucket: rebuilt for the bucket's region, except when an
-/// endpoint is configured (the emulator serves every region at one address).
+/// The S3 client for the state bucket: rebuilt for the bucket's region (S3 answers a
+/// request signed for another region with a 301 the SDK does not follow; the emulator
+/// does too, docs/emulator.md "AWS's limits").
 pub async fn state_bucket_client(
     sdk: &SdkConfig,
     bucket: &str,
     owner: Option<&str>,
 ) -> aws_sdk_s3::Client {
-    if endpoint_configured(sdk) {
-        return s3_client(sdk);
-    }
     let region = bucket_region(sdk, bucket, owner).await;
     s3_client_in_region(sdk, &region)
 }
