@@ -213,7 +213,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         }
         let done = start_local(&deps, &store, &input, &run_id, a.fast)?;
         let watched = watch_progress(&store, &ctx.prefix, &run_id, done, &opts).await;
-        let verdict = verdict(&watched);
+        let verdict = verdict(&plan.stack, &watched);
         if let Some(r) = watched.report {
             reports.push(r);
         }
@@ -270,7 +270,7 @@ enum Verdict {
     Stopped(Option<String>),
 }
 
-fn verdict(w: &Watched<Result<Outcome, String>>) -> Verdict {
+fn verdict(stack: &str, w: &Watched<Result<Outcome, String>>) -> Verdict {
     let failure = match &w.output {
         Ok(Outcome::Succeeded(_)) => None,
         Ok(Outcome::Failed(f)) => Some(format!("{}: {}", f.error, f.cause)),
@@ -280,8 +280,12 @@ fn verdict(w: &Watched<Result<Outcome, String>>) -> Verdict {
         Some(r) if r.complete => Verdict::Clean,
         Some(r) => {
             let interrupted = r.stacks.iter().any(|s| s.result == RunResult::Interrupted);
-            if interrupted || r.aborted.is_some() {
-                // A local run stopped by Ctrl-C says so, naming the command to run again.
+            if r.aborted.is_some() {
+                // A local run stopped by Ctrl-C says so, naming the command to run again;
+                // a run a step stopped (a lost lock...) names the stack and the cause.
+                let stopped = failure.map(|f| format!("destroy {}: {f}", name(stack)));
+                Verdict::Stopped(w.output.as_ref().err().cloned().or(stopped))
+            } else if interrupted {
                 Verdict::Stopped(w.output.as_ref().err().cloned())
             } else {
                 Verdict::Partial

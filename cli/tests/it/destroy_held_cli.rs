@@ -8,6 +8,8 @@
 //! Run: `scripts/with-emulator.sh cargo test -p cdkd-flow --test e2e -- --test-threads=1
 //! destroy_held`.
 
+use std::time::Duration;
+
 use cdkd_tests as h;
 use serde_json::{json, Value};
 
@@ -133,4 +135,119 @@ async fn destroy_held_statement_56_a_record_a_stopped_export_imported_is_refused
             .contains("do not run `cdkd deploy` or `cdkd-flow destroy` on it"),
         "{export:?}"
     );
+}
+
+/// Statement 57 (docs/destroy.md §6): a lock taken away while a wave deletes. The
+/// topic's delete is held (the emulator throttles `DeleteTopic` of it); meanwhile its
+/// lock is force-unlocked and someone else (alice's deploy) takes it. The destroy stops
+/// with `LockLost` naming the stack and the new holder, exits 1, and its record is not
+/// deleted; once alice is done, the same destroy run again finishes: nothing left in AWS,
+/// no record, no lock.
+#[tokio::test(flavor = "multi_thread")]
+async fn destroy_held_statement_57_a_lock_taken_away_mid_wave_stops_before_the_record_and_a_rerun_finishes(
+) {
+    use h::faults::{exact, inject_fault, Fault};
+    let s3 = h::s3().await;
+    let sdk = h::sdk().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let stack = uniq("LockLost");
+    let topic = aws_sdk_sns::Client::new(&sdk)
+        .create_topic()
+        .name(uniq("topic"))
+        .send()
+        .await
+        .unwrap()
+        .topic_arn
+        .unwrap();
+    let queue = aws_sdk_sqs::Client::new(&sdk)
+        .create_queue()
+        .queue_name(uniq("queue"))
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let record = json!({
+        "version": 10, "stackName": stack, "region": REGION, "outputs": {},
+        "resources": {
+            "Topic": {"physicalId": topic, "resourceType": "AWS::SNS::Topic", "properties": {}, "dependencies": [], "provisionedBy": "sdk"},
+            "Queue": {"physicalId": queue, "resourceType": "AWS::SQS::Queue", "properties": {}, "dependencies": ["Topic"], "provisionedBy": "sdk"}
+        }
+    });
+    let state_key = format!("cdkd/{stack}/{REGION}/state.json");
+    let lock_key = format!("cdkd/{stack}/{REGION}/lock.json");
+    h::put_raw(&s3, &bucket, &state_key, record.to_string().into_bytes()).await;
+
+    let hold = inject_fault(&Fault::cfn(
+        "DeleteTopic",
+        &[("TopicArn", &exact(&topic))],
+        "Throttling",
+        "Rate exceeded",
+    ));
+    let mut run = crate::follower::Follower::start(
+        &[
+            "--state-bucket",
+            &bucket,
+            "destroy",
+            &stack,
+            "--local",
+            "--fast",
+            "-y",
+        ],
+        &[],
+    );
+    // Mid-wave: the topic's delete has been refused at least once.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while hold.state().map_or(0, |v| v["hits"].as_u64().unwrap_or(0)) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline && run.running(),
+            "the destroy never tried to delete the topic"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r = cli(&bucket, &["force-unlock", &stack, "--stack-region", REGION]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let now = h::now_ms();
+    h::put_raw(
+        &s3,
+        &bucket,
+        &lock_key,
+        h::cdkd_lock_body("alice@laptop:42", now, now + 600_000, Some("deploy")).into_bytes(),
+    )
+    .await;
+    drop(hold);
+
+    let (code, stderr) = run.wait_exit(Duration::from_secs(180));
+    assert_eq!(code, 1, "the destroy stops: {stderr}");
+    for part in [
+        format!("Lost the lock for stack '{stack}' ({REGION})"),
+        "held by alice@laptop:42, operation: deploy".to_string(),
+        "stopped before writing the stack's record".to_string(),
+    ] {
+        assert!(stderr.contains(&part), "{part:?} not in {stderr}");
+    }
+    let kept = h::get_text(&s3, &bucket, &state_key)
+        .await
+        .expect("the record is not deleted");
+    assert!(kept.contains("\"Topic\""), "{kept}");
+    assert!(
+        h::get_text(&s3, &bucket, &lock_key)
+            .await
+            .is_some_and(|l| l.contains("alice@laptop:42")),
+        "alice's lock is left in place"
+    );
+
+    // Alice is done; the same destroy again finishes what the first one left.
+    let r = cli(&bucket, &["force-unlock", &stack, "--stack-region", REGION]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = cli(&bucket, &["destroy", &stack, "--local", "--fast", "-y"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!h::fixtures::topic_exists(&sdk, &topic).await);
+    assert!(!h::fixtures::queue_exists(&sdk, &queue).await);
+    let left: Vec<String> = keys(&bucket)
+        .await
+        .into_iter()
+        .filter(|k| !k.contains("/_runs/"))
+        .collect();
+    assert!(left.is_empty(), "no record, no lock: {left:?}");
 }
