@@ -240,6 +240,29 @@ impl Cfn {
         Ok(out.stack_resources().len())
     }
 
+    /// The physical ids of the resources stack `stack` lists (`DescribeStackResources`;
+    /// deleted ones left out): what a destroy compares with a record's
+    /// (`cdkd_core::export::held`).
+    pub async fn physical_ids(&self, stack: &str) -> Result<Vec<String>, ChangeSetError> {
+        let out = on_throttling(&self.backoff, || {
+            self.client
+                .describe_stack_resources()
+                .stack_name(stack)
+                .send()
+        })
+        .await
+        .map_err(fail("DescribeStackResources", stack))?;
+        Ok(out
+            .stack_resources()
+            .iter()
+            .filter(|r| {
+                r.resource_status()
+                    .is_none_or(|s| s.as_str() != "DELETE_COMPLETE")
+            })
+            .filter_map(|r| r.physical_resource_id().map(str::to_string))
+            .collect())
+    }
+
     /// `DeleteStack`.
     pub async fn delete_stack(&self, stack: &str) -> Result<(), ChangeSetError> {
         on_throttling(&self.backoff, || {

@@ -534,6 +534,39 @@ impl LockManager {
         }
     }
 
+    /// Whether `held` is still this process's lock, read just before a write the lock
+    /// fences (docs/state-and-lock.md §6.4: a step that writes a record checks its lock
+    /// first): the stored lock is the one `held` acquired
+    /// (`cdkd_core::lock::is_same_acquisition`; its ETag may be newer, a renewal whose
+    /// answer was lost, and is adopted). Otherwise `Lost`, naming whatever stands there
+    /// now (`cdkd_core::contention::lost_lock_reason`).
+    pub async fn check_own(&self, held: &HeldLock) -> Result<HeldLock, LockError> {
+        let region = held.region.as_deref();
+        let read = self
+            .read_raw(&held.stack, region)
+            .await
+            .map_err(|e| LockError::Aws {
+                action: "read",
+                stack: flatten_str(&held.stack),
+                region: region_label(region),
+                message: flatten_str(&e.to_string()),
+            })?;
+        let reason = match read {
+            Some(ReadLock {
+                content: LockContent::Lock(info),
+                etag,
+            }) if cdkd_core::lock::is_same_acquisition(&info, &held.body) => {
+                return Ok(HeldLock {
+                    etag,
+                    ..held.clone()
+                })
+            }
+            Some(r) => cdkd_core::contention::lost_lock_reason(true, r.content.info(), now_ms()),
+            None => cdkd_core::contention::lost_lock_reason(false, None, now_ms()),
+        };
+        Err(self.lost(held, &reason))
+    }
+
     /// Releases a held lock (docs/state-and-lock.md §6.5): `DELETE If-Match` our ETag. Another
     /// holder's lock is never deleted: a 412 leaves it (`NotOurs`); a 404 is `AlreadyGone`.
     pub async fn release(&self, held: &HeldLock) -> Result<ReleaseOutcome, LockError> {

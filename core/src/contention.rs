@@ -167,6 +167,27 @@ pub fn export_run(lock: &LockInfo) -> Option<crate::lock::FlowHolder> {
         .flatten()
 }
 
+/// What stands where a lost lock was (docs/state-and-lock.md §6.4), for the `Lost`
+/// error: `present` whether a lock object is there now, `holder` its holder when it is a
+/// readable lock. `it was removed (a force-unlock, or by hand)`, `it is held by <owner>[,
+/// operation: <op>][, since <when>], <expiry> now`, or an object that is not a lock.
+pub fn lost_lock_reason(present: bool, holder: Option<&LockInfo>, now_ms: i64) -> String {
+    match (present, holder) {
+        (false, _) => "it was removed (a force-unlock, or by hand)".to_string(),
+        (true, None) => {
+            "another process replaced it with an object that is not a readable lock".to_string()
+        }
+        (true, Some(lock)) => format!("it is {} now", held_clause(Some(lock), now_ms).0),
+    }
+}
+
+/// What a destroy that lost a stack's lock mid-run says after the `Lost` error
+/// (docs/destroy.md §2.3): it stopped before writing the record, which therefore still
+/// lists what this run deleted since its last write (a destroy run again settles those
+/// as already gone); the same destroy is the way on, once nobody else uses the stack (a
+/// lock someone holds refuses it, so the advice is safe whenever it is read).
+pub const DESTROY_LOCK_LOST: &str = "The destroy stopped before writing the stack's record: the record keeps every resource not confirmed deleted under the lock (a resource this run deleted afterwards is listed still, and a destroy run again settles it as already gone). Once no other process is using the stack, run the same destroy again to finish";
+
 /// `(clause, holder named)`.
 fn held_clause(lock: Option<&LockInfo>, now_ms: i64) -> (String, bool) {
     let Some(lock) = lock else {

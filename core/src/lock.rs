@@ -324,6 +324,15 @@ pub fn is_own_body(info: &LockInfo, body: &LockBody) -> bool {
         && same(info.expires_at.as_ref(), body.expires_at)
 }
 
+/// True when the stored lock is the one `body` acquired: same sanitised owner and same
+/// acquisition `timestamp` (a renewal keeps both; its `expiresAt` and ETag may be newer
+/// than the holder last saw, when the answer to a renewal was lost). What a holder
+/// checks before a write its lock fences (docs/state-and-lock.md §6.4).
+pub fn is_same_acquisition(info: &LockInfo, body: &LockBody) -> bool {
+    info.owner == flatten_str(&body.owner)
+        && info.timestamp.as_ref().and_then(Value::as_f64) == Some(body.timestamp as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,6 @@
 
 use cdkd_aws::{HeldLock, LockManager};
 use cdkd_core::text::flatten_str;
-use serde_json::Value;
 
 use crate::error::StepError;
 
@@ -63,30 +62,26 @@ pub async fn renew_fenced(
 /// Renews a held lock. A step that renewed and then died (a Lambda timeout, a lost
 /// answer) leaves its retry holding the previous ETag: the lock is still this run's when
 /// its owner (`cdkd-flow:<run-id>`) and acquisition timestamp are the ones the run
-/// wrote, and then its current ETag is adopted. Anything else is a lost lock.
+/// wrote, and then its current ETag is adopted. Anything else is a lost lock, named by
+/// what stands there now.
 pub async fn renew(locks: &cdkd_aws::LockManager, h: &HeldLock) -> Result<HeldLock, StepError> {
     match locks.renew(h).await {
         Ok(next) => Ok(next),
         Err(cdkd_aws::LockError::Lost { .. }) => {
-            let current = locks.store.get_lock(&h.stack, h.region.as_deref()).await?;
-            match current {
-                Some((info, etag))
-                    if info.owner == h.body.owner
-                        && info.timestamp.as_ref().and_then(Value::as_i64) == Some(h.body.timestamp) =>
-                {
-                    Ok(locks.renew(&HeldLock { etag, ..h.clone() }).await?)
-                }
-                _ => Err(StepError::new(
-                    crate::error::names::LOCK_LOST,
-                    format!(
-                        "Lost the lock for stack '{}': it was removed or another process holds it now; stopping before touching anything",
-                        flatten_str(&h.stack)
-                    ),
-                )),
-            }
+            let current = locks.check_own(h).await?;
+            Ok(locks.renew(&current).await?)
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The fence of a write to a stack's record (docs/state-and-lock.md §6.4, docs/destroy.md
+/// §2.11): read the stack's lock just before the write and go on only when it is still
+/// the one this run acquired (its current ETag adopted). A lock removed (a force-unlock)
+/// or taken by another process stops the step with `LockLost`, naming the new holder,
+/// before it writes.
+pub async fn ensure_own(locks: &LockManager, h: &HeldLock) -> Result<HeldLock, StepError> {
+    Ok(locks.check_own(h).await?)
 }
 
 /// Releases every lock the run holds: first with the ETag the run last wrote (one
@@ -98,16 +93,21 @@ pub async fn renew(locks: &cdkd_aws::LockManager, h: &HeldLock) -> Result<HeldLo
 pub async fn release_all(locks: &LockManager, held: &[HeldLock]) {
     for h in held {
         match locks.release_quietly(h).await {
-            Ok(cdkd_aws::ReleaseOutcome::Released | cdkd_aws::ReleaseOutcome::AlreadyGone) => {
-                continue
+            Ok(cdkd_aws::ReleaseOutcome::Released) => continue,
+            // Never taken for a success: someone removed it while the run held it, or an
+            // earlier attempt of this step released it (docs/state-and-lock.md §6.5).
+            Ok(cdkd_aws::ReleaseOutcome::AlreadyGone) => {
+                tracing::warn!(
+                    "the lock of stack '{}' was already gone when the run released it",
+                    flatten_str(&h.stack)
+                );
+                continue;
             }
             Ok(cdkd_aws::ReleaseOutcome::NotOurs) | Err(_) => {}
         }
         let current = match locks.store.get_lock(&h.stack, h.region.as_deref()).await {
             Ok(Some((info, etag))) => {
-                let ours = info.owner == h.body.owner
-                    && info.timestamp.as_ref().and_then(Value::as_i64) == Some(h.body.timestamp);
-                if !ours {
+                if !cdkd_core::lock::is_same_acquisition(&info, &h.body) {
                     tracing::warn!(
                         "the lock of stack '{}' is held by another process now; left it in place",
                         flatten_str(&h.stack)

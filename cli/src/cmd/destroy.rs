@@ -11,7 +11,7 @@ use cdkd_core::contention::{contention_message, ContentionContext, Subject};
 use cdkd_core::destroy::decide::DecideOptions;
 use cdkd_core::destroy::model::RunResult;
 use cdkd_core::destroy::order::destroy_order;
-use cdkd_core::destroy::refusals::StackRecord;
+use cdkd_core::destroy::refusals::{Refusal, StackRecord};
 use cdkd_core::lock::is_expired;
 use cdkd_core::text::{flatten_str, or_unrenderable, printable_str};
 use cdkd_core::view::plan::{
@@ -21,7 +21,7 @@ use cdkd_core::view::plan::{
 use cdkd_core::view::runs::RunKind;
 use cdkd_engine::{Event, EventKind, Outcome};
 use cdkd_functions::destroy::finish::RunReport;
-use cdkd_functions::destroy::load::{consumers, load_tree, LoadError, StackTree};
+use cdkd_functions::destroy::load::{consumers, export_hold, load_tree, LoadError, StackTree};
 use cdkd_functions::destroy::DestroyInput;
 use cdkd_functions::{definitions, Deps};
 
@@ -213,7 +213,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         }
         let done = start_local(&deps, &store, &input, &run_id, a.fast)?;
         let watched = watch_progress(&store, &ctx.prefix, &run_id, done, &opts).await;
-        let verdict = verdict(&watched);
+        let verdict = verdict(&plan.stack, &watched);
         if let Some(r) = watched.report {
             reports.push(r);
         }
@@ -270,7 +270,7 @@ enum Verdict {
     Stopped(Option<String>),
 }
 
-fn verdict(w: &Watched<Result<Outcome, String>>) -> Verdict {
+fn verdict(stack: &str, w: &Watched<Result<Outcome, String>>) -> Verdict {
     let failure = match &w.output {
         Ok(Outcome::Succeeded(_)) => None,
         Ok(Outcome::Failed(f)) => Some(format!("{}: {}", f.error, f.cause)),
@@ -280,8 +280,12 @@ fn verdict(w: &Watched<Result<Outcome, String>>) -> Verdict {
         Some(r) if r.complete => Verdict::Clean,
         Some(r) => {
             let interrupted = r.stacks.iter().any(|s| s.result == RunResult::Interrupted);
-            if interrupted || r.aborted.is_some() {
-                // A local run stopped by Ctrl-C says so, naming the command to run again.
+            if r.aborted.is_some() {
+                // A local run stopped by Ctrl-C says so, naming the command to run again;
+                // a run a step stopped (a lost lock...) names the stack and the cause.
+                let stopped = failure.map(|f| format!("destroy {}: {f}", name(stack)));
+                Verdict::Stopped(w.output.as_ref().err().cloned().or(stopped))
+            } else if interrupted {
                 Verdict::Stopped(w.output.as_ref().err().cloned())
             } else {
                 Verdict::Partial
@@ -401,10 +405,33 @@ async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>
         if plan.refusal.is_none() {
             plan.refusal = lock_refusal(ctx, l).await?;
         }
+        if plan.refusal.is_none() {
+            plan.refusal = export_refusal(ctx, l).await;
+        }
         gone_before.extend(l.records.iter().map(|(s, _)| s.clone()));
         plans.push(plan);
     }
     Ok(plans)
+}
+
+/// A record of the run whose resources a stopped export holds in CloudFormation
+/// (docs/destroy.md §2.2 step 8): the refusal the plan step gives, said before the
+/// question. A stack that cannot be read refuses too: the destroy never goes on without
+/// knowing.
+async fn export_refusal(ctx: &Ctx, l: &StackTree) -> Option<String> {
+    match export_hold(&ctx.sdk, &ctx.store, &l.region, &l.records).await {
+        Ok(None) => None,
+        Ok(Some(hold)) => Some(
+            Refusal::HeldByExport {
+                stack: hold.record.clone(),
+                region: l.region.clone(),
+                flags: cdkd_core::contention::state_flags(&ctx.bucket, &ctx.prefix),
+                hold: Box::new(hold),
+            }
+            .to_string(),
+        ),
+        Err(e) => Some(e.to_string()),
+    }
 }
 
 /// A lock another process holds on any stack of the run (an expired lock is taken over

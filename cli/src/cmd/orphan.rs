@@ -34,7 +34,9 @@ released once the record is gone. The AWS resources are NOT deleted: cdkd and cd
 simply stop managing them. A stack locked by another process is refused, naming the \
 holder (an expired lock is taken over), unless -f/--force, which takes over exactly the \
 lock it read and refuses if that lock changed meanwhile; the command asks before \
-removing unless -y/--yes or -f.
+removing unless -y/--yes or -f. A record whose resources a stopped cdkd-flow export \
+holds in CloudFormation (its migration half done) is refused, naming the run: run the \
+same export command again to finish it, or finish it by hand and pass --abandon-export.
 
 With --resource <logicalId> (repeatable, one stack): removes only those resource records \
 from the stack's record and rewrites every reference the remaining resources and outputs \
@@ -77,6 +79,10 @@ pub struct Args {
     /// Remove even when locked; with --resource, continue past unresolved references.
     #[arg(short = 'f', long)]
     pub force: bool,
+    /// Whole stacks: forget a record even though a stopped cdkd-flow export's
+    /// CloudFormation stack holds its resources (after finishing that migration by hand).
+    #[arg(long, conflicts_with = "resources")]
+    pub abandon_export: bool,
     /// Do not ask.
     #[arg(short = 'y', long)]
     pub yes: bool,
@@ -218,6 +224,38 @@ async fn take_lock(
     Err(CliError::Refused(refusal))
 }
 
+/// The refusal of a record whose resources a stopped export holds in CloudFormation and
+/// has not migrated (`cdkd_core::export::held`); a migrated one is what the export's
+/// report says to forget. A stack that cannot be read refuses too. A legacy record
+/// (no region) was never exported: an export refuses it.
+async fn held_by_export(
+    ctx: &Ctx,
+    stack: &str,
+    region: Option<&str>,
+) -> Result<Option<String>, CliError> {
+    let Some(region) = region else {
+        return Ok(None);
+    };
+    let Some(loaded) = ctx.store.get_state(stack, region).await? else {
+        return Ok(None);
+    };
+    let records = [(stack.to_string(), loaded.record)];
+    Ok(
+        match cdkd_functions::destroy::load::export_hold(&ctx.sdk, &ctx.store, region, &records)
+            .await
+        {
+            Ok(Some(hold)) if !hold.migrated => Some(v::orphan_held_by_export(
+                &hold,
+                cdkd_core::contention::state_flags(&ctx.bucket, &ctx.prefix).as_deref(),
+            )),
+            Ok(_) => None,
+            Err(e) => Some(format!(
+                "{e}; nothing was changed (--abandon-export forgets the record without this check)"
+            )),
+        },
+    )
+}
+
 async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
     let refs = ctx.store.list_refs().await?;
     let owner = owner();
@@ -232,6 +270,16 @@ async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
         if chosen.is_empty() {
             eprintln!("{}", v::orphan_no_state(stack));
             continue;
+        }
+        // A record a stopped export holds in CloudFormation stands for a migration half
+        // done (docs/repairs.md §7.1 step 0): refused, before any lock, unless
+        // --abandon-export.
+        if !a.abandon_export {
+            for t in &chosen {
+                if let Some(why) = held_by_export(ctx, stack, t.region.as_deref()).await? {
+                    return Err(CliError::Refused(why));
+                }
+            }
         }
         // Every record's lock first: a record is deleted only under its own lock, and
         // its lock is then released by the ETag this command holds, so a lock someone

@@ -4,6 +4,7 @@ mod broken_pipe;
 mod cleanup_e2e;
 mod deployed;
 mod destroy_cli;
+mod destroy_held_cli;
 mod export_approval_cli;
 mod export_budget_cli;
 mod export_cli;

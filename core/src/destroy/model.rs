@@ -221,6 +221,29 @@ fn next_step(result: RunResult, counts: &ReportCounts, again: &str) -> Option<St
     }
 }
 
+/// What a stack's report says when the run, releasing the stack's lock right after it
+/// deleted the record (under the lock, checked just before), found the lock gone
+/// (`taken`: another process's): someone removed the run's lock in between, a
+/// force-unlock most likely. Never a silent success (docs/destroy.md §2.12).
+pub fn lock_gone_at_release(taken: bool) -> String {
+    let what = if taken {
+        "held by another process"
+    } else {
+        "already gone"
+    };
+    format!(
+        "the stack's lock was {what} when the run released it, right after deleting the record under its own lock (checked just before): someone removed the run's lock meanwhile (a force-unlock?); check that no other process changed the stack"
+    )
+}
+
+/// Adds `note` to a stack report's next step.
+pub fn add_next_step(report: &mut DestroyReport, note: &str) {
+    report.next_step = Some(match report.next_step.take() {
+        Some(step) => format!("{step}; {note}"),
+        None => note.to_string(),
+    });
+}
+
 /// Marks the rows of `unconfirmed` (logical ids whose delete request was sent and never
 /// seen to end) that the run left unsettled: each gets [`UNCONFIRMED_DELETE_NOTE`], the
 /// report lists them in `maybe_deleting`, and the next step tells the user to check

@@ -89,6 +89,15 @@ pub enum Refusal {
         region: String,
         cycle: CycleError,
     },
+    /// docs/destroy.md §2.2 step 8, statement 56: a stopped export holds the record's
+    /// resources in CloudFormation (`crate::export::held`). `flags`: the state bucket
+    /// and prefix of a command the refusal prints (`crate::contention::state_flags`).
+    HeldByExport {
+        stack: String,
+        region: String,
+        hold: Box<crate::export::held::ExportHold>,
+        flags: Option<String>,
+    },
 }
 
 impl Refusal {
@@ -100,6 +109,7 @@ impl Refusal {
             Refusal::Damaged { .. } => "DamagedRecord",
             Refusal::DivergentRegion { .. } => "DivergentRegion",
             Refusal::Cycle { .. } => "DependencyCycle",
+            Refusal::HeldByExport { .. } => "HeldByExport",
         }
     }
 }
@@ -210,6 +220,15 @@ impl fmt::Display for Refusal {
                     "dependency cycle: {}; nothing was deleted",
                     paths.join("; ")
                 )
+            }
+            Refusal::HeldByExport {
+                stack,
+                region,
+                hold,
+                flags,
+            } => {
+                head(f, stack, region)?;
+                f.write_str(&hold.destroy_reason(flags.as_deref()))
             }
         }
     }

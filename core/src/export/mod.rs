@@ -15,7 +15,8 @@
 //! printing rule), [`names`] (CloudFormation destination names), [`unmanaged`] (the rows the template
 //! leaves out), [`plan`] (the plan as data). The execution: [`phases`] (the phase templates and change sets), [`execute`]
 //! (statuses, waits, what comes next, the run's record), [`report`] (`report.json`),
-//! [`approval`] (the approval gate's `approval.json` and its decisions).
+//! [`approval`] (the approval gate's `approval.json` and its decisions), [`held`] (a record
+//! whose resources a stopped export holds in CloudFormation: destroy and orphan refuse it).
 //! The dry-run summary is a view: `crate::view::export`.
 
 pub mod approval;
@@ -23,6 +24,7 @@ pub mod classify;
 pub mod consumers;
 pub mod drift;
 pub mod execute;
+pub mod held;
 pub mod iam;
 pub mod identifier;
 pub mod names;

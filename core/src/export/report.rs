@@ -170,17 +170,19 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
                         s.pre_deleted.iter().map(|id| shown(id)).collect::<Vec<_>>().join(", ")
                     )
                 };
+                // The same ways on a destroy or an orphan of the record names when it
+                // refuses it (`super::held`).
                 redo.push(format!(
-                    "{cdkd}: phase 1 succeeded: CloudFormation stack {cfn} ({region}) holds the {} imported resource(s). Phase 2 did not complete, so the stack lacks its Outputs and the {} resource(s) phase 2 creates.{deleted} The cdkd record is unchanged, but do not run `cdkd deploy` on it: fix the cause, apply the full template to {cfn} with an UPDATE change set, then forget the record with `cdkd-flow state orphan {cdkd}`. Or fix the cause and run the same export command again: it resumes this run",
+                    "{cdkd}: phase 1 succeeded: CloudFormation stack {cfn} ({region}) holds the {} imported resource(s). Phase 2 did not complete, so the stack lacks its Outputs and the {} resource(s) phase 2 creates.{deleted} The cdkd record is unchanged, but do not run `cdkd deploy` or `cdkd-flow destroy` on it: they would change or delete resources CloudFormation now owns (cdkd-flow destroy refuses it). Fix the cause and run the same export command again: it resumes this run. Or apply the full template to {cfn} with an UPDATE change set by hand, then forget the record with `cdkd-flow state orphan {cdkd} --abandon-export`. Or give the resources back to the record: update {cfn} so that every resource in it has DeletionPolicy Retain, delete {cfn} once that update is complete (its resources stay); the record then manages them again",
                     s.imported_resources, s.phase2_resources
                 ));
-                commands.extend(orphan_command(s));
+                commands.extend(orphan_command(s, " --abandon-export"));
             }
             StackStage::Migrated => {
                 redo.push(format!(
                     "{cdkd}: the migration succeeded (CloudFormation stack {cfn} holds it), but its cdkd record was not deleted: forget it with `cdkd-flow state orphan {cdkd}` (never `cdkd destroy`)"
                 ));
-                commands.extend(orphan_command(s));
+                commands.extend(orphan_command(s, ""));
             }
             StackStage::Cleaned => {}
         }
@@ -449,7 +451,7 @@ fn adoption_line(run: &ExportRun, p: &StackProgress) -> Option<String> {
         )
     };
     Some(format!(
-        "{}: {first}; its already-imported nested stacks ({names}) must be adopted by an IMPORT change set on it that names each by its StackId (DeletionPolicy Retain, the child's template and tags: CloudFormation's \"nest an existing stack\"), then its phase 2 applied; then forget the records with `cdkd-flow state orphan`, never `cdkd destroy`",
+        "{}: {first}; its already-imported nested stacks ({names}) must be adopted by an IMPORT change set on it that names each by its StackId (DeletionPolicy Retain, the child's template and tags: CloudFormation's \"nest an existing stack\"), then its phase 2 applied; then forget the records with `cdkd-flow state orphan` (with --abandon-export for a stack that had not migrated), never `cdkd destroy`",
         shown(&p.stack)
     ))
 }
@@ -515,11 +517,13 @@ pub fn with_state_location(mut r: ExportReport, bucket: &str, prefix: &str) -> E
     r
 }
 
-/// `cdkd-flow state orphan <stack> --stack-region <region>`, only when both are plain.
-fn orphan_command(s: &StackProgress) -> Option<String> {
+/// `cdkd-flow state orphan <stack> --stack-region <region><extra>`, only when both are
+/// plain. `extra`: ` --abandon-export` for a stack that did not migrate (a whole-stack
+/// orphan refuses it otherwise, `super::held`).
+fn orphan_command(s: &StackProgress, extra: &str) -> Option<String> {
     (is_plain(&s.stack) && is_plain(&s.region)).then(|| {
         format!(
-            "cdkd-flow state orphan {} --stack-region {}",
+            "cdkd-flow state orphan {} --stack-region {}{extra}",
             s.stack, s.region
         )
     })

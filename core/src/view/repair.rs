@@ -356,6 +356,22 @@ pub fn orphan_no_state(stack: &str) -> String {
     format!("No state found for stack: {}, skipping", flat(stack))
 }
 
+/// The refusal of a whole-stack orphan of a record whose resources a stopped export holds
+/// in CloudFormation (docs/repairs.md §7.1 step 0, `crate::export::held`): the migration
+/// is half done; resume it, or finish it by hand and forget the record with
+/// `--abandon-export`. `flags`: the state bucket and prefix of the command it prints.
+pub fn orphan_held_by_export(
+    hold: &crate::export::held::ExportHold,
+    flags: Option<&str>,
+) -> String {
+    format!(
+        "refusing to forget stack '{}' ({}): {}",
+        crate::text::display_ident_str(&hold.record, crate::text::STACK_NAME_CAP),
+        or_unrenderable(crate::text::printable_str(&hold.region)),
+        hold.orphan_reason(flags)
+    )
+}
+
 /// The refusal of `--force` when the lock it read changed before it could take it over
 /// (docs/repairs.md §7.1): `was` the holder read, when readable. Nothing was changed,
 /// and the newer lock is never removed.

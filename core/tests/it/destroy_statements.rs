@@ -436,3 +436,54 @@ fn oracle_record_written_by_cdkd_plans_and_orders_its_waves() {
         ]
     );
 }
+
+/// Statement 56 (docs/destroy.md §2.2 step 8): a record whose resources a stopped export
+/// holds in CloudFormation is refused under the name `HeldByExport`, naming the
+/// CloudFormation stack, its status, the run and the ways on; a migrated one, the orphan
+/// that forgets it.
+#[test]
+fn statement_56_a_record_a_stopped_export_holds_is_refused_naming_the_stack_the_run_and_the_ways_on(
+) {
+    use cdkd_core::destroy::refusals::Refusal;
+    use cdkd_core::export::execute::StackStage;
+    use cdkd_core::export::held::{hold, Found};
+    use cdkd_core::export::resume::run_tags;
+    let record = cdkd_core::state::StateRecord::from_body(
+        json!({"resources": {
+            "Queue": {"resourceType": "AWS::SQS::Queue", "physicalId": "https://sqs/q"},
+            "Topic": {"resourceType": "AWS::SNS::Topic", "physicalId": "arn:aws:sns:us-east-1:1:t"}
+        }})
+        .as_object()
+        .cloned()
+        .unwrap(),
+    );
+    let tags = run_tags("App", "export-App-1");
+    let listed = vec!["https://sqs/q".to_string()];
+    let found = |stage| Found {
+        record: "App",
+        region: "us-east-1",
+        cfn_stack: "App",
+        status: if stage == Some(StackStage::Migrated) {
+            "UPDATE_COMPLETE"
+        } else {
+            "UPDATE_ROLLBACK_COMPLETE"
+        },
+        tags: &tags,
+        cfn_physical_ids: &listed,
+        stage,
+    };
+    let refusal = |stage| {
+        let h = hold(&found(stage), &record).expect("held");
+        Refusal::HeldByExport {
+            stack: "App".into(),
+            region: "us-east-1".into(),
+            hold: Box::new(h),
+            flags: cdkd_core::contention::state_flags("team-state", "cdkd"),
+        }
+    };
+    let r = refusal(Some(StackStage::Updating));
+    assert_eq!(r.code(), "HeldByExport");
+    let stopped = r.to_string();
+    let r = refusal(Some(StackStage::Migrated));
+    insta::assert_snapshot!(format!("{stopped}\n{r}"));
+}

@@ -461,10 +461,15 @@ fn statement_69_report_of_a_failed_phase2_says_phase1_succeeded_and_never_to_dep
         &[],
     );
     assert!(r.redo[0].contains("phase 1 succeeded"));
-    assert!(r.redo[0].contains("do not run `cdkd deploy`"));
+    assert!(r.redo[0].contains("do not run `cdkd deploy` or `cdkd-flow destroy`"));
+    // The ways on a destroy of the record names when it refuses it (statement 56 of
+    // docs/destroy.md): resume, or give the resources back; never a bare delete-stack.
+    assert!(r.redo[0].contains("run the same export command again: it resumes this run"));
+    assert!(r.redo[0].contains("DeletionPolicy Retain"));
+    assert!(!r.commands.iter().any(|c| c.contains("delete-stack")));
     assert_eq!(
         r.commands,
-        ["cdkd-flow state orphan App --stack-region us-east-1"]
+        ["cdkd-flow state orphan App --stack-region us-east-1 --abandon-export"]
     );
     insta::assert_snapshot!("export_report_failed_phase2", render_report(&r));
 }

@@ -283,3 +283,38 @@ fn contention_a_destroy_runs_lock_names_its_watch_command_before_the_unlock() {
     let msg = contention_message(&ctx("App", Some("us-east-1")), Some(&l), NOW);
     assert!(msg.contains("That process is still running"), "{msg}");
 }
+
+/// docs/state-and-lock.md §6.4, "Fencing a write": a lock is still the holder's when its
+/// owner and acquisition timestamp are the ones it wrote, whatever its expiry (a renewal
+/// whose answer was lost); the `Lost` error names what stands there now.
+#[test]
+fn statement_45b_same_acquisition_and_what_a_lost_lock_names() {
+    use cdkd_core::contention::lost_lock_reason;
+    use cdkd_core::lock::{is_same_acquisition, LockBody};
+    let body = LockBody::new("cdkd-flow:r1", NOW, 1_800_000, Some("destroy".into()));
+    let renewed = lock(&format!(
+        r#"{{"owner":"cdkd-flow:r1","timestamp":{NOW},"expiresAt":{},"operation":"destroy"}}"#,
+        NOW + 3_600_000
+    ));
+    assert!(is_same_acquisition(&renewed, &body));
+    let again = lock(&format!(
+        r#"{{"owner":"cdkd-flow:r1","timestamp":{},"expiresAt":{}}}"#,
+        NOW + 1,
+        NOW + 3_600_000
+    ));
+    assert!(!is_same_acquisition(&again, &body), "another acquisition");
+    assert!(!is_same_acquisition(&live_bob(), &body));
+
+    assert_eq!(
+        lost_lock_reason(false, None, NOW),
+        "it was removed (a force-unlock, or by hand)"
+    );
+    assert_eq!(
+        lost_lock_reason(true, Some(&live_bob()), NOW),
+        "it is held by bob@host:1, operation: deploy, since 2025-12-31T23:59:59.000Z, expires in 4m12s now"
+    );
+    assert_eq!(
+        lost_lock_reason(true, None, NOW),
+        "another process replaced it with an object that is not a readable lock"
+    );
+}

@@ -235,3 +235,20 @@ fn repair_view_orphan_abort_names_the_ref_value_flag_for_an_unknown_ref_rule() {
     let err = rewrite(&r, &targets, &LiveReads::new(), &RefValues::new(), false).unwrap_err();
     insta::assert_snapshot!(orphan_aborted(&err));
 }
+
+/// docs/repairs.md §7.1 step 0: a whole-stack orphan of a record a stopped export holds.
+#[test]
+fn repair_view_orphan_of_a_record_a_stopped_export_holds() {
+    use cdkd_core::export::held::ExportHold;
+    use cdkd_core::view::repair::orphan_held_by_export;
+    let hold = ExportHold {
+        record: "App".into(),
+        region: "us-east-1".into(),
+        cfn_stack: "App".into(),
+        status: "IMPORT_COMPLETE".into(),
+        run_id: "export-App-1".into(),
+        migrated: false,
+    };
+    let flags = cdkd_core::contention::state_flags("team-state", "apps");
+    insta::assert_snapshot!(orphan_held_by_export(&hold, flags.as_deref()));
+}

@@ -4,7 +4,8 @@
 
 use cdkd_aws::HeldLock;
 use cdkd_core::destroy::model::{
-    build_report, note_unconfirmed_deletes, DestroyReport, PlannedRow, ReportCounts, RunResult,
+    add_next_step, build_report, note_unconfirmed_deletes, DestroyReport, PlannedRow, ReportCounts,
+    RunResult,
 };
 use serde::{Deserialize, Serialize};
 
@@ -135,6 +136,10 @@ pub fn report_of(run: &RunRef, rec: &DestroyRun, aborted: Option<String>) -> Run
             // Deletes sent and never seen to end (a stop or an error after a crash lost
             // their answer): a later run cannot resume them, so the user must know.
             note_unconfirmed_deletes(&mut report, &s.unconfirmed());
+            // A lock someone removed while the run held it (docs/destroy.md §2.12).
+            if let Some(n) = &s.lock_note {
+                add_next_step(&mut report, n);
+            }
             // What a deleter said of a deleted record (e.g. interfaces left behind).
             for row in &mut report.rows {
                 if let Some(n) = s.notes.get(&row.logical_id) {

@@ -149,3 +149,83 @@ pub async fn consumers(
         .await;
     Ok(read.into_iter().flatten().collect())
 }
+
+/// Why [`export_hold`] could not tell.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot tell whether an export holds the resources of stack '{stack}' in CloudFormation: {cause}")]
+pub struct HoldReadError {
+    pub stack: String,
+    pub cause: cdkd_aws::changeset::ChangeSetError,
+}
+
+impl From<HoldReadError> for StepError {
+    /// A throttled or passing failure is retried by the definition; any other (a denied
+    /// `DescribeStacks`) refuses: the destroy never goes on without knowing.
+    fn from(e: HoldReadError) -> Self {
+        if e.cause.class.is_retryable() {
+            StepError::transient(e.to_string())
+        } else {
+            StepError::refused(e.to_string())
+        }
+    }
+}
+
+/// The first record of `records` (in `region`) whose resources a stopped export holds
+/// in CloudFormation (docs/destroy.md §2.2 step 8): its default destination stack
+/// (`cdkd_core::export::held::candidate`) is tagged as the record's export run, and
+/// lists the record's resources or that run's `progress.json` says it imported them.
+/// Records without resources are not looked at. The destroy plan step and the CLI
+/// (before its question, and whole-stack `state orphan`) read through this; what the
+/// answers mean is `cdkd_core::export::held`'s.
+pub async fn export_hold(
+    sdk: &aws_config::SdkConfig,
+    store: &StateStore,
+    region: &str,
+    records: &[(String, StateRecord)],
+) -> Result<Option<cdkd_core::export::held::ExportHold>, HoldReadError> {
+    use cdkd_core::export::execute::ExportRun;
+    use cdkd_core::export::held::{candidate, hold, record_physical_ids, tagged_run, Found};
+    let cfn = cdkd_aws::cfn::Cfn::new(sdk, Some(region), None);
+    for (stack, record) in records {
+        if record_physical_ids(record).is_empty() {
+            continue;
+        }
+        let Some(name) = candidate(stack) else {
+            continue;
+        };
+        let failed = |cause| HoldReadError {
+            stack: cdkd_core::text::flatten_str(stack),
+            cause,
+        };
+        let Some(st) = cfn.describe_stack(&name).await.map_err(failed)? else {
+            continue;
+        };
+        let Some(run_id) = tagged_run(stack, &st.status, &st.tags) else {
+            continue;
+        };
+        let listed = cfn.physical_ids(&name).await.map_err(failed)?;
+        // The run's record is evidence when it can be read; its folder may have expired.
+        let progress: Option<ExportRun> =
+            crate::runs::read(store, &crate::runs::progress_key(&store.prefix, &run_id))
+                .await
+                .ok()
+                .flatten();
+        let stage = progress
+            .as_ref()
+            .and_then(|p| p.stacks.iter().find(|s| s.stack == *stack))
+            .map(|s| s.stage);
+        let found = Found {
+            record: stack,
+            region,
+            cfn_stack: &name,
+            status: &st.status,
+            tags: &st.tags,
+            cfn_physical_ids: &listed,
+            stage,
+        };
+        if let Some(h) = hold(&found, record) {
+            return Ok(Some(h));
+        }
+    }
+    Ok(None)
+}

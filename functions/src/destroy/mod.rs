@@ -121,6 +121,10 @@ pub struct StackRun {
     /// `orphans` entries of the record, copied here before a clean delete of the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orphans_key: Option<String>,
+    /// Set when the run found the stack's lock gone or another's as it released it, right
+    /// after deleting the record (`cdkd_core::destroy::model::lock_gone_at_release`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_note: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,15 +1,16 @@
 //! `destroy-plan`: find the stack's record and its nested children, refuse what must not
-//! be destroyed (before any lock), take every lock, write `progress.json`.
+//! be destroyed (before any lock; a record a stopped export holds in CloudFormation
+//! too), take every lock, write `progress.json`.
 
 use cdkd_aws::HeldLock;
 use cdkd_core::destroy::graph::DeleteGraph;
-use cdkd_core::destroy::refusals::{check_plan, RefusalOptions, StackRecord};
+use cdkd_core::destroy::refusals::{check_plan, Refusal, RefusalOptions, StackRecord};
 use cdkd_core::state::StateRecord;
 use cdkd_core::text::{or_unrenderable, printable_str};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::load::{consumers, load_tree};
+use super::load::{consumers, export_hold, load_tree};
 use super::record::resources_of;
 use super::{Carry, DestroyInput, DestroyRun, Planned, RunRef, StackRun};
 use crate::deps::Deps;
@@ -53,6 +54,16 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         let target = StackRecord::from_state(stack, &region, record);
         check_plan(&target, &other_refs, opts)
             .map_err(|r| StepError::new(r.code(), r.to_string()))?;
+    }
+    // A record a stopped export holds in CloudFormation (docs/destroy.md §2.2 step 8).
+    if let Some(hold) = export_hold(&deps.sdk, &store, &region, stacks).await? {
+        let r = Refusal::HeldByExport {
+            stack: hold.record.clone(),
+            region: region.clone(),
+            flags: cdkd_core::contention::state_flags(&input.state_bucket, &input.state_prefix),
+            hold: Box::new(hold),
+        };
+        return Err(StepError::new(r.code(), r.to_string()));
     }
 
     // Every lock, root first; on contention give back what was taken.

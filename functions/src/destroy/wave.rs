@@ -41,6 +41,7 @@ const MAX_WAIT_SECONDS: u64 = 60;
 struct Ctx<'a> {
     deps: &'a Deps,
     store: StateStore,
+    locks: cdkd_aws::LockManager,
     registry: Registry,
     run: &'a RunRef,
     skip_final_snapshot: bool,
@@ -70,7 +71,11 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
     // A lost lock stops the run before it touches anything.
     let mut held = Vec::with_capacity(locks.len());
     for h in &locks {
-        held.push(crate::held::renew(&lock_manager, h).await?);
+        held.push(
+            crate::held::renew(&lock_manager, h)
+                .await
+                .map_err(destroy_stopped)?,
+        );
     }
     let key = runs::progress_key(&run.prefix, &run.run_id);
     let mut progress = runs::Progress::read(&store, &key).await?.ok_or_else(|| {
@@ -83,6 +88,7 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
     let ctx = Ctx {
         deps,
         store: store.clone(),
+        locks: lock_manager,
         registry: (deps.registry_for)(&run.region),
         run: &run,
         skip_final_snapshot: progress.rec.skip_final_snapshot,
@@ -104,9 +110,34 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
             .filter_map(|s| s.finished.map(|f| (s.stack.clone(), f)))
             .collect();
         let stop = progress.rec.stop_requested;
-        let step = step_stack(&ctx, &mut progress.rec.stacks[idx], &children, stop).await?;
+        let stepped = step_stack(
+            &ctx,
+            &mut progress.rec.stacks[idx],
+            &children,
+            stop,
+            &mut held,
+        )
+        .await;
+        let finished = match stepped {
+            Ok(step) if step.finished => {
+                finish_stack(&ctx, &mut progress.rec.stacks[idx], &mut held, stop)
+                    .await
+                    .map(|()| step)
+            }
+            other => other,
+        };
+        let step = match finished {
+            Ok(step) => step,
+            Err(e) => {
+                // What this invocation settled is the run's record even when it stops
+                // (a lost lock): the report names it, a retry does not redo it.
+                if let Err(save) = progress.save(&store).await {
+                    tracing::warn!("progress of run {} not saved: {save}", run.run_id);
+                }
+                return Err(e);
+            }
+        };
         if step.finished {
-            finish_stack(&ctx, &mut progress.rec.stacks[idx], &mut held, stop).await?;
             progress.save(&store).await?;
             continue;
         }
@@ -154,11 +185,39 @@ struct StackStep {
     earliest_ms: Option<u64>,
 }
 
+/// The fence of a write to `stack`'s record, or of a delete call for it
+/// (docs/destroy.md §2.3): its lock is read and must still be the one the run acquired.
+async fn fence(ctx: &Ctx<'_>, held: &mut [HeldLock], stack: &str) -> Result<(), StepError> {
+    let Some(h) = held.iter_mut().find(|h| h.stack == stack) else {
+        return Err(destroy_stopped(StepError::new(
+            crate::error::names::LOCK_LOST,
+            format!("The run holds no lock of stack '{}'", flatten_str(stack)),
+        )));
+    };
+    *h = crate::held::ensure_own(&ctx.locks, h)
+        .await
+        .map_err(destroy_stopped)?;
+    Ok(())
+}
+
+/// A lost lock's error, with what the destroy did about it and the way on
+/// (`cdkd_core::contention::DESTROY_LOCK_LOST`); any other error as it is.
+fn destroy_stopped(e: StepError) -> StepError {
+    if e.name != crate::error::names::LOCK_LOST {
+        return e;
+    }
+    StepError::new(
+        crate::error::names::LOCK_LOST,
+        format!("{} {}", e.message, cdkd_core::contention::DESTROY_LOCK_LOST),
+    )
+}
+
 async fn step_stack(
     ctx: &Ctx<'_>,
     sr: &mut StackRun,
     children: &BTreeMap<String, RunResult>,
     stop: bool,
+    held: &mut [HeldLock],
 ) -> Result<StackStep, StepError> {
     let Some(loaded) = ctx.store.get_state(&sr.stack, &sr.region).await? else {
         // Gone already: a retried step that deleted it, or removed by hand.
@@ -313,8 +372,9 @@ async fn step_stack(
         }
     }
     // Marks made in this pass are saved by the caller before any of their calls; marks
-    // saved earlier are sent now.
+    // saved earlier are sent now, while the stack's lock is still the run's.
     if !to_start.is_empty() {
+        fence(ctx, held, &sr.stack).await?;
         let started: Vec<(String, Sent, Result<DeleteProgress, DeleteError>)> =
             stream::iter(to_start)
                 .map(|req| async move {
@@ -340,6 +400,7 @@ async fn step_stack(
     if !gone.is_empty() {
         gone.sort();
         gone.dedup();
+        fence(ctx, held, &sr.stack).await?;
         remove_resources(&ctx.store, &sr.stack, &sr.region, loaded, &gone).await?;
     }
 
@@ -536,29 +597,44 @@ async fn finish_stack(
         });
         return Ok(());
     }
-    if let Some(loaded) = ctx.store.get_state(&sr.stack, &sr.region).await? {
-        if let Some(Value::Array(orphans)) = loaded.record.orphans() {
-            if !orphans.is_empty() {
-                // Outside the run folder: nothing expires it (docs/destroy.md §2.12).
-                let key = cdkd_core::keys::orphans_key(
-                    &ctx.run.prefix,
-                    &sr.stack,
-                    &sr.region,
-                    &ctx.run.run_id,
-                );
-                runs::write(&ctx.store, &key, &Value::Array(orphans.clone())).await?;
-                sr.orphans_key = Some(key);
+    let deleted_here = match ctx.store.get_state(&sr.stack, &sr.region).await? {
+        Some(loaded) => {
+            // The record goes only while the stack's lock is still the run's.
+            fence(ctx, held, &sr.stack).await?;
+            if let Some(Value::Array(orphans)) = loaded.record.orphans() {
+                if !orphans.is_empty() {
+                    // Outside the run folder: nothing expires it (docs/destroy.md §2.12).
+                    let key = cdkd_core::keys::orphans_key(
+                        &ctx.run.prefix,
+                        &sr.stack,
+                        &sr.region,
+                        &ctx.run.run_id,
+                    );
+                    runs::write(&ctx.store, &key, &Value::Array(orphans.clone())).await?;
+                    sr.orphans_key = Some(key);
+                }
             }
+            ctx.store.delete_state(&sr.stack, &sr.region).await?;
+            true
         }
-        ctx.store.delete_state(&sr.stack, &sr.region).await?;
-    }
+        // An earlier attempt of this step deleted it (and released the lock).
+        None => false,
+    };
     // The lock goes right after the record, so that a stop in between leaves as short a
     // window as it can with a lock and no record (docs/state-views.md §4.7 shows it).
     if let Some(pos) = held.iter().position(|h| h.stack == sr.stack) {
         let h = held.remove(pos);
-        let locks = ctx.deps.locks(&ctx.run.bucket, &ctx.run.prefix);
-        if let Err(e) = locks.release(&h).await {
-            tracing::warn!("{e}");
+        match ctx.locks.release(&h).await {
+            Ok(cdkd_aws::ReleaseOutcome::Released) => {}
+            // Checked just before the record went, and gone or another's now: someone
+            // removed it in between. Never a silent success (docs/destroy.md §2.12).
+            Ok(outcome) if deleted_here => {
+                sr.lock_note = Some(cdkd_core::destroy::model::lock_gone_at_release(
+                    outcome == cdkd_aws::ReleaseOutcome::NotOurs,
+                ));
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("{e}"),
         }
     }
     ctx.store

@@ -237,7 +237,7 @@ impl Tree {
     /// hand, then orphan; a re-run is refused while the stack exists.
     fn phase2_line(stack: &str, cfn_name: &str, imported: usize, created: usize) -> String {
         format!(
-            "{stack}: phase 1 succeeded: CloudFormation stack {cfn_name} ({REGION}) holds the {imported} imported resource(s). Phase 2 did not complete, so the stack lacks its Outputs and the {created} resource(s) phase 2 creates. The cdkd record is unchanged, but do not run `cdkd deploy` on it: fix the cause, apply the full template to {cfn_name} with an UPDATE change set, then forget the record with `cdkd-flow state orphan {stack}`. Or fix the cause and run the same export command again: it resumes this run"
+            "{stack}: phase 1 succeeded: CloudFormation stack {cfn_name} ({REGION}) holds the {imported} imported resource(s). Phase 2 did not complete, so the stack lacks its Outputs and the {created} resource(s) phase 2 creates. The cdkd record is unchanged, but do not run `cdkd deploy` or `cdkd-flow destroy` on it: they would change or delete resources CloudFormation now owns (cdkd-flow destroy refuses it). Fix the cause and run the same export command again: it resumes this run. Or apply the full template to {cfn_name} with an UPDATE change set by hand, then forget the record with `cdkd-flow state orphan {stack} --abandon-export`. Or give the resources back to the record: update {cfn_name} so that every resource in it has DeletionPolicy Retain, delete {cfn_name} once that update is complete (its resources stay); the record then manages them again"
         )
     }
 
@@ -245,13 +245,22 @@ impl Tree {
     /// StackId), `first` saying where the root's own resources are.
     fn adoption_line(&self, first: &str) -> String {
         format!(
-            "{}: {first}; its already-imported nested stacks ({}) must be adopted by an IMPORT change set on it that names each by its StackId (DeletionPolicy Retain, the child's template and tags: CloudFormation's \"nest an existing stack\"), then its phase 2 applied; then forget the records with `cdkd-flow state orphan`, never `cdkd destroy`",
+            "{}: {first}; its already-imported nested stacks ({}) must be adopted by an IMPORT change set on it that names each by its StackId (DeletionPolicy Retain, the child's template and tags: CloudFormation's \"nest an existing stack\"), then its phase 2 applied; then forget the records with `cdkd-flow state orphan` (with --abandon-export for a stack that had not migrated), never `cdkd destroy`",
             self.root, self.child_cfn
         )
     }
 
-    /// The report's `state orphan` command: the run's own bucket, so whoever reads the
-    /// message forgets this record.
+    /// The report's `state orphan` command of a stack that did not migrate (a
+    /// whole-stack orphan refuses it without `--abandon-export`): the run's own bucket,
+    /// so whoever reads the message forgets this record.
+    fn orphan_abandoned(&self, stack: &str) -> String {
+        format!(
+            "cdkd-flow state orphan {stack} --stack-region {REGION} --abandon-export --state-bucket {}",
+            self.bucket
+        )
+    }
+
+    /// The report's `state orphan` command of a stack that migrated.
     fn orphan(&self, stack: &str) -> String {
         format!(
             "cdkd-flow state orphan {stack} --stack-region {REGION} --state-bucket {}",
@@ -503,7 +512,7 @@ async fn export_phase_faults_statement_90_root_adoption_refused_lists_the_import
             Tree::phase2_line(&t.root, &t.root, 1, 0),
             t.refused_rerun_line(&[(&t.child, &t.child_cfn), (&t.root, &t.root)]),
         ],
-        &[t.orphan(&t.child), t.orphan(&t.root)],
+        &[t.orphan(&t.child), t.orphan_abandoned(&t.root)],
     );
 
     let child = described(&t.child_cfn).await.expect("the child's stack");
@@ -581,7 +590,7 @@ async fn export_phase_faults_statement_69_child_phase2_refused_says_phase1_succe
             t.adoption_by_hand_line(),
             t.refused_rerun_line(&[(&t.child, &t.child_cfn)]),
         ],
-        &[t.orphan(&t.child)],
+        &[t.orphan_abandoned(&t.child)],
     );
 
     let child = t.assert_child_alone_and_root_unsubmitted().await;
@@ -614,7 +623,7 @@ async fn export_phase_faults_statement_69_root_phase2_refused_says_phase1_succee
             Tree::phase2_line(&t.root, &t.root, 1, 0),
             t.refused_rerun_line(&[(&t.child, &t.child_cfn), (&t.root, &t.root)]),
         ],
-        &[t.orphan(&t.child), t.orphan(&t.root)],
+        &[t.orphan(&t.child), t.orphan_abandoned(&t.root)],
     );
 
     let root = described(&t.root).await.expect("the root's stack");

@@ -21,6 +21,7 @@ mod export_plan;
 mod export_steps;
 mod export_support;
 mod faults_spec;
+mod lock_fence;
 mod lock_protocol;
 mod orphan_live_attributes;
 mod refresh_readers;
