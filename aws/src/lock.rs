@@ -561,8 +561,12 @@ impl LockManager {
                     ..held.clone()
                 })
             }
-            Some(r) => cdkd_core::contention::lost_lock_reason(true, r.content.info(), now_ms()),
-            None => cdkd_core::contention::lost_lock_reason(false, None, now_ms()),
+            Some(r) => cdkd_core::contention::lost_lock_reason(
+                true,
+                r.content.info(),
+                self.store.s3_now_ms(),
+            ),
+            None => cdkd_core::contention::lost_lock_reason(false, None, self.store.s3_now_ms()),
         };
         Err(self.lost(held, &reason))
     }
