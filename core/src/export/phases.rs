@@ -14,8 +14,9 @@ use crate::text::flatten_str;
 
 /// Largest `TemplateBody` CloudFormation takes (bytes of UTF-8).
 pub const TEMPLATE_BODY_MAX: usize = 51_200;
-/// Largest template behind a `TemplateURL` (bytes).
-pub const TEMPLATE_URL_MAX: usize = 1_048_576;
+/// Largest template behind a `TemplateURL` (bytes): CloudFormation's "1 MB" is
+/// 1,000,000 bytes ("Template may not exceed 1000000 bytes in size.").
+pub const TEMPLATE_URL_MAX: usize = 1_000_000;
 /// Most resources CloudFormation takes in one stack's template.
 pub const MAX_RESOURCES: usize = 500;
 /// The capabilities every export change set acknowledges.
@@ -211,7 +212,7 @@ pub fn delivery(
         None => "Split the stack into nested stacks, then export",
     };
     Delivery::TooLarge(format!(
-        "the {} template of stack {} is {} bytes, over CloudFormation's 1,048,576{largest}. {way_out}",
+        "the {} template of stack {} is {} bytes, over CloudFormation's 1,000,000{largest}. {way_out}",
         phase.label(),
         flatten_str(cfn_stack_name),
         body.len()
@@ -317,7 +318,7 @@ fn largest_parts(all: &[(usize, Part<'_>)]) -> Vec<String> {
 
 /// The template-size refusal of a stack's plan, before any lock (docs/export.md §7): more
 /// than 500 resources in its full template, or its phase-1 or phase-2 template over
-/// 1,048,576 bytes, as the change set would send it.
+/// 1,000,000 bytes, as the change set would send it.
 pub fn size_refusal(template: &Template, plan: &StackPlan) -> Option<String> {
     let count = phase2_template(template, plan)
         .get("Resources")
