@@ -229,6 +229,14 @@ impl Cfn {
 
     /// How many resources stack `stack` holds (`DescribeStackResources`).
     pub async fn resource_count(&self, stack: &str) -> Result<usize, ChangeSetError> {
+        Ok(self.stack_resources(stack).await?.len())
+    }
+
+    /// `DescribeStackResources` of `stack`, with the throttling back-off.
+    async fn stack_resources(
+        &self,
+        stack: &str,
+    ) -> Result<Vec<aws_sdk_cloudformation::types::StackResource>, ChangeSetError> {
         let out = on_throttling(&self.backoff, || {
             self.client
                 .describe_stack_resources()
@@ -237,23 +245,16 @@ impl Cfn {
         })
         .await
         .map_err(fail("DescribeStackResources", stack))?;
-        Ok(out.stack_resources().len())
+        Ok(out.stack_resources.unwrap_or_default())
     }
 
     /// The physical ids of the resources stack `stack` lists (`DescribeStackResources`;
     /// deleted ones left out): what a destroy compares with a record's
     /// (`cdkd_core::export::held`).
     pub async fn physical_ids(&self, stack: &str) -> Result<Vec<String>, ChangeSetError> {
-        let out = on_throttling(&self.backoff, || {
-            self.client
-                .describe_stack_resources()
-                .stack_name(stack)
-                .send()
-        })
-        .await
-        .map_err(fail("DescribeStackResources", stack))?;
-        Ok(out
-            .stack_resources()
+        Ok(self
+            .stack_resources(stack)
+            .await?
             .iter()
             .filter(|r| {
                 r.resource_status()
