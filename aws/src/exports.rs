@@ -55,7 +55,9 @@ async fn try_remove(store: &StateStore, stacks: &[&str], region: &str) -> Result
                 }
                 Err(e) => return Err(e.to_string()),
             },
-            None => (rebuilt(store, region).await?, None),
+            // No index: nothing lists the stack, and readers rebuild a missing index
+            // from the records (docs/state-and-lock.md §4), so none is written here.
+            None => return Ok(()),
         };
         let mut changed = false;
         for stack in stacks {

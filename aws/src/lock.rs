@@ -591,9 +591,16 @@ impl LockManager {
     ) -> Result<ReleaseOutcome, LockError> {
         let region = held.region.as_deref();
         let key = self.key(&held.stack, region);
-        match self.store.delete_raw_strict(&key, Some(&held.etag)).await {
-            Ok(()) => {
-                self.purge(&held.stack, region, false).await;
+        match self
+            .store
+            .delete_raw_versioned(&key, Some(&held.etag))
+            .await
+        {
+            // A bucket that never kept versions holds no renewal to purge.
+            Ok(versioned) => {
+                if versioned {
+                    self.purge(&held.stack, region, false).await;
+                }
                 Ok(ReleaseOutcome::Released)
             }
             Err(f) if f.is_no_such_key() => Ok(ReleaseOutcome::AlreadyGone),

@@ -468,6 +468,18 @@ impl StateStore {
         key: &str,
         if_match: Option<&str>,
     ) -> Result<(), Failure> {
+        self.delete_raw_versioned(key, if_match).await.map(|_| ())
+    }
+
+    /// [`Self::delete_raw_strict`], telling whether the bucket keeps versions: S3 answers
+    /// a delete on a bucket whose versioning was ever enabled with a delete marker
+    /// (`x-amz-delete-marker`, `x-amz-version-id`), and one on a bucket that never had
+    /// versioning with neither: it then holds no older version of the key.
+    pub(crate) async fn delete_raw_versioned(
+        &self,
+        key: &str,
+        if_match: Option<&str>,
+    ) -> Result<bool, Failure> {
         self.client
             .delete_object()
             .bucket(&self.bucket)
@@ -476,7 +488,7 @@ impl StateStore {
             .set_expected_bucket_owner(self.expected_owner.clone())
             .send()
             .await
-            .map(|_| ())
+            .map(|out| out.delete_marker() == Some(true) || out.version_id().is_some())
             .map_err(|e| Failure::from_sdk(&e))
     }
 

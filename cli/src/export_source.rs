@@ -1187,6 +1187,7 @@ pub fn template_key(prefix: &str, run_id: &str, stack: &str) -> String {
 /// Uploads every template of `set` as JSON under the run's prefix in the state bucket
 /// (`store.prefix`), root first; returns the keys in that order.
 pub async fn upload_templates(
+    cache: &runs::ArtifactCache,
     store: &StateStore,
     run_id: &str,
     set: &TemplateSet,
@@ -1194,7 +1195,8 @@ pub async fn upload_templates(
     let mut keys = Vec::new();
     for st in set.stacks() {
         let key = template_key(&store.prefix, run_id, &st.stack);
-        runs::write(store, &key, &st.template)
+        // Through the run's artifact cache: a local run's steps read it from memory.
+        runs::write_immutable(cache, store, &key, &st.template)
             .await
             .map_err(|e| SourceError::Upload {
                 stack: st.stack.clone(),

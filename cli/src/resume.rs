@@ -6,9 +6,11 @@
 use cdkd_aws::cfn::Cfn;
 use cdkd_core::contention::contention_message;
 use cdkd_core::destroy::tree::record_region;
+use cdkd_core::export::names::Destination;
 use cdkd_core::export::resume::{owning_run, verdict, Found, Liveness, Verdict};
 use cdkd_core::lock::{parse_flow_owner, FlowHolder, LockInfo};
 use cdkd_core::text::flatten_str;
+use std::collections::BTreeMap;
 
 use crate::context::Ctx;
 use crate::error::CliError;
@@ -19,6 +21,12 @@ pub struct Before {
     pub verdict: Verdict,
     /// The region of the lock read (the record's, else the CLI's).
     pub region: String,
+    /// The record's region, as given or found by listing the records: passed on to the
+    /// plan, which then lists nothing again (docs/export.md, "Requests").
+    pub record_region: Option<String>,
+    /// The destination stacks described here, in the record's region (none when it is
+    /// not known): the plan takes them as read (`ExportInput::destinations_seen`).
+    pub destinations_seen: BTreeMap<String, Destination>,
     pub lock: Option<LockInfo>,
 }
 
@@ -83,15 +91,29 @@ pub async fn before_export(
             })
         }
     };
+    let seen = |d: Option<&cdkd_aws::changeset::StackStatus>| match d {
+        Some(d) => Destination::Exists {
+            status: d.status.clone(),
+        },
+        None => Destination::Absent,
+    };
     let destination = describe(cfn_name.to_string()).await?;
+    let mut destinations_seen = BTreeMap::new();
+    destinations_seen.insert(cfn_name.to_string(), seen(destination.as_ref()));
     // A tree whose root was not submitted yet: its children's stacks say whose run it is.
     let mut child_runs = Vec::new();
     if destination.is_none() {
         for (child, child_cfn) in children {
-            if let Some(d) = describe(child_cfn.clone()).await? {
+            let d = describe(child_cfn.clone()).await?;
+            destinations_seen.insert(child_cfn.clone(), seen(d.as_ref()));
+            if let Some(d) = d {
                 child_runs.extend(owning_run(&d.tags, child));
             }
         }
+    }
+    if region.is_none() {
+        // Described in the CLI's region, which may not be the record's.
+        destinations_seen.clear();
     }
     let found = Found {
         stack,
@@ -108,6 +130,8 @@ pub async fn before_export(
     Ok(Before {
         verdict,
         region: lock_region,
+        record_region: region,
+        destinations_seen,
         lock,
     })
 }

@@ -246,10 +246,11 @@ pub struct FolderFiles {
 }
 
 impl FolderFiles {
-    /// Only uploads (templates, change-set templates, custom-resource answers): nothing
-    /// says a run ever started in this folder.
+    /// Only uploads (templates, change-set templates, custom-resource answers), and at
+    /// most the plan a real run's plan run (`<run-id>-plan`) writes into it: nothing
+    /// says a run ever started in this folder (docs/runs.md §4).
     pub fn only_uploads(&self) -> bool {
-        !(self.run_json || self.plan || self.progress || self.report || self.approval)
+        !(self.run_json || self.progress || self.report || self.approval)
     }
 }
 

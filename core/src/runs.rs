@@ -75,6 +75,23 @@ pub fn planned_run(run_id: &str) -> Option<&str> {
     run_id.strip_suffix("-plan").filter(|r| !r.is_empty())
 }
 
+/// The plan run `<run-id>-plan` of a real export that planned successfully leaves its
+/// `run.json` without an end when its run follows: the run's own `run.json` (`run`)
+/// says it ended, and when (the run's start). Anything else is left as it is
+/// (docs/runs.md, "The objects a run writes").
+pub fn ended_by_its_run(plan_run: &mut LocalRun, run: Option<&LocalRun>) {
+    let Some(run) = run else {
+        return;
+    };
+    if plan_run.outcome.is_none()
+        && plan_run.plan_only
+        && planned_run(&plan_run.run_id) == Some(run.run_id.as_str())
+    {
+        plan_run.outcome = Some("succeeded".into());
+        plan_run.ended_ms = Some(run.started_ms);
+    }
+}
+
 /// `run.json`: what a local run is, written by the CLI when it starts, completed
 /// (`endedMs`, `outcome`) when it ends by itself.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -512,5 +529,43 @@ mod tests {
         assert!(v.get("endedMs").is_none());
         let back: LocalRun = serde_json::from_value(v).unwrap();
         assert_eq!(back, run());
+    }
+
+    #[test]
+    fn a_plan_run_ends_when_its_run_starts_and_not_otherwise() {
+        let plan = LocalRun {
+            run_id: "export-App-1-plan".into(),
+            kind: "export".into(),
+            stack: "App".into(),
+            plan_only: true,
+            started_ms: 10,
+            ..Default::default()
+        };
+        let run = LocalRun {
+            run_id: "export-App-1".into(),
+            started_ms: 20,
+            ..plan.clone()
+        };
+        let mut p = plan.clone();
+        ended_by_its_run(&mut p, Some(&run));
+        assert_eq!(p.outcome.as_deref(), Some("succeeded"));
+        assert_eq!(p.ended_ms, Some(20));
+        // No run: still open; another run: not its; an end written: kept.
+        let mut p = plan.clone();
+        ended_by_its_run(&mut p, None);
+        assert_eq!(p.outcome, None);
+        let other = LocalRun {
+            run_id: "export-App-2".into(),
+            ..run.clone()
+        };
+        let mut p = plan.clone();
+        ended_by_its_run(&mut p, Some(&other));
+        assert_eq!(p.outcome, None);
+        let mut p = LocalRun {
+            outcome: Some("failed".into()),
+            ..plan.clone()
+        };
+        ended_by_its_run(&mut p, Some(&run));
+        assert_eq!(p.outcome.as_deref(), Some("failed"));
     }
 }

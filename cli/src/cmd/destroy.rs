@@ -336,6 +336,8 @@ fn start_local<'a>(
             start,
             approval_poll: None,
             notify: notify.as_ref(),
+            resumes: false,
+            defer_end: None,
         };
         run_local(engine, sm, input, run_id, o)
             .await

@@ -256,6 +256,8 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     // by anyone else, a live run, this record's interrupted run (resumed), a destination
     // stack that is nobody's run.
     let mut take_over = Vec::new();
+    let mut record_region = a.stack_region.clone();
+    let mut destinations_seen = BTreeMap::new();
     if let Ok(cfn_root) =
         names::cfn_name(&name, true, a.cfn_stack_name.as_deref(), &BTreeMap::new())
     {
@@ -277,6 +279,8 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             &a.remote,
         )
         .await?;
+        record_region = before.record_region.clone();
+        destinations_seen = before.destinations_seen.clone();
         match before.verdict {
             Verdict::Fresh { take_over: t } => take_over = t,
             Verdict::Locked => {
@@ -325,7 +329,8 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             remote::execution_name("export", &name, now)
         }
     });
-    let uploaded = upload_templates(&ctx.store, &run_id, &set).await?;
+    let deps = local_deps(&ctx, a.local).await;
+    let uploaded = upload_templates(&deps.artifacts, &ctx.store, &run_id, &set).await?;
     eprintln!(
         "export {stack}: run {run_id}, {} template(s) uploaded to s3://{}/{}",
         uploaded.len(),
@@ -334,7 +339,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     );
     let input = ExportInput {
         stack: name.clone(),
-        stack_region: a.stack_region.clone(),
+        stack_region: record_region.clone(),
         state_bucket: ctx.bucket.clone(),
         state_prefix: ctx.prefix.clone(),
         templates: uploaded
@@ -346,10 +351,17 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         require_approval: false,
         resume: None,
         plan_from: None,
+        plan_for: None,
+        destinations_seen,
         take_over,
     };
-    let plan_input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;
-    let deps = local_deps(&ctx, a.local).await;
+    // A real run's plan run writes the plan into the run's folder: one plan per run.
+    let plan_input = ExportInput {
+        plan_for: (!a.dry_run).then(|| run_id.clone()),
+        ..input.clone()
+    };
+    let plan_input =
+        serde_json::to_value(&plan_input).map_err(|e| CliError::Usage(e.to_string()))?;
 
     // The plan first, dry run or not: what is shown is what a real run imports.
     let plan_run = if a.dry_run {
@@ -357,9 +369,20 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     } else {
         format!("{run_id}-plan")
     };
+    let plan_end = std::sync::Mutex::new(None);
     let plan = if a.local {
         eprintln!("export {stack}: planning");
-        let outcome = run_local(&deps, plan_input.clone(), &plan_run, a.fast, None).await?;
+        let defer = (!a.dry_run).then_some(&plan_end);
+        let outcome = run_local(
+            &deps,
+            plan_input.clone(),
+            &plan_run,
+            a.fast,
+            None,
+            false,
+            defer,
+        )
+        .await?;
         // The plan this process's plan step just wrote, from memory.
         let printed = print_plan_cached(
             &deps.artifacts,
@@ -403,46 +426,14 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             read_plan(&ctx.store, &plan_run).await?
         }
     };
-    if a.dry_run {
-        if let Some(why) = plan.as_ref().and_then(|p| execution_refusal(&name, p)) {
-            eprintln!("warning: a real run would be refused: {why}");
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let Some(plan) = plan else {
-        return Err(CliError::Refused(format!(
-            "export {stack} refused: the plan run {plan_run} wrote no plan"
-        )));
-    };
-    if plan.is_empty() {
-        eprintln!("export {stack}: nothing to migrate (no importable resource, nothing for phase 2); nothing was changed");
-        return Ok(ExitCode::SUCCESS);
-    }
-    // The tree CloudFormation cannot take, refused before the question and before any
-    // lock: the same rule export-lock applies (docs/export.md §10.1).
-    if let Some(why) = execution_refusal(&name, &plan) {
-        return Err(CliError::Refused(why));
-    }
-    // Rows the template leaves out, refused before the question unless --leave-unmanaged
-    // (docs/export.md §3.1): the gate the real run's plan applies.
-    if let Gate::Refuse(why) = plan.unmanaged_gate(a.leave_unmanaged, false) {
-        return Err(CliError::Refused(format!("export {stack} refused: {why}")));
-    }
-    if !a.yes && !a.require_approval {
-        let question = format!(
-            "Import these resources into CloudFormation and delete the cdkd record of {stack} afterwards? [y/N] "
-        );
-        match crate::ask::confirm(&question).await? {
-            Some(true) => {}
-            Some(false) => {
-                eprintln!("export {stack}: cancelled; nothing was changed");
-                return Ok(ExitCode::SUCCESS);
-            }
-            None => {
-                return Err(CliError::Usage(format!(
-                    "export {stack}: no terminal to confirm on; pass -y to migrate without asking"
-                )))
-            }
+    // A local plan run of a real run that succeeded leaves its end unwritten: the run's
+    // own `run.json`, written as it starts, says it (docs/runs.md, "The objects a run
+    // writes"); it is written here when the run goes no further.
+    match gate_after_plan(&a, &name, &plan_run, plan).await {
+        Ok(Ok(_)) => {}
+        other => {
+            crate::run::local::record_deferred_end(&ctx.store, &plan_end).await;
+            return other.map(|r| r.err().unwrap_or(ExitCode::SUCCESS));
         }
     }
     let run_input = ExportInput {
@@ -483,10 +474,64 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         &ctx.store,
         &run_id,
         a.require_approval,
-        run_local(&deps, run_input, &run_id, a.fast, approval),
+        run_local(&deps, run_input, &run_id, a.fast, approval, false, None),
     )
     .await?;
     finish_local(&ctx.store, &stack, &run_id, outcome, a.json).await
+}
+
+/// What follows a plan before the real run starts: the plan itself (go on), or the exit
+/// code of a run that ends here (a dry run, nothing to migrate, a refusal, a "no").
+async fn gate_after_plan(
+    a: &Args,
+    name: &str,
+    plan_run: &str,
+    plan: Option<Plan>,
+) -> Result<Result<Plan, ExitCode>, CliError> {
+    let stack = flatten_str(name);
+    if a.dry_run {
+        if let Some(why) = plan.as_ref().and_then(|p| execution_refusal(name, p)) {
+            eprintln!("warning: a real run would be refused: {why}");
+        }
+        return Ok(Err(ExitCode::SUCCESS));
+    }
+    let Some(plan) = plan else {
+        return Err(CliError::Refused(format!(
+            "export {stack} refused: the plan run {plan_run} wrote no plan"
+        )));
+    };
+    if plan.is_empty() {
+        eprintln!("export {stack}: nothing to migrate (no importable resource, nothing for phase 2); nothing was changed");
+        return Ok(Err(ExitCode::SUCCESS));
+    }
+    // The tree CloudFormation cannot take, refused before the question and before any
+    // lock: the same rule export-lock applies (docs/export.md §10.1).
+    if let Some(why) = execution_refusal(name, &plan) {
+        return Err(CliError::Refused(why));
+    }
+    // Rows the template leaves out, refused before the question unless --leave-unmanaged
+    // (docs/export.md §3.1): the gate the real run's plan applies.
+    if let Gate::Refuse(why) = plan.unmanaged_gate(a.leave_unmanaged, false) {
+        return Err(CliError::Refused(format!("export {stack} refused: {why}")));
+    }
+    if !a.yes && !a.require_approval {
+        let question = format!(
+            "Import these resources into CloudFormation and delete the cdkd record of {stack} afterwards? [y/N] "
+        );
+        match crate::ask::confirm(&question).await? {
+            Some(true) => {}
+            Some(false) => {
+                eprintln!("export {stack}: cancelled; nothing was changed");
+                return Ok(Err(ExitCode::SUCCESS));
+            }
+            None => {
+                return Err(CliError::Usage(format!(
+                    "export {stack}: no terminal to confirm on; pass -y to migrate without asking"
+                )))
+            }
+        }
+    }
+    Ok(Ok(plan))
 }
 
 /// The report of a local run that ended, and the command's exit code.
@@ -497,7 +542,21 @@ async fn finish_local(
     outcome: Outcome,
     json: bool,
 ) -> Result<ExitCode, CliError> {
-    let report = print_report(store, run_id, json).await?;
+    // A migrated run's output carries the report its last step wrote: printed from
+    // there, not read back (docs/export.md, "Requests").
+    let carried = match &outcome {
+        Outcome::Succeeded(v) => v.get("report").and_then(|r| {
+            serde_json::from_value::<cdkd_core::export::report::ExportReport>(r.clone()).ok()
+        }),
+        Outcome::Failed(_) => None,
+    };
+    let report = match carried {
+        Some(r) => {
+            crate::run::artifacts::print_export_report(&r, json);
+            Some(r)
+        }
+        None => print_report(store, run_id, json).await?,
+    };
     match outcome {
         Outcome::Succeeded(_) => Ok(ExitCode::SUCCESS),
         Outcome::Failed(f) if report.is_some() => {
@@ -627,6 +686,8 @@ async fn resume_run(
         require_approval: false,
         resume: Some(run_id.clone()),
         plan_from: None,
+        plan_for: None,
+        destinations_seen: BTreeMap::new(),
         take_over,
     };
     let input = serde_json::to_value(&input).map_err(|e| CliError::Usage(e.to_string()))?;
@@ -649,7 +710,7 @@ async fn resume_run(
         &ctx.store,
         &run_id,
         false,
-        run_local(&deps, input, &run_id, a.fast, None),
+        run_local(&deps, input, &run_id, a.fast, None, true, None),
     )
     .await?;
     finish_local(&ctx.store, &stack, &run_id, outcome, a.json).await
@@ -739,6 +800,8 @@ async fn run_local(
     run_id: &str,
     fast: bool,
     approval: Option<&StateStore>,
+    resumes: bool,
+    defer_end: Option<&std::sync::Mutex<Option<cdkd_core::runs::LocalRun>>>,
 ) -> Result<Outcome, CliError> {
     let subs = definitions::local_substitutions();
     let sm = local::definition(definitions::EXPORT, "cdkd-flow-export", &subs)?;
@@ -751,6 +814,8 @@ async fn run_local(
         start: LocalStart::of_input(RunKind::Export, &input),
         approval_poll: approval.map(|_| crate::approval::local_poll(fast)),
         notify: deps.notify.as_ref(),
+        resumes,
+        defer_end,
     };
     crate::run::local::run_local(engine, sm, input, run_id, o).await
 }

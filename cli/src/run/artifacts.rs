@@ -72,12 +72,17 @@ pub async fn print_report(
     let Some(report) = read_export_report(store, run_id).await? else {
         return Ok(None);
     };
-    if json {
-        crate::out::println(&serde_json::to_string_pretty(&report).unwrap_or_default());
-    } else {
-        crate::out::println(&render_report(&report));
-    }
+    print_export_report(&report, json);
     Ok(Some(report))
+}
+
+/// Prints an export's report: the view, or with `json` the report itself.
+pub fn print_export_report(report: &ExportReport, json: bool) {
+    if json {
+        crate::out::println(&serde_json::to_string_pretty(report).unwrap_or_default());
+    } else {
+        crate::out::println(&render_report(report));
+    }
 }
 
 /// Prints the report of execution `name` writing into run folder `folder`
@@ -100,7 +105,24 @@ pub async fn print_execution_report(
 
 /// The plan the run `run_id` wrote, unprinted.
 pub async fn read_plan(store: &StateStore, run_id: &str) -> Result<Option<Plan>, CliError> {
-    read_json(store, &plan_key(&store.prefix, run_id), "plan").await
+    for key in plan_keys(&store.prefix, run_id) {
+        if let Some(plan) = read_json(store, &key, "plan").await? {
+            return Ok(Some(plan));
+        }
+    }
+    Ok(None)
+}
+
+/// Where the plan of run `run_id` may be, in order: for the plan run `<run>-plan` of a
+/// real run, the folder of that run, where it writes its plan (docs/runs.md, "The
+/// objects a run writes"); then its own folder (a dry run's, or an earlier version's).
+fn plan_keys(prefix: &str, run_id: &str) -> Vec<String> {
+    let mut keys = Vec::new();
+    if let Some(run) = cdkd_core::runs::planned_run(run_id) {
+        keys.push(plan_key(prefix, run));
+    }
+    keys.push(plan_key(prefix, run_id));
+    keys
 }
 
 /// Prints the plan the run `run_id` wrote, if it wrote one: the summary on stdout, or
@@ -123,11 +145,17 @@ pub async fn print_plan_cached(
     json: bool,
     dry_run: bool,
 ) -> Result<Option<Plan>, CliError> {
-    let key = plan_key(&store.prefix, run_id);
-    let body = cdkd_functions::runs::read_immutable_raw(cache, store, &key)
-        .await
-        .map_err(|e| CliError::Refused(e.message))?;
-    let Some(body) = body else {
+    let mut found = None;
+    for key in plan_keys(&store.prefix, run_id) {
+        let body = cdkd_functions::runs::read_immutable_raw(cache, store, &key)
+            .await
+            .map_err(|e| CliError::Refused(e.message))?;
+        if let Some(body) = body {
+            found = Some((key, body));
+            break;
+        }
+    }
+    let Some((key, body)) = found else {
         return Ok(None);
     };
     let unreadable = |e: serde_json::Error| {

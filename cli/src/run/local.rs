@@ -125,6 +125,23 @@ pub async fn write_local_run(store: &StateStore, run: &LocalRun) -> Result<(), C
     Ok(())
 }
 
+/// Writes the end a plan run left to its caller (`LocalOptions::defer_end`), when its
+/// run does not follow.
+pub async fn record_deferred_end(store: &StateStore, cell: &std::sync::Mutex<Option<LocalRun>>) {
+    let meta = cell.lock().ok().and_then(|mut c| c.take());
+    if let Some(mut meta) = meta {
+        record_end(store, &mut meta, "succeeded").await;
+    }
+}
+
+/// Writes a run's `run.json` only if its folder has none (`If-None-Match`): `false`
+/// when one is there, left as it was.
+async fn create_local_run(store: &StateStore, run: &LocalRun) -> Result<bool, CliError> {
+    let key = run_file_key(&store.prefix, &run.run_id);
+    let body = serde_json::to_vec_pretty(run).map_err(|e| CliError::Usage(e.to_string()))?;
+    Ok(store.put_raw_if_absent(&key, body).await?)
+}
+
 /// Records the end of a run in its `run.json` (a warning when it cannot be written: the
 /// report, when there is one, still says how it ended).
 async fn record_end(store: &StateStore, run: &mut LocalRun, outcome: &str) {
@@ -201,6 +218,15 @@ pub struct LocalOptions<'a> {
     /// Where the run's messages go (docs/notifications.md): a report written here (an
     /// interruption, a failure no step reported) is told as a step's would be.
     pub notify: Option<&'a cdkd_aws::notify::Notifier>,
+    /// The run goes on in the folder of an earlier attempt (a resume, which may follow
+    /// a deployed run that wrote no `run.json`): the end that attempt left is looked for
+    /// first. Otherwise `run.json` is created only if absent, and an earlier end is
+    /// looked for only when it was there (a `--run-id` used before).
+    pub resumes: bool,
+    /// A plan run whose run may follow: when it succeeds its `run.json` is left without
+    /// its end, and its record is put here for [`record_deferred_end`] (the run's own
+    /// `run.json` says it ended when the run starts).
+    pub defer_end: Option<&'a std::sync::Mutex<Option<LocalRun>>>,
 }
 
 /// Runs `sm` in this process as the local run `run_id`: writes its `run.json`, answers
@@ -218,8 +244,20 @@ pub async fn run_local(
 ) -> Result<Outcome, CliError> {
     let store = o.store;
     let mut meta = this_process_run(run_id, &o.start, cdkd_aws::store::now_ms());
-    forget_earlier_end(store, &meta).await;
-    if let Err(e) = write_local_run(store, &meta).await {
+    let created = if o.resumes {
+        Ok(false)
+    } else {
+        create_local_run(store, &meta).await
+    };
+    let written = match created {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            forget_earlier_end(store, &meta).await;
+            write_local_run(store, &meta).await
+        }
+        Err(e) => Err(e),
+    };
+    if let Err(e) = written {
         tracing::warn!(
             "run.json of run {} not written ({e}): runs list --local will not show it",
             flatten_str(run_id)
@@ -262,6 +300,12 @@ pub async fn run_local(
     };
     let outcome = ended.map_err(|e| CliError::Refused(format!("the local run stopped: {e}")))?;
     let word = match &outcome {
+        Outcome::Succeeded(_) if o.defer_end.is_some() => {
+            if let Some(Ok(mut cell)) = o.defer_end.map(|c| c.lock()) {
+                *cell = Some(meta);
+            }
+            return Ok(outcome);
+        }
         Outcome::Succeeded(_) => "succeeded",
         Outcome::Failed(f) => {
             ensure_report(store, &meta, &f.error, &f.cause, o.notify).await;
@@ -573,7 +617,16 @@ pub async fn local_row(store: &StateStore, run_id: &str) -> Result<Option<LocalR
     Ok(Some(row_of(store, run).await?))
 }
 
-async fn row_of(store: &StateStore, run: LocalRun) -> Result<LocalRunRow, CliError> {
+async fn row_of(store: &StateStore, mut run: LocalRun) -> Result<LocalRunRow, CliError> {
+    if run.plan_only && run.outcome.is_none() {
+        if let Some(real) = cdkd_core::runs::planned_run(&run.run_id) {
+            let real = crate::run::artifacts::read_local_run(store, real)
+                .await
+                .ok()
+                .flatten();
+            cdkd_core::runs::ended_by_its_run(&mut run, real.as_ref());
+        }
+    }
     let outcome = report_outcome(store, &run).await?;
     let host = host_name();
     let same_host = run.host == host;

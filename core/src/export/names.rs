@@ -83,7 +83,8 @@ pub fn cfn_name(
 }
 
 /// What `DescribeStacks` said about a destination name.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", tag = "is")]
 pub enum Destination {
     Absent,
     /// A stack exists, with its status (any status, REVIEW_IN_PROGRESS included).

@@ -54,6 +54,11 @@ pub struct Carry {
     /// A CloudFormation service role passed to every change set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role_arn: Option<String>,
+    /// Lines of the run's log a step had no other reason to write `progress.json` for
+    /// (an execution started): the next step that saves the record writes them first
+    /// (docs/export.md, "Requests").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsaved_log: Vec<String>,
 }
 
 /// What a step works with.
@@ -69,6 +74,8 @@ pub struct Ctx<'a> {
     /// The S3 version of `progress.json` this invocation last read or wrote (a deployed
     /// run's): its next write goes only over it (`runs::write_run_record_over`).
     progress_etag: std::sync::Mutex<Option<String>>,
+    /// Whether this invocation saved the record, `carry.unsaved_log` with it.
+    log_saved: std::sync::atomic::AtomicBool,
 }
 
 /// A copy of what `cell` holds.
@@ -126,6 +133,7 @@ impl<'a> Ctx<'a> {
             plan_read: std::sync::Mutex::new(None),
             progress_read: std::sync::Mutex::new(None),
             progress_etag: std::sync::Mutex::new(None),
+            log_saved: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -175,17 +183,27 @@ impl<'a> Ctx<'a> {
         runs::progress_key(&self.carry.run.prefix, &self.carry.run.run_id)
     }
 
+    /// The run's record, with the log lines an earlier step left unsaved
+    /// (`carry.unsaved_log`) until this invocation saves them.
     pub async fn progress(&self) -> Result<ExportRun, StepError> {
-        if let Some(rec) = cached(&self.progress_read) {
-            return Ok(rec);
-        }
-        let (rec, etag): (ExportRun, _) =
-            runs::read_run_record_tagged(self.deps, &self.store, &self.progress_key())
-                .await?
-                .ok_or_else(|| StepError::bad_input("the run's progress.json is missing"))?;
-        keep(&self.progress_read, rec.clone());
-        if let Some(etag) = etag {
-            keep(&self.progress_etag, etag);
+        let mut rec = match cached(&self.progress_read) {
+            Some(rec) => rec,
+            None => {
+                let (rec, etag): (ExportRun, _) =
+                    runs::read_run_record_tagged(self.deps, &self.store, &self.progress_key())
+                        .await?
+                        .ok_or_else(|| {
+                            StepError::bad_input("the run's progress.json is missing")
+                        })?;
+                keep(&self.progress_read, rec.clone());
+                if let Some(etag) = etag {
+                    keep(&self.progress_etag, etag);
+                }
+                rec
+            }
+        };
+        if !self.log_saved.load(std::sync::atomic::Ordering::SeqCst) {
+            rec.log.extend(self.carry.unsaved_log.iter().cloned());
         }
         Ok(rec)
     }
@@ -207,6 +225,8 @@ impl<'a> Ctx<'a> {
             keep(&self.progress_etag, etag);
         }
         keep(&self.progress_read, rec.clone());
+        self.log_saved
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
 
@@ -405,6 +425,9 @@ impl<'a> Ctx<'a> {
     pub fn route(mut self, plan: &Plan, rec: &ExportRun) -> Result<Carry, StepError> {
         let (next, stack) = next_action(plan, rec, &self.carry.in_flight, MAX_IN_FLIGHT)
             .map_err(StepError::bad_input)?;
+        if self.log_saved.load(std::sync::atomic::Ordering::SeqCst) {
+            self.carry.unsaved_log.clear();
+        }
         self.carry.next = next;
         self.carry.wait_seconds = match next {
             Next::Wait => wait_seconds(&self.carry.in_flight, self.carry.fast),

@@ -9,7 +9,7 @@ use crate::deps::Deps;
 use crate::error::StepError;
 
 pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
-    let ctx = Ctx::open(carry, deps).await?;
+    let mut ctx = Ctx::open(carry, deps).await?;
     let pending = ctx
         .carry
         .in_flight
@@ -28,14 +28,11 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     // set that is executing or executed (a retry of this step after its answer was
     // lost): only then is it described, and such a one is followed, not executed again.
     match ctx.cfn.execute_change_set(cfn_name, &arn).await {
-        Ok(()) => {
-            let mut rec = ctx.progress().await?;
-            rec.log.push(format!(
-                "execute: {} change set on {cfn_name}",
-                phase.change_set_type()
-            ));
-            ctx.save(&rec).await?;
-        }
+        // Nothing but the log line to write: the next step's save carries it.
+        Ok(()) => ctx.carry.unsaved_log.push(format!(
+            "execute: {} change set on {cfn_name}",
+            phase.change_set_type()
+        )),
         Err(e) => {
             let status = ctx
                 .cfn

@@ -30,6 +30,7 @@ pub struct Loaded {
 
 /// Loads the root record, its template and every nested child below it.
 pub async fn load_tree(
+    cache: &crate::runs::ArtifactCache,
     store: &StateStore,
     input: &ExportInput,
     default_region: &str,
@@ -53,7 +54,7 @@ pub async fn load_tree(
             }
         }
     };
-    let root = load_stack(store, input, stack, &region)
+    let root = load_stack(cache, store, input, stack, &region)
         .await?
         .ok_or_else(|| {
             StepError::refused(no_state_found(stack, &region, &store.bucket, &store.prefix))
@@ -64,7 +65,7 @@ pub async fn load_tree(
         let loaded: Vec<Option<StackInput>> = stream::iter(frontier)
             .map(|child| {
                 let region = region.as_str();
-                async move { load_stack(store, input, &child, region).await }
+                async move { load_stack(cache, store, input, &child, region).await }
             })
             .buffered(LOAD_CONCURRENCY)
             .try_collect()
@@ -92,6 +93,7 @@ fn nested_children(s: &StackInput) -> Vec<String> {
 /// One stack's record and template; `None` when it has no record (the plan refuses a
 /// missing child by name).
 async fn load_stack(
+    cache: &crate::runs::ArtifactCache,
     store: &StateStore,
     input: &ExportInput,
     stack: &str,
@@ -114,7 +116,7 @@ async fn load_stack(
             ))
         });
     };
-    let template = read_template(store, stack, key).await?;
+    let template = read_template(cache, store, stack, key).await?;
     Ok(Some(StackInput {
         stack: stack.to_string(),
         region: (!loaded.migration_pending).then(|| region.to_string()),
@@ -126,8 +128,15 @@ async fn load_stack(
 }
 
 /// An uploaded template (JSON, as the CLI writes it).
-async fn read_template(store: &StateStore, stack: &str, key: &str) -> Result<Template, StepError> {
-    let Some((bytes, _)) = store.get_raw(key).await? else {
+/// Read through the run's artifact cache: the CLI that uploaded it in this process (a
+/// local run), or the plan step of a warm Lambda, has its bytes already.
+async fn read_template(
+    cache: &crate::runs::ArtifactCache,
+    store: &StateStore,
+    stack: &str,
+    key: &str,
+) -> Result<Template, StepError> {
+    let Some(bytes) = crate::runs::read_immutable_raw(cache, store, key).await? else {
         return Err(StepError::bad_input(format!(
             "the template of stack {} is not at s3://{}/{}",
             shown(stack),

@@ -145,6 +145,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         fast: input.options.fast,
         parameters: input.options.parameters.clone(),
         role_arn: input.options.role_arn.clone(),
+        unsaved_log: Vec::new(),
     })
 }
 

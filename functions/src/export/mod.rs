@@ -59,6 +59,18 @@ pub struct ExportInput {
     /// locks that no record changed since (docs/export.md §10.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_from: Option<String>,
+    /// Set on the CLI's plan run (`<run-id>-plan`) of a real run: the run whose folder
+    /// the plan is written into, so that a plan is written once per run and the run
+    /// reads it in place (docs/export.md, "Requests"). Unset: the run's own folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_for: Option<String>,
+    /// Destination stacks the CLI described in the record's region just before it
+    /// started the run (its checks before an export, docs/export.md §10.8): the plan
+    /// takes them as read instead of describing them again. Every step that submits a
+    /// change set checks its destination itself (docs/export.md, "Requests").
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub destinations_seen:
+        std::collections::BTreeMap<String, cdkd_core::export::names::Destination>,
     /// The owners of the tree's locks whose runs the CLI found ended: the run replaces
     /// their locks. One owner is written as a string, as earlier versions wrote and read
     /// it, so that a backend not yet redeployed still reads the common case; several as a

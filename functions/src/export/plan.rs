@@ -62,14 +62,24 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError>
             return Ok(out);
         }
     }
-    let loaded = load_tree(&store, &input, &default_region).await?;
+    let loaded = load_tree(&deps.artifacts, &store, &input, &default_region).await?;
     let opts = input.plan_options();
-    let needs = plan_needs(&loaded.tree, &opts).map_err(|r| StepError::refused(r.0))?;
+    let mut needs = plan_needs(&loaded.tree, &opts).map_err(|r| StepError::refused(r.0))?;
+    needs
+        .destinations
+        .retain(|d| !input.destinations_seen.contains_key(d));
     let reads = Reads::new(&deps.sdk, &loaded.region);
-    let gathered = gather(&reads, &needs).await?;
+    let mut gathered = gather(&reads, &needs).await?;
+    for (name, seen) in &input.destinations_seen {
+        gathered
+            .destinations
+            .entry(name.clone())
+            .or_insert_with(|| seen.clone());
+    }
     let aws_calls = reads.calls.snapshot();
     let plan = plan_tree(&loaded.tree, &opts, &gathered).map_err(|r| StepError::refused(r.0))?;
-    let key = plan_key(&input.state_prefix, &run_id);
+    let owner = input.plan_for.as_deref().unwrap_or(&run_id);
+    let key = plan_key(&input.state_prefix, owner);
     runs::write_immutable(&deps.artifacts, &store, &key, &plan).await?;
     let out = output(key, loaded.region, &plan, aws_calls);
     tracing::info!(
@@ -116,11 +126,20 @@ async fn reuse(
     input: &ExportInput,
     default_region: &str,
 ) -> Result<Option<PlanOutput>, StepError> {
-    let from_key = plan_key(&input.state_prefix, from);
-    let Some(plan): Option<Plan> = runs::read_immutable(&deps.artifacts, store, &from_key).await?
-    else {
-        return Ok(None);
-    };
+    // Its plan run wrote it into this run's folder (`plan_for`); a plan run that wrote
+    // into its own folder has it copied here.
+    let own_key = plan_key(&input.state_prefix, run_id);
+    let (plan, copy): (Plan, bool) =
+        match runs::read_immutable(&deps.artifacts, store, &own_key).await? {
+            Some(plan) => (plan, false),
+            None => {
+                let from_key = plan_key(&input.state_prefix, from);
+                match runs::read_immutable(&deps.artifacts, store, &from_key).await? {
+                    Some(plan) => (plan, true),
+                    None => return Ok(None),
+                }
+            }
+        };
     let Some(root) = plan.stacks.iter().find(|s| s.parent.is_none()) else {
         return Ok(None);
     };
@@ -142,8 +161,9 @@ async fn reuse(
         .clone()
         .or_else(|| input.stack_region.clone())
         .unwrap_or_else(|| default_region.to_string());
-    let key = plan_key(&input.state_prefix, run_id);
-    runs::write_immutable(&deps.artifacts, store, &key, &plan).await?;
+    if copy {
+        runs::write_immutable(&deps.artifacts, store, &own_key, &plan).await?;
+    }
     tracing::info!(stack = %shown(&input.stack), from = %shown(from), "export plan reused");
-    Ok(Some(output(key, region, &plan, BTreeMap::new())))
+    Ok(Some(output(own_key, region, &plan, BTreeMap::new())))
 }

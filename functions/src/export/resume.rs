@@ -101,6 +101,7 @@ pub async fn run(
         fast: input.options.fast,
         parameters: input.options.parameters.clone(),
         role_arn: input.options.role_arn.clone(),
+        unsaved_log: Vec::new(),
     };
     let ctx = Ctx::without_renewal(carry, deps);
     let saved = async {

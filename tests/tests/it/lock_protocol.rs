@@ -515,6 +515,30 @@ async fn lock_release_purges_noncurrent_versions_left_by_renewals() {
 }
 
 #[tokio::test]
+async fn lock_release_on_a_bucket_without_versioning_lists_no_versions() {
+    // A delete answered without a delete marker or version id: the bucket never kept
+    // versions, so there is nothing to purge and ListObjectVersions is not sent
+    // (docs/state-and-lock.md §6.4).
+    let s3 = s3().await;
+    let bucket = fresh_bucket(&s3).await;
+    let mgr = locks(&s3, &bucket);
+    let held = mgr
+        .acquire("App", Some(REGION), "cdkd-flow:run-13", None)
+        .await
+        .unwrap();
+    let held = mgr.renew(&held).await.unwrap();
+    cdkd_tests::export_bench::reset_requests().await;
+    assert_eq!(mgr.release(&held).await.unwrap(), ReleaseOutcome::Released);
+    let sent: Vec<String> = cdkd_tests::export_bench::requests()
+        .await
+        .into_iter()
+        .map(|r| r.action)
+        .collect();
+    assert_eq!(sent, vec!["DeleteObject If-Match".to_string()], "{sent:?}");
+    assert_eq!(version_counts(&s3, &bucket, KEY).await, (0, 0));
+}
+
+#[tokio::test]
 async fn lock_force_release_purges_noncurrent_versions_and_spares_other_keys() {
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
