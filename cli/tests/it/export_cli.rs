@@ -464,13 +464,15 @@ async fn export_statement_72_declining_the_confirmation_exits_0_releases_the_loc
         !keys.iter().any(|k| k.ends_with("lock.json")),
         "no lock left: {keys:?}"
     );
-    // The plan run (<run>-plan) and the templates it read; no migrating run.
+    // The plan run (<run>-plan), the templates it read and the plan it wrote into the
+    // run's folder; no migrating run.
     let plan_prefix = format!("cdkd/_runs/{run_id}-plan/");
     let templates = format!("cdkd/_runs/{run_id}/templates/");
+    let plan = format!("cdkd/_runs/{run_id}/plan.json");
     let other: Vec<_> = keys
         .iter()
         .filter(|k| k.starts_with("cdkd/_runs/"))
-        .filter(|k| !k.starts_with(&plan_prefix) && !k.starts_with(&templates))
+        .filter(|k| !k.starts_with(&plan_prefix) && !k.starts_with(&templates) && **k != plan)
         .collect();
     assert!(other.is_empty(), "no run was started: {other:?}");
     assert!(!cfn_stack_exists(&s.stack).await, "no CloudFormation stack");

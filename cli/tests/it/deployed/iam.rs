@@ -83,7 +83,10 @@ async fn put_policy(role: &str, name: &str, doc: &Value) {
 #[tokio::test]
 async fn deployed_a_step_whose_role_lacks_a_statement_fails_access_denied_naming_the_action() {
     let b = backend();
-    let action = "cloudformation:DescribeType";
+    // The plan's write of plan.json: a call every plan makes (a DescribeType refused
+    // falls back to the registry table, and the CLI hands over the destinations it
+    // described, docs/export.md §10.9).
+    let action = "s3:PutObject";
     let (role, name, doc) = inline_policy_with("ExportPlanFunction", action).await;
     let mut cut = doc.clone();
     let statements = cut["Statement"].as_array_mut().unwrap();
