@@ -11,6 +11,7 @@ mod export_source;
 mod global;
 mod local;
 mod out;
+mod records;
 mod remote;
 mod resume;
 mod run;

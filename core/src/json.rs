@@ -22,12 +22,10 @@
 //!   stringify is still read and renders as `(unserializable)`.
 
 use serde::Deserialize;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 use unicode_general_category::{get_general_category, GeneralCategory};
 
-/// Nesting budget of [`stringify`]/[`stringify_pretty`]: a container nested deeper than
-/// this makes them return `None` (the caller prints `(unserializable)`).
-pub const MAX_STRINGIFY_DEPTH: usize = 1000;
+use crate::js::{js_f64, js_number, MAX_STRINGIFY_DEPTH};
 
 /// Deepest nesting [`parse_json`] accepts. Deeper input is refused by name.
 ///
@@ -441,26 +439,6 @@ fn dismantle(v: Value) {
             _ => {}
         }
     }
-}
-
-/// ECMAScript `Number::toString` of a JSON number (which JS holds as a double).
-pub fn js_number(n: &Number) -> String {
-    let f = if let Some(u) = n.as_u64() {
-        u as f64
-    } else if let Some(i) = n.as_i64() {
-        i as f64
-    } else {
-        n.as_f64().unwrap_or(f64::NAN)
-    };
-    js_f64(f)
-}
-
-/// ECMAScript `Number::toString` of a double (`NaN`, `Infinity` included).
-pub fn js_f64(f: f64) -> String {
-    if f == 0.0 {
-        return "0".to_string();
-    }
-    ryu_js::Buffer::new().format(f).to_string()
 }
 
 /// Canonical array index of JS: `"0"` or a digit string without leading zero whose

@@ -8,6 +8,7 @@ pub mod contention;
 pub mod destroy;
 pub mod export;
 pub mod exports;
+pub mod js;
 pub mod json;
 pub mod keys;
 pub mod lock;

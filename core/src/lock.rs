@@ -4,7 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::json::{js_f64, parse_json, stringify_pretty};
+use crate::js::js_f64;
+use crate::json::{parse_json, stringify_pretty};
 use crate::text::{flatten, flatten_str, or_unrenderable, printable_str};
 
 /// cdkd's lock TTL: 30 minutes.

@@ -11,7 +11,8 @@ use std::ops::RangeInclusive;
 
 use serde_json::{Map, Value};
 
-use crate::json::{js_number, parse_json, stringify};
+use crate::js::js_number;
+use crate::json::{parse_json, stringify};
 use crate::text::{flatten_str, or_unrenderable, printable_str};
 
 /// The schema version writers stamp.

@@ -1,7 +1,7 @@
 //! The four text treatments for untrusted values (docs/state-views.md §1.1–§1.4) and shell quoting
-//! (docs/state-and-lock.md §7). `--json` escaping is in [`crate::json::json_payload`].
+//! (docs/state-and-lock.md §7). `--json` escaping is the `json` module's `json_payload`.
 
-use crate::json::{js_number, MAX_STRINGIFY_DEPTH};
+use crate::js::{js_number, MAX_STRINGIFY_DEPTH};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 

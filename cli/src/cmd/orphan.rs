@@ -23,9 +23,9 @@ use cdkd_deleters::clients::readers_in_region;
 use cdkd_deleters::read::registry::READ_CONCURRENCY;
 use serde_json::{json, Value};
 
-use super::state::ref_view;
 use crate::context::Ctx;
 use crate::error::CliError;
+use crate::records::ref_view;
 
 const HELP: &str = "\
 Without --resource: removes the state record of each named stack, in every region it has \
@@ -366,7 +366,7 @@ async fn resources(
     supplied: &RefValues,
 ) -> Result<ExitCode, CliError> {
     let stack = &a.stacks[0];
-    let region = super::state::resolve(ctx, stack, a.stack_region.as_deref()).await?;
+    let region = crate::records::resolve(ctx, stack, a.stack_region.as_deref()).await?;
     let owner = owner();
     let held = match ctx
         .locks

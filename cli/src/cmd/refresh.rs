@@ -24,9 +24,9 @@ use cdkd_deleters::Readers;
 use futures::stream::{self, StreamExt};
 use serde_json::{Map, Value};
 
-use super::state::ref_view;
 use crate::context::Ctx;
 use crate::error::CliError;
+use crate::records::ref_view;
 
 const HELP: &str = "\
 Re-reads every resource of each stack's state record from AWS and stores the reading as \

@@ -29,6 +29,7 @@ use futures::stream::{self, StreamExt};
 use crate::context::{self, Ctx};
 use crate::error::CliError;
 use crate::global::GlobalOpts;
+use crate::records::{load_record, ref_view, resolve};
 
 /// How many S3 reads `state list --long` / `--tree` and the nested walk keep in flight.
 const READ_CONCURRENCY: usize = 32;
@@ -156,13 +157,6 @@ fn emit(r: &Rendered) {
         tracing::warn!("{w}");
     }
     crate::out::print(&r.stdout);
-}
-
-pub(crate) fn ref_view(r: &StackRef) -> RefView<'_> {
-    RefView {
-        stack: &r.stack,
-        region: r.region.as_deref(),
-    }
 }
 
 // ---------------------------------------------------------------------------------
@@ -306,35 +300,6 @@ async fn tree_entries(store: &StateStore, refs: &[StackRef]) -> Vec<TreeEntry> {
 
 // ---------------------------------------------------------------------------------
 // state show / state resources: single-record resolution (docs/state-views.md §2)
-
-/// Resolves `stack` to one region-scoped ref, refusing an unknown, ambiguous or
-/// legacy-only stack by name.
-pub(crate) async fn resolve(
-    ctx: &Ctx,
-    stack: &str,
-    stack_region: Option<&str>,
-) -> Result<String, CliError> {
-    let refs = ctx.store.list_refs().await?;
-    let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
-    let one = resolve_single(stack, &views, stack_region).map_err(CliError::Refused)?;
-    match one.region {
-        Some(region) => Ok(region.to_string()),
-        None => Err(CliError::Refused(legacy_refusal(stack))),
-    }
-}
-
-async fn load_record(ctx: &Ctx, stack: &str, region: &str) -> Result<LoadedState, CliError> {
-    match ctx.store.get_state(stack, region).await {
-        Ok(Some(s)) => Ok(s),
-        Ok(None) => Err(CliError::Refused(no_state_found(
-            stack,
-            region,
-            &ctx.bucket,
-            &ctx.prefix,
-        ))),
-        Err(e) => Err(e.into()),
-    }
-}
 
 async fn read_lock(
     store: &StateStore,

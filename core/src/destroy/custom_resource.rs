@@ -3,7 +3,7 @@
 //! answer, as pure functions. Sending, presigning and polling S3 live in
 //! `cdkd-deleters` (`custom.rs`), which calls these.
 
-use crate::json::js_number;
+use crate::js::js_number;
 use serde_json::{json, Map, Value};
 
 /// The presigned response URL's validity (docs/destroy.md §4.2).

@@ -350,7 +350,7 @@ pub fn digest(v: &Value) -> String {
                     }
                 }
             }
-            Step::Value(Value::Number(n)) => h.update(crate::json::js_number(n).as_bytes()),
+            Step::Value(Value::Number(n)) => h.update(crate::js::js_number(n).as_bytes()),
             Step::Value(scalar) => h.update(scalar.to_string().as_bytes()),
         }
     }

@@ -26,7 +26,7 @@ pub type RefValues = BTreeMap<String, String>;
 use super::removed::{cached_value, resources_of, snapshot, Removed};
 use super::secret::{never_copied, never_copied_attribute, CredentialClass};
 use super::MASK;
-use crate::json::js_number;
+use crate::js::js_number;
 
 /// Why a site kept its intrinsic.
 #[derive(Debug, Clone, PartialEq, Eq)]

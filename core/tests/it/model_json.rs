@@ -1,9 +1,9 @@
 //! JS-compatible JSON and the text treatments through the public API: docs/state-views.md §1.6a
 //! table, deep values on a small (2 MiB) thread stack, --json payload round trip.
 
+use cdkd_core::js::MAX_STRINGIFY_DEPTH;
 use cdkd_core::json::{
     json_payload, parse_json, parse_json_unique_keys, stringify, stringify_pretty, MAX_PARSE_DEPTH,
-    MAX_STRINGIFY_DEPTH,
 };
 use cdkd_core::text::{display_ident, flatten, strip, DEFAULT_CAP, UNRENDERABLE};
 use serde_json::{json, Value};

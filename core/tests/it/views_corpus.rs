@@ -54,7 +54,7 @@ const ESC_FIELDS: &str = r#"{"version":10,"stackName":"App\u001b[31m","region":"
 
 fn corpus() -> Vec<Case> {
     let oracle = include_str!("fixtures/OracleStack.state.json").to_string();
-    let d = cdkd_core::json::MAX_STRINGIFY_DEPTH + 20;
+    let d = cdkd_core::js::MAX_STRINGIFY_DEPTH + 20;
     let deep = format!("{}{}", "[".repeat(d), "]".repeat(d));
     let many: String = (0..40)
         .map(|i| format!(r#""R{i:02}":{{"resourceType":"AWS::SQS::Queue","physicalId":"q{i}"}}"#))

@@ -196,7 +196,7 @@ fn show_32_skipped_digest_preview_cut_exact_and_null() {
 
 #[test]
 fn show_32_unserializable_digest_is_shown_whole() {
-    let d = cdkd_core::json::MAX_STRINGIFY_DEPTH + 20;
+    let d = cdkd_core::js::MAX_STRINGIFY_DEPTH + 20;
     let deep = format!("{}{}", "[".repeat(d), "]".repeat(d));
     let out = text(&format!(
         r#"{{"resources":{{}},"skippedOutputs":{{"Url":{deep}}}}}"#

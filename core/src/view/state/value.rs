@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use crate::json::{js_number, stringify};
+use crate::js::js_number;
+use crate::json::stringify;
 use crate::text::strip;
 use crate::view::date::{iso_from_ms, time_value};
 

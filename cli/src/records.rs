@@ -1,0 +1,49 @@
+//! The records the `state` commands work on: a listed key as the views take it, a stack
+//! resolved to its one region, its record loaded or refused by name
+//! (docs/state-views.md, "What every state command shares": finding one record).
+
+use cdkd_aws::LoadedState;
+use cdkd_core::keys::StackRef;
+use cdkd_core::view::state::list::RefView;
+use cdkd_core::view::state::resolve::{legacy_refusal, no_state_found, resolve_single};
+
+use crate::context::Ctx;
+use crate::error::CliError;
+
+/// A record's listed key, as the views take it.
+pub fn ref_view(r: &StackRef) -> RefView<'_> {
+    RefView {
+        stack: &r.stack,
+        region: r.region.as_deref(),
+    }
+}
+
+/// Resolves `stack` to one region-scoped ref, refusing an unknown, ambiguous or
+/// legacy-only stack by name.
+pub async fn resolve(
+    ctx: &Ctx,
+    stack: &str,
+    stack_region: Option<&str>,
+) -> Result<String, CliError> {
+    let refs = ctx.store.list_refs().await?;
+    let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
+    let one = resolve_single(stack, &views, stack_region).map_err(CliError::Refused)?;
+    match one.region {
+        Some(region) => Ok(region.to_string()),
+        None => Err(CliError::Refused(legacy_refusal(stack))),
+    }
+}
+
+/// The record of `stack` in `region`, or the refusal naming it missing.
+pub async fn load_record(ctx: &Ctx, stack: &str, region: &str) -> Result<LoadedState, CliError> {
+    match ctx.store.get_state(stack, region).await {
+        Ok(Some(s)) => Ok(s),
+        Ok(None) => Err(CliError::Refused(no_state_found(
+            stack,
+            region,
+            &ctx.bucket,
+            &ctx.prefix,
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
