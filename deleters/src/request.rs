@@ -52,7 +52,7 @@ pub struct DeleteRequest {
 pub struct DeleteOptions {
     /// `DeletionPolicy: Snapshot` (and not `skipFinalSnapshot`): the delete must take this
     /// final snapshot. A deleter that cannot must refuse (`FINAL_SNAPSHOT_UNSUPPORTED`)
-    /// without deleting anything ([`crate::guard::refuse_final_snapshot`]).
+    /// without deleting anything (the `guard` module's `refuse_final_snapshot`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_snapshot: Option<FinalSnapshot>,
     /// `removeProtection`: turn the resource's deletion protection off before deleting.

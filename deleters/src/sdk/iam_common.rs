@@ -11,7 +11,11 @@ use crate::error::{AwsErrorInfo, DeleteError};
 use crate::guard;
 use crate::progress::DeleteProgress;
 use crate::request::DeleteRequest;
-use crate::sdk::iam_role::is_iam_name;
+
+/// An IAM name (a role's, user's or group's), not an ARN or a path.
+pub fn is_iam_name(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && !id.contains(':') && !id.contains('/')
+}
 
 /// Sends an IAM request (a fluent builder): its output, or its failure classified as
 /// [`AwsErrorInfo`].

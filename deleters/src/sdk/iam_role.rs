@@ -26,11 +26,6 @@ impl IamRoleDeleter {
     }
 }
 
-/// A role name (not an ARN or a path).
-pub fn is_iam_name(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 128 && !id.contains(':') && !id.contains('/')
-}
-
 impl SdkDeleter for IamRoleDeleter {
     const TYPES: &'static [&'static str] = &["AWS::IAM::Role"];
 }
