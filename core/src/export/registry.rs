@@ -1,7 +1,7 @@
 //! What the CloudFormation type registry says about a resource type
 //! (docs/export.md §4.1), the fallback table used when it says nothing usable, and the
 //! import-support preflight (docs/export.md §4.5). The caller calls `DescribeType` once per
-//! distinct type of the whole plan (the set is [`crate::export::plan::PlanNeeds::types`]) and hands
+//! distinct type of the whole plan (the set is the plan's `PlanNeeds::types`) and hands
 //! the answers in as a map type → [`TypeFacts`].
 
 use std::collections::BTreeMap;
