@@ -9,6 +9,9 @@ use serde_json::{Map, Value};
 use crate::json::ordered_entries;
 use crate::state::is_custom_resource;
 
+/// Types the provider registry skips: never read, counted as unsupported.
+pub const SKIPPED_TYPES: &[&str] = &["AWS::CDK::Metadata"];
+
 /// Where the current state of a record is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ReadRoute {
@@ -35,7 +38,7 @@ pub fn cloud_control_reads(resource_type: &str) -> bool {
     !resource_type.is_empty()
         && !is_custom_resource(resource_type)
         && !NOT_READ_BY_CLOUD_CONTROL.contains(&resource_type)
-        && !super::refresh::SKIPPED_TYPES.contains(&resource_type)
+        && !SKIPPED_TYPES.contains(&resource_type)
 }
 
 /// The reader of a record: a record Cloud Control created (`provisionedBy: cc-api`) is
@@ -48,7 +51,7 @@ pub fn read_route(
     has_sdk_reader: bool,
 ) -> ReadRoute {
     let cc = cloud_control_reads(resource_type);
-    if super::refresh::SKIPPED_TYPES.contains(&resource_type) {
+    if SKIPPED_TYPES.contains(&resource_type) {
         ReadRoute::Unsupported
     } else if provisioned_by == Some("cc-api") && cc {
         ReadRoute::CloudControl

@@ -1,9 +1,9 @@
 //! `state refresh-observed` decisions (docs/repairs.md §6): the shape refusals, what
 //! happens to each resource, how the results land in the record, and the tallies the
-//! summary lines are rendered from ([`crate::view::repair`]).
+//! summary lines are rendered from (the `view::repair` module).
 //!
 //! The caller's order per run: [`precheck`] (several region-scoped targets) → prompt →
-//! legacy refusal (`crate::view::state::resolve::legacy_refusal`) → per target:
+//! legacy refusal (the state views' `legacy_refusal`) → per target:
 //! [`check_shape`], [`read_plan`] (ids to read), SSM answers
 //! ([`crate::repair::ssm`]), the reads, [`apply_refresh`], save, release.
 
@@ -16,9 +16,6 @@ use super::ssm::SsmAnswers;
 use super::{shown_id, shown_region, shown_stack};
 use crate::json::ordered_entries;
 use crate::state::kind_of;
-
-/// Types the provider registry skips: never read, counted as unsupported.
-pub const SKIPPED_TYPES: &[&str] = &["AWS::CDK::Metadata"];
 
 /// A record refresh-observed will not read or write. The record is never repaired:
 /// writing a cleaned-up copy would erase the evidence of the damage.
@@ -115,12 +112,6 @@ pub fn precheck(targets: &[Target<'_>]) -> Result<(), ShapeRefusal> {
     Ok(())
 }
 
-/// `observedBaselineRefused === true`: `cdkd import` refused this resource's baseline,
-/// and no writer may fill one in.
-pub fn is_baseline_refused(entry: &Value) -> bool {
-    entry.get("observedBaselineRefused") == Some(&Value::Bool(true))
-}
-
 /// What the run does with one resource before any read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Plan {
@@ -143,9 +134,9 @@ fn resource_type(entry: &Value) -> &str {
 /// a type.
 pub fn plan_resource(entry: &Value, has_reader: &dyn Fn(&str) -> bool) -> Plan {
     let t = resource_type(entry);
-    if is_baseline_refused(entry) {
+    if super::ssm::is_baseline_refused(entry) {
         Plan::Refused
-    } else if SKIPPED_TYPES.contains(&t) || !has_reader(t) {
+    } else if super::reading::SKIPPED_TYPES.contains(&t) || !has_reader(t) {
         Plan::Unsupported
     } else {
         Plan::Read
@@ -306,10 +297,10 @@ pub fn apply_refresh(
 }
 
 fn refresh_entry(entry: &mut Value, read: Option<&ReadResult>, ssm: &SsmAnswers) -> Outcome {
-    if is_baseline_refused(entry) {
+    if super::ssm::is_baseline_refused(entry) {
         return Outcome::Refused;
     }
-    if SKIPPED_TYPES.contains(&resource_type(entry)) {
+    if super::reading::SKIPPED_TYPES.contains(&resource_type(entry)) {
         return Outcome::Unsupported;
     }
     match read {

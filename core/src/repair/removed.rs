@@ -159,6 +159,18 @@ pub fn attribute_value<'a>(reading: &'a Value, attr: &str) -> Option<&'a Value> 
     found.filter(|v| !v.is_null())
 }
 
+/// A failed live read of a removed resource's attributes, in one line naming the
+/// resource, its type and the cause: `<logicalId> (<type>): <cause>`.
+fn failure(logical_id: &str, resource_type: &str, cause: &str) -> String {
+    use crate::text::flattened as flat;
+    format!(
+        "{} ({}): {}",
+        flat(logical_id),
+        flat(resource_type),
+        flat(cause)
+    )
+}
+
 /// The live answer for attribute `attr` of removed record `logical_id` (of
 /// `resource_type`, physical id `physical_id`) from the read of its attributes
 /// (docs/repairs.md §7.4): the value when the reading has it, undefined when the read
@@ -171,7 +183,6 @@ pub fn live_answer(
     physical_id: &str,
     attr: &str,
 ) -> LiveAttr {
-    use crate::view::repair::live_read_failure as failure;
     match read {
         ReadResult::Read(reading) => match attribute_value(reading, attr) {
             Some(v) => LiveAttr::Value(v.clone()),

@@ -121,7 +121,7 @@ pub struct OrphanAborted {
 }
 
 /// Removes `targets` from the record and rewrites every reference to them (the record
-/// passed [`super::orphan::check_record`]). A `Ref` takes the value `supplied` gives for
+/// passed the orphan's `check_record`). A `Ref` takes the value `supplied` gives for
 /// it, else the value the type's `Ref` rule reads from the removed record
 /// ([`crate::ref_value`]); a type without a known rule leaves the site unresolved. An
 /// `Fn::GetAtt` takes the live value unless it is of a class never copied

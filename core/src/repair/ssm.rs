@@ -9,7 +9,7 @@
 //! 2. [`ssm_needs`] / [`ssm_needs_for_record`] list the parameter names to fetch;
 //! 3. the caller fetches each once, in the stack's region, and records an
 //!    [`SsmAnswer`] per name in [`SsmAnswers`];
-//! 4. [`crate::repair::redact::redact_by_position`] consults the answers through
+//! 4. the `redact` module's `redact_by_position` consults the answers through
 //!    [`mixed_leaf`].
 //!
 //! A reference that is the whole value never needs a call: position alone decides it.
@@ -19,6 +19,12 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::dynref::{self, DynRef};
+
+/// `observedBaselineRefused === true`: `cdkd import` refused this resource's baseline,
+/// and no writer may fill one in (neither the refresh nor the SSM redaction).
+pub fn is_baseline_refused(entry: &Value) -> bool {
+    entry.get("observedBaselineRefused") == Some(&Value::Bool(true))
+}
 
 /// The type `GetParameter` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,7 +168,7 @@ pub fn ssm_needs_for_record(record: &Map<String, Value>, scope: SsmScope) -> Vec
     let mut out = Vec::new();
     if let Some(Value::Object(resources)) = record.get("resources") {
         for entry in resources.values() {
-            if super::refresh::is_baseline_refused(entry) {
+            if is_baseline_refused(entry) {
                 continue;
             }
             if let Some(props) = entry.get("properties") {

@@ -234,17 +234,6 @@ pub fn never_copied_warning(n: &NeverCopiedValue) -> String {
     )
 }
 
-/// A failed live read of a removed resource's attributes, in one line naming the
-/// resource, its type and the cause: `<logicalId> (<type>): <cause>`.
-pub fn live_read_failure(logical_id: &str, resource_type: &str, cause: &str) -> String {
-    format!(
-        "{} ({}): {}",
-        flat(logical_id),
-        flat(resource_type),
-        flat(cause)
-    )
-}
-
 fn reason_phrase(r: &Reason) -> String {
     match r {
         Reason::UnreadableRecord => "the removed record is not a readable resource record".into(),

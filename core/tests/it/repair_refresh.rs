@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 
 use cdkd_core::repair::refresh::{
-    apply_refresh, check_shape, dry_run_tally, exit_code, has_no_resources, is_baseline_refused,
-    precheck, read_plan, Outcome, Plan, ReadResult, ShapeRefusal, Tally, Target,
+    apply_refresh, check_shape, dry_run_tally, exit_code, has_no_resources, precheck, read_plan,
+    Outcome, Plan, ReadResult, ShapeRefusal, Tally, Target,
 };
-use cdkd_core::repair::ssm::SsmAnswers;
+use cdkd_core::repair::ssm::{is_baseline_refused, SsmAnswers};
 use cdkd_core::view::repair::refresh_stack_line;
 use serde_json::{json, Map, Value};
 
