@@ -18,7 +18,7 @@ use crate::error::CliError;
 /// Who decides: `<user>@<host>` of this process (`cdkd_core::lock::user_at_host`).
 pub fn decider() -> String {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    let host = crate::run::local::host_name();
+    let host = crate::host::host_name();
     flatten_str(&cdkd_core::lock::user_at_host(
         env("USER").or_else(|| env("USERNAME")).as_deref(),
         Some(&host),

@@ -73,7 +73,7 @@ pub fn lazy_steps() -> Vec<(&'static str, Arc<dyn TaskHandler>)> {
 /// (docs/export.md §10.8).
 pub fn this_process() -> cdkd_functions::deps::LocalProcess {
     cdkd_functions::deps::LocalProcess {
-        host: crate::run::local::host_name(),
+        host: crate::host::host_name(),
         pid: std::process::id(),
     }
 }

@@ -9,6 +9,7 @@ mod context;
 mod error;
 mod export_source;
 mod global;
+mod host;
 mod local;
 mod out;
 mod records;

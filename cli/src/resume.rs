@@ -154,10 +154,10 @@ pub fn locked_refusal(
 async fn liveness(ctx: &Ctx, holder: &FlowHolder, remote: &RemoteArgs) -> Liveness {
     match holder {
         FlowHolder::Local { host, pid, .. } => {
-            if crate::run::local::host_name() != *host {
+            if crate::host::host_name() != *host {
                 return Liveness::Unknown;
             }
-            if crate::run::local::process_alive(*pid) {
+            if crate::host::process_alive(*pid) {
                 Liveness::Alive
             } else {
                 Liveness::Ended

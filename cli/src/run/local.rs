@@ -28,53 +28,6 @@ use serde_json::Value;
 use super::artifacts::{read_json, read_local_run};
 use crate::error::CliError;
 
-/// This host's name: `$HOSTNAME`, else `/etc/hostname`, else `host`.
-pub fn host_name() -> String {
-    std::env::var("HOSTNAME")
-        .ok()
-        .filter(|h| !h.trim().is_empty())
-        .or_else(|| {
-            std::fs::read_to_string("/etc/hostname")
-                .ok()
-                .map(|h| h.trim().to_string())
-                .filter(|h| !h.is_empty())
-        })
-        .unwrap_or_else(|| "host".into())
-}
-
-/// Whether the process `pid` of this host is alive and is a cdkd-flow process. Where
-/// `/proc` tells, a zombie or a pid reused by another program counts as gone (a local
-/// run's lock is taken over only from a run known to have ended, docs/export.md §10.8);
-/// elsewhere a signal 0 reaching it (or a process of someone else's) counts as alive.
-pub fn process_alive(pid: u32) -> bool {
-    let Ok(pid_t) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid_t <= 0 {
-        return false;
-    }
-    let proc_dir = std::path::Path::new("/proc");
-    if proc_dir.is_dir() {
-        let dir = proc_dir.join(pid.to_string());
-        return match std::fs::read(dir.join("cmdline")) {
-            Ok(cmd) => {
-                let zombie = std::fs::read_to_string(dir.join("stat"))
-                    .ok()
-                    .and_then(|s| {
-                        s.rsplit_once(')')
-                            .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-                    })
-                    .unwrap_or(false);
-                !zombie && String::from_utf8_lossy(&cmd).contains("cdkd-flow")
-            }
-            Err(_) => false,
-        };
-    }
-    // SAFETY: kill with signal 0 sends nothing; it only checks the process exists.
-    let r = unsafe { libc::kill(pid_t, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
 /// What a local run is, for its `run.json`.
 #[derive(Debug, Clone)]
 pub struct LocalStart {
@@ -109,7 +62,7 @@ pub fn this_process_run(run_id: &str, start: &LocalStart, now_ms: i64) -> LocalR
         // Parameter values may be secrets: run.json, the reports and the messages
         // carry their keys only.
         args: cdkd_core::runs::masked_args(&std::env::args().skip(1).collect::<Vec<_>>()),
-        host: host_name(),
+        host: crate::host::host_name(),
         pid: std::process::id(),
         started_ms: now_ms,
         ended_ms: None,
@@ -604,7 +557,9 @@ async fn run_lock(store: &StateStore, run: &LocalRun) -> RunLock {
 /// confirm before it starts the run its templates were uploaded for (docs/runs.md §4).
 pub async fn process_of_run_alive(store: &StateStore, run_id: &str) -> bool {
     match read_local_run(store, run_id).await {
-        Ok(Some(run)) => run.host == host_name() && process_alive(run.pid),
+        Ok(Some(run)) => {
+            run.host == crate::host::host_name() && crate::host::process_alive(run.pid)
+        }
         _ => false,
     }
 }
@@ -628,7 +583,7 @@ async fn row_of(store: &StateStore, mut run: LocalRun) -> Result<LocalRunRow, Cl
         }
     }
     let outcome = report_outcome(store, &run).await?;
-    let host = host_name();
+    let host = crate::host::host_name();
     let same_host = run.host == host;
     let ended = outcome.is_some() || run.outcome.is_some();
     let lock = if ended {
@@ -641,7 +596,7 @@ async fn row_of(store: &StateStore, mut run: LocalRun) -> Result<LocalRunRow, Cl
         &Evidence {
             report_outcome: outcome.as_deref(),
             host: &host,
-            alive: same_host.then(|| process_alive(run.pid)),
+            alive: same_host.then(|| crate::host::process_alive(run.pid)),
             lock,
             now_ms: store.s3_now_ms(),
         },
@@ -790,33 +745,6 @@ mod tests {
             "aborted"
         );
         assert_eq!(destroy_outcome(&report(false, None)), "partial");
-    }
-
-    #[test]
-    fn this_process_is_alive_and_a_reaped_child_is_not() {
-        // A process whose command line names cdkd-flow (a run's), alive until killed.
-        let mut run = std::process::Command::new("bash")
-            .args(["-c", "exec -a cdkd-flow sleep 30"])
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        assert!(process_alive(run.id()));
-        run.kill().unwrap();
-        run.wait().unwrap();
-        assert!(!process_alive(run.id()), "a reaped run is gone");
-        // Another program is not a run, alive or not.
-        let mut other = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .unwrap();
-        assert!(!process_alive(other.id()));
-        other.kill().unwrap();
-        other.wait().unwrap();
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
-        assert!(!process_alive(pid));
-        assert!(!process_alive(0));
     }
 
     #[test]
