@@ -1,7 +1,7 @@
 //! Export planning (docs/export.md §1–§4, §6, §8, §12): every decision the `export-plan`
 //! step takes, as pure functions over JSON in memory. The step gathers the inputs
 //! (records, templates, registry answers, security-group rules, SSM values, existing
-//! CloudFormation stacks) and calls [`plan::plan_needs`] then [`plan::plan_tree`]; the
+//! CloudFormation stacks) and calls [`planner::plan_needs`] then [`planner::plan_tree`]; the
 //! result is the `plan.json` data the execution steps consume unchanged.
 //!
 //! Module map: [`template`] (the CloudFormation template model), [`records`] (state rows
@@ -33,6 +33,7 @@ pub mod params;
 pub mod phases;
 pub mod plain;
 pub mod plan;
+pub mod planner;
 pub mod records;
 pub mod registry;
 pub mod report;

@@ -1,5 +1,7 @@
 use super::*;
 use crate::export::params::SsmRead;
+use crate::export::registry::TypeFacts;
+use crate::export::template::Template;
 use crate::state::parse_state;
 use serde_json::json;
 

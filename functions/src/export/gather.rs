@@ -1,4 +1,4 @@
-//! Gathering what `cdkd_core::export::plan::plan_needs` asks for, in the record's region:
+//! Gathering what `cdkd_core::export::planner::plan_needs` asks for, in the record's region:
 //! one `DescribeType` per distinct type of the whole tree, the rules of each security
 //! group, each SSM parameter (`WithDecryption: false`), and a `DescribeStacks` per
 //! destination name. The calls run concurrently, a few at a time; every request is

@@ -82,9 +82,9 @@ pub async fn load_tree(
     })
 }
 
-/// The children core's plan will walk (`plan::nested_children`): their cdkd names.
+/// The children core's plan will walk (`planner::nested_children`): their cdkd names.
 fn nested_children(s: &StackInput) -> Vec<String> {
-    cdkd_core::export::plan::nested_children(s)
+    cdkd_core::export::planner::nested_children(s)
         .into_iter()
         .map(|(_, child)| child)
         .collect()

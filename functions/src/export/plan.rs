@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use cdkd_core::export::plain::shown;
-use cdkd_core::export::plan::{plan_needs, plan_tree, Plan};
+use cdkd_core::export::plan::Plan;
+use cdkd_core::export::planner::{plan_needs, plan_tree};
 use serde::{Deserialize, Serialize};
 
 use super::gather::{gather, Reads};
