@@ -91,7 +91,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
 /// goes (a retried step skips what it already deleted).
 async fn pre_delete(ctx: &Ctx<'_>, plan: &StackPlan) -> Result<(), StepError> {
     let region = ctx.carry.run.region.clone();
-    let registry = (ctx.deps.registry_for)(&region);
+    let registry = ctx.deps.registry(&region, &ctx.carry.run.bucket).await;
     for row in &plan.phase2.recreate {
         let rec = ctx.progress().await?;
         let done = rec
