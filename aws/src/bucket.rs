@@ -210,29 +210,46 @@ pub fn region_of_location(constraint: Option<&str>) -> String {
     }
 }
 
-/// The bucket's region (`GetBucketLocation`, with `ExpectedBucketOwner`). A failed probe
-/// falls back to the client's own region (the later operation surfaces the real error).
-pub async fn bucket_region(sdk: &SdkConfig, bucket: &str, owner: Option<&str>) -> String {
+/// The bucket's region as S3 tells it (`GetBucketLocation`, with `ExpectedBucketOwner`,
+/// from a client of `sdk`'s region: S3 answers it from any region); `Err` with the
+/// failure's message when it does not answer.
+pub async fn probe_bucket_region(
+    sdk: &SdkConfig,
+    bucket: &str,
+    owner: Option<&str>,
+) -> Result<String, String> {
     let client = s3_client(sdk);
-    match client
+    client
         .get_bucket_location()
         .bucket(bucket)
         .set_expected_bucket_owner(owner.map(str::to_owned))
         .send()
         .await
-    {
-        Ok(out) => region_of_location(out.location_constraint().map(|c| c.as_str())),
-        Err(e) => {
+        .map(|out| region_of_location(out.location_constraint().map(|c| c.as_str())))
+        .map_err(|e| Failure::from_sdk(&e).message)
+}
+
+/// The bucket's region ([`probe_bucket_region`]). A failed probe falls back to the
+/// client's own region (the later operation surfaces the real error).
+pub async fn bucket_region(sdk: &SdkConfig, bucket: &str, owner: Option<&str>) -> String {
+    match probe_bucket_region(sdk, bucket, owner).await {
+        Ok(region) => region,
+        Err(message) => {
             tracing::debug!(
                 "GetBucketLocation of {} failed: {}",
                 flatten_str(bucket),
-                Failure::from_sdk(&e).message
+                message
             );
-            sdk.region()
-                .map(|r| r.as_ref().to_owned())
-                .unwrap_or_else(|| FALLBACK_REGION.into())
+            client_region(sdk)
         }
     }
+}
+
+/// The region `sdk`'s clients sign for (`us-east-1` when it names none).
+pub fn client_region(sdk: &SdkConfig) -> String {
+    sdk.region()
+        .map(|r| r.as_ref().to_owned())
+        .unwrap_or_else(|| FALLBACK_REGION.into())
 }
 
 /// The S3 client for the state bucket: rebuilt for the bucket's region (S3 answers a

@@ -28,6 +28,22 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// The dependencies of the steps a local run executes in this process: the SDK
+    /// configuration, the bucket owner, the notification targets, and the state
+    /// bucket's client this command built for the bucket's region (the steps ask no
+    /// second time; docs/state-and-lock.md §1.3 "Bucket region").
+    pub async fn step_deps(&self) -> cdkd_functions::Deps {
+        let mut deps =
+            cdkd_functions::Deps::from_sdk(self.sdk.clone(), self.store.expected_owner.clone())
+                .await;
+        deps.notify = self.notify.clone();
+        deps.buckets.insert(
+            &self.bucket,
+            cdkd_functions::deps::StateBucket::of_client(self.store.client.clone()),
+        );
+        deps
+    }
+
     /// What the contention refusal and the `force-unlock` commands printed for a stack
     /// name besides the stack (docs/state-and-lock.md §7): its region (`None`: the legacy
     /// lock key), this run's profile, bucket and prefix.

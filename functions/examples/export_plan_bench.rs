@@ -150,19 +150,22 @@ async fn main() {
         "AWS_ENDPOINT_URL={url:?} is not the local emulator: run under scripts/with-emulator.sh"
     );
     let sdk = cdkd_aws::config::load_sdk_config(None, Some(REGION)).await;
-    let mut deps = Deps::from_sdk(sdk.clone(), None).await;
+    let deps = Deps::from_sdk(sdk.clone(), None).await;
     let s3_calls = CallCounter::new();
-    deps.s3 = aws_sdk_s3::Client::from_conf(
-        deps.s3
-            .config()
-            .to_builder()
-            .interceptor(s3_calls.clone())
-            .build(),
-    );
     let s3 = cdkd_aws::config::s3_client(&sdk);
     let bucket = format!(
         "bench-export-{}",
         &uuid::Uuid::new_v4().simple().to_string()[..12]
+    );
+    let counted = aws_sdk_s3::Client::from_conf(
+        s3.config()
+            .to_builder()
+            .interceptor(s3_calls.clone())
+            .build(),
+    );
+    deps.buckets.insert(
+        &bucket,
+        cdkd_functions::deps::StateBucket::of_client(counted),
     );
     s3.create_bucket()
         .bucket(&bucket)

@@ -126,7 +126,7 @@ pub async fn run(input: CleanupInput, deps: &Deps) -> Result<CleanupSelection, S
         NamePattern::parse(&input.pattern).map_err(|e| StepError::bad_input(e.to_string()))?;
     let min_age_ms = cleanup::parse_duration_ms(&input.minimum_age)
         .map_err(|e| StepError::bad_input(e.to_string()))?;
-    let store = deps.store(&input.state_bucket, &input.state_prefix);
+    let store = deps.store(&input.state_bucket, &input.state_prefix).await;
     let refs = store.list_refs().await?;
     let criteria = Criteria {
         pattern,

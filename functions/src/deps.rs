@@ -1,22 +1,25 @@
 //! What the steps need from outside: AWS clients (or test doubles), the deleters for a
 //! region, the clock and the time budgets.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_config::{Region, SdkConfig};
 use cdkd_aws::{LockManager, StateStore};
 use cdkd_deleters::Registry;
 
-/// Builds the deleter registry for a stack's region.
-pub type RegistryFactory = Arc<dyn Fn(&str) -> Registry + Send + Sync>;
+/// Builds the deleter registry for a stack's region; the client is the state bucket's
+/// (in the bucket's region), where custom resources' responses are presigned and read.
+pub type RegistryFactory = Arc<dyn Fn(&str, aws_sdk_s3::Client) -> Registry + Send + Sync>;
 /// Milliseconds since the Unix epoch.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
 #[derive(Clone)]
 pub struct Deps {
-    /// S3 client for the state bucket.
-    pub s3: aws_sdk_s3::Client,
+    /// The S3 client of each state bucket, built for the bucket's region
+    /// ([`Deps::state_bucket`]).
+    pub buckets: BucketClients,
     /// The SDK configuration the other clients are built from, per region (the
     /// `export-plan` reads use the record's region).
     pub sdk: SdkConfig,
@@ -41,6 +44,44 @@ pub struct Deps {
     pub written: crate::runs::ArtifactCache,
 }
 
+/// A state bucket's region and the S3 client built for it.
+#[derive(Clone, Debug)]
+pub struct StateBucket {
+    pub region: String,
+    pub s3: aws_sdk_s3::Client,
+}
+
+impl StateBucket {
+    /// A client already built for the bucket's region (the CLI's own), its region read
+    /// from its configuration.
+    pub fn of_client(s3: aws_sdk_s3::Client) -> StateBucket {
+        let region = s3
+            .config()
+            .region()
+            .map(|r| r.as_ref().to_owned())
+            .unwrap_or_else(|| cdkd_aws::config::FALLBACK_REGION.to_owned());
+        StateBucket { region, s3 }
+    }
+}
+
+/// The state buckets this process has found the region of, by name (shared by the
+/// clones of a [`Deps`]).
+#[derive(Clone, Default)]
+pub struct BucketClients(Arc<Mutex<HashMap<String, StateBucket>>>);
+
+impl BucketClients {
+    pub fn get(&self, bucket: &str) -> Option<StateBucket> {
+        self.0.lock().ok().and_then(|m| m.get(bucket).cloned())
+    }
+
+    /// Remembers `bucket`'s region and client (the CLI passes the one it built).
+    pub fn insert(&self, bucket: &str, known: StateBucket) {
+        if let Ok(mut m) = self.0.lock() {
+            m.insert(bucket.to_owned(), known);
+        }
+    }
+}
+
 /// The host and process of a local run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocalProcess {
@@ -56,7 +97,11 @@ pub struct Budgets {
     /// A wave waits inline (instead of returning to a `Wait` state) when the earliest
     /// delete in flight is expected within this long.
     pub inline_wait: Duration,
-    /// Deletes started at once.
+    /// Stop waiting after this long in a step of the 300 s functions (phase 2's
+    /// pre-deletes) and go on in its next invocation (docs/export.md §10.2,
+    /// "Pre-deletes").
+    pub step_soft: Duration,
+    /// Deletes started at once (a destroy wave's, phase 2's pre-deletes).
     pub max_parallel: usize,
     /// Attempts of a delete that fails with a retryable error before it counts as failed.
     pub max_attempts: u32,
@@ -67,6 +112,7 @@ impl Default for Budgets {
         Budgets {
             wave_soft: Duration::from_secs(10 * 60),
             inline_wait: Duration::from_secs(5),
+            step_soft: Duration::from_secs(4 * 60),
             max_parallel: 16,
             max_attempts: 4,
         }
@@ -77,18 +123,16 @@ impl Deps {
     /// The real thing: the SDK's default chain (honouring `AWS_ENDPOINT_URL`), every
     /// deleter with clients for the stack's region.
     pub async fn from_sdk(sdk: SdkConfig, expected_owner: Option<String>) -> Deps {
-        let s3 = cdkd_aws::config::s3_client(&sdk);
-        let state_s3 = s3.clone();
         let base = sdk.clone();
-        let registry_for: RegistryFactory = Arc::new(move |region: &str| {
+        let registry_for: RegistryFactory = Arc::new(move |region: &str, state_s3| {
             let cfg = base
                 .to_builder()
                 .region(Region::new(region.to_string()))
                 .build();
-            cdkd_deleters::clients::registry_from_config(&cfg, state_s3.clone())
+            cdkd_deleters::clients::registry_from_config(&cfg, state_s3)
         });
         Deps {
-            s3,
+            buckets: BucketClients::default(),
             sdk,
             expected_owner,
             registry_for,
@@ -111,12 +155,52 @@ impl Deps {
         deps
     }
 
-    pub fn store(&self, bucket: &str, prefix: &str) -> StateStore {
-        StateStore::new(self.s3.clone(), bucket, prefix, self.expected_owner.clone())
+    /// The state bucket `bucket`: its region, asked once per process
+    /// (`GetBucketLocation`, docs/state-and-lock.md §1.3 "Bucket region"), and the S3
+    /// client built for it. A failed probe is not remembered: this call falls back to
+    /// the SDK's region and the next one asks again.
+    pub async fn state_bucket(&self, bucket: &str) -> StateBucket {
+        if let Some(known) = self.buckets.get(bucket) {
+            return known;
+        }
+        let owner = self.expected_owner.as_deref();
+        match cdkd_aws::bucket::probe_bucket_region(&self.sdk, bucket, owner).await {
+            Ok(region) => {
+                let known = StateBucket {
+                    s3: cdkd_aws::config::s3_client_in_region(&self.sdk, &region),
+                    region,
+                };
+                self.buckets.insert(bucket, known.clone());
+                known
+            }
+            Err(message) => {
+                tracing::debug!(
+                    "GetBucketLocation of {} failed: {message}",
+                    cdkd_core::text::flatten_str(bucket)
+                );
+                let region = cdkd_aws::bucket::client_region(&self.sdk);
+                StateBucket {
+                    s3: cdkd_aws::config::s3_client_in_region(&self.sdk, &region),
+                    region,
+                }
+            }
+        }
     }
 
-    pub fn locks(&self, bucket: &str, prefix: &str) -> LockManager {
-        LockManager::new(self.store(bucket, prefix), None)
+    pub async fn store(&self, bucket: &str, prefix: &str) -> StateStore {
+        let s3 = self.state_bucket(bucket).await.s3;
+        StateStore::new(s3, bucket, prefix, self.expected_owner.clone())
+    }
+
+    pub async fn locks(&self, bucket: &str, prefix: &str) -> LockManager {
+        LockManager::new(self.store(bucket, prefix).await, None)
+    }
+
+    /// The deleters for resources in `region`, custom resources answering into the state
+    /// bucket `bucket` (through its region's client).
+    pub async fn registry(&self, region: &str, bucket: &str) -> Registry {
+        let state_s3 = self.state_bucket(bucket).await.s3;
+        (self.registry_for)(region, state_s3)
     }
 
     /// The lock owner of run `run_id`: `cdkd-flow:<run-id>`, with this host and process

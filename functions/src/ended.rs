@@ -77,7 +77,7 @@ pub async fn run(event: StatusChange, deps: &Deps) -> Result<EndedOutput, StepEr
     };
     let i: RunInput = serde_json::from_value(input)
         .map_err(|e| StepError::bad_input(format!("run-ended: the execution's input: {e}")))?;
-    let store = deps.store(&i.state_bucket, &i.state_prefix);
+    let store = deps.store(&i.state_bucket, &i.state_prefix).await;
     // A deployed resume writes into the run it resumes (docs/export.md §10.8): stopped,
     // it leaves that run where it stood, reported there.
     let run_id = i

@@ -83,7 +83,9 @@ pub async fn cleanup_notify(
     if input.run_id.is_empty() {
         return Err(StepError::bad_input("cleanup-notify needs the run id"));
     }
-    let store = deps.store(&input.input.state_bucket, &input.input.state_prefix);
+    let store = deps
+        .store(&input.input.state_bucket, &input.input.state_prefix)
+        .await;
     let notice = cdkd_core::notify::cleanup_finished(&input.run_id, &input.summary);
     tell(deps.notify.as_ref(), &store, &notice).await;
     Ok(CleanupNotifyOutput {

@@ -281,7 +281,7 @@ pub async fn run(input: RefusedInput, deps: &Deps) -> Result<RefusedOutput, Step
         return Err(StepError::bad_input("run-refused needs the run id"));
     }
     let i = &input.input;
-    let store = deps.store(&i.state_bucket, &i.state_prefix);
+    let store = deps.store(&i.state_bucket, &i.state_prefix).await;
     let e = EndedEarly {
         operation: input.operation,
         run_id: &input.run_id,

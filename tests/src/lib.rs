@@ -76,6 +76,26 @@ pub async fn fresh_bucket(s3: &aws_sdk_s3::Client) -> String {
     name
 }
 
+/// A fresh bucket created in `region` (its LocationConstraint), and the product's S3
+/// client for that region: S3, and the emulator, answer a request signed for another
+/// region with a 301 (docs/emulator.md, "AWS's limits").
+pub async fn fresh_bucket_in(region: &str) -> (String, aws_sdk_s3::Client) {
+    use aws_sdk_s3::types::{BucketLocationConstraint, CreateBucketConfiguration};
+    let name = unique_bucket_name("cdkd");
+    let s3 = cdkd_aws::config::s3_client_in_region(&sdk().await, region);
+    s3.create_bucket()
+        .bucket(&name)
+        .create_bucket_configuration(
+            CreateBucketConfiguration::builder()
+                .location_constraint(BucketLocationConstraint::from(region))
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("create bucket {name} in {region}: {e:?}"));
+    (name, s3)
+}
+
 /// Turns on versioning (to observe delete markers).
 pub async fn enable_versioning(s3: &aws_sdk_s3::Client, bucket: &str) {
     use aws_sdk_s3::types::{BucketVersioningStatus, VersioningConfiguration};

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use cdkd_engine::{Event, EventKind, Outcome};
-use cdkd_functions::{definitions, Deps};
+use cdkd_functions::definitions;
 use serde_json::{json, Value};
 
 use crate::context;
@@ -82,8 +82,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         return remote::start_and_watch(&ctx.sdk, &a.remote, Kind::Cleanup, &run_id, &input, false)
             .await;
     }
-    let mut deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
-    deps.notify = ctx.notify.clone();
+    let deps = ctx.step_deps().await;
     // The `Summary` state's output: when a destroy failed the run ends in
     // `CleanupIncomplete` with no output, and the summary is what the user reads.
     let summary: Arc<std::sync::Mutex<Option<Value>>> = Arc::default();

@@ -164,13 +164,12 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         confirm(&plans, &format!("s3://{}/{}", ctx.bucket, ctx.prefix)).await?;
     }
 
-    let mut deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
-    deps.notify = ctx.notify.clone();
+    let mut deps = ctx.step_deps().await;
     if a.local {
         // The locks of a local run name this host and process (docs/export.md §10.8).
         deps.local = Some(crate::local::this_process());
     }
-    let store = deps.store(&ctx.bucket, &ctx.prefix);
+    let store = deps.store(&ctx.bucket, &ctx.prefix).await;
     let opts = WatchOptions::for_stderr(a.json);
     let mut reports: Vec<RunReport> = Vec::new();
     let mut all_clean = true;

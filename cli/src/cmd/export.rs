@@ -572,8 +572,7 @@ async fn finish_local(
 
 /// The steps' dependencies; a local run's locks name this host and process.
 async fn local_deps(ctx: &crate::context::Ctx, local: bool) -> Deps {
-    let mut deps = Deps::from_sdk(ctx.sdk.clone(), ctx.store.expected_owner.clone()).await;
-    deps.notify = ctx.notify.clone();
+    let mut deps = ctx.step_deps().await;
     if local {
         deps.local = Some(crate::local::this_process());
     }
@@ -808,7 +807,7 @@ async fn run_local(
     let engine = local::engine(deps, fast);
     let place = RunPlace::of_input(&input)
         .ok_or_else(|| CliError::Usage("the export input names no stateBucket".into()))?;
-    let store = deps.store(&place.bucket, &place.prefix);
+    let store = deps.store(&place.bucket, &place.prefix).await;
     let o = LocalOptions {
         store: &store,
         start: LocalStart::of_input(RunKind::Export, &input),

@@ -1,6 +1,7 @@
 //! The one integration-test binary of the cdkd-flow CLI: end-to-end runs of the binary against the emulator.
 
 mod broken_pipe;
+mod bucket_region_cli;
 mod cleanup_e2e;
 mod deployed;
 mod destroy_cli;

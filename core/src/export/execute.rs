@@ -397,6 +397,25 @@ pub enum StackStage {
     Cleaned,
 }
 
+/// A phase-2 pre-delete in flight: the row, its deleter's handle, when it started.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreDeleting {
+    pub logical_id: String,
+    pub handle: crate::destroy::handle::Handle,
+    pub started_ms: i64,
+}
+
+/// How long one pre-delete may run, across invocations, before the run stops
+/// (docs/export.md §10.2, "Pre-deletes").
+pub const PRE_DELETE_CEILING_MS: i64 = 60_000;
+
+/// Whether a pre-delete started at `started_ms` is still within
+/// [`PRE_DELETE_CEILING_MS`] at `now_ms`.
+pub fn pre_delete_in_time(started_ms: i64, now_ms: i64) -> bool {
+    now_ms.saturating_sub(started_ms) <= PRE_DELETE_CEILING_MS
+}
+
 /// The run's record of one stack.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -417,6 +436,11 @@ pub struct StackProgress {
     /// Pre-deleted logical ids (phase 2's recreated rows).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pre_deleted: Vec<String>,
+    /// Pre-deletes started and not finished when an invocation of phase 2 ran out of
+    /// time: the next one polls them instead of starting them again (docs/export.md
+    /// §10.2, "Pre-deletes").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pre_deleting: Vec<PreDeleting>,
     /// Transient template uploads still to delete.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uploads: Vec<String>,

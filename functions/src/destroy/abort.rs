@@ -31,7 +31,7 @@ pub struct AbortOutput {
 }
 
 pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepError> {
-    let store = deps.store(&input.run.bucket, &input.run.prefix);
+    let store = deps.store(&input.run.bucket, &input.run.prefix).await;
     let cause = crate::error::caught_cause(&input.error);
     let mut report_key = None;
     let mut notice = None;
@@ -59,7 +59,7 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
         Err(e) => tracing::warn!("progress of run {} not readable: {e}", input.run.run_id),
     }
     release_all(
-        &deps.locks(&input.run.bucket, &input.run.prefix),
+        &deps.locks(&input.run.bucket, &input.run.prefix).await,
         &input.locks,
     )
     .await;

@@ -67,7 +67,7 @@ pub struct StackSummary {
 }
 
 pub async fn run(input: FinishInput, deps: &Deps) -> Result<FinishOutput, StepError> {
-    let store = deps.store(&input.run.bucket, &input.run.prefix);
+    let store = deps.store(&input.run.bucket, &input.run.prefix).await;
     let rec: DestroyRun = runs::read(
         &store,
         &runs::progress_key(&input.run.prefix, &input.run.run_id),
@@ -80,7 +80,7 @@ pub async fn run(input: FinishInput, deps: &Deps) -> Result<FinishOutput, StepEr
     let key = runs::report_key(&input.run.prefix, &input.run.run_id);
     runs::write(&store, &key, &report).await?;
     release_all(
-        &deps.locks(&input.run.bucket, &input.run.prefix),
+        &deps.locks(&input.run.bucket, &input.run.prefix).await,
         &input.locks,
     )
     .await;

@@ -34,7 +34,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
     if input.stack.is_empty() {
         return Err(StepError::bad_input("destroy needs a stack name"));
     }
-    let store = deps.store(&input.state_bucket, &input.state_prefix);
+    let store = deps.store(&input.state_bucket, &input.state_prefix).await;
     // The root record and its nested children, children first.
     let tree = load_tree(&store, &input.stack, input.stack_region.as_deref()).await?;
     let region = tree.region.clone();
@@ -67,7 +67,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
     }
 
     // Every lock, root first; on contention give back what was taken.
-    let locks = deps.locks(&input.state_bucket, &input.state_prefix);
+    let locks = deps.locks(&input.state_bucket, &input.state_prefix).await;
     let owner = deps.flow_owner(&run_id);
     let mut held: Vec<HeldLock> = Vec::new();
     for (stack, _) in stacks.iter().rev() {

@@ -66,8 +66,8 @@ impl Ctx<'_> {
 pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
     let started = Instant::now();
     let WaveInput { run, locks } = input;
-    let store = deps.store(&run.bucket, &run.prefix);
-    let lock_manager = deps.locks(&run.bucket, &run.prefix);
+    let store = deps.store(&run.bucket, &run.prefix).await;
+    let lock_manager = deps.locks(&run.bucket, &run.prefix).await;
     // A lost lock stops the run before it touches anything.
     let mut held = Vec::with_capacity(locks.len());
     for h in &locks {
@@ -89,7 +89,7 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
         deps,
         store: store.clone(),
         locks: lock_manager,
-        registry: (deps.registry_for)(&run.region),
+        registry: deps.registry(&run.region, &run.bucket).await,
         run: &run,
         skip_final_snapshot: progress.rec.skip_final_snapshot,
         remove_protection: progress.rec.remove_protection,

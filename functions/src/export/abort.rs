@@ -34,7 +34,7 @@ pub struct AbortOutput {
 pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepError> {
     let mut carry = input.run;
     // Only a run that still holds its locks may delete anything of CloudFormation's.
-    let locks = deps.locks(&carry.run.bucket, &carry.run.prefix);
+    let locks = deps.locks(&carry.run.bucket, &carry.run.prefix).await;
     let holding = match crate::held::renew_all(&locks, &carry.locks).await {
         Ok(renewed) => {
             carry.locks = renewed;
@@ -42,7 +42,7 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
         }
         Err(_) => false,
     };
-    let ctx = Ctx::without_renewal(carry, deps);
+    let ctx = Ctx::without_renewal(carry, deps).await;
     let cause = crate::error::caught_cause(&input.error);
     let mut out = AbortOutput {
         report_key: None,

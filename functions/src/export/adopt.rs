@@ -68,12 +68,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
         rows.push(AdoptRow {
             logical_id: n.logical_id.clone(),
             stack_id: described.stack_id,
-            template_url: cdkd_aws::config::object_url(
-                &ctx.deps.sdk,
-                &ctx.store.bucket,
-                &ctx.carry.run.region,
-                &key,
-            ),
+            template_url: ctx.object_url(&key).await,
             tags: described.tags,
         });
     }

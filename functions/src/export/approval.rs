@@ -56,7 +56,7 @@ pub async fn run(input: ApprovalInput, deps: &Deps) -> Result<ApprovalOutput, St
     if run_id.is_empty() {
         return Err(StepError::bad_input("export-approval needs the run id"));
     }
-    let store = deps.store(&input.state_bucket, &input.state_prefix);
+    let store = deps.store(&input.state_bucket, &input.state_prefix).await;
     let key = approval_key(&input.state_prefix, &run_id);
     let found = store.get_raw(&key).await?;
     let etag = found.as_ref().map(|(_, e)| e.clone());

@@ -118,15 +118,15 @@ impl<'a> Ctx<'a> {
         deps: &'a Deps,
         fence: Fence<'_>,
     ) -> Result<Ctx<'a>, StepError> {
-        let locks = deps.locks(&carry.run.bucket, &carry.run.prefix);
+        let locks = deps.locks(&carry.run.bucket, &carry.run.prefix).await;
         carry.locks = crate::held::renew_fenced(&locks, &carry.locks, fence, deps.now()).await?;
-        Ok(Self::without_renewal(carry, deps))
+        Ok(Self::without_renewal(carry, deps).await)
     }
 
     /// The clients only (the abort path, which must work with a lost lock).
-    pub fn without_renewal(carry: Carry, deps: &'a Deps) -> Ctx<'a> {
+    pub async fn without_renewal(carry: Carry, deps: &'a Deps) -> Ctx<'a> {
         Ctx {
-            store: deps.store(&carry.run.bucket, &carry.run.prefix),
+            store: deps.store(&carry.run.bucket, &carry.run.prefix).await,
             cfn: Cfn::new(&deps.sdk, Some(&carry.run.region), None),
             deps,
             carry,
@@ -350,15 +350,18 @@ impl<'a> Ctx<'a> {
                     phase.upload_word()
                 );
                 self.store.put_raw(&key, body.into_bytes()).await?;
-                let url = cdkd_aws::config::object_url(
-                    &self.deps.sdk,
-                    &self.store.bucket,
-                    &self.carry.run.region,
-                    &key,
-                );
-                Ok((TemplateRef::Url(url), Some(key)))
+                Ok((TemplateRef::Url(self.object_url(&key).await), Some(key)))
             }
         }
+    }
+
+    /// The URL CloudFormation reads the state bucket's object `key` at: the bucket's
+    /// own region's address (docs/state-and-lock.md §1.3 "Bucket region"), whatever the
+    /// record's region.
+    pub async fn object_url(&self, key: &str) -> String {
+        let bucket = &self.store.bucket;
+        let region = self.deps.state_bucket(bucket).await.region;
+        cdkd_aws::config::object_url(&self.deps.sdk, bucket, &region, key)
     }
 
     /// Creates the change set of `phase` named `name` on the current stack's destination:

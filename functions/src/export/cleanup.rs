@@ -101,7 +101,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
 /// what is still the run's and writing the report (docs/export.md §10.4). Any other
 /// run stops: nothing was deleted by this attempt.
 async fn retried(carry: Carry, deps: &Deps, lost: StepError) -> Result<CleanupOutput, StepError> {
-    let ctx = Ctx::without_renewal(carry, deps);
+    let ctx = Ctx::without_renewal(carry, deps).await;
     let rec = ctx.progress().await?;
     if !rec.cleanup_saved_end() {
         return Err(lost);
@@ -112,7 +112,9 @@ async fn retried(carry: Carry, deps: &Deps, lost: StepError) -> Result<CleanupOu
     let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
     if let Some(report) = runs::read::<ExportReport>(&ctx.store, &key).await? {
         crate::held::release_all(
-            &ctx.deps.locks(&ctx.carry.run.bucket, &ctx.carry.run.prefix),
+            &ctx.deps
+                .locks(&ctx.carry.run.bucket, &ctx.carry.run.prefix)
+                .await,
             &ctx.carry.locks,
         )
         .await;
@@ -135,7 +137,9 @@ async fn finish(
     warnings: &[String],
 ) -> Result<CleanupOutput, StepError> {
     crate::held::release_all(
-        &ctx.deps.locks(&ctx.carry.run.bucket, &ctx.carry.run.prefix),
+        &ctx.deps
+            .locks(&ctx.carry.run.bucket, &ctx.carry.run.prefix)
+            .await,
         &ctx.carry.locks,
     )
     .await;

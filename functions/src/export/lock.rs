@@ -41,7 +41,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
     }
     let planned =
         planned.ok_or_else(|| StepError::bad_input("export-lock: the run's plan is missing"))?;
-    let store = deps.store(&input.state_bucket, &input.state_prefix);
+    let store = deps.store(&input.state_bucket, &input.state_prefix).await;
     let plan: cdkd_core::export::plan::Plan =
         runs::read_immutable(&deps.artifacts, &store, &planned.plan_key)
             .await?
@@ -56,7 +56,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
     }
 
     let region = planned.region.clone();
-    let locks = deps.locks(&input.state_bucket, &input.state_prefix);
+    let locks = deps.locks(&input.state_bucket, &input.state_prefix).await;
     let owner = deps.flow_owner(&run_id);
     // The root first, then the children leaf first; on any failure give back what was
     // taken.

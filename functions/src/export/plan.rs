@@ -52,7 +52,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError>
     if run_id.is_empty() {
         return Err(StepError::bad_input("export-plan needs the run id"));
     }
-    let store = deps.store(&input.state_bucket, &input.state_prefix);
+    let store = deps.store(&input.state_bucket, &input.state_prefix).await;
     let default_region = deps
         .sdk
         .region()

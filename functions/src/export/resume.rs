@@ -26,7 +26,7 @@ pub async fn run(
     run_name: String,
     deps: &Deps,
 ) -> Result<Carry, StepError> {
-    let store = deps.store(&input.state_bucket, &input.state_prefix);
+    let store = deps.store(&input.state_bucket, &input.state_prefix).await;
     let plan_key = super::plan_key(&input.state_prefix, &from);
     let plan: Plan = runs::read_immutable(&deps.artifacts, &store, &plan_key)
         .await?
@@ -55,7 +55,7 @@ pub async fn run(
         .map(|s| s.region.clone())
         .ok_or_else(|| StepError::bad_input("the run's progress has no root stack"))?;
 
-    let locks = deps.locks(&input.state_bucket, &input.state_prefix);
+    let locks = deps.locks(&input.state_bucket, &input.state_prefix).await;
     let owner = deps.flow_owner(&run_name);
     let mut order: Vec<&StackPlan> = vec![root];
     order.extend(plan.stacks.iter().filter(|s| s.parent.is_some()));
@@ -103,7 +103,7 @@ pub async fn run(
         role_arn: input.options.role_arn.clone(),
         unsaved_log: Vec::new(),
     };
-    let ctx = Ctx::without_renewal(carry, deps);
+    let ctx = Ctx::without_renewal(carry, deps).await;
     let saved = async {
         ctx.save(&rec).await?;
         // A failed attempt's report is not the run's last word any more, nor the message

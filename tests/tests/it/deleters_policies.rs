@@ -330,7 +330,7 @@ async fn flow(hang_once: Option<&str>) -> Flow {
     });
     let reg = Registry::empty().with_cloud_control(rec);
     let mut deps = Deps::from_sdk(h::sdk().await, None).await;
-    deps.registry_for = Arc::new(move |_| reg.clone());
+    deps.registry_for = Arc::new(move |_, _| reg.clone());
     deps.budgets.inline_wait = Duration::from_millis(0);
     Flow {
         deps,

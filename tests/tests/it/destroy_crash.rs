@@ -213,9 +213,9 @@ async fn one_seed(seed: u64, s3: &aws_sdk_s3::Client, bucket: &str) -> (u32, u32
         .with_cloud_control(deleter.clone())
         .with_custom_resources(deleter);
     let mut deps = Deps::from_sdk(h::sdk().await, None).await;
-    deps.registry_for = Arc::new(move |_| registry.clone());
+    deps.registry_for = Arc::new(move |_, _| registry.clone());
     deps.budgets.inline_wait = std::time::Duration::from_millis(0);
-    let store = deps.store(bucket, "cdkd");
+    let store = deps.store(bucket, "cdkd").await;
 
     let run_id = format!("run-{seed}");
     let input = DestroyInput {

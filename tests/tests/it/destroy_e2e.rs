@@ -339,7 +339,7 @@ async fn destroy_workflow_deletes_a_nested_stack_of_real_resources_and_its_state
     );
 
     // The report: child first, every row deleted (metadata and nested row included).
-    let store = d.store(&bucket, "cdkd");
+    let store = d.store(&bucket, "cdkd").await;
     let report: RunReport = runs::read(&store, &runs::report_key("cdkd", &run_id))
         .await
         .unwrap()
@@ -404,7 +404,7 @@ async fn destroy_workflow_keeps_what_depends_on_a_failure_and_reports_it() {
     };
     assert_eq!(f.error, "DestroyIncomplete");
 
-    let store = d.store(&bucket, "cdkd");
+    let store = d.store(&bucket, "cdkd").await;
     let left = store
         .get_state(&stack, "us-east-1")
         .await

@@ -174,7 +174,7 @@ async fn export_steps_a_stale_step_never_overwrites_the_record_its_resume_wrote(
     let key = format!("{PREFIX}/_runs/{}/progress.json", imported.run.run_id);
 
     // One invocation saving twice: each write goes over its own previous one.
-    let ctx = Ctx::without_renewal(imported.clone(), &r.deps);
+    let ctx = Ctx::without_renewal(imported.clone(), &r.deps).await;
     let mut rec = ctx.progress().await.expect("the record");
     rec.log.push("first".into());
     ctx.save(&rec)
@@ -187,7 +187,7 @@ async fn export_steps_a_stale_step_never_overwrites_the_record_its_resume_wrote(
 
     // A stale invocation reads; the resume takes the run over and writes; the stale one's
     // save is refused and changes nothing.
-    let stale = Ctx::without_renewal(imported, &r.deps);
+    let stale = Ctx::without_renewal(imported, &r.deps).await;
     let mut old = stale.progress().await.expect("the record");
     let mut resumed: Value = serde_json::from_str(&r.text(&key).await.unwrap()).unwrap();
     resumed["log"]

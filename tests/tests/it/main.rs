@@ -18,6 +18,7 @@ mod export_cleanup_faults;
 mod export_crash;
 mod export_phase_faults;
 mod export_plan;
+mod export_pre_deletes;
 mod export_steps;
 mod export_support;
 mod faults_spec;
