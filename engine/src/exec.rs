@@ -35,6 +35,12 @@ struct Run {
     /// `Execution` and `StateMachine` parts of the context object.
     base_ctx: Map<String, Value>,
     events: AtomicU64,
+    /// The events Step Functions' history would hold so far (the engine's own
+    /// `WaitStateWaiting` and `StateRetryScheduled` are not among them).
+    counted: AtomicU64,
+    /// Set once an event would have been the history limit's last one without ending
+    /// the execution ([`EngineOptions::history_limit`](crate::EngineOptions)).
+    history_full: tokio::sync::Notify,
 }
 
 fn ts(t: DateTime<Utc>) -> String {
@@ -79,6 +85,8 @@ pub(crate) fn run_execution(
             exec_name: name.clone(),
             base_ctx: base,
             events: AtomicU64::new(0),
+            counted: AtomicU64::new(0),
+            history_full: tokio::sync::Notify::new(),
         };
         run.emit(
             EventKind::ExecutionStarted,
@@ -88,7 +96,15 @@ pub(crate) fn run_execution(
             None,
         );
         let graph = sm.graph.clone();
-        let fut = run.run_graph(&graph, input);
+        let graph_fut = run.run_graph(&graph, input);
+        // docs/emulator.md, "Step Functions execution history": event number `limit`
+        // is ExecutionSucceeded or ExecutionFailed; the graph stops where it stands.
+        let fut = async {
+            tokio::select! {
+                r = graph_fut => r,
+                _ = run.history_full.notified() => Err(history_limit_failure(run.inner.options.history_limit)),
+            }
+        };
         let res = match sm.timeout_seconds {
             Some(t) => match tokio::time::timeout(run.inner.options.scaled_timeout(t), fut).await {
                 Ok(r) => r,
@@ -135,6 +151,14 @@ fn payload_quota(what: &str, v: &Value) -> Result<(), Failure> {
         names::DATA_LIMIT_EXCEEDED,
         format!("The state/task '{what}' returned a result with a size exceeding the maximum number of bytes service limit."),
     ))
+}
+
+/// How Step Functions fails an execution whose history reached its limit.
+fn history_limit_failure(limit: u64) -> Failure {
+    Failure::new(
+        names::RUNTIME,
+        format!("The execution reached the maximum number of history events ({limit})."),
+    )
 }
 
 fn runtime(state: &str, entered_event: u64, msg: &str) -> Failure {
@@ -189,6 +213,25 @@ impl Run {
         details: Option<Value>,
     ) -> u64 {
         let id = self.events.fetch_add(1, Ordering::SeqCst) + 1;
+        let ends = matches!(
+            kind,
+            EventKind::ExecutionSucceeded
+                | EventKind::ExecutionFailed
+                | EventKind::ExecutionTimedOut
+        );
+        let counts = !matches!(
+            kind,
+            EventKind::WaitStateWaiting | EventKind::StateRetryScheduled
+        );
+        if counts && !ends {
+            let n = self.counted.fetch_add(1, Ordering::SeqCst) + 1;
+            if n >= self.inner.options.history_limit {
+                // This event would be the history's last without ending it: it is not
+                // recorded, and the execution fails in its place.
+                self.history_full.notify_one();
+                return id;
+            }
+        }
         if let Some(obs) = &self.inner.observer {
             obs(&Event {
                 id,

@@ -101,6 +101,23 @@ pub struct EngineOptions {
     /// Region and account used in the ARNs of executions and state machines.
     pub region: String,
     pub account: String,
+    /// The most events an execution's history holds (docs/emulator.md, "Step Functions
+    /// execution history"): Step Functions' 25,000, or `CDKD_FLOW_HISTORY_LIMIT`.
+    pub history_limit: u64,
+}
+
+/// Step Functions' limit on a Standard execution's history ("Maximum execution history
+/// size", Step Functions service quotas).
+pub const MAX_HISTORY_EVENTS: u64 = 25_000;
+
+/// The history limit in force: `CDKD_FLOW_HISTORY_LIMIT` when set to a number of at
+/// least 10 (a test setting, docs/testing.md), else [`MAX_HISTORY_EVENTS`].
+pub fn history_limit() -> u64 {
+    std::env::var("CDKD_FLOW_HISTORY_LIMIT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| *n >= 10)
+        .unwrap_or(MAX_HISTORY_EVENTS)
 }
 
 impl EngineOptions {
@@ -117,6 +134,7 @@ impl Default for EngineOptions {
             timeout_scale: 1.0,
             region: "us-east-1".into(),
             account: "123456789012".into(),
+            history_limit: history_limit(),
         }
     }
 }
