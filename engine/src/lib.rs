@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Supported: Task (lambda:invoke, lambda:invoke.waitForTaskToken, a Lambda ARN,
-//! states:startExecution.sync / .sync:2), Pass, Choice, Wait, Succeed, Fail, Map
+//! states:startExecution, .sync and .sync:2), Pass, Choice, Wait, Succeed, Fail, Map
 //! (inline), Parallel, Retry, Catch, TimeoutSeconds and HeartbeatSeconds, the JSONPath
 //! fields, the context object (`$$.Task.Token` included) and the intrinsic functions in
 //! `intrinsic::FUNCTIONS`. A `.waitForTaskToken` task invokes its function with the
@@ -151,7 +151,11 @@ struct Inner {
     observer: Option<Observer>,
     machines: RwLock<HashMap<String, StateMachine>>,
     pub(crate) callbacks: callback::Callbacks,
+    /// Executions started by `states:startExecution` (not `.sync`), by name.
+    pub(crate) started: Started,
 }
+
+type Started = std::sync::Mutex<HashMap<String, tokio::task::JoinHandle<Result<Value, Failure>>>>;
 
 impl Engine {
     pub fn new(handler: Arc<dyn TaskHandler>, options: EngineOptions) -> Self {
@@ -162,6 +166,7 @@ impl Engine {
                 observer: None,
                 machines: RwLock::new(HashMap::new()),
                 callbacks: callback::Callbacks::default(),
+                started: Started::default(),
             }),
         }
     }
@@ -186,6 +191,7 @@ impl Engine {
                 ),
                 // Tasks waiting on the shared engine keep answering there.
                 callbacks: callback::Callbacks::default(),
+                started: Started::default(),
             },
         };
         Engine {
@@ -240,6 +246,18 @@ impl Engine {
     /// The tokens tasks of this engine wait for now, sorted.
     pub fn waiting_task_tokens(&self) -> Vec<String> {
         self.inner.callbacks.tokens()
+    }
+
+    /// How the execution named `name`, started by a `states:startExecution` task of this
+    /// engine, ends (awaited); `None` when no such execution was started here, or its
+    /// outcome was already taken.
+    pub async fn outcome_of(&self, name: &str) -> Option<Outcome> {
+        let handle = self.inner.started.lock().ok()?.remove(name)?;
+        Some(match handle.await {
+            Ok(Ok(v)) => Outcome::Succeeded(v),
+            Ok(Err(f)) => Outcome::Failed(f),
+            Err(e) => Outcome::Failed(Failure::new(names::RUNTIME, e.to_string())),
+        })
     }
 
     /// Run one execution with a generated name.

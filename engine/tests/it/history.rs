@@ -21,7 +21,9 @@ fn limited(limit: u64) -> (Engine, Arc<Mutex<Vec<Event>>>) {
             ..EngineOptions::default()
         },
     )
-    .with_observer(Arc::new(move |ev: &Event| l2.lock().unwrap().push(ev.clone())));
+    .with_observer(Arc::new(move |ev: &Event| {
+        l2.lock().unwrap().push(ev.clone())
+    }));
     (e, log)
 }
 
