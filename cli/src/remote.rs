@@ -312,7 +312,8 @@ pub async fn watch(
         (Some(Kind::Destroy), Some(place)) => {
             // The same bars and settled lines as a local run (crate::run::watch).
             let store = run_store(sdk, &place).await;
-            let watched = watch_progress(&store, &place.prefix, &name, follow, &wopts).await;
+            let folder = crate::run::run_folder(&name, &input);
+            let watched = watch_progress(&store, &place.prefix, folder, follow, &wopts).await;
             let x = watched.output?;
             if opts.json {
                 if let Some(r) = &watched.report {
@@ -390,6 +391,8 @@ async fn follow_execution(
     children: &RunIds,
     summary: &Mutex<Option<String>>,
 ) -> Result<Execution, CliError> {
+    let mut execution_arn = execution_arn.to_string();
+    let execution_arn = &mut execution_arn;
     let mut x = first;
     let mut last_status = x.status.clone();
     let mut last_event = 0i64;
@@ -426,11 +429,45 @@ async fn follow_execution(
             last_status = x.status.clone();
         }
         if x.is_finished() {
-            return Ok(x);
+            // A run that continued in a new execution is followed there.
+            let Some(next) = continuation_arn(&x) else {
+                return Ok(x);
+            };
+            status_line(&format!(
+                "run continues in execution {}",
+                flatten_str(&next.1)
+            ));
+            *execution_arn = next.0;
+            last_event = 0;
+            last_state = None;
+        } else {
+            tokio::time::sleep(poll).await;
         }
-        tokio::time::sleep(poll).await;
         x = retrying("DescribeExecution", || client.describe(execution_arn)).await?;
     }
+}
+
+/// The execution (ARN, name) a finished execution handed its run over to: one that
+/// succeeded with `continuedAs` in its output (docs/runs.md, "Continuing in a new
+/// execution"), in the same state machine.
+pub fn continuation_arn(x: &Execution) -> Option<(String, String)> {
+    if x.status != "SUCCEEDED" {
+        return None;
+    }
+    let out: Value = serde_json::from_str(x.output.as_deref()?).ok()?;
+    let next = cdkd_core::continuation::continued_as(&out)?.to_string();
+    let (head, _) = x.arn.rsplit_once(':')?;
+    Some((format!("{head}:{next}"), next))
+}
+
+/// The latest execution of the run `x` belongs to: `x`, or the one it continued in, and
+/// so on.
+pub async fn latest_execution(client: &Sfn, x: Execution) -> Result<Execution, CliError> {
+    let mut x = x;
+    while let Some((arn, _)) = continuation_arn(&x) {
+        x = retrying("DescribeExecution", || client.describe(&arn)).await?;
+    }
+    Ok(x)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 pub mod cleanup;
 pub mod contention;
+pub mod continuation;
 pub mod destroy;
 pub mod export;
 pub mod exports;

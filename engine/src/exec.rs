@@ -35,6 +35,13 @@ struct Run {
     /// `Execution` and `StateMachine` parts of the context object.
     base_ctx: Map<String, Value>,
     events: AtomicU64,
+    /// The events Step Functions' history would hold so far (the engine's own
+    /// `WaitStateWaiting` and `StateRetryScheduled` are not among them).
+    counted: AtomicU64,
+    /// Set once an event would have been the history limit's last one without ending
+    /// the execution ([`EngineOptions::history_limit`](crate::EngineOptions)).
+    history_full: tokio::sync::Notify,
+    full: std::sync::atomic::AtomicBool,
 }
 
 fn ts(t: DateTime<Utc>) -> String {
@@ -79,6 +86,9 @@ pub(crate) fn run_execution(
             exec_name: name.clone(),
             base_ctx: base,
             events: AtomicU64::new(0),
+            counted: AtomicU64::new(0),
+            history_full: tokio::sync::Notify::new(),
+            full: std::sync::atomic::AtomicBool::new(false),
         };
         run.emit(
             EventKind::ExecutionStarted,
@@ -88,7 +98,15 @@ pub(crate) fn run_execution(
             None,
         );
         let graph = sm.graph.clone();
-        let fut = run.run_graph(&graph, input);
+        let graph_fut = run.run_graph(&graph, input);
+        // docs/emulator.md, "Step Functions execution history": event number `limit`
+        // is ExecutionSucceeded or ExecutionFailed; the graph stops where it stands.
+        let fut = async {
+            tokio::select! {
+                r = graph_fut => r,
+                _ = run.history_full.notified() => Err(history_limit_failure(run.inner.options.history_limit)),
+            }
+        };
         let res = match sm.timeout_seconds {
             Some(t) => match tokio::time::timeout(run.inner.options.scaled_timeout(t), fut).await {
                 Ok(r) => r,
@@ -107,6 +125,12 @@ pub(crate) fn run_execution(
                 }
             },
             None => fut.await,
+        };
+        // Whatever a state made of it (a branch's failure...), the limit ended it.
+        let res = if run.full.load(Ordering::SeqCst) {
+            Err(history_limit_failure(run.inner.options.history_limit))
+        } else {
+            res
         };
         match &res {
             Ok(v) => run.emit(
@@ -135,6 +159,14 @@ fn payload_quota(what: &str, v: &Value) -> Result<(), Failure> {
         names::DATA_LIMIT_EXCEEDED,
         format!("The state/task '{what}' returned a result with a size exceeding the maximum number of bytes service limit."),
     ))
+}
+
+/// How Step Functions fails an execution whose history reached its limit.
+fn history_limit_failure(limit: u64) -> Failure {
+    Failure::new(
+        names::RUNTIME,
+        format!("The execution reached the maximum number of history events ({limit})."),
+    )
 }
 
 fn runtime(state: &str, entered_event: u64, msg: &str) -> Failure {
@@ -188,6 +220,30 @@ impl Run {
         failure: Option<&Failure>,
         details: Option<Value>,
     ) -> u64 {
+        let ends = matches!(
+            kind,
+            EventKind::ExecutionSucceeded
+                | EventKind::ExecutionFailed
+                | EventKind::ExecutionTimedOut
+        );
+        let counts = !matches!(
+            kind,
+            EventKind::WaitStateWaiting | EventKind::StateRetryScheduled
+        );
+        if !ends && self.full.load(Ordering::SeqCst) {
+            // Past the limit: nothing more is recorded but the execution's end.
+            return self.events.load(Ordering::SeqCst);
+        }
+        if counts && !ends {
+            let n = self.counted.fetch_add(1, Ordering::SeqCst) + 1;
+            if n >= self.inner.options.history_limit {
+                // This event would be the history's last without ending it: it is not
+                // recorded, and the execution's failure takes its place.
+                self.full.store(true, Ordering::SeqCst);
+                self.history_full.notify_one();
+                return self.events.load(Ordering::SeqCst);
+            }
+        }
         let id = self.events.fetch_add(1, Ordering::SeqCst) + 1;
         if let Some(obs) = &self.inner.observer {
             obs(&Event {
@@ -234,6 +290,9 @@ impl Run {
             let mut name = g.start_at.clone();
             let mut input = input;
             loop {
+                if self.full.load(Ordering::SeqCst) {
+                    return Err(history_limit_failure(self.inner.options.history_limit));
+                }
                 let st = g.states.get(&name).ok_or_else(|| {
                     Failure::new(names::RUNTIME, format!("no state named '{name}'"))
                 })?;
@@ -655,6 +714,7 @@ impl Run {
             Resource::StartExecutionSync { v2: false } => {
                 "arn:aws:states:::states:startExecution.sync".into()
             }
+            Resource::StartExecution => "arn:aws:states:::states:startExecution".into(),
         };
         self.emit(
             EventKind::TaskScheduled,
@@ -853,11 +913,14 @@ impl Run {
                 .invoke(arn, params)
                 .await
                 .map_err(|e| Failure::new(e.error, e.cause)),
-            Resource::StartExecutionSync { v2 } => self.start_execution(params, *v2).await,
+            Resource::StartExecutionSync { v2 } => self.start_execution(params, Some(*v2)).await,
+            Resource::StartExecution => self.start_execution(params, None).await,
         }
     }
 
-    async fn start_execution(&self, params: Value, v2: bool) -> Result<Value, Failure> {
+    /// `sync`: `Some(v2)` waits for the execution (`.sync`, `.sync:2`); `None` starts it
+    /// and answers at once, as StartExecution does.
+    async fn start_execution(&self, params: Value, sync: Option<bool>) -> Result<Value, Failure> {
         let arn = params
             .get("StateMachineArn")
             .and_then(Value::as_str)
@@ -915,6 +978,18 @@ impl Run {
             o.region, o.account, sm.name, name
         );
         let start = Utc::now().timestamp_millis();
+        let Some(v2) = sync else {
+            let handle = tokio::spawn(run_execution(
+                self.inner.clone(),
+                sm,
+                input.clone(),
+                name.clone(),
+            ));
+            if let Ok(mut started) = self.inner.started.lock() {
+                started.insert(name.clone(), handle);
+            }
+            return Ok(json!({"ExecutionArn": exec_arn, "StartDate": start}));
+        };
         let res = run_execution(self.inner.clone(), sm, input.clone(), name.clone()).await;
         let stop = Utc::now().timestamp_millis();
         let enc = |v: &Value| {

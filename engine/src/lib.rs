@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Supported: Task (lambda:invoke, lambda:invoke.waitForTaskToken, a Lambda ARN,
-//! states:startExecution.sync / .sync:2), Pass, Choice, Wait, Succeed, Fail, Map
+//! states:startExecution, .sync and .sync:2), Pass, Choice, Wait, Succeed, Fail, Map
 //! (inline), Parallel, Retry, Catch, TimeoutSeconds and HeartbeatSeconds, the JSONPath
 //! fields, the context object (`$$.Task.Token` included) and the intrinsic functions in
 //! `intrinsic::FUNCTIONS`. A `.waitForTaskToken` task invokes its function with the
@@ -101,6 +101,23 @@ pub struct EngineOptions {
     /// Region and account used in the ARNs of executions and state machines.
     pub region: String,
     pub account: String,
+    /// The most events an execution's history holds (docs/emulator.md, "Step Functions
+    /// execution history"): Step Functions' 25,000, or `CDKD_FLOW_HISTORY_LIMIT`.
+    pub history_limit: u64,
+}
+
+/// Step Functions' limit on a Standard execution's history ("Maximum execution history
+/// size", Step Functions service quotas).
+pub const MAX_HISTORY_EVENTS: u64 = 25_000;
+
+/// The history limit in force: `CDKD_FLOW_HISTORY_LIMIT` when set to a number of at
+/// least 10 (a test setting, docs/testing.md), else [`MAX_HISTORY_EVENTS`].
+pub fn history_limit() -> u64 {
+    std::env::var("CDKD_FLOW_HISTORY_LIMIT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| *n >= 10)
+        .unwrap_or(MAX_HISTORY_EVENTS)
 }
 
 impl EngineOptions {
@@ -117,6 +134,7 @@ impl Default for EngineOptions {
             timeout_scale: 1.0,
             region: "us-east-1".into(),
             account: "123456789012".into(),
+            history_limit: history_limit(),
         }
     }
 }
@@ -133,7 +151,11 @@ struct Inner {
     observer: Option<Observer>,
     machines: RwLock<HashMap<String, StateMachine>>,
     pub(crate) callbacks: callback::Callbacks,
+    /// Executions started by `states:startExecution` (not `.sync`), by name.
+    pub(crate) started: Started,
 }
+
+type Started = std::sync::Mutex<HashMap<String, tokio::task::JoinHandle<Result<Value, Failure>>>>;
 
 impl Engine {
     pub fn new(handler: Arc<dyn TaskHandler>, options: EngineOptions) -> Self {
@@ -144,6 +166,7 @@ impl Engine {
                 observer: None,
                 machines: RwLock::new(HashMap::new()),
                 callbacks: callback::Callbacks::default(),
+                started: Started::default(),
             }),
         }
     }
@@ -168,6 +191,7 @@ impl Engine {
                 ),
                 // Tasks waiting on the shared engine keep answering there.
                 callbacks: callback::Callbacks::default(),
+                started: Started::default(),
             },
         };
         Engine {
@@ -222,6 +246,18 @@ impl Engine {
     /// The tokens tasks of this engine wait for now, sorted.
     pub fn waiting_task_tokens(&self) -> Vec<String> {
         self.inner.callbacks.tokens()
+    }
+
+    /// How the execution named `name`, started by a `states:startExecution` task of this
+    /// engine, ends (awaited); `None` when no such execution was started here, or its
+    /// outcome was already taken.
+    pub async fn outcome_of(&self, name: &str) -> Option<Outcome> {
+        let handle = self.inner.started.lock().ok()?.remove(name)?;
+        Some(match handle.await {
+            Ok(Ok(v)) => Outcome::Succeeded(v),
+            Ok(Err(f)) => Outcome::Failed(f),
+            Err(e) => Outcome::Failed(Failure::new(names::RUNTIME, e.to_string())),
+        })
     }
 
     /// Run one execution with a generated name.

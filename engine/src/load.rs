@@ -709,8 +709,9 @@ fn task(name: &str, obj: &Map<String, Value>) -> Result<TaskSpec, LoadError> {
         "arn:aws:states:::lambda:invoke.waitForTaskToken" => Resource::LambdaInvokeWaitForTaskToken,
         "arn:aws:states:::states:startExecution.sync:2" => Resource::StartExecutionSync { v2: true },
         "arn:aws:states:::states:startExecution.sync" => Resource::StartExecutionSync { v2: false },
+        "arn:aws:states:::states:startExecution" => Resource::StartExecution,
         r if is_lambda_arn(r) => Resource::LambdaArn(r.to_string()),
-        r => return Err(unsupported(name, &format!("Task resource '{r}' (supported: arn:aws:states:::lambda:invoke[.waitForTaskToken], a Lambda function ARN, arn:aws:states:::states:startExecution.sync[:2])"))),
+        r => return Err(unsupported(name, &format!("Task resource '{r}' (supported: arn:aws:states:::lambda:invoke[.waitForTaskToken], a Lambda function ARN, arn:aws:states:::states:startExecution[.sync[:2]])"))),
     };
     let parameters = template(name, obj, "Parameters")?;
     if matches!(
@@ -734,7 +735,10 @@ fn task(name: &str, obj: &Map<String, Value>) -> Result<TaskSpec, LoadError> {
             "lambda:invoke.waitForTaskToken must pass $$.Task.Token in its Parameters",
         ));
     }
-    if matches!(resource, Resource::StartExecutionSync { .. }) {
+    if matches!(
+        resource,
+        Resource::StartExecutionSync { .. } | Resource::StartExecution
+    ) {
         let has = matches!(&parameters, Some(Template::Object(f)) if f.iter().any(|(k, _)| k == "StateMachineArn"));
         if !has {
             return Err(invalid(

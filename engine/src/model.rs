@@ -98,6 +98,9 @@ pub enum Resource {
     LambdaArn(String),
     /// `arn:aws:states:::states:startExecution.sync` (`v2` for `.sync:2`).
     StartExecutionSync { v2: bool },
+    /// `arn:aws:states:::states:startExecution`: start the execution and go on (its
+    /// outcome: [`Engine::outcome_of`](crate::Engine::outcome_of)).
+    StartExecution,
 }
 
 #[derive(Debug, Clone)]

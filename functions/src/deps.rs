@@ -105,6 +105,9 @@ pub struct Budgets {
     pub max_parallel: usize,
     /// Attempts of a delete that fails with a retryable error before it counts as failed.
     pub max_attempts: u32,
+    /// The execution history limit the loops plan for (docs/runs.md, "Continuing in a
+    /// new execution"): `CDKD_FLOW_HISTORY_LIMIT`, else 25,000.
+    pub history_limit: u64,
 }
 
 impl Default for Budgets {
@@ -115,6 +118,7 @@ impl Default for Budgets {
             step_soft: Duration::from_secs(4 * 60),
             max_parallel: 16,
             max_attempts: 4,
+            history_limit: crate::runs::history_limit(),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! `cdkd-engine` (`cdkd-flow destroy --local`), dispatched by [`steps::invoke`].
 
 pub mod cleanup;
+pub mod continued;
 pub mod deps;
 pub mod destroy;
 pub mod ended;

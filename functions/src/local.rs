@@ -41,3 +41,31 @@ impl From<StepError> for TaskError {
         TaskError::new(e.name, e.message)
     }
 }
+
+/// Runs `sm` as the execution `name` and, while an execution ends handing its run over
+/// to another (docs/runs.md, "Continuing in a new execution": its output names
+/// `continuedAs`, started by this engine), waits for that one: the run's outcome, and
+/// the names of the executions it took, first to last.
+pub async fn run_continued(
+    engine: &cdkd_engine::Engine,
+    sm: &cdkd_engine::StateMachine,
+    input: Value,
+    name: &str,
+) -> (cdkd_engine::Outcome, Vec<String>) {
+    use cdkd_engine::{Failure, Outcome};
+    let mut executions = vec![name.to_string()];
+    let mut outcome = engine.run_named(sm, input, name).await;
+    while let Outcome::Succeeded(out) = &outcome {
+        let Some(next) = cdkd_core::continuation::continued_as(out).map(str::to_string) else {
+            break;
+        };
+        outcome = engine.outcome_of(&next).await.unwrap_or_else(|| {
+            Outcome::Failed(Failure::new(
+                "States.Runtime",
+                format!("the run continued in execution {next}, which this engine did not start"),
+            ))
+        });
+        executions.push(next);
+    }
+    (outcome, executions)
+}

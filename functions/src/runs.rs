@@ -18,6 +18,13 @@ pub fn report_key(prefix: &str, run_id: &str) -> String {
     format!("{}/report.json", run_prefix(prefix, run_id))
 }
 
+/// The execution history limit the steps plan for: `CDKD_FLOW_HISTORY_LIMIT` (a test
+/// setting), else Step Functions' 25,000 (docs/runs.md, "Continuing in a new execution").
+pub fn history_limit() -> u64 {
+    let raw = std::env::var(cdkd_core::continuation::HISTORY_LIMIT_ENV).ok();
+    cdkd_core::continuation::history_limit(raw.as_deref())
+}
+
 /// Reads a JSON artifact; `None` when it does not exist.
 pub async fn read<T: DeserializeOwned>(
     store: &StateStore,

@@ -13,7 +13,8 @@ LocalStack; on while moto's config `stepfunctions.execute_state_machine` is true
   whole event to the others).
 - `sfn_time`: a time scale for `Wait` and Retry back-off (a test facility).
 - `sfn_limits`: the 256 KiB payload quota measured as AWS measures it, and
-  `States.DataLimitExceeded` not caught by `States.ALL`.
+  `States.DataLimitExceeded` not caught by `States.ALL`; `sfn_history`: the 25,000-event
+  history limit (lowered by `CDKD_FLOW_HISTORY_LIMIT` or the config's `history_limit`).
 - here, smaller corrections:
   - StartExecution without `name` names the execution with a UUID, as AWS does ("If you
     don't provide a name for the execution, Step Functions automatically generates a
@@ -38,7 +39,7 @@ LocalStack; on while moto's config `stepfunctions.execute_state_machine` is true
 """
 from typing import Any
 
-from . import sfn_auth, sfn_eventbridge, sfn_limits, sfn_status, sfn_sync, sfn_time
+from . import sfn_auth, sfn_eventbridge, sfn_history, sfn_limits, sfn_status, sfn_sync, sfn_time
 from .sfn_time import set_time_scale, time_scale
 
 __all__ = ["install", "interpreter_on", "set_time_scale", "time_scale"]
@@ -106,6 +107,7 @@ def install() -> None:
 
     sfn_time.install()
     sfn_limits.install()
+    sfn_history.install()
     sfn_auth.install()
     sfn_sync.install()
     sfn_status.install()

@@ -416,6 +416,7 @@ async fn list(g: &GlobalOpts, sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, 
             }
         }))
         .await;
+    let rows = view::runs::one_row_per_run(rows);
     if a.json {
         let v = view::runs::list_all_json(&rows, &local);
         crate::out::println(&serde_json::to_string_pretty(&v).unwrap_or_default());
@@ -437,12 +438,15 @@ fn print_local_list(rows: &[view::runs::LocalRunRow], json: bool) {
 
 async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
     let (_, x) = find_run(sdk, &a.machines, &a.run).await?;
+    // A run that continued in new executions shows its latest.
+    let x = remote::latest_execution(&Sfn::for_arn(sdk, &x.arn), x).await?;
     let input = remote::input_of(&x);
     let kind = Kind::of_input(&input);
     let report = match (kind, RunPlace::of_input(&input)) {
         (Some(Kind::Destroy), Some(p)) => {
             let store = run_store(sdk, &p).await;
-            crate::run::watch::read_report(&store, &store.prefix, &x.name).await
+            let folder = crate::run::run_folder(&x.name, &input);
+            crate::run::watch::read_report(&store, &store.prefix, folder).await
         }
         _ => None,
     };

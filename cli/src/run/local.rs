@@ -222,7 +222,14 @@ pub async fn run_local(
     let task = {
         let engine = engine.clone();
         let run_id = run_id.to_string();
-        tokio::spawn(async move { engine.run_named(&sm, input, &run_id).await })
+        // A run that continues in a new execution (docs/runs.md, "Continuing in a new
+        // execution") starts it with `$$.StateMachine.Id`: this definition.
+        engine.register(engine.state_machine_arn(sm.name()), sm.clone());
+        tokio::spawn(async move {
+            cdkd_functions::local::run_continued(&engine, &sm, input, &run_id)
+                .await
+                .0
+        })
     };
     tokio::pin!(task);
     let poll = o.approval_poll.unwrap_or(Duration::from_secs(3600));

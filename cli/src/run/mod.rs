@@ -41,6 +41,13 @@ pub fn run_folder<'a>(name: &'a str, input: &'a Value) -> &'a str {
         .get("resume")
         .and_then(Value::as_str)
         .filter(|r| !r.is_empty())
+        // An execution a run continued in (docs/runs.md, "Continuing in a new execution").
+        .or_else(|| {
+            input
+                .pointer("/continuation/run/runId")
+                .and_then(Value::as_str)
+                .filter(|r| !r.is_empty())
+        })
         .unwrap_or(name)
 }
 

@@ -85,6 +85,7 @@ async fn backend() -> Backend {
             ("DestroyFinishFunctionArn", &f),
             ("DestroyAbortFunctionArn", &f),
             ("RunRefusedFunctionArn", &f),
+            ("RunContinueFunctionArn", &f),
         ],
     );
     let destroy = create_machine(&sfn, &unique("cdkd-flow-destroy"), &destroy_def).await;

@@ -847,3 +847,83 @@ mod tests {
         );
     }
 }
+
+/// One row per run (docs/runs.md, "Continuing in a new execution"): the executions a run
+/// continued in (`<run id>--<n>`) fold into the row of its first execution, which takes
+/// the status and end of the latest; a continuation whose first execution is not listed
+/// stays a row of its own. The order of the first executions is kept.
+pub fn one_row_per_run(rows: Vec<ExecutionRow>) -> Vec<ExecutionRow> {
+    use crate::continuation::run_of_execution;
+    use std::collections::BTreeMap;
+    let firsts: std::collections::BTreeSet<String> = rows
+        .iter()
+        .filter(|r| run_of_execution(&r.name).1 == 1)
+        .map(|r| r.name.clone())
+        .collect();
+    // The latest continuation of each listed run: (number, status, stop, error, cause).
+    let mut latest: BTreeMap<String, (u32, ExecutionRow)> = BTreeMap::new();
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let (run, n) = run_of_execution(&r.name);
+        if n >= 2 && firsts.contains(run) {
+            let run = run.to_string();
+            if latest.get(&run).is_none_or(|(m, _)| *m < n) {
+                latest.insert(run, (n, r));
+            }
+        } else {
+            out.push(r);
+        }
+    }
+    for r in &mut out {
+        if let Some((_, last)) = latest.remove(&r.name) {
+            r.status = last.status;
+            r.stop_ms = last.stop_ms;
+            r.error = last.error;
+            r.cause = last.cause;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod continued_rows {
+    use super::*;
+
+    fn row(name: &str, status: &str, start_ms: i64) -> ExecutionRow {
+        ExecutionRow {
+            name: name.into(),
+            arn: format!("arn:aws:states:us-east-1:1:execution:d:{name}"),
+            kind: Some(RunKind::Destroy),
+            status: status.into(),
+            start_ms,
+            stop_ms: None,
+            target: Some("Shop".into()),
+            error: None,
+            cause: None,
+        }
+    }
+
+    #[test]
+    fn a_continued_run_is_one_row_with_its_latest_status() {
+        let rows = vec![
+            row("d-Shop--3", "RUNNING", 30),
+            row("other", "FAILED", 25),
+            row("d-Shop--2", "SUCCEEDED", 20),
+            row("d-Shop", "SUCCEEDED", 10),
+            row("gone--2", "RUNNING", 5),
+        ];
+        let out = one_row_per_run(rows);
+        let names: Vec<(&str, &str)> = out
+            .iter()
+            .map(|r| (r.name.as_str(), r.status.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("other", "FAILED"),
+                ("d-Shop", "RUNNING"),
+                ("gone--2", "RUNNING")
+            ]
+        );
+    }
+}

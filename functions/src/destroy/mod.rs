@@ -68,6 +68,12 @@ pub struct Carry {
     pub settled: bool,
     /// Seconds the `Wait` state sleeps before the next wave.
     pub wait_seconds: u64,
+    /// Waves this execution has run (docs/runs.md, "Continuing in a new execution").
+    #[serde(default)]
+    pub loops: u32,
+    /// The run goes on in a new execution before this one's history fills up.
+    #[serde(default)]
+    pub continue_as_new: bool,
 }
 
 /// `progress.json`: the run record.
@@ -87,6 +93,10 @@ pub struct DestroyRun {
     /// Set by `runs stop`: start nothing new, finish with what is settled.
     #[serde(default)]
     pub stop_requested: bool,
+    /// The execution the run continues in (its latest), once it has continued
+    /// (docs/runs.md, "Continuing in a new execution").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued_as: Option<String>,
 }
 
 /// One stack of a run.

@@ -118,6 +118,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         stacks: plan,
         waves: 0,
         stop_requested: false,
+        continued_as: None,
     };
     if let Err(e) = runs::write(
         &store,
@@ -142,6 +143,8 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         remaining: record.remaining(),
         settled: false,
         wait_seconds: 0,
+        loops: 0,
+        continue_as_new: false,
     })
 }
 

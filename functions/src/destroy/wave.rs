@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use cdkd_aws::{HeldLock, StateStore};
+use cdkd_core::continuation::continues;
 use cdkd_core::destroy::decide::{decide_with, DecideOptions, Decision, DeleterCatalog, Route};
 use cdkd_core::destroy::graph::DeleteGraph;
 use cdkd_core::destroy::model::{RowOutcome, RunResult};
@@ -32,6 +33,9 @@ use crate::runs;
 pub struct WaveInput {
     pub run: RunRef,
     pub locks: Vec<HeldLock>,
+    /// Waves this execution ran before this one.
+    #[serde(default)]
+    pub loops: u32,
 }
 
 /// Longest `Wait` between two waves: a completion is noticed within a minute even when
@@ -65,7 +69,8 @@ impl Ctx<'_> {
 
 pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
     let started = Instant::now();
-    let WaveInput { run, locks } = input;
+    let WaveInput { run, locks, loops } = input;
+    let loops = loops.saturating_add(1);
     let store = deps.store(&run.bucket, &run.prefix).await;
     let lock_manager = deps.locks(&run.bucket, &run.prefix).await;
     // A lost lock stops the run before it touches anything.
@@ -167,6 +172,8 @@ pub async fn run(input: WaveInput, deps: &Deps) -> Result<Carry, StepError> {
     progress.save(&store).await?;
     let settled = progress.rec.settled();
     Ok(Carry {
+        loops,
+        continue_as_new: continues(loops, settled, deps.budgets.history_limit),
         remaining: progress.rec.remaining(),
         settled,
         wait_seconds: if settled {

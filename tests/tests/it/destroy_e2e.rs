@@ -510,3 +510,110 @@ async fn destroy_workflow_refuses_a_held_lock_and_touches_nothing() {
             .contains("alice")
     );
 }
+
+/// docs/runs.md, "Continuing in a new execution": with the history limit lowered to 100
+/// events (3 waves an execution), a bucket whose delete S3 refuses with 503 SlowDown
+/// three times keeps the run looping past the limit; each execution hands the run over
+/// to a new one before it (recorded in progress.json), the lock goes along, and the last
+/// execution finishes the destroy. Without continuing, the first execution would fail
+/// with States.Runtime at event 100.
+#[tokio::test]
+async fn destroy_workflow_continues_in_a_new_execution_before_the_history_limit() {
+    use cdkd_tests::faults::{inject_fault, Fault};
+    let sdk = h::sdk().await;
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let stack = uniq("Long");
+    let slow = h::unique_bucket_name("slow");
+    s3.create_bucket().bucket(&slow).send().await.unwrap();
+    let record = json!({"version": 10, "stackName": stack, "region": "us-east-1", "resources": {
+        "Slow": {"physicalId": slow, "resourceType": "AWS::S3::Bucket", "properties": {}, "provisionedBy": "sdk"}
+    }, "outputs": {}});
+    put_record(&s3, &bucket, &stack, record.as_object().unwrap()).await;
+    let _fault =
+        inject_fault(&Fault::new("DELETE", &format!("^/{slow}/?$"), 503, "SlowDown").times(3));
+
+    let limit = 100;
+    let mut d = deps(&sdk).await;
+    d.budgets.history_limit = limit;
+    d.budgets.max_attempts = 10;
+    let sm = StateMachine::load(definitions::DESTROY, &definitions::local_substitutions())
+        .expect("definition loads")
+        .with_name("cdkd-flow-destroy");
+    let events = Arc::new(std::sync::Mutex::new(Vec::<(String, u64, String)>::new()));
+    let log = events.clone();
+    let engine = Engine::new(
+        Arc::new(LocalSteps::new(d.clone())),
+        EngineOptions {
+            time_scale: 0.05,
+            history_limit: limit,
+            ..EngineOptions::default()
+        },
+    )
+    .with_observer(Arc::new(move |e: &cdkd_engine::Event| {
+        log.lock()
+            .unwrap()
+            .push((e.execution.clone(), e.id, e.kind.name()))
+    }));
+    engine.register(engine.state_machine_arn(sm.name()), sm.clone());
+    let run_id = uniq("run");
+    let (out, executions) = cdkd_functions::local::run_continued(
+        &engine,
+        &sm,
+        json!({"stack": stack, "stateBucket": bucket}),
+        &run_id,
+    )
+    .await;
+    let Outcome::Succeeded(report) = out else {
+        panic!("the continued run must end destroyed: {out:?}")
+    };
+    assert_eq!(report["complete"], json!(true), "{report}");
+    let waves = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, _, k)| k == "ChoiceStateEntered")
+        .count();
+    assert!(
+        executions.len() >= 2,
+        "the run continued: {executions:?} ({waves} choices; faults {:?})",
+        cdkd_tests::faults::list_faults()
+    );
+    assert_eq!(executions[1], format!("{run_id}--2"));
+    let events = events.lock().unwrap();
+    for name in &executions {
+        let mine: Vec<_> = events.iter().filter(|(n, _, _)| n == name).collect();
+        assert!(
+            mine.iter().all(|(_, id, _)| *id < limit),
+            "{name} stayed under the limit"
+        );
+        assert_eq!(
+            mine.last().unwrap().2,
+            "ExecutionSucceeded",
+            "{name} ended well"
+        );
+    }
+    let store = d.store(&bucket, "cdkd");
+    let progress: Value = runs::read(&store, &runs::progress_key("cdkd", &run_id))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        progress["continuedAs"],
+        json!(executions.last().unwrap()),
+        "progress.json names the run's latest execution"
+    );
+    assert!(store
+        .get_state(&stack, "us-east-1")
+        .await
+        .unwrap()
+        .is_none());
+    assert!(
+        s3.head_bucket().bucket(&slow).send().await.is_err(),
+        "the bucket is deleted"
+    );
+    assert!(!h::list_all_keys(&s3, &bucket)
+        .await
+        .iter()
+        .any(|k| k.ends_with("lock.json")));
+}

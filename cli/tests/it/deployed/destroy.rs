@@ -2,9 +2,9 @@
 //! record of the backend's state bucket, `cdkd-flow destroy <stack> -y` (no `--local`)
 //! watched to the end.
 
-use super::{backend, invocations, lambda_steps, status, uniq};
+use super::{backend, history, invocations, lambda_steps, status, uniq};
 use cdkd_tests as h;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// A topic, a queue that depends on it and an SSM parameter, recorded in the backend's
 /// bucket under `stack`; (topic, queue url, parameter name).
@@ -146,5 +146,200 @@ async fn deployed_runs_list_shows_deployed_and_local_runs_together() {
         rows.iter()
             .any(|r| r["runId"] == local_id.as_str() && r["local"] == true),
         "{v:#}"
+    );
+}
+
+/// The config of the emulator's Step Functions interpreter now.
+async fn sfn_config() -> Value {
+    let raw = h::emulator_request("GET", "/moto-api/config", "", "").await;
+    let body = raw.split("\r\n\r\n").nth(1).unwrap_or_default();
+    serde_json::from_str::<Value>(body).unwrap_or_default()["stepfunctions"].clone()
+}
+
+async fn set_sfn_config(v: &Value) {
+    h::emulator_post(
+        "/moto-api/config",
+        &json!({ "stepfunctions": v }).to_string(),
+        "Content-Type: application/json\r\n",
+    )
+    .await;
+}
+
+/// docs/runs.md, "Continuing in a new execution", through the deployed backend: with
+/// the history limit lowered to 60 events (the emulator's interpreter, and the wave
+/// function's `CDKD_FLOW_HISTORY_LIMIT`: one wave an execution), a bucket whose delete S3
+/// always refuses (503 SlowDown) keeps the destroy unsettled past its first wave (its
+/// third attempt is due 8 s later). The run continues in `<run>--2`, started by the
+/// state machine itself under its role, which retries the delete until the attempts run
+/// out and ends the run DestroyIncomplete; `cdkd-flow destroy` follows it to that end and
+/// exits 1 with the run's report; `runs list` shows the run once and `runs show` its
+/// latest execution with the report.
+#[tokio::test]
+async fn deployed_destroy_continues_in_a_new_execution_and_the_watch_follows_it() {
+    use cdkd_tests::faults::{inject_fault, Fault};
+    let b = backend();
+    let sdk = h::sdk().await;
+    let s3 = h::s3().await;
+    let stack = uniq("DeployedLong");
+    let slow = h::unique_bucket_name("slow");
+    s3.create_bucket().bucket(&slow).send().await.unwrap();
+    let record = json!({
+        "version": 10, "stackName": stack, "region": "us-east-1",
+        "resources": {
+            "Slow": {"physicalId": slow, "resourceType": "AWS::S3::Bucket", "properties": {}, "dependencies": [], "provisionedBy": "sdk"}
+        },
+        "outputs": {}
+    });
+    h::put_raw(
+        &s3,
+        &b.bucket,
+        &format!("cdkd/{stack}/us-east-1/state.json"),
+        serde_json::to_vec_pretty(&record).unwrap(),
+    )
+    .await;
+
+    // The limit: the interpreter's (for executions started from now on) and the wave
+    // function's; both put back at the end.
+    let limit = 60;
+    let before = sfn_config().await;
+    let mut lowered = before.clone();
+    lowered["history_limit"] = json!(limit);
+    lowered["time_scale"] = json!(0.05);
+    set_sfn_config(&lowered).await;
+    let lambda = aws_sdk_lambda::Client::new(&sdk);
+    let wave = h::cfn::stack_resources(&b.stack)
+        .await
+        .remove("DestroyWaveFunction")
+        .expect("the backend has DestroyWaveFunction");
+    let vars = lambda
+        .get_function_configuration()
+        .function_name(&wave)
+        .send()
+        .await
+        .unwrap()
+        .environment
+        .and_then(|e| e.variables)
+        .unwrap_or_default();
+    let mut with_limit = vars.clone();
+    with_limit.insert("CDKD_FLOW_HISTORY_LIMIT".into(), limit.to_string());
+    let set_env = |v: std::collections::HashMap<String, String>| {
+        lambda
+            .update_function_configuration()
+            .function_name(&wave)
+            .environment(
+                aws_sdk_lambda::types::Environment::builder()
+                    .set_variables(Some(v))
+                    .build(),
+            )
+            .send()
+    };
+    set_env(with_limit).await.unwrap();
+    let fault = inject_fault(&Fault::new(
+        "DELETE",
+        &format!("^/{slow}/?$"),
+        503,
+        "SlowDown",
+    ));
+
+    let run_id = uniq("destroy");
+    let run = b.cli(&["destroy", &stack, "-y", "--run-id", &run_id]);
+    let listed = b.cli(&["runs", "list", "--json", "--limit", "50"]);
+    let shown = b.cli(&["runs", "show", &run_id]);
+    let hits = cdkd_tests::faults::list_faults();
+    drop(fault);
+    set_env(vars).await.unwrap();
+    set_sfn_config(&before).await;
+
+    assert_eq!(
+        run.code, 1,
+        "the run ends DestroyIncomplete:\nstdout:\n{}\nstderr:\n{}\nfaults: {hits:?}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("run continues in execution {run_id}--2")),
+        "the watch followed the run into its second execution:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("DestroyIncomplete"),
+        "the watch showed the run's final outcome:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("Slow"),
+        "the run's report:\n{}",
+        run.stdout
+    );
+    let first = b.execution_arn("DestroyStateMachineArn", &run_id).await;
+    let second = b
+        .execution_arn("DestroyStateMachineArn", &format!("{run_id}--2"))
+        .await;
+    assert_eq!(status(&first).await, "SUCCEEDED");
+    assert!(
+        history(&first).await.iter().all(|e| e.id < limit as i64),
+        "the first execution stayed under the limit"
+    );
+    assert_ne!(status(&second).await, "RUNNING");
+    let progress: Value = serde_json::from_str(
+        &h::get_text(
+            &s3,
+            &b.bucket,
+            &format!("cdkd/_runs/{run_id}/progress.json"),
+        )
+        .await
+        .expect("progress.json"),
+    )
+    .unwrap();
+    // Each execution runs one wave: the run took as many as its attempts needed.
+    let latest = progress["continuedAs"].as_str().unwrap_or_default();
+    assert!(latest.starts_with(&format!("{run_id}--")), "{progress}");
+    let last = b.execution_arn("DestroyStateMachineArn", latest).await;
+    assert_eq!(
+        status(&last).await,
+        "FAILED",
+        "the run's last execution, {latest}"
+    );
+    assert!(
+        h::get_text(
+            &s3,
+            &b.bucket,
+            &format!("cdkd/{stack}/us-east-1/state.json")
+        )
+        .await
+        .is_some(),
+        "the record keeps the bucket"
+    );
+    assert!(
+        !h::list_all_keys(&s3, &b.bucket)
+            .await
+            .iter()
+            .any(|k| k.starts_with(&format!("cdkd/{stack}/")) && k.ends_with("lock.json")),
+        "the lock went along and was released at the end"
+    );
+
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let rows: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let names: Vec<String> = rows
+        .pointer("/executions")
+        .or(Some(&rows))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(names.contains(&run_id), "{}", listed.stdout);
+    assert!(
+        !names.iter().any(|n| n.starts_with(&format!("{run_id}--"))),
+        "one row per run: {names:?}"
+    );
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(shown.stdout.contains("FAILED"), "{}", shown.stdout);
+    assert!(
+        shown.stdout.contains("Slow"),
+        "the run's report:\n{}",
+        shown.stdout
     );
 }
