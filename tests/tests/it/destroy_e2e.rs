@@ -593,7 +593,7 @@ async fn destroy_workflow_continues_in_a_new_execution_before_the_history_limit(
             "{name} ended well"
         );
     }
-    let store = d.store(&bucket, "cdkd");
+    let store = d.store(&bucket, "cdkd").await;
     let progress: Value = runs::read(&store, &runs::progress_key("cdkd", &run_id))
         .await
         .unwrap()
