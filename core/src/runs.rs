@@ -92,6 +92,34 @@ pub fn ended_by_its_run(plan_run: &mut LocalRun, run: Option<&LocalRun>) {
     }
 }
 
+/// What a run's folder says of a run that wrote no `run.json` (a deployed run), read
+/// without its execution: its stack (the report's, else the root of its progress record:
+/// the one stack whose cdkd name holds no `~`, a nested child's separator) and when it
+/// started (its progress record's `startedMs`).
+pub fn folder_run(
+    progress: Option<&serde_json::Value>,
+    report: Option<&serde_json::Value>,
+) -> (Option<String>, Option<i64>) {
+    let root_of = |v: &serde_json::Value| -> Option<String> {
+        if let Some(s) = v.get("stack").and_then(serde_json::Value::as_str) {
+            return Some(s.to_string());
+        }
+        v.get("stacks")?
+            .as_array()?
+            .iter()
+            .filter_map(|s| s.get("stack").and_then(serde_json::Value::as_str))
+            .find(|s| !s.contains('~'))
+            .map(str::to_string)
+    };
+    let stack = report
+        .and_then(root_of)
+        .or_else(|| progress.and_then(root_of));
+    let started = progress
+        .and_then(|p| p.get("startedMs"))
+        .and_then(serde_json::Value::as_i64);
+    (stack, started)
+}
+
 /// `run.json`: what a local run is, written by the CLI when it starts, completed
 /// (`endedMs`, `outcome`) when it ends by itself.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -567,5 +595,28 @@ mod tests {
         };
         ended_by_its_run(&mut p, Some(&run));
         assert_eq!(p.outcome.as_deref(), Some("failed"));
+    }
+
+    #[test]
+    fn a_deployed_runs_folder_names_its_root_stack_and_its_start() {
+        let progress = serde_json::json!({
+            "runId": "r", "startedMs": 42,
+            "stacks": [{"stack": "App~Child"}, {"stack": "App"}]
+        });
+        assert_eq!(
+            folder_run(Some(&progress), None),
+            (Some("App".into()), Some(42))
+        );
+        let report = serde_json::json!({"stack": "Other", "stacks": []});
+        assert_eq!(
+            folder_run(Some(&progress), Some(&report)),
+            (Some("Other".into()), Some(42))
+        );
+        let export_report = serde_json::json!({"stacks": [{"stack": "App"}, {"stack": "App~C"}]});
+        assert_eq!(
+            folder_run(None, Some(&export_report)),
+            (Some("App".into()), None)
+        );
+        assert_eq!(folder_run(None, None), (None, None));
     }
 }

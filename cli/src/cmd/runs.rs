@@ -365,15 +365,34 @@ async fn list(g: &GlobalOpts, sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, 
     let (found, mut errors) = machines(sdk, &a.machines, &ALL_KINDS).await;
     if found.is_empty() {
         let backend = errors.remove(0);
-        let rows = local_rows(g, a.limit).await.map_err(|local| {
+        let unreadable = |local: CliError| {
             CliError::Refused(format!(
                 "{backend}; and the local runs cannot be read either: {local}"
             ))
-        })?;
+        };
+        let ctx = context::build(g).await.map_err(unreadable)?;
+        let rows = crate::run::local::list_local(&ctx.store, a.limit)
+            .await
+            .map_err(unreadable)?;
+        // The deployed runs' folders, their executions unasked (docs/cli.md "runs list").
+        let deployed = match crate::run::folders::deployed_rows(&ctx.store, a.limit).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                eprintln!("warning: the deployed runs' folders were not read: {e}");
+                Vec::new()
+            }
+        };
         eprintln!(
-            "note: no deployed backend found ({backend}); listing the local runs of the state bucket"
+            "note: no deployed backend found ({backend}); listing the runs of the state bucket from their folders (a deployed run's status is UNKNOWN)"
         );
-        print_local_list(&rows, a.json);
+        if deployed.is_empty() {
+            print_local_list(&rows, a.json);
+        } else if a.json {
+            let v = view::runs::list_all_json(&deployed, &rows);
+            crate::out::println(&serde_json::to_string_pretty(&v).unwrap_or_default());
+        } else {
+            crate::out::print(&view::runs::render_list_all(&deployed, &rows));
+        }
         return Ok(ExitCode::SUCCESS);
     }
     for e in &errors {

@@ -7,6 +7,7 @@
 //! texts are `cdkd_core::view`'s, the decisions `cdkd_core::runs`'.
 
 pub mod artifacts;
+pub mod folders;
 pub mod follow;
 pub mod ids;
 pub mod local;

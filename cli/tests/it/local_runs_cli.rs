@@ -541,3 +541,80 @@ async fn local_runs_are_runs_ctrl_c_of_a_local_destroy_stops_it_gracefully_then_
         show.stdout
     );
 }
+
+/// docs/cli.md "runs list": without a deployed backend, the deployed runs of the bucket
+/// are listed from their folders too (issue #35 item 1): their status UNKNOWN (no
+/// execution to ask), their stack and what their report says; never refused. A plan
+/// run's folder and a folder of uploads only are not runs of their own.
+#[tokio::test]
+async fn runs_list_without_a_backend_lists_the_deployed_runs_from_their_folders_as_unknown() {
+    let s3 = h::s3().await;
+    let bucket = h::fresh_bucket(&s3).await;
+    let running = uniq("export-Folded");
+    put_json(
+        &bucket,
+        &format!("cdkd/_runs/{running}/progress.json"),
+        &json!({"runId": running, "kind": "export", "startedMs": 1_767_225_600_000i64,
+                "stacks": [{"stack": "Folded~Child"}, {"stack": "Folded"}], "log": []}),
+    )
+    .await;
+    let ended = uniq("export-Ended");
+    put_json(
+        &bucket,
+        &format!("cdkd/_runs/{ended}/report.json"),
+        &json!({"runId": ended, "kind": "export", "outcome": "migrated",
+                "stacks": [{"stack": "Ended"}]}),
+    )
+    .await;
+    let uploads = uniq("export-Uploads");
+    put_json(
+        &bucket,
+        &format!("cdkd/_runs/{uploads}/templates/App.json"),
+        &json!({}),
+    )
+    .await;
+
+    let list = cli(&bucket, &["runs", "list", "--backend-stack", "nope"]);
+    ok(&list);
+    assert!(
+        list.stderr.contains("note: no deployed backend found"),
+        "{}",
+        list.stderr
+    );
+    let line_of = |id: &str| {
+        list.stdout
+            .lines()
+            .find(|l| l.contains(id))
+            .unwrap_or_else(|| panic!("{id} not listed:\n{}", list.stdout))
+            .to_string()
+    };
+    let r = line_of(&running);
+    assert!(r.contains("Folded") && !r.contains("Folded~Child"), "{r}");
+    assert!(
+        r.contains("UNKNOWN (no backend to ask; no report yet)"),
+        "{r}"
+    );
+    let e = line_of(&ended);
+    assert!(
+        e.contains("UNKNOWN (no backend to ask; its report says migrated)"),
+        "{e}"
+    );
+    assert!(!list.stdout.contains(&uploads), "{}", list.stdout);
+
+    let json = cli(
+        &bucket,
+        &["runs", "list", "--backend-stack", "nope", "--json"],
+    );
+    ok(&json);
+    let rows = json_of(&json);
+    let names: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&running.as_str()) && names.contains(&ended.as_str()),
+        "{rows}"
+    );
+}

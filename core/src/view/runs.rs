@@ -72,6 +72,15 @@ pub struct ExecutionRow {
     pub cause: Option<String>,
 }
 
+/// Why a deployed run listed from its folder has no status (no backend answered), and
+/// what its report says when it has one.
+pub fn unasked_execution(report_outcome: Option<&str>) -> String {
+    match report_outcome {
+        Some(o) => format!("no backend to ask; its report says {}", flatten_str(o)),
+        None => "no backend to ask; no report yet".into(),
+    }
+}
+
 /// `FAILED (LockHeld: held by cdkd)`: the status, then the error and its cause when
 /// the execution has one.
 pub fn status_text(x: &ExecutionRow) -> String {
@@ -106,7 +115,7 @@ pub fn render_list(rows: &[ExecutionRow]) -> String {
             vec![
                 flatten_str(&r.name),
                 r.kind.map(RunKind::name).unwrap_or("-").to_string(),
-                flatten_str(&r.status),
+                status_text(r),
                 iso_seconds(r.start_ms),
                 r.stop_ms.map(iso_seconds).unwrap_or_else(|| "-".into()),
                 target_cell(r),
