@@ -179,7 +179,9 @@ async fn deployed_a_stack_without_the_run_tags_is_refused_access_denied() {
     )
     .await;
     let cfn = aws_sdk_cloudformation::Client::new(&h::sdk().await);
-    let tagged = h::cfn::described(&s.stack).await.expect("the imported stack");
+    let tagged = h::cfn::described(&s.stack)
+        .await
+        .expect("the imported stack");
     assert!(
         tagged
             .tags()
@@ -236,10 +238,9 @@ async fn deployed_a_stack_without_the_run_tags_is_refused_access_denied() {
         .await
         .unwrap();
     assert!(
-        !change_sets
-            .summaries()
-            .iter()
-            .any(|c| c.change_set_name().is_some_and(|n| n.starts_with("cdkd-phase2-"))),
+        !change_sets.summaries().iter().any(|c| c
+            .change_set_name()
+            .is_some_and(|n| n.starts_with("cdkd-phase2-"))),
         "no UPDATE change set was submitted: {change_sets:?}"
     );
 }
