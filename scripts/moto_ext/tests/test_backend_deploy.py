@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
@@ -401,7 +402,18 @@ class DeployedWithStateBucketKey(unittest.TestCase):
     every function role may decrypt and make data keys with that key, through S3 only."""
 
     def test_every_function_role_may_use_the_state_bucket_key_through_s3(self) -> None:
-        key = client("kms").create_key(Description="state bucket")["KeyMetadata"]["Arn"]
+        self.deployed_with_key(REGION)
+
+    def test_a_key_of_another_region_is_used_through_s3_of_that_region(self) -> None:
+        # A state bucket in eu-west-1 of a backend in us-east-1: S3 uses a key of the
+        # bucket's region, and asks KMS through s3.eu-west-1.amazonaws.com.
+        self.assertNotEqual(REGION, "eu-west-1")
+        self.deployed_with_key("eu-west-1")
+
+    def deployed_with_key(self, key_region: str) -> None:
+        kms = boto3.client("kms", endpoint_url=endpoint(), region_name=key_region)
+        key = kms.create_key(Description="state bucket")["KeyMetadata"]["Arn"]
+        self.assertEqual(key.split(":")[3], key_region)
         stack, bucket = uniq("cdkd-flow-kms"), uniq("cdkd-state-kms")
         was_on = account.step_functions_interpreter(endpoint(), True)
         try:
@@ -418,7 +430,8 @@ class DeployedWithStateBucketKey(unittest.TestCase):
         [statement] = doc["Statement"]
         self.assertEqual(sorted(statement["Action"]), ["kms:Decrypt", "kms:GenerateDataKey"])
         self.assertEqual(statement["Resource"], key)
-        self.assertEqual(statement["Condition"], {"StringEquals": {"kms:ViaService": f"s3.{REGION}.amazonaws.com"}})
+        self.assertEqual(statement["Condition"],
+                         {"StringEquals": {"kms:ViaService": f"s3.{key_region}.amazonaws.com"}})
         functions = of_type("AWS::Serverless::Function")
         self.assertGreater(len(functions), 10)
         for logical_id in functions:

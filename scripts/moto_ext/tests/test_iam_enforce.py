@@ -285,6 +285,98 @@ class IamEnforcement(unittest.TestCase):
         self.assertEqual(code, 403, body)
 
 
+RUN_TAGGED = {"StringLike": {"aws:ResourceTag/cdkd-flow:run": "?*", "aws:ResourceTag/cdkd-flow:record": "?*"}}
+RUN_TAGGING = {"StringLike": {"aws:RequestTag/cdkd-flow:run": "?*", "aws:RequestTag/cdkd-flow:record": "?*"}}
+
+
+class RunTagConditions(unittest.TestCase):
+    """The run tags of an export's destination stacks as IAM sees them (infra/template.yaml
+    conditions the writes on them): a stack a change set creates carries the change set's
+    tags from the start (REVIEW_IN_PROGRESS), so `aws:ResourceTag/<key>` of ExecuteChangeSet,
+    DeleteChangeSet, CreateChangeSet, UpdateStack and DeleteStack is the stack's tag, and
+    `aws:RequestTag/<key>` of CreateChangeSet and UpdateStack the request's; a stack without
+    the tags is refused, a request dropping them too."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        set_auth("inf")
+        iam = client("iam")
+        trust = doc({"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
+                     "Action": "sts:AssumeRole"})
+        stacks = f"arn:aws:cloudformation:*:{ACCOUNT}:stack/*"
+        role = uniq("run-tags")
+        iam.create_role(RoleName=role, AssumeRolePolicyDocument=trust)
+        iam.put_role_policy(RoleName=role, PolicyName="p", PolicyDocument=doc(
+            allow(["cloudformation:DescribeStacks", "cloudformation:DescribeChangeSet"], stacks),
+            allow("cloudformation:CreateChangeSet", stacks, RUN_TAGGING),
+            allow(["cloudformation:ExecuteChangeSet", "cloudformation:DeleteChangeSet",
+                   "cloudformation:DeleteStack"], stacks, RUN_TAGGED),
+            allow("cloudformation:UpdateStack", stacks, {"StringLike": {**RUN_TAGGED["StringLike"],
+                                                                        **RUN_TAGGING["StringLike"]}}),
+        ))
+        creds = client("sts").assume_role(RoleArn=f"arn:aws:iam::{ACCOUNT}:role/{role}",
+                                          RoleSessionName="step")["Credentials"]
+        cls.key = (creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
+        cls.body = json.dumps({"Resources": {"T": {"Type": "AWS::SNS::Topic"}}})
+        cls.run_tags = [{"Key": "cdkd-flow:record", "Value": "App"}, {"Key": "cdkd-flow:run", "Value": "r1"}]
+        # A stack nobody's run created, made by the administrator.
+        cls.foreign = uniq("foreign")
+        client("cloudformation").create_stack(StackName=cls.foreign, TemplateBody=cls.body,
+                                              Tags=[{"Key": "team", "Value": "blue"}])
+
+    def setUp(self) -> None:
+        set_auth("0")
+
+    def tearDown(self) -> None:
+        set_auth("inf")
+
+    def refused(self, call: Any) -> str:
+        with self.assertRaises(ClientError) as caught:
+            call()
+        error = caught.exception.response["Error"]
+        self.assertEqual(error["Code"], "AccessDenied", error)
+        return str(error["Message"])
+
+    def test_a_stack_the_run_created_may_be_changed_and_deleted(self) -> None:
+        cfn = keyed("cloudformation", *self.key)
+        name = uniq("dest")
+        created = cfn.create_change_set(StackName=name, ChangeSetName="c1", ChangeSetType="CREATE",
+                                        TemplateBody=self.body, Tags=self.run_tags)
+        [stack] = cfn.describe_stacks(StackName=name)["Stacks"]
+        self.assertEqual(stack["StackStatus"], "REVIEW_IN_PROGRESS")
+        cfn.execute_change_set(ChangeSetName=created["Id"])
+        cfn.update_stack(StackName=name, UsePreviousTemplate=True,
+                         Tags=self.run_tags + [{"Key": "flip", "Value": "r1"}])
+        # Dropping the run tags is refused: the request no longer carries them.
+        message = self.refused(lambda: cfn.update_stack(StackName=name, UsePreviousTemplate=True,
+                                                        Tags=[{"Key": "flip", "Value": "r1"}]))
+        self.assertIn(f"cloudformation:UpdateStack on resource: {stack['StackId']}", message)
+        second = cfn.create_change_set(StackName=name, ChangeSetName="c2", ChangeSetType="UPDATE",
+                                       UsePreviousTemplate=True, Tags=self.run_tags)
+        cfn.delete_change_set(ChangeSetName=second["Id"])
+        cfn.delete_stack(StackName=name)
+
+    def test_a_stack_without_the_run_tags_is_refused(self) -> None:
+        cfn = keyed("cloudformation", *self.key)
+        [stack] = cfn.describe_stacks(StackName=self.foreign)["Stacks"]
+        message = self.refused(lambda: cfn.delete_stack(StackName=self.foreign))
+        self.assertIn(f"cloudformation:DeleteStack on resource: {stack['StackId']} because no "
+                      "identity-based policy allows the cloudformation:DeleteStack action", message)
+        self.refused(lambda: cfn.update_stack(StackName=self.foreign, UsePreviousTemplate=True,
+                                              Tags=self.run_tags))
+        # A change set may carry the run tags to it, but not be executed or deleted: the
+        # stack does not carry them until the change set ran.
+        created = cfn.create_change_set(StackName=self.foreign, ChangeSetName="c1", ChangeSetType="UPDATE",
+                                        UsePreviousTemplate=True, Tags=self.run_tags)
+        message = self.refused(lambda: cfn.execute_change_set(ChangeSetName=created["Id"]))
+        self.assertIn("cloudformation:ExecuteChangeSet on resource:", message)
+        self.refused(lambda: cfn.delete_change_set(ChangeSetName=created["Id"]))
+        # A change set without the run tags is refused.
+        self.refused(lambda: cfn.create_change_set(StackName=uniq("dest"), ChangeSetName="c1",
+                                                   ChangeSetType="CREATE", TemplateBody=self.body))
+        self.assertEqual(cfn.describe_stacks(StackName=self.foreign)["Stacks"][0]["StackStatus"], "CREATE_COMPLETE")
+
+
 class _Req(Req):
     def __init__(self) -> None:  # the parts function_arn reads, without a request
         self.region, self.account, self.partition = REGION, ACCOUNT, "aws"

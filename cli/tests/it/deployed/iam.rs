@@ -139,3 +139,108 @@ async fn deployed_a_step_whose_role_lacks_a_statement_fails_access_denied_naming
         allowed.stdout, allowed.stderr
     );
 }
+
+/// The export's writes to CloudFormation are allowed only on stacks carrying the run tags
+/// (infra/template.yaml: `aws:ResourceTag/cdkd-flow:record` and `.../cdkd-flow:run`,
+/// which the run's IMPORT change set sets): a destination stack whose tags are replaced
+/// after its import (while phase 2's CreateChangeSet is held by a throttling fault, which
+/// the step retries) is refused AccessDenied on `cloudformation:CreateChangeSet`, and no
+/// UPDATE change set reaches it.
+#[tokio::test]
+async fn deployed_a_stack_without_the_run_tags_is_refused_access_denied() {
+    let b = backend();
+    let s = super::export::policy_stack(&b, "DeployedUntagged").await;
+    let held = h::faults::inject_fault(
+        &h::faults::Fault::cfn(
+            "CreateChangeSet",
+            &[
+                ("StackName", &h::faults::exact(&s.stack)),
+                ("ChangeSetType", "^UPDATE$"),
+            ],
+            "Throttling",
+            "Rate exceeded (held by the test)",
+        )
+        .status(400),
+    );
+    let run_id = uniq("export");
+    let started = b.export(&s, &run_id, &["-y", "--detach"]);
+    assert_eq!(
+        started.code, 0,
+        "export -y --detach\n{}\n{}",
+        started.stdout, started.stderr
+    );
+    super::wait_until(
+        "phase 2's CreateChangeSet held",
+        std::time::Duration::from_secs(180),
+        || async {
+            held.state()
+                .is_some_and(|f| f["hits"].as_u64().unwrap_or_default() >= 1)
+        },
+    )
+    .await;
+    let cfn = aws_sdk_cloudformation::Client::new(&h::sdk().await);
+    let tagged = h::cfn::described(&s.stack)
+        .await
+        .expect("the imported stack");
+    assert!(
+        tagged
+            .tags()
+            .iter()
+            .any(|t| t.key() == Some("cdkd-flow:run") && t.value() == Some(run_id.as_str())),
+        "the import tagged the stack with its run: {tagged:?}"
+    );
+    // Someone else's tags replace the run's (a tag-only update by the administrator).
+    cfn.update_stack()
+        .stack_name(&s.stack)
+        .use_previous_template(true)
+        .capabilities(aws_sdk_cloudformation::types::Capability::CapabilityNamedIam)
+        .tags(
+            aws_sdk_cloudformation::types::Tag::builder()
+                .key("owner")
+                .value("someone-else")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    super::wait_until(
+        "the stack's tags replaced",
+        std::time::Duration::from_secs(60),
+        || async {
+            h::cfn::described(&s.stack).await.is_some_and(|d| {
+                d.stack_status().map(|s| s.as_str()) == Some("UPDATE_COMPLETE")
+                    && !d.tags().iter().any(|t| t.key() == Some("cdkd-flow:run"))
+            })
+        },
+    )
+    .await;
+    drop(held);
+
+    let watched = b.cli(&["runs", "watch", &run_id]);
+    let arn = b.execution_arn("ExportStateMachineArn", &run_id).await;
+    assert_eq!(super::status(&arn).await, "FAILED");
+    let report = h::get_text(
+        &h::s3().await,
+        &b.bucket,
+        &format!("cdkd/_runs/{run_id}/report.json"),
+    )
+    .await
+    .unwrap_or_default();
+    let all = format!("{}\n{}\n{report}", watched.stdout, watched.stderr);
+    assert!(
+        all.contains("not authorized to perform: cloudformation:CreateChangeSet"),
+        "the run failed AccessDenied on cloudformation:CreateChangeSet: {all}"
+    );
+    let change_sets = cfn
+        .list_change_sets()
+        .stack_name(&s.stack)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        !change_sets.summaries().iter().any(|c| c
+            .change_set_name()
+            .is_some_and(|n| n.starts_with("cdkd-phase2-"))),
+        "no UPDATE change set was submitted: {change_sets:?}"
+    );
+}
