@@ -92,6 +92,7 @@ async fn backend() -> Backend {
         definitions::CLEANUP,
         &[
             ("CleanupSelectFunctionArn", &f),
+            ("CleanupRecordFunctionArn", &f),
             ("CleanupNotifyFunctionArn", &f),
             ("DestroyStateMachineArn", &destroy),
         ],
