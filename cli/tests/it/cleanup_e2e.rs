@@ -69,6 +69,15 @@ async fn engine_and_cleanup(sdk: &SdkConfig) -> (Engine, StateMachine) {
     (engine, cleanup)
 }
 
+/// The summary with its lists read back from the run folder (docs/runs.md §1.1), as the
+/// CLI and the digest read them.
+async fn with_lists(sdk: &SdkConfig, bucket: &str, run_id: &str, summary: &Value) -> Value {
+    let store = Deps::from_sdk(sdk.clone(), None).await.store(bucket, "cdkd");
+    cdkd_functions::cleanup::with_lists(&store, run_id, summary)
+        .await
+        .expect("the lists read")
+}
+
 #[tokio::test]
 async fn cleanup_destroys_matching_old_stacks_through_start_execution_sync_and_leaves_the_rest() {
     let sdk = h::sdk().await;
@@ -79,15 +88,18 @@ async fn cleanup_destroys_matching_old_stacks_through_start_execution_sync_and_l
     let keep = seed_stack(&sdk, &s3, &bucket, "main").await;
     let (engine, cleanup) = engine_and_cleanup(&sdk).await;
 
+    let run_id = uniq("cleanup-run");
     let out = engine
-        .run(
+        .run_named(
             &cleanup,
             json!({"stateBucket": bucket, "pattern": "pr-*", "minimumAge": "1d", "dryRun": false}),
+            &run_id,
         )
         .await;
     let Outcome::Succeeded(summary) = out else {
         panic!("cleanup failed: {out:?}")
     };
+    let summary = with_lists(&sdk, &bucket, &run_id, &summary).await;
     assert_eq!(summary["succeededCount"], json!(2), "{summary:#}");
     assert_eq!(summary["failedCount"], json!(0), "{summary:#}");
     assert_eq!(summary["skipped"][0]["stack"], json!("main"));
@@ -148,15 +160,18 @@ async fn cleanup_dry_run_selects_but_deletes_nothing() {
     let a = seed_stack(&sdk, &s3, &bucket, "pr-a").await;
     let (engine, cleanup) = engine_and_cleanup(&sdk).await;
 
+    let run_id = uniq("cleanup-dry");
     let out = engine
-        .run(
+        .run_named(
             &cleanup,
             json!({"stateBucket": bucket, "pattern": "pr-*", "minimumAge": "1d", "dryRun": true}),
+            &run_id,
         )
         .await;
     let Outcome::Succeeded(summary) = out else {
         panic!("cleanup failed: {out:?}")
     };
+    let summary = with_lists(&sdk, &bucket, &run_id, &summary).await;
     assert_eq!(summary["dryRun"], json!(true));
     assert_eq!(
         summary["selected"][0]["stack"],
@@ -207,10 +222,12 @@ async fn cleanup_one_failed_destroy_does_not_stop_the_others_and_fails_the_run_a
     let (engine, cleanup) = engine_and_cleanup(&sdk).await;
     let (engine, seen) = summary_capture(engine);
 
+    let run_id = uniq("cleanup-incomplete");
     let out = engine
-        .run(
+        .run_named(
             &cleanup,
             json!({"stateBucket": bucket, "pattern": "pr-*", "minimumAge": "1d"}),
+            &run_id,
         )
         .await;
     let Outcome::Failed(failure) = out else {
@@ -235,6 +252,7 @@ async fn cleanup_one_failed_destroy_does_not_stop_the_others_and_fails_the_run_a
         .unwrap()
         .clone()
         .expect("the Summary state ran before the Fail state");
+    let summary = with_lists(&sdk, &bucket, &run_id, &summary).await;
     assert_eq!(summary["succeededCount"], json!(1), "{summary:#}");
     assert_eq!(summary["failedCount"], json!(1), "{summary:#}");
     assert_eq!(summary["failed"][0]["stack"], json!("pr-bad"));
@@ -418,22 +436,26 @@ async fn cleanup_dry_run_over_5000_records_stays_within_the_payload_limit_and_ke
         .is_some());
 }
 
+/// 60 characters of a branch name.
+const LONG_BRANCH: &str = "feature-checkout-redesign-with-the-new-payment-provider-flow";
+
 #[tokio::test]
 async fn cleanup_destroying_300_stacks_stays_within_the_payload_limit_and_records_every_result() {
     let sdk = h::sdk().await;
     let s3 = h::s3().await;
     let bucket = h::fresh_bucket(&s3).await;
     let started = std::time::Instant::now();
-    let stacks: Vec<String> = (0..300)
-        .map(|i| format!("pr-preview-environment-{i:05}"))
-        .collect();
+    // Names of 77 characters (CloudFormation allows 128), as CI preview stacks carry a
+    // branch's name: the old definition's Map output passed the quota with these.
+    let name = |i: &str| format!("pr-preview-{i}-{}", LONG_BRANCH);
+    let stacks: Vec<String> = (0..300).map(|i| name(&format!("{i:05}"))).collect();
     seed_empty(&s3, &bucket, stacks).await;
     // One damaged record: selected, refused by its destroy.
     h::put_raw(
         &s3,
         &bucket,
-        "cdkd/pr-preview-environment-broken/us-east-1/state.json",
-        json!({"version": 10, "stackName": "pr-preview-environment-broken", "region": "us-east-1",
+        &format!("cdkd/{}/us-east-1/state.json", name("broken")),
+        json!({"version": 10, "stackName": name("broken"), "region": "us-east-1",
             "resources": "oops", "lastModified": 1})
         .to_string(),
     )
@@ -461,7 +483,7 @@ async fn cleanup_destroying_300_stacks_stays_within_the_payload_limit_and_record
     assert_eq!(failure.error, "CleanupIncomplete", "{failure:?}");
     let cause = json_of(&failure.cause);
     assert_eq!(cause["succeededCount"], json!(300), "{cause:#}");
-    assert_eq!(cause["failedStacks"], json!(["pr-preview-environment-broken"]));
+    assert_eq!(cause["failedStacks"], json!([name("broken")]));
     let summary = seen.lock().unwrap().clone().expect("the Summary state ran");
     assert_eq!(summary["selectedCount"], json!(301), "{summary:#}");
     assert_eq!(summary["failedCount"], json!(1), "{summary:#}");
@@ -485,9 +507,13 @@ async fn cleanup_destroying_300_stacks_stays_within_the_payload_limit_and_record
         .iter()
         .filter(|r| r["status"] == "SUCCEEDED")
         .all(|r| r["executionArn"].is_string()));
-    assert!(h::get_text(&s3, &bucket, "cdkd/pr-preview-environment-00299/us-east-1/state.json")
-        .await
-        .is_none());
+    assert!(h::get_text(
+        &s3,
+        &bucket,
+        &format!("cdkd/{}/us-east-1/state.json", name("00299"))
+    )
+    .await
+    .is_none());
 }
 
 /// A cleanup whose selection fails (the state bucket does not exist) still tells its
