@@ -432,7 +432,8 @@ pub fn cleanup_finished(run_id: &str, out: &Value) -> Notice {
         "failed"
     } else if dry {
         "dry-run"
-    } else if failed.is_empty() && out.get("failedCount").and_then(Value::as_u64).unwrap_or(0) == 0 {
+    } else if failed.is_empty() && out.get("failedCount").and_then(Value::as_u64).unwrap_or(0) == 0
+    {
         "finished"
     } else {
         "incomplete"
@@ -456,7 +457,11 @@ pub fn cleanup_finished(run_id: &str, out: &Value) -> Notice {
         dry_run: dry,
         destroyed_count: counted(
             &destroyed,
-            if dry { "selectedCount" } else { "succeededCount" },
+            if dry {
+                "selectedCount"
+            } else {
+                "succeededCount"
+            },
         ),
         skipped_count: counted(&skipped, "skippedCount"),
         failed_count: counted(&failed, "failedCount"),

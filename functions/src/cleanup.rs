@@ -247,8 +247,12 @@ pub async fn run(select: SelectInput, deps: &Deps) -> Result<CleanupTurn, StepEr
     let prefix = &input.state_prefix;
     crate::runs::write(store, &selection_key(prefix, &run_id), &file).await?;
     if !input.dry_run {
-        crate::runs::write(store, &results_key(prefix, &run_id), &ResultsFile::default())
-            .await?;
+        crate::runs::write(
+            store,
+            &results_key(prefix, &run_id),
+            &ResultsFile::default(),
+        )
+        .await?;
     }
     Ok(turn(
         &run_id,
@@ -380,7 +384,11 @@ async fn record_batch(b: BatchResults, deps: &Deps) -> Result<CleanupTurn, StepE
         let body = serde_json::to_vec_pretty(&file).map_err(|e| {
             StepError::bad_input(format!("cannot serialize run artifact {res_key}: {e}"))
         })?;
-        if store.put_raw_if_match(&res_key, body, &etag).await?.is_none() {
+        if store
+            .put_raw_if_match(&res_key, body, &etag)
+            .await?
+            .is_none()
+        {
             return Err(StepError::new(
                 crate::error::names::CONFLICT,
                 format!(
@@ -423,10 +431,16 @@ pub async fn with_lists(
     let prefix = &store.prefix;
     if let Some(sel) = crate::runs::read::<Value>(store, &selection_key(prefix, run_id)).await? {
         for k in ["selected", "skipped"] {
-            obj.insert(k.into(), sel.get(k).cloned().unwrap_or(Value::Array(vec![])));
+            obj.insert(
+                k.into(),
+                sel.get(k).cloned().unwrap_or(Value::Array(vec![])),
+            );
         }
         if !obj.contains_key("dryRun") {
-            obj.insert("dryRun".into(), sel.get("dryRun").cloned().unwrap_or(Value::Bool(false)));
+            obj.insert(
+                "dryRun".into(),
+                sel.get("dryRun").cloned().unwrap_or(Value::Bool(false)),
+            );
         }
     }
     let dry = obj.get("dryRun").and_then(Value::as_bool).unwrap_or(false);

@@ -72,7 +72,9 @@ async fn engine_and_cleanup(sdk: &SdkConfig) -> (Engine, StateMachine) {
 /// The summary with its lists read back from the run folder (docs/runs.md §1.1), as the
 /// CLI and the digest read them.
 async fn with_lists(sdk: &SdkConfig, bucket: &str, run_id: &str, summary: &Value) -> Value {
-    let store = Deps::from_sdk(sdk.clone(), None).await.store(bucket, "cdkd");
+    let store = Deps::from_sdk(sdk.clone(), None)
+        .await
+        .store(bucket, "cdkd");
     cdkd_functions::cleanup::with_lists(&store, run_id, summary)
         .await
         .expect("the lists read")
@@ -422,18 +424,33 @@ async fn cleanup_dry_run_over_5000_records_stays_within_the_payload_limit_and_ke
     assert_eq!(summary["dryRun"], json!(true), "{summary:#}");
     assert_eq!(summary["selectedCount"], json!(100), "{summary:#}");
     assert_eq!(summary["skippedCount"], json!(4900), "{summary:#}");
-    assert!(summary.get("skipped").is_none(), "no list in the state: {summary:#}");
-    assert!(*max.lock().unwrap() < 16 * 1024, "a state payload of {} bytes", max.lock().unwrap());
+    assert!(
+        summary.get("skipped").is_none(),
+        "no list in the state: {summary:#}"
+    );
+    assert!(
+        *max.lock().unwrap() < 16 * 1024,
+        "a state payload of {} bytes",
+        max.lock().unwrap()
+    );
     let key = format!("cdkd/_runs/{run_id}/selection.json");
     assert_eq!(summary["selectionKey"], json!(key));
-    let selection = json_of(&h::get_text(&s3, &bucket, &key).await.expect("selection.json"));
+    let selection = json_of(
+        &h::get_text(&s3, &bucket, &key)
+            .await
+            .expect("selection.json"),
+    );
     assert_eq!(selection["selected"].as_array().unwrap().len(), 100);
     assert_eq!(selection["skipped"].as_array().unwrap().len(), 4900);
     assert_eq!(selection["skipped"][0]["reason"], json!("pattern-mismatch"));
     // Nothing was destroyed.
-    assert!(h::get_text(&s3, &bucket, "cdkd/pr-preview-environment-00000/us-east-1/state.json")
-        .await
-        .is_some());
+    assert!(h::get_text(
+        &s3,
+        &bucket,
+        "cdkd/pr-preview-environment-00000/us-east-1/state.json"
+    )
+    .await
+    .is_some());
 }
 
 /// 60 characters of a branch name.
@@ -487,7 +504,11 @@ async fn cleanup_destroying_300_stacks_stays_within_the_payload_limit_and_record
     let summary = seen.lock().unwrap().clone().expect("the Summary state ran");
     assert_eq!(summary["selectedCount"], json!(301), "{summary:#}");
     assert_eq!(summary["failedCount"], json!(1), "{summary:#}");
-    assert!(*max.lock().unwrap() < 128 * 1024, "a state payload of {} bytes", max.lock().unwrap());
+    assert!(
+        *max.lock().unwrap() < 128 * 1024,
+        "a state payload of {} bytes",
+        max.lock().unwrap()
+    );
 
     let results = json_of(
         &h::get_text(&s3, &bucket, &format!("cdkd/_runs/{run_id}/results.json"))
@@ -496,7 +517,10 @@ async fn cleanup_destroying_300_stacks_stays_within_the_payload_limit_and_record
     );
     let results = results["results"].as_array().unwrap();
     assert_eq!(results.len(), 301);
-    let mut names: Vec<&str> = results.iter().map(|r| r["stack"].as_str().unwrap()).collect();
+    let mut names: Vec<&str> = results
+        .iter()
+        .map(|r| r["stack"].as_str().unwrap())
+        .collect();
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), 301, "each stack recorded once");

@@ -394,7 +394,11 @@ mod tests {
             "{}",
             subject(&n)
         );
-        assert!(n.summary[0].starts_with("cleanup failed: States.TaskFailed"), "{:?}", n.summary);
+        assert!(
+            n.summary[0].starts_with("cleanup failed: States.TaskFailed"),
+            "{:?}",
+            n.summary
+        );
     }
 
     #[test]

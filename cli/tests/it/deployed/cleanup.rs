@@ -137,9 +137,13 @@ async fn deployed_cleanup_dry_run_over_5000_records_stays_within_the_payload_lim
     assert_eq!(out["selectedCount"], json!(50), "{out:#}");
     assert!(out["skippedCount"].as_u64().unwrap() >= 4950, "{out:#}");
     let run_id = arn.rsplit(':').next().unwrap().to_string();
-    let selection = h::get_text(&s3, &b.bucket, &format!("cdkd/_runs/{run_id}/selection.json"))
-        .await
-        .expect("selection.json in the run folder");
+    let selection = h::get_text(
+        &s3,
+        &b.bucket,
+        &format!("cdkd/_runs/{run_id}/selection.json"),
+    )
+    .await
+    .expect("selection.json in the run folder");
     assert!(selection.len() > 256 * 1024, "{} bytes", selection.len());
     let (_, detail) = inbox::expect("cleanup-finished", &run_id).await;
     assert_eq!(detail["outcome"], "dry-run", "{detail:#}");
