@@ -181,7 +181,10 @@ def emulator_create_bucket(endpoint, name):
 def events_for(step, bucket):
     """The event of a cheap, real invocation; None when a step needs a run in progress."""
     if step == "cleanup-select":
-        return {"stateBucket": bucket, "pattern": "pr-*", "minimumAge": "7d"}
+        return {
+            "runId": "cleanup-init-time",
+            "input": {"stateBucket": bucket, "pattern": "pr-*", "minimumAge": "7d", "dryRun": True},
+        }
     return None
 
 

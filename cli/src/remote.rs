@@ -325,12 +325,13 @@ pub async fn watch(
         (Some(Kind::Cleanup), place) => {
             // A bar per stack and a line per settled resource of every destroy run the
             // cleanup started; its own summary at the end.
-            let x = match place {
+            let (x, store) = match place {
                 Some(place) => {
                     let store = run_store(sdk, &place).await;
-                    show_progress(&store, &place.prefix, &children, follow, &wopts).await?
+                    let x = show_progress(&store, &place.prefix, &children, follow, &wopts).await?;
+                    (x, Some(store))
                 }
-                None => follow.await?,
+                None => (follow.await?, None),
             };
             // A cleanup in which a destroy failed ends in CleanupIncomplete with no
             // output: its Summary state's output is what the user reads.
@@ -343,6 +344,11 @@ pub async fn watch(
                 .as_deref()
                 .and_then(|o| serde_json::from_str::<Value>(o).ok())
             {
+                // The lists are in the run folder (docs/runs.md, "A cleanup's lists").
+                let out = match &store {
+                    Some(store) => crate::run::cleanup_with_lists(store, &name, &out).await,
+                    None => out,
+                };
                 if opts.json {
                     crate::out::println(&serde_json::to_string_pretty(&out).unwrap_or_default());
                 } else {

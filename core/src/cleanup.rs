@@ -249,6 +249,66 @@ pub fn select(refs: &[(StackRef, Option<Observed>)], criteria: &Criteria) -> Sel
     out
 }
 
+/// Stacks destroyed per turn of the cleanup's `Map` (docs/runs.md, "A cleanup's
+/// lists"): the `Map`'s output holds one bounded result per stack of its batch, at most
+/// about 1 KiB each (a failed destroy's cause cut by [`bounded_failure`]), so a batch
+/// stays far below Step Functions' 256 KiB payload quota whatever the selection's size.
+pub const BATCH_SIZE: usize = 40;
+
+/// The next batch after `done` of `total` selected stacks: the indexes to destroy next
+/// (empty when all were).
+pub fn next_batch(done: usize, total: usize) -> std::ops::Range<usize> {
+    let start = done.min(total);
+    start..(start + BATCH_SIZE).min(total)
+}
+
+/// One destroy's result as the cleanup keeps it (`results.json`, docs/runs.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DestroyResult {
+    pub stack: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_region: Option<String>,
+    /// `SUCCEEDED` or `FAILED`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+}
+
+impl DestroyResult {
+    pub fn failed(&self) -> bool {
+        self.status != "SUCCEEDED"
+    }
+}
+
+/// A failed destroy's result, bounded: its error and cause flattened onto one line and
+/// cut to [`crate::notify::MAX_LINE_CHARS`] characters (a `startExecution.sync` failure's
+/// cause is the child execution's whole description, up to 32,768 characters).
+pub fn bounded_failure(
+    stack: &str,
+    stack_region: Option<&str>,
+    error: &str,
+    cause: &str,
+) -> DestroyResult {
+    let cut = |s: &str| crate::notify::cap_chars(&crate::text::flatten_str(s));
+    DestroyResult {
+        stack: stack.to_string(),
+        stack_region: stack_region.map(str::to_string),
+        status: "FAILED".into(),
+        execution_arn: None,
+        error: Some(cut(error)),
+        cause: Some(cut(cause)),
+    }
+}
+
+/// At most this many failed stacks are named in a cleanup's summary (and in the cause of
+/// its `CleanupIncomplete`); `results.json` has them all.
+pub const MAX_NAMED_FAILURES: usize = 30;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -542,5 +602,35 @@ mod tests {
         );
         let v = serde_json::to_value(SkipReason::LegacyWithoutRegion).unwrap();
         assert_eq!(v, serde_json::json!({"reason": "legacy-without-region"}));
+    }
+
+    #[test]
+    fn batches_cover_the_selection_once_in_order_and_end_empty() {
+        let mut done = 0;
+        let mut seen = Vec::new();
+        loop {
+            let b = next_batch(done, 95);
+            if b.is_empty() {
+                break;
+            }
+            assert!(b.len() <= BATCH_SIZE);
+            seen.extend(b.clone());
+            done = b.end;
+        }
+        assert_eq!(seen, (0..95).collect::<Vec<_>>());
+        assert!(next_batch(0, 0).is_empty());
+        assert!(next_batch(200, 95).is_empty());
+    }
+
+    #[test]
+    fn a_failed_destroys_cause_is_cut_to_one_bounded_line() {
+        let cause = format!("line one\n{}", "x".repeat(40_000));
+        let r = bounded_failure("pr-1", Some("us-east-1"), "States.TaskFailed", &cause);
+        assert!(r.failed());
+        let c = r.cause.unwrap();
+        assert_eq!(c.chars().count(), crate::notify::MAX_LINE_CHARS);
+        assert!(c.starts_with("line one x"), "{c}");
+        assert!(c.ends_with('…'));
+        assert_eq!(r.error.as_deref(), Some("States.TaskFailed"));
     }
 }

@@ -157,6 +157,14 @@ pub struct CleanupDigest {
     pub destroyed: Vec<StackEntry>,
     pub skipped: Vec<StackEntry>,
     pub failed: Vec<StackEntry>,
+    /// How many each list held before it was cut at [`MAX_LINES`] (the lists may be
+    /// shorter; the run folder's `selection.json` and `results.json` have them all).
+    #[serde(default)]
+    pub destroyed_count: usize,
+    #[serde(default)]
+    pub skipped_count: usize,
+    #[serde(default)]
+    pub failed_count: usize,
 }
 
 /// A stack of a cleanup digest; `reason` for a skipped one, `error` for a failed one.
@@ -214,7 +222,8 @@ impl Notice {
     }
 }
 
-fn cap_chars(line: &str) -> String {
+/// `line` cut to [`MAX_LINE_CHARS`], ending in `…` when it was longer.
+pub fn cap_chars(line: &str) -> String {
     if line.chars().count() <= MAX_LINE_CHARS {
         return line.to_string();
     }
@@ -417,24 +426,47 @@ pub fn cleanup_finished(run_id: &str, out: &Value) -> Notice {
             cap_chars(&flatten(v.get("cause")))
         ))
     });
-    let outcome = if dry {
+    // A cleanup that could not finish (its `Failed` state: the error it caught).
+    let broke = out.get("error").filter(|e| !e.is_null());
+    let outcome = if broke.is_some() {
+        "failed"
+    } else if dry {
         "dry-run"
-    } else if failed.is_empty() {
+    } else if failed.is_empty() && out.get("failedCount").and_then(Value::as_u64).unwrap_or(0) == 0
+    {
         "finished"
     } else {
         "incomplete"
     };
     let mut n = Notice::new(NoticeKind::CleanupFinished, "cleanup", run_id, outcome);
+    n.cause = broke.map(|e| format!("{}: {}", flatten(Some(e)), flatten(out.get("cause"))));
     n.summary = crate::view::cleanup::render_cleanup(out)
         .lines()
         .map(str::to_string)
         .collect();
+    let destroyed = entries(out, if dry { "selected" } else { "succeeded" }, |_, _| {});
+    let skipped = entries(out, "skipped", |v, e| {
+        e.reason = Some(flatten(v.get("reason")))
+    });
+    // The lists, or the summary's counts when the lists could not be read.
+    let counted = |list: &Vec<StackEntry>, key: &str| {
+        let n = out.get(key).and_then(Value::as_u64).unwrap_or(0);
+        list.len().max(usize::try_from(n).unwrap_or(usize::MAX))
+    };
     n.cleanup = Some(CleanupDigest {
         dry_run: dry,
-        destroyed: entries(out, if dry { "selected" } else { "succeeded" }, |_, _| {}),
-        skipped: entries(out, "skipped", |v, e| {
-            e.reason = Some(flatten(v.get("reason")))
-        }),
+        destroyed_count: counted(
+            &destroyed,
+            if dry {
+                "selectedCount"
+            } else {
+                "succeededCount"
+            },
+        ),
+        skipped_count: counted(&skipped, "skippedCount"),
+        failed_count: counted(&failed, "failedCount"),
+        destroyed,
+        skipped,
         failed,
     });
     n.capped()

@@ -53,7 +53,7 @@ pub struct CleanupNotifyInput {
     /// The execution's input (its `stateBucket` and `statePrefix` say where the run
     /// folder is).
     pub input: RunFolder,
-    /// The `Summary` (or `DryRunSummary`) state's output.
+    /// The `Summary`, `DryRunSummary` or `Failed` state's output: counts, no lists.
     pub summary: Value,
 }
 
@@ -86,7 +86,20 @@ pub async fn cleanup_notify(
     let store = deps
         .store(&input.input.state_bucket, &input.input.state_prefix)
         .await;
-    let notice = cdkd_core::notify::cleanup_finished(&input.run_id, &input.summary);
+    // The summary carries counts; the lists are in the run folder (docs/runs.md, "A
+    // cleanup's lists"). Unreadable, the digest says what the summary says.
+    let summary = match crate::cleanup::with_lists(&store, &input.run_id, &input.summary).await {
+        Ok(full) => full,
+        Err(e) => {
+            tracing::warn!(
+                "run {}: the cleanup's lists are not readable ({}); the digest has its counts only",
+                flatten_str(&input.run_id),
+                flatten_str(&e.message)
+            );
+            input.summary.clone()
+        }
+    };
+    let notice = cdkd_core::notify::cleanup_finished(&input.run_id, &summary);
     tell(deps.notify.as_ref(), &store, &notice).await;
     Ok(CleanupNotifyOutput {
         configured: deps.notify.is_some(),

@@ -119,6 +119,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let outcome = show_progress(&ctx.store, &ctx.prefix, &children, run, &opts).await;
     match outcome {
         Outcome::Succeeded(out) => {
+            let out = crate::run::cleanup_with_lists(&ctx.store, &run_id, &out).await;
             crate::out::print(&cdkd_core::view::cleanup::render_cleanup(&out));
             if let Some(line) = cdkd_core::view::cleanup::cleanup_failure_line(&out) {
                 eprintln!("{line}");
@@ -135,6 +136,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             match seen {
                 // Some destroys failed: the summary says which; exit 1.
                 Some(out) if f.error == "CleanupIncomplete" => {
+                    let out = crate::run::cleanup_with_lists(&ctx.store, &run_id, &out).await;
                     crate::out::print(&cdkd_core::view::cleanup::render_cleanup(&out));
                     if let Some(line) = cdkd_core::view::cleanup::cleanup_failure_line(&out) {
                         eprintln!("{line}");

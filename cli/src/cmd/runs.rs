@@ -503,6 +503,14 @@ async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
         ),
         (Some(Kind::Destroy), None, _) => crate::out::print(view::runs::NO_REPORT_YET),
         (Some(Kind::Cleanup), _, Some(out)) => {
+            // The lists are in the run folder (docs/runs.md, "A cleanup's lists").
+            let out = match RunPlace::of_input(&input) {
+                Some(p) => {
+                    let store = run_store(sdk, &p).await;
+                    crate::run::cleanup_with_lists(&store, &x.name, &out).await
+                }
+                None => out,
+            };
             crate::out::print(&view::cleanup::render_cleanup(&out))
         }
         (Some(Kind::Export), _, _) => {

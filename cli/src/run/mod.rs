@@ -14,6 +14,7 @@ pub mod local;
 pub mod watch;
 
 use cdkd_aws::{SdkConfig, StateStore};
+use cdkd_core::text::flatten_str;
 use serde_json::Value;
 
 /// Where a run keeps its artifacts, from its input.
@@ -56,6 +57,24 @@ pub fn run_folder<'a>(name: &'a str, input: &'a Value) -> &'a str {
 pub async fn run_store(sdk: &SdkConfig, place: &RunPlace) -> StateStore {
     let client = cdkd_aws::bucket::state_bucket_client(sdk, &place.bucket, None).await;
     StateStore::new(client, place.bucket.clone(), place.prefix.clone(), None)
+}
+
+/// A cleanup's summary with its lists read back from its run folder
+/// (`cdkd_functions::cleanup::with_lists`; docs/runs.md, "A cleanup's lists"); the
+/// summary alone, with a warning on stderr, when they cannot be read.
+pub async fn cleanup_with_lists(store: &StateStore, run_id: &str, summary: &Value) -> Value {
+    match cdkd_functions::cleanup::with_lists(store, run_id, summary).await {
+        Ok(full) => full,
+        Err(e) => {
+            eprintln!(
+                "warning: the cleanup's lists in s3://{}/{} are not readable: {}",
+                store.bucket,
+                cdkd_core::keys::run_prefix(&store.prefix, &flatten_str(run_id)),
+                flatten_str(&e.message)
+            );
+            summary.clone()
+        }
+    }
 }
 
 #[cfg(test)]

@@ -658,8 +658,9 @@ async fn notify_a_cleanup_sends_one_digest_of_what_it_destroyed_skipped_and_why_
     );
 }
 
-/// A local cleanup writes no folder but its digest's marker; that marker says the run
-/// ended, so `runs prune` deletes it once old enough (docs/runs.md).
+/// A local cleanup's folder holds its lists (a dry run: `selection.json`) and its
+/// digest's marker; that marker says the run ended, so `runs prune` deletes the folder
+/// once old enough (docs/runs.md).
 #[tokio::test]
 async fn notify_a_local_cleanups_only_object_its_digest_marker_is_an_ended_run_prune_deletes() {
     let s3 = h::s3().await;
@@ -688,7 +689,8 @@ async fn notify_a_local_cleanups_only_object_its_digest_marker_is_an_ended_run_p
         "dry-run"
     );
     let marker = format!("cdkd/_runs/{run_id}/notified-cleanup-finished.json");
-    assert_eq!(keys(&bucket).await, vec![marker.clone()]);
+    let selection = format!("cdkd/_runs/{run_id}/selection.json");
+    assert_eq!(keys(&bucket).await, vec![marker.clone(), selection]);
     tokio::time::sleep(Duration::from_millis(2100)).await;
     let prune = cli(
         &bucket,

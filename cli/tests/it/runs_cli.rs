@@ -93,6 +93,7 @@ async fn backend() -> Backend {
         definitions::CLEANUP,
         &[
             ("CleanupSelectFunctionArn", &f),
+            ("CleanupRecordFunctionArn", &f),
             ("CleanupNotifyFunctionArn", &f),
             ("DestroyStateMachineArn", &destroy),
         ],

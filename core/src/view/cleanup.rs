@@ -29,6 +29,15 @@ pub fn render_cleanup(out: &Value) -> String {
     let selected = list(out, "selected");
     let skipped = list(out, "skipped");
     let mut lines = Vec::new();
+    // A cleanup that could not finish (its `Failed` state): what broke, then the lists
+    // as far as it got.
+    if let Some(e) = out.get("error").filter(|e| !e.is_null()) {
+        lines.push(format!(
+            "cleanup failed: {}: {}",
+            flatten(Some(e)),
+            crate::notify::cap_chars(&flatten(out.get("cause")))
+        ));
+    }
     let head = if dry {
         "would be destroyed (dry run)"
     } else {

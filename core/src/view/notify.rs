@@ -24,16 +24,16 @@ fn cleanup_counts(n: &Notice) -> String {
     if c.dry_run {
         format!(
             "dry run: {} would be destroyed, {} skipped",
-            c.destroyed.len(),
-            c.skipped.len()
+            c.destroyed_count.max(c.destroyed.len()),
+            c.skipped_count.max(c.skipped.len())
         )
     } else {
         format!(
             "{}: {} destroyed, {} skipped, {} failed",
             n.outcome,
-            c.destroyed.len(),
-            c.skipped.len(),
-            c.failed.len()
+            c.destroyed_count.max(c.destroyed.len()),
+            c.skipped_count.max(c.skipped.len()),
+            c.failed_count.max(c.failed.len())
         )
     }
 }
@@ -354,6 +354,51 @@ mod tests {
             "cdkd-flow: cleanup dry run: 1 would be destroyed, 0 skipped"
         );
         assert_eq!(n.cleanup.as_ref().map(|c| c.destroyed.len()), Some(1));
+    }
+
+    #[test]
+    fn cleanup_digest_of_300_destroyed_counts_them_all_and_lists_30() {
+        let ok: Vec<_> = (0..300)
+            .map(|i| json!({"stack": format!("pr-{i}"), "stackRegion": "us-east-1", "status": "SUCCEEDED"}))
+            .collect();
+        let skipped: Vec<_> = (0..4700)
+            .map(|i| json!({"stack": format!("main-{i}"), "stackRegion": "us-east-1", "reason": "pattern-mismatch"}))
+            .collect();
+        let out = json!({"dryRun": false, "selected": ok.clone(), "skipped": skipped,
+            "succeeded": ok, "failed": [], "succeededCount": 300, "failedCount": 0});
+        let n = cleanup_finished("cleanup-pr-1", &out);
+        assert_eq!(
+            subject(&n),
+            "cdkd-flow: cleanup finished: 300 destroyed, 4700 skipped, 0 failed"
+        );
+        let c = n.cleanup.as_ref().unwrap();
+        assert_eq!((c.destroyed.len(), c.destroyed_count), (30, 300));
+        assert_eq!((c.skipped.len(), c.skipped_count), (30, 4700));
+        assert!(n.truncated);
+        assert!(serde_json::to_vec(&n).unwrap().len() < 64 * 1024);
+    }
+
+    #[test]
+    fn cleanup_that_could_not_finish_says_it_failed_and_why() {
+        let out = json!({"error": "States.TaskFailed", "cause": "the state bucket\nis gone",
+            "selected": [{"stack": "pr-1", "stackRegion": "us-east-1"}], "skipped": [],
+            "succeeded": [], "failed": []});
+        let n = cleanup_finished("cleanup-pr-2", &out);
+        assert_eq!(n.outcome, "failed");
+        assert_eq!(
+            n.cause.as_deref(),
+            Some("States.TaskFailed: the state bucket is gone")
+        );
+        assert!(
+            subject(&n).starts_with("cdkd-flow: cleanup failed: 0 destroyed"),
+            "{}",
+            subject(&n)
+        );
+        assert!(
+            n.summary[0].starts_with("cleanup failed: States.TaskFailed"),
+            "{:?}",
+            n.summary
+        );
     }
 
     #[test]

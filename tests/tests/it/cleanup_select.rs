@@ -1,7 +1,8 @@
 //! `cleanup-select` against the emulator: records of various ages, names, regions,
 //! locks, nested children, a legacy region-less record and an unreadable record; only
-//! old, unlocked, matching top-level stacks in an allowed region come back, as destroy
-//! execution inputs.
+//! old, unlocked, matching top-level stacks in an allowed region are selected. The
+//! selection is written to the run folder's `selection.json`; the step returns counts and
+//! the first batch (docs/runs.md, "A cleanup's lists").
 
 use std::sync::Arc;
 
@@ -124,31 +125,48 @@ async fn cleanup_select_keeps_only_old_unlocked_matching_top_level_stacks() {
 
     let mut deps = Deps::from_sdk(sdk.clone(), None).await;
     deps.now_ms = Arc::new(|| NOW);
-    let out = steps::invoke(
+    let turn = steps::invoke(
         "cleanup-select",
-        json!({
+        json!({"runId": "cleanup-sel-1", "input": {
             "stateBucket": bucket,
             "pattern": "pr-*",
             "minimumAge": "7d",
             "regions": "us-east-1,eu-west-1",
             "dryRun": "false"
-        }),
+        }}),
         &deps,
     )
     .await
     .unwrap();
 
+    let selected = json!([
+        {"stack": "pr-1", "stackRegion": "us-east-1"},
+        {"stack": "pr-2", "stackRegion": "eu-west-1"},
+    ]);
+    assert_eq!(turn["batch"], selected, "{turn:#}");
+    assert_eq!(turn["more"], json!(true));
+    assert_eq!(turn["dryRun"], json!(false));
+    assert_eq!(turn["selectedCount"], json!(2));
+    assert_eq!(turn["skippedCount"], json!(8));
+    assert_eq!(turn["statePrefix"], json!("cdkd"));
     assert_eq!(
-        out["stacks"],
-        json!([
-            {"stack": "pr-1", "stackRegion": "us-east-1", "stateBucket": bucket, "statePrefix": "cdkd",
-             "allowNestedChild": false, "skipFinalSnapshot": false, "removeProtection": false},
-            {"stack": "pr-2", "stackRegion": "eu-west-1", "stateBucket": bucket, "statePrefix": "cdkd",
-             "allowNestedChild": false, "skipFinalSnapshot": false, "removeProtection": false},
-        ]),
-        "{out:#}"
+        turn["selectionKey"],
+        json!("cdkd/_runs/cleanup-sel-1/selection.json")
     );
+    let out: Value = serde_json::from_str(
+        &h::get_text(&s3, &bucket, "cdkd/_runs/cleanup-sel-1/selection.json")
+            .await
+            .expect("selection.json written"),
+    )
+    .unwrap();
+    assert_eq!(out["selected"], selected, "{out:#}");
     assert_eq!(out["dryRun"], json!(false));
+    assert_eq!(
+        h::get_text(&s3, &bucket, "cdkd/_runs/cleanup-sel-1/results.json")
+            .await
+            .map(|t| serde_json::from_str::<Value>(&t).unwrap()),
+        Some(json!({"results": []}))
+    );
     assert_eq!(reason_of(&out, "pr-3", Some("us-east-1")), "too-young");
     assert_eq!(
         reason_of(&out, "prod", Some("us-east-1")),
@@ -179,7 +197,7 @@ async fn cleanup_select_refuses_a_bad_minimum_age_as_bad_input() {
     let deps = Deps::from_sdk(sdk, None).await;
     let err = steps::invoke(
         "cleanup-select",
-        json!({"stateBucket": "b", "pattern": "pr-*", "minimumAge": "7"}),
+        json!({"runId": "r", "input": {"stateBucket": "b", "pattern": "pr-*", "minimumAge": "7"}}),
         &deps,
     )
     .await

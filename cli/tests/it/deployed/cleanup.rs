@@ -76,3 +76,76 @@ async fn deployed_cleanup_started_as_the_schedule_does_destroys_each_selected_st
     let (text, detail) = inbox::expect("cleanup-finished", &run_id).await;
     assert_eq!(detail["outcome"], "finished", "{detail:#}\n{text}");
 }
+
+/// Step Functions' 256 KiB payload quota, enforced by the emulator's interpreter: a dry
+/// run over 5,000 records keeps its lists in the run folder (docs/runs.md §1.1) and
+/// passes only counts, so it succeeds and tells its digest.
+#[tokio::test]
+async fn deployed_cleanup_dry_run_over_5000_records_stays_within_the_payload_limit() {
+    use futures::stream::{self, StreamExt};
+    let b = backend();
+    inbox::open().await;
+    let tag = uniq("scale").to_lowercase();
+    let s3 = h::s3().await;
+    let names: Vec<String> = (0..5000)
+        .map(|i| {
+            if i < 50 {
+                format!("{tag}-pr-{i:05}")
+            } else {
+                format!("{tag}-feature-branch-environment-{i:05}")
+            }
+        })
+        .collect();
+    stream::iter(names)
+        .map(|stack| {
+            let (s3, bucket) = (s3.clone(), b.bucket.clone());
+            async move {
+                let body = json!({"version": 10, "stackName": stack, "region": "us-east-1",
+                    "resources": {}, "outputs": {}, "lastModified": 1});
+                let key = format!("cdkd/{stack}/us-east-1/state.json");
+                h::put_raw(&s3, &bucket, &key, body.to_string()).await;
+            }
+        })
+        .buffer_unordered(32)
+        .collect::<Vec<_>>()
+        .await;
+    let input = json!({"stateBucket": b.bucket, "statePrefix": "cdkd",
+        "pattern": format!("{tag}-pr-*"), "minimumAge": "7d", "regions": "", "dryRun": true});
+    let machine = b.outputs().await.remove("CleanupStateMachineArn").unwrap();
+    let sfn = aws_sdk_sfn::Client::new(&h::sdk().await);
+    let arn = sfn
+        .start_execution()
+        .state_machine_arn(&machine)
+        .input(input.to_string())
+        .send()
+        .await
+        .unwrap()
+        .execution_arn;
+    wait_until("the dry run ends", Duration::from_secs(300), || {
+        let arn = arn.clone();
+        async move { status(&arn).await != "RUNNING" }
+    })
+    .await;
+    let d = sfn
+        .describe_execution()
+        .execution_arn(&arn)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(d.status().as_str(), "SUCCEEDED", "{d:?}");
+    let out: serde_json::Value = serde_json::from_str(d.output().unwrap_or("null")).unwrap();
+    assert_eq!(out["selectedCount"], json!(50), "{out:#}");
+    assert!(out["skippedCount"].as_u64().unwrap() >= 4950, "{out:#}");
+    let run_id = arn.rsplit(':').next().unwrap().to_string();
+    let selection = h::get_text(
+        &s3,
+        &b.bucket,
+        &format!("cdkd/_runs/{run_id}/selection.json"),
+    )
+    .await
+    .expect("selection.json in the run folder");
+    assert!(selection.len() > 256 * 1024, "{} bytes", selection.len());
+    let (_, detail) = inbox::expect("cleanup-finished", &run_id).await;
+    assert_eq!(detail["outcome"], "dry-run", "{detail:#}");
+    assert_eq!(detail["cleanup"]["destroyedCount"], json!(50), "{detail:#}");
+}
