@@ -508,6 +508,16 @@ mod tests {
             Kind::of_input(&serde_json::json!({"stack": "a", "templates": {}, "stateBucket": "b"})),
             Some(Kind::Export)
         );
+        assert_eq!(
+            Kind::of_input(&serde_json::json!({"stack": "a", "stateBucket": "b",
+                "continuation": {"kind": "export", "run": {}, "carry": {}}})),
+            Some(Kind::Export)
+        );
+        assert_eq!(
+            Kind::of_input(&serde_json::json!({"stack": "a", "stateBucket": "b",
+                "continuation": {"kind": "destroy", "run": {}, "locks": []}})),
+            Some(Kind::Destroy)
+        );
         assert_eq!(Kind::of_input(&serde_json::json!({})), None);
     }
 

@@ -177,10 +177,14 @@ async fn liveness(ctx: &Ctx, holder: &FlowHolder, remote: &RemoteArgs) -> Livene
             let Some(arn) = cdkd_aws::sfn::execution_arn(&sm, run_id) else {
                 return Liveness::Unknown;
             };
-            match cdkd_aws::sfn::Sfn::for_arn(&ctx.sdk, &arn)
-                .describe(&arn)
-                .await
-            {
+            let client = cdkd_aws::sfn::Sfn::for_arn(&ctx.sdk, &arn);
+            // A run that continued in a new execution (docs/runs.md, "Continuing in a new
+            // execution") lives in its latest.
+            let latest = match client.describe(&arn).await {
+                Ok(x) => remote::latest_execution(&client, x).await.map_err(|_| ()),
+                Err(_) => Err(()),
+            };
+            match latest {
                 Ok(x) if x.status == "RUNNING" => Liveness::Alive,
                 Ok(_) => Liveness::Ended,
                 Err(_) => Liveness::Unknown,

@@ -52,6 +52,21 @@ pub fn execution_name(run_id: &str, execution: u32) -> String {
     format!("{head}{suffix}")
 }
 
+/// The name of the execution the execution `execution` hands its run over to, given the
+/// continuation the run's `progress.json` records (`recorded`): the one recorded when it
+/// is not `execution` itself (a retry of the step after its write names the same one),
+/// else the next of `execution`'s chain (`run`, `run--2`, `run--3`, ...; a run resumed
+/// in an execution of another name continues in that name's chain).
+pub fn next_execution(recorded: Option<&str>, execution: &str) -> String {
+    match recorded {
+        Some(next) if !next.is_empty() && next != execution => next.to_string(),
+        _ => {
+            let (first, n) = run_of_execution(execution);
+            execution_name(first, n.saturating_add(1))
+        }
+    }
+}
+
 /// The execution an execution's output names as its run's continuation
 /// (`{"continuedAs": "<name>"}`).
 pub fn continued_as(output: &Value) -> Option<&str> {
@@ -110,6 +125,10 @@ mod tests {
         assert_eq!(run_of_execution("destroy-Shop"), ("destroy-Shop", 1));
         assert_eq!(run_of_execution("a--1"), ("a--1", 1));
         assert_eq!(continued_as(&json!({"continuedAs": "x--2"})), Some("x--2"));
+        assert_eq!(next_execution(None, "run"), "run--2");
+        assert_eq!(next_execution(Some("run--2"), "run--2"), "run--3");
+        assert_eq!(next_execution(Some("run--3"), "run--2"), "run--3");
+        assert_eq!(next_execution(Some("run--2"), "run"), "run--2");
         assert_eq!(continued_as(&json!({"complete": true})), None);
     }
 }

@@ -2,27 +2,34 @@
 //! continues in, records it in its `progress.json` (`continuedAs`) and gives the input
 //! that execution starts with: only the run (docs/runs.md, "Continuing in a new
 //! execution"). The definition's next state starts it (`states:startExecution` of
-//! `$$.StateMachine.Id`).
+//! `$$.StateMachine.Id`). A destroy carries its run and its locks; an export its carried
+//! state (the run, its locks and the operations it has in flight).
 
 use cdkd_aws::HeldLock;
-use cdkd_core::continuation::{execution_name, run_of_execution};
+use cdkd_core::continuation::next_execution;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::deps::Deps;
 use crate::destroy::RunRef;
 use crate::error::StepError;
+use crate::export::carry::{Carry, Ctx};
 use crate::runs;
 
+/// The step's input: the kind of run and what its loop carries, and
+/// `$$.Execution.Name` of the execution that continues (`execution`).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ContinueInput {
-    /// `destroy` (the only loop that continues so far).
-    pub kind: String,
-    pub run: RunRef,
-    pub locks: Vec<HeldLock>,
-    /// `$$.Execution.Name` of the execution that continues.
-    pub execution: String,
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ContinueInput {
+    Destroy {
+        run: RunRef,
+        locks: Vec<HeldLock>,
+        execution: String,
+    },
+    Export {
+        carry: Box<Carry>,
+        execution: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -35,13 +42,22 @@ pub struct ContinueOutput {
 }
 
 pub async fn run(input: ContinueInput, deps: &Deps) -> Result<ContinueOutput, StepError> {
-    if input.kind != "destroy" {
-        return Err(StepError::bad_input(format!(
-            "run-continue: a {} run does not continue",
-            input.kind
-        )));
+    match input {
+        ContinueInput::Destroy {
+            run,
+            locks,
+            execution,
+        } => destroy(run, locks, &execution, deps).await,
+        ContinueInput::Export { carry, execution } => export(*carry, &execution, deps).await,
     }
-    let run = &input.run;
+}
+
+async fn destroy(
+    run: RunRef,
+    locks: Vec<HeldLock>,
+    execution: &str,
+    deps: &Deps,
+) -> Result<ContinueOutput, StepError> {
     let store = deps.store(&run.bucket, &run.prefix).await;
     let key = runs::progress_key(&run.prefix, &run.run_id);
     let mut progress = runs::Progress::read(&store, &key).await?.ok_or_else(|| {
@@ -50,14 +66,7 @@ pub async fn run(input: ContinueInput, deps: &Deps) -> Result<ContinueOutput, St
             run.run_id, run.bucket, run.prefix
         ))
     })?;
-    // A retry of this step after its write names the same execution.
-    let name = match &progress.rec.continued_as {
-        Some(next) if next != &input.execution => next.clone(),
-        _ => {
-            let (_, n) = run_of_execution(&input.execution);
-            execution_name(&run.run_id, n.saturating_add(1))
-        }
-    };
+    let name = next_execution(progress.rec.continued_as.as_deref(), execution);
     progress.rec.continued_as = Some(name.clone());
     progress.save(&store).await?;
     tracing::info!(run = %run.run_id, next = %name, "run continues in a new execution");
@@ -67,7 +76,41 @@ pub async fn run(input: ContinueInput, deps: &Deps) -> Result<ContinueOutput, St
             "stackRegion": run.region,
             "stateBucket": run.bucket,
             "statePrefix": run.prefix,
-            "continuation": {"kind": input.kind, "run": run, "locks": input.locks},
+            "continuation": {"kind": "destroy", "run": run, "locks": locks},
+        }),
+        name,
+    })
+}
+
+/// The export's continuation: the step writes only the run's own `progress.json` (over
+/// the version it read, so a resume that took the run over in between is never
+/// overwritten), so it renews no lock; the new execution's first poll renews them when
+/// due, as every poll does.
+async fn export(carry: Carry, execution: &str, deps: &Deps) -> Result<ContinueOutput, StepError> {
+    let ctx = Ctx::without_renewal(carry, deps).await;
+    let mut rec = ctx.progress().await?;
+    let name = next_execution(rec.continued_as.as_deref(), execution);
+    if rec.continued_as.as_deref() != Some(&name) {
+        rec.log.push(format!(
+            "continue: the run goes on in execution {name} (execution history limit)"
+        ));
+    }
+    rec.continued_as = Some(name.clone());
+    ctx.save(&rec).await?;
+    let mut carry = ctx.carry;
+    // The log the record now holds, and a new execution's count of turns.
+    carry.unsaved_log.clear();
+    carry.loops = 0;
+    carry.continue_as_new = false;
+    let run = carry.run.clone();
+    tracing::info!(run = %run.run_id, next = %name, "run continues in a new execution");
+    Ok(ContinueOutput {
+        input: json!({
+            "stack": run.stack,
+            "stackRegion": run.region,
+            "stateBucket": run.bucket,
+            "statePrefix": run.prefix,
+            "continuation": {"kind": "export", "run": run, "carry": carry},
         }),
         name,
     })

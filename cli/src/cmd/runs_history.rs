@@ -329,7 +329,15 @@ impl DeployedRuns {
             let arn = sfn::execution_arn(sm, run_id)?;
             let client = Sfn::for_arn(&self.sdk, &arn);
             match client.describe(&arn).await {
-                Ok(x) => return Some((*k, x)),
+                // A run that continued in new executions is as its latest (docs/runs.md,
+                // "Continuing in a new execution"): its folder is alive while that runs.
+                Ok(x) => match crate::remote::latest_execution(&client, x).await {
+                    Ok(x) => return Some((*k, x)),
+                    Err(e) => {
+                        tracing::info!("run {}: {e}", flatten_str(run_id));
+                        return None;
+                    }
+                },
                 Err(SfnError::NoSuchExecution { .. }) => continue,
                 Err(e) => {
                     tracing::info!("run {}: {e}", flatten_str(run_id));

@@ -485,3 +485,125 @@ async fn pre_delete_then_recreate(policy_exists: bool, custom_resource: bool) {
         "{progress}"
     );
 }
+
+/// docs/runs.md, "Continuing in a new execution", for the export: with the history limit
+/// lowered to 150 events (`CDKD_FLOW_HISTORY_LIMIT`, read by the engine and the steps:
+/// 7 routed steps an execution), a custom resource whose provider (this test) answers only
+/// once the run has continued twice keeps phase 2's UPDATE in progress, the run polling
+/// it past the limit. Each execution hands the run over to a new one (`<run>--2`,
+/// `<run>--3`, ...: recorded in progress.json's `continuedAs`, the locks and what is in
+/// flight carried along), and `cdkd-flow export --local` follows it to the migration.
+/// Without continuing, the first execution would fail with States.Runtime at event 150.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_continues_in_a_new_execution_before_the_history_limit() {
+    let stack = uniq("ExportLong");
+    let m = make_resources(&stack.to_lowercase()).await;
+    let (topic, queue) = h::provider::sns_provider(&stack).await;
+    let mut rec = record(&stack, &m);
+    rec["resources"]["Thing"] = json!({"resourceType": "Custom::Thing", "physicalId": "thing-old",
+        "properties": {"ServiceToken": topic, "Size": "3"}, "provisionedBy": "custom"});
+    let mut tpl = template(&m);
+    tpl["Resources"]["Thing"] =
+        json!({"Type": "Custom::Thing", "Properties": {"ServiceToken": topic, "Size": "3"}});
+    let bucket = seeded(&stack, &rec).await;
+    let path = write_template(&stack, &tpl);
+
+    // The provider answers once progress.json names the run's third execution (or after
+    // two minutes, when the assertions below fail).
+    let provider = {
+        let bucket = bucket.clone();
+        tokio::spawn(async move {
+            let s3 = h::s3().await;
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            let mut seen = Value::Null;
+            while std::time::Instant::now() < deadline {
+                let keys = h::list_all_keys(&s3, &bucket).await;
+                for k in keys.iter().filter(|k| k.ends_with("/progress.json")) {
+                    if let Some(body) = h::get_text(&s3, &bucket, k).await {
+                        let v: Value = serde_json::from_str(&body).unwrap_or_default();
+                        if v["continuedAs"].as_str().is_some_and(|n| n.ends_with("--3")) {
+                            seen = v;
+                        }
+                    }
+                }
+                if !seen.is_null() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            }
+            (seen, h::provider::answer_requests(queue, 1).await)
+        })
+    };
+    let ran = {
+        let (bucket, stack) = (bucket.clone(), stack.clone());
+        tokio::task::spawn_blocking(move || {
+            let path = path.to_string_lossy().into_owned();
+            crate::run_cli_env(
+                &[
+                    "--state-bucket",
+                    &bucket,
+                    "export",
+                    &stack,
+                    "--template",
+                    &path,
+                    "--local",
+                    "--fast",
+                    "-y",
+                    "--include-non-importable",
+                ],
+                &[("CDKD_FLOW_HISTORY_LIMIT", "150")],
+            )
+        })
+    };
+    let run = tokio::time::timeout(std::time::Duration::from_secs(240), ran)
+        .await
+        .expect("the export ended within 4 minutes")
+        .unwrap();
+    let (seen, events) = provider.await.unwrap();
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        !seen.is_null(),
+        "the run continued twice while phase 2 waited:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("continue: the run goes on in execution"),
+        "the run's log says where it went on:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("migrated; cdkd record deleted"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(events[0]["LogicalResourceId"], "Thing", "{events:?}");
+    let res = stack_resources(&stack).await;
+    assert_eq!(res.get("WorkQueue"), Some(&m.queue_url), "{res:?}");
+    assert_eq!(res.get("Thing").map(String::as_str), Some("Thing-new"));
+    let s3 = h::s3().await;
+    let keys = h::list_all_keys(&s3, &bucket).await;
+    assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
+    assert!(
+        !keys
+            .iter()
+            .any(|k| k == &format!("cdkd/{stack}/{REGION}/state.json")),
+        "{keys:?}"
+    );
+    let progress_key = keys
+        .iter()
+        .find(|k| k.ends_with("/progress.json") && !k.contains("-plan/"))
+        .expect("progress.json");
+    let progress: Value =
+        serde_json::from_str(&h::get_text(&s3, &bucket, progress_key).await.unwrap()).unwrap();
+    let run_id = progress["runId"].as_str().unwrap_or_default();
+    let latest = progress["continuedAs"].as_str().unwrap_or_default();
+    let n: u32 = latest
+        .strip_prefix(&format!("{run_id}--"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("continuedAs names an execution of run {run_id}: {progress}"));
+    assert!(n >= 3, "{progress}");
+}

@@ -479,6 +479,10 @@ pub struct ExportRun {
     pub finished_ms: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// The execution the run continues in (its latest), once it has continued
+    /// (docs/runs.md, "Continuing in a new execution").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued_as: Option<String>,
 }
 
 impl ExportRun {

@@ -34,7 +34,12 @@ impl RunKind {
     /// `pattern`.
     pub fn of_input(input: &Value) -> Option<RunKind> {
         let has = |k: &str| input.get(k).is_some();
-        if has("stack") && (has("templates") || has("resume")) {
+        // An execution a run continued in names its kind (docs/runs.md, "Continuing in
+        // a new execution").
+        let continues = |kind: &str| {
+            input.pointer("/continuation/kind").and_then(Value::as_str) == Some(kind)
+        };
+        if has("stack") && (has("templates") || has("resume") || continues("export")) {
             Some(RunKind::Export)
         } else if has("stack") {
             Some(RunKind::Destroy)

@@ -7,6 +7,7 @@
 use cdkd_aws::cfn::Cfn;
 use cdkd_aws::changeset::{NewChangeSet, TemplateRef};
 use cdkd_aws::{HeldLock, StateStore};
+use cdkd_core::continuation::continues;
 use cdkd_core::export::execute::{
     next_action, wait_seconds, ExportRun, InFlight, Next, Pending, StackProgress, MAX_IN_FLIGHT,
 };
@@ -59,6 +60,14 @@ pub struct Carry {
     /// (docs/export.md, "Requests").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsaved_log: Vec<String>,
+    /// Steps this execution has routed the run through (docs/runs.md, "Continuing in a
+    /// new execution").
+    #[serde(default)]
+    pub loops: u32,
+    /// The run goes on in a new execution before this one's history fills up (the
+    /// definition's `Route` reads it first).
+    #[serde(default)]
+    pub continue_as_new: bool,
 }
 
 /// What a step works with.
@@ -432,6 +441,12 @@ impl<'a> Ctx<'a> {
             self.carry.unsaved_log.clear();
         }
         self.carry.next = next;
+        // Each step routed is a turn of the execution's loop; the run continues in a new
+        // execution only between operations, when it would wait (docs/runs.md,
+        // "Continuing in a new execution").
+        self.carry.loops = self.carry.loops.saturating_add(1);
+        self.carry.continue_as_new = next == Next::Wait
+            && continues(self.carry.loops, false, self.deps.budgets.history_limit);
         self.carry.wait_seconds = match next {
             Next::Wait => wait_seconds(&self.carry.in_flight, self.carry.fast),
             _ => 0,

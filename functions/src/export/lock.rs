@@ -146,6 +146,8 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         parameters: input.options.parameters.clone(),
         role_arn: input.options.role_arn.clone(),
         unsaved_log: Vec::new(),
+        loops: 0,
+        continue_as_new: false,
     })
 }
 

@@ -102,6 +102,8 @@ pub async fn run(
         parameters: input.options.parameters.clone(),
         role_arn: input.options.role_arn.clone(),
         unsaved_log: Vec::new(),
+        loops: 0,
+        continue_as_new: false,
     };
     let ctx = Ctx::without_renewal(carry, deps).await;
     let saved = async {
