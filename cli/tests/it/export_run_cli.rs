@@ -521,7 +521,10 @@ async fn export_continues_in_a_new_execution_before_the_history_limit() {
                 for k in keys.iter().filter(|k| k.ends_with("/progress.json")) {
                     if let Some(body) = h::get_text(&s3, &bucket, k).await {
                         let v: Value = serde_json::from_str(&body).unwrap_or_default();
-                        if v["continuedAs"].as_str().is_some_and(|n| n.ends_with("--3")) {
+                        if v["continuedAs"]
+                            .as_str()
+                            .is_some_and(|n| n.ends_with("--3"))
+                        {
                             seen = v;
                         }
                     }
@@ -571,7 +574,8 @@ async fn export_continues_in_a_new_execution_before_the_history_limit() {
         run.stderr
     );
     assert!(
-        run.stderr.contains("continue: the run goes on in execution"),
+        run.stderr
+            .contains("continue: the run goes on in execution"),
         "the run's log says where it went on:\n{}",
         run.stderr
     );

@@ -36,9 +36,8 @@ impl RunKind {
         let has = |k: &str| input.get(k).is_some();
         // An execution a run continued in names its kind (docs/runs.md, "Continuing in
         // a new execution").
-        let continues = |kind: &str| {
-            input.pointer("/continuation/kind").and_then(Value::as_str) == Some(kind)
-        };
+        let continues =
+            |kind: &str| input.pointer("/continuation/kind").and_then(Value::as_str) == Some(kind);
         if has("stack") && (has("templates") || has("resume") || continues("export")) {
             Some(RunKind::Export)
         } else if has("stack") {
