@@ -74,7 +74,8 @@ async fn engine_and_cleanup(sdk: &SdkConfig) -> (Engine, StateMachine) {
 async fn with_lists(sdk: &SdkConfig, bucket: &str, run_id: &str, summary: &Value) -> Value {
     let store = Deps::from_sdk(sdk.clone(), None)
         .await
-        .store(bucket, "cdkd");
+        .store(bucket, "cdkd")
+        .await;
     cdkd_functions::cleanup::with_lists(&store, run_id, summary)
         .await
         .expect("the lists read")
