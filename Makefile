@@ -114,7 +114,10 @@ check-templates: setup
 	$(VENV)/bin/cfn-lint infra/template.yaml
 	node_modules/.bin/asl-validator $(addprefix --json-path ,$(wildcard statemachines/*.asl.json))
 
+# The shape rules (no circles of imports, core's domain free of its views, files and
+# functions of bounded length): scripts/check_structure.py, docs/README.md.
 lint: setup check-templates
+	$(PYTHON) scripts/check_structure.py .
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --test e2e -- -D warnings
 
