@@ -98,8 +98,9 @@ async fn local_runs_are_runs_list_shows_a_local_export() {
     assert!(row["endDate"].is_string(), "{row:#}");
     assert_eq!(row["resumeCommand"], Value::Null);
 
-    // Without --local and without a deployed backend, runs list lists the local runs,
-    // with a note saying why; runs show finds the run by its id.
+    // Without --local and without a deployed backend, runs list lists the runs of the
+    // state bucket from their folders, with a note saying why; runs show finds the run
+    // by its id.
     let all = cli(&s.bucket, &["runs", "list", "--backend-stack", "nope"]);
     ok(&all);
     assert!(
@@ -109,7 +110,9 @@ async fn local_runs_are_runs_list_shows_a_local_export() {
     );
     assert!(
         all.stderr.contains("note: no deployed backend found")
-            && all.stderr.contains("listing the local runs"),
+            && all
+                .stderr
+                .contains("listing the runs of the state bucket from their folders"),
         "{}",
         all.stderr
     );

@@ -101,7 +101,7 @@ async fn backend() -> Backend {
     let cleanup = create_machine(&sfn, &unique("cdkd-flow-cleanup"), &cleanup_def).await;
     let export_subs: Vec<(&str, &str)> = cdkd_functions::steps::STEPS
         .iter()
-        .filter(|(step, _)| step.starts_with("export-") || *step == "run-refused")
+        .filter(|(step, _)| step.starts_with("export-") || step.starts_with("run-"))
         .map(|(_, sub)| (*sub, f.as_str()))
         .collect();
     let export_def = substitute(definitions::EXPORT, &export_subs);

@@ -198,30 +198,37 @@ class Interpreter(unittest.TestCase):
         self.assertEqual(json.loads(described["output"]), {
             "succeeded": [{"status": "SUCCEEDED", "stack": "a"}], "failed": [], "none": [], "stacks": []})
 
-    def cleanup_summary(self) -> str:
-        """cleanup.asl.json from its Collect state on, as written (Notify, a Lambda task,
-        replaced by a Pass with its ResultPath)."""
+    def cleanup_summary(self, start: str = "Summary") -> str:
+        """cleanup.asl.json from its Summary (or Failed) state on, as written (Notify, a
+        Lambda task, replaced by a Pass with its ResultPath)."""
         definition = json.loads(CLEANUP.read_text())
         states = {k: v for k, v in definition["States"].items()
-                  if k in ("Collect", "Summary", "AnyFailed", "Done", "Incomplete", "CleanupIncomplete")}
+                  if k in ("Summary", "Failed", "AnyFailed", "Done", "Incomplete", "CleanupIncomplete",
+                           "CleanupFailed")}
         states["Notify"] = {"Type": "Pass", "ResultPath": None, "Next": "AnyFailed"}
-        return self.machine({"StartAt": "Collect", "States": states}, prefix="cleanup")
+        return self.machine({"StartAt": start, "States": states}, prefix="cleanup")
 
     def test_cleanup_summary_states(self) -> None:
         arn = self.cleanup_summary()
-        ok = {"stack": "a", "stackRegion": REGION, "status": "SUCCEEDED", "executionArn": "x", "result": {}}
-        bad = {"stack": "b", "stackRegion": REGION, "status": "FAILED", "error": "States.TaskFailed", "cause": "{}"}
-        selection = {"stacks": [{"stack": "a"}, {"stack": "b"}], "skipped": [], "dryRun": False}
-        done = self.finished(self.start(arn, {**selection, "results": [ok]}))
+        # What the last Record turn hands on: counts and keys, never the lists.
+        turn = {"runId": "r", "selectedCount": 2, "skippedCount": 0, "succeededCount": 2, "failedCount": 0,
+                "failedStacks": [], "selectionKey": "p/_runs/r/selection.json", "resultsKey": "p/_runs/r/results.json"}
+        done = self.finished(self.start(arn, turn))
         self.assertEqual(done["status"], "SUCCEEDED", done)
         summary = json.loads(done["output"])
-        self.assertEqual((summary["succeededCount"], summary["failedCount"], summary["failed"]), (1, 0, []))
-        failed = self.finished(self.start(arn, {**selection, "results": [ok, bad]}))
+        self.assertEqual((summary["succeededCount"], summary["failedCount"], summary["dryRun"]), (2, 0, False))
+        failed = self.finished(self.start(arn, {**turn, "succeededCount": 1, "failedCount": 1, "failedStacks": ["b"]}))
         self.assertEqual((failed["status"], failed.get("error")), ("FAILED", "CleanupIncomplete"), failed)
         cause = json.loads(failed["cause"])
         self.assertEqual(cause["failedStacks"], ["b"])
         self.assertEqual((cause["selectedCount"], cause["succeededCount"], cause["failedCount"]), (2, 1, 1))
         self.assertTrue(cause["message"].startswith("1 of 2 selected stacks were not destroyed"))
+
+    def test_cleanup_failed_step_tells_the_digest_then_fails_with_its_error(self) -> None:
+        arn = self.cleanup_summary(start="Failed")
+        failed = self.finished(self.start(arn, {"failure": {"Error": "States.DataLimitExceeded", "Cause": "too big"}}))
+        self.assertEqual((failed["status"], failed.get("error"), failed.get("cause")),
+                         ("FAILED", "CleanupFailed", "States.DataLimitExceeded: too big"), failed)
 
     # ---- .waitForTaskToken ----
 
