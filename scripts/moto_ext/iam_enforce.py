@@ -38,6 +38,7 @@ middleware that rewrites a request's body keeps the one the client signed).
 Not modelled: resource-based policies (bucket, topic, queue, function policies; moto
 does not either), SCPs, managed session policies (AssumeRole PolicyArns), a user's
 permissions boundary (moto keeps none), presigned URLs."""
+import re
 import sys
 import time
 from datetime import datetime, timezone
@@ -218,6 +219,9 @@ def authorize(account_id: str, region: str, access_key_id: str, session_token: s
 # ---- moto's hook -----------------------------------------------------------------------
 
 
+CFN_RESPONSE = re.compile(r"^/cloudformation_[a-z0-9-]+/cfnresponse$")
+
+
 def _presigned(query: str) -> bool:
     """A presigned URL carries its signature in the query string (SigV4 or SigV2)."""
     keys = {part.split("=", 1)[0] for part in query.split("&") if part}
@@ -236,6 +240,11 @@ def _authenticate_and_authorize_action(self: Any, iam_request_cls: type, resourc
     if self.headers.get("X-Amz-Target") in ActionAuthenticatorMixin.PUBLIC_OPERATIONS:
         return
     parsed_url = urlparse(self.uri)
+    if CFN_RESPONSE.search(parsed_url.path):
+        # A custom resource's ResponseURL: in AWS a presigned S3 URL, authorized by its
+        # own signature whoever sends it (docs/emulator.md, "IAM"); here moto's
+        # cfnresponse endpoint stands for it, so it is let through as AWS lets it.
+        return
     path = self.raw_path + ("?" + parsed_url.query if parsed_url.query else "")
     operation = self._get_action()
     operation = operation[0] if isinstance(operation, list) else operation

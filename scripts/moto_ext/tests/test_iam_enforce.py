@@ -267,8 +267,10 @@ class IamEnforcement(unittest.TestCase):
         self.admin("ssm").get_parameter(Name=self.other_param)
 
     def test_unsigned_request_is_refused_403(self) -> None:
-        def status(path: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> tuple[int, str]:
-            request = urllib.request.Request(endpoint().rstrip("/") + path, data=data, headers=headers or {})
+        def status(path: str, data: bytes | None = None, headers: dict[str, str] | None = None,
+                   method: str | None = None) -> tuple[int, str]:
+            request = urllib.request.Request(endpoint().rstrip("/") + path, data=data, headers=headers or {},
+                                             method=method)
             try:
                 with urllib.request.urlopen(request, timeout=10) as answer:
                     return answer.status, answer.read().decode()
@@ -283,6 +285,13 @@ class IamEnforcement(unittest.TestCase):
         code, body = status("/", b"{}", {"Content-Type": "application/x-amz-json-1.0",
                                          "X-Amz-Target": "AWSStepFunctions.ListStateMachines"})
         self.assertEqual(code, 403, body)
+        # A custom resource's ResponseURL (in AWS a presigned S3 URL, authorized by its own
+        # signature) is answered without one: moto's cfnresponse endpoint stands for it.
+        answer = json.dumps({"Status": "SUCCESS", "StackId": "x", "RequestId": "r", "LogicalResourceId": "T",
+                             "PhysicalResourceId": "p"}).encode()
+        code, body = status(f"/cloudformation_{REGION}/cfnresponse?stack={uniq('no-such-stack')}", answer,
+                            {"Content-Type": ""}, "PUT")
+        self.assertNotEqual(code, 403, body)
 
 
 RUN_TAGGED = {"StringLike": {"aws:ResourceTag/cdkd-flow:run": "?*", "aws:ResourceTag/cdkd-flow:record": "?*"}}

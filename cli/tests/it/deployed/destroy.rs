@@ -2,7 +2,9 @@
 //! record of the backend's state bucket, `cdkd-flow destroy <stack> -y` (no `--local`)
 //! watched to the end.
 
-use super::{backend, history, invocations, lambda_steps, status, uniq};
+use super::{
+    backend, history, invocations, lambda_steps, set_sfn_config, sfn_config, status, uniq,
+};
 use cdkd_tests as h;
 use serde_json::{json, Value};
 
@@ -150,21 +152,6 @@ async fn deployed_runs_list_shows_deployed_and_local_runs_together() {
 }
 
 /// The config of the emulator's Step Functions interpreter now.
-async fn sfn_config() -> Value {
-    let raw = h::emulator_request("GET", "/moto-api/config", "", "").await;
-    let body = raw.split("\r\n\r\n").nth(1).unwrap_or_default();
-    serde_json::from_str::<Value>(body).unwrap_or_default()["stepfunctions"].clone()
-}
-
-async fn set_sfn_config(v: &Value) {
-    h::emulator_post(
-        "/moto-api/config",
-        &json!({ "stepfunctions": v }).to_string(),
-        "Content-Type: application/json\r\n",
-    )
-    .await;
-}
-
 /// docs/runs.md, "Continuing in a new execution", through the deployed backend: with
 /// the history limit lowered to 60 events (the emulator's interpreter, and the wave
 /// function's `CDKD_FLOW_HISTORY_LIMIT`: one wave an execution), a bucket whose delete S3

@@ -10,6 +10,7 @@
 //! (scripts/run-e2e.sh does it as the group `deployed`).
 
 mod cleanup;
+mod continuation;
 mod destroy;
 mod export;
 mod iam;
@@ -157,4 +158,21 @@ pub async fn status(execution_arn: &str) -> String {
 
 pub fn uniq(tag: &str) -> String {
     format!("{tag}-{}", &uuid::Uuid::new_v4().simple().to_string()[..10])
+}
+
+/// The emulator's Step Functions settings (`/moto-api/config`): the history limit and
+/// the time scale of Wait states (docs/emulator.md).
+pub async fn sfn_config() -> Value {
+    let raw = h::emulator_request("GET", "/moto-api/config", "", "").await;
+    let body = raw.split("\r\n\r\n").nth(1).unwrap_or_default();
+    serde_json::from_str::<Value>(body).unwrap_or_default()["stepfunctions"].clone()
+}
+
+pub async fn set_sfn_config(v: &Value) {
+    h::emulator_post(
+        "/moto-api/config",
+        &serde_json::json!({ "stepfunctions": v }).to_string(),
+        "Content-Type: application/json\r\n",
+    )
+    .await;
 }
