@@ -22,6 +22,7 @@ import boto3
 from .support import ACCOUNT, REGION, client, endpoint, uniq
 
 CLEANUP = Path(__file__).resolve().parents[3] / "statemachines" / "cleanup.asl.json"
+EXPORT = Path(__file__).resolve().parents[3] / "statemachines" / "export.asl.json"
 UUID_LEN = 36
 
 
@@ -229,6 +230,25 @@ class Interpreter(unittest.TestCase):
         failed = self.finished(self.start(arn, {"failure": {"Error": "States.DataLimitExceeded", "Cause": "too big"}}))
         self.assertEqual((failed["status"], failed.get("error"), failed.get("cause")),
                          ("FAILED", "CleanupFailed", "States.DataLimitExceeded: too big"), failed)
+
+    def test_a_continuation_started_and_ended_already_ends_the_execution_as_continued(self) -> None:
+        """export.asl.json's StartContinuation and ContinuedAsNew as written (Abort, a
+        Lambda task, replaced by a Fail): the execution the run continues in exists and
+        has ended (a retried start whose first attempt started it): ExecutionAlreadyExists
+        is caught and the execution ends as continued, never in the abort."""
+        definition = json.loads(EXPORT.read_text())
+        states = {k: v for k, v in definition["States"].items() if k in ("StartContinuation", "ContinuedAsNew")}
+        states["Abort"] = {"Type": "Fail", "Error": "Aborted"}
+        arn = self.machine({"StartAt": "StartContinuation", "States": states}, prefix="continue")
+        name = uniq("run") + "--2"
+        carried = {"carry": {"run": {"runId": "r"}}}
+        # The continuation itself, started with its input: it has no continuation of its
+        # own to start, so it ends at once (failed), closed.
+        first = self.finished(self.start(arn, carried, name=name))
+        self.assertNotEqual(first["status"], "RUNNING")
+        again = self.finished(self.start(arn, {**carried, "continuation": {"name": name, "input": carried}}))
+        self.assertEqual(again["status"], "SUCCEEDED", again)
+        self.assertEqual(json.loads(again["output"]), {"runId": "r", "continuedAs": name})
 
     # ---- .waitForTaskToken ----
 
