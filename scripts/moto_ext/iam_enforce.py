@@ -261,6 +261,7 @@ def _authenticate_and_authorize_action(self: Any, iam_request_cls: type, resourc
     s3 = isinstance(iam_request, S3IAMRequest)
     if s3:
         checks = [iam_resources.Check(iam_request._action, resource, _s3_context(self, iam_request._action))]
+        checks += _kms_through_s3(self, iam_request._action, path)
     else:
         try:
             checks = iam_resources.checks(self, service, region, str(operation), resource)
@@ -276,6 +277,47 @@ def _authenticate_and_authorize_action(self: Any, iam_request_cls: type, resourc
         message = evaluate(principal, check, extra, quote=s3)
         if message is not None:
             iam_refusal.refuse(self, iam_request, service, message)
+
+
+KMS_FOR = {"s3:GetObject": "kms:Decrypt", "s3:GetObjectVersion": "kms:Decrypt", "s3:PutObject": "kms:GenerateDataKey"}
+
+
+def _kms_through_s3(response: Any, action: str, path: str) -> list[iam_resources.Check]:
+    """What S3 asks KMS on the caller's behalf for an object under a customer key (SSE-KMS):
+    reading it needs `kms:Decrypt`, writing it `kms:GenerateDataKey`, on the key's ARN,
+    with `kms:ViaService` = `s3.<the bucket's region>.amazonaws.com` and
+    `kms:CallerAccount` (AWS, "Using server-side encryption with AWS KMS keys": "the
+    requester must have permission to use the KMS key"). The key is the object's own when
+    it was written with one, else the bucket's default; S3's own key (`aws/s3`, no key id)
+    needs no permission of the caller. Key policies are not modelled (docs/emulator.md)."""
+    kms_action = KMS_FOR.get(action)
+    if kms_action is None:
+        return []
+    bucket_name, _, key_name = path.split("?", 1)[0].lstrip("/").partition("/")
+    try:
+        bucket = response.backend.get_bucket(bucket_name)
+    except Exception:  # noqa: BLE001 - no such bucket: S3 answers that itself
+        return []
+    key_id = None
+    if kms_action == "kms:GenerateDataKey":
+        if response.headers.get("x-amz-server-side-encryption") == "aws:kms":
+            key_id = response.headers.get("x-amz-server-side-encryption-aws-kms-key-id")
+    else:
+        from urllib.parse import unquote
+
+        stored = bucket.keys.get(unquote(key_name)) if key_name else None
+        if stored is not None and getattr(stored, "encryption", None) == "aws:kms":
+            key_id = getattr(stored, "kms_key_id", None)
+    if key_id is None:
+        default = ((bucket.encryption or {}).get("Rule") or {}).get("ApplyServerSideEncryptionByDefault") or {}
+        if default.get("SSEAlgorithm") == "aws:kms":
+            key_id = default.get("KMSMasterKeyID")
+    if not key_id:
+        return []
+    region, account = bucket.region_name, bucket.account_id
+    key_arn = key_id if key_id.startswith("arn:") else f"arn:aws:kms:{region}:{account}:key/{key_id}"
+    context = {"kms:viaservice": [f"s3.{region}.amazonaws.com"], "kms:calleraccount": [account]}
+    return [iam_resources.Check(kms_action, key_arn, context)]
 
 
 def _s3_context(response: Any, action: str) -> Context:
