@@ -346,7 +346,9 @@ async fn is_local_run(g: &GlobalOpts, run: &str) -> bool {
     let Ok(ctx) = context::build(g).await else {
         return false;
     };
-    crate::run::local::find_local(&ctx.store, run).await.is_ok()
+    crate::run::listing::find_local(&ctx.store, run)
+        .await
+        .is_ok()
 }
 
 /// The local runs of the state bucket of the global options, for `runs list`.
@@ -355,7 +357,7 @@ async fn local_rows(
     limit: usize,
 ) -> Result<Vec<view::runs::LocalRunRow>, CliError> {
     let ctx = context::build(g).await?;
-    crate::run::local::list_local(&ctx.store, limit).await
+    crate::run::listing::list_local(&ctx.store, limit).await
 }
 
 /// `runs list`: every run, deployed and local (docs/cli.md "runs list"). Without a
@@ -371,7 +373,7 @@ async fn list(g: &GlobalOpts, sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, 
             ))
         };
         let ctx = context::build(g).await.map_err(unreadable)?;
-        let rows = crate::run::local::list_local(&ctx.store, a.limit)
+        let rows = crate::run::listing::list_local(&ctx.store, a.limit)
             .await
             .map_err(unreadable)?;
         // The deployed runs' folders, their executions unasked (docs/cli.md "runs list").
@@ -605,7 +607,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
         crate::run::ids::check_execution_name(&a.run)?;
         let ctx = context::build(g).await?;
         // A run that ended or was interrupted has no process waiting on the decision.
-        let row = crate::run::local::local_row(&ctx.store, &a.run).await?;
+        let row = crate::run::listing::local_row(&ctx.store, &a.run).await?;
         if let Some(row) = &row {
             let decided = match crate::approval::read(&ctx.store, &a.run).await {
                 Ok(Some((request, _))) if request.decision.is_some() => {
@@ -707,7 +709,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
 /// `runs list --local`: the local runs in the state bucket, newest first.
 async fn list_local(g: &GlobalOpts, a: &ListArgs) -> Result<ExitCode, CliError> {
     let ctx = context::build(g).await?;
-    let rows = crate::run::local::list_local(&ctx.store, a.limit).await?;
+    let rows = crate::run::listing::list_local(&ctx.store, a.limit).await?;
     print_local_list(&rows, a.json);
     Ok(ExitCode::SUCCESS)
 }
@@ -716,7 +718,7 @@ async fn list_local(g: &GlobalOpts, a: &ListArgs) -> Result<ExitCode, CliError> 
 async fn show_local(g: &GlobalOpts, a: &ShowArgs) -> Result<ExitCode, CliError> {
     crate::run::ids::check_execution_name(&a.run)?;
     let ctx = context::build(g).await?;
-    let row = crate::run::local::find_local(&ctx.store, &a.run).await?;
+    let row = crate::run::listing::find_local(&ctx.store, &a.run).await?;
     if a.json {
         let mut v = view::runs::local_run_json(&row);
         let report: Option<Value> = crate::run::artifacts::read_json(
@@ -773,10 +775,10 @@ async fn watch_local(g: &GlobalOpts, a: &WatchArgs) -> Result<ExitCode, CliError
     crate::run::ids::check_execution_name(&a.run)?;
     let ctx = context::build(g).await?;
     let store = &ctx.store;
-    let first = crate::run::local::find_local(store, &a.run).await?;
+    let first = crate::run::listing::find_local(store, &a.run).await?;
     eprintln!("{}", view::runs::status_line(&a.run, first.state.word()));
     let poll = Duration::from_millis(a.poll_ms);
-    let settled = crate::run::local::until_settled(store, &a.run, poll);
+    let settled = crate::run::listing::until_settled(store, &a.run, poll);
     let row = if first.run.kind == Kind::Export.name() {
         crate::run::follow::follow_steps(store, &a.run, false, settled).await?
     } else {

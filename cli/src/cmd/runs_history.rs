@@ -4,7 +4,7 @@
 //! folders of runs that ended more than a duration ago, keeping every run that runs,
 //! waits for approval, may be resumed or cannot be told. The decisions are
 //! `cdkd_core::retention`'s; a run's state is the one `runs list` shows
-//! (`crate::run::local::local_row` for a local run, the execution for a deployed one).
+//! (`crate::run::listing::local_row` for a local run, the execution for a deployed one).
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
@@ -356,7 +356,7 @@ async fn plan_run_of(store: &StateStore, f: &RunFolder, has_plan_run: bool) -> P
         return PlanRun::Absent;
     }
     let plan = format!("{}-plan", f.run_id);
-    if f.files.only_uploads() && crate::run::local::process_of_run_alive(store, &plan).await {
+    if f.files.only_uploads() && crate::run::listing::process_of_run_alive(store, &plan).await {
         PlanRun::ProcessAlive
     } else {
         PlanRun::Ended
@@ -467,7 +467,7 @@ async fn read_facts(
     deployed: &LazyMachines<'_>,
 ) -> Result<RunFacts, CliError> {
     if f.files.run_json {
-        if let Some(row) = crate::run::local::local_row(store, &f.run_id).await? {
+        if let Some(row) = crate::run::listing::local_row(store, &f.run_id).await? {
             return Ok(RunFacts {
                 kind: kind_of_run(
                     &f.run_id,
@@ -510,7 +510,7 @@ async fn read_facts(
         },
     );
     let outcome = match report {
-        Some(r) => Some(crate::run::local::outcome_of_report(
+        Some(r) => Some(crate::run::listing::outcome_of_report(
             store, &f.run_id, kind, r,
         )?),
         None => None,
