@@ -1,6 +1,6 @@
 //! `cdkd-flow runs list | show | watch | stop | approve | reject`: the runs of the
 //! deployed destroy, cleanup and export state machines, and with `--local` the local
-//! runs read from the state bucket (`crate::run::local`, docs/cli.md "Local runs"). A
+//! runs read from the state bucket (`crate::run::listing`, docs/cli.md "Local runs"). A
 //! `<run>` is an execution name (the run id, e.g. `destroy-MyApp-20261129T152232`) or a
 //! full execution ARN.
 //! `approve` / `reject` answer an export waiting for approval (docs/export.md §10.7),
@@ -20,10 +20,11 @@ use cdkd_functions::runs;
 use clap::Subcommand;
 use serde_json::Value;
 
+use super::machines::Machines;
 use crate::context;
 use crate::error::CliError;
 use crate::global::GlobalOpts;
-use crate::remote::{self, Kind, WatchOpts, DEFAULT_BACKEND_STACK};
+use crate::remote::{self, Kind, WatchOpts};
 use crate::run::local::{request_stop, StopRequest};
 use crate::run::{run_store, RunPlace};
 use cdkd_core::runs::LocalState;
@@ -94,26 +95,6 @@ pub enum RunsCommand {
     /// them); running, approval-waiting and resumable runs are kept.
     #[command(long_about = super::runs_history::prune_help())]
     Prune(super::runs_history::PruneArgs),
-}
-
-/// Where the deployed state machines are.
-#[derive(Debug, Clone, clap::Args)]
-pub struct Machines {
-    /// The destroy state machine (default: env CDKD_FLOW_DESTROY_STATE_MACHINE_ARN, else
-    /// the backend stack's output).
-    #[arg(long, value_name = "ARN")]
-    pub destroy_state_machine_arn: Option<String>,
-    /// The cleanup state machine (default: env CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN, else
-    /// the backend stack's output).
-    #[arg(long, value_name = "ARN")]
-    pub cleanup_state_machine_arn: Option<String>,
-    /// The export state machine (default: env CDKD_FLOW_EXPORT_STATE_MACHINE_ARN, else
-    /// the backend stack's output).
-    #[arg(long, value_name = "ARN")]
-    pub export_state_machine_arn: Option<String>,
-    /// The CloudFormation stack of the deployed backend.
-    #[arg(long, value_name = "STACK", default_value = DEFAULT_BACKEND_STACK)]
-    pub backend_stack: String,
 }
 
 #[derive(Debug, clap::Args)]

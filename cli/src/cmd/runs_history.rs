@@ -27,7 +27,7 @@ use cdkd_functions::runs::report_key;
 use futures::StreamExt;
 use serde_json::Value;
 
-use super::runs::Machines;
+use super::machines::Machines;
 use crate::context;
 use crate::error::CliError;
 use crate::global::GlobalOpts;
