@@ -39,6 +39,5 @@ mod yaml;
 
 pub use error::SourceError;
 pub use read::read_templates;
-pub use types::AppOptions;
-pub use types::TemplateSource;
+pub use types::{AppOptions, TemplateSet, TemplateSource};
 pub use upload::upload_templates;
