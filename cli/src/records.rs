@@ -38,12 +38,12 @@ pub async fn resolve(
 pub async fn load_record(ctx: &Ctx, stack: &str, region: &str) -> Result<LoadedState, CliError> {
     match ctx.store.get_state(stack, region).await {
         Ok(Some(s)) => Ok(s),
-        Ok(None) => Err(CliError::Refused(no_state_found(
-            stack,
-            region,
-            &ctx.bucket,
-            &ctx.prefix,
-        ))),
+        Ok(None) => Err(no_record(ctx, stack, region)),
         Err(e) => Err(e.into()),
     }
+}
+
+/// The refusal naming the record of `stack` in `region` missing from the state bucket.
+pub fn no_record(ctx: &Ctx, stack: &str, region: &str) -> CliError {
+    CliError::Refused(no_state_found(stack, region, &ctx.bucket, &ctx.prefix))
 }

@@ -115,7 +115,8 @@ fn name(s: &str) -> String {
     or_unrenderable(printable_str(s))
 }
 
-pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
+/// The stacks named, each once in the order given, with the checks of the arguments.
+fn distinct_stacks(a: &Args) -> Result<Vec<String>, CliError> {
     if let Some(id) = &a.run_id {
         crate::run::ids::check_execution_name(id)?;
     }
@@ -131,21 +132,28 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             "--run-id names the run of a single stack; leave it out when destroying several".into(),
         ));
     }
-    let ctx = context::build(g).await?;
-    let plans = plan_all(&ctx, &stacks, &a).await?;
+    Ok(stacks)
+}
 
+/// What comes before any run: a dry run's plan (and its exit code), the refusals, the
+/// confirmation. `None` when the runs go ahead.
+async fn before_runs(
+    ctx: &crate::context::Ctx,
+    a: &Args,
+    plans: &[RunPlan],
+) -> Result<Option<ExitCode>, CliError> {
     if a.dry_run {
-        crate::out::print(&render_plan(&plans));
+        crate::out::print(&render_plan(plans));
         let refused = plans.iter().filter(|p| p.refusal.is_some()).count();
         if refused == 0 {
-            return Ok(ExitCode::SUCCESS);
+            return Ok(Some(ExitCode::SUCCESS));
         }
         // The plan says why; stderr gets the failure line (docs/cli.md).
         eprintln!(
             "{}",
             cdkd_core::view::error_line(&refused_summary(refused, plans.len()))
         );
-        return Ok(ExitCode::from(1));
+        return Ok(Some(ExitCode::from(1)));
     }
     let refused: Vec<&RunPlan> = plans.iter().filter(|p| p.refusal.is_some()).collect();
     if !refused.is_empty() {
@@ -161,7 +169,17 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         )));
     }
     if !a.yes {
-        confirm(&plans, &format!("s3://{}/{}", ctx.bucket, ctx.prefix)).await?;
+        confirm(plans, &format!("s3://{}/{}", ctx.bucket, ctx.prefix)).await?;
+    }
+    Ok(None)
+}
+
+pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
+    let stacks = distinct_stacks(&a)?;
+    let ctx = context::build(g).await?;
+    let plans = plan_all(&ctx, &stacks, &a).await?;
+    if let Some(code) = before_runs(&ctx, &a, &plans).await? {
+        return Ok(code);
     }
 
     let mut deps = ctx.step_deps().await;

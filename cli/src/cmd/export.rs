@@ -29,7 +29,7 @@ use serde_json::Value;
 use crate::context;
 use crate::error::CliError;
 use crate::export_source::{
-    read_templates, upload_templates, AppOptions, SourceError, TemplateSource,
+    read_templates, upload_templates, AppOptions, SourceError, TemplateSet, TemplateSource,
 };
 use crate::global::GlobalOpts;
 use crate::local;
@@ -207,6 +207,89 @@ impl Args {
 }
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
+    check_args(&a)?;
+    let ctx = context::build(g).await?;
+    let set = read_templates(&a.source(), a.stack.as_deref())
+        .await
+        .map_err(unnamed_stack_is_usage)?;
+    // The stack's name as the assembly declares it (a display name given on the command
+    // line names the same stack): its record, its uploaded template and the run's name.
+    let name = set.root.stack.clone();
+    let stack = flatten_str(&name);
+    tell_templates(&a, &set, &stack);
+    let cleared = match clear_the_way(&ctx, &a, &name, &set).await? {
+        Ok(cleared) => cleared,
+        Err(code) => return Ok(code),
+    };
+    cross_stack_scan(&a, &name, &set)?;
+    let now = cdkd_aws::store::now_ms();
+    let run_id = a.run_id.clone().unwrap_or_else(|| {
+        if a.local {
+            crate::run::ids::default_run_id("export", &name, now)
+        } else {
+            remote::execution_name("export", &name, now)
+        }
+    });
+    let deps = local_deps(&ctx, a.local).await;
+    let uploaded = upload_templates(&deps.artifacts, &ctx.store, &run_id, &set).await?;
+    eprintln!(
+        "export {stack}: run {run_id}, {} template(s) uploaded to s3://{}/{}",
+        uploaded.len(),
+        flatten_str(&ctx.bucket),
+        flatten_str(&cdkd_functions::runs::run_prefix(&ctx.prefix, &run_id)),
+    );
+    let input = ExportInput {
+        stack: name.clone(),
+        stack_region: cleared.record_region,
+        state_bucket: ctx.bucket.clone(),
+        state_prefix: ctx.prefix.clone(),
+        templates: uploaded
+            .into_iter()
+            .map(|u| (u.stack, u.key))
+            .collect::<BTreeMap<_, _>>(),
+        options: a.options(),
+        dry_run: true,
+        require_approval: false,
+        resume: None,
+        plan_from: None,
+        plan_for: None,
+        destinations_seen: cleared.destinations_seen,
+        take_over: cleared.take_over,
+    };
+    // A real run's plan run writes the plan into the run's folder: one plan per run.
+    let plan_input = ExportInput {
+        plan_for: (!a.dry_run).then(|| run_id.clone()),
+        ..input.clone()
+    };
+    let plan_input =
+        serde_json::to_value(&plan_input).map_err(|e| CliError::Usage(e.to_string()))?;
+
+    // The plan first, dry run or not: what is shown is what a real run imports.
+    let plan_run = if a.dry_run {
+        run_id.clone()
+    } else {
+        format!("{run_id}-plan")
+    };
+    let plan_end = std::sync::Mutex::new(None);
+    let plan = match plan_first(&ctx, &deps, &a, &stack, plan_input, &plan_run, &plan_end).await? {
+        Ok(plan) => plan,
+        Err(code) => return Ok(code),
+    };
+    // A local plan run of a real run that succeeded leaves its end unwritten: the run's
+    // own `run.json`, written as it starts, says it (docs/runs.md, "The objects a run
+    // writes"); it is written here when the run goes no further.
+    match gate_after_plan(&a, &name, &plan_run, plan).await {
+        Ok(Ok(_)) => {}
+        other => {
+            crate::run::local::record_deferred_end(&ctx.store, &plan_end).await;
+            return other.map(|r| r.err().unwrap_or(ExitCode::SUCCESS));
+        }
+    }
+    migrate(&ctx, &deps, &a, &name, input, &run_id, &plan_run).await
+}
+
+/// The arguments' own checks, before anything is read.
+fn check_args(a: &Args) -> Result<(), CliError> {
     crate::global::check_stacks(&a.stack)?;
     if a.stack.is_none() && a.template.is_some() {
         // Statement 3 (docs/export.md §12): a lone template names no stack.
@@ -217,14 +300,12 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     if let Some(id) = &a.run_id {
         remote::check_execution_name(id)?;
     }
-    let ctx = context::build(g).await?;
-    let set = read_templates(&a.source(), a.stack.as_deref())
-        .await
-        .map_err(unnamed_stack_is_usage)?;
-    // The stack's name as the assembly declares it (a display name given on the command
-    // line names the same stack): its record, its uploaded template and the run's name.
-    let name = set.root.stack.clone();
-    let stack = flatten_str(&name);
+    Ok(())
+}
+
+/// Says on stderr which assembly and which template files were read, and warns when
+/// `--template` leaves nested stacks unread.
+fn tell_templates(a: &Args, set: &TemplateSet, stack: &str) {
     if let Some(d) = &set.display_name {
         eprintln!(
             "{}",
@@ -252,14 +333,28 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             ids.join(", ")
         );
     }
-    // What stands in the way, read before planning (docs/export.md §10.8): a lock held
-    // by anyone else, a live run, this record's interrupted run (resumed), a destination
-    // stack that is nobody's run.
+}
+
+/// What the checks before planning hand on to the run's input.
+struct Cleared {
+    take_over: Vec<String>,
+    record_region: Option<String>,
+    destinations_seen: BTreeMap<String, names::Destination>,
+}
+
+/// What stands in the way, read before planning (docs/export.md §10.8): a lock held
+/// by anyone else, a live run, this record's interrupted run (resumed), a destination
+/// stack that is nobody's run. The exit code when the command ends here (a resume ran).
+async fn clear_the_way(
+    ctx: &crate::context::Ctx,
+    a: &Args,
+    name: &str,
+    set: &TemplateSet,
+) -> Result<Result<Cleared, ExitCode>, CliError> {
     let mut take_over = Vec::new();
     let mut record_region = a.stack_region.clone();
     let mut destinations_seen = BTreeMap::new();
-    if let Ok(cfn_root) =
-        names::cfn_name(&name, true, a.cfn_stack_name.as_deref(), &BTreeMap::new())
+    if let Ok(cfn_root) = names::cfn_name(name, true, a.cfn_stack_name.as_deref(), &BTreeMap::new())
     {
         let overrides = names::parse_child_overrides(&a.cfn_child_stack_name).unwrap_or_default();
         let children: Vec<(String, String)> = set
@@ -271,8 +366,8 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             })
             .collect();
         let before = crate::resume::before_export(
-            &ctx,
-            &name,
+            ctx,
+            name,
             a.stack_region.as_deref(),
             &cfn_root,
             &children,
@@ -285,8 +380,8 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             Verdict::Fresh { take_over: t } => take_over = t,
             Verdict::Locked => {
                 return Err(CliError::Refused(crate::resume::locked_refusal(
-                    &ctx,
-                    &name,
+                    ctx,
+                    name,
                     Some(&before.region),
                     before.lock.as_ref(),
                 )))
@@ -295,25 +390,35 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 let rec =
                     crate::run::artifacts::read_export_progress(&ctx.store, holder.run_id()).await;
                 let at = rec.as_ref().and_then(|r| r.log.last()).map(String::as_str);
-                return Err(CliError::Refused(live_refusal(&name, &holder, known, at)));
+                return Err(CliError::Refused(live_refusal(name, &holder, known, at)));
             }
             Verdict::NotOurs { status } if !a.dry_run => {
                 return Err(CliError::Refused(not_ours_refusal(
-                    &name, &cfn_root, &status,
+                    name, &cfn_root, &status,
                 )))
             }
             // A dry run plans: its plan refuses the destination row.
             Verdict::NotOurs { .. } => {}
             Verdict::Resume { run_id, take_over } => {
-                return resume_run(&ctx, &a, &name, &cfn_root, run_id, take_over).await
+                return resume_run(ctx, a, name, &cfn_root, run_id, take_over)
+                    .await
+                    .map(Err)
             }
         }
     }
-    // The cross-stack consumer scan (docs/export.md §8.4): a warning, or with
-    // --strict-cross-stack a refusal before anything is uploaded (a dry run only warns).
-    let hits = cdkd_core::export::consumers::consumers(&name, &set.others);
+    Ok(Ok(Cleared {
+        take_over,
+        record_region,
+        destinations_seen,
+    }))
+}
+
+/// The cross-stack consumer scan (docs/export.md §8.4): a warning, or with
+/// --strict-cross-stack a refusal before anything is uploaded (a dry run only warns).
+fn cross_stack_scan(a: &Args, name: &str, set: &TemplateSet) -> Result<(), CliError> {
+    let hits = cdkd_core::export::consumers::consumers(name, &set.others);
     let strict = a.strict_cross_stack && !a.dry_run;
-    match cdkd_core::export::consumers::verdict(&name, &hits, strict) {
+    match cdkd_core::export::consumers::verdict(name, &hits, strict) {
         None => {}
         Some(Ok(warning)) if a.strict_cross_stack => {
             eprintln!("warning: {warning} (a real run is refused under --strict-cross-stack)")
@@ -321,62 +426,27 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         Some(Ok(warning)) => eprintln!("warning: {warning}"),
         Some(Err(refusal)) => return Err(CliError::Refused(refusal)),
     }
-    let now = cdkd_aws::store::now_ms();
-    let run_id = a.run_id.clone().unwrap_or_else(|| {
-        if a.local {
-            crate::run::ids::default_run_id("export", &name, now)
-        } else {
-            remote::execution_name("export", &name, now)
-        }
-    });
-    let deps = local_deps(&ctx, a.local).await;
-    let uploaded = upload_templates(&deps.artifacts, &ctx.store, &run_id, &set).await?;
-    eprintln!(
-        "export {stack}: run {run_id}, {} template(s) uploaded to s3://{}/{}",
-        uploaded.len(),
-        flatten_str(&ctx.bucket),
-        flatten_str(&cdkd_functions::runs::run_prefix(&ctx.prefix, &run_id)),
-    );
-    let input = ExportInput {
-        stack: name.clone(),
-        stack_region: record_region.clone(),
-        state_bucket: ctx.bucket.clone(),
-        state_prefix: ctx.prefix.clone(),
-        templates: uploaded
-            .into_iter()
-            .map(|u| (u.stack, u.key))
-            .collect::<BTreeMap<_, _>>(),
-        options: a.options(),
-        dry_run: true,
-        require_approval: false,
-        resume: None,
-        plan_from: None,
-        plan_for: None,
-        destinations_seen,
-        take_over,
-    };
-    // A real run's plan run writes the plan into the run's folder: one plan per run.
-    let plan_input = ExportInput {
-        plan_for: (!a.dry_run).then(|| run_id.clone()),
-        ..input.clone()
-    };
-    let plan_input =
-        serde_json::to_value(&plan_input).map_err(|e| CliError::Usage(e.to_string()))?;
+    Ok(())
+}
 
-    // The plan first, dry run or not: what is shown is what a real run imports.
-    let plan_run = if a.dry_run {
-        run_id.clone()
-    } else {
-        format!("{run_id}-plan")
-    };
-    let plan_end = std::sync::Mutex::new(None);
-    let plan = if a.local {
+/// The plan run, in this process or on the deployed state machine: the plan it wrote,
+/// or the exit code when the command ends with it (a dry run, a refused plan).
+async fn plan_first(
+    ctx: &crate::context::Ctx,
+    deps: &Deps,
+    a: &Args,
+    stack: &str,
+    plan_input: Value,
+    plan_run: &str,
+    plan_end: &std::sync::Mutex<Option<cdkd_core::runs::LocalRun>>,
+) -> Result<Result<Option<Plan>, ExitCode>, CliError> {
+    Ok(Ok(if a.local {
         eprintln!("export {stack}: planning");
-        let defer = (!a.dry_run).then_some(&plan_end);
+        let defer = (!a.dry_run).then_some(plan_end);
         let outcome = run_local(
-            &deps,
+            deps,
             plan_input.clone(),
-            &plan_run,
+            plan_run,
             a.fast,
             None,
             false,
@@ -387,7 +457,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         let printed = print_plan_cached(
             &deps.artifacts,
             &ctx.store,
-            &plan_run,
+            plan_run,
             a.json && a.dry_run,
             a.dry_run,
         )
@@ -398,11 +468,11 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             // plan alone) is said on stderr only.
             let said = printed.as_ref().and_then(|p| p.blocked_refusal());
             if let (Some(refusal), false) = (said, a.json) {
-                let line = failure_line(&stack, "Refused", &refusal);
+                let line = failure_line(stack, "Refused", &refusal);
                 eprintln!("{}", cdkd_core::view::error_line(&line));
-                return Ok(ExitCode::from(1));
+                return Ok(Err(ExitCode::from(1)));
             }
-            return Err(CliError::Refused(failure_line(&stack, &f.error, &f.cause)));
+            return Err(CliError::Refused(failure_line(stack, &f.error, &f.cause)));
         }
         printed
     } else {
@@ -411,36 +481,40 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             &ctx.sdk,
             &a.remote,
             Kind::Export,
-            &plan_run,
+            plan_run,
             &plan_input,
             a.json && a.dry_run,
         )
         .await?;
         if a.dry_run || code != ExitCode::SUCCESS {
-            return Ok(code);
+            return Ok(Err(code));
         }
         if a.remote.detach {
             // Detached, the plan run was only started: a real run needs its plan first.
-            detached_plan(&ctx.sdk, &a.remote, &ctx.store, &stack, &plan_run).await?
+            detached_plan(&ctx.sdk, &a.remote, &ctx.store, stack, plan_run).await?
         } else {
-            read_plan(&ctx.store, &plan_run).await?
+            read_plan(&ctx.store, plan_run).await?
         }
-    };
-    // A local plan run of a real run that succeeded leaves its end unwritten: the run's
-    // own `run.json`, written as it starts, says it (docs/runs.md, "The objects a run
-    // writes"); it is written here when the run goes no further.
-    match gate_after_plan(&a, &name, &plan_run, plan).await {
-        Ok(Ok(_)) => {}
-        other => {
-            crate::run::local::record_deferred_end(&ctx.store, &plan_end).await;
-            return other.map(|r| r.err().unwrap_or(ExitCode::SUCCESS));
-        }
-    }
+    }))
+}
+
+/// The real run, once its plan is accepted: in this process (its report printed) or on
+/// the deployed state machine.
+async fn migrate(
+    ctx: &crate::context::Ctx,
+    deps: &Deps,
+    a: &Args,
+    name: &str,
+    input: ExportInput,
+    run_id: &str,
+    plan_run: &str,
+) -> Result<ExitCode, CliError> {
+    let stack = flatten_str(name);
     let run_input = ExportInput {
         dry_run: false,
         require_approval: a.require_approval,
         // The plan just shown is the run's: one plan per run.
-        plan_from: Some(plan_run.clone()),
+        plan_from: Some(plan_run.to_string()),
         ..input
     };
     let run_input = serde_json::to_value(&run_input).map_err(|e| CliError::Usage(e.to_string()))?;
@@ -453,7 +527,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
         };
         eprintln!(
             "{}",
-            cdkd_core::export::approval::waiting_line(&name, &run_id, &extra)
+            cdkd_core::export::approval::waiting_line(name, run_id, &extra)
         );
     }
     if !a.local {
@@ -461,7 +535,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             &ctx.sdk,
             &a.remote,
             Kind::Export,
-            &run_id,
+            run_id,
             &run_input,
             a.json,
         )
@@ -470,14 +544,14 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     eprintln!("export {stack}: migrating (run {run_id})");
     let approval = a.require_approval.then_some(&ctx.store);
     let outcome = follow_local_steps(
-        &deps,
+        deps,
         &ctx.store,
-        &run_id,
+        run_id,
         a.require_approval,
-        run_local(&deps, run_input, &run_id, a.fast, approval, false, None),
+        run_local(deps, run_input, run_id, a.fast, approval, false, None),
     )
     .await?;
-    finish_local(&ctx.store, &stack, &run_id, outcome, a.json).await
+    finish_local(&ctx.store, &stack, run_id, outcome, a.json).await
 }
 
 /// What follows a plan before the real run starts: the plan itself (go on), or the exit

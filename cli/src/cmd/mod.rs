@@ -2,6 +2,7 @@ pub mod cleanup;
 pub mod destroy;
 pub mod export;
 pub mod force_unlock;
+pub mod machines;
 pub mod orphan;
 pub mod refresh;
 pub mod runs;

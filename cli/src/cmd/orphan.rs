@@ -18,14 +18,14 @@ use cdkd_core::text::flatten_str;
 use cdkd_core::view::repair as v;
 use cdkd_core::view::state::collate::ref_cmp;
 use cdkd_core::view::state::list::RefView;
-use cdkd_core::view::state::resolve::{no_state_found, resolve_single};
+use cdkd_core::view::state::resolve::resolve_single;
 use cdkd_deleters::clients::readers_in_region;
 use cdkd_deleters::read::registry::READ_CONCURRENCY;
 use serde_json::{json, Value};
 
 use crate::context::Ctx;
 use crate::error::CliError;
-use crate::records::ref_view;
+use crate::records::{load_record, ref_view};
 
 const HELP: &str = "\
 Without --resource: removes the state record of each named stack, in every region it has \
@@ -402,14 +402,7 @@ async fn resources_locked(
     targets: &[String],
     supplied: &RefValues,
 ) -> Result<ExitCode, CliError> {
-    let Some(loaded) = ctx.store.get_state(stack, region).await? else {
-        return Err(CliError::Refused(no_state_found(
-            stack,
-            region,
-            &ctx.bucket,
-            &ctx.prefix,
-        )));
-    };
+    let loaded = load_record(ctx, stack, region).await?;
     let body = &loaded.record.body;
     check_record(body, stack, region, targets).map_err(|e| CliError::Refused(e.to_string()))?;
     // A target that is a nested stack with a record of its own: drop the child first.

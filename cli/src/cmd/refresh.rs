@@ -16,7 +16,7 @@ use cdkd_core::repair::refresh::{
 use cdkd_core::view::repair::{self as v, StackSummary};
 use cdkd_core::view::state::collate::ref_cmp;
 use cdkd_core::view::state::list::RefView;
-use cdkd_core::view::state::resolve::{legacy_refusal, no_state_found, resolve_single};
+use cdkd_core::view::state::resolve::{legacy_refusal, resolve_single};
 use cdkd_deleters::clients::readers_in_region;
 use cdkd_deleters::read::refresh::{refresh_stack, RefreshError, RefreshOptions};
 use cdkd_deleters::read::registry::READ_CONCURRENCY;
@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 use crate::context::Ctx;
 use crate::error::CliError;
-use crate::records::ref_view;
+use crate::records::{load_record, ref_view};
 
 const HELP: &str = "\
 Re-reads every resource of each stack's state record from AWS and stores the reading as \
@@ -233,14 +233,7 @@ impl<'a> Run<'a> {
 
     /// docs/repairs.md §6.1 step 5 for one target.
     async fn stack(&mut self, ctx: &Ctx, stack: &str, region: &str) -> Result<(), CliError> {
-        let Some(loaded) = ctx.store.get_state(stack, region).await? else {
-            return Err(CliError::Refused(no_state_found(
-                stack,
-                region,
-                &ctx.bucket,
-                &ctx.prefix,
-            )));
-        };
+        let loaded = load_record(ctx, stack, region).await?;
         let body = &loaded.record.body;
         check_shape(body, stack, region).map_err(|e| CliError::Refused(e.to_string()))?;
         let done = if has_no_resources(body) {

@@ -1,6 +1,6 @@
 //! `cdkd-flow runs list | show | watch | stop | approve | reject`: the runs of the
 //! deployed destroy, cleanup and export state machines, and with `--local` the local
-//! runs read from the state bucket (`crate::run::local`, docs/cli.md "Local runs"). A
+//! runs read from the state bucket (`crate::run::listing`, docs/cli.md "Local runs"). A
 //! `<run>` is an execution name (the run id, e.g. `destroy-MyApp-20261129T152232`) or a
 //! full execution ARN.
 //! `approve` / `reject` answer an export waiting for approval (docs/export.md §10.7),
@@ -20,10 +20,11 @@ use cdkd_functions::runs;
 use clap::Subcommand;
 use serde_json::Value;
 
+use super::machines::Machines;
 use crate::context;
 use crate::error::CliError;
 use crate::global::GlobalOpts;
-use crate::remote::{self, Kind, WatchOpts, DEFAULT_BACKEND_STACK};
+use crate::remote::{self, Kind, WatchOpts};
 use crate::run::local::{request_stop, StopRequest};
 use crate::run::{run_store, RunPlace};
 use cdkd_core::runs::LocalState;
@@ -94,26 +95,6 @@ pub enum RunsCommand {
     /// them); running, approval-waiting and resumable runs are kept.
     #[command(long_about = super::runs_history::prune_help())]
     Prune(super::runs_history::PruneArgs),
-}
-
-/// Where the deployed state machines are.
-#[derive(Debug, Clone, clap::Args)]
-pub struct Machines {
-    /// The destroy state machine (default: env CDKD_FLOW_DESTROY_STATE_MACHINE_ARN, else
-    /// the backend stack's output).
-    #[arg(long, value_name = "ARN")]
-    pub destroy_state_machine_arn: Option<String>,
-    /// The cleanup state machine (default: env CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN, else
-    /// the backend stack's output).
-    #[arg(long, value_name = "ARN")]
-    pub cleanup_state_machine_arn: Option<String>,
-    /// The export state machine (default: env CDKD_FLOW_EXPORT_STATE_MACHINE_ARN, else
-    /// the backend stack's output).
-    #[arg(long, value_name = "ARN")]
-    pub export_state_machine_arn: Option<String>,
-    /// The CloudFormation stack of the deployed backend.
-    #[arg(long, value_name = "STACK", default_value = DEFAULT_BACKEND_STACK)]
-    pub backend_stack: String,
 }
 
 #[derive(Debug, clap::Args)]
@@ -346,7 +327,9 @@ async fn is_local_run(g: &GlobalOpts, run: &str) -> bool {
     let Ok(ctx) = context::build(g).await else {
         return false;
     };
-    crate::run::local::find_local(&ctx.store, run).await.is_ok()
+    crate::run::listing::find_local(&ctx.store, run)
+        .await
+        .is_ok()
 }
 
 /// The local runs of the state bucket of the global options, for `runs list`.
@@ -355,7 +338,7 @@ async fn local_rows(
     limit: usize,
 ) -> Result<Vec<view::runs::LocalRunRow>, CliError> {
     let ctx = context::build(g).await?;
-    crate::run::local::list_local(&ctx.store, limit).await
+    crate::run::listing::list_local(&ctx.store, limit).await
 }
 
 /// `runs list`: every run, deployed and local (docs/cli.md "runs list"). Without a
@@ -371,7 +354,7 @@ async fn list(g: &GlobalOpts, sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, 
             ))
         };
         let ctx = context::build(g).await.map_err(unreadable)?;
-        let rows = crate::run::local::list_local(&ctx.store, a.limit)
+        let rows = crate::run::listing::list_local(&ctx.store, a.limit)
             .await
             .map_err(unreadable)?;
         // The deployed runs' folders, their executions unasked (docs/cli.md "runs list").
@@ -605,7 +588,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
         crate::run::ids::check_execution_name(&a.run)?;
         let ctx = context::build(g).await?;
         // A run that ended or was interrupted has no process waiting on the decision.
-        let row = crate::run::local::local_row(&ctx.store, &a.run).await?;
+        let row = crate::run::listing::local_row(&ctx.store, &a.run).await?;
         if let Some(row) = &row {
             let decided = match crate::approval::read(&ctx.store, &a.run).await {
                 Ok(Some((request, _))) if request.decision.is_some() => {
@@ -707,7 +690,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
 /// `runs list --local`: the local runs in the state bucket, newest first.
 async fn list_local(g: &GlobalOpts, a: &ListArgs) -> Result<ExitCode, CliError> {
     let ctx = context::build(g).await?;
-    let rows = crate::run::local::list_local(&ctx.store, a.limit).await?;
+    let rows = crate::run::listing::list_local(&ctx.store, a.limit).await?;
     print_local_list(&rows, a.json);
     Ok(ExitCode::SUCCESS)
 }
@@ -716,7 +699,7 @@ async fn list_local(g: &GlobalOpts, a: &ListArgs) -> Result<ExitCode, CliError> 
 async fn show_local(g: &GlobalOpts, a: &ShowArgs) -> Result<ExitCode, CliError> {
     crate::run::ids::check_execution_name(&a.run)?;
     let ctx = context::build(g).await?;
-    let row = crate::run::local::find_local(&ctx.store, &a.run).await?;
+    let row = crate::run::listing::find_local(&ctx.store, &a.run).await?;
     if a.json {
         let mut v = view::runs::local_run_json(&row);
         let report: Option<Value> = crate::run::artifacts::read_json(
@@ -773,10 +756,10 @@ async fn watch_local(g: &GlobalOpts, a: &WatchArgs) -> Result<ExitCode, CliError
     crate::run::ids::check_execution_name(&a.run)?;
     let ctx = context::build(g).await?;
     let store = &ctx.store;
-    let first = crate::run::local::find_local(store, &a.run).await?;
+    let first = crate::run::listing::find_local(store, &a.run).await?;
     eprintln!("{}", view::runs::status_line(&a.run, first.state.word()));
     let poll = Duration::from_millis(a.poll_ms);
-    let settled = crate::run::local::until_settled(store, &a.run, poll);
+    let settled = crate::run::listing::until_settled(store, &a.run, poll);
     let row = if first.run.kind == Kind::Export.name() {
         crate::run::follow::follow_steps(store, &a.run, false, settled).await?
     } else {

@@ -4,7 +4,7 @@
 //! folders of runs that ended more than a duration ago, keeping every run that runs,
 //! waits for approval, may be resumed or cannot be told. The decisions are
 //! `cdkd_core::retention`'s; a run's state is the one `runs list` shows
-//! (`crate::run::local::local_row` for a local run, the execution for a deployed one).
+//! (`crate::run::listing::local_row` for a local run, the execution for a deployed one).
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
@@ -27,7 +27,7 @@ use cdkd_functions::runs::report_key;
 use futures::StreamExt;
 use serde_json::Value;
 
-use super::runs::Machines;
+use super::machines::Machines;
 use crate::context;
 use crate::error::CliError;
 use crate::global::GlobalOpts;
@@ -195,42 +195,11 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
         .filter(|(r, _)| r.verdict == Verdict::Delete)
         .map(|(_, f)| *f)
         .collect();
-    let mut not_deleted = Vec::new();
-    let mut versioned = false;
-    if !a.dry_run && !doomed.is_empty() {
-        let batches = delete_batches(doomed.iter().copied());
-        let total: usize = batches.iter().map(Vec::len).sum();
-        let mut done = 0;
-        for batch in &batches {
-            match store.delete_keys(batch).await {
-                Ok(failed) => not_deleted.extend(failed.into_iter().map(|k| NotDeleted {
-                    key: k.key,
-                    error: k.error,
-                })),
-                // A request refused whole (AccessDenied): its keys are all still there;
-                // the folders earlier batches deleted are gone all the same, so the
-                // result is printed in full (docs/runs.md §4 step 4).
-                Err(e) => {
-                    let error = e.to_string();
-                    not_deleted.extend(batch.iter().map(|k| NotDeleted {
-                        key: k.clone(),
-                        error: error.clone(),
-                    }));
-                }
-            }
-            done += batch.len();
-            if total >= PROGRESS_FROM {
-                eprintln!("deleted {done} of {total} objects...");
-            }
-        }
-        versioned = match store.is_versioned().await {
-            Ok(v) => v,
-            Err(e) => {
-                tracing::debug!("versioning not read: {e}");
-                false
-            }
-        };
-    }
+    let (not_deleted, versioned) = if !a.dry_run && !doomed.is_empty() {
+        delete_folders(store, &doomed).await
+    } else {
+        (Vec::new(), false)
+    };
     let refused: BTreeSet<&str> = not_deleted.iter().map(|n| n.key.as_str()).collect();
     let rows = judged
         .into_iter()
@@ -264,6 +233,48 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Deletes the keys of the `doomed` folders in batches (progress on stderr past
+/// [`PROGRESS_FROM`] keys): the keys not deleted, and whether the bucket keeps versions.
+async fn delete_folders(
+    store: &cdkd_aws::StateStore,
+    doomed: &[&RunFolder],
+) -> (Vec<NotDeleted>, bool) {
+    let mut not_deleted = Vec::new();
+    let batches = delete_batches(doomed.iter().copied());
+    let total: usize = batches.iter().map(Vec::len).sum();
+    let mut done = 0;
+    for batch in &batches {
+        match store.delete_keys(batch).await {
+            Ok(failed) => not_deleted.extend(failed.into_iter().map(|k| NotDeleted {
+                key: k.key,
+                error: k.error,
+            })),
+            // A request refused whole (AccessDenied): its keys are all still there;
+            // the folders earlier batches deleted are gone all the same, so the
+            // result is printed in full (docs/runs.md §4 step 4).
+            Err(e) => {
+                let error = e.to_string();
+                not_deleted.extend(batch.iter().map(|k| NotDeleted {
+                    key: k.clone(),
+                    error: error.clone(),
+                }));
+            }
+        }
+        done += batch.len();
+        if total >= PROGRESS_FROM {
+            eprintln!("deleted {done} of {total} objects...");
+        }
+    }
+    let versioned = match store.is_versioned().await {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::debug!("versioning not read: {e}");
+            false
+        }
+    };
+    (not_deleted, versioned)
 }
 
 /// The deployed state machines, resolved once, when the first folder needs them.
@@ -356,7 +367,7 @@ async fn plan_run_of(store: &StateStore, f: &RunFolder, has_plan_run: bool) -> P
         return PlanRun::Absent;
     }
     let plan = format!("{}-plan", f.run_id);
-    if f.files.only_uploads() && crate::run::local::process_of_run_alive(store, &plan).await {
+    if f.files.only_uploads() && crate::run::listing::process_of_run_alive(store, &plan).await {
         PlanRun::ProcessAlive
     } else {
         PlanRun::Ended
@@ -467,7 +478,7 @@ async fn read_facts(
     deployed: &LazyMachines<'_>,
 ) -> Result<RunFacts, CliError> {
     if f.files.run_json {
-        if let Some(row) = crate::run::local::local_row(store, &f.run_id).await? {
+        if let Some(row) = crate::run::listing::local_row(store, &f.run_id).await? {
             return Ok(RunFacts {
                 kind: kind_of_run(
                     &f.run_id,
@@ -510,7 +521,7 @@ async fn read_facts(
         },
     );
     let outcome = match report {
-        Some(r) => Some(crate::run::local::outcome_of_report(
+        Some(r) => Some(crate::run::listing::outcome_of_report(
             store, &f.run_id, kind, r,
         )?),
         None => None,

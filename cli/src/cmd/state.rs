@@ -13,9 +13,7 @@ use cdkd_core::view::state::list::{
     list_json_with_locks, list_long_json, list_long_text, list_plain_with_locks, LockRead,
     LongInput, RecordRead, RefView,
 };
-use cdkd_core::view::state::resolve::{
-    legacy_refusal, missing_nested_child, no_state_found, resolve_single,
-};
+use cdkd_core::view::state::resolve::{legacy_refusal, missing_nested_child, resolve_single};
 use cdkd_core::view::state::resources::{render_resources, ResourcesMode};
 use cdkd_core::view::state::show::{
     lock_without_record_json, lock_without_record_text, nested_child_ids, show_json,
@@ -29,7 +27,7 @@ use futures::stream::{self, StreamExt};
 use crate::context::{self, Ctx};
 use crate::error::CliError;
 use crate::global::GlobalOpts;
-use crate::records::{load_record, ref_view, resolve};
+use crate::records::{load_record, no_record, ref_view, resolve};
 
 /// How many S3 reads `state list --long` / `--tree` and the nested walk keep in flight.
 const READ_CONCURRENCY: usize = 32;
@@ -346,12 +344,7 @@ async fn show(ctx: &Ctx, a: &ShowArgs) -> Result<Rendered, CliError> {
             )?;
             return match lock_without_record(ctx, &a.stack, one.region, a.json).await? {
                 Some(rendered) => Ok(rendered),
-                None => Err(CliError::Refused(no_state_found(
-                    &a.stack,
-                    one.region.unwrap_or_default(),
-                    &ctx.bucket,
-                    &ctx.prefix,
-                ))),
+                None => Err(no_record(ctx, &a.stack, one.region.unwrap_or_default())),
             };
         }
     };
@@ -365,12 +358,7 @@ async fn show(ctx: &Ctx, a: &ShowArgs) -> Result<Rendered, CliError> {
         None => {
             return match lock_without_record(ctx, &a.stack, Some(&region), a.json).await? {
                 Some(rendered) => Ok(rendered),
-                None => Err(CliError::Refused(no_state_found(
-                    &a.stack,
-                    &region,
-                    &ctx.bucket,
-                    &ctx.prefix,
-                ))),
+                None => Err(no_record(ctx, &a.stack, &region)),
             }
         }
     };

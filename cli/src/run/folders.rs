@@ -71,7 +71,7 @@ async fn row_of(store: &StateStore, f: RunFolder) -> Result<ExecutionRow, CliErr
     );
     let (stack, started) = cdkd_core::runs::folder_run(progress.as_ref(), report.as_ref());
     let outcome = match report {
-        Some(r) => Some(crate::run::local::outcome_of_report(
+        Some(r) => Some(crate::run::listing::outcome_of_report(
             store, &f.run_id, kind, r,
         )?),
         None => None,

@@ -2,14 +2,15 @@
 //! artifacts (`<prefix>/_runs/<run-id>/`, [`RunPlace`], [`run_store`]), reading and
 //! printing them ([`artifacts`]), following a run while it goes ([`watch`] for destroy
 //! bars, [`follow`] for an export's steps), and local runs: `run.json`, Ctrl-C, the
-//! report every end leaves, and whether a run is running or interrupted ([`local`],
-//! docs/cli.md `runs --local`). The commands (`cmd/*.rs`, `remote.rs`) call it; the
-//! texts are `cdkd_core::view`'s, the decisions `cdkd_core::runs`'.
+//! report every end leaves ([`local`]), and whether a run is running or interrupted
+//! ([`listing`], docs/cli.md `runs --local`). The commands (`cmd/*.rs`, `remote.rs`)
+//! call it; the texts are `cdkd_core::view`'s, the decisions `cdkd_core::runs`'.
 
 pub mod artifacts;
 pub mod folders;
 pub mod follow;
 pub mod ids;
+pub mod listing;
 pub mod local;
 pub mod watch;
 
