@@ -7,5 +7,6 @@ pub mod orphan;
 pub mod refresh;
 pub mod runs;
 pub mod runs_history;
+pub mod runs_unbacked;
 pub mod state;
 pub mod workflow;

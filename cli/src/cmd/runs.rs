@@ -247,18 +247,32 @@ fn kinds_for_name(name: &str) -> [Kind; 3] {
     }
 }
 
+/// A run found, or why no deployed backend could be asked for it (a name only: an ARN
+/// names its state machine itself).
+enum Lookup {
+    Found(Sfn, Execution),
+    Unbacked(CliError),
+}
+
 /// Finds a run: describes an ARN directly, or looks a name up under each state machine.
 async fn find_run(sdk: &SdkConfig, m: &Machines, run: &str) -> Result<(Sfn, Execution), CliError> {
+    match look_up(sdk, m, run).await? {
+        Lookup::Found(client, x) => Ok((client, x)),
+        Lookup::Unbacked(why) => Err(why),
+    }
+}
+
+async fn look_up(sdk: &SdkConfig, m: &Machines, run: &str) -> Result<Lookup, CliError> {
     match parse_run_ref(run)? {
         RunRef::Arn(arn) => {
             let client = Sfn::for_arn(sdk, &arn);
             let x = remote::retrying("DescribeExecution", || client.describe(&arn)).await?;
-            Ok((client, x))
+            Ok(Lookup::Found(client, x))
         }
         RunRef::Name(name) => {
             let (found, mut errors) = machines(sdk, m, &kinds_for_name(&name)).await;
             if found.is_empty() {
-                return Err(errors.remove(0));
+                return Ok(Lookup::Unbacked(errors.remove(0)));
             }
             for (_, sm) in &found {
                 let Some(arn) = sfn::execution_arn(sm, &name) else {
@@ -266,7 +280,7 @@ async fn find_run(sdk: &SdkConfig, m: &Machines, run: &str) -> Result<(Sfn, Exec
                 };
                 let client = Sfn::for_arn(sdk, &arn);
                 match remote::retrying("DescribeExecution", || client.describe(&arn)).await {
-                    Ok(x) => return Ok((client, x)),
+                    Ok(x) => return Ok(Lookup::Found(client, x)),
                     Err(SfnError::NoSuchExecution { .. }) => continue,
                     Err(e) => return Err(e.into()),
                 }
@@ -301,9 +315,14 @@ pub async fn run(g: &GlobalOpts, c: RunsCommand) -> Result<ExitCode, CliError> {
     let sdk = sdk(g).await;
     match c {
         RunsCommand::List(a) => list(g, &sdk, a).await,
-        RunsCommand::Show(a) => show(&sdk, a).await,
+        RunsCommand::Show(a) => show(g, &sdk, a).await,
         RunsCommand::Watch(a) => {
-            let (client, x) = find_run(&sdk, &a.machines, &a.run).await?;
+            let (client, x) = match look_up(&sdk, &a.machines, &a.run).await? {
+                Lookup::Found(client, x) => (client, x),
+                Lookup::Unbacked(why) => {
+                    return super::runs_unbacked::from_folder(g, &a.run, a.json, true, why).await
+                }
+            };
             let opts = WatchOpts {
                 poll: Duration::from_millis(a.poll_ms),
                 json: a.json,
@@ -438,8 +457,13 @@ fn print_local_list(rows: &[view::runs::LocalRunRow], json: bool) {
     }
 }
 
-async fn show(sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
-    let (_, x) = find_run(sdk, &a.machines, &a.run).await?;
+async fn show(g: &GlobalOpts, sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, CliError> {
+    let x = match look_up(sdk, &a.machines, &a.run).await? {
+        Lookup::Found(_, x) => x,
+        Lookup::Unbacked(why) => {
+            return super::runs_unbacked::from_folder(g, &a.run, a.json, false, why).await
+        }
+    };
     // A run that continued in new executions shows its latest.
     let x = remote::latest_execution(&Sfn::for_arn(sdk, &x.arn), x).await?;
     let input = remote::input_of(&x);

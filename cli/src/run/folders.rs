@@ -39,10 +39,31 @@ pub async fn deployed_rows(
         .collect::<Vec<_>>()
         .await
         .into_iter()
+        .map(|r| r.map(|(row, _)| row))
         .collect()
 }
 
-async fn row_of(store: &StateStore, f: RunFolder) -> Result<ExecutionRow, CliError> {
+/// The deployed run `run_id` read from its folder, as `runs show` and `runs watch` show it
+/// when no deployed backend answers, with its report's outcome when it has one; `None`
+/// when the bucket holds no such folder.
+pub async fn deployed_row(
+    store: &StateStore,
+    run_id: &str,
+) -> Result<Option<(ExecutionRow, Option<String>)>, CliError> {
+    let objects = store.list_run_objects(|_| {}).await?;
+    let folder = run_folders(&store.prefix, objects)
+        .into_iter()
+        .find(|f| f.run_id == run_id && !f.files.run_json);
+    match folder {
+        Some(f) => Ok(Some(row_of(store, f).await?)),
+        None => Ok(None),
+    }
+}
+
+async fn row_of(
+    store: &StateStore,
+    f: RunFolder,
+) -> Result<(ExecutionRow, Option<String>), CliError> {
     let read = |key: String| async move {
         crate::run::artifacts::read_json::<Value>(store, &key, "run file").await
     };
@@ -76,7 +97,7 @@ async fn row_of(store: &StateStore, f: RunFolder) -> Result<ExecutionRow, CliErr
         )?),
         None => None,
     };
-    Ok(ExecutionRow {
+    let row = ExecutionRow {
         name: f.run_id.clone(),
         arn: String::new(),
         kind,
@@ -86,5 +107,6 @@ async fn row_of(store: &StateStore, f: RunFolder) -> Result<ExecutionRow, CliErr
         target: stack,
         error: Some(cdkd_core::view::runs::unasked_execution(outcome.as_deref())),
         cause: None,
-    })
+    };
+    Ok((row, outcome))
 }

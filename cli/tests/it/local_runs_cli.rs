@@ -620,4 +620,59 @@ async fn runs_list_without_a_backend_lists_the_deployed_runs_from_their_folders_
         names.contains(&running.as_str()) && names.contains(&ended.as_str()),
         "{rows}"
     );
+
+    // runs show and runs watch: the folder alone, never a refusal (docs/cli.md, "runs").
+    let shown = cli(
+        &bucket,
+        &["runs", "show", &running, "--backend-stack", "nope"],
+    );
+    ok(&shown);
+    assert!(
+        shown.stderr.contains("note: no deployed backend found")
+            && shown
+                .stdout
+                .contains("status:  UNKNOWN (no backend to ask; no report yet)"),
+        "{}\n{}",
+        shown.stdout,
+        shown.stderr
+    );
+    let watched = cli(
+        &bucket,
+        &["runs", "watch", &running, "--backend-stack", "nope"],
+    );
+    assert_eq!(watched.code, 1, "{}\n{}", watched.stdout, watched.stderr);
+    assert!(
+        watched.stderr.contains(&format!(
+            "run `cdkd-flow runs watch {running}` again once the backend is reachable"
+        )),
+        "{}",
+        watched.stderr
+    );
+    let shown = cli(
+        &bucket,
+        &["runs", "show", &ended, "--backend-stack", "nope", "--json"],
+    );
+    ok(&shown);
+    let v = json_of(&shown);
+    assert_eq!(v["status"], "UNKNOWN", "{v}");
+    assert_eq!(v["report"]["outcome"], "migrated", "{v}");
+    let watched = cli(
+        &bucket,
+        &["runs", "watch", &ended, "--backend-stack", "nope", "--json"],
+    );
+    assert_eq!(watched.code, 0, "{}\n{}", watched.stdout, watched.stderr);
+    let missing = uniq("export-Missing");
+    let refused = cli(
+        &bucket,
+        &["runs", "show", &missing, "--backend-stack", "nope"],
+    );
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("no run named '{missing}'"))
+            && refused.stderr.contains("no deployed backend to ask"),
+        "{}",
+        refused.stderr
+    );
 }

@@ -521,7 +521,12 @@ pub fn local_answer_refusal(r: &LocalRunRow, verb: &str, decided: Option<&str>) 
 /// Whether a local run that ended succeeded: its report says `migrated` (export) or
 /// `destroyed` (destroy), or its process recorded `succeeded`.
 pub fn local_succeeded(r: &LocalRunRow) -> bool {
-    matches!(&r.state, LocalState::Ended { outcome } if ["migrated", "destroyed", "succeeded", "planned"].contains(&outcome.as_str()))
+    matches!(&r.state, LocalState::Ended { outcome } if outcome_succeeded(outcome))
+}
+
+/// Whether a run that ended with `outcome` (its report's word) did what it was asked.
+pub fn outcome_succeeded(outcome: &str) -> bool {
+    ["migrated", "destroyed", "succeeded", "planned"].contains(&outcome)
 }
 
 #[cfg(test)]

@@ -1,0 +1,95 @@
+//! `runs show` and `runs watch` of a deployed run when no deployed backend answers: the
+//! run's folder alone (docs/cli.md, "runs"), its execution unasked (status `UNKNOWN`),
+//! never a refusal while the state bucket can be read.
+
+use std::process::ExitCode;
+
+use cdkd_core::text::flatten_str;
+use cdkd_core::view;
+use cdkd_core::view::runs::RunKind;
+use cdkd_functions::runs;
+use serde_json::Value;
+
+use crate::context;
+use crate::error::CliError;
+use crate::global::GlobalOpts;
+use crate::run::artifacts;
+
+/// What `runs show <run>` (`watch` false) or `runs watch <run>` (`watch` true) prints of
+/// the run's folder; `why`: why no backend could be asked. A watch cannot follow an
+/// execution it cannot ask: it prints what the folder holds and exits 0 when the run's
+/// report says it succeeded, 1 otherwise.
+pub async fn from_folder(
+    g: &GlobalOpts,
+    run: &str,
+    json: bool,
+    watch: bool,
+    why: CliError,
+) -> Result<ExitCode, CliError> {
+    crate::run::ids::check_execution_name(run)?;
+    let ctx = context::build(g).await.map_err(|e| {
+        CliError::Refused(format!(
+            "{why}; and the state bucket cannot be read either: {e}"
+        ))
+    })?;
+    let store = &ctx.store;
+    let Some((row, outcome)) = crate::run::folders::deployed_row(store, run).await? else {
+        return Err(CliError::Refused(format!(
+            "no run named '{}' in s3://{}/{}: no deployed backend to ask ({why})",
+            flatten_str(run),
+            flatten_str(&store.bucket),
+            flatten_str(&cdkd_core::keys::run_prefix(&ctx.prefix, ""))
+        )));
+    };
+    eprintln!(
+        "note: no deployed backend found ({why}); showing run {} from its folder (its execution's status is UNKNOWN)",
+        flatten_str(run)
+    );
+    if json {
+        let report: Option<Value> =
+            artifacts::read_json(store, &runs::report_key(&ctx.prefix, run), "report").await?;
+        let v = view::runs::show_json(&row, &Value::Null, None, report.as_ref());
+        crate::out::println(&serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        crate::out::print(&view::runs::render_show_head(&row));
+        match row.kind {
+            Some(RunKind::Destroy) => {
+                match crate::run::watch::read_report(store, &ctx.prefix, run).await {
+                    Some(r) => crate::out::print(&view::report::render_destroy_report(
+                        &r.stacks,
+                        r.complete,
+                        r.aborted.as_deref(),
+                    )),
+                    None => crate::out::print(view::runs::NO_REPORT_YET),
+                }
+            }
+            Some(RunKind::Export) => {
+                if artifacts::print_execution_report(store, run, run, false)
+                    .await?
+                    .is_none()
+                    && artifacts::print_plan(store, run, false, true)
+                        .await?
+                        .is_none()
+                {
+                    crate::out::print(view::runs::NO_PLAN_YET);
+                }
+            }
+            _ => {}
+        }
+    }
+    if !watch {
+        return Ok(ExitCode::SUCCESS);
+    }
+    match outcome {
+        Some(o) if view::runs::outcome_succeeded(&o) => Ok(ExitCode::SUCCESS),
+        Some(_) => Ok(ExitCode::from(1)),
+        None => {
+            eprintln!(
+                "note: run {} has written no report yet, and its execution cannot be followed without the deployed backend: run `cdkd-flow runs watch {}` again once the backend is reachable",
+                flatten_str(run),
+                flatten_str(run)
+            );
+            Ok(ExitCode::from(1))
+        }
+    }
+}
