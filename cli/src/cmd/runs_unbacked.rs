@@ -64,13 +64,14 @@ pub async fn from_folder(
                 }
             }
             Some(RunKind::Export) => {
-                if artifacts::print_execution_report(store, run, run, false)
+                let reported = artifacts::print_execution_report(store, run, run, false)
                     .await?
-                    .is_none()
-                    && artifacts::print_plan(store, run, false, true)
+                    .is_some();
+                let planned = reported
+                    || artifacts::print_plan(store, run, false, true)
                         .await?
-                        .is_none()
-                {
+                        .is_some();
+                if !planned {
                     crate::out::print(view::runs::NO_PLAN_YET);
                 }
             }
