@@ -130,6 +130,54 @@ fn call(f: &Intrinsic, v: Vec<Value>) -> Result<Value, String> {
                 .map_err(|e| e.to_string())
         }
         "States.Array" => Ok(Value::Array(v)),
+        "States.ArrayPartition"
+        | "States.ArrayContains"
+        | "States.ArrayRange"
+        | "States.ArrayGetItem"
+        | "States.ArrayLength"
+        | "States.ArrayUnique" => array(&f.name, &v),
+        "States.Base64Encode" | "States.Base64Decode" | "States.Hash" => encoding(&f.name, &v),
+        "States.JsonMerge" => {
+            want_n(&v, 3)?;
+            if v[2] != Value::Bool(false) {
+                return Err("only shallow merging (false) is supported".into());
+            }
+            let a = v[0]
+                .as_object()
+                .ok_or("the first argument must be an object")?;
+            let b = v[1]
+                .as_object()
+                .ok_or("the second argument must be an object")?;
+            let mut m: Map<String, Value> = a.clone();
+            for (k, x) in b {
+                m.insert(k.clone(), x.clone());
+            }
+            Ok(Value::Object(m))
+        }
+        "States.MathRandom" | "States.MathAdd" => math(&f.name, &v),
+        "States.StringSplit" => {
+            want_n(&v, 2)?;
+            let s = as_str(&v[0])?;
+            let d: Vec<char> = as_str(&v[1])?.chars().collect();
+            Ok(Value::Array(
+                s.split(|c| d.contains(&c))
+                    .filter(|p| !p.is_empty())
+                    .map(|p| Value::String(p.to_string()))
+                    .collect(),
+            ))
+        }
+        "States.UUID" => {
+            want_n(&v, 0)?;
+            Ok(Value::String(uuid::Uuid::new_v4().to_string()))
+        }
+        other => Err(format!("unknown intrinsic function {other}")),
+    }
+}
+
+/// The array functions but States.Array: ArrayPartition, ArrayContains, ArrayRange,
+/// ArrayGetItem, ArrayLength and ArrayUnique.
+fn array(name: &str, v: &[Value]) -> Result<Value, String> {
+    match name {
         "States.ArrayPartition" => {
             want_n(&v, 2)?;
             let a = as_arr(&v[0])?;
@@ -189,6 +237,13 @@ fn call(f: &Intrinsic, v: Vec<Value>) -> Result<Value, String> {
             }
             Ok(Value::Array(out))
         }
+        other => Err(format!("unknown intrinsic function {other}")),
+    }
+}
+
+/// The encoding functions: States.Base64Encode, Base64Decode and Hash.
+fn encoding(name: &str, v: &[Value]) -> Result<Value, String> {
+    match name {
         "States.Base64Encode" => {
             want_n(&v, 1)?;
             Ok(Value::String(
@@ -212,23 +267,13 @@ fn call(f: &Intrinsic, v: Vec<Value>) -> Result<Value, String> {
             };
             hash(data.as_bytes(), as_str(&v[1])?).map(Value::String)
         }
-        "States.JsonMerge" => {
-            want_n(&v, 3)?;
-            if v[2] != Value::Bool(false) {
-                return Err("only shallow merging (false) is supported".into());
-            }
-            let a = v[0]
-                .as_object()
-                .ok_or("the first argument must be an object")?;
-            let b = v[1]
-                .as_object()
-                .ok_or("the second argument must be an object")?;
-            let mut m: Map<String, Value> = a.clone();
-            for (k, x) in b {
-                m.insert(k.clone(), x.clone());
-            }
-            Ok(Value::Object(m))
-        }
+        other => Err(format!("unknown intrinsic function {other}")),
+    }
+}
+
+/// The math functions: States.MathRandom and MathAdd.
+fn math(name: &str, v: &[Value]) -> Result<Value, String> {
+    match name {
         "States.MathRandom" => {
             if v.len() != 2 && v.len() != 3 {
                 return Err(format!("expected 2 or 3 arguments, got {}", v.len()));
@@ -252,21 +297,6 @@ fn call(f: &Intrinsic, v: Vec<Value>) -> Result<Value, String> {
             a.checked_add(b)
                 .map(Value::from)
                 .ok_or_else(|| "overflow".into())
-        }
-        "States.StringSplit" => {
-            want_n(&v, 2)?;
-            let s = as_str(&v[0])?;
-            let d: Vec<char> = as_str(&v[1])?.chars().collect();
-            Ok(Value::Array(
-                s.split(|c| d.contains(&c))
-                    .filter(|p| !p.is_empty())
-                    .map(|p| Value::String(p.to_string()))
-                    .collect(),
-            ))
-        }
-        "States.UUID" => {
-            want_n(&v, 0)?;
-            Ok(Value::String(uuid::Uuid::new_v4().to_string()))
         }
         other => Err(format!("unknown intrinsic function {other}")),
     }
