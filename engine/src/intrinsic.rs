@@ -179,7 +179,7 @@ fn call(f: &Intrinsic, v: Vec<Value>) -> Result<Value, String> {
 fn array(name: &str, v: &[Value]) -> Result<Value, String> {
     match name {
         "States.ArrayPartition" => {
-            want_n(&v, 2)?;
+            want_n(v, 2)?;
             let a = as_arr(&v[0])?;
             let n = as_int(&v[1])?;
             if n <= 0 {
@@ -192,13 +192,13 @@ fn array(name: &str, v: &[Value]) -> Result<Value, String> {
             ))
         }
         "States.ArrayContains" => {
-            want_n(&v, 2)?;
+            want_n(v, 2)?;
             Ok(Value::Bool(
                 as_arr(&v[0])?.iter().any(|x| json_eq(x, &v[1])),
             ))
         }
         "States.ArrayRange" => {
-            want_n(&v, 3)?;
+            want_n(v, 3)?;
             let (s, e, st) = (as_int(&v[0])?, as_int(&v[1])?, as_int(&v[2])?);
             if st == 0 {
                 return Err("the step must not be 0".into());
@@ -215,7 +215,7 @@ fn array(name: &str, v: &[Value]) -> Result<Value, String> {
             Ok(Value::Array(out))
         }
         "States.ArrayGetItem" => {
-            want_n(&v, 2)?;
+            want_n(v, 2)?;
             let a = as_arr(&v[0])?;
             let i = as_int(&v[1])?;
             if i < 0 || i as usize >= a.len() {
@@ -224,11 +224,11 @@ fn array(name: &str, v: &[Value]) -> Result<Value, String> {
             Ok(a[i as usize].clone())
         }
         "States.ArrayLength" => {
-            want_n(&v, 1)?;
+            want_n(v, 1)?;
             Ok(Value::from(as_arr(&v[0])?.len()))
         }
         "States.ArrayUnique" => {
-            want_n(&v, 1)?;
+            want_n(v, 1)?;
             let mut out: Vec<Value> = Vec::new();
             for x in as_arr(&v[0])? {
                 if !out.iter().any(|y| json_eq(x, y)) {
@@ -245,13 +245,13 @@ fn array(name: &str, v: &[Value]) -> Result<Value, String> {
 fn encoding(name: &str, v: &[Value]) -> Result<Value, String> {
     match name {
         "States.Base64Encode" => {
-            want_n(&v, 1)?;
+            want_n(v, 1)?;
             Ok(Value::String(
                 base64::engine::general_purpose::STANDARD.encode(as_str(&v[0])?),
             ))
         }
         "States.Base64Decode" => {
-            want_n(&v, 1)?;
+            want_n(v, 1)?;
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(as_str(&v[0])?)
                 .map_err(|e| format!("not base64: {e}"))?;
@@ -260,7 +260,7 @@ fn encoding(name: &str, v: &[Value]) -> Result<Value, String> {
                 .map_err(|_| "the decoded data is not UTF-8".into())
         }
         "States.Hash" => {
-            want_n(&v, 2)?;
+            want_n(v, 2)?;
             let data = match &v[0] {
                 Value::String(s) => s.clone(),
                 other => serde_json::to_string(other).map_err(|e| e.to_string())?,
@@ -292,7 +292,7 @@ fn math(name: &str, v: &[Value]) -> Result<Value, String> {
             Ok(Value::from(n))
         }
         "States.MathAdd" => {
-            want_n(&v, 2)?;
+            want_n(v, 2)?;
             let (a, b) = (as_int(&v[0])?, as_int(&v[1])?);
             a.checked_add(b)
                 .map(Value::from)
