@@ -16,16 +16,7 @@ impl Run {
             None => Ok(json!({})),
             Some(p) => {
                 let root = if p.context { ctx } else { raw };
-                p.select(root).ok_or_else(|| {
-                    runtime(
-                        &c.state.name,
-                        c.entered_id,
-                        &format!(
-                            "Invalid path '{}' : No results for path: {}",
-                            p.text, p.text
-                        ),
-                    )
-                })
+                select(c, p, root)
             }
         }
     }
@@ -36,16 +27,7 @@ impl Run {
             Some(p) if p.is_root() && !p.context => Ok(v),
             Some(p) => {
                 let root = if p.context { ctx } else { &v };
-                p.select(root).ok_or_else(|| {
-                    runtime(
-                        &c.state.name,
-                        c.entered_id,
-                        &format!(
-                            "Invalid path '{}' : No results for path: {}",
-                            p.text, p.text
-                        ),
-                    )
-                })
+                select(c, p, root)
             }
         }
     }
@@ -142,4 +124,18 @@ impl Run {
             }
         }
     }
+}
+
+/// What path `p` selects from `root`; nothing selected is the state's runtime error.
+fn select(c: &Cur, p: &JsonPath, root: &Value) -> Result<Value, Failure> {
+    p.select(root).ok_or_else(|| {
+        runtime(
+            &c.state.name,
+            c.entered_id,
+            &format!(
+                "Invalid path '{}' : No results for path: {}",
+                p.text, p.text
+            ),
+        )
+    })
 }

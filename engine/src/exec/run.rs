@@ -14,7 +14,7 @@ use super::failures::{history_limit_failure, payload_quota};
 use crate::error::{names, Failure};
 use crate::events::{Event, EventKind};
 use crate::model::*;
-use crate::{Inner, StateMachine};
+use crate::{EngineOptions, Inner, StateMachine};
 
 enum Step {
     Next(String, Value),
@@ -40,6 +40,20 @@ fn ts(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// The ARNs of state machine `sm` and of its execution `name`.
+pub(super) fn arns(o: &EngineOptions, sm: &str, name: &str) -> (String, String) {
+    (
+        format!(
+            "arn:aws:states:{}:{}:stateMachine:{sm}",
+            o.region, o.account
+        ),
+        format!(
+            "arn:aws:states:{}:{}:execution:{sm}:{name}",
+            o.region, o.account
+        ),
+    )
+}
+
 /// Run a whole execution: events ExecutionStarted ... ExecutionSucceeded/Failed.
 pub(crate) fn run_execution(
     inner: Arc<Inner>,
@@ -49,14 +63,7 @@ pub(crate) fn run_execution(
 ) -> BoxFuture<'static, Result<Value, Failure>> {
     async move {
         let o = &inner.options;
-        let sm_arn = format!(
-            "arn:aws:states:{}:{}:stateMachine:{}",
-            o.region, o.account, sm.name
-        );
-        let exec_arn = format!(
-            "arn:aws:states:{}:{}:execution:{}:{}",
-            o.region, o.account, sm.name, name
-        );
+        let (sm_arn, exec_arn) = arns(o, &sm.name, &name);
         let mut base = Map::new();
         base.insert(
             "Execution".into(),

@@ -4,7 +4,7 @@
 use chrono::Utc;
 use serde_json::{json, Value};
 
-use super::run::{run_execution, Run};
+use super::run::{arns, run_execution, Run};
 use crate::error::{names, Failure};
 
 impl Run {
@@ -62,15 +62,7 @@ impl Run {
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let o = &self.inner.options;
-        let sm_arn = format!(
-            "arn:aws:states:{}:{}:stateMachine:{}",
-            o.region, o.account, sm.name
-        );
-        let exec_arn = format!(
-            "arn:aws:states:{}:{}:execution:{}:{}",
-            o.region, o.account, sm.name, name
-        );
+        let (sm_arn, exec_arn) = arns(&self.inner.options, &sm.name, &name);
         let start = Utc::now().timestamp_millis();
         let Some(v2) = sync else {
             let handle = tokio::spawn(run_execution(
