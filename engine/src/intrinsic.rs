@@ -130,88 +130,13 @@ fn call(f: &Intrinsic, v: Vec<Value>) -> Result<Value, String> {
                 .map_err(|e| e.to_string())
         }
         "States.Array" => Ok(Value::Array(v)),
-        "States.ArrayPartition" => {
-            want_n(&v, 2)?;
-            let a = as_arr(&v[0])?;
-            let n = as_int(&v[1])?;
-            if n <= 0 {
-                return Err("the chunk size must be a positive integer".into());
-            }
-            Ok(Value::Array(
-                a.chunks(n as usize)
-                    .map(|c| Value::Array(c.to_vec()))
-                    .collect(),
-            ))
-        }
-        "States.ArrayContains" => {
-            want_n(&v, 2)?;
-            Ok(Value::Bool(
-                as_arr(&v[0])?.iter().any(|x| json_eq(x, &v[1])),
-            ))
-        }
-        "States.ArrayRange" => {
-            want_n(&v, 3)?;
-            let (s, e, st) = (as_int(&v[0])?, as_int(&v[1])?, as_int(&v[2])?);
-            if st == 0 {
-                return Err("the step must not be 0".into());
-            }
-            let mut out = Vec::new();
-            let mut i = s;
-            while (st > 0 && i <= e) || (st < 0 && i >= e) {
-                out.push(Value::from(i));
-                if out.len() > 1000 {
-                    return Err("the range has more than 1000 items".into());
-                }
-                i += st;
-            }
-            Ok(Value::Array(out))
-        }
-        "States.ArrayGetItem" => {
-            want_n(&v, 2)?;
-            let a = as_arr(&v[0])?;
-            let i = as_int(&v[1])?;
-            if i < 0 || i as usize >= a.len() {
-                return Err(format!("index {i} is out of bounds (length {})", a.len()));
-            }
-            Ok(a[i as usize].clone())
-        }
-        "States.ArrayLength" => {
-            want_n(&v, 1)?;
-            Ok(Value::from(as_arr(&v[0])?.len()))
-        }
-        "States.ArrayUnique" => {
-            want_n(&v, 1)?;
-            let mut out: Vec<Value> = Vec::new();
-            for x in as_arr(&v[0])? {
-                if !out.iter().any(|y| json_eq(x, y)) {
-                    out.push(x.clone());
-                }
-            }
-            Ok(Value::Array(out))
-        }
-        "States.Base64Encode" => {
-            want_n(&v, 1)?;
-            Ok(Value::String(
-                base64::engine::general_purpose::STANDARD.encode(as_str(&v[0])?),
-            ))
-        }
-        "States.Base64Decode" => {
-            want_n(&v, 1)?;
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(as_str(&v[0])?)
-                .map_err(|e| format!("not base64: {e}"))?;
-            String::from_utf8(bytes)
-                .map(Value::String)
-                .map_err(|_| "the decoded data is not UTF-8".into())
-        }
-        "States.Hash" => {
-            want_n(&v, 2)?;
-            let data = match &v[0] {
-                Value::String(s) => s.clone(),
-                other => serde_json::to_string(other).map_err(|e| e.to_string())?,
-            };
-            hash(data.as_bytes(), as_str(&v[1])?).map(Value::String)
-        }
+        "States.ArrayPartition"
+        | "States.ArrayContains"
+        | "States.ArrayRange"
+        | "States.ArrayGetItem"
+        | "States.ArrayLength"
+        | "States.ArrayUnique" => array(&f.name, &v),
+        "States.Base64Encode" | "States.Base64Decode" | "States.Hash" => encoding(&f.name, &v),
         "States.JsonMerge" => {
             want_n(&v, 3)?;
             if v[2] != Value::Bool(false) {
@@ -229,6 +154,126 @@ fn call(f: &Intrinsic, v: Vec<Value>) -> Result<Value, String> {
             }
             Ok(Value::Object(m))
         }
+        "States.MathRandom" | "States.MathAdd" => math(&f.name, &v),
+        "States.StringSplit" => {
+            want_n(&v, 2)?;
+            let s = as_str(&v[0])?;
+            let d: Vec<char> = as_str(&v[1])?.chars().collect();
+            Ok(Value::Array(
+                s.split(|c| d.contains(&c))
+                    .filter(|p| !p.is_empty())
+                    .map(|p| Value::String(p.to_string()))
+                    .collect(),
+            ))
+        }
+        "States.UUID" => {
+            want_n(&v, 0)?;
+            Ok(Value::String(uuid::Uuid::new_v4().to_string()))
+        }
+        other => Err(format!("unknown intrinsic function {other}")),
+    }
+}
+
+/// The array functions but States.Array: ArrayPartition, ArrayContains, ArrayRange,
+/// ArrayGetItem, ArrayLength and ArrayUnique.
+fn array(name: &str, v: &[Value]) -> Result<Value, String> {
+    match name {
+        "States.ArrayPartition" => {
+            want_n(v, 2)?;
+            let a = as_arr(&v[0])?;
+            let n = as_int(&v[1])?;
+            if n <= 0 {
+                return Err("the chunk size must be a positive integer".into());
+            }
+            Ok(Value::Array(
+                a.chunks(n as usize)
+                    .map(|c| Value::Array(c.to_vec()))
+                    .collect(),
+            ))
+        }
+        "States.ArrayContains" => {
+            want_n(v, 2)?;
+            Ok(Value::Bool(
+                as_arr(&v[0])?.iter().any(|x| json_eq(x, &v[1])),
+            ))
+        }
+        "States.ArrayRange" => {
+            want_n(v, 3)?;
+            let (s, e, st) = (as_int(&v[0])?, as_int(&v[1])?, as_int(&v[2])?);
+            if st == 0 {
+                return Err("the step must not be 0".into());
+            }
+            let mut out = Vec::new();
+            let mut i = s;
+            while (st > 0 && i <= e) || (st < 0 && i >= e) {
+                out.push(Value::from(i));
+                if out.len() > 1000 {
+                    return Err("the range has more than 1000 items".into());
+                }
+                i += st;
+            }
+            Ok(Value::Array(out))
+        }
+        "States.ArrayGetItem" => {
+            want_n(v, 2)?;
+            let a = as_arr(&v[0])?;
+            let i = as_int(&v[1])?;
+            if i < 0 || i as usize >= a.len() {
+                return Err(format!("index {i} is out of bounds (length {})", a.len()));
+            }
+            Ok(a[i as usize].clone())
+        }
+        "States.ArrayLength" => {
+            want_n(v, 1)?;
+            Ok(Value::from(as_arr(&v[0])?.len()))
+        }
+        "States.ArrayUnique" => {
+            want_n(v, 1)?;
+            let mut out: Vec<Value> = Vec::new();
+            for x in as_arr(&v[0])? {
+                if !out.iter().any(|y| json_eq(x, y)) {
+                    out.push(x.clone());
+                }
+            }
+            Ok(Value::Array(out))
+        }
+        other => Err(format!("unknown intrinsic function {other}")),
+    }
+}
+
+/// The encoding functions: States.Base64Encode, Base64Decode and Hash.
+fn encoding(name: &str, v: &[Value]) -> Result<Value, String> {
+    match name {
+        "States.Base64Encode" => {
+            want_n(v, 1)?;
+            Ok(Value::String(
+                base64::engine::general_purpose::STANDARD.encode(as_str(&v[0])?),
+            ))
+        }
+        "States.Base64Decode" => {
+            want_n(v, 1)?;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(as_str(&v[0])?)
+                .map_err(|e| format!("not base64: {e}"))?;
+            String::from_utf8(bytes)
+                .map(Value::String)
+                .map_err(|_| "the decoded data is not UTF-8".into())
+        }
+        "States.Hash" => {
+            want_n(v, 2)?;
+            let data = match &v[0] {
+                Value::String(s) => s.clone(),
+                other => serde_json::to_string(other).map_err(|e| e.to_string())?,
+            };
+            hash(data.as_bytes(), as_str(&v[1])?).map(Value::String)
+        }
+        other => Err(format!("unknown intrinsic function {other}")),
+    }
+}
+
+/// The math functions: States.MathRandom and MathAdd.
+fn math(name: &str, v: &[Value]) -> Result<Value, String> {
+    match name {
         "States.MathRandom" => {
             if v.len() != 2 && v.len() != 3 {
                 return Err(format!("expected 2 or 3 arguments, got {}", v.len()));
@@ -247,26 +292,11 @@ fn call(f: &Intrinsic, v: Vec<Value>) -> Result<Value, String> {
             Ok(Value::from(n))
         }
         "States.MathAdd" => {
-            want_n(&v, 2)?;
+            want_n(v, 2)?;
             let (a, b) = (as_int(&v[0])?, as_int(&v[1])?);
             a.checked_add(b)
                 .map(Value::from)
                 .ok_or_else(|| "overflow".into())
-        }
-        "States.StringSplit" => {
-            want_n(&v, 2)?;
-            let s = as_str(&v[0])?;
-            let d: Vec<char> = as_str(&v[1])?.chars().collect();
-            Ok(Value::Array(
-                s.split(|c| d.contains(&c))
-                    .filter(|p| !p.is_empty())
-                    .map(|p| Value::String(p.to_string()))
-                    .collect(),
-            ))
-        }
-        "States.UUID" => {
-            want_n(&v, 0)?;
-            Ok(Value::String(uuid::Uuid::new_v4().to_string()))
         }
         other => Err(format!("unknown intrinsic function {other}")),
     }

@@ -65,6 +65,12 @@ pub async fn flat(case: &str, n: usize, dir: &Path) -> Seeded {
     let s3 = h::s3().await;
     let iam = aws_sdk_iam::Client::new(&sdk);
     let ssm = aws_sdk_ssm::Client::new(&sdk);
+    let clients = Clients {
+        sdk: &sdk,
+        s3: &s3,
+        iam: &iam,
+        ssm: &ssm,
+    };
     let mut rows = serde_json::Map::new();
     let mut resources = serde_json::Map::new();
     let mut outputs = serde_json::Map::new();
@@ -76,82 +82,8 @@ pub async fn flat(case: &str, n: usize, dir: &Path) -> Seeded {
         } else {
             format!("{}{round}", ORACLE_IDS[i % 5])
         };
-        let (ty, pid, props, tpl_props, attrs, deps) = match i % 5 {
-            0 => {
-                let name = format!("{tag}-b{i}");
-                h::create_bucket(&s3, &name).await;
-                (
-                    "AWS::S3::Bucket",
-                    name.clone(),
-                    json!({}),
-                    json!({"BucketName": name}),
-                    json!({"Arn": format!("arn:aws:s3:::{name}")}),
-                    json!([]),
-                )
-            }
-            1 => {
-                let name = format!("{tag}-t{i}");
-                let arn = h::fixtures::topic(&sdk, &name).await;
-                (
-                    "AWS::SNS::Topic",
-                    arn,
-                    json!({"DisplayName": "bench topic"}),
-                    json!({"TopicName": name, "DisplayName": "bench topic"}),
-                    json!({"TopicName": name}),
-                    json!([]),
-                )
-            }
-            2 => {
-                let name = format!("{tag}-r{i}");
-                iam.create_role()
-                    .role_name(&name)
-                    .assume_role_policy_document(TRUST)
-                    .send()
-                    .await
-                    .unwrap_or_else(|e| panic!("create role {name}: {e:?}"));
-                let trust: Value = serde_json::from_str(TRUST).expect("trust");
-                (
-                    "AWS::IAM::Role",
-                    name.clone(),
-                    json!({"AssumeRolePolicyDocument": trust}),
-                    json!({"RoleName": name, "AssumeRolePolicyDocument": trust}),
-                    json!({"Arn": format!("arn:aws:iam::{}:role/{name}", h::EMULATOR_ACCOUNT)}),
-                    json!([]),
-                )
-            }
-            3 => {
-                let name = format!("{tag}-q{i}");
-                let url = h::fixtures::queue(&sdk, &name).await;
-                last_queue = Some((logical.clone(), url.clone()));
-                (
-                    "AWS::SQS::Queue",
-                    url,
-                    json!({}),
-                    json!({"QueueName": name}),
-                    json!({"QueueName": name}),
-                    json!([]),
-                )
-            }
-            _ => {
-                let name = format!("/{tag}/p{i}");
-                let (queue_id, url) = last_queue.clone().expect("a queue comes first");
-                ssm.put_parameter()
-                    .name(&name)
-                    .value(&url)
-                    .r#type(aws_sdk_ssm::types::ParameterType::String)
-                    .send()
-                    .await
-                    .unwrap_or_else(|e| panic!("put parameter {name}: {e:?}"));
-                (
-                    "AWS::SSM::Parameter",
-                    name.clone(),
-                    json!({"Name": name, "Type": "String", "Value": url}),
-                    json!({"Name": name, "Type": "String", "Value": {"Ref": queue_id}}),
-                    json!({}),
-                    json!([queue_id]),
-                )
-            }
-        };
+        let (ty, pid, props, tpl_props, attrs, deps) =
+            flat_resource(i, &tag, &logical, &clients, &mut last_queue).await;
         if round == 0 {
             let out = [
                 "BucketName",
@@ -189,6 +121,107 @@ pub async fn flat(case: &str, n: usize, dir: &Path) -> Seeded {
         source: vec!["--template".into(), path.to_string_lossy().into_owned()],
         resources: n,
         stacks: 1,
+    }
+}
+
+/// The clients that seed the flat stack's resources.
+struct Clients<'a> {
+    sdk: &'a aws_config::SdkConfig,
+    s3: &'a aws_sdk_s3::Client,
+    iam: &'a aws_sdk_iam::Client,
+    ssm: &'a aws_sdk_ssm::Client,
+}
+
+/// One seeded row: its type, physical id, recorded properties, template properties,
+/// attributes and dependencies.
+type FlatRow = (&'static str, String, Value, Value, Value, Value);
+
+/// Creates the flat stack's resource `i` (logical id `logical`), of the type `i % 5`;
+/// `last_queue` is the latest queue's logical id and URL, which a parameter holds.
+async fn flat_resource(
+    i: usize,
+    tag: &str,
+    logical: &str,
+    c: &Clients<'_>,
+    last_queue: &mut Option<(String, String)>,
+) -> FlatRow {
+    match i % 5 {
+        0 => {
+            let name = format!("{tag}-b{i}");
+            h::create_bucket(c.s3, &name).await;
+            (
+                "AWS::S3::Bucket",
+                name.clone(),
+                json!({}),
+                json!({"BucketName": name}),
+                json!({"Arn": format!("arn:aws:s3:::{name}")}),
+                json!([]),
+            )
+        }
+        1 => {
+            let name = format!("{tag}-t{i}");
+            let arn = h::fixtures::topic(c.sdk, &name).await;
+            (
+                "AWS::SNS::Topic",
+                arn,
+                json!({"DisplayName": "bench topic"}),
+                json!({"TopicName": name, "DisplayName": "bench topic"}),
+                json!({"TopicName": name}),
+                json!([]),
+            )
+        }
+        2 => {
+            let name = format!("{tag}-r{i}");
+            c.iam
+                .create_role()
+                .role_name(&name)
+                .assume_role_policy_document(TRUST)
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("create role {name}: {e:?}"));
+            let trust: Value = serde_json::from_str(TRUST).expect("trust");
+            (
+                "AWS::IAM::Role",
+                name.clone(),
+                json!({"AssumeRolePolicyDocument": trust}),
+                json!({"RoleName": name, "AssumeRolePolicyDocument": trust}),
+                json!({"Arn": format!("arn:aws:iam::{}:role/{name}", h::EMULATOR_ACCOUNT)}),
+                json!([]),
+            )
+        }
+        3 => {
+            let name = format!("{tag}-q{i}");
+            let url = h::fixtures::queue(c.sdk, &name).await;
+            *last_queue = Some((logical.to_string(), url.clone()));
+            (
+                "AWS::SQS::Queue",
+                url,
+                json!({}),
+                json!({"QueueName": name}),
+                json!({"QueueName": name}),
+                json!([]),
+            )
+        }
+        _ => {
+            let name = format!("/{tag}/p{i}");
+            let (queue_id, url) = last_queue.clone().expect("a queue comes first");
+            c.ssm
+                .put_parameter()
+                .name(&name)
+                .value(&url)
+                .r#type(aws_sdk_ssm::types::ParameterType::String)
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("put parameter {name}: {e:?}"));
+            (
+                "AWS::SSM::Parameter",
+                name.clone(),
+                json!({"Name": name, "Type": "String", "Value": url}),
+                json!({"Name": name, "Type": "String", "Value": {"Ref": queue_id}}),
+                json!({}),
+                json!([queue_id]),
+            )
+        }
     }
 }
 

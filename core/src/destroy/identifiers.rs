@@ -169,6 +169,17 @@ pub fn cloud_control_identifier(
             "the Cloud Control identifier of {ty} is unverified; not deleting by guess"
         ));
     }
+    derived(ty, pid, properties, attributes).unwrap_or_else(|e| e)
+}
+
+/// The Cloud Control identifier of a type that builds it from its record (properties,
+/// attributes or physical id); `Err` holds why the record is skipped.
+fn derived(
+    ty: &str,
+    pid: &str,
+    properties: Option<&Map<String, Value>>,
+    attributes: Option<&Map<String, Value>>,
+) -> Result<CcIdentifier, CcIdentifier> {
     let prop = |k: &str| str_field(properties, k);
     let attr = |k: &str| str_field(attributes, k);
     let need = |v: Option<&str>, what: &str| -> Result<String, CcIdentifier> {
@@ -178,107 +189,117 @@ pub fn cloud_control_identifier(
             ))
         })
     };
-    let r = (|| -> Result<CcIdentifier, CcIdentifier> {
-        Ok(match ty {
-            "AWS::EC2::EIP" => {
-                if pid.contains('|') {
-                    CcIdentifier::Identifier(pid.to_string())
-                } else {
-                    return Err(skip(
-                        "AWS::EC2::EIP record holds one part only; look the address up (DescribeAddresses) first",
-                    ));
-                }
+    Ok(match ty {
+        "AWS::EC2::EIP" => {
+            if pid.contains('|') {
+                CcIdentifier::Identifier(pid.to_string())
+            } else {
+                return Err(skip(
+                    "AWS::EC2::EIP record holds one part only; look the address up (DescribeAddresses) first",
+                ));
             }
-            "AWS::Lambda::EventInvokeConfig" => {
-                if pid.contains('|') {
-                    CcIdentifier::Identifier(pid.to_string())
-                } else {
-                    CcIdentifier::Identifier(format!("{pid}|$LATEST"))
-                }
+        }
+        "AWS::Lambda::EventInvokeConfig" => {
+            if pid.contains('|') {
+                CcIdentifier::Identifier(pid.to_string())
+            } else {
+                CcIdentifier::Identifier(format!("{pid}|$LATEST"))
             }
-            "AWS::ApiGateway::Resource" => {
-                CcIdentifier::Identifier(format!("{}|{pid}", need(prop("RestApiId"), "properties.RestApiId")?))
-            }
-            "AWS::ApiGateway::Deployment" => {
-                CcIdentifier::Identifier(format!("{pid}|{}", need(prop("RestApiId"), "properties.RestApiId")?))
-            }
-            "AWS::ApiGateway::Stage" | "AWS::ApiGateway::Authorizer" => {
-                CcIdentifier::Identifier(format!("{}|{pid}", need(prop("RestApiId"), "properties.RestApiId")?))
-            }
-            "AWS::ApiGatewayV2::Integration" | "AWS::ApiGatewayV2::Route" => {
-                CcIdentifier::Identifier(format!("{}|{pid}", need(prop("ApiId"), "properties.ApiId")?))
-            }
-            "AWS::ApiGatewayV2::Stage" => CcIdentifier::Fields(vec![
-                ("ApiId".into(), need(prop("ApiId"), "properties.ApiId")?),
-                ("StageName".into(), pid.to_string()),
-            ]),
-            "AWS::ApiGatewayV2::Authorizer" => CcIdentifier::Fields(vec![
-                ("ApiId".into(), need(prop("ApiId"), "properties.ApiId")?),
-                ("AuthorizerId".into(), pid.to_string()),
-            ]),
-            "AWS::EC2::VPCGatewayAttachment" => {
-                let (gw, vpc) = pid.split_once('|').ok_or_else(|| {
-                    skip("AWS::EC2::VPCGatewayAttachment physical id is not <gateway>|<vpc>")
-                })?;
-                let kind = if prop("InternetGatewayId").is_some() || gw.starts_with("igw-") {
-                    "IGW"
-                } else if prop("VpnGatewayId").is_some() || gw.starts_with("vgw-") {
-                    "VGW"
-                } else {
-                    return Err(skip("AWS::EC2::VPCGatewayAttachment gateway kind is unknown"));
-                };
-                CcIdentifier::Identifier(format!("{kind}|{vpc}"))
-            }
-            "AWS::EC2::SecurityGroupIngress" => {
-                CcIdentifier::Identifier(need(attr("Id"), "attributes.Id")?)
-            }
-            "AWS::AppSync::DataSource" => {
-                CcIdentifier::Identifier(need(attr("DataSourceArn"), "attributes.DataSourceArn")?)
-            }
-            "AWS::AppSync::Resolver" => {
-                CcIdentifier::Identifier(need(attr("ResolverArn"), "attributes.ResolverArn")?)
-            }
-            "AWS::S3Tables::Table" => {
-                CcIdentifier::Identifier(need(attr("TableARN"), "attributes.TableARN")?)
-            }
-            "AWS::S3Vectors::VectorBucket" => {
-                CcIdentifier::Identifier(need(attr("VectorBucketArn"), "attributes.VectorBucketArn")?)
-            }
-            "AWS::Lambda::Permission" => {
-                let statement = pid.rsplit_once('|').map_or(pid, |(_, s)| s);
-                let function = need(prop("FunctionName"), "properties.FunctionName")?;
-                CcIdentifier::Identifier(format!("{function}|{statement}"))
-            }
-            "AWS::ECS::Service" => CcIdentifier::Fields(vec![
-                ("ServiceArn".into(), pid.to_string()),
-                ("Cluster".into(), need(prop("Cluster"), "properties.Cluster")?),
-            ]),
-            "AWS::WAFv2::WebACL" => {
-                // arn:<p>:wafv2:<region>:<account>:<regional|global>/webacl/<name>/<id>
-                let res = pid.splitn(6, ':').nth(5).unwrap_or("");
-                let parts: Vec<&str> = res.split('/').collect();
-                let scope = match parts.first() {
-                    Some(&"regional") => "REGIONAL",
-                    Some(&"global") => "CLOUDFRONT",
-                    _ => return Err(skip("AWS::WAFv2::WebACL physical id is not a WebACL ARN")),
-                };
-                if parts.len() != 4 || parts[1] != "webacl" {
-                    return Err(skip("AWS::WAFv2::WebACL physical id is not a WebACL ARN"));
-                }
-                CcIdentifier::Fields(vec![
-                    ("Name".into(), parts[2].to_string()),
-                    ("Id".into(), parts[3].to_string()),
-                    ("Scope".into(), scope.to_string()),
-                ])
-            }
-            _ => {
-                return Err(skip(format!(
-                    "{ty} is not known to use its physical id as Cloud Control identifier; not deleting by guess"
-                )))
-            }
-        })
-    })();
-    r.unwrap_or_else(|e| e)
+        }
+        "AWS::ApiGateway::Resource" => {
+            CcIdentifier::Identifier(format!("{}|{pid}", need(prop("RestApiId"), "properties.RestApiId")?))
+        }
+        "AWS::ApiGateway::Deployment" => {
+            CcIdentifier::Identifier(format!("{pid}|{}", need(prop("RestApiId"), "properties.RestApiId")?))
+        }
+        "AWS::ApiGateway::Stage" | "AWS::ApiGateway::Authorizer" => {
+            CcIdentifier::Identifier(format!("{}|{pid}", need(prop("RestApiId"), "properties.RestApiId")?))
+        }
+        "AWS::ApiGatewayV2::Integration" | "AWS::ApiGatewayV2::Route" => {
+            CcIdentifier::Identifier(format!("{}|{pid}", need(prop("ApiId"), "properties.ApiId")?))
+        }
+        "AWS::ApiGatewayV2::Stage" => CcIdentifier::Fields(vec![
+            ("ApiId".into(), need(prop("ApiId"), "properties.ApiId")?),
+            ("StageName".into(), pid.to_string()),
+        ]),
+        "AWS::ApiGatewayV2::Authorizer" => CcIdentifier::Fields(vec![
+            ("ApiId".into(), need(prop("ApiId"), "properties.ApiId")?),
+            ("AuthorizerId".into(), pid.to_string()),
+        ]),
+        "AWS::EC2::VPCGatewayAttachment" => gateway_attachment(pid, properties)?,
+        "AWS::EC2::SecurityGroupIngress" => {
+            CcIdentifier::Identifier(need(attr("Id"), "attributes.Id")?)
+        }
+        "AWS::AppSync::DataSource" => {
+            CcIdentifier::Identifier(need(attr("DataSourceArn"), "attributes.DataSourceArn")?)
+        }
+        "AWS::AppSync::Resolver" => {
+            CcIdentifier::Identifier(need(attr("ResolverArn"), "attributes.ResolverArn")?)
+        }
+        "AWS::S3Tables::Table" => {
+            CcIdentifier::Identifier(need(attr("TableARN"), "attributes.TableARN")?)
+        }
+        "AWS::S3Vectors::VectorBucket" => {
+            CcIdentifier::Identifier(need(attr("VectorBucketArn"), "attributes.VectorBucketArn")?)
+        }
+        "AWS::Lambda::Permission" => {
+            let statement = pid.rsplit_once('|').map_or(pid, |(_, s)| s);
+            let function = need(prop("FunctionName"), "properties.FunctionName")?;
+            CcIdentifier::Identifier(format!("{function}|{statement}"))
+        }
+        "AWS::ECS::Service" => CcIdentifier::Fields(vec![
+            ("ServiceArn".into(), pid.to_string()),
+            ("Cluster".into(), need(prop("Cluster"), "properties.Cluster")?),
+        ]),
+        "AWS::WAFv2::WebACL" => web_acl(pid)?,
+        _ => {
+            return Err(skip(format!(
+                "{ty} is not known to use its physical id as Cloud Control identifier; not deleting by guess"
+            )))
+        }
+    })
+}
+
+/// An `AWS::EC2::VPCGatewayAttachment`'s identifier: the gateway's kind and the VPC, from
+/// a physical id `<gateway>|<vpc>`.
+fn gateway_attachment(
+    pid: &str,
+    properties: Option<&Map<String, Value>>,
+) -> Result<CcIdentifier, CcIdentifier> {
+    let prop = |k: &str| str_field(properties, k);
+    let (gw, vpc) = pid
+        .split_once('|')
+        .ok_or_else(|| skip("AWS::EC2::VPCGatewayAttachment physical id is not <gateway>|<vpc>"))?;
+    let kind = if prop("InternetGatewayId").is_some() || gw.starts_with("igw-") {
+        "IGW"
+    } else if prop("VpnGatewayId").is_some() || gw.starts_with("vgw-") {
+        "VGW"
+    } else {
+        return Err(skip(
+            "AWS::EC2::VPCGatewayAttachment gateway kind is unknown",
+        ));
+    };
+    Ok(CcIdentifier::Identifier(format!("{kind}|{vpc}")))
+}
+
+/// An `AWS::WAFv2::WebACL`'s identifier: its name, id and scope, read from its ARN.
+fn web_acl(pid: &str) -> Result<CcIdentifier, CcIdentifier> {
+    // arn:<p>:wafv2:<region>:<account>:<regional|global>/webacl/<name>/<id>
+    let res = pid.splitn(6, ':').nth(5).unwrap_or("");
+    let parts: Vec<&str> = res.split('/').collect();
+    let scope = match parts.first() {
+        Some(&"regional") => "REGIONAL",
+        Some(&"global") => "CLOUDFRONT",
+        _ => return Err(skip("AWS::WAFv2::WebACL physical id is not a WebACL ARN")),
+    };
+    if parts.len() != 4 || parts[1] != "webacl" {
+        return Err(skip("AWS::WAFv2::WebACL physical id is not a WebACL ARN"));
+    }
+    Ok(CcIdentifier::Fields(vec![
+        ("Name".into(), parts[2].to_string()),
+        ("Id".into(), parts[3].to_string()),
+        ("Scope".into(), scope.to_string()),
+    ]))
 }
 
 /// Joins [`CcIdentifier::Fields`] with `|` in the order of the schema's

@@ -170,27 +170,7 @@ pub fn resolve(
     } else {
         let fields = fields_from_registry?;
         match fields.as_slice() {
-            [f] if resource_type == "AWS::AppSync::GraphQLApi" && f == "Arn" => {
-                // The registry moved the identifier from ApiId to Arn; cdkd's physical id is
-                // the ApiId, so the ARN must come from the recorded attribute.
-                let v = match row.attribute("Arn") {
-                    Some(Value::String(s)) if s == MASK => {
-                        return Err(masked_attribute_reason("Arn"))
-                    }
-                    Some(Value::String(s)) => usable_recorded(s, ":appsync:"),
-                    _ => None,
-                };
-                let v = v.ok_or_else(|| {
-                    "the type registry identifies AWS::AppSync::GraphQLApi by Arn, and the record holds no usable attributes.Arn; redeploy once so the ARN is recorded".to_string()
-                })?;
-                let mut identifier = Map::new();
-                identifier.insert("Arn".into(), Value::String(v));
-                Resolved {
-                    identifier,
-                    overlay_fields: Vec::new(),
-                    warnings: Vec::new(),
-                }
-            }
+            [f] if resource_type == "AWS::AppSync::GraphQLApi" && f == "Arn" => appsync_arn(row)?,
             [f] => {
                 let mut identifier = Map::new();
                 identifier.insert(f.clone(), Value::String(physical_id.to_string()));
@@ -200,59 +180,7 @@ pub fn resolve(
                     warnings: Vec::new(),
                 }
             }
-            many => {
-                let list = many
-                    .iter()
-                    .map(|f| flatten_str(f))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let Some(result) = split_identifier(resource_type, physical_id, row.properties())
-                else {
-                    return Err(format!(
-                        "the type registry reports {} identifier fields [{list}] for {} and cdkd-flow has no splitter for it, so it cannot import it: remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing), or destroy it before exporting",
-                        many.len(),
-                        flatten_str(resource_type)
-                    ));
-                };
-                let split = result.map_err(|e| {
-                    format!(
-                        "splitter for {} failed: {}",
-                        flatten_str(resource_type),
-                        super::splitters::with_shape_remedy(resource_type, e)
-                    )
-                })?;
-                let produced: BTreeMap<&str, &str> = split
-                    .values
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), v.as_str()))
-                    .collect();
-                let missing: Vec<&str> = many
-                    .iter()
-                    .map(String::as_str)
-                    .filter(|f| !produced.contains_key(f))
-                    .collect();
-                if !missing.is_empty() {
-                    return Err(format!(
-                        "splitter for {} produced [{}] but the registry needs [{list}] (missing: {}); cdkd-flow must be updated for the type (report it): until then remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing)",
-                        flatten_str(resource_type),
-                        split.values.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", "),
-                        missing.join(", ")
-                    ));
-                }
-                let mut identifier = Map::new();
-                for f in many {
-                    identifier.insert(f.clone(), Value::String(produced[f.as_str()].to_string()));
-                }
-                let overlay_fields = match &split.overlay {
-                    None => many.to_vec(),
-                    Some(sub) => sub.iter().map(|s| s.to_string()).collect(),
-                };
-                Resolved {
-                    identifier,
-                    overlay_fields,
-                    warnings: split.warnings,
-                }
-            }
+            many => split_fields(resource_type, physical_id, row, many)?,
         }
     };
     if let Some((k, _)) = resolved
@@ -266,6 +194,87 @@ pub fn resolve(
         ));
     }
     Ok(resolved)
+}
+
+/// The identifier of an `AWS::AppSync::GraphQLApi` the registry identifies by Arn.
+fn appsync_arn(row: &Row<'_>) -> Result<Resolved, String> {
+    // The registry moved the identifier from ApiId to Arn; cdkd's physical id is
+    // the ApiId, so the ARN must come from the recorded attribute.
+    let v = match row.attribute("Arn") {
+        Some(Value::String(s)) if s == MASK => return Err(masked_attribute_reason("Arn")),
+        Some(Value::String(s)) => usable_recorded(s, ":appsync:"),
+        _ => None,
+    };
+    let v = v.ok_or_else(|| {
+        "the type registry identifies AWS::AppSync::GraphQLApi by Arn, and the record holds no usable attributes.Arn; redeploy once so the ARN is recorded".to_string()
+    })?;
+    let mut identifier = Map::new();
+    identifier.insert("Arn".into(), Value::String(v));
+    Ok(Resolved {
+        identifier,
+        overlay_fields: Vec::new(),
+        warnings: Vec::new(),
+    })
+}
+
+/// The identifier of a type the registry identifies by several fields (`many`): the
+/// type's splitter reads them from the physical id and properties.
+fn split_fields(
+    resource_type: &str,
+    physical_id: &str,
+    row: &Row<'_>,
+    many: &[String],
+) -> Result<Resolved, String> {
+    let list = many
+        .iter()
+        .map(|f| flatten_str(f))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let Some(result) = split_identifier(resource_type, physical_id, row.properties()) else {
+        return Err(format!(
+            "the type registry reports {} identifier fields [{list}] for {} and cdkd-flow has no splitter for it, so it cannot import it: remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing), or destroy it before exporting",
+            many.len(),
+            flatten_str(resource_type)
+        ));
+    };
+    let split = result.map_err(|e| {
+        format!(
+            "splitter for {} failed: {}",
+            flatten_str(resource_type),
+            super::splitters::with_shape_remedy(resource_type, e)
+        )
+    })?;
+    let produced: BTreeMap<&str, &str> = split
+        .values
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let missing: Vec<&str> = many
+        .iter()
+        .map(String::as_str)
+        .filter(|f| !produced.contains_key(f))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "splitter for {} produced [{}] but the registry needs [{list}] (missing: {}); cdkd-flow must be updated for the type (report it): until then remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing)",
+            flatten_str(resource_type),
+            split.values.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", "),
+            missing.join(", ")
+        ));
+    }
+    let mut identifier = Map::new();
+    for f in many {
+        identifier.insert(f.clone(), Value::String(produced[f.as_str()].to_string()));
+    }
+    let overlay_fields = match &split.overlay {
+        None => many.to_vec(),
+        Some(sub) => sub.iter().map(|s| s.to_string()).collect(),
+    };
+    Ok(Resolved {
+        identifier,
+        overlay_fields,
+        warnings: split.warnings,
+    })
 }
 
 #[cfg(test)]

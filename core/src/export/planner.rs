@@ -11,6 +11,7 @@ use super::classify::{self, Category, ClassifyOptions, CustomResourceGate};
 use super::drift::{self, TemplateSource};
 use super::iam::{self, CheckVerdict};
 use super::identifier;
+use super::identifier::Resolved;
 use super::names::{self, Destination};
 use super::overlay;
 use super::params::{self, ParentContext, SsmRead, StackParams};
@@ -293,78 +294,29 @@ fn plan_one(
                 resource_type: c.resource_type.clone(),
             }),
             Category::Blocked(reasons) => reasons.into_iter().for_each(|r| block(&mut plan, r)),
-            Category::Import(res) => {
-                let overlay: Map<String, Value> = res
-                    .overlay_fields
-                    .iter()
-                    .filter_map(|f| res.identifier.get(f).map(|v| (f.clone(), v.clone())))
-                    .collect();
-                let (_, w) = overlay::apply_overlay(
-                    &c.logical_id,
-                    tpl_props
-                        .as_ref()
-                        .map(|m| Value::Object(m.clone()))
-                        .as_ref(),
-                    &res.identifier,
-                    &res.overlay_fields,
-                );
-                plan.warnings.extend(
-                    res.warnings
-                        .iter()
-                        .map(|x| format!("{}: {x}", crate::text::flatten_str(&c.logical_id))),
-                );
-                plan.warnings.extend(w);
-                plan.import.push(ImportRow {
-                    logical_id: c.logical_id.clone(),
-                    resource_type: c.resource_type.clone(),
-                    physical_id: row
-                        .and_then(|r| r.physical_id())
-                        .unwrap_or_default()
-                        .to_string(),
-                    identifier: res.identifier,
-                    overlay,
-                });
-            }
+            Category::Import(res) => import_row(
+                &mut plan,
+                &c.logical_id,
+                &c.resource_type,
+                res,
+                tpl_props.as_ref(),
+                row,
+            ),
             Category::Recreate { physical_id } => {
                 let Some(row) = row else { continue };
-                let action = if c.resource_type == "AWS::IAM::Policy" {
-                    match iam::policy_targets(&physical_id, row.properties()) {
-                        Err(e) => {
-                            block(&mut plan, e);
-                            continue;
-                        }
-                        Ok(recorded) => {
-                            let template =
-                                iam::template_principals(tpl_props.as_ref(), &node.params.env);
-                            match iam::check(&recorded, &template) {
-                                CheckVerdict::Mismatch(m) => {
-                                    block(&mut plan, format!("phase 2 would attach the policy to principals the pre-delete does not detach it from: {}", m.join("; ")));
-                                    continue;
-                                }
-                                CheckVerdict::Unconfirmed(u) => plan.warnings.push(format!(
-                                    "{}: the principals phase 2 attaches the policy to could not all be confirmed against the record: {}",
-                                    crate::text::flatten_str(&c.logical_id),
-                                    u.join("; ")
-                                )),
-                                CheckVerdict::Ok => {}
-                            }
-                            PreDeleteAction::DetachPolicy { recorded, template }
-                        }
-                    }
-                } else {
-                    match row.property("ApiId") {
-                        Some(Value::String(a)) if a == super::MASK => {
-                            block(&mut plan, super::splitters::masked_property_reason("ApiId"));
-                            continue;
-                        }
-                        Some(Value::String(a)) if !a.is_empty() => PreDeleteAction::DeleteStage {
-                            api_id: a.clone(),
-                            stage_name: physical_id.clone(),
-                        },
-                        _ => {
-                            block(&mut plan, "the record holds no properties.ApiId, which the pre-delete needs to delete the stage; redeploy the stack, then export".into());
-                            continue;
-                        }
+                let action = match pre_delete_action(
+                    &mut plan.warnings,
+                    &c.logical_id,
+                    &c.resource_type,
+                    &physical_id,
+                    row,
+                    tpl_props.as_ref(),
+                    node,
+                ) {
+                    Ok(action) => action,
+                    Err(reason) => {
+                        block(&mut plan, reason);
+                        continue;
                     }
                 };
                 plan.phase2.recreate.push(RecreateRow {
@@ -382,6 +334,92 @@ fn plan_one(
         }
     }
     plan
+}
+
+/// An importable row into the plan: its identifier, the overlay the template gets, and
+/// the warnings of the identifier's resolution and of the overlay.
+fn import_row(
+    plan: &mut StackPlan,
+    logical_id: &str,
+    resource_type: &str,
+    res: Resolved,
+    tpl_props: Option<&Map<String, Value>>,
+    row: Option<Row<'_>>,
+) {
+    let overlay: Map<String, Value> = res
+        .overlay_fields
+        .iter()
+        .filter_map(|f| res.identifier.get(f).map(|v| (f.clone(), v.clone())))
+        .collect();
+    let (_, w) = overlay::apply_overlay(
+        logical_id,
+        tpl_props.map(|m| Value::Object(m.clone())).as_ref(),
+        &res.identifier,
+        &res.overlay_fields,
+    );
+    plan.warnings.extend(
+        res.warnings
+            .iter()
+            .map(|x| format!("{}: {x}", crate::text::flatten_str(logical_id))),
+    );
+    plan.warnings.extend(w);
+    plan.import.push(ImportRow {
+        logical_id: logical_id.to_string(),
+        resource_type: resource_type.to_string(),
+        physical_id: row
+            .and_then(|r| r.physical_id())
+            .unwrap_or_default()
+            .to_string(),
+        identifier: res.identifier,
+        overlay,
+    });
+}
+
+/// What the pre-delete does to a row phase 2 recreates: detach an IAM policy from the
+/// principals it records (checked against the template's), or delete an API Gateway V2
+/// stage. `Err` holds why the row is blocked; warnings go to `warnings`.
+fn pre_delete_action(
+    warnings: &mut Vec<String>,
+    logical_id: &str,
+    resource_type: &str,
+    physical_id: &str,
+    row: Row<'_>,
+    tpl_props: Option<&Map<String, Value>>,
+    node: &Node<'_>,
+) -> Result<PreDeleteAction, String> {
+    Ok(if resource_type == "AWS::IAM::Policy" {
+        match iam::policy_targets(physical_id, row.properties()) {
+            Err(e) => return Err(e),
+            Ok(recorded) => {
+                let template = iam::template_principals(tpl_props, &node.params.env);
+                match iam::check(&recorded, &template) {
+                    CheckVerdict::Mismatch(m) => {
+                        return Err(format!("phase 2 would attach the policy to principals the pre-delete does not detach it from: {}", m.join("; ")));
+                    }
+                    CheckVerdict::Unconfirmed(u) => warnings.push(format!(
+                        "{}: the principals phase 2 attaches the policy to could not all be confirmed against the record: {}",
+                        crate::text::flatten_str(logical_id),
+                        u.join("; ")
+                    )),
+                    CheckVerdict::Ok => {}
+                }
+                PreDeleteAction::DetachPolicy { recorded, template }
+            }
+        }
+    } else {
+        match row.property("ApiId") {
+            Some(Value::String(a)) if a == super::MASK => {
+                return Err(super::splitters::masked_property_reason("ApiId"));
+            }
+            Some(Value::String(a)) if !a.is_empty() => PreDeleteAction::DeleteStage {
+                api_id: a.clone(),
+                stage_name: physical_id.to_string(),
+            },
+            _ => {
+                return Err("the record holds no properties.ApiId, which the pre-delete needs to delete the stage; redeploy the stack, then export".into());
+            }
+        }
+    })
 }
 
 /// Builds the plan (docs/export.md §2–§4, §6). Hard refusals come back as
