@@ -153,9 +153,13 @@ struct Inner {
     pub(crate) callbacks: callback::Callbacks,
     /// Executions started by `states:startExecution` (not `.sync`), by name.
     pub(crate) started: Started,
+    /// The input and start time of each execution `states:startExecution` started, by
+    /// execution ARN, ended or not: a name is used once (ExecutionAlreadyExists).
+    pub(crate) named: Named,
 }
 
 type Started = std::sync::Mutex<HashMap<String, tokio::task::JoinHandle<Result<Value, Failure>>>>;
+type Named = std::sync::Mutex<HashMap<String, (Value, i64)>>;
 
 impl Engine {
     pub fn new(handler: Arc<dyn TaskHandler>, options: EngineOptions) -> Self {
@@ -167,6 +171,7 @@ impl Engine {
                 machines: RwLock::new(HashMap::new()),
                 callbacks: callback::Callbacks::default(),
                 started: Started::default(),
+                named: Named::default(),
             }),
         }
     }
@@ -192,6 +197,7 @@ impl Engine {
                 // Tasks waiting on the shared engine keep answering there.
                 callbacks: callback::Callbacks::default(),
                 started: Started::default(),
+                named: Named::default(),
             },
         };
         Engine {

@@ -65,6 +65,12 @@ impl Run {
         let (sm_arn, exec_arn) = arns(&self.inner.options, &sm.name, &name);
         let start = Utc::now().timestamp_millis();
         let Some(v2) = sync else {
+            if let Some(again) = self.started_before(&name, &exec_arn, &input)? {
+                return Ok(again);
+            }
+            if let Ok(mut named) = self.inner.named.lock() {
+                named.insert(exec_arn.clone(), (input.clone(), start));
+            }
             let handle = tokio::spawn(run_execution(
                 self.inner.clone(),
                 sm,
@@ -111,5 +117,39 @@ impl Run {
                 Err(Failure::new(names::TASK_FAILED, d.to_string()))
             }
         }
+    }
+
+    /// Step Functions' answer to a start under a name this state machine has used
+    /// (StartExecution: "Executions with the same name and input are considered
+    /// idempotent"): the same start while that execution runs with the same input, else
+    /// `ExecutionAlreadyExists` (named as moto's interpreter names it); `None`: a new name.
+    fn started_before(
+        &self,
+        name: &str,
+        exec_arn: &str,
+        input: &Value,
+    ) -> Result<Option<Value>, Failure> {
+        let named = self
+            .inner
+            .named
+            .lock()
+            .map_err(|_| Failure::new(names::RUNTIME, "the execution registry is poisoned"))?;
+        let Some((first_input, start)) = named.get(exec_arn) else {
+            return Ok(None);
+        };
+        let running = self
+            .inner
+            .started
+            .lock()
+            .ok()
+            .and_then(|s| s.get(name).map(|h| !h.is_finished()))
+            .unwrap_or(false);
+        if running && first_input == input {
+            return Ok(Some(json!({"ExecutionArn": exec_arn, "StartDate": start})));
+        }
+        Err(Failure::new(
+            "StepFunctions.ExecutionAlreadyExistsException",
+            format!("Execution Already Exists: '{exec_arn}'"),
+        ))
     }
 }

@@ -123,3 +123,60 @@ async fn start_execution_in_a_map_runs_one_child_per_item() {
     };
     assert_eq!(out, json!(["A", "B"]));
 }
+
+/// StartExecution's names (API_StartExecution: "Executions with the same name and input
+/// are considered idempotent"): a second start of a running execution with its name and
+/// input is the same start; with another input, or once it has ended,
+/// `StepFunctions.ExecutionAlreadyExistsException` (as moto's interpreter names it).
+#[tokio::test]
+async fn start_execution_name_is_used_once_the_same_start_while_it_runs() {
+    let (e, _) = recording(1.0);
+    let arn = e.state_machine_arn("child");
+    e.register(
+        arn.clone(),
+        machine(&single(json!({"Type": "Wait", "Seconds": 1, "End": true}))).with_name("child"),
+    );
+    let start = |input: serde_json::Value, next: &str| {
+        json!({"Type": "Task", "Resource": "arn:aws:states:::states:startExecution",
+               "Parameters": {"StateMachineArn": "${ChildArn}", "Name": "c1", "Input": input},
+               "ResultPath": format!("$.{}", next.to_lowercase()),
+               "Catch": [{"ErrorEquals": ["StepFunctions.ExecutionAlreadyExistsException"],
+                          "ResultPath": format!("$.{}Refused", next.to_lowercase()), "Next": next}],
+               "Next": next})
+    };
+    let def = json!({"StartAt": "First", "States": {
+        "First": start(json!({"a": 1}), "Again"),
+        "Again": start(json!({"a": 1}), "Other"),
+        "Other": start(json!({"a": 2}), "Later"),
+        "Later": {"Type": "Wait", "Seconds": 2, "Next": "Closed"},
+        "Closed": start(json!({"a": 1}), "Done"),
+        "Done": {"Type": "Pass", "End": true}}});
+    let subs = HashMap::from([("ChildArn".to_string(), arn)]);
+    let p = StateMachine::from_value(def, &subs)
+        .unwrap()
+        .with_name("parent");
+    let out = match e.run(&p, json!({})).await {
+        Outcome::Succeeded(v) => v,
+        other => panic!("{other:?}"),
+    };
+    let child = "arn:aws:states:us-east-1:123456789012:execution:child:c1";
+    // Each state's result lands under the name of the state after it.
+    assert_eq!(out["again"]["ExecutionArn"], json!(child), "{out}");
+    assert_eq!(
+        out["other"]["ExecutionArn"],
+        json!(child),
+        "the same start: {out}"
+    );
+    assert_eq!(
+        out["other"]["StartDate"], out["again"]["StartDate"],
+        "{out}"
+    );
+    assert!(out.get("otherRefused").is_none(), "{out}");
+    for refused in ["laterRefused", "doneRefused"] {
+        assert_eq!(
+            out[refused]["Error"],
+            json!("StepFunctions.ExecutionAlreadyExistsException"),
+            "{refused}: {out}"
+        );
+    }
+}
