@@ -72,7 +72,10 @@ async fn row_of(store: &StateStore, f: RunFolder) -> Result<ExecutionRow, CliErr
     let (stack, started) = cdkd_core::runs::folder_run(progress.as_ref(), report.as_ref());
     let outcome = match report {
         Some(r) => Some(crate::run::local::outcome_of_report(
-            store, &f.run_id, kind, r,
+            store,
+            &f.run_id,
+            kind.clone(),
+            r,
         )?),
         None => None,
     };
@@ -84,7 +87,7 @@ async fn row_of(store: &StateStore, f: RunFolder) -> Result<ExecutionRow, CliErr
         start_ms: started.unwrap_or(f.last_write_ms),
         stop_ms: None,
         target: stack,
-        error: Some(cdkd_core::view::runs::unasked_execution(outcome.as_deref())),
+        error: Some(cdkd_core::view::runs::unasked_execution(outcome.as_ref())),
         cause: None,
     })
 }

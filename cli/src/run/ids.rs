@@ -2,7 +2,7 @@
 //! local one, and the check of an id given by hand.
 
 use cdkd_core::text::flatten_str;
-use cdkd_core::view::date::iso_from_ms;
+use cdkd_core::time::iso_from_ms;
 
 use crate::error::CliError;
 

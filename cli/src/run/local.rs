@@ -10,15 +10,14 @@ use std::time::Duration;
 
 use cdkd_aws::StateStore;
 use cdkd_core::export::report::interrupted;
-use cdkd_core::notify::export_ended;
+use cdkd_core::run::{Outcome as RunOutcome, RunKind};
 use cdkd_core::runs::{
     listed_run_file, local_state, lock_owned_by_run, newest_known, planned_run, run_file_key,
-    Evidence, LocalRun, LocalState, RunLock, INTERRUPTED,
+    Evidence, LocalPhase, LocalRun, LocalState, RunLock,
 };
 use cdkd_core::text::flatten_str;
-use cdkd_core::view::export_report::export_phase;
-use cdkd_core::view::progress::destroy_phase;
-use cdkd_core::view::runs::{LocalRunRow, RunKind};
+use cdkd_core::view::notify::export_ended;
+use cdkd_core::view::runs::{phase_text, LocalRunRow};
 use cdkd_engine::{Engine, Outcome, StateMachine};
 use cdkd_functions::destroy::finish::{notice_of, RunReport};
 use cdkd_functions::destroy::DestroyRun;
@@ -55,7 +54,7 @@ impl LocalStart {
 pub fn this_process_run(run_id: &str, start: &LocalStart, now_ms: i64) -> LocalRun {
     LocalRun {
         run_id: run_id.to_string(),
-        kind: start.kind.name().to_string(),
+        kind: start.kind.clone(),
         stack: start.stack.clone(),
         stack_region: start.stack_region.clone(),
         plan_only: start.plan_only,
@@ -83,7 +82,7 @@ pub async fn write_local_run(store: &StateStore, run: &LocalRun) -> Result<(), C
 pub async fn record_deferred_end(store: &StateStore, cell: &std::sync::Mutex<Option<LocalRun>>) {
     let meta = cell.lock().ok().and_then(|mut c| c.take());
     if let Some(mut meta) = meta {
-        record_end(store, &mut meta, "succeeded").await;
+        record_end(store, &mut meta, RunOutcome::Succeeded).await;
     }
 }
 
@@ -97,9 +96,9 @@ async fn create_local_run(store: &StateStore, run: &LocalRun) -> Result<bool, Cl
 
 /// Records the end of a run in its `run.json` (a warning when it cannot be written: the
 /// report, when there is one, still says how it ended).
-async fn record_end(store: &StateStore, run: &mut LocalRun, outcome: &str) {
+async fn record_end(store: &StateStore, run: &mut LocalRun, outcome: RunOutcome) {
     run.ended_ms = Some(cdkd_aws::store::now_ms());
-    run.outcome = Some(outcome.to_string());
+    run.outcome = Some(outcome);
     if let Err(e) = write_local_run(store, run).await {
         tracing::warn!(
             "the end of run {} was not recorded: {e}",
@@ -252,8 +251,8 @@ pub async fn run_local(
                 task.abort();
                 let resume = meta.resume_command();
                 let phase = phase_of(store, &meta).await;
-                write_interrupted_report(store, &meta, &phase, resume.as_deref(), o.notify).await;
-                record_end(store, &mut meta, INTERRUPTED).await;
+                write_interrupted_report(store, &meta, &phase_text(&phase), resume.as_deref(), o.notify).await;
+                record_end(store, &mut meta, RunOutcome::Interrupted).await;
                 return Err(CliError::Refused(interrupted_line(&meta, resume.as_deref())));
             }
         }
@@ -266,10 +265,10 @@ pub async fn run_local(
             }
             return Ok(outcome);
         }
-        Outcome::Succeeded(_) => "succeeded",
+        Outcome::Succeeded(_) => RunOutcome::Succeeded,
         Outcome::Failed(f) => {
             ensure_report(store, &meta, &f.error, &f.cause, o.notify).await;
-            "failed"
+            RunOutcome::Failed
         }
     };
     record_end(store, &mut meta, word).await;
@@ -469,21 +468,20 @@ async fn read_destroy_progress(store: &StateStore, run_id: &str) -> Option<Destr
 
 /// Where a run stands, from its progress: `planning` before it has any, then the
 /// export's least advanced stack or the destroy's wave.
-async fn phase_of(store: &StateStore, run: &LocalRun) -> String {
-    let planning = "planning";
-    if run.kind == RunKind::Export.name() {
+async fn phase_of(store: &StateStore, run: &LocalRun) -> LocalPhase {
+    if run.kind == RunKind::Export {
         if let Some(p) = crate::run::artifacts::read_export_progress(store, &run.run_id).await {
-            return export_phase(&p);
+            return LocalPhase::of_export(&p);
         }
         // Before its lock an export may wait for approval (docs/export.md §10.7).
         match crate::approval::read(store, &run.run_id).await {
-            Ok(Some((a, _))) if a.decision.is_none() => "waiting for approval".into(),
-            _ => planning.into(),
+            Ok(Some((a, _))) if a.decision.is_none() => LocalPhase::WaitingForApproval,
+            _ => LocalPhase::Planning,
         }
     } else {
         match read_destroy_progress(store, &run.run_id).await {
-            Some(p) => destroy_phase(&super::watch::run_progress(&p)),
-            None => planning.into(),
+            Some(p) => super::watch::run_progress(&p).local_phase(),
+            None => LocalPhase::Planning,
         }
     }
 }
@@ -493,10 +491,10 @@ async fn phase_of(store: &StateStore, run: &LocalRun) -> String {
 pub async fn report_outcome(
     store: &StateStore,
     run: &LocalRun,
-) -> Result<Option<String>, CliError> {
+) -> Result<Option<RunOutcome>, CliError> {
     let key = report_key(&store.prefix, &run.run_id);
     let r: Option<Value> = read_json(store, &key, "report").await?;
-    r.map(|r| outcome_of_report(store, &run.run_id, RunKind::of_name(&run.kind), r))
+    r.map(|r| outcome_of_report(store, &run.run_id, RunKind::of_name(run.kind.as_str()), r))
         .transpose()
 }
 
@@ -508,13 +506,13 @@ pub fn outcome_of_report(
     run_id: &str,
     kind: Option<RunKind>,
     report: Value,
-) -> Result<String, CliError> {
+) -> Result<RunOutcome, CliError> {
     if kind == Some(RunKind::Export) {
         return Ok(report
             .get("outcome")
             .and_then(Value::as_str)
             .unwrap_or("unknown")
-            .to_string());
+            .into());
     }
     let r: RunReport = serde_json::from_value(report).map_err(|e| {
         CliError::Refused(format!(
@@ -523,20 +521,14 @@ pub fn outcome_of_report(
             flatten_str(&report_key(&store.prefix, run_id))
         ))
     })?;
-    Ok(destroy_outcome(&r).to_string())
+    Ok(destroy_outcome(&r))
 }
 
 /// A destroy report's outcome in one word (`cdkd_core::destroy::model::destroy_end`).
-pub fn destroy_outcome(r: &RunReport) -> &'static str {
-    use cdkd_core::destroy::model::{destroy_end, DestroyEnd, RunResult};
+pub fn destroy_outcome(r: &RunReport) -> RunOutcome {
+    use cdkd_core::destroy::model::{destroy_end, RunResult};
     let interrupted = r.stacks.iter().any(|s| s.result == RunResult::Interrupted);
-    match destroy_end(r.complete, r.refused, r.aborted.is_some(), interrupted) {
-        DestroyEnd::Destroyed => "destroyed",
-        DestroyEnd::Refused => "refused",
-        DestroyEnd::Aborted => "aborted",
-        DestroyEnd::Stopped => "stopped",
-        DestroyEnd::Partial => "partial",
-    }
+    destroy_end(r.complete, r.refused, r.aborted.is_some(), interrupted).outcome()
 }
 
 /// What the lock of the run's stack says about it (read only for a run not ended).
@@ -601,15 +593,15 @@ async fn row_of(store: &StateStore, mut run: LocalRun) -> Result<LocalRunRow, Cl
     let state = local_state(
         &run,
         &Evidence {
-            report_outcome: outcome.as_deref(),
+            report_outcome: outcome.as_ref(),
             host: &host,
             alive: same_host.then(|| crate::host::process_alive(run.pid)),
             lock,
             now_ms: store.s3_now_ms(),
         },
     );
-    let phase = match (&state, outcome.as_deref()) {
-        (LocalState::Ended { .. }, _) if run.plan_only => "plan".to_string(),
+    let phase = match (&state, outcome.as_ref()) {
+        (LocalState::Ended { .. }, _) if run.plan_only => LocalPhase::Plan,
         _ => phase_of(store, &run).await,
     };
     Ok(LocalRunRow { run, phase, state })

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::plain::shown;
 use crate::text::flatten_str;
-use crate::view::date::iso_seconds;
+use crate::time::iso_seconds;
 
 /// The file's name under the run's folder.
 pub const APPROVAL_FILE: &str = "approval.json";

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::phases::Phase;
+use crate::run::RunKind;
 use crate::text::flatten_str;
 
 /// Longest wait for a change set to be created (seconds).
@@ -469,7 +470,8 @@ pub struct StackProgress {
 #[serde(rename_all = "camelCase")]
 pub struct ExportRun {
     pub run_id: String,
-    pub kind: String,
+    /// `export`.
+    pub kind: RunKind,
     pub started_ms: i64,
     pub stacks: Vec<StackProgress>,
     /// The steps that ran, in order (`import`, `execute`, …), with what they did.
@@ -488,6 +490,12 @@ pub struct ExportRun {
 impl ExportRun {
     pub fn stack_mut(&mut self, stack: &str) -> Option<&mut StackProgress> {
         self.stacks.iter_mut().find(|s| s.stack == stack)
+    }
+
+    /// The stage of its least advanced stack (`None` before it has any): where the run
+    /// as a whole stands.
+    pub fn least_stage(&self) -> Option<StackStage> {
+        self.stacks.iter().map(|s| s.stage).min()
     }
 
     /// Whether the cleanup deleted every record and saved the run's end (docs/export.md

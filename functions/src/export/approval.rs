@@ -117,7 +117,7 @@ pub async fn run(input: ApprovalInput, deps: &Deps) -> Result<ApprovalOutput, St
             String::new(),
         ),
     };
-    let notice = cdkd_core::notify::approval_waiting(
+    let notice = cdkd_core::view::notify::approval_waiting(
         &request,
         input.stack_region.as_deref(),
         &key,
