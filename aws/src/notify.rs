@@ -111,7 +111,7 @@ impl Notifier {
                 ("kind", n.kind.as_str().to_string()),
                 ("operation", n.operation.to_string()),
                 ("outcome", n.outcome.to_string()),
-                ("runId", n.run_id.clone()),
+                ("runId", n.run_id.as_str().to_string()),
             ];
             if let Some(s) = &n.stack {
                 attrs.push(("stack", s.clone()));

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::destroy::model::{destroy_end, DestroyEnd};
 use crate::export::approval::PlanSummary;
 use crate::export::report::ExportReport;
-use crate::run::{Outcome, RunKind};
+use crate::run::{Outcome, RunId, RunKind};
 
 /// The events' `Source`.
 pub const SOURCE: &str = "cdkd-flow";
@@ -104,7 +104,7 @@ pub struct Notice {
     pub kind: NoticeKind,
     /// `export`, `destroy` or `cleanup`.
     pub operation: RunKind,
-    pub run_id: String,
+    pub run_id: RunId,
     /// The stack the run was started on (none for a cleanup).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack: Option<String>,

@@ -7,7 +7,7 @@
 use crate::cleanup::{parse_duration_ms, CleanupError};
 use crate::keys::run_prefix;
 use crate::lock::{is_expired, parse_flow_owner, FlowHolder, LockInfo};
-use crate::run::{ExecutionStatus, Outcome, RunKind};
+use crate::run::{ExecutionStatus, Outcome, RunId, RunKind};
 use crate::runs::{lock_owned_by_run, LocalState};
 use crate::text::flatten_str;
 
@@ -257,7 +257,7 @@ impl FolderFiles {
 /// A run's folder `<prefix>/_runs/<run-id>/` as listed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunFolder {
-    pub run_id: String,
+    pub run_id: RunId,
     pub keys: Vec<String>,
     pub bytes: i64,
     /// The newest write of any of its objects: the run's last sign of life.
@@ -281,7 +281,7 @@ pub fn run_folders(prefix: &str, objects: Vec<ListedObject>) -> Vec<RunFolder> {
             continue;
         }
         let f = folders.entry(id.to_string()).or_insert_with(|| RunFolder {
-            run_id: id.to_string(),
+            run_id: id.into(),
             keys: Vec::new(),
             bytes: 0,
             last_write_ms: i64::MIN,

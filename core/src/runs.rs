@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::export::execute::{ExportRun, StackStage};
 use crate::keys::run_prefix;
-use crate::run::{Outcome, RunKind};
+use crate::run::{Outcome, RunId, RunKind};
 use crate::text::{flatten_str, shell_quote};
 
 /// The program name printed in commands.
@@ -127,7 +127,7 @@ pub fn folder_run(
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LocalRun {
-    pub run_id: String,
+    pub run_id: RunId,
     /// `export` or `destroy`.
     pub kind: RunKind,
     pub stack: String,

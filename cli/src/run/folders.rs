@@ -80,7 +80,7 @@ async fn row_of(store: &StateStore, f: RunFolder) -> Result<ExecutionRow, CliErr
         None => None,
     };
     Ok(ExecutionRow {
-        name: f.run_id.clone(),
+        name: f.run_id.clone().into(),
         arn: String::new(),
         kind,
         status: "UNKNOWN".into(),

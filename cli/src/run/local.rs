@@ -53,7 +53,7 @@ impl LocalStart {
 /// program name), this host and this process.
 pub fn this_process_run(run_id: &str, start: &LocalStart, now_ms: i64) -> LocalRun {
     LocalRun {
-        run_id: run_id.to_string(),
+        run_id: run_id.into(),
         kind: start.kind.clone(),
         stack: start.stack.clone(),
         stack_region: start.stack_region.clone(),

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
-use crate::run::Outcome;
+use crate::run::{Outcome, RunId};
 
 pub use super::handle::Handle;
 
@@ -110,7 +110,7 @@ impl WaveResult {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Progress {
-    pub run_id: String,
+    pub run_id: RunId,
     pub stack: String,
     pub region: String,
     /// Outcome of every record settled in this run, by logical id.
@@ -177,7 +177,7 @@ pub struct ReportCounts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DestroyReport {
-    pub run_id: String,
+    pub run_id: RunId,
     pub stack: String,
     pub region: String,
     pub result: RunResult,
@@ -323,7 +323,7 @@ pub fn build_report(
     };
     let next_step = next_step(result, &counts, stack);
     DestroyReport {
-        run_id: run_id.to_string(),
+        run_id: run_id.into(),
         stack: stack.to_string(),
         region: region.to_string(),
         result,

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::phases::Phase;
-use crate::run::RunKind;
+use crate::run::{RunId, RunKind};
 use crate::text::flatten_str;
 
 /// Longest wait for a change set to be created (seconds).
@@ -309,7 +309,7 @@ pub fn next_action(
         None => Ok((Next::Cleanup, None)),
         Some(sp) => Err(format!(
             "export run {}: no work can start for {} and nothing is in flight",
-            flatten_str(&run.run_id),
+            run.run_id,
             flatten_str(&sp.stack)
         )),
     }
@@ -469,7 +469,7 @@ pub struct StackProgress {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportRun {
-    pub run_id: String,
+    pub run_id: RunId,
     /// `export`.
     pub kind: RunKind,
     pub started_ms: i64,

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::run::{Outcome, RunKind};
+use crate::run::{Outcome, RunId, RunKind};
 
 use super::execute::{ExportRun, InFlight, StackProgress, StackStage};
 use super::plain::{is_plain, shown};
@@ -15,7 +15,7 @@ use super::unmanaged::{report_entry, UnmanagedReport};
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportReport {
-    pub run_id: String,
+    pub run_id: RunId,
     /// `export`.
     pub kind: RunKind,
     /// `migrated`, `failed`, `refused`, `rejected` or `interrupted`.
@@ -225,7 +225,7 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
 /// refuses, a record that changed since the plan): nothing was locked or changed.
 pub fn refused(run_id: &str, run: Option<&ExportRun>, cause: &str) -> ExportReport {
     ExportReport {
-        run_id: run_id.to_string(),
+        run_id: run_id.into(),
         kind: RunKind::Export,
         outcome: Outcome::Refused,
         cause: Some(cause.to_string()),
@@ -364,7 +364,7 @@ pub fn interrupted(
         }
     });
     ExportReport {
-        run_id: run_id.to_string(),
+        run_id: run_id.into(),
         kind: RunKind::Export,
         outcome: Outcome::Interrupted,
         cause: Some(cause.to_string()),

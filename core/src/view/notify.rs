@@ -80,7 +80,7 @@ pub fn subject(n: &Notice) -> String {
 /// commands under the headings the run's report uses, and where the report is.
 pub fn body(n: &Notice) -> String {
     let mut out = vec![subject(n).trim_start_matches("cdkd-flow: ").to_string()];
-    out.push(format!("Run: {}", flatten_str(&n.run_id)));
+    out.push(format!("Run: {}", n.run_id));
     if let Some(r) = &n.region {
         out.push(format!("Region: {}", flatten_str(r)));
     }
@@ -139,7 +139,7 @@ pub fn approval_waiting(
         format!(
             "export {}: run {} waits for approval before the lock",
             shown(&a.stack),
-            flatten_str(&a.run_id)
+            a.run_id
         ),
         format!(
             "plan: {} stack(s), {} resource(s) to import, {} warning(s)",

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::retention::{RuleChange, RunsRule, Verdict};
-use crate::run::RunKind;
+use crate::run::{RunId, RunKind};
 use crate::text::flatten_str;
 use crate::time::iso_seconds;
 use crate::view::join_lines;
@@ -87,7 +87,7 @@ pub fn expire_json(r: &ExpireResult) -> Value {
 /// One folder older than the cutoff, with its verdict.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PruneRow {
-    pub run_id: String,
+    pub run_id: RunId,
     pub kind: Option<RunKind>,
     pub objects: usize,
     pub bytes: i64,
@@ -168,7 +168,7 @@ pub fn render_prune(r: &PruneResult) -> String {
     for row in r.deleted() {
         lines.push(format!(
             "{verb} {} ({}, {}, {}, last written {})",
-            flatten_str(&row.run_id),
+            row.run_id,
             kind_word(row.kind.as_ref()),
             count(row.objects as u64, "object"),
             bytes(row.bytes),
@@ -184,7 +184,7 @@ pub fn render_prune(r: &PruneResult) -> String {
             } else {
                 "partly deleted"
             },
-            flatten_str(&row.run_id),
+            row.run_id,
             kind_word(row.kind.as_ref()),
             gone,
             count(row.objects as u64, "object"),
@@ -196,7 +196,7 @@ pub fn render_prune(r: &PruneResult) -> String {
         if let Verdict::Keep(k) = &row.verdict {
             lines.push(format!(
                 "kept {} ({}, last written {}): {}",
-                flatten_str(&row.run_id),
+                row.run_id,
                 kind_word(row.kind.as_ref()),
                 iso_seconds(row.last_write_ms),
                 k.reason()

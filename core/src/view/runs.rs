@@ -337,7 +337,7 @@ pub fn render_local_list(rows: &[LocalRunRow]) -> String {
         .iter()
         .map(|r| {
             vec![
-                flatten_str(&r.run.run_id),
+                r.run.run_id.to_string(),
                 local_kind(r),
                 flatten_str(&r.run.stack),
                 local_status(r),
@@ -358,7 +358,7 @@ pub fn render_local_list(rows: &[LocalRunRow]) -> String {
                 .unwrap_or_else(|| RESUME_UNPRINTABLE.to_string());
             out.push(format!(
                 "{} interrupted ({}): resume with {how}",
-                flatten_str(&r.run.run_id),
+                r.run.run_id,
                 flatten_str(why)
             ));
         }
@@ -423,11 +423,7 @@ pub fn local_list_json(rows: &[LocalRunRow]) -> Value {
 /// The head of `runs show --local`: kind, stack, status (and why), phase, times, the
 /// process, and for an interrupted run the command that resumes it.
 pub fn render_local_show_head(r: &LocalRunRow) -> String {
-    let mut lines = vec![format!(
-        "run {} ({}, local)",
-        flatten_str(&r.run.run_id),
-        local_kind(r)
-    )];
+    let mut lines = vec![format!("run {} ({}, local)", r.run.run_id, local_kind(r))];
     lines.push(format!("  stack:   {}", flatten_str(&r.run.stack)));
     let status = match &r.state {
         LocalState::Interrupted { why } | LocalState::Unknown { why } => {
@@ -463,12 +459,12 @@ pub fn local_final_line(r: &LocalRunRow) -> String {
     match &r.state {
         LocalState::Interrupted { why } => format!(
             "run {}: interrupted ({}); resume with {}",
-            flatten_str(&r.run.run_id),
+            r.run.run_id,
             flatten_str(why),
             r.resume_command()
                 .unwrap_or_else(|| RESUME_UNPRINTABLE.to_string())
         ),
-        _ => format!("run {}: {}", flatten_str(&r.run.run_id), local_status(r)),
+        _ => format!("run {}: {}", r.run.run_id, local_status(r)),
     }
 }
 
@@ -479,7 +475,7 @@ pub fn local_final_line(r: &LocalRunRow) -> String {
 /// An interrupted run is named with why and the command that resumes it. `None`: the
 /// run may be waiting (it runs; or it runs on another host and cannot be told).
 pub fn local_answer_refusal(r: &LocalRunRow, verb: &str, decided: Option<&str>) -> Option<String> {
-    let id = flatten_str(&r.run.run_id);
+    let id = &r.run.run_id;
     let decided = decided
         .map(|d| format!("; it was {}", flatten_str(d)))
         .unwrap_or_default();
