@@ -109,9 +109,9 @@ impl Notifier {
             }
             let mut attrs = vec![
                 ("kind", n.kind.as_str().to_string()),
-                ("operation", n.operation.clone()),
-                ("outcome", n.outcome.clone()),
-                ("runId", n.run_id.clone()),
+                ("operation", n.operation.to_string()),
+                ("outcome", n.outcome.to_string()),
+                ("runId", n.run_id.as_str().to_string()),
             ];
             if let Some(s) = &n.stack {
                 attrs.push(("stack", s.clone()));
@@ -196,7 +196,7 @@ mod tests {
     /// per tell; a standard topic neither.
     #[test]
     fn a_fifo_topic_gets_the_runs_group_and_a_deduplication_id_per_tell() {
-        let n = cdkd_core::notify::cleanup_finished(
+        let n = cdkd_core::view::notify::cleanup_finished(
             "cleanup-20261203T000000",
             &serde_json::json!({"dryRun": true, "selected": [], "skipped": []}),
         );

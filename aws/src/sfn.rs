@@ -8,6 +8,7 @@
 use aws_config::SdkConfig;
 use aws_sdk_sfn::types::HistoryEvent;
 use aws_smithy_types::DateTime;
+use cdkd_core::run::ExecutionStatus;
 use cdkd_core::text::flatten_str;
 
 use crate::s3err::Failure;
@@ -112,7 +113,7 @@ pub struct Execution {
     pub state_machine_arn: String,
     pub name: String,
     /// RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE.
-    pub status: String,
+    pub status: ExecutionStatus,
     pub start_ms: i64,
     pub stop_ms: Option<i64>,
     pub input: Option<String>,
@@ -124,13 +125,13 @@ pub struct Execution {
 impl Execution {
     /// The run has ended (every status but RUNNING and PENDING_REDRIVE).
     pub fn is_finished(&self) -> bool {
-        status_is_final(&self.status)
+        self.status.is_final()
     }
 }
 
 /// Every status but RUNNING and PENDING_REDRIVE is final.
 pub fn status_is_final(status: &str) -> bool {
-    !matches!(status, "RUNNING" | "PENDING_REDRIVE")
+    ExecutionStatus::from(status).is_final()
 }
 
 /// A row of ListExecutions.
@@ -139,7 +140,7 @@ pub struct ExecutionSummary {
     pub arn: String,
     pub state_machine_arn: String,
     pub name: String,
-    pub status: String,
+    pub status: ExecutionStatus,
     pub start_ms: i64,
     pub stop_ms: Option<i64>,
 }
@@ -320,7 +321,7 @@ impl Sfn {
             arn: out.execution_arn().to_string(),
             state_machine_arn: out.state_machine_arn().to_string(),
             name: out.name().unwrap_or_default().to_string(),
-            status: out.status().as_str().to_string(),
+            status: out.status().as_str().into(),
             start_ms: ms(out.start_date()),
             stop_ms: out.stop_date().map(ms),
             input: out.input().map(str::to_string),
@@ -390,7 +391,7 @@ impl Sfn {
                 arn: x.execution_arn().to_string(),
                 state_machine_arn: x.state_machine_arn().to_string(),
                 name: x.name().to_string(),
-                status: x.status().as_str().to_string(),
+                status: x.status().as_str().into(),
                 start_ms: ms(x.start_date()),
                 stop_ms: x.stop_date().map(ms),
             }));

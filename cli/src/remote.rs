@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
 use cdkd_aws::SdkConfig;
+use cdkd_core::run::RunKind;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view;
-use cdkd_core::view::runs::{ExecutionRow, RunKind};
+use cdkd_core::view::runs::ExecutionRow;
 use serde_json::Value;
 
 use crate::error::CliError;
@@ -45,7 +46,11 @@ impl From<Kind> for RunKind {
 
 impl Kind {
     pub fn name(self) -> &'static str {
-        RunKind::from(self).name()
+        match self {
+            Kind::Destroy => "destroy",
+            Kind::Cleanup => "cleanup",
+            Kind::Export => "export",
+        }
     }
 
     /// The environment variable that names the state machine.
@@ -73,12 +78,12 @@ impl Kind {
 
     /// The kind of a run from its execution input (`RunKind::of_input`).
     pub fn of_input(input: &Value) -> Option<Kind> {
-        use cdkd_core::view::runs::RunKind;
-        Some(match RunKind::of_input(input)? {
-            RunKind::Export => Kind::Export,
-            RunKind::Destroy => Kind::Destroy,
-            RunKind::Cleanup => Kind::Cleanup,
-        })
+        match RunKind::of_input(input)? {
+            RunKind::Export => Some(Kind::Export),
+            RunKind::Destroy => Some(Kind::Destroy),
+            RunKind::Cleanup => Some(Kind::Cleanup),
+            RunKind::Other(_) => None,
+        }
     }
 }
 
@@ -298,7 +303,10 @@ pub async fn watch(
         .and_then(|i| serde_json::from_str(i).ok())
         .unwrap_or(Value::Null);
     let kind = Kind::of_input(&input);
-    eprintln!("{}", view::runs::status_line(&first.name, &first.status));
+    eprintln!(
+        "{}",
+        view::runs::status_line(&first.name, first.status.as_str())
+    );
     let name = first.name.clone();
     // The destroy runs a cleanup starts, found in its history as it goes.
     let children = RunIds::default();
@@ -430,7 +438,7 @@ async fn follow_execution(
         }
         if x.status != last_status {
             if !x.is_finished() {
-                status_line(&view::runs::status_line(&x.name, &x.status));
+                status_line(&view::runs::status_line(&x.name, x.status.as_str()));
             }
             last_status = x.status.clone();
         }

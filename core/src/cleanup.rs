@@ -270,7 +270,7 @@ pub struct DestroyResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_region: Option<String>,
     /// `SUCCEEDED` or `FAILED`.
-    pub status: String,
+    pub status: crate::run::ExecutionStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_arn: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -281,7 +281,7 @@ pub struct DestroyResult {
 
 impl DestroyResult {
     pub fn failed(&self) -> bool {
-        self.status != "SUCCEEDED"
+        self.status != crate::run::ExecutionStatus::Succeeded
     }
 }
 
@@ -298,7 +298,7 @@ pub fn bounded_failure(
     DestroyResult {
         stack: stack.to_string(),
         stack_region: stack_region.map(str::to_string),
-        status: "FAILED".into(),
+        status: crate::run::ExecutionStatus::Failed,
         execution_arn: None,
         error: Some(cut(error)),
         cause: Some(cut(cause)),

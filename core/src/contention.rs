@@ -7,7 +7,7 @@ use crate::lock::{expiry_phrase, LockInfo};
 use crate::text::{
     display_ident_str, flatten_str, or_unrenderable, printable_str, shell_quote, STACK_NAME_CAP,
 };
-use crate::view::state::value::iso_timestamp_or_none;
+use crate::time::iso_timestamp_or_none;
 
 /// Which kind of stack the lock guards (only the noun changes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -47,6 +47,13 @@ impl PartialOrd for StackRef {
     }
 }
 
+/// A stack reference as listed, borrowed: a region-less one is a legacy v1 record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefView<'a> {
+    pub stack: &'a str,
+    pub region: Option<&'a str>,
+}
+
 /// `{prefix}/{stack}/{region}/state.json`.
 pub fn state_key(prefix: &str, stack: &str, region: &str) -> String {
     format!("{prefix}/{stack}/{region}/state.json")

@@ -1,18 +1,16 @@
-//! What a run tells people (docs/notifications.md): the four kinds of message, and the
-//! typed detail each carries, built from what the run already wrote (`approval.json`,
-//! `report.json`, the cleanup's summary). The same detail is the EventBridge event's
-//! `detail` and, rendered by [`crate::view::notify`], the SNS message. Pure: the steps
-//! and the CLI publish through `cdkd_aws::notify`.
+//! What a run tells people (docs/notifications.md): the four kinds of message, the
+//! typed detail each carries, and which kind and outcome a run's end is told as. The
+//! detail's lines are built from what the run already wrote (`approval.json`,
+//! `report.json`, the cleanup's summary) by the notify view, which also renders the SNS
+//! message; the same detail is the EventBridge event's `detail`. Pure: the steps and the
+//! CLI publish through `cdkd_aws::notify`.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::destroy::model::{DestroyReport, RowOutcome, RunResult};
-use crate::export::approval::{answer_commands, Approval, PlanSummary};
+use crate::destroy::model::{destroy_end, DestroyEnd};
+use crate::export::approval::PlanSummary;
 use crate::export::report::ExportReport;
-use crate::text::{flatten, flatten_str, js_string};
-use crate::view::report::{closing_line_of, outcome_phrase, stack_head, stopped_line};
-use crate::view::words::stack_region;
+use crate::run::{Outcome, RunId, RunKind};
 
 /// The events' `Source`.
 pub const SOURCE: &str = "cdkd-flow";
@@ -105,8 +103,8 @@ pub struct Notice {
     pub version: u32,
     pub kind: NoticeKind,
     /// `export`, `destroy` or `cleanup`.
-    pub operation: String,
-    pub run_id: String,
+    pub operation: RunKind,
+    pub run_id: RunId,
     /// The stack the run was started on (none for a cleanup).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack: Option<String>,
@@ -114,7 +112,7 @@ pub struct Notice {
     pub region: Option<String>,
     /// `waiting-for-approval`, `migrated`, `destroyed`, `failed`, `partial`,
     /// `interrupted`, `finished`, `incomplete` or `dry-run`.
-    pub outcome: String,
+    pub outcome: Outcome,
     /// What ended the run early, flattened onto one line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
@@ -181,15 +179,16 @@ pub struct StackEntry {
 }
 
 impl Notice {
-    fn new(kind: NoticeKind, operation: &str, run_id: &str, outcome: &str) -> Notice {
+    /// A notice of `kind` with no lines yet.
+    pub fn new(kind: NoticeKind, operation: RunKind, run_id: &str, outcome: Outcome) -> Notice {
         Notice {
             version: DETAIL_VERSION,
             kind,
-            operation: operation.into(),
+            operation,
             run_id: run_id.into(),
             stack: None,
             region: None,
-            outcome: outcome.into(),
+            outcome,
             cause: None,
             summary: Vec::new(),
             redo: Vec::new(),
@@ -202,7 +201,7 @@ impl Notice {
     }
 
     /// Cuts every list at [`MAX_LINES`] and every line at [`MAX_LINE_CHARS`].
-    fn capped(mut self) -> Notice {
+    pub fn capped(mut self) -> Notice {
         let mut cut = false;
         for list in [&mut self.summary, &mut self.redo] {
             cut |= cap_lines(list);
@@ -266,210 +265,45 @@ fn cap_lines(list: &mut Vec<String>) -> bool {
     true
 }
 
-/// An export run waits for approval: the stack, the plan's counts, the two commands
-/// that answer (naming the run as `answer_as`, [`crate::export::approval::answer_name`];
-/// `extra`: what a local run's commands add, [`crate::export::approval::local_extra`])
-/// and the run id.
-pub fn approval_waiting(
-    a: &Approval,
-    region: Option<&str>,
-    approval_key: &str,
-    answer_as: &str,
-    extra: &str,
-) -> Notice {
-    let (approve, reject) = answer_commands(answer_as, extra);
-    let mut n = Notice::new(
-        NoticeKind::ApprovalWaiting,
-        "export",
-        &a.run_id,
-        "waiting-for-approval",
-    );
-    n.stack = Some(a.stack.clone());
-    n.region = region.map(str::to_string);
-    n.summary = vec![
-        format!(
-            "export {}: run {} waits for approval before the lock",
-            crate::export::plain::shown(&a.stack),
-            flatten_str(&a.run_id)
-        ),
-        format!(
-            "plan: {} stack(s), {} resource(s) to import, {} warning(s)",
-            a.summary.stacks, a.summary.import_rows, a.summary.warnings
-        ),
-    ];
-    n.commands = vec![approve.clone(), reject.clone()];
-    n.report_key = Some(approval_key.to_string());
-    n.approval = Some(ApprovalDetail {
-        plan: a.summary,
-        plan_key: a.plan_key.clone(),
-        approve_command: approve,
-        reject_command: reject,
-    });
-    n.capped()
-}
-
-/// An export run ended with its report: succeeded when it migrated, else failed (the
-/// report's cause, redo lines and commands).
-pub fn export_ended(
-    r: &ExportReport,
-    stack: &str,
-    region: Option<&str>,
-    report_key: &str,
-) -> Notice {
-    let kind = if r.outcome == "migrated" {
+/// How an export's end is told: succeeded when it migrated, else failed (with its
+/// report's outcome).
+pub fn export_end(r: &ExportReport) -> NoticeKind {
+    if r.outcome == Outcome::Migrated {
         NoticeKind::RunSucceeded
     } else {
         NoticeKind::RunFailed
-    };
-    let mut n = Notice::new(kind, "export", &r.run_id, &r.outcome);
-    n.stack = Some(stack.to_string());
-    n.region = region.map(str::to_string);
-    n.cause = r.cause.as_deref().map(flatten_str);
-    n.summary = crate::view::export_report::stack_lines(r);
-    n.redo = r.redo.iter().map(|l| flatten_str(l)).collect();
-    n.commands = r.commands.clone();
-    n.report_key = Some(report_key.to_string());
-    n.capped()
+    }
 }
 
-/// A destroy run ended with its report (children first, the root last): succeeded when
-/// every stack is destroyed, else failed, with what is left to do (failed and blocked
-/// rows, each stack's next step). `refused`: it ended before its plan was made (outcome
-/// `refused`; nothing was deleted, and nothing is advised).
-#[allow(clippy::too_many_arguments)]
-pub fn destroy_ended(
-    run_id: &str,
-    stack: &str,
-    region: &str,
-    stacks: &[DestroyReport],
+/// How a destroy's end ([`DestroyEnd`], from its report: `complete`, `refused`, whether
+/// it names an abort cause, whether a stack was left interrupted) is told.
+pub fn destroy_end_told(
     complete: bool,
-    aborted: Option<&str>,
     refused: bool,
-    report_key: &str,
-) -> Notice {
-    use crate::destroy::model::{destroy_end, DestroyEnd};
-    let interrupted = stacks.iter().any(|s| s.result == RunResult::Interrupted);
-    let (kind, outcome) = match destroy_end(complete, refused, aborted.is_some(), interrupted) {
-        DestroyEnd::Destroyed => (NoticeKind::RunSucceeded, "destroyed"),
-        DestroyEnd::Refused => (NoticeKind::RunFailed, "refused"),
-        DestroyEnd::Aborted => (NoticeKind::RunFailed, "failed"),
-        DestroyEnd::Stopped => (NoticeKind::RunFailed, "interrupted"),
-        DestroyEnd::Partial => (NoticeKind::RunFailed, "partial"),
-    };
-    let mut n = Notice::new(kind, "destroy", run_id, outcome);
-    n.stack = Some(stack.to_string());
-    // A run refused before its plan may not know its region.
-    n.region = (!region.is_empty()).then(|| region.to_string());
-    n.cause = aborted.map(flatten_str);
-    n.summary = stacks.iter().map(stack_head).collect();
-    if let Some(a) = aborted {
-        n.summary.push(stopped_line(a));
+    aborted: bool,
+    interrupted: bool,
+) -> (NoticeKind, Outcome) {
+    match destroy_end(complete, refused, aborted, interrupted) {
+        DestroyEnd::Destroyed => (NoticeKind::RunSucceeded, Outcome::Destroyed),
+        DestroyEnd::Refused => (NoticeKind::RunFailed, Outcome::Refused),
+        DestroyEnd::Aborted => (NoticeKind::RunFailed, Outcome::Failed),
+        DestroyEnd::Stopped => (NoticeKind::RunFailed, Outcome::Interrupted),
+        DestroyEnd::Partial => (NoticeKind::RunFailed, Outcome::Partial),
     }
-    n.summary.push(closing_line_of(stacks, complete));
-    for s in stacks {
-        for row in &s.rows {
-            if matches!(
-                row.outcome,
-                RowOutcome::Failed { .. } | RowOutcome::Blocked { .. }
-            ) {
-                n.redo.push(format!(
-                    "{}: {} ({}) {}",
-                    stack_region(&s.stack, &s.region),
-                    flatten_str(&row.logical_id),
-                    flatten_str(&row.resource_type),
-                    outcome_phrase(&row.outcome)
-                ));
-            }
-        }
-        if let Some(next) = &s.next_step {
-            n.redo.push(format!(
-                "{}: next: {}",
-                stack_region(&s.stack, &s.region),
-                flatten_str(next)
-            ));
-        }
-    }
-    n.report_key = Some(report_key.to_string());
-    n.capped()
 }
 
-fn entries(out: &Value, key: &str, f: impl Fn(&Value, &mut StackEntry)) -> Vec<StackEntry> {
-    out.get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|v| {
-                    let mut e = StackEntry {
-                        stack: js_string(v.get("stack").unwrap_or(&Value::Null)),
-                        region: v
-                            .get("stackRegion")
-                            .and_then(Value::as_str)
-                            .map(str::to_string),
-                        ..StackEntry::default()
-                    };
-                    f(v, &mut e);
-                    e
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// A cleanup ended: its summary (the cleanup workflow's `Summary`, or `DryRunSummary`,
-/// output) as a digest: what it destroyed (or would), skipped and why, and what failed.
-pub fn cleanup_finished(run_id: &str, out: &Value) -> Notice {
-    let dry = out.get("dryRun").and_then(Value::as_bool).unwrap_or(false);
-    let failed = entries(out, "failed", |v, e| {
-        e.error = Some(format!(
-            "{}: {}",
-            flatten(v.get("error")),
-            cap_chars(&flatten(v.get("cause")))
-        ))
-    });
-    // A cleanup that could not finish (its `Failed` state: the error it caught).
-    let broke = out.get("error").filter(|e| !e.is_null());
-    let outcome = if broke.is_some() {
-        "failed"
-    } else if dry {
-        "dry-run"
-    } else if failed.is_empty() && out.get("failedCount").and_then(Value::as_u64).unwrap_or(0) == 0
-    {
-        "finished"
+/// A cleanup's outcome: `failed` when it could not finish (`broke`), `dry-run`,
+/// `finished` when no destroy failed, else `incomplete`.
+pub fn cleanup_outcome(broke: bool, dry_run: bool, any_failed: bool) -> Outcome {
+    if broke {
+        Outcome::Failed
+    } else if dry_run {
+        Outcome::DryRun
+    } else if any_failed {
+        Outcome::Incomplete
     } else {
-        "incomplete"
-    };
-    let mut n = Notice::new(NoticeKind::CleanupFinished, "cleanup", run_id, outcome);
-    n.cause = broke.map(|e| format!("{}: {}", flatten(Some(e)), flatten(out.get("cause"))));
-    n.summary = crate::view::cleanup::render_cleanup(out)
-        .lines()
-        .map(str::to_string)
-        .collect();
-    let destroyed = entries(out, if dry { "selected" } else { "succeeded" }, |_, _| {});
-    let skipped = entries(out, "skipped", |v, e| {
-        e.reason = Some(flatten(v.get("reason")))
-    });
-    // The lists, or the summary's counts when the lists could not be read.
-    let counted = |list: &Vec<StackEntry>, key: &str| {
-        let n = out.get(key).and_then(Value::as_u64).unwrap_or(0);
-        list.len().max(usize::try_from(n).unwrap_or(usize::MAX))
-    };
-    n.cleanup = Some(CleanupDigest {
-        dry_run: dry,
-        destroyed_count: counted(
-            &destroyed,
-            if dry {
-                "selectedCount"
-            } else {
-                "succeededCount"
-            },
-        ),
-        skipped_count: counted(&skipped, "skippedCount"),
-        failed_count: counted(&failed, "failedCount"),
-        destroyed,
-        skipped,
-        failed,
-    });
-    n.capped()
+        Outcome::Finished
+    }
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@
 use crate::cleanup::{parse_duration_ms, CleanupError};
 use crate::keys::run_prefix;
 use crate::lock::{is_expired, parse_flow_owner, FlowHolder, LockInfo};
+use crate::run::{ExecutionStatus, Outcome, RunId, RunKind};
 use crate::runs::{lock_owned_by_run, LocalState};
 use crate::text::flatten_str;
-use crate::view::runs::RunKind;
 
 /// The lifecycle rule's id is this and the state prefix: `cdkd-flow-runs:<prefix>`, so
 /// two prefixes of one bucket each keep a rule of their own.
@@ -257,7 +257,7 @@ impl FolderFiles {
 /// A run's folder `<prefix>/_runs/<run-id>/` as listed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunFolder {
-    pub run_id: String,
+    pub run_id: RunId,
     pub keys: Vec<String>,
     pub bytes: i64,
     /// The newest write of any of its objects: the run's last sign of life.
@@ -281,7 +281,7 @@ pub fn run_folders(prefix: &str, objects: Vec<ListedObject>) -> Vec<RunFolder> {
             continue;
         }
         let f = folders.entry(id.to_string()).or_insert_with(|| RunFolder {
-            run_id: id.to_string(),
+            run_id: id.into(),
             keys: Vec::new(),
             bytes: 0,
             last_write_ms: i64::MIN,
@@ -318,7 +318,7 @@ pub fn kind_of_id(run_id: &str) -> Option<RunKind> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KindWitness<'a> {
     /// The kind of the state machine whose execution of the run answered DescribeExecution.
-    pub machine: Option<RunKind>,
+    pub machine: Option<&'a RunKind>,
     /// A local run's `run.json` `kind`.
     pub run_json: Option<&'a str>,
     /// The folder holds `plan.json`: only an export plans.
@@ -333,6 +333,7 @@ pub struct KindWitness<'a> {
 /// told by the first two.
 pub fn kind_of_run(run_id: &str, w: &KindWitness<'_>) -> Option<RunKind> {
     w.machine
+        .cloned()
         .or_else(|| w.run_json.and_then(RunKind::of_name))
         .or_else(|| w.plan.then_some(RunKind::Export))
         .or_else(|| w.report.and_then(RunKind::of_name))
@@ -348,7 +349,7 @@ pub enum RunStatus {
     /// Ended: the outcome its report states (`None`: an execution that ended without
     /// a report).
     Ended {
-        outcome: Option<String>,
+        outcome: Option<Outcome>,
     },
     Interrupted {
         why: String,
@@ -376,13 +377,14 @@ impl RunStatus {
 
     /// A deployed run whose execution Step Functions describes: running while
     /// `RUNNING` (or `PENDING_REDRIVE`), else ended with its report's outcome.
-    pub fn of_execution(status: &str, report_outcome: Option<&str>) -> RunStatus {
+    pub fn of_execution(status: &ExecutionStatus, report_outcome: Option<&Outcome>) -> RunStatus {
+        use ExecutionStatus as S;
         match status {
-            "RUNNING" | "PENDING_REDRIVE" => RunStatus::Running,
-            "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED" => RunStatus::Ended {
-                outcome: report_outcome.map(str::to_string),
+            S::Running | S::PendingRedrive => RunStatus::Running,
+            S::Succeeded | S::Failed | S::TimedOut | S::Aborted => RunStatus::Ended {
+                outcome: report_outcome.cloned(),
             },
-            other => RunStatus::Unknown {
+            S::Other(other) => RunStatus::Unknown {
                 why: format!("its execution is {}", flatten_str(other)),
             },
         }
@@ -393,13 +395,13 @@ impl RunStatus {
     /// (`plan_run`).
     pub fn of_files(
         files: &FolderFiles,
-        report_outcome: Option<&str>,
+        report_outcome: Option<&Outcome>,
         approval_pending: bool,
         plan_run: PlanRun,
     ) -> RunStatus {
         if let Some(o) = report_outcome {
             return RunStatus::Ended {
-                outcome: Some(o.to_string()),
+                outcome: Some(o.clone()),
             };
         }
         if approval_pending {
@@ -471,7 +473,10 @@ pub fn root_holder(lock: Option<&LockInfo>, run_id: &str, now_ms: i64) -> RootHo
 pub enum HolderExecution {
     /// Its status, and the run folder it writes into (the run its input resumes, else
     /// its own name: the CLI's `run::run_folder`).
-    Described { status: String, writes_into: String },
+    Described {
+        status: ExecutionStatus,
+        writes_into: String,
+    },
     /// No state machine had it, or the call failed.
     Undescribed,
 }
@@ -584,8 +589,8 @@ fn resumable(folder: &RunFolder, facts: &RunFacts) -> Option<String> {
     }
     match &facts.status {
         RunStatus::Interrupted { why } => Some(format!("interrupted: {why}")),
-        RunStatus::Ended { outcome } => match outcome.as_deref() {
-            Some("migrated" | "rejected") => None,
+        RunStatus::Ended { outcome } => match outcome {
+            Some(Outcome::Migrated | Outcome::Rejected) => None,
             Some(o) => Some(format!("it ended {o}")),
             None => Some("its execution ended without a report".into()),
         },

@@ -5,7 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::export::execute::{ExportRun, StackStage};
 use crate::keys::run_prefix;
+use crate::run::{Outcome, RunId, RunKind};
 use crate::text::{flatten_str, shell_quote};
 
 /// The program name printed in commands.
@@ -87,7 +89,7 @@ pub fn ended_by_its_run(plan_run: &mut LocalRun, run: Option<&LocalRun>) {
         && plan_run.plan_only
         && planned_run(&plan_run.run_id) == Some(run.run_id.as_str())
     {
-        plan_run.outcome = Some("succeeded".into());
+        plan_run.outcome = Some(Outcome::Succeeded);
         plan_run.ended_ms = Some(run.started_ms);
     }
 }
@@ -125,9 +127,9 @@ pub fn folder_run(
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LocalRun {
-    pub run_id: String,
+    pub run_id: RunId,
     /// `export` or `destroy`.
-    pub kind: String,
+    pub kind: RunKind,
     pub stack: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_region: Option<String>,
@@ -146,7 +148,7 @@ pub struct LocalRun {
     pub ended_ms: Option<i64>,
     /// How the process saw it end: `succeeded`, `failed` or `interrupted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<String>,
+    pub outcome: Option<Outcome>,
 }
 
 impl LocalRun {
@@ -177,8 +179,8 @@ pub fn resume_command(args: &[String]) -> Option<String> {
 /// it was (the same command again after a Ctrl-C, a partial end, a run id a scheduled
 /// job reuses); an export's only when interrupted (its `Resume` step forgets any other
 /// as it resumes, and a migrated run is never run again).
-pub fn forgets_earlier_end(kind: &str, outcome: &str) -> bool {
-    kind == crate::view::runs::RunKind::Destroy.name() || outcome == INTERRUPTED
+pub fn forgets_earlier_end(kind: &RunKind, outcome: &Outcome) -> bool {
+    *kind == RunKind::Destroy || *outcome == Outcome::Interrupted
 }
 
 /// What a `--parameter KEY=VALUE` value becomes in what a run keeps and tells.
@@ -211,9 +213,6 @@ pub fn masked_args(args: &[String]) -> Vec<String> {
     out
 }
 
-/// The outcome of a run stopped by Ctrl-C (its report's and its `run.json`'s).
-pub const INTERRUPTED: &str = "interrupted";
-
 /// What the lock of a run's stack says about the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunLock {
@@ -242,7 +241,7 @@ pub enum LocalState {
     /// Its process is alive (same host), or its lock is held and fresh (another host).
     Running,
     /// It wrote its report (or recorded its end): `outcome` from the report.
-    Ended { outcome: String },
+    Ended { outcome: Outcome },
     /// No report and nothing runs it any more: `why` says how that is known.
     Interrupted { why: String },
     /// Another host's run with no lock of its own to tell by (planning, or waiting
@@ -262,11 +261,47 @@ impl LocalState {
     }
 }
 
+/// Where a local run stands, from what it wrote so far (`runs list | show --local`'s
+/// phase, and the words an interruption's cause names; the runs view puts it in words).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LocalPhase {
+    /// No progress record yet: it plans (or asks to go on).
+    Planning,
+    /// An export before its lock whose approval request has no decision yet.
+    WaitingForApproval,
+    /// A plan run that ended: it made its plan.
+    Plan,
+    /// An export with a progress record: its least advanced stack's stage (`None`: no
+    /// stack yet, it takes its locks), and whether it stopped on a failure.
+    Export {
+        stage: Option<StackStage>,
+        stopped: bool,
+    },
+    /// A destroy with a progress record: its waves so far, its records settled of all,
+    /// and whether a graceful stop was asked for.
+    Destroy {
+        waves: u32,
+        settled: u32,
+        total: u32,
+        stop_requested: bool,
+    },
+}
+
+impl LocalPhase {
+    /// An export's phase from its progress record.
+    pub fn of_export(run: &ExportRun) -> LocalPhase {
+        LocalPhase::Export {
+            stage: run.least_stage(),
+            stopped: run.failure.is_some(),
+        }
+    }
+}
+
 /// What is known about a local run besides its `run.json`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Evidence<'a> {
     /// The outcome its `report.json` states, when it has one.
-    pub report_outcome: Option<&'a str>,
+    pub report_outcome: Option<&'a Outcome>,
     /// This host's name.
     pub host: &'a str,
     /// Whether its process is alive, when it ran on this host.
@@ -281,22 +316,22 @@ pub struct Evidence<'a> {
 /// interrupted when its process is gone or its lock expired.
 pub fn local_state(run: &LocalRun, e: &Evidence<'_>) -> LocalState {
     // The interrupted process itself (Ctrl-C) says so, in run.json or its report.
-    let interrupted = Some(INTERRUPTED);
-    if run.outcome.as_deref() == interrupted || e.report_outcome == interrupted {
+    let interrupted = Some(&Outcome::Interrupted);
+    if run.outcome.as_ref() == interrupted || e.report_outcome == interrupted {
         return LocalState::Interrupted {
             why: "it was interrupted (Ctrl-C)".into(),
         };
     }
-    if let Some(outcome) = e.report_outcome.or(run.outcome.as_deref()) {
+    if let Some(outcome) = e.report_outcome.or(run.outcome.as_ref()) {
         return LocalState::Ended {
-            outcome: outcome.to_string(),
+            outcome: outcome.clone(),
         };
     }
     let host = flatten_str(&run.host);
     let expired = |expires_ms: i64| LocalState::Interrupted {
         why: format!(
             "its lock expired at {}",
-            crate::view::date::iso_seconds(expires_ms)
+            crate::time::iso_seconds(expires_ms)
         ),
     };
     if run.host == e.host {
@@ -329,7 +364,7 @@ mod tests {
     fn run() -> LocalRun {
         LocalRun {
             run_id: "export-App-1".into(),
-            kind: "export".into(),
+            kind: RunKind::Export,
             stack: "App".into(),
             args: vec![
                 "export".into(),
@@ -357,11 +392,12 @@ mod tests {
 
     #[test]
     fn a_destroy_run_again_forgets_any_earlier_end_an_export_only_an_interruption() {
-        assert!(forgets_earlier_end("destroy", "partial"));
-        assert!(forgets_earlier_end("destroy", "destroyed"));
-        assert!(forgets_earlier_end("export", INTERRUPTED));
-        assert!(!forgets_earlier_end("export", "failed"));
-        assert!(!forgets_earlier_end("export", "migrated"));
+        let (destroy, export) = (RunKind::Destroy, RunKind::Export);
+        assert!(forgets_earlier_end(&destroy, &Outcome::Partial));
+        assert!(forgets_earlier_end(&destroy, &Outcome::Destroyed));
+        assert!(forgets_earlier_end(&export, &Outcome::Interrupted));
+        assert!(!forgets_earlier_end(&export, &Outcome::Failed));
+        assert!(!forgets_earlier_end(&export, &Outcome::Migrated));
     }
 
     #[test]
@@ -408,7 +444,7 @@ mod tests {
     #[test]
     fn a_report_ends_a_run_whatever_its_process() {
         let e = Evidence {
-            report_outcome: Some("migrated"),
+            report_outcome: Some(&Outcome::Migrated),
             ..evidence(Some(true), RunLock::NotHeld)
         };
         assert_eq!(
@@ -485,7 +521,7 @@ mod tests {
             "interrupted"
         );
         let e = Evidence {
-            report_outcome: Some("interrupted"),
+            report_outcome: Some(&Outcome::Interrupted),
             ..evidence(Some(false), RunLock::NotHeld)
         };
         assert_eq!(
@@ -560,10 +596,29 @@ mod tests {
     }
 
     #[test]
+    fn a_run_json_with_words_this_version_does_not_know_reads_and_is_written_back_unchanged() {
+        let v = serde_json::json!({
+            "runId": "repair-App-1", "kind": "repair", "stack": "App", "args": [],
+            "host": "h", "pid": 1, "startedMs": 5, "endedMs": 6, "outcome": "half-done"
+        });
+        let r: LocalRun = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(r.kind, RunKind::Other("repair".into()));
+        assert_eq!(r.outcome, Some(Outcome::Other("half-done".into())));
+        assert_eq!(serde_json::to_value(&r).unwrap(), v);
+        // Its end reads as an end, in its own word.
+        assert_eq!(
+            local_state(&r, &evidence(Some(false), RunLock::NotHeld)),
+            LocalState::Ended {
+                outcome: Outcome::Other("half-done".into())
+            }
+        );
+    }
+
+    #[test]
     fn a_plan_run_ends_when_its_run_starts_and_not_otherwise() {
         let plan = LocalRun {
             run_id: "export-App-1-plan".into(),
-            kind: "export".into(),
+            kind: RunKind::Export,
             stack: "App".into(),
             plan_only: true,
             started_ms: 10,
@@ -576,7 +631,7 @@ mod tests {
         };
         let mut p = plan.clone();
         ended_by_its_run(&mut p, Some(&run));
-        assert_eq!(p.outcome.as_deref(), Some("succeeded"));
+        assert_eq!(p.outcome, Some(Outcome::Succeeded));
         assert_eq!(p.ended_ms, Some(20));
         // No run: still open; another run: not its; an end written: kept.
         let mut p = plan.clone();
@@ -594,7 +649,7 @@ mod tests {
             ..plan.clone()
         };
         ended_by_its_run(&mut p, Some(&run));
-        assert_eq!(p.outcome.as_deref(), Some("failed"));
+        assert_eq!(p.outcome, Some(Outcome::Failed));
     }
 
     #[test]

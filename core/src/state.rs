@@ -17,6 +17,10 @@ use crate::text::{flatten_str, or_unrenderable, printable_str};
 
 /// The schema version writers stamp.
 pub const CURRENT_VERSION: u64 = 10;
+
+/// The resource type of a nested stack: its entry's record is the child `<stack>~<id>`.
+pub const NESTED_STACK_TYPE: &str = "AWS::CloudFormation::Stack";
+
 /// Every schema version a reader accepts.
 pub const SUPPORTED_VERSIONS: RangeInclusive<u64> = 1..=10;
 

@@ -7,7 +7,7 @@
 //! ([`crate::refused::ensure_report`]): writes `report.json` when the run has none (where
 //! each stack stood, from its progress) and tells it as `run-failed`, once.
 
-use cdkd_core::view::runs::RunKind;
+use cdkd_core::run::{ExecutionStatus, RunKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -26,7 +26,7 @@ pub struct StatusChange {
 pub struct StatusDetail {
     /// The execution's name (the run id).
     pub name: String,
-    pub status: String,
+    pub status: ExecutionStatus,
     /// The execution's input, as a JSON string (absent when it is too large to include).
     #[serde(default)]
     pub input: Option<String>,
@@ -42,13 +42,13 @@ pub struct EndedOutput {
 
 /// The caught-error pair the report and the message carry for an outside stop, by the
 /// execution's status; `None` for any status the run's own states report.
-pub fn outside_stop(status: &str) -> Option<(&'static str, &'static str)> {
+pub fn outside_stop(status: &ExecutionStatus) -> Option<(&'static str, &'static str)> {
     match status {
-        "ABORTED" => Some((
+        ExecutionStatus::Aborted => Some((
             "States.Aborted",
             "the execution was stopped from outside (cdkd-flow runs stop --now, or StopExecution) before any step of it could write its report",
         )),
-        "TIMED_OUT" => Some((
+        ExecutionStatus::TimedOut => Some((
             "States.Timeout",
             "the execution reached its time limit before any step of it could write its report",
         )),
@@ -73,7 +73,9 @@ pub async fn run(event: StatusChange, deps: &Deps) -> Result<EndedOutput, StepEr
         Some(RunKind::Export) => Operation::Export,
         Some(RunKind::Destroy) => Operation::Destroy,
         // A cleanup's destroy runs report themselves; it has no run folder of its own.
-        Some(RunKind::Cleanup) | None => return Ok(EndedOutput { report: None }),
+        Some(RunKind::Cleanup | RunKind::Other(_)) | None => {
+            return Ok(EndedOutput { report: None })
+        }
     };
     let i: RunInput = serde_json::from_value(input)
         .map_err(|e| StepError::bad_input(format!("run-ended: the execution's input: {e}")))?;

@@ -99,7 +99,7 @@ pub async fn cleanup_notify(
             input.summary.clone()
         }
     };
-    let notice = cdkd_core::notify::cleanup_finished(&input.run_id, &summary);
+    let notice = cdkd_core::view::notify::cleanup_finished(&input.run_id, &summary);
     tell(deps.notify.as_ref(), &store, &notice).await;
     Ok(CleanupNotifyOutput {
         configured: deps.notify.is_some(),

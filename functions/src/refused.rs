@@ -12,8 +12,9 @@ use cdkd_aws::notify::Notifier;
 use cdkd_aws::StateStore;
 use cdkd_core::export::execute::ExportRun;
 use cdkd_core::export::report::{ended_early, stopped_from_outside};
-use cdkd_core::notify::{export_ended, Notice};
+use cdkd_core::notify::Notice;
 use cdkd_core::text::flatten_str;
+use cdkd_core::view::notify::export_ended;
 use serde::{Deserialize, Serialize};
 
 use crate::deps::Deps;

@@ -13,12 +13,12 @@ use cdkd_core::destroy::model::RunResult;
 use cdkd_core::destroy::order::destroy_order;
 use cdkd_core::destroy::refusals::{Refusal, StackRecord};
 use cdkd_core::lock::is_expired;
+use cdkd_core::run::RunKind;
 use cdkd_core::text::{flatten_str, or_unrenderable, printable_str};
 use cdkd_core::view::plan::{
     plan_run, refused_summary, render_confirmation, render_plan, PlanRequest, RunPlan,
     CONFIRM_QUESTION,
 };
-use cdkd_core::view::runs::RunKind;
 use cdkd_engine::{Event, EventKind, Outcome};
 use cdkd_functions::destroy::finish::RunReport;
 use cdkd_functions::destroy::load::{consumers, export_hold, load_tree, LoadError, StackTree};

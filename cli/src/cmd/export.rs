@@ -18,9 +18,9 @@ use cdkd_core::export::names;
 use cdkd_core::export::plan::Plan;
 use cdkd_core::export::resume::{live_refusal, not_ours_refusal, Verdict};
 use cdkd_core::export::unmanaged::Gate;
+use cdkd_core::run::RunKind;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{assembly_line, template_read_line};
-use cdkd_core::view::runs::RunKind;
 use cdkd_engine::Outcome;
 use cdkd_functions::export::{ExportInput, ExportOptions, TemplateFrom};
 use cdkd_functions::{definitions, Deps};
@@ -836,7 +836,7 @@ async fn detached_plan(
         if x.is_finished() && x.status != "SUCCEEDED" {
             return Err(CliError::Refused(failure_line(
                 stack,
-                x.error.as_deref().unwrap_or(&x.status),
+                x.error.as_deref().unwrap_or(x.status.as_str()),
                 x.cause
                     .as_deref()
                     .unwrap_or("the plan run ended without a plan"),

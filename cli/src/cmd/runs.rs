@@ -241,8 +241,8 @@ const ALL_KINDS: [Kind; 3] = [Kind::Destroy, Kind::Cleanup, Kind::Export];
 /// `cdkd_core::retention::kind_of_id`).
 fn kinds_for_name(name: &str) -> [Kind; 3] {
     match cdkd_core::retention::kind_of_id(name) {
-        Some(view::runs::RunKind::Cleanup) => [Kind::Cleanup, Kind::Destroy, Kind::Export],
-        Some(view::runs::RunKind::Export) => [Kind::Export, Kind::Destroy, Kind::Cleanup],
+        Some(cdkd_core::run::RunKind::Cleanup) => [Kind::Cleanup, Kind::Destroy, Kind::Export],
+        Some(cdkd_core::run::RunKind::Export) => [Kind::Export, Kind::Destroy, Kind::Cleanup],
         _ => [Kind::Destroy, Kind::Cleanup, Kind::Export],
     }
 }
@@ -559,7 +559,10 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
     let (client, x) = find_run(sdk, &a.machines, &a.run).await?;
     let name = flatten_str(&x.name);
     if x.is_finished() {
-        eprintln!("run {name} has already ended: {}", flatten_str(&x.status));
+        eprintln!(
+            "run {name} has already ended: {}",
+            flatten_str(x.status.as_str())
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let input = remote::input_of(&x);
@@ -855,7 +858,7 @@ mod tests {
             cause: None,
         };
         let row = remote::execution_row(&x);
-        assert_eq!(row.kind, Some(view::runs::RunKind::Cleanup));
+        assert_eq!(row.kind, Some(cdkd_core::run::RunKind::Cleanup));
         assert_eq!(row.target.as_deref(), Some("p-*"));
         assert_eq!(row.error.as_deref(), Some("CleanupIncomplete"));
         let bad = Execution {

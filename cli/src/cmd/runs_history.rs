@@ -17,12 +17,12 @@ use cdkd_core::retention::{
     HolderExecution, KindWitness, PlanRun, RootHolder, RunFacts, RunFolder, RunStatus, Verdict,
     DEFAULT_EXPIRY_DAYS,
 };
+use cdkd_core::run::RunKind;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::retention::{
     expire_json, prune_json, render_expire, render_prune, ExpireResult, NotDeleted, PruneResult,
     PruneRow,
 };
-use cdkd_core::view::runs::RunKind;
 use cdkd_functions::runs::report_key;
 use futures::StreamExt;
 use serde_json::Value;
@@ -334,7 +334,7 @@ impl DeployedRuns {
     /// names none) has it, with the kind of the machine that answered.
     async fn describe(&self, kind: Option<RunKind>, run_id: &str) -> Option<(RunKind, Execution)> {
         for (k, sm) in &self.machines {
-            if kind.is_some_and(|kind| kind != *k) {
+            if kind.as_ref().is_some_and(|kind| kind != k) {
                 continue;
             }
             let arn = sfn::execution_arn(sm, run_id)?;
@@ -343,7 +343,7 @@ impl DeployedRuns {
                 // A run that continued in new executions is as its latest (docs/runs.md,
                 // "Continuing in a new execution"): its folder is alive while that runs.
                 Ok(x) => match crate::remote::latest_execution(&client, x).await {
-                    Ok(x) => return Some((*k, x)),
+                    Ok(x) => return Some((k.clone(), x)),
                     Err(e) => {
                         tracing::info!("run {}: {e}", flatten_str(run_id));
                         return None;
@@ -483,7 +483,7 @@ async fn read_facts(
                 kind: kind_of_run(
                     &f.run_id,
                     &KindWitness {
-                        run_json: Some(&row.run.kind),
+                        run_json: Some(row.run.kind.as_str()),
                         plan: f.files.plan,
                         ..KindWitness::default()
                     },
@@ -516,13 +516,16 @@ async fn read_facts(
     let kind = kind_of_run(
         &f.run_id,
         &KindWitness {
-            machine: described.as_ref().map(|(k, _)| *k),
+            machine: described.as_ref().map(|(k, _)| k),
             ..by_files
         },
     );
     let outcome = match report {
         Some(r) => Some(crate::run::listing::outcome_of_report(
-            store, &f.run_id, kind, r,
+            store,
+            &f.run_id,
+            kind.clone(),
+            r,
         )?),
         None => None,
     };
@@ -530,7 +533,7 @@ async fn read_facts(
         return Ok(RunFacts {
             kind,
             plan_only: false,
-            status: RunStatus::of_execution(&x.status, outcome.as_deref()),
+            status: RunStatus::of_execution(&x.status, outcome.as_ref()),
         });
     }
     let approval_pending = f.files.approval
@@ -542,6 +545,6 @@ async fn read_facts(
     Ok(RunFacts {
         kind,
         plan_only: false,
-        status: RunStatus::of_files(&f.files, outcome.as_deref(), approval_pending, plan_run),
+        status: RunStatus::of_files(&f.files, outcome.as_ref(), approval_pending, plan_run),
     })
 }

@@ -4,9 +4,9 @@
 
 use std::process::ExitCode;
 
+use cdkd_core::run::RunKind;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view;
-use cdkd_core::view::runs::RunKind;
 use cdkd_functions::runs;
 use serde_json::Value;
 
@@ -82,7 +82,7 @@ pub async fn from_folder(
         return Ok(ExitCode::SUCCESS);
     }
     match outcome {
-        Some(o) if view::runs::outcome_succeeded(&o) => Ok(ExitCode::SUCCESS),
+        Some(o) if o.is_success() => Ok(ExitCode::SUCCESS),
         Some(_) => Ok(ExitCode::from(1)),
         None => {
             eprintln!(

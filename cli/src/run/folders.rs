@@ -8,6 +8,7 @@ use std::cmp::Reverse;
 
 use cdkd_aws::StateStore;
 use cdkd_core::retention::{kind_of_run, run_folders, KindWitness, RunFolder};
+use cdkd_core::run::Outcome;
 use cdkd_core::view::runs::ExecutionRow;
 use serde_json::Value;
 
@@ -49,7 +50,7 @@ pub async fn deployed_rows(
 pub async fn deployed_row(
     store: &StateStore,
     run_id: &str,
-) -> Result<Option<(ExecutionRow, Option<String>)>, CliError> {
+) -> Result<Option<(ExecutionRow, Option<Outcome>)>, CliError> {
     let objects = store.list_run_objects(|_| {}).await?;
     let folder = run_folders(&store.prefix, objects)
         .into_iter()
@@ -63,7 +64,7 @@ pub async fn deployed_row(
 async fn row_of(
     store: &StateStore,
     f: RunFolder,
-) -> Result<(ExecutionRow, Option<String>), CliError> {
+) -> Result<(ExecutionRow, Option<Outcome>), CliError> {
     let read = |key: String| async move {
         crate::run::artifacts::read_json::<Value>(store, &key, "run file").await
     };
@@ -93,19 +94,22 @@ async fn row_of(
     let (stack, started) = cdkd_core::runs::folder_run(progress.as_ref(), report.as_ref());
     let outcome = match report {
         Some(r) => Some(crate::run::listing::outcome_of_report(
-            store, &f.run_id, kind, r,
+            store,
+            &f.run_id,
+            kind.clone(),
+            r,
         )?),
         None => None,
     };
     let row = ExecutionRow {
-        name: f.run_id.clone(),
+        name: f.run_id.clone().into(),
         arn: String::new(),
         kind,
         status: "UNKNOWN".into(),
         start_ms: started.unwrap_or(f.last_write_ms),
         stop_ms: None,
         target: stack,
-        error: Some(cdkd_core::view::runs::unasked_execution(outcome.as_deref())),
+        error: Some(cdkd_core::view::runs::unasked_execution(outcome.as_ref())),
         cause: None,
     };
     Ok((row, outcome))

@@ -1,8 +1,9 @@
 //! Run ids: the readable execution name of a deployed run, the millisecond name of a
 //! local one, and the check of an id given by hand.
 
+use cdkd_core::run::RunId;
 use cdkd_core::text::flatten_str;
-use cdkd_core::view::date::iso_from_ms;
+use cdkd_core::time::iso_from_ms;
 
 use crate::error::CliError;
 
@@ -42,21 +43,12 @@ pub fn name_segment(stack: &str) -> String {
         .collect()
 }
 
-/// A run id given by hand must be a valid execution name.
+/// A run id given by hand must be a valid execution name (`cdkd_core::run::RunId::parse`,
+/// the one check of an id given by hand).
 pub fn check_execution_name(name: &str) -> Result<(), CliError> {
-    let ok = !name.is_empty()
-        && name.len() <= 80
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if ok {
-        Ok(())
-    } else {
-        Err(CliError::Usage(format!(
-            "'{}' is not a valid run id: 1 to 80 characters of A-Z a-z 0-9 - _",
-            flatten_str(name)
-        )))
-    }
+    RunId::parse(name)
+        .map(|_| ())
+        .map_err(|e| CliError::Usage(format!("'{}' is {e}", flatten_str(name))))
 }
 
 #[cfg(test)]

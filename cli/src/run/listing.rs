@@ -6,14 +6,13 @@
 use std::time::Duration;
 
 use cdkd_aws::StateStore;
+use cdkd_core::run::{Outcome as RunOutcome, RunKind};
 use cdkd_core::runs::{
-    listed_run_file, local_state, lock_owned_by_run, newest_known, planned_run, Evidence, LocalRun,
-    LocalState, RunLock,
+    listed_run_file, local_state, lock_owned_by_run, newest_known, planned_run, Evidence,
+    LocalPhase, LocalRun, LocalState, RunLock,
 };
 use cdkd_core::text::flatten_str;
-use cdkd_core::view::export_report::export_phase;
-use cdkd_core::view::progress::destroy_phase;
-use cdkd_core::view::runs::{LocalRunRow, RunKind};
+use cdkd_core::view::runs::LocalRunRow;
 use cdkd_functions::destroy::finish::RunReport;
 use cdkd_functions::destroy::DestroyRun;
 use cdkd_functions::runs::{progress_key, report_key};
@@ -31,21 +30,20 @@ async fn read_destroy_progress(store: &StateStore, run_id: &str) -> Option<Destr
 
 /// Where a run stands, from its progress: `planning` before it has any, then the
 /// export's least advanced stack or the destroy's wave.
-pub async fn phase_of(store: &StateStore, run: &LocalRun) -> String {
-    let planning = "planning";
-    if run.kind == RunKind::Export.name() {
+pub async fn phase_of(store: &StateStore, run: &LocalRun) -> LocalPhase {
+    if run.kind == RunKind::Export {
         if let Some(p) = crate::run::artifacts::read_export_progress(store, &run.run_id).await {
-            return export_phase(&p);
+            return LocalPhase::of_export(&p);
         }
         // Before its lock an export may wait for approval (docs/export.md §10.7).
         match crate::approval::read(store, &run.run_id).await {
-            Ok(Some((a, _))) if a.decision.is_none() => "waiting for approval".into(),
-            _ => planning.into(),
+            Ok(Some((a, _))) if a.decision.is_none() => LocalPhase::WaitingForApproval,
+            _ => LocalPhase::Planning,
         }
     } else {
         match read_destroy_progress(store, &run.run_id).await {
-            Some(p) => destroy_phase(&super::watch::run_progress(&p)),
-            None => planning.into(),
+            Some(p) => super::watch::run_progress(&p).local_phase(),
+            None => LocalPhase::Planning,
         }
     }
 }
@@ -55,10 +53,10 @@ pub async fn phase_of(store: &StateStore, run: &LocalRun) -> String {
 pub async fn report_outcome(
     store: &StateStore,
     run: &LocalRun,
-) -> Result<Option<String>, CliError> {
+) -> Result<Option<RunOutcome>, CliError> {
     let key = report_key(&store.prefix, &run.run_id);
     let r: Option<Value> = read_json(store, &key, "report").await?;
-    r.map(|r| outcome_of_report(store, &run.run_id, RunKind::of_name(&run.kind), r))
+    r.map(|r| outcome_of_report(store, &run.run_id, RunKind::of_name(run.kind.as_str()), r))
         .transpose()
 }
 
@@ -70,13 +68,13 @@ pub fn outcome_of_report(
     run_id: &str,
     kind: Option<RunKind>,
     report: Value,
-) -> Result<String, CliError> {
+) -> Result<RunOutcome, CliError> {
     if kind == Some(RunKind::Export) {
         return Ok(report
             .get("outcome")
             .and_then(Value::as_str)
             .unwrap_or("unknown")
-            .to_string());
+            .into());
     }
     let r: RunReport = serde_json::from_value(report).map_err(|e| {
         CliError::Refused(format!(
@@ -85,20 +83,14 @@ pub fn outcome_of_report(
             flatten_str(&report_key(&store.prefix, run_id))
         ))
     })?;
-    Ok(destroy_outcome(&r).to_string())
+    Ok(destroy_outcome(&r))
 }
 
 /// A destroy report's outcome in one word (`cdkd_core::destroy::model::destroy_end`).
-pub fn destroy_outcome(r: &RunReport) -> &'static str {
-    use cdkd_core::destroy::model::{destroy_end, DestroyEnd, RunResult};
+pub fn destroy_outcome(r: &RunReport) -> RunOutcome {
+    use cdkd_core::destroy::model::{destroy_end, RunResult};
     let interrupted = r.stacks.iter().any(|s| s.result == RunResult::Interrupted);
-    match destroy_end(r.complete, r.refused, r.aborted.is_some(), interrupted) {
-        DestroyEnd::Destroyed => "destroyed",
-        DestroyEnd::Refused => "refused",
-        DestroyEnd::Aborted => "aborted",
-        DestroyEnd::Stopped => "stopped",
-        DestroyEnd::Partial => "partial",
-    }
+    destroy_end(r.complete, r.refused, r.aborted.is_some(), interrupted).outcome()
 }
 
 /// What the lock of the run's stack says about it (read only for a run not ended).
@@ -163,15 +155,15 @@ async fn row_of(store: &StateStore, mut run: LocalRun) -> Result<LocalRunRow, Cl
     let state = local_state(
         &run,
         &Evidence {
-            report_outcome: outcome.as_deref(),
+            report_outcome: outcome.as_ref(),
             host: &host,
             alive: same_host.then(|| crate::host::process_alive(run.pid)),
             lock,
             now_ms: store.s3_now_ms(),
         },
     );
-    let phase = match (&state, outcome.as_deref()) {
-        (LocalState::Ended { .. }, _) if run.plan_only => "plan".to_string(),
+    let phase = match (&state, outcome.as_ref()) {
+        (LocalState::Ended { .. }, _) if run.plan_only => LocalPhase::Plan,
         _ => phase_of(store, &run).await,
     };
     Ok(LocalRunRow { run, phase, state })

@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use cdkd_aws::StateStore;
 use cdkd_core::export::report::interrupted;
-use cdkd_core::notify::export_ended;
-use cdkd_core::runs::{run_file_key, LocalRun, INTERRUPTED};
+use cdkd_core::run::{Outcome as RunOutcome, RunKind};
+use cdkd_core::runs::{run_file_key, LocalRun};
 use cdkd_core::text::flatten_str;
-use cdkd_core::view::runs::RunKind;
+use cdkd_core::view::notify::export_ended;
+use cdkd_core::view::runs::phase_text;
 use cdkd_engine::{Engine, Outcome, StateMachine};
 use cdkd_functions::destroy::finish::notice_of;
 use cdkd_functions::runs::{progress_key, report_key};
@@ -47,8 +48,8 @@ impl LocalStart {
 /// program name), this host and this process.
 pub fn this_process_run(run_id: &str, start: &LocalStart, now_ms: i64) -> LocalRun {
     LocalRun {
-        run_id: run_id.to_string(),
-        kind: start.kind.name().to_string(),
+        run_id: run_id.into(),
+        kind: start.kind.clone(),
         stack: start.stack.clone(),
         stack_region: start.stack_region.clone(),
         plan_only: start.plan_only,
@@ -76,7 +77,7 @@ pub async fn write_local_run(store: &StateStore, run: &LocalRun) -> Result<(), C
 pub async fn record_deferred_end(store: &StateStore, cell: &std::sync::Mutex<Option<LocalRun>>) {
     let meta = cell.lock().ok().and_then(|mut c| c.take());
     if let Some(mut meta) = meta {
-        record_end(store, &mut meta, "succeeded").await;
+        record_end(store, &mut meta, RunOutcome::Succeeded).await;
     }
 }
 
@@ -90,9 +91,9 @@ async fn create_local_run(store: &StateStore, run: &LocalRun) -> Result<bool, Cl
 
 /// Records the end of a run in its `run.json` (a warning when it cannot be written: the
 /// report, when there is one, still says how it ended).
-async fn record_end(store: &StateStore, run: &mut LocalRun, outcome: &str) {
+async fn record_end(store: &StateStore, run: &mut LocalRun, outcome: RunOutcome) {
     run.ended_ms = Some(cdkd_aws::store::now_ms());
-    run.outcome = Some(outcome.to_string());
+    run.outcome = Some(outcome);
     if let Err(e) = write_local_run(store, run).await {
         tracing::warn!(
             "the end of run {} was not recorded: {e}",
@@ -245,8 +246,8 @@ pub async fn run_local(
                 task.abort();
                 let resume = meta.resume_command();
                 let phase = phase_of(store, &meta).await;
-                write_interrupted_report(store, &meta, &phase, resume.as_deref(), o.notify).await;
-                record_end(store, &mut meta, INTERRUPTED).await;
+                write_interrupted_report(store, &meta, &phase_text(&phase), resume.as_deref(), o.notify).await;
+                record_end(store, &mut meta, RunOutcome::Interrupted).await;
                 return Err(CliError::Refused(interrupted_line(&meta, resume.as_deref())));
             }
         }
@@ -259,10 +260,10 @@ pub async fn run_local(
             }
             return Ok(outcome);
         }
-        Outcome::Succeeded(_) => "succeeded",
+        Outcome::Succeeded(_) => RunOutcome::Succeeded,
         Outcome::Failed(f) => {
             ensure_report(store, &meta, &f.error, &f.cause, o.notify).await;
-            "failed"
+            RunOutcome::Failed
         }
     };
     record_end(store, &mut meta, word).await;

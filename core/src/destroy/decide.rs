@@ -348,7 +348,7 @@ pub fn final_snapshot_identifier(physical_id: &str, limit: usize, now_ms: u64) -
 /// `YYYYMMDD-HHMMSS` in UTC.
 fn utc_stamp(now_ms: u64) -> String {
     // "YYYY-MM-DDTHH:MM:SS.sssZ" → digits only.
-    let iso = crate::view::date::iso_from_ms(now_ms.min(8_640_000_000_000_000) as i64);
+    let iso = crate::time::iso_from_ms(now_ms.min(8_640_000_000_000_000) as i64);
     let digits: String = iso.chars().take(19).filter(char::is_ascii_digit).collect();
     format!("{}-{}", &digits[..8], &digits[8..])
 }

@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::run::HandlePhase;
+
 /// Resumable state of a delete in flight. Serialized with a `kind` tag; every field added
 /// after the first release has a serde default, so handles persisted by an earlier
 /// version still parse.
@@ -51,7 +53,7 @@ pub enum Handle {
     /// deleter resumes; `data` is small deleter-specific state.
     #[serde(rename_all = "camelCase")]
     Steps {
-        phase: String,
+        phase: HandlePhase,
         #[serde(default, skip_serializing_if = "Value::is_null")]
         data: Value,
         started_ms: u64,
@@ -93,7 +95,7 @@ mod tests {
         );
         assert_eq!(serde_json::from_value::<Handle>(json).unwrap(), h);
         let steps = Handle::Steps {
-            phase: "emptying".into(),
+            phase: HandlePhase::Emptying,
             data: Value::Null,
             started_ms: 1,
             deadline_ms: 2,
@@ -118,6 +120,16 @@ mod tests {
         let text = serde_json::to_string(&h).unwrap();
         assert!(!text.contains("requestToken"), "{text}");
         assert_eq!(serde_json::from_str::<Handle>(&text).unwrap(), h);
+    }
+
+    #[test]
+    fn a_steps_handle_of_a_phase_this_version_does_not_know_still_parses_and_writes_back() {
+        let v = json!({"kind": "steps", "phase": "draining", "startedMs": 1, "deadlineMs": 2, "polls": 0});
+        let h: Handle = serde_json::from_value(v.clone()).unwrap();
+        assert!(
+            matches!(&h, Handle::Steps { phase: HandlePhase::Other(p), .. } if p == "draining")
+        );
+        assert_eq!(serde_json::to_value(&h).unwrap(), v);
     }
 
     #[test]

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
+use crate::run::{Outcome, RunId};
+
 pub use super::handle::Handle;
 
 /// What happened to one record in a run (docs/destroy.md §0 "row outcome", §2.7 `blocked`).
@@ -108,7 +110,7 @@ impl WaveResult {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Progress {
-    pub run_id: String,
+    pub run_id: RunId,
     pub stack: String,
     pub region: String,
     /// Outcome of every record settled in this run, by logical id.
@@ -175,7 +177,7 @@ pub struct ReportCounts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DestroyReport {
-    pub run_id: String,
+    pub run_id: RunId,
     pub stack: String,
     pub region: String,
     pub result: RunResult,
@@ -321,7 +323,7 @@ pub fn build_report(
     };
     let next_step = next_step(result, &counts, stack);
     DestroyReport {
-        run_id: run_id.to_string(),
+        run_id: run_id.into(),
         stack: stack.to_string(),
         region: region.to_string(),
         result,
@@ -696,6 +698,21 @@ pub enum DestroyEnd {
     Stopped,
     /// Ended with something left (a delete that failed, a refusal mid-way).
     Partial,
+}
+
+impl DestroyEnd {
+    /// The end in one word, as `runs list --local` shows a destroy's report and prune
+    /// reads it: `destroyed`, `refused`, `aborted`, `stopped` or `partial`. (Its message
+    /// tells it in words of its own: `crate::notify::destroy_end_told`.)
+    pub fn outcome(self) -> Outcome {
+        match self {
+            DestroyEnd::Destroyed => Outcome::Destroyed,
+            DestroyEnd::Refused => Outcome::Refused,
+            DestroyEnd::Aborted => Outcome::Aborted,
+            DestroyEnd::Stopped => Outcome::Stopped,
+            DestroyEnd::Partial => Outcome::Partial,
+        }
+    }
 }
 
 /// [`DestroyEnd`] of a report: `complete`, `refused`, whether it names an abort cause,

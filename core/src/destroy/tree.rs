@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use crate::destroy::refusals::needs_consumer_scan;
 use crate::keys::{child_stack_name, StackRef};
+use crate::state::NESTED_STACK_TYPE;
 use crate::state::{ResourcesShape, StateRecord};
 use crate::text::{or_unrenderable, printable_str};
-use crate::view::state::show::NESTED_STACK_TYPE;
 
 /// Nested-stack records deeper than this are refused (CloudFormation stops at 5 levels;
 /// a hand-edited loop must not recurse forever).

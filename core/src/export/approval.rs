@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::plain::shown;
+use crate::run::RunId;
 use crate::text::flatten_str;
-use crate::view::date::iso_seconds;
+use crate::time::iso_seconds;
 
 /// The file's name under the run's folder.
 pub const APPROVAL_FILE: &str = "approval.json";
@@ -35,7 +36,7 @@ pub fn approval_key(prefix: &str, run_id: &str) -> String {
 pub struct Approval {
     /// The cdkd stack the run exports.
     pub stack: String,
-    pub run_id: String,
+    pub run_id: RunId,
     /// The task token the run waits on (`$$.Task.Token` of this attempt).
     pub token: String,
     /// When the step wrote the request, epoch milliseconds.
@@ -157,7 +158,7 @@ fn with_reason(d: &Decision) -> String {
 pub fn already_decided(request: &Approval, d: &Decision) -> String {
     format!(
         "run {} was already {} by {} at {}{}; nothing was changed",
-        flatten_str(&request.run_id),
+        request.run_id,
         verb(d),
         flatten_str(&d.by),
         iso_seconds(d.at_ms),

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::phases::Phase;
+use crate::run::{RunId, RunKind};
 use crate::text::flatten_str;
 
 /// Longest wait for a change set to be created (seconds).
@@ -308,7 +309,7 @@ pub fn next_action(
         None => Ok((Next::Cleanup, None)),
         Some(sp) => Err(format!(
             "export run {}: no work can start for {} and nothing is in flight",
-            flatten_str(&run.run_id),
+            run.run_id,
             flatten_str(&sp.stack)
         )),
     }
@@ -468,8 +469,9 @@ pub struct StackProgress {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportRun {
-    pub run_id: String,
-    pub kind: String,
+    pub run_id: RunId,
+    /// `export`.
+    pub kind: RunKind,
     pub started_ms: i64,
     pub stacks: Vec<StackProgress>,
     /// The steps that ran, in order (`import`, `execute`, …), with what they did.
@@ -488,6 +490,12 @@ pub struct ExportRun {
 impl ExportRun {
     pub fn stack_mut(&mut self, stack: &str) -> Option<&mut StackProgress> {
         self.stacks.iter_mut().find(|s| s.stack == stack)
+    }
+
+    /// The stage of its least advanced stack (`None` before it has any): where the run
+    /// as a whole stands.
+    pub fn least_stage(&self) -> Option<StackStage> {
+        self.stacks.iter().map(|s| s.stage).min()
     }
 
     /// Whether the cleanup deleted every record and saved the run's end (docs/export.md

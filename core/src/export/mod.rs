@@ -17,7 +17,7 @@
 //! (statuses, waits, what comes next, the run's record), [`report`] (`report.json`),
 //! [`approval`] (the approval gate's `approval.json` and its decisions), [`held`] (a record
 //! whose resources a stopped export holds in CloudFormation: destroy and orphan refuse it).
-//! The dry-run summary is a view: `crate::view::export`.
+//! The dry-run summary is a view: the export view renders it.
 
 pub mod approval;
 pub mod classify;

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::run::{Outcome, RunId, RunKind};
+
 use super::execute::{ExportRun, InFlight, StackProgress, StackStage};
 use super::plain::{is_plain, shown};
 use super::plan::Plan;
@@ -13,10 +15,11 @@ use super::unmanaged::{report_entry, UnmanagedReport};
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportReport {
-    pub run_id: String,
-    pub kind: String,
-    /// `migrated` or `failed`.
-    pub outcome: String,
+    pub run_id: RunId,
+    /// `export`.
+    pub kind: RunKind,
+    /// `migrated`, `failed`, `refused`, `rejected` or `interrupted`.
+    pub outcome: Outcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     pub stacks: Vec<StackReport>,
@@ -73,8 +76,8 @@ pub fn migrated(run: &ExportRun, plan: &Plan, warnings: &[String]) -> ExportRepo
     ExportReport {
         unmanaged: unmanaged(run, plan),
         run_id: run.run_id.clone(),
-        kind: "export".into(),
-        outcome: "migrated".into(),
+        kind: RunKind::Export,
+        outcome: Outcome::Migrated,
         cause: None,
         stacks: run.stacks.iter().map(stack_report).collect(),
         redo: warnings.to_vec(),
@@ -208,8 +211,8 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
     }
     ExportReport {
         run_id: run.run_id.clone(),
-        kind: "export".into(),
-        outcome: "failed".into(),
+        kind: RunKind::Export,
+        outcome: Outcome::Failed,
         cause: Some(cause.to_string()),
         stacks: run.stacks.iter().map(stack_report).collect(),
         redo,
@@ -222,9 +225,9 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
 /// refuses, a record that changed since the plan): nothing was locked or changed.
 pub fn refused(run_id: &str, run: Option<&ExportRun>, cause: &str) -> ExportReport {
     ExportReport {
-        run_id: run_id.to_string(),
-        kind: "export".into(),
-        outcome: "refused".into(),
+        run_id: run_id.into(),
+        kind: RunKind::Export,
+        outcome: Outcome::Refused,
         cause: Some(cause.to_string()),
         stacks: run
             .map(|r| r.stacks.iter().map(stack_report).collect())
@@ -262,12 +265,12 @@ pub fn ended_early(
     ));
     let mut r = refused(run_id, run, &why);
     if error == REJECTED {
-        r.outcome = "rejected".into();
+        r.outcome = Outcome::Rejected;
     }
     if let (None, Some(run)) = (resumed, run) {
         // It took its locks (it has progress) and no step wrote its report: a local run
         // whose abort failed too. Something may have reached CloudFormation.
-        r.outcome = "failed".into();
+        r.outcome = Outcome::Failed;
         r.redo = took_locks_redo(run);
         return r;
     }
@@ -314,7 +317,7 @@ pub fn stopped_from_outside(
         crate::text::flatten_str(cause)
     );
     let mut r = refused(run_id, run, &why);
-    r.outcome = "failed".into();
+    r.outcome = Outcome::Failed;
     r.redo = match run {
         Some(run) => took_locks_redo(run),
         None => vec![
@@ -361,9 +364,9 @@ pub fn interrupted(
         }
     });
     ExportReport {
-        run_id: run_id.to_string(),
-        kind: "export".into(),
-        outcome: crate::runs::INTERRUPTED.into(),
+        run_id: run_id.into(),
+        kind: RunKind::Export,
+        outcome: Outcome::Interrupted,
         cause: Some(cause.to_string()),
         stacks,
         redo,

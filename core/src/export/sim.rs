@@ -11,6 +11,7 @@ use crate::export::execute::{
 };
 use crate::export::phases::Phase;
 use crate::export::plan::{NestedRow, Plan, StackPlan};
+use crate::run::RunKind;
 
 /// An export's shape: a root with `children` nested children (0: a flat stack), and the
 /// resources each holds (an import takes longer with more).
@@ -78,7 +79,7 @@ fn tree(children: usize) -> (Plan, ExportRun) {
     stacks.push(root);
     let run = ExportRun {
         run_id: "sim".into(),
-        kind: "export".into(),
+        kind: RunKind::Export,
         stacks: stacks
             .iter()
             .map(|s| StackProgress {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 /// `AWS::CDK::Metadata`.
 pub const CDK_METADATA: &str = "AWS::CDK::Metadata";
 /// A nested stack resource.
-pub const NESTED_STACK: &str = "AWS::CloudFormation::Stack";
+pub const NESTED_STACK: &str = crate::state::NESTED_STACK_TYPE;
 /// The metadata key naming a nested stack's template file in the cloud assembly.
 pub const ASSET_PATH_KEY: &str = "aws:asset:path";
 

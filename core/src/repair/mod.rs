@@ -17,7 +17,7 @@
 //!   private helpers `intrinsic`, reading `Ref` / `Fn::GetAtt` / `Fn::Sub`, and
 //!   `removed`, the snapshot of the removed records and the live reads they need).
 //!
-//! Texts are rendered in [`crate::view::repair`].
+//! Texts are rendered in the repair view.
 
 pub mod dynref;
 mod intrinsic;

@@ -186,7 +186,7 @@ pub fn child_with_record(
     stack: &str,
     region: &str,
     targets: &[String],
-    refs: &[crate::view::state::list::RefView<'_>],
+    refs: &[crate::keys::RefView<'_>],
 ) -> Option<(String, Option<String>)> {
     targets.iter().find_map(|t| {
         let child = format!("{stack}~{t}");

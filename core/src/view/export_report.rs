@@ -5,6 +5,7 @@
 use crate::export::execute::{ExportRun, StackStage};
 use crate::export::plain::shown;
 use crate::export::report::ExportReport;
+use crate::run::Outcome;
 use crate::text::flatten_str;
 use crate::view::progress::BarRow;
 use crate::view::words::stack_region;
@@ -45,12 +46,12 @@ pub fn stack_lines(r: &ExportReport) -> Vec<String> {
 /// The report as lines for stdout.
 pub fn render_report(r: &ExportReport) -> String {
     let mut out = stack_lines(r);
-    let done = r.outcome == "migrated";
+    let done = r.outcome == Outcome::Migrated;
     if let Some(cause) = &r.cause {
         out.push(format!("Cause: {}", flatten_str(cause)));
     }
     // A run stopped by Ctrl-C has nothing to be done by hand: it is resumed.
-    let interrupted = r.outcome == crate::runs::INTERRUPTED;
+    let interrupted = r.outcome == Outcome::Interrupted;
     if !r.redo.is_empty() {
         out.push(
             match (done, interrupted) {
@@ -141,8 +142,13 @@ fn stage_status(stage: StackStage, stopped: bool) -> &'static str {
 /// Where an export run stands, for `runs list --local`: the least advanced stack's
 /// status (`importing (phase 1)`, `migrated, record deleted`, `stopped` ...).
 pub fn export_phase(run: &ExportRun) -> String {
-    let stopped = run.failure.is_some();
-    match run.stacks.iter().map(|s| s.stage).min() {
+    export_stage_text(run.least_stage(), run.failure.is_some())
+}
+
+/// [`export_phase`] of a run whose least advanced stack is at `stage` (`None`: no stack
+/// yet), `stopped` on a failure or not.
+pub fn export_stage_text(stage: Option<StackStage>, stopped: bool) -> String {
+    match stage {
         Some(stage) => stage_status(stage, stopped).to_string(),
         None => "locking".into(),
     }

@@ -13,10 +13,9 @@
 //! - [`retention`]: `runs expire` and `runs prune` (docs/runs.md);
 //! - [`workflow`]: `workflow run` (an execution of the local engine);
 //! - [`notify`]: the subject and text of a run's message (docs/notifications.md);
-//! - shared pieces: [`words`] (counts as words), [`date`] (`toISOString`).
+//! - shared pieces: [`words`] (counts as words); dates are `crate::time`'s (`toISOString`).
 
 pub mod cleanup;
-pub mod date;
 pub mod export;
 pub mod export_report;
 pub mod notify;

@@ -1,11 +1,25 @@
-//! A run's message for people (docs/notifications.md §2): the SNS subject and text of a
-//! [`Notice`]. The lines come from the run's own renderings (the report's stack lines,
-//! the cleanup's summary), already one line each; this only lays them out.
+//! A run's message for people (docs/notifications.md §2): the [`Notice`] of a run's
+//! approval request, of its end or of a cleanup's digest, its lines built from the run's
+//! own renderings (the report's stack lines, the cleanup's summary), already one line
+//! each; and the SNS subject and text of a notice, which only lay those lines out.
 
+use serde_json::Value;
+
+use crate::destroy::model::{DestroyReport, RowOutcome, RunResult};
+use crate::export::approval::{answer_commands, Approval};
 use crate::export::plain::shown;
-use crate::notify::{Notice, NoticeKind};
-use crate::text::flatten_str;
+use crate::export::report::ExportReport;
+use crate::notify::{
+    cap_chars, cleanup_outcome, destroy_end_told, export_end, ApprovalDetail, CleanupDigest,
+    Notice, NoticeKind, StackEntry,
+};
+use crate::run::{Outcome, RunKind};
+use crate::text::{flatten, flatten_str, js_string};
+use crate::view::cleanup::render_cleanup;
+use crate::view::export_report::stack_lines;
 use crate::view::join_lines;
+use crate::view::report::{closing_line_of, outcome_phrase, stack_head, stopped_line};
+use crate::view::words::stack_region;
 
 /// SNS takes a subject of fewer than 100 characters, printable ASCII on one line.
 pub const MAX_SUBJECT_CHARS: usize = 99;
@@ -13,13 +27,13 @@ pub const MAX_SUBJECT_CHARS: usize = 99;
 fn who(n: &Notice) -> String {
     match &n.stack {
         Some(s) => format!("{} {}", n.operation, shown(s)),
-        None => n.operation.clone(),
+        None => n.operation.to_string(),
     }
 }
 
 fn cleanup_counts(n: &Notice) -> String {
     let Some(c) = &n.cleanup else {
-        return n.outcome.clone();
+        return n.outcome.to_string();
     };
     if c.dry_run {
         format!(
@@ -44,8 +58,8 @@ fn cleanup_counts(n: &Notice) -> String {
 pub fn subject(n: &Notice) -> String {
     let what = match n.kind {
         NoticeKind::ApprovalWaiting => "waits for approval".to_string(),
-        NoticeKind::RunSucceeded => n.outcome.clone(),
-        NoticeKind::RunFailed if n.outcome == "failed" => "failed".to_string(),
+        NoticeKind::RunSucceeded => n.outcome.to_string(),
+        NoticeKind::RunFailed if n.outcome == Outcome::Failed => "failed".to_string(),
         NoticeKind::RunFailed => format!("failed ({})", n.outcome),
         NoticeKind::CleanupFinished => cleanup_counts(n),
     };
@@ -66,7 +80,7 @@ pub fn subject(n: &Notice) -> String {
 /// commands under the headings the run's report uses, and where the report is.
 pub fn body(n: &Notice) -> String {
     let mut out = vec![subject(n).trim_start_matches("cdkd-flow: ").to_string()];
-    out.push(format!("Run: {}", flatten_str(&n.run_id)));
+    out.push(format!("Run: {}", n.run_id));
     if let Some(r) = &n.region {
         out.push(format!("Region: {}", flatten_str(r)));
     }
@@ -78,9 +92,9 @@ pub fn body(n: &Notice) -> String {
     let (redo_head, commands_head) = match n.kind {
         NoticeKind::ApprovalWaiting => ("", "Answer with one of:"),
         NoticeKind::RunSucceeded => ("Warnings:", "Check it:"),
-        NoticeKind::RunFailed if n.outcome == crate::runs::INTERRUPTED => ("Next:", "Resume it:"),
+        NoticeKind::RunFailed if n.outcome == Outcome::Interrupted => ("Next:", "Resume it:"),
         // Ended before its lock: nothing to do by hand, only what comes next.
-        NoticeKind::RunFailed if matches!(n.outcome.as_str(), "refused" | "rejected") => {
+        NoticeKind::RunFailed if matches!(n.outcome, Outcome::Refused | Outcome::Rejected) => {
             ("Next:", "Commands:")
         }
         NoticeKind::RunFailed => ("To do by hand:", "Commands:"),
@@ -101,6 +115,195 @@ pub fn body(n: &Notice) -> String {
     join_lines(&out)
 }
 
+/// An export run waits for approval: the stack, the plan's counts, the two commands
+/// that answer (naming the run as `answer_as`, [`crate::export::approval::answer_name`];
+/// `extra`: what a local run's commands add, [`crate::export::approval::local_extra`])
+/// and the run id.
+pub fn approval_waiting(
+    a: &Approval,
+    region: Option<&str>,
+    approval_key: &str,
+    answer_as: &str,
+    extra: &str,
+) -> Notice {
+    let (approve, reject) = answer_commands(answer_as, extra);
+    let mut n = Notice::new(
+        NoticeKind::ApprovalWaiting,
+        RunKind::Export,
+        &a.run_id,
+        Outcome::WaitingForApproval,
+    );
+    n.stack = Some(a.stack.clone());
+    n.region = region.map(str::to_string);
+    n.summary = vec![
+        format!(
+            "export {}: run {} waits for approval before the lock",
+            shown(&a.stack),
+            a.run_id
+        ),
+        format!(
+            "plan: {} stack(s), {} resource(s) to import, {} warning(s)",
+            a.summary.stacks, a.summary.import_rows, a.summary.warnings
+        ),
+    ];
+    n.commands = vec![approve.clone(), reject.clone()];
+    n.report_key = Some(approval_key.to_string());
+    n.approval = Some(ApprovalDetail {
+        plan: a.summary,
+        plan_key: a.plan_key.clone(),
+        approve_command: approve,
+        reject_command: reject,
+    });
+    n.capped()
+}
+
+/// An export run ended with its report: succeeded when it migrated, else failed (the
+/// report's cause, redo lines and commands).
+pub fn export_ended(
+    r: &ExportReport,
+    stack: &str,
+    region: Option<&str>,
+    report_key: &str,
+) -> Notice {
+    let mut n = Notice::new(export_end(r), RunKind::Export, &r.run_id, r.outcome.clone());
+    n.stack = Some(stack.to_string());
+    n.region = region.map(str::to_string);
+    n.cause = r.cause.as_deref().map(flatten_str);
+    n.summary = stack_lines(r);
+    n.redo = r.redo.iter().map(|l| flatten_str(l)).collect();
+    n.commands = r.commands.clone();
+    n.report_key = Some(report_key.to_string());
+    n.capped()
+}
+
+/// A destroy run ended with its report (children first, the root last): succeeded when
+/// every stack is destroyed, else failed, with what is left to do (failed and blocked
+/// rows, each stack's next step). `refused`: it ended before its plan was made (outcome
+/// `refused`; nothing was deleted, and nothing is advised).
+#[allow(clippy::too_many_arguments)]
+pub fn destroy_ended(
+    run_id: &str,
+    stack: &str,
+    region: &str,
+    stacks: &[DestroyReport],
+    complete: bool,
+    aborted: Option<&str>,
+    refused: bool,
+    report_key: &str,
+) -> Notice {
+    let interrupted = stacks.iter().any(|s| s.result == RunResult::Interrupted);
+    let (kind, outcome) = destroy_end_told(complete, refused, aborted.is_some(), interrupted);
+    let mut n = Notice::new(kind, RunKind::Destroy, run_id, outcome);
+    n.stack = Some(stack.to_string());
+    // A run refused before its plan may not know its region.
+    n.region = (!region.is_empty()).then(|| region.to_string());
+    n.cause = aborted.map(flatten_str);
+    n.summary = stacks.iter().map(stack_head).collect();
+    if let Some(a) = aborted {
+        n.summary.push(stopped_line(a));
+    }
+    n.summary.push(closing_line_of(stacks, complete));
+    for s in stacks {
+        for row in &s.rows {
+            if matches!(
+                row.outcome,
+                RowOutcome::Failed { .. } | RowOutcome::Blocked { .. }
+            ) {
+                n.redo.push(format!(
+                    "{}: {} ({}) {}",
+                    stack_region(&s.stack, &s.region),
+                    flatten_str(&row.logical_id),
+                    flatten_str(&row.resource_type),
+                    outcome_phrase(&row.outcome)
+                ));
+            }
+        }
+        if let Some(next) = &s.next_step {
+            n.redo.push(format!(
+                "{}: next: {}",
+                stack_region(&s.stack, &s.region),
+                flatten_str(next)
+            ));
+        }
+    }
+    n.report_key = Some(report_key.to_string());
+    n.capped()
+}
+
+fn entries(out: &Value, key: &str, f: impl Fn(&Value, &mut StackEntry)) -> Vec<StackEntry> {
+    out.get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|v| {
+                    let mut e = StackEntry {
+                        stack: js_string(v.get("stack").unwrap_or(&Value::Null)),
+                        region: v
+                            .get("stackRegion")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                        ..StackEntry::default()
+                    };
+                    f(v, &mut e);
+                    e
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A cleanup ended: its summary (the cleanup workflow's `Summary`, or `DryRunSummary`,
+/// output) as a digest: what it destroyed (or would), skipped and why, and what failed.
+pub fn cleanup_finished(run_id: &str, out: &Value) -> Notice {
+    let dry = out.get("dryRun").and_then(Value::as_bool).unwrap_or(false);
+    let failed = entries(out, "failed", |v, e| {
+        e.error = Some(format!(
+            "{}: {}",
+            flatten(v.get("error")),
+            cap_chars(&flatten(v.get("cause")))
+        ))
+    });
+    // A cleanup that could not finish (its `Failed` state: the error it caught).
+    let broke = out.get("error").filter(|e| !e.is_null());
+    let any_failed =
+        !failed.is_empty() || out.get("failedCount").and_then(Value::as_u64).unwrap_or(0) != 0;
+    let outcome = cleanup_outcome(broke.is_some(), dry, any_failed);
+    let mut n = Notice::new(
+        NoticeKind::CleanupFinished,
+        RunKind::Cleanup,
+        run_id,
+        outcome,
+    );
+    n.cause = broke.map(|e| format!("{}: {}", flatten(Some(e)), flatten(out.get("cause"))));
+    n.summary = render_cleanup(out).lines().map(str::to_string).collect();
+    let destroyed = entries(out, if dry { "selected" } else { "succeeded" }, |_, _| {});
+    let skipped = entries(out, "skipped", |v, e| {
+        e.reason = Some(flatten(v.get("reason")))
+    });
+    // The lists, or the summary's counts when the lists could not be read.
+    let counted = |list: &Vec<StackEntry>, key: &str| {
+        let n = out.get(key).and_then(Value::as_u64).unwrap_or(0);
+        list.len().max(usize::try_from(n).unwrap_or(usize::MAX))
+    };
+    n.cleanup = Some(CleanupDigest {
+        dry_run: dry,
+        destroyed_count: counted(
+            &destroyed,
+            if dry {
+                "selectedCount"
+            } else {
+                "succeededCount"
+            },
+        ),
+        skipped_count: counted(&skipped, "skippedCount"),
+        failed_count: counted(&failed, "failedCount"),
+        destroyed,
+        skipped,
+        failed,
+    });
+    n.capped()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,9 +311,7 @@ mod tests {
     use crate::export::approval::{local_extra, Approval, PlanSummary};
     use crate::export::execute::StackStage;
     use crate::export::report::{ended_early, ExportReport, StackReport};
-    use crate::notify::{
-        approval_waiting, cleanup_finished, destroy_ended, export_ended, DETAIL_VERSION,
-    };
+    use crate::notify::DETAIL_VERSION;
     use serde_json::json;
     use std::collections::BTreeMap;
 
@@ -420,7 +621,7 @@ mod tests {
             "--parameter K=<value> ".repeat(200)
         );
         r.commands = vec![long.clone(), "cdkd-flow runs show r".into()];
-        let n = crate::notify::export_ended(&r, "App", Some("us-east-1"), "k");
+        let n = export_ended(&r, "App", Some("us-east-1"), "k");
         assert!(n.truncated);
         assert_eq!(n.commands[0], "cdkd-flow runs show r");
         assert!(n.commands[1].contains("more command(s) in the run's report"));
@@ -431,7 +632,7 @@ mod tests {
         );
         // A command that fits is carried whole, however far past a line's cut.
         r.commands = vec![long[..600].to_string()];
-        let n = crate::notify::export_ended(&r, "App", Some("us-east-1"), "k");
+        let n = export_ended(&r, "App", Some("us-east-1"), "k");
         assert_eq!(n.commands, [long[..600].to_string()]);
     }
 

@@ -10,6 +10,7 @@
 //! line, so nothing from a record or from AWS can move the cursor or start a new line.
 
 use crate::destroy::model::{ReportCounts, RowOutcome, RunResult};
+use crate::runs::LocalPhase;
 use crate::text::{or_unrenderable, strip};
 use crate::view::report::{outcome_counts, outcome_phrase};
 use crate::view::words::stack_region;
@@ -151,13 +152,37 @@ pub fn stack_status(s: &StackProgress, stop_requested: bool) -> String {
 /// Where a destroy run stands, for `runs list --local`: `wave 3: 5/8 resources settled`
 /// (summed over its stacks), `; stop requested` when one was.
 pub fn destroy_phase(p: &RunProgress) -> String {
-    let settled: u32 = p.stacks.iter().map(StackProgress::settled).sum();
-    let total: u32 = p.stacks.iter().map(StackProgress::total).sum();
-    let mut out = format!("wave {}: {settled}/{total} resources settled", p.waves);
-    if p.stop_requested {
+    let (settled, total) = p.settled_of_total();
+    destroy_wave_text(p.waves, settled, total, p.stop_requested)
+}
+
+/// [`destroy_phase`] of a destroy at wave `waves` with `settled` of `total` records
+/// settled.
+pub fn destroy_wave_text(waves: u32, settled: u32, total: u32, stop_requested: bool) -> String {
+    let mut out = format!("wave {waves}: {settled}/{total} resources settled");
+    if stop_requested {
         out.push_str("; stop requested");
     }
     out
+}
+
+impl RunProgress {
+    /// Its records settled, of all its records.
+    pub fn settled_of_total(&self) -> (u32, u32) {
+        let settled = self.stacks.iter().map(StackProgress::settled).sum();
+        (settled, self.stacks.iter().map(StackProgress::total).sum())
+    }
+
+    /// Where the destroy stands, as a local run's phase.
+    pub fn local_phase(&self) -> LocalPhase {
+        let (settled, total) = self.settled_of_total();
+        LocalPhase::Destroy {
+            waves: self.waves,
+            settled,
+            total,
+            stop_requested: self.stop_requested,
+        }
+    }
 }
 
 /// `[########------------]`: `width` cells filled in proportion to settled records (an

@@ -5,10 +5,10 @@
 use serde_json::{json, Value};
 
 use crate::retention::{RuleChange, RunsRule, Verdict};
+use crate::run::{RunId, RunKind};
 use crate::text::flatten_str;
-use crate::view::date::iso_seconds;
+use crate::time::iso_seconds;
 use crate::view::join_lines;
-use crate::view::runs::RunKind;
 use crate::view::words::count;
 
 /// `812 bytes`, `12.3 KiB`, `4.0 MiB`, `1.2 GiB`.
@@ -87,7 +87,7 @@ pub fn expire_json(r: &ExpireResult) -> Value {
 /// One folder older than the cutoff, with its verdict.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PruneRow {
-    pub run_id: String,
+    pub run_id: RunId,
     pub kind: Option<RunKind>,
     pub objects: usize,
     pub bytes: i64,
@@ -156,8 +156,8 @@ impl PruneResult {
     }
 }
 
-fn kind_word(k: Option<RunKind>) -> &'static str {
-    k.map(RunKind::name).unwrap_or("run")
+fn kind_word(k: Option<&RunKind>) -> String {
+    k.map_or("run".into(), |k| flatten_str(k.name()))
 }
 
 /// A line per folder deleted (or that would be) and per folder kept with its reason,
@@ -168,8 +168,8 @@ pub fn render_prune(r: &PruneResult) -> String {
     for row in r.deleted() {
         lines.push(format!(
             "{verb} {} ({}, {}, {}, last written {})",
-            flatten_str(&row.run_id),
-            kind_word(row.kind),
+            row.run_id,
+            kind_word(row.kind.as_ref()),
             count(row.objects as u64, "object"),
             bytes(row.bytes),
             iso_seconds(row.last_write_ms),
@@ -184,8 +184,8 @@ pub fn render_prune(r: &PruneResult) -> String {
             } else {
                 "partly deleted"
             },
-            flatten_str(&row.run_id),
-            kind_word(row.kind),
+            row.run_id,
+            kind_word(row.kind.as_ref()),
             gone,
             count(row.objects as u64, "object"),
             row.left,
@@ -196,8 +196,8 @@ pub fn render_prune(r: &PruneResult) -> String {
         if let Verdict::Keep(k) = &row.verdict {
             lines.push(format!(
                 "kept {} ({}, last written {}): {}",
-                flatten_str(&row.run_id),
-                kind_word(row.kind),
+                row.run_id,
+                kind_word(row.kind.as_ref()),
                 iso_seconds(row.last_write_ms),
                 k.reason()
             ));
@@ -261,7 +261,7 @@ pub fn prune_json(r: &PruneResult) -> Value {
     let row = |x: &PruneRow| {
         let mut v = json!({
             "runId": x.run_id,
-            "kind": x.kind.map(RunKind::name),
+            "kind": x.kind.as_ref().map(RunKind::name),
             "objects": x.objects,
             "bytes": x.bytes,
             "lastWrite": iso_seconds(x.last_write_ms),

@@ -8,55 +8,13 @@
 use serde_json::{json, Value};
 
 use crate::keys::DEFAULT_PREFIX;
-use crate::runs::{LocalRun, LocalState};
+use crate::run::{ExecutionStatus, Outcome, RunKind};
+use crate::runs::{LocalPhase, LocalRun, LocalState};
 use crate::text::flatten_str;
-use crate::view::date::iso_seconds;
+use crate::time::iso_seconds;
+use crate::view::export_report::export_stage_text;
 use crate::view::join_lines;
-
-/// Which workflow a run is an execution of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunKind {
-    Destroy,
-    Cleanup,
-    Export,
-}
-
-impl RunKind {
-    /// The kind a name (`destroy`, `cleanup`, `export`) names.
-    pub fn of_name(name: &str) -> Option<RunKind> {
-        [RunKind::Destroy, RunKind::Cleanup, RunKind::Export]
-            .into_iter()
-            .find(|k| k.name() == name)
-    }
-
-    /// The kind of a run from its execution input: an export names a `stack` and its
-    /// `templates` (or the run it `resume`s), a destroy a `stack` alone, a cleanup a
-    /// `pattern`.
-    pub fn of_input(input: &Value) -> Option<RunKind> {
-        let has = |k: &str| input.get(k).is_some();
-        // An execution a run continued in names its kind (docs/runs.md, "Continuing in
-        // a new execution").
-        let continues =
-            |kind: &str| input.pointer("/continuation/kind").and_then(Value::as_str) == Some(kind);
-        if has("stack") && (has("templates") || has("resume") || continues("export")) {
-            Some(RunKind::Export)
-        } else if has("stack") {
-            Some(RunKind::Destroy)
-        } else if has("pattern") {
-            Some(RunKind::Cleanup)
-        } else {
-            None
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            RunKind::Destroy => "destroy",
-            RunKind::Cleanup => "cleanup",
-            RunKind::Export => "export",
-        }
-    }
-}
+use crate::view::progress::destroy_wave_text;
 
 /// One execution as the views need it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +25,7 @@ pub struct ExecutionRow {
     /// `None` when its input names neither a stack nor a pattern.
     pub kind: Option<RunKind>,
     /// RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED...
-    pub status: String,
+    pub status: ExecutionStatus,
     pub start_ms: i64,
     pub stop_ms: Option<i64>,
     /// The destroyed stack, or the cleanup's pattern.
@@ -78,9 +36,12 @@ pub struct ExecutionRow {
 
 /// Why a deployed run listed from its folder has no status (no backend answered), and
 /// what its report says when it has one.
-pub fn unasked_execution(report_outcome: Option<&str>) -> String {
+pub fn unasked_execution(report_outcome: Option<&Outcome>) -> String {
     match report_outcome {
-        Some(o) => format!("no backend to ask; its report says {}", flatten_str(o)),
+        Some(o) => format!(
+            "no backend to ask; its report says {}",
+            flatten_str(o.as_str())
+        ),
         None => "no backend to ask; no report yet".into(),
     }
 }
@@ -88,7 +49,7 @@ pub fn unasked_execution(report_outcome: Option<&str>) -> String {
 /// `FAILED (LockHeld: held by cdkd)`: the status, then the error and its cause when
 /// the execution has one.
 pub fn status_text(x: &ExecutionRow) -> String {
-    let mut status = flatten_str(&x.status);
+    let mut status = flatten_str(x.status.as_str());
     if let Some(e) = x.error.as_deref().filter(|s| !s.is_empty()) {
         status.push_str(&format!(" ({}", flatten_str(e)));
         if let Some(c) = x.cause.as_deref().filter(|s| !s.is_empty()) {
@@ -100,7 +61,7 @@ pub fn status_text(x: &ExecutionRow) -> String {
 }
 
 fn target_cell(x: &ExecutionRow) -> String {
-    match (x.kind, x.target.as_deref()) {
+    match (&x.kind, x.target.as_deref()) {
         (_, None) => "-".into(),
         (Some(RunKind::Cleanup), Some(t)) => format!("pattern {}", flatten_str(t)),
         (_, Some(t)) => flatten_str(t),
@@ -118,7 +79,9 @@ pub fn render_list(rows: &[ExecutionRow]) -> String {
         .map(|r| {
             vec![
                 flatten_str(&r.name),
-                r.kind.map(RunKind::name).unwrap_or("-").to_string(),
+                r.kind
+                    .as_ref()
+                    .map_or("-".into(), |k| flatten_str(k.name())),
                 status_text(r),
                 iso_seconds(r.start_ms),
                 r.stop_ms.map(iso_seconds).unwrap_or_else(|| "-".into()),
@@ -137,7 +100,7 @@ pub fn list_json(rows: &[ExecutionRow]) -> Value {
                 json!({
                     "name": r.name,
                     "executionArn": r.arn,
-                    "kind": r.kind.map(RunKind::name),
+                    "kind": r.kind.as_ref().map(RunKind::name),
                     "status": r.status,
                     "startDate": iso_seconds(r.start_ms),
                     "stopDate": r.stop_ms.map(iso_seconds),
@@ -188,7 +151,7 @@ pub fn show_json(
     json!({
         "name": x.name,
         "executionArn": x.arn,
-        "kind": x.kind.map(RunKind::name),
+        "kind": x.kind.as_ref().map(RunKind::name),
         "status": x.status,
         "startDate": iso_seconds(x.start_ms),
         "stopDate": x.stop_ms.map(iso_seconds),
@@ -205,14 +168,16 @@ pub fn render_show_head(x: &ExecutionRow) -> String {
     let mut lines = vec![format!(
         "run {} ({})",
         flatten_str(&x.name),
-        x.kind.map(RunKind::name).unwrap_or("unknown kind")
+        x.kind
+            .as_ref()
+            .map_or("unknown kind".into(), |k| flatten_str(k.name()))
     )];
     lines.push(format!("  status:  {}", status_text(x)));
     lines.push(format!("  started: {}", iso_seconds(x.start_ms)));
     if let Some(t) = x.stop_ms {
         lines.push(format!("  stopped: {}", iso_seconds(t)));
     }
-    match (x.kind, x.target.as_deref()) {
+    match (&x.kind, x.target.as_deref()) {
         (Some(RunKind::Cleanup), Some(p)) => lines.push(format!("  pattern: {}", flatten_str(p))),
         (_, Some(s)) => lines.push(format!("  stack:   {}", flatten_str(s))),
         _ => {}
@@ -301,9 +266,27 @@ pub fn aborted_warning(input: &Value, run_id: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocalRunRow {
     pub run: LocalRun,
-    /// `planning`, `importing (phase 1)`, `wave 3: 5/8 resources settled` ...
-    pub phase: String,
+    /// Shown as `planning`, `importing (phase 1)`, `wave 3: 5/8 resources settled` ...
+    pub phase: LocalPhase,
     pub state: LocalState,
+}
+
+/// A local run's phase in words: `planning`, `waiting for approval`, `plan`, an
+/// export's least advanced stack (`importing (phase 1)`, `locking` ...), a destroy's
+/// wave (`wave 3: 5/8 resources settled`).
+pub fn phase_text(p: &LocalPhase) -> String {
+    match p {
+        LocalPhase::Planning => "planning".into(),
+        LocalPhase::WaitingForApproval => "waiting for approval".into(),
+        LocalPhase::Plan => "plan".into(),
+        LocalPhase::Export { stage, stopped } => export_stage_text(*stage, *stopped),
+        LocalPhase::Destroy {
+            waves,
+            settled,
+            total,
+            stop_requested,
+        } => destroy_wave_text(*waves, *settled, *total, *stop_requested),
+    }
 }
 
 impl LocalRunRow {
@@ -320,13 +303,13 @@ impl LocalRunRow {
 /// `ended (migrated)`, `interrupted`, `running`.
 fn local_status(r: &LocalRunRow) -> String {
     match &r.state {
-        LocalState::Ended { outcome } => format!("ended ({})", flatten_str(outcome)),
+        LocalState::Ended { outcome } => format!("ended ({})", flatten_str(outcome.as_str())),
         s => s.word().to_string(),
     }
 }
 
 fn local_kind(r: &LocalRunRow) -> String {
-    let kind = flatten_str(&r.run.kind);
+    let kind = flatten_str(r.run.kind.name());
     if r.run.plan_only {
         format!("{kind} (plan)")
     } else {
@@ -354,11 +337,11 @@ pub fn render_local_list(rows: &[LocalRunRow]) -> String {
         .iter()
         .map(|r| {
             vec![
-                flatten_str(&r.run.run_id),
+                r.run.run_id.to_string(),
                 local_kind(r),
                 flatten_str(&r.run.stack),
                 local_status(r),
-                flatten_str(&r.phase),
+                phase_text(&r.phase),
                 iso_seconds(r.run.started_ms),
                 r.run
                     .ended_ms
@@ -375,7 +358,7 @@ pub fn render_local_list(rows: &[LocalRunRow]) -> String {
                 .unwrap_or_else(|| RESUME_UNPRINTABLE.to_string());
             out.push(format!(
                 "{} interrupted ({}): resume with {how}",
-                flatten_str(&r.run.run_id),
+                r.run.run_id,
                 flatten_str(why)
             ));
         }
@@ -423,7 +406,7 @@ pub fn local_run_json(r: &LocalRunRow) -> Value {
         "status": r.state.word(),
         "outcome": outcome,
         "why": why,
-        "phase": r.phase,
+        "phase": phase_text(&r.phase),
         "startDate": iso_seconds(r.run.started_ms),
         "endDate": r.run.ended_ms.map(iso_seconds),
         "host": r.run.host,
@@ -440,11 +423,7 @@ pub fn local_list_json(rows: &[LocalRunRow]) -> Value {
 /// The head of `runs show --local`: kind, stack, status (and why), phase, times, the
 /// process, and for an interrupted run the command that resumes it.
 pub fn render_local_show_head(r: &LocalRunRow) -> String {
-    let mut lines = vec![format!(
-        "run {} ({}, local)",
-        flatten_str(&r.run.run_id),
-        local_kind(r)
-    )];
+    let mut lines = vec![format!("run {} ({}, local)", r.run.run_id, local_kind(r))];
     lines.push(format!("  stack:   {}", flatten_str(&r.run.stack)));
     let status = match &r.state {
         LocalState::Interrupted { why } | LocalState::Unknown { why } => {
@@ -453,7 +432,7 @@ pub fn render_local_show_head(r: &LocalRunRow) -> String {
         _ => local_status(r),
     };
     lines.push(format!("  status:  {status}"));
-    lines.push(format!("  phase:   {}", flatten_str(&r.phase)));
+    lines.push(format!("  phase:   {}", phase_text(&r.phase)));
     lines.push(format!("  started: {}", iso_seconds(r.run.started_ms)));
     if let Some(t) = r.run.ended_ms {
         lines.push(format!("  ended:   {}", iso_seconds(t)));
@@ -480,12 +459,12 @@ pub fn local_final_line(r: &LocalRunRow) -> String {
     match &r.state {
         LocalState::Interrupted { why } => format!(
             "run {}: interrupted ({}); resume with {}",
-            flatten_str(&r.run.run_id),
+            r.run.run_id,
             flatten_str(why),
             r.resume_command()
                 .unwrap_or_else(|| RESUME_UNPRINTABLE.to_string())
         ),
-        _ => format!("run {}: {}", flatten_str(&r.run.run_id), local_status(r)),
+        _ => format!("run {}: {}", r.run.run_id, local_status(r)),
     }
 }
 
@@ -496,7 +475,7 @@ pub fn local_final_line(r: &LocalRunRow) -> String {
 /// An interrupted run is named with why and the command that resumes it. `None`: the
 /// run may be waiting (it runs; or it runs on another host and cannot be told).
 pub fn local_answer_refusal(r: &LocalRunRow, verb: &str, decided: Option<&str>) -> Option<String> {
-    let id = flatten_str(&r.run.run_id);
+    let id = &r.run.run_id;
     let decided = decided
         .map(|d| format!("; it was {}", flatten_str(d)))
         .unwrap_or_default();
@@ -521,17 +500,13 @@ pub fn local_answer_refusal(r: &LocalRunRow, verb: &str, decided: Option<&str>) 
 /// Whether a local run that ended succeeded: its report says `migrated` (export) or
 /// `destroyed` (destroy), or its process recorded `succeeded`.
 pub fn local_succeeded(r: &LocalRunRow) -> bool {
-    matches!(&r.state, LocalState::Ended { outcome } if outcome_succeeded(outcome))
-}
-
-/// Whether a run that ended with `outcome` (its report's word) did what it was asked.
-pub fn outcome_succeeded(outcome: &str) -> bool {
-    ["migrated", "destroyed", "succeeded", "planned"].contains(&outcome)
+    matches!(&r.state, LocalState::Ended { outcome } if outcome.is_success())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::execute::StackStage;
 
     fn row(name: &str, kind: RunKind, status: &str, target: Option<&str>) -> ExecutionRow {
         ExecutionRow {
@@ -710,7 +685,7 @@ mod tests {
         assert!(w.contains("the destroy runs it started"), "{w}");
     }
 
-    fn local(run_id: &str, kind: &str, state: LocalState, phase: &str) -> LocalRunRow {
+    fn local(run_id: &str, kind: &str, state: LocalState, phase: LocalPhase) -> LocalRunRow {
         LocalRunRow {
             run: LocalRun {
                 run_id: run_id.into(),
@@ -732,7 +707,7 @@ mod tests {
                 ended_ms: matches!(state, LocalState::Ended { .. }).then_some(1_795_965_812_000),
                 ..LocalRun::default()
             },
-            phase: phase.into(),
+            phase,
             state,
         }
     }
@@ -745,7 +720,10 @@ mod tests {
                 LocalState::Interrupted {
                     why: "its process 4242 on laptop is gone".into(),
                 },
-                "importing (phase 1)",
+                LocalPhase::Export {
+                    stage: Some(StackStage::Importing),
+                    stopped: false,
+                },
             ),
             local(
                 "destroy-Orders-1795965700000",
@@ -753,13 +731,21 @@ mod tests {
                 LocalState::Ended {
                     outcome: "destroyed".into(),
                 },
-                "wave 3: 4/4 resources settled",
+                LocalPhase::Destroy {
+                    waves: 3,
+                    settled: 4,
+                    total: 4,
+                    stop_requested: false,
+                },
             ),
             local(
                 "export-Orders-1795965600000",
                 "export",
                 LocalState::Running,
-                "updating (phase 2)",
+                LocalPhase::Export {
+                    stage: Some(StackStage::Updating),
+                    stopped: false,
+                },
             ),
         ]
     }
@@ -838,7 +824,7 @@ mod tests {
 
     #[test]
     fn local_phases_of_export_and_destroy_runs() {
-        use crate::export::execute::{ExportRun, StackProgress, StackStage};
+        use crate::export::execute::{ExportRun, StackProgress};
         use crate::view::export_report::export_phase;
         use crate::view::progress::{destroy_phase, RunProgress};
         let mut run = ExportRun::default();
@@ -862,6 +848,12 @@ mod tests {
         assert_eq!(
             destroy_phase(&p),
             "wave 2: 0/0 resources settled; stop requested"
+        );
+        assert_eq!(phase_text(&p.local_phase()), destroy_phase(&p));
+        assert_eq!(phase_text(&LocalPhase::of_export(&run)), "stopped");
+        assert_eq!(
+            phase_text(&LocalPhase::WaitingForApproval),
+            "waiting for approval"
         );
     }
 }

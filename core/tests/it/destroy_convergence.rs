@@ -82,7 +82,7 @@ fn run_with(seed: u64, sc: &Scenario, buggy: bool) -> Result<Stats, Vec<String>>
         }
         assert!(runs <= 12, "seed {seed}: no convergence after {runs} runs");
         store.progress = Progress {
-            run_id: format!("run-{runs}"),
+            run_id: format!("run-{runs}").into(),
             stack: "Prop".into(),
             region: "us-east-1".into(),
             ..Default::default()

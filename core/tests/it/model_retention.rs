@@ -2,8 +2,8 @@
 //! `--older-than` durations, the grouping of listed objects into run folders, and prune's
 //! keep/delete verdict (`cdkd_core::retention`).
 use cdkd_core::retention::*;
+use cdkd_core::run::{Outcome, RunKind};
 use cdkd_core::runs::LocalState;
-use cdkd_core::view::runs::RunKind;
 
 const DAY: i64 = 86_400_000;
 const NOW: i64 = 1_795_965_752_000;
@@ -355,28 +355,31 @@ fn an_export_without_progress_or_a_plan_run_is_not_resumable() {
 
 #[test]
 fn a_deployed_run_is_told_by_its_execution_else_by_its_files() {
-    assert_eq!(RunStatus::of_execution("RUNNING", None), RunStatus::Running);
     assert_eq!(
-        RunStatus::of_execution("PENDING_REDRIVE", None),
+        RunStatus::of_execution(&"RUNNING".into(), None),
         RunStatus::Running
     );
     assert_eq!(
-        RunStatus::of_execution("ABORTED", None),
+        RunStatus::of_execution(&"PENDING_REDRIVE".into(), None),
+        RunStatus::Running
+    );
+    assert_eq!(
+        RunStatus::of_execution(&"ABORTED".into(), None),
         RunStatus::Ended { outcome: None }
     );
     assert_eq!(
-        RunStatus::of_execution("SUCCEEDED", Some("migrated")),
+        RunStatus::of_execution(&"SUCCEEDED".into(), Some(&Outcome::Migrated)),
         ended("migrated")
     );
     assert!(matches!(
-        RunStatus::of_execution("NEW", None),
+        RunStatus::of_execution(&"NEW".into(), None),
         RunStatus::Unknown { .. }
     ));
     let files = |f: &[&str]| folder("export-A-1", f, 40).files;
     assert_eq!(
         RunStatus::of_files(
             &files(&["report.json"]),
-            Some("migrated"),
+            Some(&Outcome::Migrated),
             false,
             PlanRun::Absent
         ),
@@ -479,7 +482,7 @@ fn a_runs_kind_is_its_machines_else_its_files_else_its_ids() {
     // A run named by --run-id names no kind: what answered for it, or its files, do.
     assert_eq!(kind_of_run("orders-q1", &none), None);
     let machine = KindWitness {
-        machine: Some(RunKind::Export),
+        machine: Some(&RunKind::Export),
         ..none
     };
     assert_eq!(kind_of_run("orders-q1", &machine), Some(RunKind::Export));

@@ -285,7 +285,7 @@ impl CloudControlDeleter {
     fn unprotecting(token: &str, started_ms: u64, polls: u32) -> DeleteProgress {
         DeleteProgress::InFlight {
             handle: Handle::Steps {
-                phase: PHASE_UNPROTECT.to_owned(),
+                phase: PHASE_UNPROTECT.into(),
                 data: serde_json::json!({"requestToken": token}),
                 started_ms,
                 deadline_ms: started_ms.saturating_add(UNPROTECT_BUDGET_MS),

@@ -90,7 +90,7 @@ impl DynamoTableDeleter {
     fn unprotecting(started_ms: u64, polls: u32) -> DeleteProgress {
         DeleteProgress::InFlight {
             handle: Handle::Steps {
-                phase: PHASE_UNPROTECT.to_owned(),
+                phase: PHASE_UNPROTECT.into(),
                 data: serde_json::Value::Null,
                 started_ms,
                 deadline_ms: started_ms.saturating_add(TABLE_DELETE_BUDGET_MS),

@@ -255,7 +255,7 @@ impl Ec2InstanceDeleter {
                         );
                         Ok(DeleteProgress::InFlight {
                             handle: Handle::Steps {
-                                phase: PHASE_UNPROTECT.to_owned(),
+                                phase: PHASE_UNPROTECT.into(),
                                 data: serde_json::Value::Null,
                                 started_ms,
                                 deadline_ms: deadline_ms(started_ms, INSTANCE_TERMINATE_BUDGET_MS),

@@ -69,7 +69,7 @@ impl S3BucketDeleter {
     fn emptying(started_ms: u64, polls: u32) -> DeleteProgress {
         DeleteProgress::InFlight {
             handle: Handle::Steps {
-                phase: PHASE_EMPTYING.to_owned(),
+                phase: PHASE_EMPTYING.into(),
                 data: serde_json::Value::Null,
                 started_ms,
                 deadline_ms: started_ms.saturating_add(EMPTY_DEADLINE_MS),

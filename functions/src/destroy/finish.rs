@@ -105,7 +105,7 @@ pub async fn run(input: FinishInput, deps: &Deps) -> Result<FinishOutput, StepEr
 
 /// The message of a run that ended with `report` (docs/notifications.md).
 pub fn notice_of(report: &RunReport, report_key: &str) -> cdkd_core::notify::Notice {
-    cdkd_core::notify::destroy_ended(
+    cdkd_core::view::notify::destroy_ended(
         &report.run_id,
         &report.stack,
         &report.region,

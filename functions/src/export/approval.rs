@@ -72,7 +72,7 @@ pub async fn run(input: ApprovalInput, deps: &Deps) -> Result<ApprovalOutput, St
     }
     let request = Approval {
         stack: input.stack.clone(),
-        run_id: run_id.clone(),
+        run_id: run_id.clone().into(),
         token,
         requested_ms: deps.now(),
         plan_key: plan.plan_key.clone(),
@@ -117,7 +117,7 @@ pub async fn run(input: ApprovalInput, deps: &Deps) -> Result<ApprovalOutput, St
             String::new(),
         ),
     };
-    let notice = cdkd_core::notify::approval_waiting(
+    let notice = cdkd_core::view::notify::approval_waiting(
         &request,
         input.stack_region.as_deref(),
         &key,

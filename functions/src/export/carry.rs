@@ -105,7 +105,7 @@ impl<'a> Ctx<'a> {
         report: &cdkd_core::export::report::ExportReport,
         key: &str,
     ) -> cdkd_core::notify::Notice {
-        cdkd_core::notify::export_ended(
+        cdkd_core::view::notify::export_ended(
             report,
             &self.carry.run.stack,
             Some(&self.carry.run.region),

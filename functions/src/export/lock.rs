@@ -96,7 +96,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
 
     let started_ms = deps.now();
     let rec = ExportRun {
-        run_id: run_id.clone(),
+        run_id: run_id.clone().into(),
         kind: "export".into(),
         started_ms,
         stacks: plan

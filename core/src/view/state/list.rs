@@ -4,8 +4,8 @@ use serde_json::{Map, Value};
 
 use crate::json::json_payload;
 use crate::text::{display_ident_str, or_unrenderable, printable_str, DEFAULT_CAP, STACK_NAME_CAP};
+use crate::time::iso_timestamp_or_none;
 use crate::view::state::collate::ref_cmp;
-use crate::view::state::value::iso_timestamp_or_none;
 use crate::view::{join_lines, Rendered};
 
 /// Fixed reason: the record read failed (invalid JSON, unsupported version, S3 error).
@@ -26,12 +26,9 @@ pub const LOCK_WITHOUT_RECORD: &str = "[lock without record]";
 /// `--long`'s resources reason of such a stack.
 pub const NO_RECORD: &str = "none (no state record; only its lock remains)";
 
-/// A stack reference as listed: a region-less one is a legacy v1 record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RefView<'a> {
-    pub stack: &'a str,
-    pub region: Option<&'a str>,
-}
+/// A stack reference as listed (the domain's, `crate::keys`; named here too, where the
+/// listing views take it).
+pub use crate::keys::RefView;
 
 /// docs/state-views.md §3.1 one row: `<stack>` or `<stack> (<region>)`, both rendered by §1.4.
 pub fn format_ref(r: RefView<'_>) -> String {

@@ -9,7 +9,7 @@
 //! on it), [`collate`] (docs/state-views.md §1.7 ordering), [`repair`] (the container
 //! repairs of docs/state-views.md §4.4 and their warnings), [`resolve`] (the
 //! single-record resolution of docs/state-views.md §2 and its refusals). Dates are
-//! [`crate::view::date`].
+//! [`crate::time`].
 
 pub mod collate;
 pub mod list;

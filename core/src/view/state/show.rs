@@ -6,7 +6,9 @@ use crate::contention::{
     recovery_command, ContentionContext, IF_EXPIRED_FLAG, NO_RECOVERY_COMMAND,
 };
 use crate::json::{json_payload, ordered_entries};
+use crate::state::NESTED_STACK_TYPE;
 use crate::text::{flatten_str, strip};
+use crate::time::iso_timestamp_or_none;
 use crate::view::state::collate::sort_by_locale;
 use crate::view::state::list::{format_ref, RefView};
 use crate::view::state::repair::{
@@ -15,12 +17,8 @@ use crate::view::state::repair::{
 };
 use crate::view::state::value::{
     digest_preview, format_dependency_list, format_last_modified, format_value,
-    iso_timestamp_or_none,
 };
 use crate::view::{join_lines, Rendered};
-
-/// The resource type whose entries `--show-nested` follows.
-pub const NESTED_STACK_TYPE: &str = "AWS::CloudFormation::Stack";
 
 /// The eight legend lines printed (after one empty line) under a `Skipped outputs:`
 /// block, at column zero.

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::js::js_number;
 use crate::json::stringify;
 use crate::text::strip;
-use crate::view::date::{iso_from_ms, time_value};
+use crate::time::{iso_from_ms, time_value};
 
 /// What a value nothing can serialise renders as.
 pub const UNSERIALIZABLE: &str = "(unserializable)";
@@ -56,15 +56,6 @@ pub fn format_last_modified(v: Option<&Value>) -> String {
     match v.and_then(time_value) {
         Some(ms) => iso_from_ms(ms),
         None => format_value(v),
-    }
-}
-
-/// docs/state-views.md §3.3 `Last Modified:` of `state list --long`: only a finite number that is a
-/// valid date; anything else is `None` (prints `unknown` / JSON `null`).
-pub fn iso_timestamp_or_none(v: Option<&Value>) -> Option<String> {
-    match v {
-        Some(n @ Value::Number(_)) => time_value(n).map(iso_from_ms),
-        _ => None,
     }
 }
 

@@ -1,5 +1,6 @@
-//! JavaScript `Date` pieces the views need: the time value `new Date(v)` gives a record
-//! value, and `Date.prototype.toISOString`.
+//! JavaScript `Date` pieces the domain and the views share: the time value `new Date(v)`
+//! gives a record value, and `Date.prototype.toISOString` (the times of runs, approvals
+//! and deletes).
 //!
 //! Strings are parsed with the ECMAScript date-time string format (`YYYY`, `YYYY-MM`,
 //! `YYYY-MM-DD`, `±YYYYYY…`, optionally `THH:mm[:ss[.fff]]` and `Z`/`±HH:mm`). A date-time
@@ -58,6 +59,15 @@ pub fn iso_from_ms(ms: i64) -> String {
 pub fn iso_seconds(ms: i64) -> String {
     let iso = iso_from_ms(ms);
     format!("{}Z", iso.get(..19).unwrap_or(&iso))
+}
+
+/// docs/state-views.md §3.3 `Last Modified:` of `state list --long`: only a finite number that is a
+/// valid date; anything else is `None` (prints `unknown` / JSON `null`).
+pub fn iso_timestamp_or_none(v: Option<&Value>) -> Option<String> {
+    match v {
+        Some(n @ Value::Number(_)) => time_value(n).map(iso_from_ms),
+        _ => None,
+    }
 }
 
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
