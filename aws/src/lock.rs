@@ -196,6 +196,21 @@ fn region_label(region: Option<&str>) -> String {
     }
 }
 
+/// A failed read of the lock object of `(stack, region)`, as the `LockError` of `action`.
+fn read_failed(
+    action: &'static str,
+    stack: &str,
+    region: Option<&str>,
+    e: &StoreError,
+) -> LockError {
+    LockError::Aws {
+        action,
+        stack: flatten_str(stack),
+        region: region_label(region),
+        message: flatten_str(&e.to_string()),
+    }
+}
+
 impl LockManager {
     /// A lock manager with cdkd's 30-minute TTL.
     pub fn new(store: StateStore, profile: Option<String>) -> Self {
@@ -276,6 +291,20 @@ impl LockManager {
             .map(|r| (r.content.info().cloned(), r.etag)))
     }
 
+    /// [`LockManager::read`] where a read that fails is the `LockError` of `action`: the
+    /// read again that follows a conditional write answered 412 (or one the endpoint
+    /// would not evaluate).
+    async fn read_again(
+        &self,
+        action: &'static str,
+        stack: &str,
+        region: Option<&str>,
+    ) -> Result<Option<(Option<LockInfo>, String)>, LockError> {
+        self.read(stack, region)
+            .await
+            .map_err(|e| read_failed(action, stack, region, &e))
+    }
+
     /// The contention refusal, naming whoever holds the lock now (read best-effort).
     async fn held_now(&self, stack: &str, region: Option<&str>) -> LockError {
         let info = match self.read(stack, region).await {
@@ -311,12 +340,7 @@ impl LockManager {
                 Err(f) if f.is_precondition_failed() => {}
                 Err(f) => return Err(self.aws("acquire", stack, region, f)),
             }
-            let current = self.read(stack, region).await.map_err(|e| LockError::Aws {
-                action: "acquire",
-                stack: flatten_str(stack),
-                region: region_label(region),
-                message: flatten_str(&e.to_string()),
-            })?;
+            let current = self.read_again("acquire", stack, region).await?;
             let Some((info, etag)) = current else {
                 continue; // released in between: try to create it again
             };
@@ -358,12 +382,7 @@ impl LockManager {
             Err(LockError::Held { message }) => message,
             other => return other,
         };
-        let current = self.read(stack, region).await.map_err(|e| LockError::Aws {
-            action: "acquire",
-            stack: flatten_str(stack),
-            region: region_label(region),
-            message: flatten_str(&e.to_string()),
-        })?;
+        let current = self.read_again("acquire", stack, region).await?;
         match current {
             Some((Some(info), etag)) if info.owner == owner || ended.contains(&info.owner) => {
                 self.take_over(
@@ -517,19 +536,15 @@ impl LockManager {
         {
             Ok(etag) => Ok(self.held_lock(&held.stack, region, etag, body)),
             Err(f) if f.is_no_such_key() => Err(self.lost(held, "the lock object is gone")),
-            Err(f) if f.is_precondition_failed() => match self.read(&held.stack, region).await {
-                Ok(Some((Some(info), etag))) if is_own_body(&info, &body) => {
-                    Ok(self.held_lock(&held.stack, region, etag, body))
+            Err(f) if f.is_precondition_failed() => {
+                match self.read_again("renew", &held.stack, region).await? {
+                    Some((Some(info), etag)) if is_own_body(&info, &body) => {
+                        Ok(self.held_lock(&held.stack, region, etag, body))
+                    }
+                    None => Err(self.lost(held, "the lock object is gone")),
+                    Some(_) => Err(self.lost(held, "another process holds it now")),
                 }
-                Ok(None) => Err(self.lost(held, "the lock object is gone")),
-                Ok(Some(_)) => Err(self.lost(held, "another process holds it now")),
-                Err(e) => Err(LockError::Aws {
-                    action: "renew",
-                    stack: flatten_str(&held.stack),
-                    region: region_label(region),
-                    message: flatten_str(&e.to_string()),
-                }),
-            },
+            }
             Err(f) => Err(self.aws("renew", &held.stack, region, f)),
         }
     }
@@ -542,15 +557,7 @@ impl LockManager {
     /// now (`cdkd_core::contention::lost_lock_reason`).
     pub async fn check_own(&self, held: &HeldLock) -> Result<HeldLock, LockError> {
         let region = held.region.as_deref();
-        let read = self
-            .read_raw(&held.stack, region)
-            .await
-            .map_err(|e| LockError::Aws {
-                action: "read",
-                stack: flatten_str(&held.stack),
-                region: region_label(region),
-                message: flatten_str(&e.to_string()),
-            })?;
+        let read = self.read_object(&held.stack, region).await?;
         let reason = match read {
             Some(ReadLock {
                 content: LockContent::Lock(info),
@@ -616,8 +623,8 @@ impl LockManager {
             }
             Err(f) if f.is_condition_unsupported() => {
                 // Delete unconditionally only if the body still has our owner and timestamp.
-                match self.read(&held.stack, region).await {
-                    Ok(Some((Some(info), _)))
+                match self.read_again("release", &held.stack, region).await? {
+                    Some((Some(info), _))
                         if info.owner == held.body.owner
                             && info.timestamp.as_ref().and_then(|v| v.as_f64())
                                 == Some(held.body.timestamp as f64) =>
@@ -628,14 +635,8 @@ impl LockManager {
                             .map_err(|f| self.aws("release", &held.stack, region, f))?;
                         Ok(ReleaseOutcome::Released)
                     }
-                    Ok(None) => Ok(ReleaseOutcome::AlreadyGone),
-                    Ok(Some(_)) => Ok(ReleaseOutcome::NotOurs),
-                    Err(e) => Err(LockError::Aws {
-                        action: "release",
-                        stack: flatten_str(&held.stack),
-                        region: region_label(region),
-                        message: flatten_str(&e.to_string()),
-                    }),
+                    None => Ok(ReleaseOutcome::AlreadyGone),
+                    Some(_) => Ok(ReleaseOutcome::NotOurs),
                 }
             }
             Err(f) => Err(self.aws("release", &held.stack, region, f)),
@@ -651,12 +652,7 @@ impl LockManager {
     ) -> Result<Option<ReadLock>, LockError> {
         self.read_raw(stack, region)
             .await
-            .map_err(|e| LockError::Aws {
-                action: "read",
-                stack: flatten_str(stack),
-                region: region_label(region),
-                message: flatten_str(&e.to_string()),
-            })
+            .map_err(|e| read_failed("read", stack, region, &e))
     }
 
     /// Deletes exactly the lock object `read` (docs/state-and-lock.md §6.6): `DELETE

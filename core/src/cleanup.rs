@@ -29,8 +29,9 @@ use crate::keys::StackRef;
 /// character; every other character matches itself, case-sensitively. The pattern must
 /// match the whole name. There are no character classes and no escapes: a `*` or `?` in
 /// a (hand-edited) stack name is matched by the wildcards, never literally.
+/// The matching is the `wildmatch` crate's, which reads `*` and `?` so and nothing else.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NamePattern(Vec<char>);
+pub struct NamePattern(String);
 
 /// A pattern or a duration that will not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -48,74 +49,41 @@ impl NamePattern {
         if pattern.is_empty() {
             return Err(CleanupError::EmptyPattern);
         }
-        Ok(NamePattern(pattern.chars().collect()))
+        Ok(NamePattern(pattern.to_owned()))
     }
 
-    /// Whole-name glob match (greedy `*` with backtracking to the last star).
+    /// Whole-name glob match.
     pub fn matches(&self, name: &str) -> bool {
-        let p = &self.0;
-        let s: Vec<char> = name.chars().collect();
-        let (mut pi, mut si) = (0usize, 0usize);
-        let mut star: Option<(usize, usize)> = None;
-        while si < s.len() {
-            if pi < p.len() && (p[pi] == '?' || (p[pi] != '*' && p[pi] == s[si])) {
-                pi += 1;
-                si += 1;
-            } else if pi < p.len() && p[pi] == '*' {
-                star = Some((pi, si));
-                pi += 1;
-            } else if let Some((sp, ss)) = star {
-                pi = sp + 1;
-                si = ss + 1;
-                star = Some((sp, ss + 1));
-            } else {
-                return false;
-            }
-        }
-        p[pi..].iter().all(|c| *c == '*')
+        wildmatch::WildMatch::new(&self.0).matches(name)
     }
 }
 
 /// Parses a minimum age: one or more `<digits><unit>` parts, units `s`, `m`, `h`, `d`,
-/// `w` (`7d`, `12h`, `30m`, `1d12h`). Returns milliseconds. Zero is refused.
+/// `w` (`7d`, `12h`, `30m`, `1d12h`). Returns milliseconds. Zero is refused. The text
+/// must have exactly that shape (no spaces inside, no other units or spellings); the
+/// `humantime` crate adds the parts up.
 pub fn parse_duration_ms(text: &str) -> Result<i64, CleanupError> {
     let bad = || CleanupError::BadDuration(crate::text::flatten_str(text));
     let trimmed = text.trim();
-    if trimmed.is_empty() {
+    if !is_duration_shape(trimmed) {
         return Err(bad());
     }
-    let mut total: i64 = 0;
-    let mut digits = String::new();
-    for c in trimmed.chars() {
-        if c.is_ascii_digit() {
-            digits.push(c);
-            continue;
-        }
-        let unit_ms: i64 = match c {
-            's' => 1_000,
-            'm' => 60_000,
-            'h' => 3_600_000,
-            'd' => 86_400_000,
-            'w' => 7 * 86_400_000,
-            _ => return Err(bad()),
-        };
-        if digits.is_empty() {
-            return Err(bad());
-        }
-        let n: i64 = digits.parse().map_err(|_| bad())?;
-        total = n
-            .checked_mul(unit_ms)
-            .and_then(|v| total.checked_add(v))
-            .ok_or_else(bad)?;
-        digits.clear();
-    }
-    if !digits.is_empty() {
-        return Err(bad());
-    }
+    let total = humantime::parse_duration(trimmed).map_err(|_| bad())?;
+    let total = i64::try_from(total.as_millis()).map_err(|_| bad())?;
     if total == 0 {
         return Err(CleanupError::ZeroDuration(crate::text::flatten_str(text)));
     }
     Ok(total)
+}
+
+/// Whether `text` is one or more `<digits><unit>` parts, units `s`, `m`, `h`, `d`, `w`.
+fn is_duration_shape(text: &str) -> bool {
+    !text.is_empty()
+        && text.ends_with(['s', 'm', 'h', 'd', 'w'])
+        && text.split_inclusive(['s', 'm', 'h', 'd', 'w']).all(|part| {
+            let digits = &part[..part.len() - 1];
+            !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+        })
 }
 
 /// What the step read for one ref.
@@ -374,6 +342,42 @@ mod tests {
         assert!(!p.matches("Preview2"));
     }
 
+    /// The hand-written matcher `wildmatch` replaced (greedy `*`, backtracking to the
+    /// last star), kept as the measure the crate must agree with.
+    fn matches_before(pattern: &str, name: &str) -> bool {
+        let p: Vec<char> = pattern.chars().collect();
+        let s: Vec<char> = name.chars().collect();
+        let (mut pi, mut si) = (0usize, 0usize);
+        let mut star: Option<(usize, usize)> = None;
+        while si < s.len() {
+            if pi < p.len() && (p[pi] == '?' || (p[pi] != '*' && p[pi] == s[si])) {
+                pi += 1;
+                si += 1;
+            } else if pi < p.len() && p[pi] == '*' {
+                star = Some((pi, si));
+                pi += 1;
+            } else if let Some((sp, ss)) = star {
+                pi = sp + 1;
+                si = ss + 1;
+                star = Some((sp, ss + 1));
+            } else {
+                return false;
+            }
+        }
+        p[pi..].iter().all(|c| *c == '*')
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn pattern_matches_as_the_hand_written_matcher_did(
+            pattern in r"[ab*?ü\\\[\]-]{1,8}",
+            name in r"[ab*?ü\\\[\]-]{0,10}",
+        ) {
+            let p = NamePattern::parse(&pattern).unwrap();
+            proptest::prop_assert_eq!(p.matches(&name), matches_before(&pattern, &name));
+        }
+    }
+
     #[test]
     fn pattern_empty_is_refused() {
         assert_eq!(NamePattern::parse(""), Err(CleanupError::EmptyPattern));
@@ -409,6 +413,27 @@ mod tests {
             parse_duration_ms("9999999999999w"),
             Err(CleanupError::BadDuration(_))
         ));
+    }
+
+    /// Forms `humantime` alone would take are refused: only today's shape is a duration.
+    #[test]
+    fn duration_takes_only_digits_and_the_five_units() {
+        for bad in [
+            "1d 12h", "7days", "7 days", "1ms", "1us", "1ns", "1y", "1M", "7D", "1h30", "1sec",
+            "+7d", "7dd", "١d",
+        ] {
+            assert!(
+                matches!(parse_duration_ms(bad), Err(CleanupError::BadDuration(_))),
+                "{bad}"
+            );
+        }
+        assert_eq!(parse_duration_ms(" 7d "), Ok(7 * DAY));
+        assert_eq!(parse_duration_ms("007d"), Ok(7 * DAY));
+        assert_eq!(parse_duration_ms("1w1d1h1m1s"), Ok(8 * DAY + 3_661_000));
+        assert_eq!(
+            parse_duration_ms("0d0h"),
+            Err(CleanupError::ZeroDuration("0d0h".into()))
+        );
     }
 
     #[test]

@@ -143,4 +143,20 @@ mod tests {
         r.properties = json!({"Tags": [{"Key": "aws-cdk:auto-delete-objects", "Value": "false"}]});
         assert!(!r.has_tag("aws-cdk:auto-delete-objects", "true"));
     }
+
+    /// The one reading of a recorded property (the policy deleters' `Bucket`, `Queues`,
+    /// `Topics`): a lone string stands for a list of one (a record written by hand or by
+    /// an older cdkd), anything not a string is left out.
+    #[test]
+    fn property_reads_take_a_lone_string_as_a_list_and_leave_out_non_strings() {
+        let mut r: DeleteRequest = serde_json::from_value(base()).unwrap();
+        r.properties = json!({"Bucket": "b", "Count": 3, "Queues": ["q1", 7, "q2"], "Topics": "t"});
+        assert_eq!(r.prop_str("Bucket"), Some("b"));
+        assert_eq!(r.prop_str("Count"), None);
+        assert_eq!(r.prop_str("Missing"), None);
+        assert_eq!(r.prop_str_list("Queues"), vec!["q1", "q2"]);
+        assert_eq!(r.prop_str_list("Topics"), vec!["t"]);
+        assert_eq!(r.prop_str_list("Count"), Vec::<String>::new());
+        assert_eq!(r.prop_str_list("Missing"), Vec::<String>::new());
+    }
 }

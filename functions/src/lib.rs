@@ -6,6 +6,7 @@
 //! The same functions run in Lambda (`src/bin/<step>.rs`) and in-process under
 //! `cdkd-engine` (`cdkd-flow destroy --local`), dispatched by [`steps::invoke`].
 
+pub mod aborted;
 pub mod cleanup;
 pub mod continued;
 pub mod deps;

@@ -3,7 +3,7 @@
 //! the stack and the cause; record text is flattened onto one line.
 
 use super::graph::{CycleError, DamagedResources, DeleteGraph, GraphWarning};
-use crate::state::StateRecord;
+use crate::state::{kind_of, StateRecord};
 use crate::text::{flatten_str, or_unrenderable, printable_str};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -244,17 +244,6 @@ pub enum PlanVerdict {
         graph: DeleteGraph,
         warnings: Vec<GraphWarning>,
     },
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The `outputs` keys other stacks can import (docs/state-and-lock.md §3.1/§4 `exportNames` rule):

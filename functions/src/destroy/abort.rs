@@ -3,13 +3,12 @@
 
 use cdkd_aws::HeldLock;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::finish::{notice_of, report_of};
 use super::{DestroyRun, RunRef};
+use crate::aborted::{release_then_tell, write_report, Caught};
 use crate::deps::Deps;
 use crate::error::StepError;
-use crate::held::release_all;
 use crate::runs;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -18,9 +17,8 @@ pub struct AbortInput {
     pub run: RunRef,
     #[serde(default)]
     pub locks: Vec<HeldLock>,
-    /// The caught error: `{"Error": name, "Cause": text}`.
     #[serde(default)]
-    pub error: Value,
+    pub error: Caught,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -32,7 +30,7 @@ pub struct AbortOutput {
 
 pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepError> {
     let store = deps.store(&input.run.bucket, &input.run.prefix).await;
-    let cause = crate::error::caught_cause(&input.error);
+    let cause = input.error.cause();
     let mut report_key = None;
     let mut notice = None;
     // The report is best effort: the locks must be released whatever happens. The
@@ -46,26 +44,20 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
     {
         Ok(Some(rec)) => {
             let report = report_of(&input.run, &rec, Some(cause));
-            let key = runs::report_key(&input.run.prefix, &input.run.run_id);
-            match runs::write(&store, &key, &report).await {
-                Ok(()) => {
-                    notice = Some(notice_of(&report, &key));
-                    report_key = Some(key);
-                }
-                Err(e) => tracing::warn!("report of run {} not written: {e}", input.run.run_id),
-            }
+            report_key = write_report(&store, &input.run.prefix, &input.run.run_id, &report).await;
+            notice = report_key.as_deref().map(|key| notice_of(&report, key));
         }
         Ok(None) => {}
         Err(e) => tracing::warn!("progress of run {} not readable: {e}", input.run.run_id),
     }
-    release_all(
+    release_then_tell(
+        deps,
+        &store,
         &deps.locks(&input.run.bucket, &input.run.prefix).await,
         &input.locks,
+        notice,
     )
     .await;
-    if let Some(notice) = notice {
-        crate::notify::tell(deps.notify.as_ref(), &store, &notice).await;
-    }
     Ok(AbortOutput {
         report_key,
         released: input.locks.len(),

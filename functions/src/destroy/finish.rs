@@ -39,8 +39,8 @@ pub struct RunReport {
     /// Where `orphans` entries of destroyed records were kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub orphans: Vec<String>,
-    /// The run ended before its plan was made: nothing was locked or deleted
-    /// (`crate::refused`).
+    /// The run ended before its plan was made: nothing was locked or deleted (the
+    /// `run-refused` step wrote the report).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub refused: bool,
 }

@@ -247,10 +247,62 @@ async fn step_stack(
         ))
     })?;
     let max_parallel = ctx.deps.budgets.max_parallel.max(1);
-    let mut progressed = false;
     let mut gone: Vec<String> = Vec::new();
 
     // 1. Deletes in flight whose expected completion has come.
+    let mut progressed = poll_due(ctx, sr, &resources, max_parallel, &mut gone).await;
+
+    // 2. What is ready now; what is blocked by a failure.
+    let flying: BTreeSet<String> = sr.in_flight.keys().cloned().collect();
+    let rs = ready_set(&graph, &sr.outcomes, &flying);
+    for (id, by) in rs.blocked {
+        sr.outcomes.insert(id, RowOutcome::Blocked { by });
+        progressed = true;
+    }
+    gone.extend(rs.remove_from_state);
+
+    // 3. Start the ready records (see `decide_ready`).
+    let mut to_start: Vec<DeleteRequest> = Vec::new();
+    if Instant::now() < ctx.deadline {
+        let (decided, marked) =
+            decide_ready(ctx, sr, rs.ready, &resources, children, stop, &mut gone);
+        progressed |= decided;
+        to_start = marked;
+    }
+    // Marks made in this pass are saved by the caller before any of their calls; marks
+    // saved earlier are sent now, while the stack's lock is still the run's.
+    if !to_start.is_empty() {
+        fence(ctx, held, &sr.stack).await?;
+        send_marked(ctx, sr, to_start, max_parallel, &mut gone).await;
+        progressed = true;
+    }
+
+    // 4. Drop what is confirmed gone from state.json.
+    if !gone.is_empty() {
+        gone.sort();
+        gone.dedup();
+        fence(ctx, held, &sr.stack).await?;
+        remove_resources(&ctx.store, &sr.stack, &sr.region, loaded, &gone).await?;
+    }
+
+    // 5. Settled? Nothing in flight, nothing ready or waiting (or a stop was requested).
+    let (finished, earliest_ms) = settled(sr, &graph, stop);
+    Ok(StackStep {
+        progressed,
+        finished,
+        earliest_ms,
+    })
+}
+
+/// Polls the deletes in flight whose expected completion has come, and applies their
+/// answers; says whether any answer changed the run.
+async fn poll_due(
+    ctx: &Ctx<'_>,
+    sr: &mut StackRun,
+    resources: &Map<String, Value>,
+    max_parallel: usize,
+    gone: &mut Vec<String>,
+) -> bool {
     let now = ctx.now();
     let due: Vec<(String, Flight)> = sr
         .in_flight
@@ -289,133 +341,134 @@ async fn step_stack(
         .buffer_unordered(max_parallel)
         .collect()
         .await;
+    let mut progressed = false;
     for (id, sent, res) in polled {
-        progressed |= apply(ctx, sr, &id, sent, res, &mut gone);
+        progressed |= apply(ctx, sr, &id, sent, res, gone);
     }
+    progressed
+}
 
-    // 2. What is ready now; what is blocked by a failure.
-    let flying: BTreeSet<String> = sr.in_flight.keys().cloned().collect();
-    let rs = ready_set(&graph, &sr.outcomes, &flying);
-    for (id, by) in rs.blocked {
-        sr.outcomes.insert(id, RowOutcome::Blocked { by });
-        progressed = true;
-    }
-    gone.extend(rs.remove_from_state);
-
-    // 3. Start the ready records. A record that needs a delete call is first marked
-    //    dispatched and the mark saved (write-ahead); the call goes out on the next pass,
-    //    so a crash between the call and saving its answer leaves a mark, and the call is
-    //    sent again with the same attempt (same ClientToken: the first request resumes).
-    //    After a stop request nothing new starts, but marked calls are still sent: their
-    //    delete may already be running in AWS, and only its handle tells how it ends.
+/// Decides each ready record. A record that needs a delete call is first marked
+/// dispatched and the mark saved (write-ahead); the call goes out on the next pass, so a
+/// crash between the call and saving its answer leaves a mark, and the call is sent again
+/// with the same attempt (same ClientToken: the first request resumes). After a stop
+/// request nothing new starts, but marked calls are still sent: their delete may already
+/// be running in AWS, and only its handle tells how it ends. Returns whether the run
+/// changed, and the requests of the records marked by an earlier pass (to send now).
+fn decide_ready(
+    ctx: &Ctx<'_>,
+    sr: &mut StackRun,
+    ready: Vec<String>,
+    resources: &Map<String, Value>,
+    children: &BTreeMap<String, RunResult>,
+    stop: bool,
+    gone: &mut Vec<String>,
+) -> (bool, Vec<DeleteRequest>) {
+    let mut progressed = false;
     let mut to_start: Vec<DeleteRequest> = Vec::new();
-    if Instant::now() < ctx.deadline {
-        let now = ctx.now();
-        let opts = DecideOptions {
-            skip_final_snapshot: ctx.skip_final_snapshot,
-            now_ms: now,
-        };
-        let ready: Vec<String> = rs
-            .ready
-            .into_iter()
-            .filter(|id| !stop || sr.dispatched.contains_key(id))
-            .filter(|id| sr.retries.get(id).is_none_or(|r| r.not_before_ms <= now))
-            .collect();
-        for id in ready {
-            let entry = resources
-                .get(&id)
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            let attempt = sr
-                .dispatched
-                .get(&id)
-                .copied()
-                .unwrap_or_else(|| sr.retries.get(&id).map_or(0, |r| r.attempts));
-            let outcome = match decide_with(&entry, opts, &ctx.registry) {
-                Decision::Retain => Some(RowOutcome::Retained),
-                Decision::NoOp => Some(RowOutcome::Deleted),
-                Decision::Fail { error } => Some(RowOutcome::Failed { error }),
-                Decision::Skip { reason } => Some(RowOutcome::Skipped { reason }),
-                Decision::Delete(plan) if plan.route == Route::NestedStack => {
-                    Some(nested_outcome(&child_stack_name(&sr.stack, &id), children))
-                }
-                Decision::Delete(plan) => {
-                    let options = DeleteOptions {
-                        final_snapshot: plan.final_snapshot,
-                        remove_protection: ctx.remove_protection,
-                    };
-                    let req = delete_request(
-                        &id,
-                        &entry,
-                        &sr.region,
-                        attempt,
-                        ctx.run_context(&sr.stack),
-                        options,
-                    );
-                    match refuse_unhonoured_snapshot(&ctx.registry, plan.route, &req) {
-                        Some(error) => Some(RowOutcome::Failed { error }),
-                        None if sr.dispatched.contains_key(&id) => {
-                            to_start.push(req);
-                            None
-                        }
-                        None => {
-                            sr.dispatched.insert(id.clone(), attempt);
-                            progressed = true;
-                            None
-                        }
+    let now = ctx.now();
+    let opts = DecideOptions {
+        skip_final_snapshot: ctx.skip_final_snapshot,
+        now_ms: now,
+    };
+    let ready: Vec<String> = ready
+        .into_iter()
+        .filter(|id| !stop || sr.dispatched.contains_key(id))
+        .filter(|id| sr.retries.get(id).is_none_or(|r| r.not_before_ms <= now))
+        .collect();
+    for id in ready {
+        let entry = resources
+            .get(&id)
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let attempt = sr
+            .dispatched
+            .get(&id)
+            .copied()
+            .unwrap_or_else(|| sr.retries.get(&id).map_or(0, |r| r.attempts));
+        let outcome = match decide_with(&entry, opts, &ctx.registry) {
+            Decision::Retain => Some(RowOutcome::Retained),
+            Decision::NoOp => Some(RowOutcome::Deleted),
+            Decision::Fail { error } => Some(RowOutcome::Failed { error }),
+            Decision::Skip { reason } => Some(RowOutcome::Skipped { reason }),
+            Decision::Delete(plan) if plan.route == Route::NestedStack => {
+                Some(nested_outcome(&child_stack_name(&sr.stack, &id), children))
+            }
+            Decision::Delete(plan) => {
+                let options = DeleteOptions {
+                    final_snapshot: plan.final_snapshot,
+                    remove_protection: ctx.remove_protection,
+                };
+                let req = delete_request(
+                    &id,
+                    &entry,
+                    &sr.region,
+                    attempt,
+                    ctx.run_context(&sr.stack),
+                    options,
+                );
+                match refuse_unhonoured_snapshot(&ctx.registry, plan.route, &req) {
+                    Some(error) => Some(RowOutcome::Failed { error }),
+                    None if sr.dispatched.contains_key(&id) => {
+                        to_start.push(req);
+                        None
+                    }
+                    None => {
+                        sr.dispatched.insert(id.clone(), attempt);
+                        progressed = true;
+                        None
                     }
                 }
-            };
-            if let Some(o) = outcome {
-                if o.removes_record() {
-                    gone.push(id.clone());
-                }
-                sr.retries.remove(&id);
-                sr.dispatched.remove(&id);
-                sr.outcomes.insert(id, o);
-                progressed = true;
             }
-        }
-    }
-    // Marks made in this pass are saved by the caller before any of their calls; marks
-    // saved earlier are sent now, while the stack's lock is still the run's.
-    if !to_start.is_empty() {
-        fence(ctx, held, &sr.stack).await?;
-        let started: Vec<(String, Sent, Result<DeleteProgress, DeleteError>)> =
-            stream::iter(to_start)
-                .map(|req| async move {
-                    let res = ctx.registry.start(&req).await;
-                    let sent = Sent {
-                        attempt: req.attempt,
-                        options: req.options,
-                    };
-                    (req.logical_id, sent, res)
-                })
-                .buffer_unordered(max_parallel)
-                .collect()
-                .await;
-        for (id, sent, res) in started {
-            apply(ctx, sr, &id, sent, res, &mut gone);
-            // A handle (or an outcome) replaces the mark.
+        };
+        if let Some(o) = outcome {
+            if o.removes_record() {
+                gone.push(id.clone());
+            }
+            sr.retries.remove(&id);
             sr.dispatched.remove(&id);
+            sr.outcomes.insert(id, o);
+            progressed = true;
         }
-        progressed = true;
     }
+    (progressed, to_start)
+}
 
-    // 4. Drop what is confirmed gone from state.json.
-    if !gone.is_empty() {
-        gone.sort();
-        gone.dedup();
-        fence(ctx, held, &sr.stack).await?;
-        remove_resources(&ctx.store, &sr.stack, &sr.region, loaded, &gone).await?;
+/// Sends the delete calls of records marked by an earlier pass, and applies their
+/// answers; a handle (or an outcome) replaces the mark.
+async fn send_marked(
+    ctx: &Ctx<'_>,
+    sr: &mut StackRun,
+    to_start: Vec<DeleteRequest>,
+    max_parallel: usize,
+    gone: &mut Vec<String>,
+) {
+    let started: Vec<(String, Sent, Result<DeleteProgress, DeleteError>)> = stream::iter(to_start)
+        .map(|req| async move {
+            let res = ctx.registry.start(&req).await;
+            let sent = Sent {
+                attempt: req.attempt,
+                options: req.options,
+            };
+            (req.logical_id, sent, res)
+        })
+        .buffer_unordered(max_parallel)
+        .collect()
+        .await;
+    for (id, sent, res) in started {
+        apply(ctx, sr, &id, sent, res, gone);
+        sr.dispatched.remove(&id);
     }
+}
 
-    // 5. Settled? Nothing in flight, nothing ready or waiting (or a stop was requested).
+/// Whether the stack is settled (nothing in flight, nothing ready or waiting; after a
+/// stop request, marked calls still to be sent again keep it open), and the earliest
+/// time something of it is due.
+fn settled(sr: &StackRun, graph: &DeleteGraph, stop: bool) -> (bool, Option<u64>) {
     let flying: BTreeSet<String> = sr.in_flight.keys().cloned().collect();
-    let after = ready_set(&graph, &sr.outcomes, &flying);
+    let after = ready_set(graph, &sr.outcomes, &flying);
     let finished = if stop {
-        // Marked calls still to be sent again keep the stack open (see step 3).
         sr.in_flight.is_empty() && !sr.dispatched.keys().any(|id| after.ready.contains(id))
     } else {
         after.is_finished() && after.blocked.is_empty()
@@ -431,11 +484,7 @@ async fn step_stack(
                 .map(|(_, r)| r.not_before_ms),
         )
         .min();
-    Ok(StackStep {
-        progressed,
-        finished,
-        earliest_ms,
-    })
+    (finished, earliest_ms)
 }
 
 /// Planned records missing from `resources` (we hold the lock: only this run removes

@@ -7,20 +7,18 @@ use cdkd_core::export::execute::{still_running, ExportRun, InFlight, StackStage}
 use cdkd_core::export::report::{failed, unmanaged, ExportReport};
 use cdkd_core::export::resume::withdrawable;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::carry::{Carry, Ctx};
+use crate::aborted::{release_then_tell, write_report, Caught};
 use crate::deps::Deps;
 use crate::error::StepError;
-use crate::runs;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AbortInput {
     pub run: Carry,
-    /// The caught error: `{"Error": name, "Cause": text}`.
     #[serde(default)]
-    pub error: Value,
+    pub error: Caught,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -43,7 +41,7 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
         Err(_) => false,
     };
     let ctx = Ctx::without_renewal(carry, deps).await;
-    let cause = crate::error::caught_cause(&input.error);
+    let cause = input.error.cause();
     let mut out = AbortOutput {
         report_key: None,
         report: None,
@@ -78,22 +76,16 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
             if let Ok(plan) = ctx.plan().await {
                 report.unmanaged = unmanaged(&rec, &plan);
             }
-            let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
-            match runs::write(&ctx.store, &key, &report).await {
-                Ok(()) => {
-                    notice = Some(ctx.ended_notice(&report, &key));
-                    out.report_key = Some(key);
-                    out.report = Some(report);
-                }
-                Err(e) => tracing::warn!("report of run {} not written: {e}", ctx.carry.run.run_id),
+            let run = &ctx.carry.run;
+            if let Some(key) = write_report(&ctx.store, &run.prefix, &run.run_id, &report).await {
+                notice = Some(ctx.ended_notice(&report, &key));
+                out.report_key = Some(key);
+                out.report = Some(report);
             }
         }
         Err(e) => tracing::warn!("progress of run {} not readable: {e}", ctx.carry.run.run_id),
     }
-    crate::held::release_all(&locks, &ctx.carry.locks).await;
-    if let Some(notice) = notice {
-        crate::notify::tell(deps.notify.as_ref(), &ctx.store, &notice).await;
-    }
+    release_then_tell(deps, &ctx.store, &locks, &ctx.carry.locks, notice).await;
     Ok(out)
 }
 

@@ -4,16 +4,15 @@
 //! the plan was made from, whole, and writes the run's record. Everything before this step
 //! only read.
 
-use cdkd_aws::HeldLock;
 use cdkd_core::export::execute::{
     execution_refusal, next_action, record_changed_refusal, record_changes, ExportRun,
     StackProgress, StackStage, MAX_IN_FLIGHT,
 };
-use cdkd_core::export::plan::StackPlan;
 use serde::{Deserialize, Serialize};
 
 use super::carry::Carry;
 use super::plan::PlanOutput;
+use super::take::{first_carry, lock_order, take_locks};
 use super::ExportInput;
 use crate::deps::Deps;
 use crate::destroy::RunRef;
@@ -56,18 +55,15 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
     }
 
     let region = planned.region.clone();
-    let locks = deps.locks(&input.state_bucket, &input.state_prefix).await;
-    let owner = deps.flow_owner(&run_id);
     // The root first, then the children leaf first; on any failure give back what was
     // taken.
-    let mut order: Vec<&StackPlan> = vec![root];
-    order.extend(plan.stacks.iter().filter(|s| s.parent.is_some()));
-    let held = take_locks(
-        &locks,
-        &order,
+    let (locks, held) = take_locks(
+        deps,
+        &input,
+        &plan,
+        root,
         &region,
-        &owner,
-        &input.take_over,
+        &run_id,
         "nothing was submitted",
     )
     .await?;
@@ -75,7 +71,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
     // from, whole (docs/export.md §10.1). A row a deploy added between the plan and the
     // lock (an approval may wait days) would otherwise be owned by nothing once the
     // record is deleted.
-    for sp in &order {
+    for sp in lock_order(&plan, root) {
         let changes = match store.get_state(&sp.stack, &region).await {
             Ok(Some(loaded)) => record_changes(sp, Some((&loaded.record, &loaded.etag))),
             Ok(None) => record_changes(sp, None),
@@ -127,55 +123,16 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         crate::held::release_all(&locks, &held).await;
         return Err(e);
     }
+    let run = RunRef {
+        run_id,
+        bucket: input.state_bucket.clone(),
+        prefix: input.state_prefix.clone(),
+        stack: root.stack.clone(),
+        region,
+    };
     Ok(Carry {
-        run: RunRef {
-            run_id,
-            bucket: input.state_bucket.clone(),
-            prefix: input.state_prefix.clone(),
-            stack: root.stack.clone(),
-            region,
-        },
         stack: first.unwrap_or_else(|| root.stack.clone()),
-        started_ms,
-        plan_key: planned.plan_key,
-        locks: held,
         next,
-        in_flight: Vec::new(),
-        wait_seconds: 0,
-        fast: input.options.fast,
-        parameters: input.options.parameters.clone(),
-        role_arn: input.options.role_arn.clone(),
-        unsaved_log: Vec::new(),
-        loops: 0,
-        continue_as_new: false,
+        ..first_carry(&input, run, started_ms, planned.plan_key, held)
     })
-}
-
-/// Takes the locks of `order` (the root first, then the children leaf first) for
-/// `owner`, operation `export`, replacing the locks of `ended` (runs the CLI found ended,
-/// docs/export.md §10.8); on any failure gives back what was taken and fails saying
-/// `then` (what that means for the run).
-pub(super) async fn take_locks(
-    locks: &cdkd_aws::LockManager,
-    order: &[&StackPlan],
-    region: &str,
-    owner: &str,
-    ended: &[String],
-    then: &str,
-) -> Result<Vec<HeldLock>, StepError> {
-    let mut held: Vec<HeldLock> = Vec::new();
-    for sp in order {
-        match locks
-            .acquire_replacing(&sp.stack, Some(region), owner, Some("export"), ended)
-            .await
-        {
-            Ok(h) => held.push(h),
-            Err(e) => {
-                crate::held::release_all(locks, &held).await;
-                let e: StepError = e.into();
-                return Err(StepError::new(&e.name, format!("{}; {then}", e.message)));
-            }
-        }
-    }
-    Ok(held)
 }

@@ -20,6 +20,7 @@ pub mod phase2;
 pub mod plan;
 pub mod poll;
 pub mod resume;
+pub mod take;
 
 use std::collections::BTreeMap;
 

@@ -138,23 +138,7 @@ async fn pre_delete(ctx: &Ctx<'_>, plan: &StackPlan) -> Result<bool, StepError> 
         .filter(|r| !running.iter().any(|p| p.logical_id == r.logical_id))
         .collect();
     running.retain(|p| rows.iter().any(|r| r.logical_id == p.logical_id));
-    let request = |row: &RecreateRow| DeleteRequest {
-        logical_id: row.logical_id.clone(),
-        resource_type: row.resource_type.clone(),
-        physical_id: row.physical_id.clone(),
-        properties: Value::Object(row.properties.clone()),
-        attributes: Value::Null,
-        provisioned_by: None,
-        region: region.clone(),
-        attempt: 1,
-        run: RunContext {
-            run_id: ctx.carry.run.run_id.clone(),
-            stack: plan.stack.clone(),
-            state_bucket: ctx.carry.run.bucket.clone(),
-            state_prefix: ctx.carry.run.prefix.clone(),
-        },
-        options: DeleteOptions::default(),
-    };
+    let request = |row: &RecreateRow| request_of(ctx, plan, &region, row);
     let row_of = |id: &str| rows.iter().find(|r| r.logical_id == id);
     loop {
         // Look at the deletes running (side by side), then start what fits beside those
@@ -205,34 +189,10 @@ async fn pre_delete(ctx: &Ctx<'_>, plan: &StackPlan) -> Result<bool, StepError> 
             }
         }))
         .await;
-        let mut finished = Vec::new();
-        let mut failed: Option<(String, String)> = None;
         let mut changed = !started.is_empty();
-        for (id, look) in polled.into_iter().chain(started) {
-            match look {
-                Look::Done => {
-                    running.retain(|p| p.logical_id != id);
-                    finished.push(id);
-                    changed = true;
-                }
-                Look::InFlight(p) => {
-                    if let Some(slot) = running.iter_mut().find(|r| r.logical_id == id) {
-                        *slot = p;
-                    } else {
-                        running.push(p);
-                    }
-                }
-                Look::Failed(why) => {
-                    running.retain(|p| p.logical_id != id);
-                    let earlier = failed
-                        .as_ref()
-                        .is_none_or(|(f, _)| position(rows, &id) < position(rows, f));
-                    if earlier {
-                        failed = Some((id, why));
-                    }
-                }
-            }
-        }
+        let Sorted { finished, failed } =
+            sort_looks(rows, polled.into_iter().chain(started), &mut running);
+        changed |= !finished.is_empty();
         if changed {
             save_pre_deletes(ctx, plan, &finished, &running).await?;
         }
@@ -252,6 +212,70 @@ async fn pre_delete(ctx: &Ctx<'_>, plan: &StackPlan) -> Result<bool, StepError> 
             tokio::time::sleep(PRE_DELETE_POLL).await;
         }
     }
+}
+
+/// The delete request of recreate row `row` of `plan`, in `region`.
+fn request_of(ctx: &Ctx<'_>, plan: &StackPlan, region: &str, row: &RecreateRow) -> DeleteRequest {
+    DeleteRequest {
+        logical_id: row.logical_id.clone(),
+        resource_type: row.resource_type.clone(),
+        physical_id: row.physical_id.clone(),
+        properties: Value::Object(row.properties.clone()),
+        attributes: Value::Null,
+        provisioned_by: None,
+        region: region.to_string(),
+        attempt: 1,
+        run: RunContext {
+            run_id: ctx.carry.run.run_id.clone(),
+            stack: plan.stack.clone(),
+            state_bucket: ctx.carry.run.bucket.clone(),
+            state_prefix: ctx.carry.run.prefix.clone(),
+        },
+        options: DeleteOptions::default(),
+    }
+}
+
+/// What one round of looks says: the rows now deleted, and the first failure in the
+/// plan's order (its row and why).
+struct Sorted {
+    finished: Vec<String>,
+    failed: Option<(String, String)>,
+}
+
+/// Sorts one round of looks: a deleted row leaves `running`, a delete still in flight
+/// takes (or keeps) its place there with its new handle, a failed one leaves it too.
+fn sort_looks(
+    rows: &[RecreateRow],
+    looks: impl Iterator<Item = (String, Look)>,
+    running: &mut Vec<PreDeleting>,
+) -> Sorted {
+    let mut finished = Vec::new();
+    let mut failed: Option<(String, String)> = None;
+    for (id, look) in looks {
+        match look {
+            Look::Done => {
+                running.retain(|p| p.logical_id != id);
+                finished.push(id);
+            }
+            Look::InFlight(p) => {
+                if let Some(slot) = running.iter_mut().find(|r| r.logical_id == id) {
+                    *slot = p;
+                } else {
+                    running.push(p);
+                }
+            }
+            Look::Failed(why) => {
+                running.retain(|p| p.logical_id != id);
+                let earlier = failed
+                    .as_ref()
+                    .is_none_or(|(f, _)| position(rows, &id) < position(rows, f));
+                if earlier {
+                    failed = Some((id, why));
+                }
+            }
+        }
+    }
+    Sorted { finished, failed }
 }
 
 /// A deleter's answer for `req`, started at `started_ms`.

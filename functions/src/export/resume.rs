@@ -8,10 +8,11 @@
 use cdkd_aws::cfn::Cfn;
 use cdkd_core::export::execute::{change_set_state, ExportRun, InFlight, StackStage};
 use cdkd_core::export::plain::shown;
-use cdkd_core::export::plan::{Plan, StackPlan};
+use cdkd_core::export::plan::Plan;
 use cdkd_core::export::resume::{phase_of, resumed_in_flight};
 
 use super::carry::{Carry, Ctx};
+use super::take::{first_carry, take_locks};
 use super::ExportInput;
 use crate::deps::Deps;
 use crate::destroy::RunRef;
@@ -55,16 +56,13 @@ pub async fn run(
         .map(|s| s.region.clone())
         .ok_or_else(|| StepError::bad_input("the run's progress has no root stack"))?;
 
-    let locks = deps.locks(&input.state_bucket, &input.state_prefix).await;
-    let owner = deps.flow_owner(&run_name);
-    let mut order: Vec<&StackPlan> = vec![root];
-    order.extend(plan.stacks.iter().filter(|s| s.parent.is_some()));
-    let held = super::lock::take_locks(
-        &locks,
-        &order,
+    let (locks, held) = take_locks(
+        deps,
+        &input,
+        &plan,
+        root,
         &region,
-        &owner,
-        &input.take_over,
+        &run_name,
         "the run was not resumed",
     )
     .await?;
@@ -83,27 +81,16 @@ pub async fn run(
         "resume: {run_name} took the run over ({} operation(s) in flight)",
         in_flight.len()
     ));
-    let carry = Carry {
-        run: RunRef {
-            run_id: from.clone(),
-            bucket: input.state_bucket.clone(),
-            prefix: input.state_prefix.clone(),
-            stack: root.stack.clone(),
-            region,
-        },
+    let run = RunRef {
+        run_id: from.clone(),
+        bucket: input.state_bucket.clone(),
+        prefix: input.state_prefix.clone(),
         stack: root.stack.clone(),
-        started_ms: rec.started_ms,
-        plan_key,
-        locks: held,
-        next: cdkd_core::export::execute::Next::Wait,
+        region,
+    };
+    let carry = Carry {
         in_flight,
-        wait_seconds: 0,
-        fast: input.options.fast,
-        parameters: input.options.parameters.clone(),
-        role_arn: input.options.role_arn.clone(),
-        unsaved_log: Vec::new(),
-        loops: 0,
-        continue_as_new: false,
+        ..first_carry(&input, run, rec.started_ms, plan_key, held)
     };
     let ctx = Ctx::without_renewal(carry, deps).await;
     let saved = async {
