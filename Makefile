@@ -65,6 +65,8 @@ build:
 test:
 	$(MAKE) --no-print-directory -j2 build check-templates
 	scripts/check-features.sh
+	$(PYTHON) scripts/check_structure.py .
+	$(PYTHON) scripts/cite_headings.py .
 	@status=0; \
 	$(CARGO) test --workspace --no-fail-fast --tests || status=1; \
 	$(CARGO) test --workspace --no-fail-fast --doc || status=1; \
@@ -118,6 +120,7 @@ check-templates: setup
 # functions of bounded length): scripts/check_structure.py, docs/README.md.
 lint: setup check-templates
 	$(PYTHON) scripts/check_structure.py .
+	$(PYTHON) scripts/cite_headings.py .
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --test e2e -- -D warnings
 
@@ -152,7 +155,7 @@ cost: setup
 # Needs AWS credentials. Override parameters: make deploy PARAMS='StateBucket=my-state DeletePolicyArn=arn:aws:iam::123456789012:policy/cdkd-flow-delete'
 # Then the run folders of that bucket (<StatePrefix>/_runs/) get a lifecycle rule that
 # expires them RUN_RETENTION_DAYS after their last write, merged into the bucket's own
-# rules (cdkd-flow runs expire, docs/runs.md §3); RUN_RETENTION_DAYS=off leaves the
+# rules (cdkd-flow runs expire, docs/runs.md, "The lifecycle rule (cdkd-flow runs expire, make deploy)"); RUN_RETENTION_DAYS=off leaves the
 # bucket's lifecycle alone.
 RUN_RETENTION_DAYS ?= 90
 DEPLOY_STATE_BUCKET = $(subst ",,$(patsubst StateBucket=%,%,$(filter StateBucket=%,$(PARAMS))))
@@ -178,7 +181,7 @@ bench-export-sim:
 # emulator, for a flat stack of 5 and of 50 resources and a root with 8 nested children:
 # wall time, the requests the emulator counted by service and action, CloudFormation's
 # own time on the run's operations; and the simulated-latency model's makespan against
-# CloudFormation's critical path for the same shapes (docs/testing.md §5). Not part of
+# CloudFormation's critical path for the same shapes (docs/testing.md, "The export benchmark (make bench-export)"). Not part of
 # `make test` (its smoke is the CLI's request_budget tests). BENCH_ARGS=--json for a
 # machine, BENCH_ARGS='--cases flat5' for one case. Uses the debug build `make test` makes.
 bench-export: setup
@@ -201,7 +204,7 @@ clean:
 	rm -rf target .emulator
 
 # The export crash test with 200 seeds (20 run in `make test`): a local export killed at
-# seeded random points, then the same command again (docs/export.md §10.8).
+# seeded random points, then the same command again (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
 crash-export: build setup
 	cd cli && CDKD_FLOW_CRASH_SEEDS=$${CDKD_FLOW_CRASH_SEEDS:-200} ../scripts/with-emulator.sh \
 	  $(CARGO) test --workspace --test e2e -- --test-threads=1 --nocapture crash_export export_crash

@@ -1,4 +1,4 @@
-//! The state bucket (docs/state-and-lock.md §1.1-1.3): its name (flag, env, else the account's
+//! The state bucket (docs/state-and-lock.md, "Which bucket" and "Three regions"): its name (flag, env, else the account's
 //! default, falling back to the legacy per-region default), the caller's account id (for
 //! `ExpectedBucketOwner`), and the bucket's region.
 
@@ -122,7 +122,7 @@ async fn has_state(client: &aws_sdk_s3::Client, bucket: &str, owner: Option<&str
     }
 }
 
-/// Resolves the state bucket name (docs/state-and-lock.md §1.1): `flag`, else `env` (both verbatim,
+/// Resolves the state bucket name (docs/state-and-lock.md, "Which bucket"): `flag`, else `env` (both verbatim,
 /// empty counts as absent), else `cdkd-state-<account>` / the legacy
 /// `cdkd-state-<account>-<cli_region>`, probed with `HeadBucket` from a `us-east-1`
 /// client. `account` is the caller's account (needed only for the default).

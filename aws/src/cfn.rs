@@ -1,6 +1,6 @@
 //! CloudFormation reads of the export plan: the type registry (`DescribeType` of a
-//! resource type: its schema and provisioning type, docs/export.md §4.1) and whether a
-//! stack of a destination name exists (`DescribeStacks`, docs/export.md §2.4 S4). What
+//! resource type: its schema and provisioning type, docs/export.md, "The registry") and whether a
+//! stack of a destination name exists (`DescribeStacks`, docs/export.md, "Step details" S4). What
 //! the answers mean is decided in `cdkd_core::export` (`registry::TypeFacts`,
 //! `names::absent_from_error`).
 

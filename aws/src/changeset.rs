@@ -1,4 +1,4 @@
-//! CloudFormation writes and reads of the export's execution (docs/export.md §11):
+//! CloudFormation writes and reads of the export's execution (docs/export.md, "Decisions"):
 //! create, describe, execute and delete a change set, describe a stack, read its
 //! events. Every call is retried on throttling; what a status means is decided in
 //! `cdkd_core::export::execute`.

@@ -1,4 +1,4 @@
-//! S3's clock as this process sees it (docs/state-and-lock.md §5.1): the local clock, and
+//! S3's clock as this process sees it (docs/state-and-lock.md, "Lock time is S3's"): the local clock, and
 //! the offset between S3's clock and it, measured from the `Date` header of S3's
 //! responses. Lock expiry is judged on S3's clock and the locks this process writes carry
 //! S3-clock timestamps, so a machine whose clock is off neither takes over a live lock nor
@@ -15,7 +15,7 @@ use aws_smithy_types::config_bag::ConfigBag;
 use aws_smithy_types::date_time::{DateTime, Format};
 
 /// Test hook: milliseconds added to this process's clock, to play a machine whose clock is
-/// off (docs/state-and-lock.md §5.1). Read once; anything but an integer counts as 0.
+/// off (docs/state-and-lock.md, "Lock time is S3's"). Read once; anything but an integer counts as 0.
 pub const CLOCK_SKEW_ENV: &str = "CDKD_FLOW_CLOCK_SKEW_MS";
 
 /// How far below the kept offset a sample may fall and still be taken for the jitter of

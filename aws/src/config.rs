@@ -13,7 +13,7 @@ pub const FALLBACK_REGION: &str = "us-east-1";
 
 /// The HTTPS client of every AWS call: what the SDK's default client is (hyper 1, rustls,
 /// the connector settings and sleep of each client, `HTTPS_PROXY` / `NO_PROXY` from the
-/// environment), with rustls on ring instead of aws-lc (docs/testing.md §1.3 says why).
+/// environment), with rustls on ring instead of aws-lc (docs/testing.md, "One build, one feature set" says why).
 pub fn https_client() -> SharedHttpClient {
     Builder::new().build_with_connector_fn(|settings, components| {
         let mut conn = ConnectorBuilder::default().tls_provider(Provider::Rustls(CryptoMode::Ring));
@@ -94,7 +94,7 @@ fn s3_config(cfg: &SdkConfig, region: Option<&str>) -> aws_sdk_s3::Config {
     b.build()
 }
 
-/// The CLI region of docs/state-and-lock.md §1.3: `--region`, else `AWS_REGION`, lower-cased; else
+/// The CLI region of docs/state-and-lock.md, "Three regions": `--region`, else `AWS_REGION`, lower-cased; else
 /// `us-east-1`. The profile's `region =` is deliberately not consulted. An empty value
 /// counts as absent.
 pub fn cli_region(flag: Option<&str>, aws_region_env: Option<&str>) -> String {

@@ -1,5 +1,5 @@
 //! EC2 reads of the export plan: every rule of one security group
-//! (`DescribeSecurityGroupRules` filtered on `group-id`, docs/export.md §4.6), page by
+//! (`DescribeSecurityGroupRules` filtered on `group-id`, docs/export.md, "Looking up a security-group ingress rule id"), page by
 //! page ([`sg::PAGE_SIZE`] a page, at most [`sg::MAX_PAGES`] pages), each page retried
 //! [`sg::THROTTLE_RETRIES`] times on throttling only. The answer is the lookup
 //! `cdkd_core::export::sg` picks a rule from; a failure is classified there.

@@ -1,5 +1,5 @@
-//! Removing a stack from its region's exports index (docs/state-and-lock.md §4,
-//! docs/destroy.md §2.12 step 4): read with its ETag (rebuild from the region's records when
+//! Removing a stack from its region's exports index (docs/state-and-lock.md, "The exports index",
+//! docs/destroy.md, "How a stack finishes" step 4): read with its ETag (rebuild from the region's records when
 //! missing or unreadable), drop the stack's entries, write `If-Match` the ETag read, retry on 412
 //! up to 5 times (100 ms doubling to 1 s); an index left listing nothing is deleted (never
 //! written). Never fails the destroy: problems are warnings.
@@ -56,7 +56,7 @@ async fn try_remove(store: &StateStore, stacks: &[&str], region: &str) -> Result
                 Err(e) => return Err(e.to_string()),
             },
             // No index: nothing lists the stack, and readers rebuild a missing index
-            // from the records (docs/state-and-lock.md §4), so none is written here.
+            // from the records (docs/state-and-lock.md, "The exports index"), so none is written here.
             None => return Ok(()),
         };
         let mut changed = false;

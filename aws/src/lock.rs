@@ -1,4 +1,4 @@
-//! The fenced stack lock (docs/state-and-lock.md §6): cdkd's `lock.json`, acquired
+//! The fenced stack lock (docs/state-and-lock.md, "The lock protocol"): cdkd's `lock.json`, acquired
 //! with `If-None-Match: *`, an expired lock taken over with `PutObject If-Match: <its
 //! ETag>` (never delete-then-put), renewed with `If-Match: <our ETag>`, released with a
 //! conditional DELETE. A held lock is plain data (stack, region, ETag, body) so workflow
@@ -94,7 +94,7 @@ mod body_wire {
 /// Why a lock is replaced: what the log line says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Takeover {
-    /// It has expired (docs/state-and-lock.md §6.2).
+    /// It has expired (docs/state-and-lock.md, "Taking over an expired lock").
     Expired,
     /// [`LockManager::acquire_replacing`]: the caller's own, or an ended run's.
     Allowed,
@@ -134,7 +134,7 @@ impl LockContent {
 }
 
 /// A lock object as read, with the ETag that the force paths act on: they delete or take
-/// over exactly this object, never a lock written after it (docs/state-and-lock.md §6.6).
+/// over exactly this object, never a lock written after it (docs/state-and-lock.md, "Force-unlock: only the lock that was read").
 #[derive(Debug, Clone)]
 pub struct ReadLock {
     pub content: LockContent,
@@ -314,7 +314,7 @@ impl LockManager {
         self.held(stack, region, info.as_ref())
     }
 
-    /// Acquires the lock of `(stack, region)` for `owner` (docs/state-and-lock.md §6.1-6.3):
+    /// Acquires the lock of `(stack, region)` for `owner` (docs/state-and-lock.md, "Acquire" and "Why the takeover is a single conditional PUT"):
     /// `If-None-Match: *`; when a lock exists and has expired, replaces it with `PUT If-Match: <its
     /// ETag>`. Contention is `LockError::Held` with cdkd's refusal message.
     pub async fn acquire(
@@ -325,7 +325,7 @@ impl LockManager {
         operation: Option<&str>,
     ) -> Result<HeldLock, LockError> {
         let key = self.key(stack, region);
-        // The lock's times are S3's (docs/state-and-lock.md §5.1).
+        // The lock's times are S3's (docs/state-and-lock.md, "Lock time is S3's").
         self.store.calibrate(&key).await;
         // A lock that vanishes between our 412 and our read is retried a few times.
         for _ in 0..3 {
@@ -367,7 +367,7 @@ impl LockManager {
     }
 
     /// `acquire`, and when a lock is held, replaces it if its owner is one of `ended` (runs
-    /// the caller knows have ended, docs/export.md §10.8) or `owner` itself (a retried step),
+    /// the caller knows have ended, docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first") or `owner` itself (a retried step),
     /// in one conditional write on the ETag read: a holder that renewed or released in
     /// between keeps its lock.
     pub async fn acquire_replacing(
@@ -401,7 +401,7 @@ impl LockManager {
     }
 
     /// A fresh lock body of ours: `timestamp` and `expiresAt` on S3's clock
-    /// (docs/state-and-lock.md §5.1), so that it is never born expired.
+    /// (docs/state-and-lock.md, "Lock time is S3's"), so that it is never born expired.
     fn fresh_body(&self, owner: &str, operation: Option<&str>) -> LockBody {
         LockBody::new(
             owner,
@@ -511,7 +511,7 @@ impl LockManager {
     }
 
     /// A time of this process's clock (`local_ms`) on S3's, which `held`'s body is on
-    /// (docs/state-and-lock.md §5.1); S3's clock is measured first if no response was
+    /// (docs/state-and-lock.md, "Lock time is S3's"); S3's clock is measured first if no response was
     /// seen yet.
     pub async fn s3_time_of(&self, local_ms: i64, held: &HeldLock) -> i64 {
         self.store
@@ -520,7 +520,7 @@ impl LockManager {
         self.store.clock.to_s3_ms(local_ms)
     }
 
-    /// Renews a held lock (docs/state-and-lock.md §6.4): same owner, timestamp and operation,
+    /// Renews a held lock (docs/state-and-lock.md, "Renewal"): same owner, timestamp and operation,
     /// `expiresAt = now + TTL`, written `If-Match` our last ETag. A 412 whose stored body is
     /// exactly the one this attempt wrote is adopted; any other 412, or a 404, is `Lost`.
     pub async fn renew(&self, held: &HeldLock) -> Result<HeldLock, LockError> {
@@ -550,7 +550,7 @@ impl LockManager {
     }
 
     /// Whether `held` is still this process's lock, read just before a write the lock
-    /// fences (docs/state-and-lock.md §6.4: a step that writes a record checks its lock
+    /// fences (docs/state-and-lock.md, "Renewal": a step that writes a record checks its lock
     /// first): the stored lock is the one `held` acquired
     /// (`cdkd_core::lock::is_same_acquisition`; its ETag may be newer, a renewal whose
     /// answer was lost, and is adopted). Otherwise `Lost`, naming whatever stands there
@@ -578,7 +578,7 @@ impl LockManager {
         Err(self.lost(held, &reason))
     }
 
-    /// Releases a held lock (docs/state-and-lock.md §6.5): `DELETE If-Match` our ETag. Another
+    /// Releases a held lock (docs/state-and-lock.md, "Release"): `DELETE If-Match` our ETag. Another
     /// holder's lock is never deleted: a 412 leaves it (`NotOurs`); a 404 is `AlreadyGone`.
     pub async fn release(&self, held: &HeldLock) -> Result<ReleaseOutcome, LockError> {
         self.release_logged(held, true).await
@@ -655,7 +655,7 @@ impl LockManager {
             .map_err(|e| read_failed("read", stack, region, &e))
     }
 
-    /// Deletes exactly the lock object `read` (docs/state-and-lock.md §6.6): `DELETE
+    /// Deletes exactly the lock object `read` (docs/state-and-lock.md, "Force-unlock: only the lock that was read"): `DELETE
     /// If-Match: <its ETag>`. A lock written since (a renewal, a new holder) is left in
     /// place (`Changed`); one released since is `Gone`. Where the endpoint will not
     /// evaluate the condition (403/501), the object is read again and deleted without
@@ -691,7 +691,7 @@ impl LockManager {
     }
 
     /// Replaces exactly the lock object `read`, whoever holds it, with a lock of our own
-    /// (`PUT If-Match: <its ETag>`, docs/state-and-lock.md §6.6): the `--force` paths
+    /// (`PUT If-Match: <its ETag>`, docs/state-and-lock.md, "Force-unlock: only the lock that was read"): the `--force` paths
     /// that must act under the lock. `Changed` / `Gone` when it is no longer the object
     /// read; nothing was written then. The previous holder's next renewal or release
     /// finds the lock lost.
@@ -721,7 +721,7 @@ impl LockManager {
         }
     }
 
-    /// Deletes the lock of `(stack, region)` that it reads (docs/state-and-lock.md §6.6;
+    /// Deletes the lock of `(stack, region)` that it reads (docs/state-and-lock.md, "Force-unlock: only the lock that was read";
     /// `None` region: the legacy key) and returns its holder, when readable. Only the
     /// object read is deleted: a lock written in between is left in place.
     pub async fn force_release(
@@ -745,7 +745,7 @@ impl LockManager {
     /// a read that fails deletes nothing (the delete needs the ETag read). With
     /// `only_expired`, a readable lock that has not expired is left in place (`Live`);
     /// without `abandon_export`, a cdkd-flow export run's lock is left in place
-    /// (`ExportRun`; docs/state-and-lock.md §7); with `only_run`, any lock that run does
+    /// (`ExportRun`; docs/state-and-lock.md, "The contention refusal"); with `only_run`, any lock that run does
     /// not hold, an unreadable one included (`OtherHolder`).
     pub async fn force_release_detailed(
         &self,
@@ -773,7 +773,7 @@ impl LockManager {
         {
             return Ok(ForceReleased::ExportRun(i.clone(), Box::new(read)));
         }
-        // The read measured S3's clock: the lock is judged on it (docs/state-and-lock.md §5.1).
+        // The read measured S3's clock: the lock is judged on it (docs/state-and-lock.md, "Lock time is S3's").
         let now = self.store.s3_now_ms();
         if let Some(i) = info
             .as_ref()

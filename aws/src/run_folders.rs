@@ -91,7 +91,7 @@ impl StateStore {
         ))
     }
 
-    /// Merges `want` into the bucket's lifecycle configuration (docs/runs.md §3): the
+    /// Merges `want` into the bucket's lifecycle configuration (docs/runs.md, "The lifecycle rule (cdkd-flow runs expire, make deploy)"): the
     /// configuration is read; the rule with `want`'s id is added or replaced, every other
     /// rule written back as it was read (and the configuration's default minimum
     /// transition size with them); nothing is written when the rule is already there,

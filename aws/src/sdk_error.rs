@@ -14,7 +14,7 @@ use aws_smithy_types::error::metadata::ProvideErrorMetadata;
 /// What a failed AWS call means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
-    /// The service asked us to slow down: retry later (docs/destroy.md §2.8 step 6).
+    /// The service asked us to slow down: retry later (docs/destroy.md, "One record in a wave" step 6).
     Throttling,
     /// The thing asked about does not exist (the API's own code says which thing).
     NotFound,
@@ -73,7 +73,7 @@ pub const TRANSIENT_CODES: &[&str] = &[
     "NetworkFailure",
 ];
 
-/// Message fragments of transient conditions worth retrying (docs/destroy.md §2.8 step
+/// Message fragments of transient conditions worth retrying (docs/destroy.md, "One record in a wave" step
 /// 6). Not-found wording is deliberately absent: not found is decided by code.
 pub const TRANSIENT_PHRASES: &[&str] = &[
     "DependencyViolation",

@@ -1,5 +1,5 @@
 //! SSM Parameter Store reads of the export plan: a parameter's type and value, read with
-//! `WithDecryption: false` (docs/export.md §6.3: a SecureString is never read decrypted;
+//! `WithDecryption: false` (docs/export.md, "Children": a SecureString is never read decrypted;
 //! what its type means is decided in `cdkd_core::export::params`).
 
 use aws_config::{Region, SdkConfig};

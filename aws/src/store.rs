@@ -1,4 +1,4 @@
-//! The S3 state store (docs/state-and-lock.md §2): list every record under a prefix, read a record
+//! The S3 state store (docs/state-and-lock.md, "Key layout"): list every record under a prefix, read a record
 //! with its ETag (legacy fallback included), write it conditionally, delete it, read raw objects
 //! and the lock. Every call carries `ExpectedBucketOwner` when the owner is known.
 
@@ -93,10 +93,10 @@ pub struct StateStore {
     pub client: aws_sdk_s3::Client,
     pub bucket: String,
     pub prefix: String,
-    /// The account id sent as `ExpectedBucketOwner` (docs/state-and-lock.md §1.2), when known.
+    /// The account id sent as `ExpectedBucketOwner` (docs/state-and-lock.md, "ExpectedBucketOwner"), when known.
     pub expected_owner: Option<String>,
     /// The local clock and S3's, measured from the `Date` of this store's responses
-    /// (docs/state-and-lock.md §5.1).
+    /// (docs/state-and-lock.md, "Lock time is S3's").
     pub clock: S3Clock,
 }
 
@@ -138,7 +138,7 @@ impl StateStore {
         self
     }
 
-    /// S3's clock now, as this store measured it (docs/state-and-lock.md §5.1): the time
+    /// S3's clock now, as this store measured it (docs/state-and-lock.md, "Lock time is S3's"): the time
     /// every lock decision and view is made at.
     pub fn s3_now_ms(&self) -> i64 {
         self.clock.s3_now_ms()
@@ -228,7 +228,7 @@ impl StateStore {
         Ok(out)
     }
 
-    /// The listed keys that name state records, classified (docs/state-and-lock.md §2.1 step 2), in
+    /// The listed keys that name state records, classified (docs/state-and-lock.md, "Listing the records" step 2), in
     /// listing order, not de-duplicated.
     pub async fn list_record_keys(&self) -> Result<Vec<(String, ListedKey)>, StoreError> {
         Ok(self.record_keys(self.list_keys().await?))
@@ -240,7 +240,7 @@ impl StateStore {
             .collect()
     }
 
-    /// Every record ref under the prefix (docs/state-and-lock.md §2.1): region-scoped keys give
+    /// Every record ref under the prefix (docs/state-and-lock.md, "Listing the records"): region-scoped keys give
     /// `(stack, region)`; a legacy key gives the body's `region` when it is a JSON string,
     /// else none (a read failure never fails the listing). De-duplicated, sorted.
     pub async fn list_refs(&self) -> Result<Vec<StackRef>, StoreError> {
@@ -266,7 +266,7 @@ impl StateStore {
         refs.into_iter().collect()
     }
 
-    /// One listing, as the state views read it (docs/state-views.md §3.7): the record refs
+    /// One listing, as the state views read it (docs/state-views.md, "A lock left without a record"): the record refs
     /// (as [`Self::list_refs`]) and the locks that have no record beside them, sorted.
     pub async fn list_refs_and_lone_locks(
         &self,
@@ -598,7 +598,7 @@ impl StateStore {
         Ok(total)
     }
 
-    /// Reads one record (docs/state-and-lock.md §2.2): the region key, else the legacy key when its
+    /// Reads one record (docs/state-and-lock.md, "Reading a record"): the region key, else the legacy key when its
     /// body's region is absent/falsy or equal to `region` (then `migration_pending`).
     pub async fn get_state(
         &self,
@@ -646,7 +646,7 @@ impl StateStore {
         }))
     }
 
-    /// Writes one record to its region key (docs/state-and-lock.md §2.3); returns the new quoted
+    /// Writes one record to its region key (docs/state-and-lock.md, "Writing a record"); returns the new quoted
     /// ETag. A failed precondition is `StoreError::Conflict`, never an overwrite.
     pub async fn put_state(
         &self,
@@ -713,7 +713,7 @@ impl StateStore {
             })
     }
 
-    /// Deletes a record (docs/state-and-lock.md §2.4): the region key; the legacy key too when its
+    /// Deletes a record (docs/state-and-lock.md, "Deleting a record"): the region key; the legacy key too when its
     /// body's region equals `region`; the rollback journal best-effort.
     pub async fn delete_state(&self, stack: &str, region: &str) -> Result<(), StoreError> {
         let del_err = |key: &str| {

@@ -1,4 +1,4 @@
-//! Retrying a call that AWS throttled, and only that (docs/export.md §4.1, §4.6): the
+//! Retrying a call that AWS throttled, and only that (docs/export.md, "The registry" and "Looking up a security-group ingress rule id"): the
 //! registry read and each page of a security-group listing are tried again after a
 //! doubling pause, up to a number of retries, when [`crate::sdk_error::classify`] says
 //! the answer was throttling. Any other failure comes back at once. (The SDK's own retry

@@ -1,4 +1,4 @@
-//! The approval gate's I/O (docs/export.md §10.7): read a run's `approval.json`, write a
+//! The approval gate's I/O (docs/export.md, "Approval (export-approval)"): read a run's `approval.json`, write a
 //! decision over the version read (If-Match, so of two people deciding at once one
 //! wins and the other is told who decided), and, for a local run, answer the engine's
 //! waiting task when the decision for its token appears. Every rule is

@@ -1,6 +1,6 @@
 //! Builds what every state command needs from the global options: the SDK
 //! configuration, the resolved state bucket, and the state store and lock manager over
-//! it (docs/state-and-lock.md §1).
+//! it (docs/state-and-lock.md, "The state bucket").
 
 use cdkd_aws::bucket::{account_id, resolve_bucket, state_bucket_client};
 use cdkd_aws::config::{cli_region, explicit_region, load_sdk_config};
@@ -20,7 +20,7 @@ pub struct Ctx {
     pub bucket: String,
     pub prefix: String,
     pub profile: Option<String>,
-    /// The CLI region of docs/state-and-lock.md §1.3 (`--region`, else `AWS_REGION`, lower-cased,
+    /// The CLI region of docs/state-and-lock.md, "Three regions" (`--region`, else `AWS_REGION`, lower-cased,
     /// else `us-east-1`).
     pub cli_region: String,
     /// Where a local run's messages go (`--notify-topic`, `--notify-bus`).
@@ -31,7 +31,7 @@ impl Ctx {
     /// The dependencies of the steps a local run executes in this process: the SDK
     /// configuration, the bucket owner, the notification targets, and the state
     /// bucket's client this command built for the bucket's region (the steps ask no
-    /// second time; docs/state-and-lock.md §1.3 "Bucket region").
+    /// second time; docs/state-and-lock.md, "Three regions" "Bucket region").
     pub async fn step_deps(&self) -> cdkd_functions::Deps {
         let mut deps =
             cdkd_functions::Deps::from_sdk(self.sdk.clone(), self.store.expected_owner.clone())
@@ -45,7 +45,7 @@ impl Ctx {
     }
 
     /// What the contention refusal and the `force-unlock` commands printed for a stack
-    /// name besides the stack (docs/state-and-lock.md §7): its region (`None`: the legacy
+    /// name besides the stack (docs/state-and-lock.md, "The contention refusal"): its region (`None`: the legacy
     /// lock key), this run's profile, bucket and prefix.
     pub fn contention<'a>(
         &'a self,

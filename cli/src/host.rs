@@ -1,6 +1,6 @@
 //! This host and its processes, as a local run names them in its `run.json` and its
 //! locks, and as a later command tells whether such a run is still alive
-//! (docs/export.md §10.8).
+//! (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
 
 /// This host's name: `$HOSTNAME`, else `/etc/hostname`, else `host`.
 pub fn host_name() -> String {
@@ -18,7 +18,7 @@ pub fn host_name() -> String {
 
 /// Whether the process `pid` of this host is alive and is a cdkd-flow process. Where
 /// `/proc` tells, a zombie or a pid reused by another program counts as gone (a local
-/// run's lock is taken over only from a run known to have ended, docs/export.md §10.8);
+/// run's lock is taken over only from a run known to have ended, docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first");
 /// elsewhere a signal 0 reaching it (or a process of someone else's) counts as alive.
 pub fn process_alive(pid: u32) -> bool {
     let Ok(pid_t) = libc::pid_t::try_from(pid) else {

@@ -70,7 +70,7 @@ pub fn lazy_steps() -> Vec<(&'static str, Arc<dyn TaskHandler>)> {
 }
 
 /// The host and process of this CLI, named in the locks a local run takes
-/// (docs/export.md §10.8).
+/// (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
 pub fn this_process() -> cdkd_functions::deps::LocalProcess {
     cdkd_functions::deps::LocalProcess {
         host: crate::host::host_name(),

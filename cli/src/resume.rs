@@ -1,4 +1,4 @@
-//! What `export` finds before it plans (docs/export.md §10.8): the root's lock, whether
+//! What `export` finds before it plans (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"): the root's lock, whether
 //! the run holding it is alive, and the destination stack with the tags naming the
 //! record and run that created it. Every decision is `cdkd_core::export::resume`'s; this
 //! file reads, and tells a local process or a deployed execution dead from alive.
@@ -30,7 +30,7 @@ pub struct Before {
     pub lock: Option<LockInfo>,
 }
 
-/// Reads the root's lock and destination and decides (docs/export.md §10.8).
+/// Reads the root's lock and destination and decides (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
 pub async fn before_export(
     ctx: &Ctx,
     stack: &str,
@@ -57,7 +57,7 @@ pub async fn before_export(
         None => Liveness::Unknown,
     };
     // The children's locks: a run killed between two lock writes leaves some of them
-    // held by it (docs/export.md §10.8). Each holder is looked up once.
+    // held by it (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"). Each holder is looked up once.
     let mut seen: Vec<(String, Liveness)> = lock
         .iter()
         .map(|l| (l.owner.clone(), root_liveness))

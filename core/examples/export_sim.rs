@@ -3,7 +3,7 @@
 //! CloudFormation whose change sets and stack operations take fixed simulated times.
 //! Prints, per tree, the makespan against the critical path (the longest child's phases,
 //! then the root's), the same export with one stack in flight at a time (siblings one
-//! after the other), and the Step Functions state transitions (docs/export.md §10.6).
+//! after the other), and the Step Functions state transitions (docs/export.md, "Nested stacks (export-flip, export-adopt)").
 //!
 //! Run: `cargo run -p cdkd-core --example export_sim`.
 

@@ -1,4 +1,4 @@
-//! The contention refusal (docs/state-and-lock.md §7): one line naming the holder, its operation,
+//! The contention refusal (docs/state-and-lock.md, "The contention refusal"): one line naming the holder, its operation,
 //! since when it holds the lock, when the lock expires, and the recovery command (`cdkd-flow force-unlock …`) when every value
 //! in it can be printed faithfully.
 
@@ -45,7 +45,7 @@ pub const MAX_COMMAND_VALUE_CHARS: usize = 1152;
 
 /// The `force-unlock` flag that deletes a lock only when it has expired (or is not a
 /// readable lock): what a command printed for an expired lock carries, so that run later
-/// against a lock taken since, it deletes nothing (docs/state-views.md §9).
+/// against a lock taken since, it deletes nothing (docs/state-views.md, "force-unlock [stacks...]").
 pub const IF_EXPIRED_FLAG: &str = "--if-expired";
 
 /// The sentence that replaces the recovery command when it cannot be printed.
@@ -74,7 +74,7 @@ pub fn contention_message(ctx: &ContentionContext, lock: Option<&LockInfo>, now_
         // An export run's lock: CloudFormation may already hold resources its record
         // still lists, so unlocking (and deploying or destroying) could delete what the
         // stack owns. The same export command resumes it and takes the lock over
-        // (docs/export.md §10.8).
+        // (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
         return format!("{head} {}", export_advice(&run));
     }
     // A cdkd-flow destroy run's lock: the run is watched with its own command; the
@@ -82,7 +82,7 @@ pub fn contention_message(ctx: &ContentionContext, lock: Option<&LockInfo>, now_
     let destroy = lock.and_then(destroy_run);
     let (advice, cmd) = match &destroy {
         // Only that run's lock: run after another holder took it, the command deletes
-        // nothing (docs/state-and-lock.md §7, `--run`).
+        // nothing (docs/state-and-lock.md, "The contention refusal", `--run`).
         Some(run) => (
             destroy_advice(run),
             run_unlock_command(ctx, &[ctx.stack], run.run_id()),
@@ -131,7 +131,7 @@ fn destroy_run(lock: &LockInfo) -> Option<crate::lock::FlowHolder> {
 /// the holder and the expiry stays, what follows it (wait, force-unlock, the recovery
 /// command or why none is shown) goes. For the report of a run refused at its lock, read
 /// later by people who did not see the run: it advises no force-unlock
-/// (docs/notifications.md §1). An export run's advice (wait for it or resume it, never
+/// (docs/notifications.md, "What is published, and when"). An export run's advice (wait for it or resume it, never
 /// force-unlock) is kept. Text with no contention advice is returned as it is.
 pub fn without_unlock_advice(text: &str) -> String {
     let cut = [
@@ -159,7 +159,7 @@ pub fn export_advice(run: &crate::lock::FlowHolder) -> String {
 }
 
 /// The run holding `lock`, when it is a cdkd-flow export run: its lock is never
-/// force-unlocked without `--abandon-export` (docs/state-and-lock.md §7), and a refusal
+/// force-unlocked without `--abandon-export` (docs/state-and-lock.md, "The contention refusal"), and a refusal
 /// advises waiting or resuming instead ([`export_advice`]).
 pub fn export_run(lock: &LockInfo) -> Option<crate::lock::FlowHolder> {
     (lock.operation.as_deref() == Some("export"))
@@ -167,7 +167,7 @@ pub fn export_run(lock: &LockInfo) -> Option<crate::lock::FlowHolder> {
         .flatten()
 }
 
-/// What stands where a lost lock was (docs/state-and-lock.md §6.4), for the `Lost`
+/// What stands where a lost lock was (docs/state-and-lock.md, "Renewal"), for the `Lost`
 /// error: `present` whether a lock object is there now, `holder` its holder when it is a
 /// readable lock. `it was removed (a force-unlock, or by hand)`, `it is held by <owner>[,
 /// operation: <op>][, since <when>], <expiry> now`, or an object that is not a lock.
@@ -182,7 +182,7 @@ pub fn lost_lock_reason(present: bool, holder: Option<&LockInfo>, now_ms: i64) -
 }
 
 /// What a destroy that lost a stack's lock mid-run says after the `Lost` error
-/// (docs/destroy.md §2.3): it stopped before writing the record, which therefore still
+/// (docs/destroy.md, "The lock"): it stopped before writing the record, which therefore still
 /// lists what this run deleted since its last write (a destroy run again settles those
 /// as already gone); the same destroy is the way on, once nobody else uses the stack (a
 /// lock someone holds refuses it, so the advice is safe whenever it is read).
@@ -224,7 +224,7 @@ pub const WAVE_TIMEOUT_S: u64 = 900;
 /// progress; none known when it stopped before its plan was saved) stay held until they
 /// expire, or the force-unlock command releases them `after` the run has ended. The
 /// command carries `--run <run_id>`, so that, run after someone else took a lock, it
-/// deletes nothing (docs/state-and-lock.md §7); it is printed only when every value
+/// deletes nothing (docs/state-and-lock.md, "The contention refusal"); it is printed only when every value
 /// prints faithfully. `again`: the command that runs it again.
 pub fn destroy_stopped_cause(
     bucket: &str,
@@ -287,7 +287,7 @@ pub fn destroy_stopped_cause(
 }
 
 /// The `force-unlock` flag that deletes a lock only when the named cdkd-flow run holds
-/// it (docs/state-and-lock.md §7).
+/// it (docs/state-and-lock.md, "The contention refusal").
 pub const RUN_FLAG: &str = "--run";
 
 /// `cdkd-flow force-unlock <stacks...> ... --run <run_id>`: the recovery command of
@@ -335,8 +335,8 @@ fn printable(value: &str, sanitised: &str) -> bool {
 }
 
 /// A stack name or region that a printed command may carry: sanitising
-/// (docs/state-views.md §1.3, Printable) leaves it unchanged, and it is non-empty, at most 1152 code points and does not start
-/// with `-` (docs/state-and-lock.md §7).
+/// (docs/state-views.md, "Printable (stack names and regions in diagnostics)", Printable) leaves it unchanged, and it is non-empty, at most 1152 code points and does not start
+/// with `-` (docs/state-and-lock.md, "The contention refusal").
 pub fn command_value_ok(value: &str) -> bool {
     printable(value, &printable_str(value))
 }

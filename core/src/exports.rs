@@ -1,4 +1,4 @@
-//! `<prefix>/_index/<region>/exports.json` (docs/state-and-lock.md §4): a per-region derived view
+//! `<prefix>/_index/<region>/exports.json` (docs/state-and-lock.md, "The exports index"): a per-region derived view
 //! of which stack produces which export. Never the source of truth; these are its pure parts.
 
 use serde_json::{Map, Value};

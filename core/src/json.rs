@@ -1,11 +1,11 @@
-//! JavaScript-compatible JSON (docs/state-and-lock.md §3.3, docs/state-views.md §1.5/§1.6).
+//! JavaScript-compatible JSON (docs/state-and-lock.md, "JSON as JavaScript sees it", docs/state-views.md, "Values in human views" and "--json").
 //!
 //! cdkd is JavaScript: it reads records with `JSON.parse` and writes them with
 //! `JSON.stringify`. This module reproduces what matters for byte parity and for not
 //! rejecting what cdkd accepts: JS own-key order, the ECMAScript Number-to-String
 //! algorithm, `JSON.stringify`'s string escapes, and the `--json` payload escaping.
 //!
-//! Decisions (documented here because docs/state-and-lock.md §3.3 asks for an explicit choice):
+//! Decisions (documented here because docs/state-and-lock.md, "JSON as JavaScript sees it" asks for an explicit choice):
 //! - Bytes are decoded as UTF-8 the way cdkd's SDK body does (`transformToString()`,
 //!   Node's `Buffer#toString('utf8')`): invalid sequences become U+FFFD; a leading BOM
 //!   is kept, so `JSON.parse` and this parser both refuse it.
@@ -37,7 +37,7 @@ pub const MAX_PARSE_DEPTH: usize = 1100;
 
 /// Parses JSON like `JSON.parse` (see the module notes for the explicit differences).
 /// Duplicate keys: the last value wins, at the position of the first (records and locks,
-/// docs/state-and-lock.md §3.3; templates are read by [`parse_json_unique_keys`]).
+/// docs/state-and-lock.md, "JSON as JavaScript sees it"; templates are read by [`parse_json_unique_keys`]).
 /// The error is the parser's message, on one line.
 pub fn parse_json(bytes: &[u8]) -> Result<Value, String> {
     let text = String::from_utf8_lossy(bytes);
@@ -63,8 +63,8 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, String> {
 /// key, where it is (its path from the document: `Resources.Bucket.Properties`, `the
 /// document` for the top level) and the line and column of the repeat:
 /// `duplicate key "Resources" in the document at line 3 column 13`. Templates are read
-/// this way (docs/export.md §2.4 S2): last-wins would silently drop the first of two
-/// `Resources` blocks. Records and locks are not (docs/state-and-lock.md §3.3: they read
+/// this way (docs/export.md, "Step details" S2): last-wins would silently drop the first of two
+/// `Resources` blocks. Records and locks are not (docs/state-and-lock.md, "JSON as JavaScript sees it": they read
 /// as cdkd's `JSON.parse` reads them).
 pub fn parse_json_unique_keys(bytes: &[u8]) -> Result<Value, String> {
     let text = String::from_utf8_lossy(bytes);
@@ -498,7 +498,7 @@ pub fn stringify_pretty_unbounded(v: &Value) -> String {
     out
 }
 
-/// The `--json` payload of docs/state-views.md §1.6: `JSON.stringify(v, null, 2)` with every raw
+/// The `--json` payload of docs/state-views.md, "--json": `JSON.stringify(v, null, 2)` with every raw
 /// Cc/Cf/Zl/Zp code point (except the layout `\n`) escaped as lowercase `\uXXXX` per
 /// UTF-16 unit, plus a final `\n`.
 ///
@@ -513,7 +513,7 @@ pub fn json_payload(v: &Value) -> String {
 }
 
 /// Escapes every Cc/Cf/Zl/Zp code point except `\n` as lowercase `\uXXXX` per UTF-16
-/// code unit (docs/state-views.md §1.6 step 2).
+/// code unit (docs/state-views.md, "--json" step 2).
 pub fn escape_invisible(s: &str) -> String {
     if s.bytes().all(|b| (b' '..=b'~').contains(&b) || b == b'\n') {
         return s.to_string();

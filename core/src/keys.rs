@@ -1,5 +1,5 @@
-//! The S3 key layout of cdkd state (docs/state-and-lock.md §2) and the ordering of stack refs
-//! (docs/state-views.md §1.7).
+//! The S3 key layout of cdkd state (docs/state-and-lock.md, "Key layout") and the ordering of stack refs
+//! (docs/state-views.md, "Order").
 
 use std::cmp::Ordering;
 
@@ -29,7 +29,7 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
 }
 
 impl Ord for StackRef {
-    /// docs/state-views.md §1.7: stack name, then region, both by UTF-16 code units; a region-less
+    /// docs/state-views.md, "Order": stack name, then region, both by UTF-16 code units; a region-less
     /// ref sorts after every region of the same name.
     fn cmp(&self, other: &Self) -> Ordering {
         cmp_utf16(&self.stack, &other.stack).then_with(|| match (&self.region, &other.region) {
@@ -86,7 +86,7 @@ pub fn rollback_journal_key(prefix: &str, stack: &str, region: &str) -> String {
 /// Where a destroy keeps a destroyed record's `orphans` entries (resources still in AWS
 /// that no record lists): `{prefix}/_orphans/{stack}/{region}/{run_id}.json`, outside
 /// `_runs/` so that neither `runs prune` nor the lifecycle rule deletes the only list of
-/// them (docs/runs.md §1, docs/destroy.md §2.12). A CloudFormation stack name cannot start
+/// them (docs/runs.md, "The objects a run writes", docs/destroy.md, "How a stack finishes"). A CloudFormation stack name cannot start
 /// with `_`, so no record shares the folder.
 pub fn orphans_key(prefix: &str, stack: &str, region: &str, run_id: &str) -> String {
     format!("{prefix}/_orphans/{stack}/{region}/{run_id}.json")
@@ -108,7 +108,7 @@ pub fn list_prefix(prefix: &str) -> String {
     format!("{prefix}/")
 }
 
-/// What a listed key names (docs/state-and-lock.md §2.1 step 2).
+/// What a listed key names (docs/state-and-lock.md, "Listing the records" step 2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ListedKey {
     /// `{prefix}/{stack}/{region}/state.json`.
@@ -127,7 +127,7 @@ pub fn parse_listed_key(prefix: &str, key: &str) -> Option<ListedKey> {
     })
 }
 
-/// A listed lock key by the same rules (docs/state-views.md §3.7): `{prefix}/{stack}/{region}/lock.json`
+/// A listed lock key by the same rules (docs/state-views.md, "A lock left without a record"): `{prefix}/{stack}/{region}/lock.json`
 /// is the lock of `(stack, region)`, `{prefix}/{stack}/lock.json` the legacy lock of `stack`.
 pub fn parse_listed_lock_key(prefix: &str, key: &str) -> Option<StackRef> {
     let (stack, region) = split_listed(prefix, key, "lock.json")?;
@@ -158,7 +158,7 @@ pub enum StackNameError {
         "'{shown}' is not a stack name any cdkd stack can have: it contains {what} (U+{code:04X})"
     )]
     Invisible {
-        /// The name flattened (docs/state-views.md §1.2).
+        /// The name flattened (docs/state-views.md, "Flatten (diagnostics)").
         shown: String,
         what: &'static str,
         code: u32,
@@ -187,7 +187,7 @@ pub fn check_stack_name(name: &str) -> Result<(), StackNameError> {
     }
 }
 
-/// The locks that have no record beside them (docs/state-views.md §3.7), in `locks` order:
+/// The locks that have no record beside them (docs/state-views.md, "A lock left without a record"), in `locks` order:
 /// the lock of `(stack, region)` when no record ref is `(stack, region)` (a legacy record
 /// whose body names that region counts as one), the legacy lock of `stack` when `stack`
 /// has no legacy record. `legacy_stacks`: the stacks that have a legacy record key.

@@ -1,5 +1,5 @@
-//! cdkd's `lock.json` (docs/state-and-lock.md §5) and the pure parts of the lock protocol (§6): the
-//! body we write, the tolerant reader, expiry (judged on S3's clock, §5.1), the renewal
+//! cdkd's `lock.json` (docs/state-and-lock.md, "lock.json") and the pure parts of the lock protocol ("The lock protocol"): the
+//! body we write, the tolerant reader, expiry (judged on S3's clock, "Lock time is S3's"), the renewal
 //! interval.
 
 use serde_json::{Map, Value};
@@ -11,13 +11,13 @@ use crate::text::{flatten, flatten_str, or_unrenderable, printable_str};
 /// cdkd's lock TTL: 30 minutes.
 pub const LOCK_TTL_MS: i64 = 1_800_000;
 
-/// Renewal interval for a TTL (docs/state-and-lock.md §6.4): max(1 s, min(2 min, TTL/4)).
+/// Renewal interval for a TTL (docs/state-and-lock.md, "Renewal"): max(1 s, min(2 min, TTL/4)).
 pub fn renew_interval_ms(ttl_ms: i64) -> i64 {
     (ttl_ms / 4).clamp(1_000, 120_000)
 }
 
 /// Whether a lock this process holds, expiring at `expires_at_ms`, is due for renewal at
-/// `now_ms` (docs/state-and-lock.md §6.4): it was last renewed (`expiresAt` − TTL) at
+/// `now_ms` (docs/state-and-lock.md, "Renewal"): it was last renewed (`expiresAt` − TTL) at
 /// least one renewal interval ago, or its expiry is nearer than that.
 pub fn renewal_due(expires_at_ms: i64, now_ms: i64, ttl_ms: i64) -> bool {
     let last = expires_at_ms.saturating_sub(ttl_ms);
@@ -31,7 +31,7 @@ pub fn flow_owner(run_id: &str) -> String {
 
 /// The owner a local run (`--local`, the run in this CLI process) writes:
 /// `cdkd-flow:<run-id>@<host>:<pid>`, so that a later command on the same host can tell
-/// whether the run's process is still alive (docs/state-and-lock.md §6.7).
+/// whether the run's process is still alive (docs/state-and-lock.md, "The lock protocol").
 pub fn local_flow_owner(run_id: &str, host: &str, pid: u32) -> String {
     format!("cdkd-flow:{run_id}@{host}:{pid}")
 }
@@ -91,8 +91,8 @@ pub fn same_run(a: &str, b: &str) -> bool {
 
 /// The warning a takeover by `new_owner` logs, of the lock of `previous_owner` at `at`
 /// (`<stack> (<region>)`, printable) whose expiry reads `expiry` ([`expiry_phrase`]):
-/// `EXPIRED` only when it had expired (docs/state-and-lock.md §6.2); otherwise it was
-/// this run's own lock (a retried step, a resume, docs/export.md §10.8) or an ended run's.
+/// `EXPIRED` only when it had expired (docs/state-and-lock.md, "Taking over an expired lock"); otherwise it was
+/// this run's own lock (a retried step, a resume, docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first") or an ended run's.
 pub fn takeover_warning(
     expired: bool,
     at: &str,
@@ -176,9 +176,9 @@ impl LockBody {
     }
 }
 
-/// A lock as read (docs/state-and-lock.md §5 `getLockInfo`). `owner` and `operation` are sanitised
+/// A lock as read (docs/state-and-lock.md, "lock.json" `getLockInfo`). `owner` and `operation` are sanitised
 /// here, at the single read point (flatten,
-/// docs/state-views.md §1.2); everything else passes through.
+/// docs/state-views.md, "Flatten (diagnostics)"); everything else passes through.
 #[derive(Clone, Debug)]
 pub struct LockInfo {
     /// Flattened; `""` when absent or null.
@@ -191,7 +191,7 @@ pub struct LockInfo {
     pub raw: Map<String, Value>,
     /// When S3 wrote the object read (its `LastModified`, ms since the epoch on S3's
     /// clock); `None` when not known (a body parsed without its object). Expiry is judged
-    /// from it (docs/state-and-lock.md §5.1).
+    /// from it (docs/state-and-lock.md, "Lock time is S3's").
     pub written_ms: Option<i64>,
 }
 
@@ -216,7 +216,7 @@ impl LockInfo {
 /// `lock.json` that is not valid JSON.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LockParseError {
-    /// The parser's message, flattened and printable (docs/state-views.md §1.3).
+    /// The parser's message, flattened and printable (docs/state-views.md, "Printable (stack names and regions in diagnostics)").
     #[error("lock.json is not valid JSON: {0}")]
     InvalidJson(String),
 }
@@ -243,7 +243,7 @@ fn finite(v: Option<&Value>) -> Option<f64> {
     v.and_then(Value::as_f64).filter(|f| f.is_finite())
 }
 
-/// When a lock expires, in ms since the epoch on S3's clock (docs/state-and-lock.md §5.1):
+/// When a lock expires, in ms since the epoch on S3's clock (docs/state-and-lock.md, "Lock time is S3's"):
 /// the time S3 wrote it (`written_ms`, its `LastModified`) plus the lifetime its writer
 /// declared, `expiresAt - timestamp`, kept within 0 and cdkd's TTL (a renewal keeps
 /// `timestamp` and moves `expiresAt`, so past the first write the difference overstates
@@ -267,7 +267,7 @@ pub fn lock_expiry_ms(
     Some(written + (expires_at - start).clamp(0.0, LOCK_TTL_MS as f64))
 }
 
-/// The takeover test (docs/state-and-lock.md §5.1): the lock has expired once `now_ms`,
+/// The takeover test (docs/state-and-lock.md, "Lock time is S3's"): the lock has expired once `now_ms`,
 /// on S3's clock, reaches [`LockInfo::expiry_ms`]; a non-finite `expiresAt` (absent,
 /// `{}`, `"soon"`, a numeric string) counts as expired.
 pub fn is_expired(info: &LockInfo, now_ms: i64) -> bool {
@@ -283,7 +283,7 @@ pub fn expired_by(expiry_ms: Option<f64>, now_ms: i64) -> bool {
 }
 
 /// `expires in <d>` / `expired <d> ago` / `expires at an unknown time` (docs/state-and-lock.md
-/// §7), of an expiry from [`lock_expiry_ms`] and `now_ms` on the same (S3's) clock.
+/// "The contention refusal"), of an expiry from [`lock_expiry_ms`] and `now_ms` on the same (S3's) clock.
 pub fn expiry_phrase(expiry_ms: Option<f64>, now_ms: i64) -> String {
     match expiry_ms {
         None => "expires at an unknown time".to_string(),
@@ -328,7 +328,7 @@ pub fn is_own_body(info: &LockInfo, body: &LockBody) -> bool {
 /// True when the stored lock is the one `body` acquired: same sanitised owner and same
 /// acquisition `timestamp` (a renewal keeps both; its `expiresAt` and ETag may be newer
 /// than the holder last saw, when the answer to a renewal was lost). What a holder
-/// checks before a write its lock fences (docs/state-and-lock.md §6.4).
+/// checks before a write its lock fences (docs/state-and-lock.md, "Renewal").
 pub fn is_same_acquisition(info: &LockInfo, body: &LockBody) -> bool {
     info.owner == flatten_str(&body.owner)
         && info.timestamp.as_ref().and_then(Value::as_f64) == Some(body.timestamp as f64)

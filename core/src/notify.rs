@@ -14,7 +14,7 @@ use crate::run::{Outcome, RunId, RunKind};
 
 /// The events' `Source`.
 pub const SOURCE: &str = "cdkd-flow";
-/// The version of the detail's schema (docs/notifications.md §3); a field is only ever
+/// The version of the detail's schema (docs/notifications.md, "The EventBridge event"); a field is only ever
 /// added within a version.
 pub const DETAIL_VERSION: u32 = 1;
 /// At most this many lines in each of `summary`, `redo` and `commands`, and entries in
@@ -28,7 +28,7 @@ pub const MAX_COMMAND_CHARS: usize = 4000;
 
 /// `<prefix>/_runs/<run-id>/notified-<kind>.json`: the run's message of this kind was
 /// sent (or is being sent); it holds the detail. Created only if absent, so a step run
-/// twice sends a kind once (docs/notifications.md §4).
+/// twice sends a kind once (docs/notifications.md, "Once per run and kind: at most once").
 pub fn notice_key(prefix: &str, run_id: &str, kind: NoticeKind) -> String {
     format!(
         "{}/notified-{}.json",
@@ -39,7 +39,7 @@ pub fn notice_key(prefix: &str, run_id: &str, kind: NoticeKind) -> String {
 
 /// The markers of a run's end messages (`run-succeeded`, `run-failed`): a resume of the
 /// run deletes them with the attempt's report, so that the resumed run's own end is told
-/// too (docs/notifications.md §4).
+/// too (docs/notifications.md, "Once per run and kind: at most once").
 pub fn end_notice_keys(prefix: &str, run_id: &str) -> [String; 2] {
     [
         notice_key(prefix, run_id, NoticeKind::RunSucceeded),
@@ -75,7 +75,7 @@ pub enum NoticeKind {
 }
 
 impl NoticeKind {
-    /// The EventBridge `DetailType` (docs/notifications.md §3).
+    /// The EventBridge `DetailType` (docs/notifications.md, "The EventBridge event").
     pub fn detail_type(self) -> &'static str {
         match self {
             NoticeKind::ApprovalWaiting => "cdkd-flow Run Waiting For Approval",

@@ -1,5 +1,5 @@
 //! CloudFormation's `Ref` return value per resource type, from what a cdkd record holds
-//! (docs/repairs.md §7.5). It sits with the types' identifier rules
+//! (docs/repairs.md, "Ref values by type"). It sits with the types' identifier rules
 //! ([`crate::destroy::identifiers`] for Cloud Control, [`crate::export::identifier`] and
 //! `export::splitters` for import): cdkd's physical id is often, but not always, what
 //! `Ref` returns. A composite id (`<deploymentId>|<restApiId>`, `<publicIp>|<allocationId>`)
@@ -23,7 +23,7 @@ pub enum RefRule {
     /// `Ref` returns what cdkd records as the physical id.
     PhysicalId,
     /// cdkd records a composite id; `Ref` returns one of its fields, read by the type's
-    /// export splitter (`export::splitters`, docs/export.md §4.3), the one reader of
+    /// export splitter (`export::splitters`, docs/export.md, "Splitters (composite identifiers)"), the one reader of
     /// cdkd's composite ids: `DeploymentId` of `<deploymentId>|<restApiId>`, `PublicIp`
     /// of `<publicIp>|<allocationId>`, the child id of `<restApiId>|<child>` (a bare
     /// child id with the recorded `properties.RestApiId`).
@@ -34,7 +34,7 @@ pub enum RefRule {
     EventsRuleName,
     /// cdkd records a composite id; `Ref` returns the resource's ARN, which cdkd records
     /// in `attributes.<name>` (a physical id that is itself a bare ARN serves too), usable
-    /// as export reads a recorded ARN (docs/export.md §4.4: `arn:`, the service, no `|`).
+    /// as export reads a recorded ARN (docs/export.md, "Types whose physical id is not CloudFormation's identifier": `arn:`, the service, no `|`).
     ArnAttribute {
         attr: &'static str,
         service: &'static str,
@@ -237,7 +237,7 @@ fn shape(what: impl Into<String>) -> RefUnknown {
 }
 
 /// The value CloudFormation's `Ref` returns for a resource of `resource_type` whose cdkd
-/// record holds `physical_id`, `properties` and `attributes` (docs/repairs.md §7.5). A
+/// record holds `physical_id`, `properties` and `attributes` (docs/repairs.md, "Ref values by type"). A
 /// value holding the mask is never returned.
 pub fn ref_value(
     resource_type: &str,

@@ -1,7 +1,7 @@
 //! How long run folders live (docs/runs.md): the S3 lifecycle rule on `<prefix>/_runs/`
 //! that `cdkd-flow runs expire` merges into the state bucket's lifecycle configuration
-//! (docs/runs.md §3), and which run folders `cdkd-flow runs prune --older-than D`
-//! deletes (docs/runs.md §4). Every
+//! (docs/runs.md, "The lifecycle rule (cdkd-flow runs expire, make deploy)"), and which run folders `cdkd-flow runs prune --older-than D`
+//! deletes (docs/runs.md, "Pruning (cdkd-flow runs prune --older-than D)"). Every
 //! decision is here; the CLI gathers what S3 and Step Functions say and acts.
 
 use crate::cleanup::{parse_duration_ms, CleanupError};
@@ -14,14 +14,14 @@ use crate::text::flatten_str;
 /// The lifecycle rule's id is this and the state prefix: `cdkd-flow-runs:<prefix>`, so
 /// two prefixes of one bucket each keep a rule of their own.
 pub const RULE_ID_BASE: &str = "cdkd-flow-runs";
-/// `make deploy`'s default retention (docs/runs.md §3).
+/// `make deploy`'s default retention (docs/runs.md, "The lifecycle rule (cdkd-flow runs expire, make deploy)").
 pub const DEFAULT_EXPIRY_DAYS: i32 = 90;
 /// The shortest expiry accepted: the longest a live run goes without rewriting its
 /// `plan.json` and uploaded templates is an export waiting for approval (7 days, the
 /// approval task's timeout) and then running; one day more covers the run itself.
 pub const MIN_EXPIRY_DAYS: i32 = 8;
 /// Below this an expiry is accepted with a warning: an interrupted export is resumable
-/// only while its folder lives (docs/export.md §10.8).
+/// only while its folder lives (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
 pub const WARN_BELOW_DAYS: i32 = 30;
 /// Noncurrent versions (a versioned bucket keeps one per rewrite of `progress.json`) go
 /// one day after they stop being current: nothing ever reads them.
@@ -47,7 +47,7 @@ pub enum RetentionError {
 }
 
 // ---------------------------------------------------------------------------------
-// The lifecycle rule (docs/runs.md §3)
+// The lifecycle rule (docs/runs.md, "The lifecycle rule (cdkd-flow runs expire, make deploy)")
 
 /// The rule cdkd-flow keeps on the run prefix.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,7 +91,7 @@ pub fn runs_rule(prefix: &str, days: i32) -> Result<RunsRule, RetentionError> {
 }
 
 /// The warning an accepted but short expiry gets. S3 counts each object's age from its
-/// own last write (docs/runs.md §3): a resume rewrites `progress.json`, never the plan
+/// own last write (docs/runs.md, "The lifecycle rule (cdkd-flow runs expire, make deploy)"): a resume rewrites `progress.json`, never the plan
 /// and templates its export wrote when it started.
 pub fn expiry_warning(days: i32) -> Option<String> {
     (days < WARN_BELOW_DAYS).then(|| {
@@ -162,7 +162,7 @@ pub fn rule_change(existing: Option<&ObservedRule>, want: &RunsRule) -> RuleChan
 }
 
 /// Warnings about the bucket's other enabled rules that expire run objects sooner than
-/// ours (docs/runs.md §3): a rule whose scope (a prefix filter's, an `And` filter's, the
+/// ours (docs/runs.md, "The lifecycle rule (cdkd-flow runs expire, make deploy)"): a rule whose scope (a prefix filter's, an `And` filter's, the
 /// whole bucket) covers the run prefix, or lies inside it (`<prefix>/_runs/export-`
 /// covers some run folders); a rule selecting by tags never applies, run objects carry
 /// none. They would delete a live run's files first.
@@ -194,7 +194,7 @@ pub fn sooner_rules(others: &[ObservedRule], want: &RunsRule) -> Vec<String> {
 }
 
 // ---------------------------------------------------------------------------------
-// Pruning (docs/runs.md §4)
+// Pruning (docs/runs.md, "Pruning (cdkd-flow runs prune --older-than D)")
 
 /// Parses `--older-than` (the cleanup's durations: `30d`, `12h`, `2w`, `1d12h`) into
 /// milliseconds.
@@ -205,7 +205,7 @@ pub fn parse_older_than(text: &str) -> Result<i64, RetentionError> {
     })
 }
 
-/// Below this `--older-than` is accepted with a warning (docs/runs.md §4).
+/// Below this `--older-than` is accepted with a warning (docs/runs.md, "Pruning (cdkd-flow runs prune --older-than D)").
 pub const OLDER_THAN_WARN_BELOW_MS: i64 = 86_400_000;
 
 /// The warning a `--older-than` under a day gets: the folders of runs that just ended
@@ -237,7 +237,7 @@ pub struct FolderFiles {
     pub report: bool,
     pub approval: bool,
     /// The marker of a message sent at a run's end (`notified-run-*.json`,
-    /// `notified-cleanup-finished.json`, docs/notifications.md §4).
+    /// `notified-cleanup-finished.json`, docs/notifications.md, "Once per run and kind: at most once").
     pub ended_notice: bool,
     /// A list of orphaned resources a destroy saved in its run folder before they moved
     /// to `<prefix>/_orphans/` (`orphans/<stack>.json`): the only record of resources
@@ -248,7 +248,7 @@ pub struct FolderFiles {
 impl FolderFiles {
     /// Only uploads (templates, change-set templates, custom-resource answers), and at
     /// most the plan a real run's plan run (`<run-id>-plan`) writes into it: nothing
-    /// says a run ever started in this folder (docs/runs.md §4).
+    /// says a run ever started in this folder (docs/runs.md, "Pruning (cdkd-flow runs prune --older-than D)").
     pub fn only_uploads(&self) -> bool {
         !(self.run_json || self.progress || self.report || self.approval)
     }
@@ -314,7 +314,7 @@ pub fn kind_of_id(run_id: &str) -> Option<RunKind> {
     }
 }
 
-/// What tells a run folder's kind, best first (docs/runs.md §4 step 2).
+/// What tells a run folder's kind, best first (docs/runs.md, "Pruning (cdkd-flow runs prune --older-than D)" step 2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KindWitness<'a> {
     /// The kind of the state machine whose execution of the run answered DescribeExecution.
@@ -414,7 +414,7 @@ impl RunStatus {
         if files.only_uploads() {
             match plan_run {
                 PlanRun::Ended => return RunStatus::NeverStarted,
-                // Its CLI may still be asking the user to confirm (docs/runs.md §4).
+                // Its CLI may still be asking the user to confirm (docs/runs.md, "Pruning (cdkd-flow runs prune --older-than D)").
                 PlanRun::ProcessAlive => return RunStatus::Running,
                 PlanRun::Absent => {}
             }
@@ -438,7 +438,7 @@ pub enum PlanRun {
 }
 
 /// Who holds the lock of an export's root stack, as the run `run_id` reads it
-/// (docs/runs.md §4 step 2): a deployed resume (`resume-...`) writes into the folder of
+/// (docs/runs.md, "Pruning (cdkd-flow runs prune --older-than D)" step 2): a deployed resume (`resume-...`) writes into the folder of
 /// the run it resumes and deletes that run's report and end markers, so the folder of a
 /// run that ended may be running again; the resume holds the root's lock first.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -538,7 +538,7 @@ pub struct RunFacts {
 pub enum Keep {
     Running,
     AwaitingApproval,
-    /// An export the same command may still resume (docs/export.md §10.8).
+    /// An export the same command may still resume (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
     Resumable {
         why: String,
     },
@@ -637,7 +637,7 @@ pub fn delete_batches<'a>(folders: impl IntoIterator<Item = &'a RunFolder>) -> V
 }
 
 /// How many of a deleted folder's keys are still there: those S3 refused, one by one or
-/// with their whole DeleteObjects request (docs/runs.md §4 step 4). A folder with any is
+/// with their whole DeleteObjects request (docs/runs.md, "Pruning (cdkd-flow runs prune --older-than D)" step 4). A folder with any is
 /// partly deleted, not deleted.
 pub fn keys_left(folder: &RunFolder, not_deleted: &std::collections::BTreeSet<&str>) -> usize {
     folder

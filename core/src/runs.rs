@@ -175,7 +175,7 @@ pub fn resume_command(args: &[String]) -> Option<String> {
 
 /// Whether a local run of `kind` started again under its own id forgets the end an
 /// earlier attempt left (`outcome`: its report's), report and message markers, so that
-/// its own end is reported and told (docs/notifications.md §4). A destroy's, whatever
+/// its own end is reported and told (docs/notifications.md, "Once per run and kind: at most once"). A destroy's, whatever
 /// it was (the same command again after a Ctrl-C, a partial end, a run id a scheduled
 /// job reuses); an export's only when interrupted (its `Resume` step forgets any other
 /// as it resumes, and a migrated run is never run again).
@@ -307,7 +307,7 @@ pub struct Evidence<'a> {
     /// Whether its process is alive, when it ran on this host.
     pub alive: Option<bool>,
     pub lock: RunLock,
-    /// Now on S3's clock, which `lock`'s expiry is on (docs/state-and-lock.md §5.1).
+    /// Now on S3's clock, which `lock`'s expiry is on (docs/state-and-lock.md, "Lock time is S3's").
     pub now_ms: i64,
 }
 

@@ -1,5 +1,5 @@
-//! cdkd's `state.json` (docs/state-and-lock.md §3): a tolerant reader over untyped JSON and the
-//! writer of docs/state-and-lock.md §2.3.
+//! cdkd's `state.json` (docs/state-and-lock.md, "state.json"): a tolerant reader over untyped JSON and the
+//! writer of docs/state-and-lock.md, "Writing a record".
 //!
 //! The record is kept as the whole parsed object ([`StateRecord::body`], insertion
 //! ordered), so a writer preserves every field it does not interpret, at its position.
@@ -30,7 +30,7 @@ pub struct StateRecord {
     /// The whole parsed object, nothing dropped (the region is the key's, see
     /// [`parse_state`]).
     pub body: Map<String, Value>,
-    /// The body's own `region` when it differed from the key's region (docs/state-and-lock.md §2.2
+    /// The body's own `region` when it differed from the key's region (docs/state-and-lock.md, "Reading a record"
     /// step 2, `divergentBodyRegion`); `None` when it agreed, was absent, or no key region was
     /// given.
     pub divergent_body_region: Option<Value>,
@@ -45,7 +45,7 @@ pub enum ResourcesShape<'a> {
     Other(&'a Value),
 }
 
-/// A nested child's valid link to its parent (docs/state-views.md §3.5).
+/// A nested child's valid link to its parent (docs/state-views.md, "--tree").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParentLink {
     pub stack: String,
@@ -55,7 +55,7 @@ pub struct ParentLink {
 
 /// A record cdkd-flow refuses to read (or, for the `Malformed*` variants, to write).
 /// Every message is one line; attacker-influenced values are flattened (stack names,
-/// values) or printable (regions, docs/state-views.md §1.3), and an empty one reads `<unrenderable>`.
+/// values) or printable (regions, docs/state-views.md, "Printable (stack names and regions in diagnostics)"), and an empty one reads `<unrenderable>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StateError {
     #[error("State file for stack '{stack}' is not valid JSON: {message}")]
@@ -87,7 +87,7 @@ pub enum StateError {
 }
 
 /// A custom resource's type: `Custom::*` or `AWS::CloudFormation::CustomResource`
-/// (docs/destroy.md §2.8 step 4). Destroy, export and the repairs all ask this.
+/// (docs/destroy.md, "One record in a wave" step 4). Destroy, export and the repairs all ask this.
 pub fn is_custom_resource(resource_type: &str) -> bool {
     resource_type.starts_with("Custom::") || resource_type == "AWS::CloudFormation::CustomResource"
 }
@@ -136,7 +136,7 @@ pub fn accepted_version(v: &Value) -> Option<u64> {
     SUPPORTED_VERSIONS.clone().find(|n| *n as f64 == f)
 }
 
-/// Reads one record (docs/state-and-lock.md §3.2 reader rules, §2.2 region authority).
+/// Reads one record (docs/state-and-lock.md, "Versions, readers and writers" reader rules, "Reading a record" region authority).
 ///
 /// - invalid JSON → [`StateError::InvalidJson`]; a non-object root →
 ///   [`StateError::NotAnObject`] naming stack and region;
@@ -191,8 +191,8 @@ pub fn parse_state(
     })
 }
 
-/// A record whose body names another region than its key (docs/state-and-lock.md §2.2),
-/// refused by destroy (docs/destroy.md §2.2 step 5) and by export (docs/export.md §2.4
+/// A record whose body names another region than its key (docs/state-and-lock.md, "Reading a record"),
+/// refused by destroy (docs/destroy.md, "Refusals before anything is deleted" step 5) and by export (docs/export.md, "Step details"
 /// S5) when it has resources: it may describe resources in another region. Carries the
 /// kind of the body's value, never the value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,7 +238,7 @@ impl RegionConflict {
     }
 }
 
-/// The record as cdkd's `saveState` writes it (docs/state-and-lock.md §2.3): `lastModified` =
+/// The record as cdkd's `saveState` writes it (docs/state-and-lock.md, "Writing a record"): `lastModified` =
 /// `now_ms`, then `version` = 10, `stackName` = `stack`, `region` = `region`, each replaced at its
 /// existing position or appended in that order (cdkd's callers set `lastModified` on the
 /// record before `saveState` spreads the three forced fields over it). Every other
@@ -311,7 +311,7 @@ impl StateRecord {
             .filter(|f| f.is_finite())
     }
 
-    /// The v6 parent link, only when valid (docs/state-views.md §3.5): `parentStack` a JSON string
+    /// The v6 parent link, only when valid (docs/state-views.md, "--tree"): `parentStack` a JSON string
     /// and `parentRegion` absent or a string; `parentLogicalId` kept only if a string.
     pub fn parent_link(&self) -> Option<ParentLink> {
         let stack = self.body.get("parentStack")?.as_str()?;
@@ -360,7 +360,7 @@ impl StateRecord {
         self.region_str().is_none()
     }
 
-    /// Writers refuse a record whose shape they cannot read (docs/state-and-lock.md §3.2):
+    /// Writers refuse a record whose shape they cannot read (docs/state-and-lock.md, "Versions, readers and writers"):
     /// `resources` absent, null or not an object, a resource entry that is not an object, or
     /// `outputs` present but not an object. Names stack, region, field and kind.
     pub fn check_writable(&self, stack: &str, region: &str) -> Result<(), StateError> {

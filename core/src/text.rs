@@ -1,15 +1,15 @@
-//! The four text treatments for untrusted values (docs/state-views.md §1.1–§1.4) and shell quoting
-//! (docs/state-and-lock.md §7). `--json` escaping is the `json` module's `json_payload`.
+//! The four text treatments for untrusted values (docs/state-views.md, "Strip (values in human views)" and "Identifiers (rows of state list, prompts, the contention refusal)") and shell quoting
+//! (docs/state-and-lock.md, "The contention refusal"). `--json` escaping is the `json` module's `json_payload`.
 
 use crate::js::{js_number, MAX_STRINGIFY_DEPTH};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// Placeholder for a value that is empty after sanitising (docs/state-views.md §1.3).
+/// Placeholder for a value that is empty after sanitising (docs/state-views.md, "Printable (stack names and regions in diagnostics)").
 pub const UNRENDERABLE: &str = "<unrenderable>";
-/// Identifier cap for stack names: 128 + 4 × (1 + 255) (docs/state-views.md §1.4).
+/// Identifier cap for stack names: 128 + 4 × (1 + 255) (docs/state-views.md, "Identifiers (rows of state list, prompts, the contention refusal)").
 pub const STACK_NAME_CAP: usize = 1152;
-/// Default identifier cap (regions and the rest; docs/state-views.md §1.4).
+/// Default identifier cap (regions and the rest; docs/state-views.md, "Identifiers (rows of state list, prompts, the contention refusal)").
 pub const DEFAULT_CAP: usize = 255;
 
 fn in_strip_set(c: char) -> bool {
@@ -28,7 +28,7 @@ fn is_js_trim(c: char) -> bool {
         | 0x205F | 0x3000 | 0xFEFF)
 }
 
-/// docs/state-views.md §1.1 Strip: removes C0, DEL,
+/// docs/state-views.md, "Strip (values in human views)" Strip: removes C0, DEL,
 /// C1 and the bidi marks/overrides/isolates; no trim.
 pub fn strip(s: &str) -> String {
     s.chars().filter(|c| !in_strip_set(*c)).collect()
@@ -93,7 +93,7 @@ fn join_array(out: &mut String, v: &Value, depth: usize) -> Result<(), ()> {
     }
 }
 
-/// docs/state-views.md §1.2 Flatten (diagnostics): absent/null → `""`, else `String(v)` with every
+/// docs/state-views.md, "Flatten (diagnostics)" Flatten (diagnostics): absent/null → `""`, else `String(v)` with every
 /// C0, DEL, C1, U+2028/2029 and bidi override/isolate turned into a space, then JS-trimmed.
 pub fn flatten(v: Option<&Value>) -> String {
     match v {
@@ -102,7 +102,7 @@ pub fn flatten(v: Option<&Value>) -> String {
     }
 }
 
-/// docs/state-views.md §1.2 Flatten of a string.
+/// docs/state-views.md, "Flatten (diagnostics)" Flatten of a string.
 pub fn flatten_str(s: &str) -> String {
     let replaced: String = s
         .chars()
@@ -117,7 +117,7 @@ pub fn flattened(s: &str) -> String {
     or_unrenderable(flatten_str(s))
 }
 
-/// docs/state-views.md §1.3 Printable: coercion as in §1.2, every code point that does
+/// docs/state-views.md, "Printable (stack names and regions in diagnostics)" Printable: coercion as in "Flatten (diagnostics)", every code point that does
 /// not print as itself ([`is_unprintable`]) → space, trimmed. Letters, marks, digits,
 /// punctuation and symbols of any script stay (`Ördérs` prints whole). May return `""`
 /// (wrap with [`or_unrenderable`] in prose).
@@ -128,7 +128,7 @@ pub fn printable(v: Option<&Value>) -> String {
     }
 }
 
-/// docs/state-views.md §1.3 Printable of a string.
+/// docs/state-views.md, "Printable (stack names and regions in diagnostics)" Printable of a string.
 pub fn printable_str(s: &str) -> String {
     let replaced: String = s
         .chars()
@@ -137,7 +137,7 @@ pub fn printable_str(s: &str) -> String {
     js_trim(&replaced).to_string()
 }
 
-/// docs/state-views.md §1.3: a code point that does not print as itself on a terminal:
+/// docs/state-views.md, "Printable (stack names and regions in diagnostics)": a code point that does not print as itself on a terminal:
 /// C0 and DEL, and the Unicode categories Cc (C1), Cf (bidi controls, zero-width
 /// characters), Zl, Zp, Zs other than the space, Co (private use) and Cn (unassigned).
 /// Terminal escapes start with ESC (Cc) or a C1 control, so none survives.
@@ -167,7 +167,7 @@ pub fn or_unrenderable(s: String) -> String {
     }
 }
 
-/// docs/state-views.md §1.4 identifier rendering of a
+/// docs/state-views.md, "Identifiers (rows of state list, prompts, the contention refusal)" identifier rendering of a
 /// record value. Absent and `null` → [`UNRENDERABLE`].
 pub fn display_ident(v: Option<&Value>, cap: usize) -> String {
     match v {
@@ -182,7 +182,7 @@ fn is_bare_ident(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b":_@./+=,~-".contains(&b))
 }
 
-/// docs/state-views.md §1.4 identifier rendering: sanitised as §1.3; bare when sanitising
+/// docs/state-views.md, "Identifiers (rows of state list, prompts, the contention refusal)" identifier rendering: sanitised as "Printable (stack names and regions in diagnostics)"; bare when sanitising
 /// changed nothing and the text is a plain ASCII identifier, else a JSON string literal;
 /// cut at `cap` code points with the
 /// `[cut: N more characters withheld, tail sha256:<32 hex>]` marker.
@@ -229,7 +229,7 @@ pub fn split_at_chars(s: &str, cap: usize) -> (&str, &str) {
     }
 }
 
-/// docs/state-and-lock.md §7 shell quoting: bare when non-empty and entirely `[A-Za-z0-9._/@:+-]`,
+/// docs/state-and-lock.md, "The contention refusal" shell quoting: bare when non-empty and entirely `[A-Za-z0-9._/@:+-]`,
 /// else single quotes with `'` written as `'\''`.
 pub fn shell_quote(s: &str) -> String {
     let safe = !s.is_empty()
@@ -249,7 +249,7 @@ mod tests {
 
     #[test]
     fn views_1_6a_table_human_diagnostic_ident_columns() {
-        // (input, strip docs/state-views.md §1.1, flatten §1.2, ident §1.4)
+        // (input, strip docs/state-views.md, "Strip (values in human views)", flatten "Flatten (diagnostics)", ident "Identifiers (rows of state list, prompts, the contention refusal)")
         let rows = [
             ("A\u{1b}[31mB", "A[31mB", "A [31mB", "\"A [31mB\""),
             ("A\nB", "AB", "A B", "\"A B\""),

@@ -61,7 +61,7 @@ pub fn iso_seconds(ms: i64) -> String {
     format!("{}Z", iso.get(..19).unwrap_or(&iso))
 }
 
-/// docs/state-views.md §3.3 `Last Modified:` of `state list --long`: only a finite number that is a
+/// docs/state-views.md, "--long" `Last Modified:` of `state list --long`: only a finite number that is a
 /// valid date; anything else is `None` (prints `unknown` / JSON `null`).
 pub fn iso_timestamp_or_none(v: Option<&Value>) -> Option<String> {
     match v {

@@ -1,4 +1,4 @@
-//! Custom resources (`Custom::*`, `AWS::CloudFormation::CustomResource`, docs/destroy.md §4): a
+//! Custom resources (`Custom::*`, `AWS::CloudFormation::CustomResource`, docs/destroy.md, "Custom resources"): a
 //! Delete request is sent to the ServiceToken (Lambda `Invoke` with `InvocationType =
 //! Event`, or SNS `Publish`), and the handler's answer is awaited at a presigned S3 PUT
 //! URL under the run prefix: `<prefix>/_runs/<run-id>/cr/<logical-id>.json` in the state
@@ -24,7 +24,7 @@ use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
 use crate::Deleter;
 
-/// A fresh request id (docs/destroy.md §4.2), new for each attempt.
+/// A fresh request id (docs/destroy.md, "The Delete request"), new for each attempt.
 fn new_request_id() -> String {
     request_id(now_ms(), rand::thread_rng().gen())
 }
@@ -115,7 +115,7 @@ impl CustomResourceDeleter {
         }
     }
 
-    /// The handler's function no longer exists → the record can go (docs/destroy.md §4.1).
+    /// The handler's function no longer exists → the record can go (docs/destroy.md, "Before sending anything").
     async fn function_gone(
         &self,
         req: &DeleteRequest,

@@ -21,7 +21,7 @@ pub enum DeleteErrorKind {
     CannotConfirmDeletion,
     /// An S3 bucket still holds objects; nothing was deleted.
     NotEmpty,
-    /// The row is skipped (docs/destroy.md §2.8 step 7): nothing was deleted and the record stays,
+    /// The row is skipped (docs/destroy.md, "One record in a wave" step 7): nothing was deleted and the record stays,
     /// for instance a custom resource whose handler answered FAILED, or a record that
     /// lacks what its delete needs.
     Skipped,

@@ -1,4 +1,4 @@
-//! The region guard and the "not found" decision (docs/destroy.md §2.8 steps 7-8, §3.2): a
+//! The region guard and the "not found" decision (docs/destroy.md, "One record in a wave" steps 7-8, "Which identifier Cloud Control gets"): a
 //! deleter may report `AlreadyGone` only when its client's region is the record's
 //! region and the physical id is that API's identifier for the type. Otherwise the
 //! resource fails with "cannot confirm deletion" and stays in state.

@@ -1,4 +1,4 @@
-//! Records with nothing to delete in AWS (`AWS::CDK::Metadata` and the types docs/destroy.md §3.3
+//! Records with nothing to delete in AWS (`AWS::CDK::Metadata` and the types docs/destroy.md, "SDK deleters"
 //! lists as no-ops): done at once, no AWS call.
 
 use async_trait::async_trait;

@@ -46,7 +46,7 @@ pub struct DeleteRequest {
     pub options: DeleteOptions,
 }
 
-/// Per-delete options decided by the workflow (docs/destroy.md §2.8 steps 3 and 8).
+/// Per-delete options decided by the workflow (docs/destroy.md, "One record in a wave" steps 3 and 8).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeleteOptions {

@@ -82,7 +82,7 @@ fn loose_bool<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SkippedStack {
-    /// Flattened (docs/state-views.md §1.2): it comes from a key in the bucket.
+    /// Flattened (docs/state-views.md, "Flatten (diagnostics)"): it comes from a key in the bucket.
     pub stack: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stack_region: Option<String>,

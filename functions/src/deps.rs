@@ -30,13 +30,13 @@ pub struct Deps {
     pub budgets: Budgets,
     /// Set when the steps run in a local CLI process (`--local`): the locks they take
     /// name this host and process, so a later command can tell whether the run is alive
-    /// (docs/export.md §10.8).
+    /// (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
     pub local: Option<LocalProcess>,
     /// Where the run's messages go (docs/notifications.md); `None`: nowhere.
     pub notify: Option<cdkd_aws::notify::Notifier>,
     /// A run's artifacts that never change once written (its `plan.json`, its uploaded
     /// templates), as this process wrote or read them: a step of a local run, or a warm
-    /// Lambda, reads each from S3 once (docs/export.md §10.3, "Requests").
+    /// Lambda, reads each from S3 once (docs/export.md, "Waiting (export-poll)", "Requests").
     pub artifacts: crate::runs::ArtifactCache,
     /// A local run's `progress.json` as its last step wrote it: the steps of a local run
     /// run in this one process, the only writer of the run's record while it lives (a
@@ -98,7 +98,7 @@ pub struct Budgets {
     /// delete in flight is expected within this long.
     pub inline_wait: Duration,
     /// Stop waiting after this long in a step of the 300 s functions (phase 2's
-    /// pre-deletes) and go on in its next invocation (docs/export.md §10.2,
+    /// pre-deletes) and go on in its next invocation (docs/export.md, "Phases (export-import, export-execute, export-phase2)",
     /// "Pre-deletes").
     pub step_soft: Duration,
     /// Deletes started at once (a destroy wave's, phase 2's pre-deletes).
@@ -160,7 +160,7 @@ impl Deps {
     }
 
     /// The state bucket `bucket`: its region, asked once per process
-    /// (`GetBucketLocation`, docs/state-and-lock.md §1.3 "Bucket region"), and the S3
+    /// (`GetBucketLocation`, docs/state-and-lock.md, "Three regions" "Bucket region"), and the S3
     /// client built for it. A failed probe is not remembered: this call falls back to
     /// the SDK's region and the next one asks again.
     pub async fn state_bucket(&self, bucket: &str) -> StateBucket {

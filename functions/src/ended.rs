@@ -1,5 +1,5 @@
 //! `run-ended`: a deployed run stopped from outside its definition
-//! (docs/notifications.md §1, item 5): `cdkd-flow runs stop --now` (or any `StopExecution`: status `ABORTED`) or the
+//! (docs/notifications.md, "What is published, and when", item 5): `cdkd-flow runs stop --now` (or any `StopExecution`: status `ABORTED`) or the
 //! execution's own timeout (`TIMED_OUT`). No state of the run caught that end, so no
 //! step wrote its report or told it. The backend's EventBridge rule on Step Functions'
 //! status-change events of its export and destroy state machines invokes this step,
@@ -80,7 +80,7 @@ pub async fn run(event: StatusChange, deps: &Deps) -> Result<EndedOutput, StepEr
     let i: RunInput = serde_json::from_value(input)
         .map_err(|e| StepError::bad_input(format!("run-ended: the execution's input: {e}")))?;
     let store = deps.store(&i.state_bucket, &i.state_prefix).await;
-    // A deployed resume writes into the run it resumes (docs/export.md §10.8): stopped,
+    // A deployed resume writes into the run it resumes (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"): stopped,
     // it leaves that run where it stood, reported there.
     let run_id = i
         .resume

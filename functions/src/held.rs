@@ -1,4 +1,4 @@
-//! The locks a run holds across its steps (docs/state-and-lock.md §3): every step after
+//! The locks a run holds across its steps (docs/state-and-lock.md, "state.json"): every step after
 //! the one that took them renews them first (a lost lock stops the run before any
 //! write), and the last step, or the abort path, releases them.
 
@@ -16,8 +16,8 @@ pub async fn renew_all(locks: &LockManager, held: &[HeldLock]) -> Result<Vec<Hel
     Ok(out)
 }
 
-/// Which of a run's locks a step renews (docs/state-and-lock.md §6.4,
-/// docs/export.md §10.1): the renewal is also the fence that stops a run whose lock was taken over.
+/// Which of a run's locks a step renews (docs/state-and-lock.md, "Renewal",
+/// docs/export.md, "The lock (export-lock)"): the renewal is also the fence that stops a run whose lock was taken over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fence<'a> {
     /// Every lock: a step about to write every stack's state (the cleanup).
@@ -38,7 +38,7 @@ pub async fn renew_fenced(
     fence: Fence<'_>,
     now_ms: i64,
 ) -> Result<Vec<HeldLock>, StepError> {
-    // The bodies carry S3's clock (docs/state-and-lock.md §5.1); `now_ms` is the step's.
+    // The bodies carry S3's clock (docs/state-and-lock.md, "Lock time is S3's"); `now_ms` is the step's.
     let now_s3 = match held.first() {
         Some(h) => locks.s3_time_of(now_ms, h).await,
         None => now_ms,
@@ -75,8 +75,8 @@ pub async fn renew(locks: &cdkd_aws::LockManager, h: &HeldLock) -> Result<HeldLo
     }
 }
 
-/// The fence of a write to a stack's record (docs/state-and-lock.md §6.4, docs/destroy.md
-/// §2.11): read the stack's lock just before the write and go on only when it is still
+/// The fence of a write to a stack's record (docs/state-and-lock.md, "Renewal", docs/destroy.md
+/// "Crash safety: state written as it goes"): read the stack's lock just before the write and go on only when it is still
 /// the one this run acquired (its current ETag adopted). A lock removed (a force-unlock)
 /// or taken by another process stops the step with `LockLost`, naming the new holder,
 /// before it writes.
@@ -95,7 +95,7 @@ pub async fn release_all(locks: &LockManager, held: &[HeldLock]) {
         match locks.release_quietly(h).await {
             Ok(cdkd_aws::ReleaseOutcome::Released) => continue,
             // Never taken for a success: someone removed it while the run held it, or an
-            // earlier attempt of this step released it (docs/state-and-lock.md §6.5).
+            // earlier attempt of this step released it (docs/state-and-lock.md, "Release").
             Ok(cdkd_aws::ReleaseOutcome::AlreadyGone) => {
                 tracing::warn!(
                     "the lock of stack '{}' was already gone when the run released it",

@@ -16,7 +16,7 @@ use crate::error::StepError;
 /// Sends `notice` through `notify` (the run's configured targets; `None`: nothing is
 /// sent) when this kind has not been sent for the run yet. The marker `notified-<kind>.json` is created (only if
 /// absent) before the message goes: a step retried after sending finds it and sends
-/// nothing (at most once; docs/notifications.md §4). A marker that cannot be written
+/// nothing (at most once; docs/notifications.md, "Once per run and kind: at most once"). A marker that cannot be written
 /// does not hold the message back.
 pub async fn tell(notify: Option<&Notifier>, store: &StateStore, notice: &Notice) {
     let Some(notifier) = notify else {

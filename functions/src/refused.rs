@@ -1,11 +1,11 @@
-//! A run that ended before any step wrote its report (docs/notifications.md §1): an
+//! A run that ended before any step wrote its report (docs/notifications.md, "What is published, and when"): an
 //! export whose plan, lock or resume failed, whose approval was rejected or never
 //! answered; a destroy whose plan failed. One home for what follows, whoever notices:
 //! the `run-refused` step, which the definitions run between those states' `Catch` and
 //! their `Fail` state (deployed and `--local`), and the CLI after a local run that ended
 //! without a report. It writes the run's `report.json` when there is none (outcome
-//! `refused`, or `rejected`; docs/export.md §10.5, docs/destroy.md) and tells it as
-//! `run-failed`, once (the `notified-run-failed.json` marker, docs/notifications.md §4).
+//! `refused`, or `rejected`; docs/export.md, "Failure (export-abort)", docs/destroy.md) and tells it as
+//! `run-failed`, once (the `notified-run-failed.json` marker, docs/notifications.md, "Once per run and kind: at most once").
 //! A plan-only run (a dry run, the CLI's plan run) gets its report but tells nothing.
 
 use cdkd_aws::notify::Notifier;

@@ -187,7 +187,7 @@ pub async fn write_run_record<T: Serialize>(
         .map(|_| ())
 }
 
-/// Writes an export run's `progress.json` (docs/export.md §10.9, "The record's own
+/// Writes an export run's `progress.json` (docs/export.md, "Requests: read once, and the benchmark", "The record's own
 /// fence"). A local run's is kept in memory too and written unconditionally: its process
 /// is the record's only writer while it lives. A deployed step's is written only over
 /// `read_at`, the version it read (when it read one): a record another invocation wrote
@@ -231,7 +231,7 @@ fn pretty<T: Serialize>(key: &str, value: &T) -> Result<Vec<u8>, StepError> {
 /// Forgets how a run ended: deletes its `report.json` and its end markers
 /// (`notified-run-succeeded.json`, `notified-run-failed.json`), so that the run, going on
 /// again in the same folder (a resume), reports and tells its new end
-/// (docs/notifications.md §4).
+/// (docs/notifications.md, "Once per run and kind: at most once").
 pub async fn forget_end(store: &StateStore, run_id: &str) -> Result<(), StepError> {
     store
         .delete_object(&report_key(&store.prefix, run_id))

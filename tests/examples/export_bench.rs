@@ -1,5 +1,5 @@
 //! `make bench-export`: what an export costs as a user runs it, measured on the emulator
-//! (not a timed test; docs/testing.md §5). For a flat stack of 5 resources shaped like
+//! (not a timed test; docs/testing.md, "The export benchmark (make bench-export)"). For a flat stack of 5 resources shaped like
 //! the OracleStack fixture, a flat stack of 50 and a root with 8 nested children, each
 //! seeded with real emulator resources (`cdkd_tests::export_bench`), it runs `cdkd-flow
 //! export <stack> ... --local -y` (the binary beside this example, without `--fast`) and

@@ -6,7 +6,7 @@
 //! `/_cdkd_emulator/requests`, docs/emulator.md "Request counts") and the time
 //! CloudFormation itself spent on the run's operations (from the stacks' events).
 //!
-//! Shapes (docs/testing.md §5): a flat stack of N resources cycling through the
+//! Shapes (docs/testing.md, "The export benchmark (make bench-export)"): a flat stack of N resources cycling through the
 //! OracleStack fixture's importable types (S3 bucket, SNS topic, IAM role, SQS queue, SSM
 //! parameter), and a root with a queue and N nested children with a topic each, read
 //! from a cloud assembly written here.

@@ -184,7 +184,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
 
     let mut deps = ctx.step_deps().await;
     if a.local {
-        // The locks of a local run name this host and process (docs/export.md §10.8).
+        // The locks of a local run name this host and process (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
         deps.local = Some(crate::local::this_process());
     }
     let store = deps.store(&ctx.bucket, &ctx.prefix).await;
@@ -390,7 +390,7 @@ async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>
             Err(LoadError::Store(e)) => return Err(e.into()),
         }
     }
-    // Consumers first (docs/destroy.md §2.1 step 4), from each root record's imports /
+    // Consumers first (docs/destroy.md, "Stacks and their order" step 4), from each root record's imports /
     // outputReads.
     let order: Vec<usize> = {
         let (at, roots): (Vec<usize>, Vec<StackRecord<'_>>) = loaded
@@ -434,7 +434,7 @@ async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>
 }
 
 /// A record of the run whose resources a stopped export holds in CloudFormation
-/// (docs/destroy.md §2.2 step 8): the refusal the plan step gives, said before the
+/// (docs/destroy.md, "Refusals before anything is deleted" step 8): the refusal the plan step gives, said before the
 /// question. A stack that cannot be read refuses too: the destroy never goes on without
 /// knowing.
 async fn export_refusal(ctx: &Ctx, l: &StackTree) -> Option<String> {
@@ -454,7 +454,7 @@ async fn export_refusal(ctx: &Ctx, l: &StackTree) -> Option<String> {
 }
 
 /// A lock another process holds on any stack of the run (an expired lock is taken over
-/// by the run, so it does not refuse). Judged on S3's clock (docs/state-and-lock.md §5.1).
+/// by the run, so it does not refuse). Judged on S3's clock (docs/state-and-lock.md, "Lock time is S3's").
 async fn lock_refusal(ctx: &Ctx, l: &StackTree) -> Result<Option<String>, CliError> {
     for (stack, record) in &l.records {
         let subject = if record.body.get("parentStack").is_some_and(|p| !p.is_null()) {

@@ -3,9 +3,9 @@
 //! cloud assembly holds only one), uploads them under the run's prefix, runs the export
 //! workflow (`statemachines/export.asl.json`: the `export-plan` step) in this process
 //! (`--local`) or on the deployed state machine, and prints the plan it wrote: the
-//! per-stack summary, or with `--json` the plan itself (docs/export.md §8.3, §10).
+//! per-stack summary, or with `--json` the plan itself (docs/export.md, "Values printed in messages" and "Workflow").
 //! Without `--dry-run` it then confirms (or, with `--require-approval`, lets the run wait
-//! for `cdkd-flow runs approve`, docs/export.md §10.7) and runs the migration, printing
+//! for `cdkd-flow runs approve`, docs/export.md, "Approval (export-approval)") and runs the migration, printing
 //! its report.
 
 use std::collections::BTreeMap;
@@ -292,7 +292,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
 fn check_args(a: &Args) -> Result<(), CliError> {
     crate::global::check_stacks(&a.stack)?;
     if a.stack.is_none() && a.template.is_some() {
-        // Statement 3 (docs/export.md §12): a lone template names no stack.
+        // Statement 3 (docs/export.md, "Checks"): a lone template names no stack.
         return Err(CliError::Usage(
             "--template needs the name of the stack to export: cdkd-flow export <STACK> --template <PATH>".into(),
         ));
@@ -321,7 +321,7 @@ fn tell_templates(a: &Args, set: &TemplateSet, stack: &str) {
         );
     }
     if a.template.is_some() && !set.nested_without_template.is_empty() {
-        // Statement 81 (docs/export.md §12): the plan refuses a child that has a record,
+        // Statement 81 (docs/export.md, "Checks"): the plan refuses a child that has a record,
         // for want of its template; say before planning why, and what reads it.
         let ids: Vec<String> = set
             .nested_without_template
@@ -342,7 +342,7 @@ struct Cleared {
     destinations_seen: BTreeMap<String, names::Destination>,
 }
 
-/// What stands in the way, read before planning (docs/export.md §10.8): a lock held
+/// What stands in the way, read before planning (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"): a lock held
 /// by anyone else, a live run, this record's interrupted run (resumed), a destination
 /// stack that is nobody's run. The exit code when the command ends here (a resume ran).
 async fn clear_the_way(
@@ -413,7 +413,7 @@ async fn clear_the_way(
     }))
 }
 
-/// The cross-stack consumer scan (docs/export.md §8.4): a warning, or with
+/// The cross-stack consumer scan (docs/export.md, "Cross-stack consumers"): a warning, or with
 /// --strict-cross-stack a refusal before anything is uploaded (a dry run only warns).
 fn cross_stack_scan(a: &Args, name: &str, set: &TemplateSet) -> Result<(), CliError> {
     let hits = cdkd_core::export::consumers::consumers(name, &set.others);
@@ -579,12 +579,12 @@ async fn gate_after_plan(
         return Ok(Err(ExitCode::SUCCESS));
     }
     // The tree CloudFormation cannot take, refused before the question and before any
-    // lock: the same rule export-lock applies (docs/export.md §10.1).
+    // lock: the same rule export-lock applies (docs/export.md, "The lock (export-lock)").
     if let Some(why) = execution_refusal(name, &plan) {
         return Err(CliError::Refused(why));
     }
     // Rows the template leaves out, refused before the question unless --leave-unmanaged
-    // (docs/export.md §3.1): the gate the real run's plan applies.
+    // (docs/export.md, "Rows the template leaves out"): the gate the real run's plan applies.
     if let Gate::Refuse(why) = plan.unmanaged_gate(a.leave_unmanaged, false) {
         return Err(CliError::Refused(format!("export {stack} refused: {why}")));
     }
@@ -694,7 +694,7 @@ async fn release_ended_locks(
     }
 }
 
-/// Resumes this record's interrupted run `run_id` (docs/export.md §10.8): asks first
+/// Resumes this record's interrupted run `run_id` (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"): asks first
 /// (`-y` answers yes), then runs the definition from its `Resume` state, locally under
 /// the run's own name, or deployed as a new execution.
 async fn resume_run(
@@ -789,7 +789,7 @@ async fn resume_run(
     finish_local(&ctx.store, &stack, &run_id, outcome, a.json).await
 }
 
-/// No STACK and an assembly of several stacks (statement 5, docs/export.md §12) is a
+/// No STACK and an assembly of several stacks (statement 5, docs/export.md, "Checks") is a
 /// usage error like the other missing arguments (exit 2); its message lists the stacks.
 fn unnamed_stack_is_usage(e: SourceError) -> CliError {
     let unnamed = |e: &SourceError| matches!(e, SourceError::StackNotNamed { .. });

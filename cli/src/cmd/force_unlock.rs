@@ -1,13 +1,13 @@
 //! `cdkd-flow force-unlock <stack>... [--stack-region R] [--if-expired]`: deletes stacks'
 //! `lock.json`, whoever holds it, but only the lock it read and shows (`If-Match` its
-//! ETag; docs/state-and-lock.md §6.6, docs/state-views.md §9), and says what it deleted.
+//! ETag; docs/state-and-lock.md, "Force-unlock: only the lock that was read", docs/state-views.md, "force-unlock [stacks...]"), and says what it deleted.
 //!
-//! Which locks (docs/state-views.md §9 step 2): `--stack-region R` → that region's lock only (no
+//! Which locks (docs/state-views.md, "force-unlock [stacks...]" step 2): `--stack-region R` → that region's lock only (no
 //! other key touched, not even the region-less one). Without it: the lock of every record
 //! of that name in the listing (a region-less legacy record → the legacy lock key); a
 //! stack with no record → the CLI region. A lock that cannot be deleted is reported and
 //! the walk goes on; the command then exits 1 naming every lock it could not release
-//! (docs/state-views.md §9 step 4).
+//! (docs/state-views.md, "force-unlock [stacks...]" step 4).
 
 use std::process::ExitCode;
 
@@ -74,7 +74,7 @@ pub enum Target {
     Legacy,
 }
 
-/// Decides the lock keys of one stack from the flag and the listing (pure, docs/state-views.md §9
+/// Decides the lock keys of one stack from the flag and the listing (pure, docs/state-views.md, "force-unlock [stacks...]"
 /// step 2): the flag's region alone; else every ref of that name (regions in listing order, the
 /// legacy key last); else the CLI region.
 pub fn choose_targets(
@@ -217,7 +217,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let refs = if a.stack_region.as_deref().is_some_and(|r| !r.is_empty()) {
         Vec::new()
     } else {
-        // A failure to list aborts at once (docs/state-views.md §9 step 4).
+        // A failure to list aborts at once (docs/state-views.md, "force-unlock [stacks...]" step 4).
         ctx.store.list_refs().await?
     };
     let mut failed = Vec::new();
@@ -241,7 +241,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 if !has_record(&ctx.store, stack, region).await {
                     // An export run's lock with no record beside it: no deploy or destroy
                     // of a record can delete what its CloudFormation stack owns
-                    // (docs/state-and-lock.md §7). Exactly the lock read is deleted (one
+                    // (docs/state-and-lock.md, "The contention refusal"). Exactly the lock read is deleted (one
                     // taken since is left in place), and under --if-expired only once it
                     // has expired.
                     found = if a.if_expired

@@ -1,6 +1,6 @@
 //! `cdkd-flow state orphan`: forget whole stacks (their records and locks; AWS is not
 //! touched), or with `--resource` forget resources of one stack and rewrite the
-//! references the rest of its record holds to them (docs/repairs.md §7). Every decision
+//! references the rest of its record holds to them (docs/repairs.md, "state orphan"). Every decision
 //! and every line printed is `cdkd_core::repair` / `cdkd_core::view::repair`'s; this file
 //! reads, asks, locks and writes.
 
@@ -107,7 +107,7 @@ pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
 }
 
 // ---------------------------------------------------------------------------------
-// Whole stacks (docs/repairs.md §7.1)
+// Whole stacks (docs/repairs.md, "Whole stacks: state orphan <stacks...> [--stack-region R] [-f] [-y]")
 
 /// The refs of `stack` the command targets: `--stack-region`'s alone (refused as every
 /// state command refuses a region the stack has no record in), else every one, in the
@@ -161,7 +161,7 @@ async fn release_each(ctx: &Ctx, held: &[(HeldLock, Option<LockInfo>)]) {
     }
 }
 
-/// Takes the lock of one record before it is deleted (docs/repairs.md §7.1): acquired as
+/// Takes the lock of one record before it is deleted (docs/repairs.md, "Whole stacks: state orphan <stacks...> [--stack-region R] [-f] [-y]"): acquired as
 /// this process (an expired lock is taken over). A live lock refuses with the
 /// contention refusal, a lock object that is not a lock with its own; under `--force`
 /// (never for an export run's lock) exactly the lock object read is taken over (`PUT If-Match` its ETag), and a lock
@@ -191,7 +191,7 @@ async fn take_lock(
             continue;
         };
         // Not even `--force` takes over an export run's lock: the refusal says to wait
-        // for the run or resume it (docs/state-and-lock.md §7).
+        // for the run or resume it (docs/state-and-lock.md, "The contention refusal").
         let export_run = read
             .content
             .info()
@@ -272,7 +272,7 @@ async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
             continue;
         }
         // A record a stopped export holds in CloudFormation stands for a migration half
-        // done (docs/repairs.md §7.1 step 0): refused, before any lock, unless
+        // done (docs/repairs.md, "Whole stacks: state orphan <stacks...> [--stack-region R] [-f] [-y]" step 0): refused, before any lock, unless
         // --abandon-export.
         if !a.abandon_export {
             for t in &chosen {
@@ -357,7 +357,7 @@ async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
 }
 
 // ---------------------------------------------------------------------------------
-// Resources of one stack (docs/repairs.md §7.2)
+// Resources of one stack (docs/repairs.md, "Resources of one stack: state orphan <stack> --resource <id> [...]")
 
 async fn resources(
     ctx: &Ctx,
@@ -461,7 +461,7 @@ async fn resources_locked(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The live answers the rewrite asks for (docs/repairs.md §7.4): the attributes of each
+/// The live answers the rewrite asks for (docs/repairs.md, "Live attribute reads"): the attributes of each
 /// removed resource read from AWS in the stack's region, through the reader core picks
 /// per attribute, at most [`READ_CONCURRENCY`] reads at once.
 async fn live_reads(

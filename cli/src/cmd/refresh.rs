@@ -1,8 +1,8 @@
 //! `cdkd-flow state refresh-observed`: re-read every resource of a stack from AWS and
-//! store the reading, redacted by position, as its drift baseline (docs/repairs.md §6).
+//! store the reading, redacted by position, as its drift baseline (docs/repairs.md, "state refresh-observed [stacks...]").
 //! The decisions are `cdkd_core::repair`'s, the texts `cdkd_core::view::repair`'s, the
 //! reads and the locked, conditional save of one stack `cdkd_deleters::read`'s; this
-//! file resolves the targets, checks them in the order of docs/repairs.md §6.1, asks, and prints.
+//! file resolves the targets, checks them in the order of docs/repairs.md, "Order of checks", asks, and prints.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -121,7 +121,7 @@ pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
 
 /// The refs the run targets, in order: `--all` every ref (of `--stack-region` only,
 /// when given) in the listing's order; else each named stack once, resolved as every
-/// state command resolves one (docs/state-views.md §2).
+/// state command resolves one (docs/state-views.md, "What every state command shares").
 fn targets(refs: &[StackRef], a: &Args) -> Result<Vec<StackRef>, CliError> {
     if a.all {
         let mut all: Vec<StackRef> = refs
@@ -153,7 +153,7 @@ fn targets(refs: &[StackRef], a: &Args) -> Result<Vec<StackRef>, CliError> {
     Ok(out)
 }
 
-/// docs/repairs.md §6.1 step 2: with two or more region-scoped targets, every such record is read and
+/// docs/repairs.md, "Order of checks" step 2: with two or more region-scoped targets, every such record is read and
 /// the first malformed one refuses the whole run, before any prompt, lock or write.
 async fn precheck_targets(ctx: &Ctx, targets: &[StackRef]) -> Result<(), CliError> {
     if targets.iter().filter(|t| t.region.is_some()).count() < 2 {
@@ -231,7 +231,7 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// docs/repairs.md §6.1 step 5 for one target.
+    /// docs/repairs.md, "Order of checks" step 5 for one target.
     async fn stack(&mut self, ctx: &Ctx, stack: &str, region: &str) -> Result<(), CliError> {
         let loaded = load_record(ctx, stack, region).await?;
         let body = &loaded.record.body;
@@ -278,7 +278,7 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// The summary (docs/repairs.md §6.3) and the exit status.
+    /// The summary (docs/repairs.md, "Output") and the exit status.
     fn finish(self) -> Result<ExitCode, CliError> {
         let summary = v::refresh_summary(&self.total, self.args.dry_run);
         for w in &summary.warnings {

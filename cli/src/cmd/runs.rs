@@ -3,7 +3,7 @@
 //! runs read from the state bucket (`crate::run::listing`, docs/cli.md "Local runs"). A
 //! `<run>` is an execution name (the run id, e.g. `destroy-MyApp-20261129T152232`) or a
 //! full execution ARN.
-//! `approve` / `reject` answer an export waiting for approval (docs/export.md §10.7),
+//! `approve` / `reject` answer an export waiting for approval (docs/export.md, "Approval (export-approval)"),
 //! a local one too (`--local`).
 
 use std::process::ExitCode;

@@ -253,7 +253,7 @@ async fn delete_folders(
             })),
             // A request refused whole (AccessDenied): its keys are all still there;
             // the folders earlier batches deleted are gone all the same, so the
-            // result is printed in full (docs/runs.md §4 step 4).
+            // result is printed in full (docs/runs.md, "Pruning (cdkd-flow runs prune --older-than D)" step 4).
             Err(e) => {
                 let error = e.to_string();
                 not_deleted.extend(batch.iter().map(|k| NotDeleted {

@@ -1,4 +1,4 @@
-//! `cdkd-flow state list | show | resources` (docs/state-views.md §2-§5).
+//! `cdkd-flow state list | show | resources` (docs/state-views.md, "What every state command shares" and "state resources <stack>").
 //!
 //! This file only gathers data (the listing, the records and locks, read with bounded
 //! concurrency) and prints what the pure renderers in `cdkd_core::view::state` return:
@@ -100,7 +100,7 @@ pub struct ResourcesArgs {
     pub json: bool,
 }
 
-/// docs/state-views.md §2: `--region` on a state subcommand is deprecated but still honoured.
+/// docs/state-views.md, "What every state command shares": `--region` on a state subcommand is deprecated but still honoured.
 pub const REGION_DEPRECATION: &str = "warning: --region is deprecated on state commands (it only sets the CLI region used to find the state bucket); use --stack-region to select a stack's record, or AWS_REGION";
 
 pub async fn run(g: &GlobalOpts, c: StateCommand) -> Result<ExitCode, CliError> {
@@ -254,7 +254,7 @@ async fn long_reads(store: &StateStore, refs: &[StackRef]) -> Vec<(RecordOutcome
         .await
 }
 
-/// `--long`: the lock of every lock without a record (docs/state-views.md §3.7); an
+/// `--long`: the lock of every lock without a record (docs/state-views.md, "A lock left without a record"); an
 /// object whose body is not a lock still counts as locked.
 async fn lone_lock_reads(store: &StateStore, lone: &[StackRef]) -> Vec<LockRead> {
     stream::iter(lone.iter())
@@ -297,7 +297,7 @@ async fn tree_entries(store: &StateStore, refs: &[StackRef]) -> Vec<TreeEntry> {
 }
 
 // ---------------------------------------------------------------------------------
-// state show / state resources: single-record resolution (docs/state-views.md §2)
+// state show / state resources: single-record resolution (docs/state-views.md, "What every state command shares")
 
 async fn read_lock(
     store: &StateStore,
@@ -323,7 +323,7 @@ async fn show(ctx: &Ctx, a: &ShowArgs) -> Result<Rendered, CliError> {
         }) => region.to_string(),
         Ok(_) => return Err(CliError::Refused(legacy_refusal(&a.stack))),
         Err(refusal) => {
-            // No record: a lock left without one is shown as such (docs/state-views.md §4.7).
+            // No record: a lock left without one is shown as such (docs/state-views.md, "A lock without a record").
             let lone: Vec<RefView<'_>> = lone
                 .iter()
                 .map(ref_view)
@@ -385,7 +385,7 @@ async fn show(ctx: &Ctx, a: &ShowArgs) -> Result<Rendered, CliError> {
     })
 }
 
-/// docs/state-views.md §4.7: the view of a stack's lock left without a record, or `None`
+/// docs/state-views.md, "A lock without a record": the view of a stack's lock left without a record, or `None`
 /// when there is no lock object either.
 async fn lock_without_record(
     ctx: &Ctx,
@@ -416,7 +416,7 @@ async fn lock_without_record(
     }))
 }
 
-/// docs/state-views.md §4.5: loads every nested child `<parent>~<logicalId>` in the parent's
+/// docs/state-views.md, "--show-nested": loads every nested child `<parent>~<logicalId>` in the parent's
 /// region, depth first in the parent's key order; a record whose `resources` is not a map has
 /// no children. A missing child refuses the command by name; a child's lock read
 /// failure reads as no lock.

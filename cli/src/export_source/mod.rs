@@ -1,4 +1,4 @@
-//! The templates `cdkd-flow export` migrates (docs/export.md §1, §2 S2, §5.4.2): read from
+//! The templates `cdkd-flow export` migrates (docs/export.md, "Inputs" and "Step order" S2, "Child templates"): read from
 //! `--template PATH` (one JSON or YAML file), `--cdk-out DIR` (a cloud assembly: the
 //! stack's template and, through `Metadata['aws:asset:path']`, every nested template below
 //! it) or `--app CMD` (the CDK app run with `CDK_OUTDIR` set, then read as `--cdk-out`),

@@ -96,7 +96,7 @@ pub struct TemplateSet {
     /// root came from `--template`.
     pub nested_without_template: Vec<NestedLink>,
     /// The assembly's other stacks, by name, for the cross-stack consumer scan
-    /// (docs/export.md §8.4); empty for `--template`. One that cannot be read is left
+    /// (docs/export.md, "Cross-stack consumers"); empty for `--template`. One that cannot be read is left
     /// out with a warning.
     pub others: Vec<(String, Value)>,
 }

@@ -88,7 +88,7 @@ pub fn print_export_report(report: &ExportReport, json: bool) {
 /// Prints the report of execution `name` writing into run folder `folder`
 /// (`crate::run::run_folder`): a deployed resume refused at its `Resume` step wrote its
 /// report into its own folder, leaving the resumed run's as it was
-/// (docs/export.md §10.8), so that one is looked for first; else the run folder's.
+/// (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"), so that one is looked for first; else the run folder's.
 pub async fn print_execution_report(
     store: &StateStore,
     name: &str,

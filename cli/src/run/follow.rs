@@ -1,6 +1,6 @@
 //! Following an export run while it goes: a line per step it logs in its
 //! `progress.json`, a bar per stack, and the approval it waits on
-//! (docs/export.md §10.3, docs/export.md §10.7). Destroy runs are followed by
+//! (docs/export.md, "Waiting (export-poll)", docs/export.md, "Approval (export-approval)"). Destroy runs are followed by
 //! [`super::watch`].
 
 use std::future::Future;

@@ -35,7 +35,7 @@ pub async fn phase_of(store: &StateStore, run: &LocalRun) -> LocalPhase {
         if let Some(p) = crate::run::artifacts::read_export_progress(store, &run.run_id).await {
             return LocalPhase::of_export(&p);
         }
-        // Before its lock an export may wait for approval (docs/export.md §10.7).
+        // Before its lock an export may wait for approval (docs/export.md, "Approval (export-approval)").
         match crate::approval::read(store, &run.run_id).await {
             Ok(Some((a, _))) if a.decision.is_none() => LocalPhase::WaitingForApproval,
             _ => LocalPhase::Planning,
@@ -105,7 +105,7 @@ async fn run_lock(store: &StateStore, run: &LocalRun) -> RunLock {
     });
     match store.get_lock(&run.stack, region.as_deref()).await {
         Ok(Some((info, _))) if lock_owned_by_run(&info.owner, &run.run_id) => RunLock::Held {
-            // On S3's clock (docs/state-and-lock.md §5.1). An expiry that does not read
+            // On S3's clock (docs/state-and-lock.md, "Lock time is S3's"). An expiry that does not read
             // counts as expired, as for any lock (cdkd_core::lock::is_expired).
             expires_ms: info.expiry_ms().map_or(0, |e| e as i64),
         },
@@ -115,7 +115,7 @@ async fn run_lock(store: &StateStore, run: &LocalRun) -> RunLock {
 
 /// Whether the process of local run `run_id` (its `run.json`) is alive on this host.
 /// An export's CLI process is its plan run's: alive, it may still be asking the user to
-/// confirm before it starts the run its templates were uploaded for (docs/runs.md §4).
+/// confirm before it starts the run its templates were uploaded for (docs/runs.md, "Pruning (cdkd-flow runs prune --older-than D)").
 pub async fn process_of_run_alive(store: &StateStore, run_id: &str) -> bool {
     match read_local_run(store, run_id).await {
         Ok(Some(run)) => {

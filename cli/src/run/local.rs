@@ -280,7 +280,7 @@ async fn forget_earlier_end(store: &StateStore, meta: &LocalRun) {
         return;
     }
     // Its message goes with it: a resume refused at its Resume step (or any new end of
-    // the run) is told again (docs/notifications.md §4).
+    // the run) is told again (docs/notifications.md, "Once per run and kind: at most once").
     if let Err(e) = cdkd_functions::runs::forget_end(store, &meta.run_id).await {
         tracing::warn!(
             "the earlier report of run {} was not removed: {e}",

@@ -38,7 +38,7 @@ impl RunPlace {
 }
 
 /// The run folder (`_runs/<id>/`) an execution named `name` writes into: the resumed
-/// run's for an export resume (docs/export.md §10.8), else its own.
+/// run's for an export resume (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"), else its own.
 pub fn run_folder<'a>(name: &'a str, input: &'a Value) -> &'a str {
     input
         .get("resume")

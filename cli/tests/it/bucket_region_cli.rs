@@ -1,5 +1,5 @@
 //! End-to-end: a state bucket in another region than the records and the CLI
-//! (docs/state-and-lock.md §1.3, "Bucket region"). The bucket is created in `eu-west-1`,
+//! (docs/state-and-lock.md, "Three regions", "Bucket region"). The bucket is created in `eu-west-1`,
 //! the records are of `us-east-1`, the CLI's region is `us-east-1`; the emulator answers
 //! a request signed for another region than the bucket's with S3's 301
 //! (docs/emulator.md, "AWS's limits"), so every state-bucket request of the steps must be

@@ -69,7 +69,7 @@ async fn engine_and_cleanup(sdk: &SdkConfig) -> (Engine, StateMachine) {
     (engine, cleanup)
 }
 
-/// The summary with its lists read back from the run folder (docs/runs.md §1.1), as the
+/// The summary with its lists read back from the run folder (docs/runs.md, "A cleanup's lists"), as the
 /// CLI and the digest read them.
 async fn with_lists(sdk: &SdkConfig, bucket: &str, run_id: &str, summary: &Value) -> Value {
     let store = Deps::from_sdk(sdk.clone(), None)

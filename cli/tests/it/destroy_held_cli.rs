@@ -1,5 +1,5 @@
 //! End-to-end: what a destroy does when something else holds a stack (docs/destroy.md
-//! §2.2 step 8, §2.3): a record whose resources a stopped export imported into
+//! "Refusals before anything is deleted" step 8, "The lock"): a record whose resources a stopped export imported into
 //! CloudFormation is refused (statement 56: by the CLI before its question, by the
 //! workflow's plan step, and by a whole-stack `state orphan`); a lock taken away while a
 //! wave deletes stops the destroy before it writes or deletes the record, and the same
@@ -26,7 +26,7 @@ async fn keys(bucket: &str) -> Vec<String> {
     h::list_all_keys(&h::s3().await, bucket).await
 }
 
-/// Statement 56 (docs/destroy.md §6): an export whose phase 2 fails after its IMPORT
+/// Statement 56 (docs/destroy.md, "Checks"): an export whose phase 2 fails after its IMPORT
 /// leaves CloudFormation holding the record's queue and topic, the record intact and no
 /// lock. A destroy of the record is refused, naming the CloudFormation stack, the run and
 /// the two ways on, by the CLI before anything is locked and by the workflow's own plan
@@ -137,7 +137,7 @@ async fn destroy_held_statement_56_a_record_a_stopped_export_imported_is_refused
     );
 }
 
-/// Statement 57 (docs/destroy.md §6): a lock taken away while a wave deletes. The
+/// Statement 57 (docs/destroy.md, "Checks"): a lock taken away while a wave deletes. The
 /// topic's delete is held (the emulator throttles `DeleteTopic` of it); meanwhile its
 /// lock is force-unlocked and someone else (alice's deploy) takes it. The destroy stops
 /// with `LockLost` naming the stack and the new holder, exits 1, and its record is not

@@ -1,4 +1,4 @@
-//! The export approval gate end to end (docs/export.md §10.7).
+//! The export approval gate end to end (docs/export.md, "Approval (export-approval)").
 //!
 //! Local: `cdkd-flow export <stack> --local --fast --require-approval` (the binary, a
 //! child process) on a seeded flat stack of real emulator resources waits after the
@@ -219,7 +219,7 @@ async fn a_local_export_with_require_approval_waits_unlocked_and_migrates_once_a
 
 /// A local run whose process is gone waits for nothing: `runs approve|reject --local`
 /// refuses it (exit 1) naming its state and the command that resumes it, and writes no
-/// decision (docs/export.md §10.7).
+/// decision (docs/export.md, "Approval (export-approval)").
 #[tokio::test]
 async fn a_local_run_interrupted_while_it_waits_is_neither_approved_nor_rejected_and_names_the_resume(
 ) {
@@ -317,7 +317,7 @@ async fn a_local_export_rejected_ends_failed_naming_the_rejection_with_nothing_l
 /// Issue #32: a deploy that adds a row while the run waits for approval. The lock
 /// compares the record under it with the one the plan was made from, whole: the added
 /// row refuses the run by logical id before any change set, the record kept as the
-/// deploy left it and every resource still owned by it (docs/export.md §10.1).
+/// deploy left it and every resource still owned by it (docs/export.md, "The lock (export-lock)").
 #[tokio::test]
 async fn statement_107_record_under_the_lock_a_row_added_while_the_run_waits_for_approval_refuses_it_by_name(
 ) {

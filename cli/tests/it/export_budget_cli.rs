@@ -1,8 +1,8 @@
-//! Read once (docs/export.md §10.9): what an export costs as a
+//! Read once (docs/export.md, "Requests: read once, and the benchmark"): what an export costs as a
 //! user runs it (`cdkd-flow export <stack> ... --local -y`, without `--fast`), measured
 //! the way `make bench-export` measures it (`cdkd_tests::export_bench`: the emulator
 //! counts every request the run sends). Pinned here so that it cannot silently regress
-//! (docs/export.md §10.9).
+//! (docs/export.md, "Requests: read once, and the benchmark").
 //!
 //! Run: `scripts/with-emulator.sh cargo test --workspace --test e2e -- --test-threads=1 request_budget`.
 
@@ -28,7 +28,7 @@ fn reads_of(m: &Measured, object: &str) -> u64 {
 /// `DescribeType` per type) written once, the plan, the templates and the progress read
 /// once or not at all, the records listed once, the lock renewed only by the steps that
 /// write, and no fixed waits (22.4 s with them; under 2.5 s measured, bounded loosely
-/// here for a loaded machine). docs/export.md §10.9.
+/// here for a loaded machine). docs/export.md, "Requests: read once, and the benchmark".
 #[tokio::test]
 async fn request_budget_a_flat_export_of_five_resources_costs_at_most_45_requests_and_waits_no_fixed_times(
 ) {

@@ -163,7 +163,7 @@ async fn export_dry_run_local_three_level_cloud_assembly_plans_leaf_first() {
 /// Statement 86's tree (three levels) cannot be imported: CloudFormation's resource import
 /// takes one level of nesting only (it neither imports into a child stack nor adopts a
 /// stack that has children), so a real run is refused after the plan, before the
-/// question, any lock or any change set (docs/export.md §10.1).
+/// question, any lock or any change set (docs/export.md, "The lock (export-lock)").
 #[tokio::test]
 async fn export_statement_86_a_three_level_tree_is_refused_before_any_lock_or_change_set() {
     let (bucket, before) = seeded_tree().await;
@@ -353,7 +353,7 @@ async fn export_dry_run_with_a_blocked_row_prints_the_plan_ending_in_the_refusal
     );
 }
 
-/// Statement 73 (docs/export.md §8.4): another stack of the app reads ExportFlat's
+/// Statement 73 (docs/export.md, "Cross-stack consumers"): another stack of the app reads ExportFlat's
 /// outputs through `Fn::GetStackOutput`. A dry run warns listing each read; a real run
 /// with `--strict-cross-stack` is refused before anything is uploaded or locked.
 #[tokio::test]
@@ -421,7 +421,7 @@ fn export_on_terminal(s: &RealStack, run_id: &str, answer: &str) -> crate::pty::
     )
 }
 
-/// Statement 72 (docs/export.md §12, F5): the confirmation declined on a terminal. The
+/// Statement 72 (docs/export.md, "Checks", F5): the confirmation declined on a terminal. The
 /// question comes after the plan and before the lock (the migrating run takes it), so:
 /// exit 0, the record byte for byte as it was, no lock object, no CloudFormation stack,
 /// no migrating run (nothing under the run's prefix but the templates uploaded for the
@@ -528,7 +528,7 @@ async fn export_confirmed_on_a_terminal_migrates_the_stack() {
     );
 }
 
-/// Statement 3 (docs/export.md §12, S2): `--template` without a stack name is refused as
+/// Statement 3 (docs/export.md, "Checks", S2): `--template` without a stack name is refused as
 /// a usage error (exit 2), in one line, before anything reaches AWS (the bucket named
 /// does not exist).
 #[tokio::test]
@@ -549,7 +549,7 @@ async fn export_statement_3_a_template_without_a_stack_name_is_refused() {
     assert_eq!(r.stdout, "", "{r:?}");
 }
 
-/// Statement 4 (docs/export.md §12, S2): a YAML body in a `.txt` file is read as YAML
+/// Statement 4 (docs/export.md, "Checks", S2): a YAML body in a `.txt` file is read as YAML
 /// (the format is told by the content, not the name), uploaded as the same JSON template
 /// the JSON file gives, and planned the same.
 #[tokio::test]
@@ -588,7 +588,7 @@ async fn export_statement_4_a_yaml_body_in_a_txt_file_is_read_as_yaml() {
     assert_eq!(uploaded(&txt_run).await, uploaded(&json_run).await);
 }
 
-/// Statement 5 (docs/export.md §12, S2): a cloud assembly (`--cdk-out`, and an app run
+/// Statement 5 (docs/export.md, "Checks", S2): a cloud assembly (`--cdk-out`, and an app run
 /// by `--app`) with two stacks and no stack name is refused as a usage error (exit 2)
 /// in one line listing both stacks; nothing is uploaded.
 #[tokio::test]
@@ -646,7 +646,7 @@ async fn export_without_a_stack_name_exports_the_only_stack_of_the_assembly() {
     assert_eq!(last.map(|s| s["stack"].clone()), Some(Value::from(NESTED)));
 }
 
-/// Statement 81 (docs/export.md §12, N4): a nested stack exported from its lone template
+/// Statement 81 (docs/export.md, "Checks", N4): a nested stack exported from its lone template
 /// (`--template` follows no nested template) is refused: its child has a record but no
 /// template path. Nothing is locked or changed, no CloudFormation stack is created.
 #[tokio::test]

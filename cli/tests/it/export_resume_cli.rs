@@ -1,4 +1,4 @@
-//! End-to-end: an interrupted or contested export (docs/export.md §10.8),
+//! End-to-end: an interrupted or contested export (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"),
 //! through the real binary on the emulator. A local export killed (SIGKILL) after its
 //! IMPORT executed is resumed by the same command; a second export while the first runs
 //! is refused naming the run and the watch command; a lock held by anyone else refuses
@@ -296,7 +296,7 @@ async fn same_command_same_run_resumes_an_export_killed_after_its_import_execute
     );
     assert!(!again.stderr.contains("already exists"), "{}", again.stderr);
     // The killed process's lock is this run's own and has not expired: the takeover says
-    // so (docs/state-and-lock.md §8 statement 50).
+    // so (docs/state-and-lock.md, "Checks" statement 50).
     assert!(
         again.stderr.contains(&format!(
             "Took over this run's own lock for stack: {} (us-east-1)",
@@ -547,7 +547,7 @@ async fn crash_export_killed_at_seeded_random_points_resumes_with_nothing_lost()
     );
 }
 
-/// The run polls as CloudFormation answers (docs/export.md §10.3): without
+/// The run polls as CloudFormation answers (docs/export.md, "Waiting (export-poll)"): without
 /// `--fast`, a flat export on the emulator (whose operations complete at once) waits no
 /// fixed times. It took 22.4 s with fixed 3 s / 8 s waits; the bound here leaves room for
 /// a loaded machine, the time is printed.

@@ -1,5 +1,5 @@
 //! End-to-end: `cdkd-flow export --local --fast -y` (the binary) migrating a flat stack
-//! of real emulator resources into CloudFormation (docs/export.md §10): the stack holds
+//! of real emulator resources into CloudFormation (docs/export.md, "Workflow"): the stack holds
 //! the very resources the record names, with its Outputs; the record and its lock are
 //! gone; report.json says migrated. A failed import leaves the record and releases the
 //! lock; a lock held by someone else refuses before anything is submitted.
@@ -334,7 +334,7 @@ async fn export_pre_deletes_an_import_unsupported_policy_and_phase2_recreates_it
     pre_delete_then_recreate(true, false).await;
 }
 
-/// A stack with a Custom Resource and an IMPORT-unsupported row (docs/export.md §10.2):
+/// A stack with a Custom Resource and an IMPORT-unsupported row (docs/export.md, "Phases (export-import, export-execute, export-phase2)"):
 /// with `--include-non-importable`, phase 1 imports the role, the inline policy is
 /// pre-deleted, and phase 2 re-creates it and runs the Custom Resource's create: the
 /// request reaches the provider (the SNS topic of its ServiceToken; this test answers
@@ -345,7 +345,7 @@ async fn export_phase2_runs_a_custom_resource_and_recreates_a_pre_deleted_row() 
     pre_delete_then_recreate(true, true).await;
 }
 
-/// Statement 66 (docs/export.md §12): the pre-delete of an IMPORT-unsupported row that
+/// Statement 66 (docs/export.md, "Checks"): the pre-delete of an IMPORT-unsupported row that
 /// is already gone (here the role's inline policy, deleted by hand since cdkd recorded
 /// it) is done, and phase 2 creates it.
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! End-to-end: `cdkd-flow export ExportSiblings --cdk-out <assembly> --local --fast -y`
 //! (the binary) migrating a nested tree of real emulator resources into CloudFormation
-//! (docs/export.md §10.6): a root with a queue of its own and two sibling nested stacks
+//! (docs/export.md, "Nested stacks (export-flip, export-adopt)"): a root with a queue of its own and two sibling nested stacks
 //! (a topic, a parameter fed the root's queue URL), read from the cloud assembly
 //! `tests/fixtures/export/siblings.out/`. The resources' identities come from the three
 //! cdkd records the test writes (root, and each child with its parent link), never from
@@ -301,7 +301,7 @@ fn reached(log: &[String], cfn_name: &str, status: &str) -> usize {
     log_line(log, &line, |l| l == line)
 }
 
-/// The rules of docs/export.md §10.6 on a whole run through the CLI: the root and both siblings end as
+/// The rules of docs/export.md, "Nested stacks (export-flip, export-adopt)" on a whole run through the CLI: the root and both siblings end as
 /// CloudFormation stacks, each holding exactly what its record named, the children
 /// nested in the root with their Outputs; the three records and the root's exports-index
 /// entry are gone, no lock is left; the siblings' IMPORT change sets were both created
@@ -464,7 +464,7 @@ async fn export_tree_siblings_migrate_side_by_side_and_the_root_adopts_both_hold
     assert_eq!(report["outcome"], "migrated", "{report}");
 }
 
-/// docs/export.md §10.6: the parent's nested row keeps every property
+/// docs/export.md, "Nested stacks (export-flip, export-adopt)": the parent's nested row keeps every property
 /// the parent template declares. Alpha's row declares its own Tags and TimeoutInMinutes;
 /// the child stack carries the row's tags from its import on, so the adoption matches,
 /// and the root's template in CloudFormation keeps the row's properties.
@@ -533,7 +533,7 @@ async fn export_tree_nested_rows_keep_their_own_tags_and_properties_through_adop
     );
 }
 
-/// A failure in one child stops the whole tree (docs/export.md §9, §10.5): Alpha's
+/// A failure in one child stops the whole tree (docs/export.md, "Cleanup" and "Failure (export-abort)"): Alpha's
 /// record names a topic that does not exist, so its IMPORT change set fails; the run
 /// exits 1, the report names Alpha, its CloudFormation stack (deleted by the run: its
 /// import left it empty) and what to redo, every
@@ -595,7 +595,7 @@ async fn export_tree_a_failing_child_keeps_every_record_releases_the_locks_and_n
         "the root is never submitted while a child failed"
     );
     // The empty stack the failed import left is gone: the record alone owns Alpha's
-    // resources, and the export can simply be run again (docs/export.md §10.5).
+    // resources, and the export can simply be run again (docs/export.md, "Failure (export-abort)").
     let alpha = cfn()
         .await
         .describe_stacks()
@@ -659,7 +659,7 @@ async fn write_run_lock(t: &Tree, stack: &str, pid: u32) {
 /// while the root's is gone (its cleanup released the root's first) or held by another
 /// ended process (a resume killed while it took the locks over). The same command resumes
 /// the run, replacing every lock of the tree an ended run of it holds, and ends it
-/// migrated with no lock left (docs/export.md §10.8). Before, the resume failed on the
+/// migrated with no lock left (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"). Before, the resume failed on the
 /// child's lock and told the user to run the same command again, which failed the same
 /// way until the lock expired.
 #[tokio::test]
@@ -760,7 +760,7 @@ async fn assert_tree_owned(t: &Tree, when: &str) {
 }
 
 /// The crash test of a two-level tree through the CLI
-/// (docs/export.md §10.8): the local export of a root and two nested children killed (SIGKILL) at seeded
+/// (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"): the local export of a root and two nested children killed (SIGKILL) at seeded
 /// random points across the whole run, then the same command again. After each kill
 /// every resource exists and is owned; every run completes migrated, with no record and
 /// no lock left. 8 seeds in `make test`; `CDKD_FLOW_CRASH_SEEDS=200` runs 50.

@@ -168,7 +168,7 @@ async fn local_runs_are_runs_show_interrupted_names_the_resume_command() {
     put_json(
         &bucket,
         &lock_key,
-        // No lifetime left: expired when S3 wrote it (docs/state-and-lock.md §5.1).
+        // No lifetime left: expired when S3 wrote it (docs/state-and-lock.md, "Lock time is S3's").
         &json!({"owner": owner, "timestamp": 2, "expiresAt": 1, "operation": "export"}),
     )
     .await;
@@ -426,7 +426,7 @@ async fn local_runs_are_runs_ctrl_c_leaves_a_report_saying_interrupted_and_how_t
     assert_eq!(report["outcome"], "migrated", "{report:#}");
 }
 
-/// A lock someone else holds is read before planning (docs/export.md §10.8): the export
+/// A lock someone else holds is read before planning (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"): the export
 /// is refused before any run starts, so there is no run to list and no report.
 #[tokio::test]
 async fn local_runs_are_runs_a_lock_held_before_planning_starts_no_run() {

@@ -1,5 +1,5 @@
-//! End-to-end, the binary on the emulator: lock time is S3's (docs/state-and-lock.md §5.1,
-//! §8 statements 47 and 48). A CLI whose clock runs 2 hours ahead (the test hook
+//! End-to-end, the binary on the emulator: lock time is S3's (docs/state-and-lock.md, "Lock time is S3's",
+//! "Checks" statements 47 and 48). A CLI whose clock runs 2 hours ahead (the test hook
 //! `CDKD_FLOW_CLOCK_SKEW_MS`) does not take over or delete a lock taken a second ago, and
 //! a lock written by a cdkd whose clock runs 2 hours behind is not taken over by a CLI
 //! whose clock is right. The emulator's clock is the machine's.
@@ -103,7 +103,7 @@ async fn lock_clock_cli_two_hours_ahead_refuses_a_lock_taken_a_second_ago() {
         all.contains(&format!("held by {HOLDER}, operation: deploy, since ")),
         "{r:?}"
     );
-    // Taken a second ago: 30 minutes left, to a second (docs/state-and-lock.md §5.1).
+    // Taken a second ago: 30 minutes left, to a second (docs/state-and-lock.md, "Lock time is S3's").
     assert!(
         all.contains(", expires in 29m") || all.contains(", expires in 30m0s"),
         "{r:?}"

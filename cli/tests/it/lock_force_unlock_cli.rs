@@ -1,5 +1,5 @@
 //! `cdkd-flow force-unlock` end to end against the emulator
-//! (docs/state-and-lock.md §6.6, docs/state-views.md §9).
+//! (docs/state-and-lock.md, "Force-unlock: only the lock that was read", docs/state-views.md, "force-unlock [stacks...]").
 
 use cdkd_tests::*;
 
@@ -76,7 +76,7 @@ async fn lock_force_unlock_cli_legacy_only_record_targets_legacy_lock_key() {
 
 #[tokio::test]
 async fn lock_force_unlock_cli_statement_64_unlocks_every_region_and_the_legacy_key() {
-    // docs/state-views.md §9 step 2, statement 64: without --stack-region every record's lock goes.
+    // docs/state-views.md, "force-unlock [stacks...]" step 2, statement 64: without --stack-region every record's lock goes.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     let now = now_ms();
@@ -173,7 +173,7 @@ async fn lock_force_unlock_cli_several_stacks_positional_and_flag() {
 
 #[tokio::test]
 async fn lock_force_unlock_cli_stack_without_record_uses_cli_region_lower_cased() {
-    // docs/state-views.md §9 step 2 and docs/state-and-lock.md §1.3: no record -> the CLI region
+    // docs/state-views.md, "force-unlock [stacks...]" step 2 and docs/state-and-lock.md, "Three regions": no record -> the CLI region
     // (AWS_REGION, lower case).
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
@@ -210,7 +210,7 @@ async fn lock_force_unlock_cli_missing_lock_is_success_and_says_so() {
 
 #[tokio::test]
 async fn lock_force_unlock_cli_unreadable_lock_is_deleted_regardless() {
-    // docs/state-and-lock.md §6.6: an unparsable lock would otherwise block every acquire forever.
+    // docs/state-and-lock.md, "Force-unlock: only the lock that was read": an unparsable lock would otherwise block every acquire forever.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     put_raw(&s3, &bucket, "cdkd/App/us-east-1/lock.json", "{not json").await;
@@ -266,7 +266,7 @@ async fn lock_force_unlock_cli_missing_bucket_is_one_line_exit_1() {
     assert!(run.stderr.contains("NoSuchBucket"), "{}", run.stderr);
 }
 
-/// docs/state-and-lock.md §7: a lock a cdkd-flow export run holds is left in place
+/// docs/state-and-lock.md, "The contention refusal": a lock a cdkd-flow export run holds is left in place
 /// (exit 1) with the export advice (wait, or resume with the same command; never a
 /// force-unlock command), because its CloudFormation stack may own resources the record
 /// lists; `--abandon-export` deletes it. Without a record beside it the lock is deleted

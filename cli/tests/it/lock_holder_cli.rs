@@ -1,6 +1,6 @@
 //! End-to-end, the binary on the emulator: a lock is deleted only by its holder
-//! (docs/state-and-lock.md §6.6, docs/repairs.md §7.1, docs/state-views.md §3.7,
-//! docs/state-views.md §4.7, docs/state-views.md §9). Whole-stack `state orphan` takes the lock before it deletes a record and refuses
+//! (docs/state-and-lock.md, "Force-unlock: only the lock that was read", docs/repairs.md, "Whole stacks: state orphan <stacks...> [--stack-region R] [-f] [-y]", docs/state-views.md, "A lock left without a record",
+//! docs/state-views.md, "A lock without a record", docs/state-views.md, "force-unlock [stacks...]"). Whole-stack `state orphan` takes the lock before it deletes a record and refuses
 //! a live one; `--force` and `force-unlock` act on exactly the lock they read; a lock
 //! left without a record shows in `state show` and `state list`.
 //!
@@ -142,7 +142,7 @@ async fn lock_deleted_only_by_holder_orphan_takes_the_lock_first_and_releases_it
         h::version_counts(&s3, &bucket, &key("App", "lock.json")).await,
         (0, 1)
     );
-    // An expired lock (no lifetime left, docs/state-and-lock.md §5.1) is taken over like
+    // An expired lock (no lifetime left, docs/state-and-lock.md, "Lock time is S3's") is taken over like
     // any acquire takes it over.
     let bucket = bucket_with_records(&["Old"]).await;
     let past = h::now_ms() - 60_000;
@@ -163,7 +163,7 @@ async fn lock_deleted_only_by_holder_orphan_force_deletes_only_the_lock_it_read(
     let bucket = bucket_with_records(&["App"]).await;
     let s3 = h::s3().await;
     let mgr = h::locks(&s3, &bucket);
-    // Not even --force takes an export run's lock over (docs/state-and-lock.md §7).
+    // Not even --force takes an export run's lock over (docs/state-and-lock.md, "The contention refusal").
     let export = mgr
         .acquire(
             "App",
@@ -481,7 +481,7 @@ async fn state_show_lock_without_record() {
     );
     let r = cli(&bucket, &["state", "list", "--long"]);
     assert!(r.stdout.contains("Orders (us-east-1) [lock without record]\n  Region: us-east-1\n  Resources: none (no state record; only its lock remains)\n  Last Modified: unknown\n  Lock: locked\n"), "{r:?}");
-    // Expired (no lifetime left, docs/state-and-lock.md §5.1): the command that clears
+    // Expired (no lifetime left, docs/state-and-lock.md, "Lock time is S3's"): the command that clears
     // it, which does.
     h::put_raw(
         &s3,

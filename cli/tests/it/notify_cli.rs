@@ -1282,7 +1282,7 @@ fn status_change(run_id: &str, status: &str, input: &Value) -> Value {
 /// A deployed run stopped from outside (`runs stop --now`: ABORTED; its time limit:
 /// TIMED_OUT) passes through no state that catches it, so no step reports or tells it:
 /// the backend's EventBridge rule invokes `run-ended` with Step Functions' own event
-/// (docs/notifications.md §1, item 5). An export stopped after its import gets the report a
+/// (docs/notifications.md, "What is published, and when", item 5). An export stopped after its import gets the report a
 /// failed run gets (`failed`, where it stood, the destination stack left as it is, the
 /// same command as the way on; never "nothing was locked", never an unlock) and is told
 /// once; the event redelivered sends nothing; a run's other ends and a cleanup's are

@@ -318,7 +318,7 @@ async fn orphan_rule_7_2_a_nested_stack_with_its_own_record_is_refused_naming_th
         .is_object());
 }
 
-// ------------------------------------------------- live attribute reads (docs/repairs.md §7.4)
+// ------------------------------------------------- live attribute reads (docs/repairs.md, "Live attribute reads")
 
 /// A real queue on the emulator: (url, live ARN).
 async fn live_queue() -> (String, String) {
@@ -622,7 +622,7 @@ async fn orphan_rule_7_2_a_lock_body_that_is_not_an_object_refuses_the_resource_
     }
 }
 
-/// docs/repairs.md §7.5: a `Ref` is rewritten by the type's own rule
+/// docs/repairs.md, "Ref values by type": a `Ref` is rewritten by the type's own rule
 /// (the deployment id of `<deploymentId>|<restApiId>`, the public IP of an EIP), a type
 /// without a known rule refuses the run naming `--ref-value`, and `--ref-value` supplies it.
 #[tokio::test]

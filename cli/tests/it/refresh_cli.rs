@@ -1,6 +1,6 @@
 //! End-to-end: `cdkd-flow state refresh-observed` (the binary) on the emulator: the
-//! summary lines and exit status (docs/repairs.md §6.3), `--json`, `--dry-run` writing nothing, and the
-//! refusal order of docs/repairs.md §6.1 (usage, pre-check, confirmation, legacy record, lock), each
+//! summary lines and exit status (docs/repairs.md, "Output"), `--json`, `--dry-run` writing nothing, and the
+//! refusal order of docs/repairs.md, "Order of checks" (usage, pre-check, confirmation, legacy record, lock), each
 //! refusal leaving every record as it was.
 //!
 //! Run: `scripts/with-emulator.sh cargo test --workspace --test e2e -- --test-threads=1 refresh_cli`.

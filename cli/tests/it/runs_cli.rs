@@ -1083,7 +1083,7 @@ async fn export_dry_run_starts_the_deployed_machine_and_runs_show_prints_the_pla
     assert!(r.stdout.contains("Nothing to migrate"), "{r:?}");
 }
 
-/// Dead or alive, for a deployed run (docs/export.md §10.8): an export whose
+/// Dead or alive, for a deployed run (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"): an export whose
 /// execution is RUNNING holds its stack: the same export is refused naming the run and
 /// `runs watch`; once the execution ended (stopped here), the same command resumes the
 /// run as a new execution of the export state machine, whose input names the run and the
@@ -1218,7 +1218,7 @@ async fn dead_or_alive_a_deployed_exports_lock_is_taken_over_only_once_its_execu
 }
 
 /// A deployed resume refused at its `Resume` step writes its report into its own folder
-/// and leaves the resumed run's as it was (docs/export.md §10.8): `runs show` of the
+/// and leaves the resumed run's as it was (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"): `runs show` of the
 /// resume execution prints the resume's report (why it was not resumed), not the
 /// resumed run's earlier one; `runs show` of the resumed run still prints its own.
 #[tokio::test]

@@ -28,7 +28,7 @@ fn record(stack: &str, region: &str, resources: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn views_cli_region_flag_deprecated_on_state_commands_but_honoured() {
-    // docs/state-views.md §2: `--region` still works and prints a deprecation warning on stderr.
+    // docs/state-views.md, "What every state command shares": `--region` still works and prints a deprecation warning on stderr.
     let b = bucket_with(&[(
         "cdkd/App/us-east-1/state.json",
         record("App", "us-east-1", "{}"),
@@ -181,7 +181,7 @@ async fn views_cli_show_human_json_and_lock_row() {
     let r = run_cli(&b, &["state", "show", "App"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     // Without a timestamp the lock lives until expiresAt on S3's clock, which counts
-    // whole seconds (docs/state-and-lock.md §5.1): about 10 minutes, to a second.
+    // whole seconds (docs/state-and-lock.md, "Lock time is S3's"): about 10 minutes, to a second.
     let head = "Stack: App\n  Region: us-east-1\n  Version: 10\n  Last Modified: 2026-04-29T10:23:45.000Z\n  Lock: locked by alice@ws:1 (operation: deploy), expires in ";
     assert!(r.stdout.starts_with(head), "{}", r.stdout);
     let left = r.stdout[head.len()..].split('\n').next().unwrap();

@@ -1,4 +1,4 @@
-//! The custom-resource Delete (docs/destroy.md §4): the request sent to the handler, the
+//! The custom-resource Delete (docs/destroy.md, "Custom resources"): the request sent to the handler, the
 //! ids and keys it carries, how long the answer is waited for, and the reading of the
 //! answer, as pure functions. Sending, presigning and polling S3 live in
 //! `cdkd-deleters` (`custom.rs`), which calls these.
@@ -6,13 +6,13 @@
 use crate::js::js_number;
 use serde_json::{json, Map, Value};
 
-/// The presigned response URL's validity (docs/destroy.md §4.2).
+/// The presigned response URL's validity (docs/destroy.md, "The Delete request").
 pub const RESPONSE_URL_EXPIRY_SECS: u64 = 7200;
-/// How long a Lambda-backed handler may take to answer (docs/destroy.md §4.4).
+/// How long a Lambda-backed handler may take to answer (docs/destroy.md, "The answer").
 pub const LAMBDA_DEADLINE_MS: u64 = 60 * 60 * 1000;
-/// How long an SNS-backed handler may take to answer (docs/destroy.md §4.4).
+/// How long an SNS-backed handler may take to answer (docs/destroy.md, "The answer").
 pub const SNS_DEADLINE_MS: u64 = 30 * 1000;
-/// Response polls: 2 s growing ×1.5 up to 30 s apart (docs/destroy.md §4.4).
+/// Response polls: 2 s growing ×1.5 up to 30 s apart (docs/destroy.md, "The answer").
 pub const POLL_FIRST_MS: u64 = 2000;
 pub const POLL_CAP_MS: u64 = 30_000;
 
@@ -30,7 +30,7 @@ pub struct DeleteRequestInput<'a> {
     pub stack_id: &'a str,
 }
 
-/// The JSON object sent to the handler (docs/destroy.md §4.2). No `OldResourceProperties`, no
+/// The JSON object sent to the handler (docs/destroy.md, "The Delete request"). No `OldResourceProperties`, no
 /// `ServiceTimeout`.
 pub fn delete_request(input: DeleteRequestInput<'_>) -> Value {
     json!({
@@ -89,7 +89,7 @@ fn base36(mut n: u64) -> String {
 }
 
 /// The response object of a run's custom resource, in the state bucket:
-/// `<prefix>/_runs/<run-id>/cr/<logicalId>.json` (docs/destroy.md §4.2).
+/// `<prefix>/_runs/<run-id>/cr/<logicalId>.json` (docs/destroy.md, "The Delete request").
 pub fn response_key(prefix: &str, run_id: &str, logical_id: &str) -> String {
     let prefix = prefix.trim_end_matches('/');
     let tail = format!("_runs/{run_id}/cr/{logical_id}.json");
@@ -128,7 +128,7 @@ pub enum Response {
     Unreadable(String),
 }
 
-/// Reads a response body written by the handler (docs/destroy.md §4.4): empty → not yet;
+/// Reads a response body written by the handler (docs/destroy.md, "The answer"): empty → not yet;
 /// an answer to another request id (an earlier attempt's) → not yet; `Status` `SUCCESS`
 /// or `FAILED` → the answer; anything else → unreadable.
 pub fn read_response(body: &[u8], request_id: &str) -> Response {

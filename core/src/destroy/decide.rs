@@ -1,4 +1,4 @@
-//! The per-record decision inside a wave (docs/destroy.md §2.8 steps 2–4, §4.1 pre-checks): retain,
+//! The per-record decision inside a wave (docs/destroy.md, "One record in a wave" steps 2–4, "Before sending anything" pre-checks): retain,
 //! no-op, refuse, skip, or delete through which route and with which final snapshot.
 
 use serde::{Deserialize, Serialize};
@@ -27,20 +27,20 @@ pub struct DeletePlan {
     pub final_snapshot: Option<FinalSnapshot>,
 }
 
-/// Where a record's delete goes (docs/destroy.md §2.8 step 4, docs/destroy.md §3): the one routing
+/// Where a record's delete goes (docs/destroy.md, "One record in a wave" step 4, docs/destroy.md, "Per-type notes"): the one routing
 /// decision, made by [`route`]. The deleter registry only maps it to a deleter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
     /// [`NO_OP_TYPES`]: nothing to delete in AWS; done with no call.
     NoOp,
     /// `Custom::*` / `AWS::CloudFormation::CustomResource`: Delete request to the
-    /// ServiceToken (docs/destroy.md §4).
+    /// ServiceToken (docs/destroy.md, "Custom resources").
     CustomResource,
-    /// `AWS::CloudFormation::Stack`: the child stack first (docs/destroy.md §5).
+    /// `AWS::CloudFormation::Stack`: the child stack first (docs/destroy.md, "Nested stacks").
     NestedStack,
     /// The SDK deleter that declares the type.
     Sdk,
-    /// Cloud Control with the recorded id (or the identifier translation of docs/destroy.md §3.2).
+    /// Cloud Control with the recorded id (or the identifier translation of docs/destroy.md, "Which identifier Cloud Control gets").
     CloudControl,
     /// No deleter may take it: Cloud Control must not ([`NOT_FOR_CLOUD_CONTROL`]) and no
     /// SDK deleter declares the type ([`unsupported_reason`] says so).
@@ -52,7 +52,7 @@ pub enum Route {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SdkCapabilities {
     /// The deleter honours a final snapshot
-    /// (`DeletionPolicy: Snapshot`, docs/destroy.md §2.8 step 3).
+    /// (`DeletionPolicy: Snapshot`, docs/destroy.md, "One record in a wave" step 3).
     pub final_snapshot: bool,
     /// The deleter does work Cloud Control's delete handler for the type leaves undone,
     /// and takes Cloud Control's identifier of the type as its physical id.
@@ -77,7 +77,7 @@ impl DeleterCatalog for NoSdkDeleters {
     }
 }
 
-/// Final snapshot handling for `DeletionPolicy: Snapshot` (docs/destroy.md §2.8 step 3). Carried
+/// Final snapshot handling for `DeletionPolicy: Snapshot` (docs/destroy.md, "One record in a wave" step 3). Carried
 /// to the deleter in its request; a deleter that cannot honour it must refuse the delete
 /// ([`FINAL_SNAPSHOT_UNSUPPORTED`]), never delete without the snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,7 +149,7 @@ pub fn should_retain(entry: &Map<String, Value>) -> bool {
     )
 }
 
-/// Types deleted with no AWS call, counted `deleted` (docs/destroy.md §3.3): the CDK's
+/// Types deleted with no AWS call, counted `deleted` (docs/destroy.md, "SDK deleters"): the CDK's
 /// metadata record, and types AWS deletes with their parent or manages itself.
 pub const NO_OP_TYPES: &[&str] = &[
     "AWS::CDK::Metadata",
@@ -158,7 +158,7 @@ pub const NO_OP_TYPES: &[&str] = &[
     "AWS::EC2::SubnetNetworkAclAssociation",
 ];
 
-/// Types Cloud Control must not delete (docs/destroy.md §3.3): it refuses them, silently
+/// Types Cloud Control must not delete (docs/destroy.md, "SDK deleters"): it refuses them, silently
 /// no-ops (`AWS::Scheduler::Schedule` in a non-default group), or skips cleanup their
 /// delete needs. Without an SDK deleter they are [`Route::Unsupported`].
 pub const NOT_FOR_CLOUD_CONTROL: &[&str] = &[
@@ -175,7 +175,7 @@ pub const NOT_FOR_CLOUD_CONTROL: &[&str] = &[
     "AWS::Scheduler::Schedule",
 ];
 
-/// Where a record's delete goes (docs/destroy.md §2.8 step 4, with this project's default to Cloud
+/// Where a record's delete goes (docs/destroy.md, "One record in a wave" step 4, with this project's default to Cloud
 /// Control): no-op types → nothing; custom resources → their handler; nested stacks → the
 /// workflow; a record Cloud Control created (`provisionedBy: cc-api`) → Cloud Control, so
 /// the identifier Cloud Control recorded is the one it is asked about, unless Cloud
@@ -223,7 +223,7 @@ pub fn decide(entry: &Map<String, Value>, opts: DecideOptions) -> Decision {
     decide_with(entry, opts, &NoSdkDeleters)
 }
 
-/// Decides what to do with one record (docs/destroy.md §2.8 steps 2–4), routing with the run's
+/// Decides what to do with one record (docs/destroy.md, "One record in a wave" steps 2–4), routing with the run's
 /// `deleters`.
 pub fn decide_with<C: DeleterCatalog + ?Sized>(
     entry: &Map<String, Value>,
@@ -298,7 +298,7 @@ pub fn decide_with<C: DeleterCatalog + ?Sized>(
     })
 }
 
-/// docs/destroy.md §4.1: no properties or no `ServiceToken` → skipped; a non-string token → failed.
+/// docs/destroy.md, "Before sending anything": no properties or no `ServiceToken` → skipped; a non-string token → failed.
 fn custom_resource_precheck(entry: &Map<String, Value>) -> Result<(), Decision> {
     let Some(props) = entry.get("properties").and_then(Value::as_object) else {
         return Err(Decision::Skip {
@@ -317,7 +317,7 @@ fn custom_resource_precheck(entry: &Map<String, Value>) -> Result<(), Decision> 
     }
 }
 
-/// Final snapshot identifier (docs/destroy.md §2.8 step 3): physical id lowered, non `[a-z0-9-]` →
+/// Final snapshot identifier (docs/destroy.md, "One record in a wave" step 3): physical id lowered, non `[a-z0-9-]` →
 /// `-`, runs of `-` collapsed, `-` trimmed, `r` prefixed unless it starts with a letter,
 /// truncated so the whole name fits `limit`, then `-final-YYYYMMDD-HHMMSS` (UTC).
 /// A `-` left at the end by the truncation is trimmed too (AWS refuses `--`).
@@ -643,7 +643,7 @@ mod tests {
     }
 
     /// Core said only `AWS::CDK::Metadata` was a no-op while the deleter registry had four
-    /// types; the type table of docs/destroy.md §3.3 names the four: the metadata
+    /// types; the type table of docs/destroy.md, "SDK deleters" names the four: the metadata
     /// record, and what AWS deletes with its parent. `WaitCondition` is not one of them: it
     /// is a real resource Cloud Control refuses, so it is unsupported without a deleter.
     #[test]

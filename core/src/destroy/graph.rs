@@ -1,7 +1,7 @@
-//! The delete graph of one stack (docs/destroy.md §2.4): nodes are the records, an edge `A ⇒ B`
+//! The delete graph of one stack (docs/destroy.md, "The delete graph"): nodes are the records, an edge `A ⇒ B`
 //! means "A must be deleted before B". Edges come from (a) recorded `dependencies` and
 //! leftover `Ref` / `Fn::GetAtt` in `properties`, (b) the stack-wide type rules of
-//! [`IMPLICIT_DELETE_RULES`], (c) composite-alarm rules. Cycles are found (docs/destroy.md §2.5)
+//! [`IMPLICIT_DELETE_RULES`], (c) composite-alarm rules. Cycles are found (docs/destroy.md, "Cycles")
 //! and reported as `a -> b -> a` before anything is deleted.
 
 use serde_json::{Map, Value};
@@ -11,7 +11,7 @@ use std::fmt;
 /// One stack-wide implicit ordering rule: every `earlier` record ⇒ every `later` record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ImplicitRule {
-    /// Row number in docs/destroy.md §2.4 (b).
+    /// Row number in docs/destroy.md, "The delete graph" (b).
     pub number: u8,
     /// Deleted later (every record of this type).
     pub later: &'static str,
@@ -34,7 +34,7 @@ const fn rule(
     }
 }
 
-/// docs/destroy.md §2.4 (b), cdkd's `IMPLICIT_DELETE_DEPENDENCIES`.
+/// docs/destroy.md, "The delete graph" (b), cdkd's `IMPLICIT_DELETE_DEPENDENCIES`.
 pub const IMPLICIT_DELETE_RULES: &[ImplicitRule] = &[
     rule(
         1,
@@ -171,7 +171,7 @@ pub enum EdgeReason {
     Recorded,
     /// A leftover `Ref` / `Fn::GetAtt` in the earlier record's properties.
     PropertyRef,
-    /// Implicit type rule number (docs/destroy.md §2.4 b).
+    /// Implicit type rule number (docs/destroy.md, "The delete graph" b).
     TypeRule(u8),
     /// The earlier composite alarm's `AlarmRule` names the later alarm.
     CompositeAlarm,
@@ -181,7 +181,7 @@ pub enum EdgeReason {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GraphWarning {
     /// `dependencies` of `from` names `missing`, which
-    /// has no record (docs/destroy.md §6 statement 13).
+    /// has no record (docs/destroy.md, "Checks" statement 13).
     UnknownDependency { from: String, missing: String },
     /// A leftover `Ref` / `Fn::GetAtt` in `from`'s properties names an id with no record.
     UnknownPropertyRef { from: String, missing: String },
@@ -394,7 +394,7 @@ impl DeleteGraph {
         })
     }
 
-    /// Refuses a graph with a cycle (docs/destroy.md §2.5), naming each cycle's path.
+    /// Refuses a graph with a cycle (docs/destroy.md, "Cycles"), naming each cycle's path.
     pub fn check_acyclic(&self) -> Result<(), CycleError> {
         let cycles = self.find_cycles();
         if cycles.is_empty() {
@@ -527,7 +527,7 @@ fn collect_intrinsic_refs(v: &Value, out: &mut Vec<String>, depth: usize) {
     }
 }
 
-/// Alarm names referenced by a composite alarm's `AlarmRule` (docs/destroy.md §2.4 c): every
+/// Alarm names referenced by a composite alarm's `AlarmRule` (docs/destroy.md, "The delete graph" c): every
 /// `ALARM(x)` / `OK(x)` / `INSUFFICIENT_DATA(x)` call (case-insensitive, optional
 /// whitespace), one pair of surrounding quotes stripped, `...:alarm:<name>` reduced to
 /// `<name>`.

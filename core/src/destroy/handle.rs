@@ -1,4 +1,4 @@
-//! The resumable handle of a delete in flight (docs/destroy.md §2.14, §4.7): what a wave invocation
+//! The resumable handle of a delete in flight (docs/destroy.md, "The workflow" and "In the workflow"): what a wave invocation
 //! persists in the run record so that the next invocation resumes the delete instead of
 //! starting it again. One type for the whole workspace: the deleters return it, the
 //! workflow stores it in `progress.json`, the simulations model it.

@@ -1,5 +1,5 @@
 //! Cloud Control identifiers for records cdkd wrote
-//! through its SDK providers (docs/destroy.md §3.2).
+//! through its SDK providers (docs/destroy.md, "Which identifier Cloud Control gets").
 //!
 //! Hazard: a wrong identifier can come back as NotFound, which reads as "already
 //! deleted" and would drop a live resource from state. So only the "same value" types
@@ -43,14 +43,14 @@ impl CcIdentifier {
     }
 
     /// Whether a NotFound answer for [`Self::as_sent`] may count as "already deleted"
-    /// (docs/destroy.md §3.2 hazard): only for an identifier known to be Cloud Control's, never for
+    /// (docs/destroy.md, "Which identifier Cloud Control gets" hazard): only for an identifier known to be Cloud Control's, never for
     /// fields joined in an order not read from the schema.
     pub fn trusted_not_found(&self) -> bool {
         matches!(self, CcIdentifier::Identifier(_))
     }
 }
 
-/// Types whose SDK physical id is the Cloud Control identifier (docs/destroy.md §3.2 "same value").
+/// Types whose SDK physical id is the Cloud Control identifier (docs/destroy.md, "Which identifier Cloud Control gets" "same value").
 pub const SAME_VALUE_TYPES: &[&str] = &[
     "AWS::S3::Bucket",
     "AWS::IAM::Role",
@@ -113,7 +113,7 @@ const KEEP_SDK: &[&str] = &[
     "AWS::EC2::NetworkAclEntry",
 ];
 
-/// Listed as unverified in docs/destroy.md §3.2 (confirm with DescribeType + GetResource first).
+/// Listed as unverified in docs/destroy.md, "Which identifier Cloud Control gets" (confirm with DescribeType + GetResource first).
 const UNVERIFIED: &[&str] = &[
     "AWS::AppSync::ApiKey",
     "AWS::CloudWatch::AnomalyDetector",
@@ -137,7 +137,7 @@ fn str_field<'a>(m: Option<&'a Map<String, Value>>, k: &str) -> Option<&'a str> 
         .filter(|s| !s.is_empty())
 }
 
-/// The Cloud Control identifier for a record (docs/destroy.md §3.2). `provisioned_by == "cc-api"`
+/// The Cloud Control identifier for a record (docs/destroy.md, "Which identifier Cloud Control gets"). `provisioned_by == "cc-api"`
 /// means the physical id already is Cloud Control's.
 pub fn cloud_control_identifier(
     resource_type: &str,

@@ -1,4 +1,4 @@
-//! Crash-safety invariants of a destroy (docs/destroy.md §2.11), as pure checkers that tests (and a
+//! Crash-safety invariants of a destroy (docs/destroy.md, "Crash safety: state written as it goes"), as pure checkers that tests (and a
 //! paranoid step) can apply at any instant:
 //!
 //! * **superset**: state never lists a resource that is gone without also keeping every

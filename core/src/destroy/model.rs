@@ -11,7 +11,7 @@ use crate::run::{Outcome, RunId};
 
 pub use super::handle::Handle;
 
-/// What happened to one record in a run (docs/destroy.md §0 "row outcome", §2.7 `blocked`).
+/// What happened to one record in a run (docs/destroy.md, "Terms" "row outcome", "What unblocks what" `blocked`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "camelCase")]
 pub enum RowOutcome {
@@ -32,12 +32,12 @@ pub enum RowOutcome {
 }
 
 impl RowOutcome {
-    /// Settled for unblocking (docs/destroy.md §2.7): deleted, already gone, retained.
+    /// Settled for unblocking (docs/destroy.md, "What unblocks what"): deleted, already gone, retained.
     pub fn is_settled(&self) -> bool {
         matches!(self, Self::Deleted | Self::AlreadyGone | Self::Retained)
     }
 
-    /// Failed or skipped: blocks everything it must precede (docs/destroy.md §2.7).
+    /// Failed or skipped: blocks everything it must precede (docs/destroy.md, "What unblocks what").
     pub fn blocks(&self) -> bool {
         matches!(
             self,
@@ -50,7 +50,7 @@ impl RowOutcome {
         matches!(self, Self::Deleted | Self::AlreadyGone)
     }
 
-    /// Forces the state file to be preserved at finish (docs/destroy.md §2.12 step 1).
+    /// Forces the state file to be preserved at finish (docs/destroy.md, "How a stack finishes" step 1).
     pub fn preserves_state(&self) -> bool {
         matches!(
             self,
@@ -105,7 +105,7 @@ impl WaveResult {
     }
 }
 
-/// The run record (`_runs/<run-id>/progress.json`, docs/destroy.md §2.11): with `state.json`
+/// The run record (`_runs/<run-id>/progress.json`, docs/destroy.md, "Crash safety: state written as it goes"): with `state.json`
 /// it is enough to recompute the next wave.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -121,7 +121,7 @@ pub struct Progress {
     /// Wave invocations so far.
     #[serde(default)]
     pub waves: u32,
-    /// A stop was requested (docs/destroy.md §2.13): start nothing new.
+    /// A stop was requested (docs/destroy.md, "Stopping a run"): start nothing new.
     #[serde(default)]
     pub stop_requested: bool,
 }
@@ -195,7 +195,7 @@ pub struct DestroyReport {
 impl DestroyReport {
     /// The next step's `cdkd-flow destroy <stack>` names the run's bucket and prefix: a
     /// message reaches people whose default bucket may hold another stack of that name
-    /// (docs/notifications.md §2). Left as it is when a value would not print as itself.
+    /// (docs/notifications.md, "The SNS message"). Left as it is when a value would not print as itself.
     /// Called on the report [`build_report`] returned, before anything is added to its
     /// next step.
     pub fn with_state_location(mut self, bucket: &str, prefix: &str) -> DestroyReport {
@@ -226,7 +226,7 @@ fn next_step(result: RunResult, counts: &ReportCounts, again: &str) -> Option<St
 /// What a stack's report says when the run, releasing the stack's lock right after it
 /// deleted the record (under the lock, checked just before), found the lock gone
 /// (`taken`: another process's): someone removed the run's lock in between, a
-/// force-unlock most likely. Never a silent success (docs/destroy.md §2.12).
+/// force-unlock most likely. Never a silent success (docs/destroy.md, "How a stack finishes").
 pub fn lock_gone_at_release(taken: bool) -> String {
     let what = if taken {
         "held by another process"

@@ -1,4 +1,4 @@
-//! Order of several selected stacks (docs/destroy.md §2.1 step 4): every consumer is destroyed
+//! Order of several selected stacks (docs/destroy.md, "Stacks and their order" step 4): every consumer is destroyed
 //! before its producers, from each record's `imports[]` and `outputReads[]`
 //! (`sourceStack` / `sourceRegion`) restricted to the selected set; ties keep the
 //! original order; stacks left on a cycle are appended in original order.

@@ -1,4 +1,4 @@
-//! Plan-time refusals (docs/destroy.md §2.2, §2.5): decided from the records alone, before the lock
+//! Plan-time refusals (docs/destroy.md, "Refusals before anything is deleted" and "Cycles"): decided from the records alone, before the lock
 //! is taken (and again under the lock), before anything is deleted. Every message names
 //! the stack and the cause; record text is flattened onto one line.
 
@@ -58,38 +58,38 @@ pub enum Damage {
 /// Why a destroy is refused. `Display` gives the one-line message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    /// docs/destroy.md §2.2 step 1, statement 27.
+    /// docs/destroy.md, "Refusals before anything is deleted" step 1, statement 27.
     NestedChild {
         stack: String,
         region: String,
         parent: String,
         parent_logical_id: Option<String>,
     },
-    /// docs/destroy.md §2.2 step 3, statement 21.
+    /// docs/destroy.md, "Refusals before anything is deleted" step 3, statement 21.
     ActiveImports {
         stack: String,
         region: String,
         consumers: Vec<ActiveImport>,
     },
-    /// Malformed `resources` (docs/state-and-lock.md §3.1: writers refuse by name).
+    /// Malformed `resources` (docs/state-and-lock.md, "Fields": writers refuse by name).
     Damaged {
         stack: String,
         region: String,
         damage: Damage,
     },
-    /// docs/state-and-lock.md §2.2 region authority: the body names another region than its key.
+    /// docs/state-and-lock.md, "Reading a record" region authority: the body names another region than its key.
     DivergentRegion {
         stack: String,
         region: String,
         body_kind: &'static str,
     },
-    /// docs/destroy.md §2.5, statement 14.
+    /// docs/destroy.md, "Cycles", statement 14.
     Cycle {
         stack: String,
         region: String,
         cycle: CycleError,
     },
-    /// docs/destroy.md §2.2 step 8, statement 56: a stopped export holds the record's
+    /// docs/destroy.md, "Refusals before anything is deleted" step 8, statement 56: a stopped export holds the record's
     /// resources in CloudFormation (`crate::export::held`). `flags`: the state bucket
     /// and prefix of a command the refusal prints (`crate::contention::state_flags`).
     HeldByExport {
@@ -101,7 +101,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// Error name for the workflow's `Catch` / the CLI exit status (docs/destroy.md §2.1 step 5).
+    /// Error name for the workflow's `Catch` / the CLI exit status (docs/destroy.md, "Stacks and their order" step 5).
     pub fn code(&self) -> &'static str {
         match self {
             Refusal::NestedChild { .. } => "NestedChildDestroy",
@@ -237,7 +237,7 @@ impl fmt::Display for Refusal {
 /// What the plan found when nothing was refused.
 #[derive(Debug, Clone)]
 pub enum PlanVerdict {
-    /// Zero records: take the lock, re-read, delete the file (docs/destroy.md §2.2 step 2).
+    /// Zero records: take the lock, re-read, delete the file (docs/destroy.md, "Refusals before anything is deleted" step 2).
     Empty,
     /// Go on with this graph.
     Proceed {
@@ -246,7 +246,7 @@ pub enum PlanVerdict {
     },
 }
 
-/// The `outputs` keys other stacks can import (docs/state-and-lock.md §3.1/§4 `exportNames` rule):
+/// The `outputs` keys other stacks can import (docs/state-and-lock.md, "Fields" and "The exports index" `exportNames` rule):
 /// absent `exportNames` = every output key; present = its entries that are keys of `outputs`.
 pub fn exportable_outputs(body: &Map<String, Value>) -> Vec<String> {
     let Some(outputs) = body.get("outputs").and_then(Value::as_object) else {
@@ -265,7 +265,7 @@ pub fn exportable_outputs(body: &Map<String, Value>) -> Vec<String> {
     }
 }
 
-/// Consumers among `others` whose `imports` name `(stack, region)` (docs/destroy.md §2.2 step 3).
+/// Consumers among `others` whose `imports` name `(stack, region)` (docs/destroy.md, "Refusals before anything is deleted" step 3).
 /// The record with the same name and region is skipped; a same-name record of another
 /// region is a stranger. `outputReads` never block.
 pub fn active_imports(target: &StackRecord<'_>, others: &[StackRecord<'_>]) -> Vec<ActiveImport> {
@@ -299,7 +299,7 @@ pub fn needs_consumer_scan(body: &Map<String, Value>) -> bool {
     !exportable_outputs(body).is_empty()
 }
 
-/// Runs every plan-time check in the order of docs/destroy.md §2.2 and returns the first
+/// Runs every plan-time check in the order of docs/destroy.md, "Refusals before anything is deleted" and returns the first
 /// refusal, or the graph.
 /// `others` are the other records already read (unreadable ones left out: the scan
 /// ignores them, statement 24); pass `&[]` when [`needs_consumer_scan`] is false.
@@ -353,7 +353,7 @@ pub fn check_plan(
         return Ok(PlanVerdict::Empty);
     }
 
-    // Region authority (docs/state-and-lock.md §2.2): the one rule export applies too.
+    // Region authority (docs/state-and-lock.md, "Reading a record"): the one rule export applies too.
     if let Some(c) =
         crate::state::RegionConflict::of(body, target.divergent_body_region, target.key_region)
     {

@@ -1,4 +1,4 @@
-//! The stack tree a destroy plans from (docs/destroy.md §2.1, §2.2, §5.1): which
+//! The stack tree a destroy plans from (docs/destroy.md, "Stacks and their order" and "Refusals before anything is deleted" and "Layout"): which
 //! region's record a stack name means, which nested child records a record owns, how
 //! deep a tree may go, and which other records the strong-reference scan reads. Pure:
 //! `cdkd_functions::destroy::load` does the reads, and both the `destroy-plan` step and
@@ -90,7 +90,7 @@ pub fn tree_needs_consumer_scan(tree: &[(String, StateRecord)]) -> bool {
 }
 
 /// The other records of `region` the strong-reference scan reads for `tree`
-/// (docs/destroy.md §2.2 step 3), in listing order: none when no record of the tree exports
+/// (docs/destroy.md, "Refusals before anything is deleted" step 3), in listing order: none when no record of the tree exports
 /// anything (statement 23); never a record of the tree itself, nor one of `gone_before` (stacks
 /// an earlier run of the same command destroys first).
 pub fn consumer_scan_targets(

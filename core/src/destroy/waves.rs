@@ -1,4 +1,4 @@
-//! The next wave, computed incrementally (docs/destroy.md §2.6, §2.7).
+//! The next wave, computed incrementally (docs/destroy.md, "Waves" and "What unblocks what").
 //!
 //! Input: the delete graph of the records still in `state.json` plus the run's outcome
 //! map and the ids with a delete in flight. A record is **ready** when every record that
@@ -44,7 +44,7 @@ enum Status {
     Unsettled,
 }
 
-/// Computes the ready set (docs/destroy.md §2.6 wave definition, §2.7 blocking).
+/// Computes the ready set (docs/destroy.md, "Waves" wave definition, "What unblocks what" blocking).
 ///
 /// `outcomes`: outcomes recorded in this run; `in_flight`: logical ids with a persisted
 /// handle. The graph must be acyclic (checked at plan time; a subgraph of an acyclic

@@ -1,4 +1,4 @@
-//! The approval gate of an export run (docs/export.md §10.7): `approval.json` under
+//! The approval gate of an export run (docs/export.md, "Approval (export-approval)"): `approval.json` under
 //! `<prefix>/_runs/<run-id>/`, written by the `export-approval` step with the task
 //! token the run waits on, and decided once by `cdkd-flow runs approve|reject`. Every
 //! rule about who may write what is here; the step and the CLI only move the bytes
@@ -218,7 +218,7 @@ pub fn answer_commands(run_id: &str, extra: &str) -> (String, String) {
 
 /// How a deployed run's approval message names it in its commands: the execution's ARN
 /// (`$$.Execution.Id`) when it is one, which `runs approve` finds without the backend
-/// stack's outputs or the approver's region; else the run id (docs/export.md §10.7).
+/// stack's outputs or the approver's region; else the run id (docs/export.md, "Approval (export-approval)").
 pub fn answer_name<'a>(run_id: &'a str, execution: &'a str) -> &'a str {
     let arn = execution.starts_with("arn:")
         && execution.contains(":states:")

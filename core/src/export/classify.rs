@@ -1,4 +1,4 @@
-//! Classification of every template resource of one stack (docs/export.md §3): first
+//! Classification of every template resource of one stack (docs/export.md, "Classifying a stack's resources"): first
 //! matching rule wins, in template order.
 
 use std::collections::BTreeMap;
@@ -16,7 +16,7 @@ use crate::state::StateRecord;
 use crate::text::flatten_str;
 
 /// Types CloudFormation cannot import that the export deletes between the phases and
-/// lets phase 2 create again (docs/export.md §3 rule 5).
+/// lets phase 2 create again (docs/export.md, "Classifying a stack's resources" rule 5).
 pub const RECREATE_TYPES: &[&str] = &["AWS::ApiGatewayV2::Stage", "AWS::IAM::Policy"];
 
 pub use crate::state::is_custom_resource;
@@ -61,7 +61,7 @@ pub struct Classified {
 pub const REASON_NESTED_NOT_IN_RECORD: &str = "the template declares a nested stack that the parent's record does not (no row of type AWS::CloudFormation::Stack at this logical id); redeploy or re-import the parent stack, then export";
 pub const REASON_NOT_DEPLOYED: &str = "cdkd state has no physical id for it (it was not deployed by cdkd, or its row is damaged); deploy the stack with cdkd, or remove the resource, then export";
 
-/// docs/export.md §3 rule 2c: the record holds another type at the template's logical id.
+/// docs/export.md, "Classifying a stack's resources" rule 2c: the record holds another type at the template's logical id.
 /// Two Custom Resource spellings (`Custom::*`, `AWS::CloudFormation::CustomResource`)
 /// count as one type; a row without a type is planned with the template's.
 fn type_mismatch(lid: &str, template_type: &str, row: Option<&Row<'_>>) -> Option<String> {
@@ -86,7 +86,7 @@ fn recreate_blocked(resource_type: &str) -> String {
     )
 }
 
-/// Classifies every resource of `template` against `record` (docs/export.md §3).
+/// Classifies every resource of `template` against `record` (docs/export.md, "Classifying a stack's resources").
 pub fn classify_stack(
     stack: &str,
     template: &Template,

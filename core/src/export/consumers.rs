@@ -1,4 +1,4 @@
-//! The cross-stack consumer scan (docs/export.md §8.4): other stacks of the same cloud
+//! The cross-stack consumer scan (docs/export.md, "Cross-stack consumers"): other stacks of the same cloud
 //! assembly that read the exported stack's outputs through `Fn::GetStackOutput`. After
 //! the export those reads resolve through CloudFormation; the scan warns about them, and
 //! with `--strict-cross-stack` refuses.

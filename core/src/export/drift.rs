@@ -1,5 +1,5 @@
-//! The drift-baseline warning (docs/export.md §8.1) and its command-printing rules
-//! (docs/export.md §8.2). Non-blocking: it returns warning lines.
+//! The drift-baseline warning (docs/export.md, "Drift-baseline warning") and its command-printing rules
+//! (docs/export.md, "Commands in that warning"). Non-blocking: it returns warning lines.
 
 use serde_json::Value;
 
@@ -9,7 +9,7 @@ use crate::text::{flatten_str, printable_str, shell_quote, DEFAULT_CAP, STACK_NA
 
 /// The record field naming why `cdkd import` refused a baseline; the value
 /// [`REFUSED_OVER_PARAMETER`] means a template parameter whose deployed value could not
-/// be proved (decision on docs/export.md §11).
+/// be proved (decision on docs/export.md, "Decisions").
 pub const REFUSED_REASON_FIELD: &str = "observedBaselineRefusedReason";
 pub const REFUSED_OVER_PARAMETER: &str = "template-parameter";
 /// How many logical ids a list names before "… and N more".

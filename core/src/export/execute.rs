@@ -1,4 +1,4 @@
-//! The execution's decisions (docs/export.md §10): how a change set's and a stack's
+//! The execution's decisions (docs/export.md, "Workflow"): how a change set's and a stack's
 //! status read, what the workflow does next, how long it waits and when it gives up,
 //! which stack events explain a failure, and the run's record (`progress.json`) that the
 //! failure report and `runs show` read.
@@ -191,7 +191,7 @@ impl Pending {
         }
     }
 
-    /// The longest pause between two looks at this operation (docs/export.md §10.3): a
+    /// The longest pause between two looks at this operation (docs/export.md, "Waiting (export-poll)"): a
     /// change set settles in seconds, a stack operation in seconds to minutes.
     pub fn cap_s(&self) -> u64 {
         match self {
@@ -201,7 +201,7 @@ impl Pending {
     }
 
     /// Seconds before the next look at this operation, which `polls` looks so far found
-    /// still running (docs/export.md §10.3): the first look is at once (CloudFormation
+    /// still running (docs/export.md, "Waiting (export-poll)"): the first look is at once (CloudFormation
     /// answers a small change set, or an operation with nothing to do, within the Lambda
     /// call's own latency), then 1, 2, 4, ... seconds, doubling to the cap. `fast` (a
     /// local run's `--fast`) never waits longer than a second.
@@ -236,7 +236,7 @@ pub struct InFlight {
     pub polls: u32,
 }
 
-/// At most this many stacks have an operation in flight at once (docs/export.md §10.6).
+/// At most this many stacks have an operation in flight at once (docs/export.md, "Nested stacks (export-flip, export-adopt)").
 pub const MAX_IN_FLIGHT: usize = 8;
 
 /// The next piece of work of one stack, the others aside: a child is imported, then gets
@@ -270,7 +270,7 @@ fn done(plan: &super::plan::Plan, run: &ExportRun, stack: &str) -> bool {
         .is_none_or(|s| stack_work(sp, s).is_none())
 }
 
-/// The next action of a run, and the stack it is for (docs/export.md §10.6). A created
+/// The next action of a run, and the stack it is for (docs/export.md, "Nested stacks (export-flip, export-adopt)"). A created
 /// change set is executed first; then any stack that is not in flight starts its next
 /// piece of work, in the plan's order (leaf first), a parent only once each of its
 /// children is done, while fewer than `bound` stacks are in flight: the children of one
@@ -408,7 +408,7 @@ pub struct PreDeleting {
 }
 
 /// How long one pre-delete may run, across invocations, before the run stops
-/// (docs/export.md §10.2, "Pre-deletes").
+/// (docs/export.md, "Phases (export-import, export-execute, export-phase2)", "Pre-deletes").
 pub const PRE_DELETE_CEILING_MS: i64 = 60_000;
 
 /// Whether a pre-delete started at `started_ms` is still within
@@ -439,7 +439,7 @@ pub struct StackProgress {
     pub pre_deleted: Vec<String>,
     /// Pre-deletes started and not finished when an invocation of phase 2 ran out of
     /// time: the next one polls them instead of starting them again (docs/export.md
-    /// §10.2, "Pre-deletes").
+    /// "Phases (export-import, export-execute, export-phase2)", "Pre-deletes").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pre_deleting: Vec<PreDeleting>,
     /// Transient template uploads still to delete.
@@ -457,7 +457,7 @@ pub struct StackProgress {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adopt_rows: Vec<super::phases::AdoptRow>,
     /// The run deleted the empty destination stack it had created, after its import
-    /// failed (docs/export.md §10.5): CloudFormation holds nothing of it.
+    /// failed (docs/export.md, "Failure (export-abort)"): CloudFormation holds nothing of it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub withdrawn: bool,
     /// Record keys deleted by the cleanup.
@@ -499,7 +499,7 @@ impl ExportRun {
     }
 
     /// Whether the cleanup deleted every record and saved the run's end (docs/export.md
-    /// §10.4): all that can be left is releasing the locks and writing the report.
+    /// "Cleanup (export-cleanup)"): all that can be left is releasing the locks and writing the report.
     pub fn cleanup_saved_end(&self) -> bool {
         self.finished_ms.is_some()
             && !self.stacks.is_empty()
@@ -507,7 +507,7 @@ impl ExportRun {
     }
 }
 
-/// Why a plan cannot be executed, before any lock (docs/export.md §10.1): a child with
+/// Why a plan cannot be executed, before any lock (docs/export.md, "The lock (export-lock)"): a child with
 /// children of its own (CloudFormation imports one level of nesting only), or nothing to
 /// import anywhere.
 pub fn execution_refusal(stack: &str, plan: &super::plan::Plan) -> Option<String> {
@@ -532,7 +532,7 @@ pub fn execution_refusal(stack: &str, plan: &super::plan::Plan) -> Option<String
 }
 
 /// How the record read under the lock (`current`, with the ETag it was read at; `None`:
-/// it is gone) differs from the record the plan was made from (docs/export.md §10.1):
+/// it is gone) differs from the record the plan was made from (docs/export.md, "The lock (export-lock)"):
 /// every row, by logical id, and every other field but `lastModified`
 /// ([`super::records::PlannedRecord::changes`]). A plan written before it kept its
 /// record compares the import rows' physical ids only. Empty: the record planned.

@@ -1,5 +1,5 @@
-//! A record whose resources a stopped export holds in CloudFormation (docs/export.md
-//! §10.5, docs/destroy.md §2.2 step 8): an export whose phase 1 imported the record's
+//! A record whose resources a stopped export holds in CloudFormation (docs/export.md,
+//! "Failure (export-abort)", docs/destroy.md, "Refusals before anything is deleted" step 8): an export whose phase 1 imported the record's
 //! resources and that then stopped (its abort released the locks) leaves the cdkd record
 //! listing resources a CloudFormation stack now owns. A destroy of that record would
 //! delete them under the stack; a whole-stack orphan would forget the record while the
@@ -81,7 +81,7 @@ pub struct ExportHold {
     pub status: String,
     pub run_id: String,
     /// The run says every change set of this stack is done: only deleting the record was
-    /// left (docs/export.md §10.4).
+    /// left (docs/export.md, "Cleanup (export-cleanup)").
     pub migrated: bool,
 }
 
@@ -150,8 +150,8 @@ impl ExportHold {
     }
 
     /// Why a destroy of the record is refused, after `refusing to destroy stack '<s>'
-    /// (<r>): ` (docs/destroy.md §2.2 step 8). A finished migration: forget the record
-    /// (the run's own advice, docs/export.md §10.4). Otherwise: resume the run, or give
+    /// (<r>): ` (docs/destroy.md, "Refusals before anything is deleted" step 8). A finished migration: forget the record
+    /// (the run's own advice, docs/export.md, "Cleanup (export-cleanup)"). Otherwise: resume the run, or give
     /// the resources back to the record (DeletionPolicy Retain on each, then the
     /// CloudFormation stack deleted) and destroy again. No command deletes anything:
     /// CloudFormation keeps a resource on a stack delete only under DeletionPolicy
@@ -178,7 +178,7 @@ impl ExportHold {
         )
     }
 
-    /// Why a whole-stack orphan of the record is refused (docs/repairs.md §7.1): the
+    /// Why a whole-stack orphan of the record is refused (docs/repairs.md, "Whole stacks: state orphan <stacks...> [--stack-region R] [-f] [-y]"): the
     /// migration is half done. Resume the run, or finish it by hand, then forget the
     /// record with `--abandon-export`. A finished migration is never refused: forgetting
     /// the record is then what is left to do.

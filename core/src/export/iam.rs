@@ -1,7 +1,7 @@
-//! The AWS::IAM::Policy pre-delete (docs/export.md §5.3): what phase 2 must detach
+//! The AWS::IAM::Policy pre-delete (docs/export.md, "Pre-delete of recreate rows"): what phase 2 must detach
 //! (from the record) and the template principals it will re-attach to, as data, with
 //! the check comparing them. The plan refuses a known mismatch and warns about values it
-//! cannot confirm (decision on docs/export.md §11); the pre-delete step re-reads the same
+//! cannot confirm (decision on docs/export.md, "Decisions"); the pre-delete step re-reads the same
 //! data.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Identifier resolution for one importable row (docs/export.md §4.2, §4.4, §4.7): the
+//! Identifier resolution for one importable row (docs/export.md, "Resolving one row" and "Types whose physical id is not CloudFormation's identifier" and "The redaction mask ***"): the
 //! CloudFormation `ResourceIdentifier` map and the overlay fields, from the registry's
 //! `primaryIdentifier`, the row's physical id, properties and attributes.
 
@@ -50,7 +50,7 @@ pub(crate) fn usable_recorded(value: &str, service: &str) -> Option<String> {
     (t.starts_with("arn:") && t.contains(service) && !t.contains('|')).then(|| t.to_string())
 }
 
-/// The mask at the identifier attribute (docs/export.md §4.7).
+/// The mask at the identifier attribute (docs/export.md, "The redaction mask ***").
 fn masked_attribute_reason(field: &str) -> String {
     format!(
         "the record's attributes.{field} holds the redaction mask {MASK} (cdkd import masks model keys it cannot certify as read-only), and that value would become the resource's identity in the import change set. Re-deploying does not clear it (the import re-masks it); remove the resource from the stack before exporting"
@@ -97,8 +97,8 @@ fn recorded_value(
     let lid = flatten_str(logical_id);
     if resource_type == SG_INGRESS {
         // A recorded id that is there but is no rule id is said as such
-        // (docs/export.md §4.4): the row is still looked up by its physical id
-        // (docs/export.md §4.6).
+        // (docs/export.md, "Types whose physical id is not CloudFormation's identifier"): the row is still looked up by its physical id
+        // (docs/export.md, "Looking up a security-group ingress rule id").
         let malformed = match attr {
             Some(Value::String(s)) if !crate::text::js_trim(s).is_empty() => Some(format!(
                 "{lid}: attributes.Id holds '{}', which is not a security-group rule id (sgr- followed by hexadecimal digits)",

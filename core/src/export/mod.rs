@@ -1,4 +1,4 @@
-//! Export planning (docs/export.md §1–§4, §6, §8, §12): every decision the `export-plan`
+//! Export planning (docs/export.md, "Inputs" and "Resource identifiers" and "Parameters" and "Warnings and printing" and "Checks"): every decision the `export-plan`
 //! step takes, as pure functions over JSON in memory. The step gathers the inputs
 //! (records, templates, registry answers, security-group rules, SSM values, existing
 //! CloudFormation stacks) and calls [`planner::plan_needs`] then [`planner::plan_tree`]; the
@@ -45,5 +45,5 @@ pub mod template;
 pub mod unmanaged;
 
 /// The redaction mask cdkd writes in place of a value it will not store
-/// (docs/export.md §4.7).
+/// (docs/export.md, "The redaction mask ***").
 pub const MASK: &str = "***";

@@ -1,4 +1,4 @@
-//! CloudFormation destination names (docs/export.md §2.4 S4, §5.4.1): the default
+//! CloudFormation destination names (docs/export.md, "Step details" S4, "Names"): the default
 //! mapping of a cdkd stack name, the `--cfn-stack-name` / `--cfn-child-stack-name
 //! cdkd=cfn` overrides, and the refusal when a stack with the destination name exists.
 
@@ -58,7 +58,7 @@ pub fn parse_child_overrides(tokens: &[String]) -> Result<BTreeMap<String, Strin
 
 /// The destination name of one stack: the override when given, else the default
 /// mapping, refused when it is not a valid CloudFormation name. The flat path validates
-/// too (decision on docs/export.md §11.9: CloudFormation would refuse it anyway, later).
+/// too (decision on docs/export.md, "Decisions": CloudFormation would refuse it anyway, later).
 pub fn cfn_name(
     cdkd_name: &str,
     is_root: bool,

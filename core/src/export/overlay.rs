@@ -1,4 +1,4 @@
-//! The ResourceIdentifier overlay (docs/export.md §5.1.3): how an identifier value
+//! The ResourceIdentifier overlay (docs/export.md, "The identifier overlay"): how an identifier value
 //! meets the template's current `Properties[field]`. The plan runs the same
 //! classification to refuse unrepresentable shapes before anything is written; the
 //! import steps apply [`apply_overlay`].

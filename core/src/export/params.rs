@@ -1,4 +1,4 @@
-//! Template parameters (docs/export.md §6): the root's `--parameter K=V` overrides and
+//! Template parameters (docs/export.md, "Parameters"): the root's `--parameter K=V` overrides and
 //! Defaults, each nested child's values resolved root first against its parent (Ref and
 //! Fn::GetAtt, a few string intrinsics), SSM-typed parent parameters handed to a child
 //! as their stored value (read with `WithDecryption: false`), list types, NoEcho.
@@ -119,7 +119,7 @@ fn ev_of(list: bool, s: String) -> Ev {
     }
 }
 
-/// The root's parameters (docs/export.md §6.1): an override, else the Default
+/// The root's parameters (docs/export.md, "Root"): an override, else the Default
 /// (stringified, arrays comma-joined); refuses an undeclared override key, overrides
 /// with no Parameters section, and every parameter with neither.
 pub fn resolve_root(
@@ -393,7 +393,7 @@ impl Eval<'_, '_> {
     }
 }
 
-/// A child's parameters (docs/export.md §6.3): each key the parent row's
+/// A child's parameters (docs/export.md, "Children"): each key the parent row's
 /// `Properties.Parameters` passes, resolved against the parent; the child's own Defaults
 /// fill the rest of its environment. SSM names that must be read and were not in `ssm`
 /// are added to `needed` (the caller reads them and plans again). A real run refuses on
@@ -475,7 +475,7 @@ pub fn resolve_child(
     Ok(out)
 }
 
-/// A nested child's stack tags (docs/export.md §10.6): its parent row's `Tags`
+/// A nested child's stack tags (docs/export.md, "Nested stacks (export-flip, export-adopt)"): its parent row's `Tags`
 /// (`[{Key, Value}]`), each value resolved against the parent like a passed parameter.
 /// The adopting row keeps the row's own Tags and CloudFormation requires them to match
 /// the child's, so a tag that cannot be resolved while planning refuses the plan, naming
@@ -529,7 +529,7 @@ pub fn resolve_row_tags(
 }
 
 /// The value a step submits for a child's NoEcho parameter `key`, which the plan stores
-/// masked (docs/export.md §6.3): re-resolved from the parent, when the parent's row
+/// masked (docs/export.md, "Children"): re-resolved from the parent, when the parent's row
 /// passes it as a plain `{"Ref": P}` to a parameter P of the parent; `parent` holds the
 /// parent's resolved parameters (for the root: `resolve_root` over the `--parameter`
 /// values). `Err` names why it cannot be: any other expression is only resolved by the

@@ -1,4 +1,4 @@
-//! The templates and change sets of the execution phases (docs/export.md §10.2): what
+//! The templates and change sets of the execution phases (docs/export.md, "Phases (export-import, export-execute, export-phase2)"): what
 //! phase 1 submits (only the importable rows, no Outputs, the identifier overlay, a
 //! DeletionPolicy on each), what phase 2 submits (the full template, the overlay on the
 //! imported rows), the change set's name, and how a template travels (inline, through
@@ -106,7 +106,7 @@ pub fn resources_to_import(plan: &StackPlan) -> Vec<ImportTarget> {
         .collect()
 }
 
-/// The phase-1 template (docs/export.md §10.2): only the import rows' resources, no
+/// The phase-1 template (docs/export.md, "Phases (export-import, export-execute, export-phase2)"): only the import rows' resources, no
 /// `Outputs` (an IMPORT may not add any), the overlay on each kept resource, and
 /// `DeletionPolicy: Delete` on each one that declares none (any other value is kept;
 /// `UpdateReplacePolicy` is never added). Every other section is kept. The overlay's
@@ -316,7 +316,7 @@ fn largest_parts(all: &[(usize, Part<'_>)]) -> Vec<String> {
     named
 }
 
-/// The template-size refusal of a stack's plan, before any lock (docs/export.md §7): more
+/// The template-size refusal of a stack's plan, before any lock (docs/export.md, "Change sets"): more
 /// than 500 resources in its full template, or its phase-1 or phase-2 template over
 /// 1,000,000 bytes, as the change set would send it.
 pub fn size_refusal(template: &Template, plan: &StackPlan) -> Option<String> {
@@ -358,7 +358,7 @@ pub struct AdoptRow {
     pub tags: Vec<(String, String)>,
 }
 
-/// The row written for an adopted child (docs/export.md §10.6): every property the
+/// The row written for an adopted child (docs/export.md, "Nested stacks (export-flip, export-adopt)"): every property the
 /// parent template's row declares (its own `Tags`, `NotificationARNs`,
 /// `TimeoutInMinutes`, `Parameters`...), with what the migration must rewrite:
 /// `TemplateURL` points at the child's processed template, and each tag of the child the

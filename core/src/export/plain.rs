@@ -1,4 +1,4 @@
-//! The plain-value rule (docs/export.md §8.3): a physical id, a stack name or a `-c`
+//! The plain-value rule (docs/export.md, "Values printed in messages"): a physical id, a stack name or a `-c`
 //! value is printed in a plan row, a failure message or a nested-stack list only when it
 //! is inert on a command line, because those messages also carry commands to paste.
 

@@ -1,4 +1,4 @@
-//! The plan as data (`<run>/plan.json`, docs/export.md §10) and the functions that
+//! The plan as data (`<run>/plan.json`, docs/export.md, "Workflow") and the functions that
 //! build it: [`plan_needs`] says what the step must gather, [`plan_tree`] decides.
 //! Stacks are ordered leaf first (depth-first post-order, children in template order).
 
@@ -57,7 +57,7 @@ pub struct PlanOptions {
     /// The state prefix, to name a missing child record's key.
     pub state_prefix: String,
     /// `--leave-unmanaged`: a real run may leave the rows the template does not declare
-    /// (docs/export.md §3.1).
+    /// (docs/export.md, "Rows the template leaves out").
     pub leave_unmanaged: bool,
 }
 
@@ -112,21 +112,21 @@ pub struct StackPlan {
     pub phase2: Phase2,
     pub nested: Vec<NestedRow>,
     /// Submitted values; a NoEcho value is stored as `***` and re-resolved by the step
-    /// that submits it (docs/export.md §6).
+    /// that submits it (docs/export.md, "Parameters").
     pub parameters: Vec<PlanParameter>,
     pub blocked: Vec<BlockedRow>,
     pub warnings: Vec<String>,
     /// Rows of the record the template does not declare: left running, owned by nothing
-    /// (docs/export.md §3.1).
+    /// (docs/export.md, "Rows the template leaves out").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmanaged: Vec<UnmanagedRow>,
     /// A nested child's stack tags: its parent row's `Tags`, resolved. Every change set
     /// of the child carries them, so the adopting row, which keeps them, matches the
-    /// child (docs/export.md §10.6).
+    /// child (docs/export.md, "Nested stacks (export-flip, export-adopt)").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stack_tags: Vec<(String, String)>,
     /// The record this plan was made from, as the lock compares it (docs/export.md
-    /// §10.1). Absent in a plan written before it was kept: the lock then compares the
+    /// "The lock (export-lock)"). Absent in a plan written before it was kept: the lock then compares the
     /// import rows' physical ids only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<records::PlannedRecord>,
@@ -140,7 +140,7 @@ pub struct ImportRow {
     pub resource_type: String,
     pub physical_id: String,
     pub identifier: Map<String, Value>,
-    /// The identifier fields written over template literals (docs/export.md §5.1.3).
+    /// The identifier fields written over template literals (docs/export.md, "The identifier overlay").
     pub overlay: Map<String, Value>,
 }
 
@@ -227,7 +227,7 @@ pub struct PlanParameter {
 
 impl Plan {
     /// The refusal for blocked rows: one bullet per logical id (reasons folded under
-    /// it), counted by distinct logical id, each stack named (docs/export.md §2.4 S7).
+    /// it), counted by distinct logical id, each stack named (docs/export.md, "Step details" S7).
     pub fn blocked_refusal(&self) -> Option<String> {
         let mut lines = Vec::new();
         let mut count = 0;
@@ -270,7 +270,7 @@ impl Plan {
             .collect()
     }
 
-    /// The `--leave-unmanaged` gate of a run over this plan (docs/export.md §3.1).
+    /// The `--leave-unmanaged` gate of a run over this plan (docs/export.md, "Rows the template leaves out").
     pub fn unmanaged_gate(&self, leave_unmanaged: bool, dry_run: bool) -> unmanaged::Gate {
         unmanaged::gate(&self.unmanaged(), leave_unmanaged, dry_run)
     }

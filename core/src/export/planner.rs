@@ -1,4 +1,4 @@
-//! Planning an export (docs/export.md §8, §10.1): the walk over a tree's records and
+//! Planning an export (docs/export.md, "Warnings and printing" and "The lock (export-lock)"): the walk over a tree's records and
 //! templates, what the step must gather ([`plan_needs`]), and the plan made from what it
 //! gathered ([`plan_tree`]). The plan's data is the `plan` module's; the size rule each
 //! stack's plan meets is `phases::size_refusal`.
@@ -422,7 +422,7 @@ fn pre_delete_action(
     })
 }
 
-/// Builds the plan (docs/export.md §2–§4, §6). Hard refusals come back as
+/// Builds the plan (docs/export.md, "Step order" and "Resource identifiers" and "Parameters"). Hard refusals come back as
 /// [`PlanRefusal`] in the order the steps would meet them; blocked rows stay in the plan
 /// ([`Plan::blocked_refusal`]). A root with blocked rows is planned alone: its children
 /// are neither loaded nor planned.

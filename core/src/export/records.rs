@@ -1,6 +1,6 @@
 //! State rows as the export reads them, the damaged-record refusal (docs/export.md
-//! §2.4 S5 and N1), and the snapshot of the record a plan was made from, which the lock
-//! compares with the record under the lock (§10.1).
+//! "Step details" S5 and N1), and the snapshot of the record a plan was made from, which the lock
+//! compares with the record under the lock ("The lock (export-lock)").
 
 use std::collections::BTreeMap;
 
@@ -44,7 +44,7 @@ use crate::state::shown_region;
 /// the region rule destroy applies too: a record with resources whose body names another
 /// region than its key is refused.
 /// Entries that are not objects are not refused here: they get the malformed-row warning
-/// (docs/export.md §8.1) and are blocked only when the template declares them.
+/// (docs/export.md, "Drift-baseline warning") and are blocked only when the template declares them.
 pub fn check_exportable(
     record: &StateRecord,
     stack: &str,
@@ -161,7 +161,7 @@ impl<'a> Row<'a> {
     }
 }
 
-/// What the plan read of one record (docs/export.md §10.1), kept in `plan.json` so that
+/// What the plan read of one record (docs/export.md, "The lock (export-lock)"), kept in `plan.json` so that
 /// the lock step can tell, under the lock, whether the record is still the one planned,
 /// whole: the object's ETag at plan time, a digest of each row by logical id, and a
 /// digest of each other top-level field but `lastModified` (every writer stamps it; it

@@ -1,6 +1,6 @@
 //! What the CloudFormation type registry says about a resource type
-//! (docs/export.md §4.1), the fallback table used when it says nothing usable, and the
-//! import-support preflight (docs/export.md §4.5). The caller calls `DescribeType` once per
+//! (docs/export.md, "The registry"), the fallback table used when it says nothing usable, and the
+//! import-support preflight (docs/export.md, "Import-support preflight"). The caller calls `DescribeType` once per
 //! distinct type of the whole plan (the set is the plan's `PlanNeeds::types`) and hands
 //! the answers in as a map type → [`TypeFacts`].
 
@@ -24,7 +24,7 @@ pub enum TypeFacts {
     Unavailable { cause: String },
 }
 
-/// Whether the registry says the type can be imported (docs/export.md §4.1).
+/// Whether the registry says the type can be imported (docs/export.md, "The registry").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImportSupport {
     Importable,
@@ -129,7 +129,7 @@ pub fn identifier_fields(
     }
 }
 
-/// The fallback table: a single identifier field per type (docs/export.md §4.1).
+/// The fallback table: a single identifier field per type (docs/export.md, "The registry").
 pub const FALLBACK_IDENTIFIERS: &[(&str, &str)] = &[
     ("AWS::S3::Bucket", "BucketName"),
     ("AWS::IAM::Role", "RoleName"),
@@ -173,7 +173,7 @@ pub fn fallback_field(resource_type: &str) -> Option<&'static str> {
 }
 
 /// Types CreateChangeSet refuses to import although the registry looks importable, with
-/// when and where that was measured (docs/export.md §4.5).
+/// when and where that was measured (docs/export.md, "Import-support preflight").
 pub const DATED_BLOCK_LIST: &[(&str, &str)] =
     &[("AWS::AppSync::GraphQLApi", "us-east-1, September 2026")];
 
@@ -188,7 +188,7 @@ const REMEDIES: &str = "Remove it from the stack before exporting, or destroy it
 
 /// The preflight verdict for one type: `Some(reason)` blocks every resource of it.
 /// `skip` (`--skip-import-support-preflight`) disables both the registry heuristic and
-/// the dated block list (docs/export.md §11, decision on §4.5).
+/// the dated block list (docs/export.md, "Decisions", decision on "Import-support preflight").
 pub fn preflight_block(
     resource_type: &str,
     facts: Option<&TypeFacts>,
@@ -324,7 +324,7 @@ mod tests {
             reason.contains("September 2026") && reason.contains("Remove it from the stack"),
             "{reason}"
         );
-        // The skip flag bypasses the dated list too (decision on docs/export.md §4.5).
+        // The skip flag bypasses the dated list too (decision on docs/export.md, "Import-support preflight").
         assert_eq!(
             preflight_block("AWS::AppSync::GraphQLApi", Some(&f), true),
             None

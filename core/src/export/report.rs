@@ -1,4 +1,4 @@
-//! The run's report (`report.json`, docs/export.md §10.5): how far each stack got, and on
+//! The run's report (`report.json`, docs/export.md, "Failure (export-abort)"): how far each stack got, and on
 //! a failure what must be redone by hand and the commands to do it. A value printed in a
 //! command is a plain value or the placeholder of the printing rule.
 
@@ -30,7 +30,7 @@ pub struct ExportReport {
     #[serde(default)]
     pub commands: Vec<String>,
     /// Resources whose record the run deleted although the template did not declare
-    /// them: nothing manages them now (docs/export.md §3.1).
+    /// them: nothing manages them now (docs/export.md, "Rows the template leaves out").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmanaged: Vec<UnmanagedReport>,
 }
@@ -56,7 +56,7 @@ fn stack_report(s: &StackProgress) -> StackReport {
 }
 
 /// The rows the plan left out of each stack whose record the run deleted, each with how
-/// to bring it back under management (docs/export.md §3.1).
+/// to bring it back under management (docs/export.md, "Rows the template leaves out").
 pub fn unmanaged(run: &ExportRun, plan: &Plan) -> Vec<UnmanagedReport> {
     run.stacks
         .iter()
@@ -243,7 +243,7 @@ pub fn refused(run_id: &str, run: Option<&ExportRun>, cause: &str) -> ExportRepo
 /// The error a rejected approval ends a run with (`cdkd-flow runs reject`).
 pub const REJECTED: &str = "Rejected";
 
-/// The report of an export that ended before any step wrote one (docs/export.md §10.5):
+/// The report of an export that ended before any step wrote one (docs/export.md, "Failure (export-abort)"):
 /// its plan or lock refused, its approval rejected (outcome `rejected`) or never
 /// answered, or, with `resumed` (the run it was to resume), its resume refused. The cause
 /// is `<error>: <cause>` on one line, without a contention refusal's force-unlock advice
@@ -301,7 +301,7 @@ fn took_locks_redo(run: &ExportRun) -> Vec<String> {
 }
 
 /// The report of a deployed export stopped from outside (`runs stop --now`, its time
-/// limit; docs/notifications.md §1): outcome `failed`, never "nothing was locked". With
+/// limit; docs/notifications.md, "What is published, and when"): outcome `failed`, never "nothing was locked". With
 /// progress, where each stack stood and the way on of a run that took its locks; without,
 /// a step still running when the execution stopped may yet take the locks, which the same
 /// command takes over once that run has ended.
@@ -376,7 +376,7 @@ pub fn interrupted(
 }
 
 /// For each stack stopped between its pre-deletes and the end of its phase 2
-/// (docs/export.md §10.5): the IMPORT-unsupported resources the run deleted, which phase
+/// (docs/export.md, "Failure (export-abort)"): the IMPORT-unsupported resources the run deleted, which phase
 /// 2 re-creates, are absent until the run is resumed and that phase completes. `plan`
 /// gives their types (and what their absence means), when it could be read.
 fn pre_deleted_lines(run: &ExportRun, plan: Option<&Plan>) -> Vec<String> {
@@ -469,7 +469,7 @@ fn imported_children<'a>(run: &'a ExportRun, p: &StackProgress) -> Vec<&'a Stack
 }
 
 /// The children of `p` to flip by hand before it can adopt them: migrated but still in
-/// IMPORT_COMPLETE, which CloudFormation refuses to adopt (docs/export.md §10.6). The flip
+/// IMPORT_COMPLETE, which CloudFormation refuses to adopt (docs/export.md, "Nested stacks (export-flip, export-adopt)"). The flip
 /// is the tag-only update the run could not do.
 fn flips(run: &ExportRun, p: &StackProgress, redo: &mut Vec<String>, commands: &mut Vec<String>) {
     for c in imported_children(run, p) {
@@ -490,7 +490,7 @@ fn flips(run: &ExportRun, p: &StackProgress, redo: &mut Vec<String>, commands: &
 }
 
 /// `aws cloudformation <what> --stack-name <cfn> --region <region><rest>` for a stack,
-/// only when its CloudFormation name and region are plain values (docs/export.md §8.3).
+/// only when its CloudFormation name and region are plain values (docs/export.md, "Values printed in messages").
 fn cfn_command(what: &str, s: &StackProgress, rest: &str) -> Option<String> {
     (is_plain(&s.cfn_stack_name) && is_plain(&s.region)).then(|| {
         format!(
@@ -503,7 +503,7 @@ fn cfn_command(what: &str, s: &StackProgress, rest: &str) -> Option<String> {
 /// The report's `cdkd-flow` commands with the state bucket (and the prefix, when not the
 /// default) the run used: a message reaches people whose default bucket may be another
 /// one, where `state orphan` would forget a record of the same name
-/// (docs/notifications.md §2). A command whose values would not print as themselves is
+/// (docs/notifications.md, "The SNS message"). A command whose values would not print as themselves is
 /// left out.
 pub fn with_state_location(mut r: ExportReport, bucket: &str, prefix: &str) -> ExportReport {
     let flags = crate::contention::state_flags(bucket, prefix);

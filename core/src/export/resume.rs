@@ -1,4 +1,4 @@
-//! An interrupted or contested export (docs/export.md §10.8): how a run marks the
+//! An interrupted or contested export (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"): how a run marks the
 //! CloudFormation stacks it creates as its own, what the CLI does when it finds a lock or
 //! a destination stack before planning (a new run, a resume, a refusal), and what a
 //! resumed run finds in flight from what CloudFormation says.
@@ -62,11 +62,11 @@ pub struct Found<'a> {
     /// The runs named by the nested children's destination stacks that say they are
     /// their record's (a tree whose root was not submitted yet).
     pub child_runs: &'a [String],
-    /// Now on S3's clock, which the locks are judged on (docs/state-and-lock.md §5.1).
+    /// Now on S3's clock, which the locks are judged on (docs/state-and-lock.md, "Lock time is S3's").
     pub now_ms: i64,
 }
 
-/// What the export command does (docs/export.md §10.8).
+/// What the export command does (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// No run of this record stands in the way: plan a new run. `take_over`: the owners
@@ -88,7 +88,7 @@ pub enum Verdict {
     NotOurs { status: String },
 }
 
-/// Decides what the export command does with what it found (docs/export.md §10.8).
+/// Decides what the export command does with what it found (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
 pub fn verdict(found: &Found) -> Verdict {
     let mut take_over = Vec::new();
     if let Some(lock) = found.lock.filter(|l| !is_expired(l, found.now_ms)) {

@@ -1,4 +1,4 @@
-//! The AWS::EC2::SecurityGroupIngress rule-id lookup (docs/export.md §4.6): when a row
+//! The AWS::EC2::SecurityGroupIngress rule-id lookup (docs/export.md, "Looking up a security-group ingress rule id"): when a row
 //! has no usable recorded rule id, the caller lists the group's rules
 //! (`DescribeSecurityGroupRules`, filter `group-id`, [`PAGE_SIZE`] per page, at most
 //! [`MAX_PAGES`] pages, each page retried [`THROTTLE_RETRIES`] times on throttling only,

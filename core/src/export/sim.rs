@@ -1,5 +1,5 @@
 //! A simulated CloudFormation for the export's execution decisions (`make
-//! bench-export-sim`, `make bench-export`; docs/export.md §10.3, §10.6): drives
+//! bench-export-sim`, `make bench-export`; docs/export.md, "Waiting (export-poll)" and "Nested stacks (export-flip, export-adopt)"): drives
 //! [`next_action`], [`phase_done`] and [`wait_seconds`] exactly as the export steps drive
 //! them, against change sets and stack operations that take fixed simulated times, and
 //! says how long the run takes (its makespan), against the critical path

@@ -1,4 +1,4 @@
-//! Composite-identifier splitters (docs/export.md §4.3): for a type whose registry
+//! Composite-identifier splitters (docs/export.md, "Splitters (composite identifiers)"): for a type whose registry
 //! identifier names more than one field, the per-type rule that reads cdkd's physical id
 //! (and, for sub-resources, a parent id recorded in `properties`) into those fields,
 //! and the overlay subset the template may carry.
@@ -74,7 +74,7 @@ pub fn has_splitter(resource_type: &str) -> bool {
     SPLITTER_TYPES.contains(&resource_type)
 }
 
-/// The physical id cdkd records for a splitter type (docs/export.md §4.3): its shape and
+/// The physical id cdkd records for a splitter type (docs/export.md, "Splitters (composite identifiers)"): its shape and
 /// how many `|`-separated parts it has.
 pub fn recorded_shape(resource_type: &str) -> Option<(&'static str, &'static str)> {
     Some(match resource_type {

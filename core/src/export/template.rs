@@ -1,4 +1,4 @@
-//! The CloudFormation template model (docs/export.md §3, §5.4.2, §6): a template is kept
+//! The CloudFormation template model (docs/export.md, "Classifying a stack's resources" and "Child templates" and "Parameters"): a template is kept
 //! as the parsed JSON object (insertion ordered, nothing dropped) and read field by
 //! field. YAML is turned into JSON by the caller before it reaches core.
 
@@ -61,7 +61,7 @@ impl<'a> TemplateResource<'a> {
     }
 }
 
-/// One declared parameter (docs/export.md §6).
+/// One declared parameter (docs/export.md, "Parameters").
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParameterDecl<'a> {
     pub name: &'a str,
@@ -117,7 +117,7 @@ impl Template {
     }
 
     /// Every resource in template order; entries that are not objects or have no string
-    /// `Type` are skipped (docs/export.md §3).
+    /// `Type` are skipped (docs/export.md, "Classifying a stack's resources").
     pub fn resources(&self) -> Vec<TemplateResource<'_>> {
         let Some(res) = self.section("Resources") else {
             return Vec::new();
@@ -229,7 +229,7 @@ pub fn reads_a_parameter(template: &Template, resource: &TemplateResource<'_>) -
 }
 
 /// The child template's path relative to its parent template's directory, from
-/// `Metadata['aws:asset:path']` (docs/export.md §5.4.2). `Ok(None)` when the row carries
+/// `Metadata['aws:asset:path']` (docs/export.md, "Child templates"). `Ok(None)` when the row carries
 /// none; an absolute path is refused.
 pub fn child_template_path<'a>(resource: &TemplateResource<'a>) -> Result<Option<&'a str>, String> {
     match resource.asset_path() {

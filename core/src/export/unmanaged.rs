@@ -1,4 +1,4 @@
-//! Resources the template leaves out (docs/export.md §3.1): rows of the record that no
+//! Resources the template leaves out (docs/export.md, "Rows the template leaves out"): rows of the record that no
 //! template resource declares. The export does not import them and deletes the record,
 //! so they keep running in AWS, owned by nothing. The plan lists them, a real run
 //! refuses them unless `--leave-unmanaged`, and the report says how to bring each back

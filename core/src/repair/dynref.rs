@@ -1,5 +1,5 @@
 //! CloudFormation dynamic references, `{{resolve:<service>:<body>}}`, inside record
-//! strings (docs/repairs.md §6.4). This is the one place that recognises them: redaction,
+//! strings (docs/repairs.md, "Redaction by position"). This is the one place that recognises them: redaction,
 //! the SSM rule and orphan's never-copy list all ask here.
 //!
 //! Detection is deliberately wider than parsing: [`mentions_resolve`] is true for any

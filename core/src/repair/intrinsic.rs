@@ -1,4 +1,4 @@
-//! Reading the intrinsics the orphan rewrite replaces (docs/repairs.md §7.3): one-key
+//! Reading the intrinsics the orphan rewrite replaces (docs/repairs.md, "The rewrite"): one-key
 //! objects, `Fn::GetAtt` targets in both forms, and `Fn::Sub` templates with their
 //! `${...}` placeholders.
 

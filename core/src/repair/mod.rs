@@ -30,7 +30,7 @@ pub mod rewrite;
 pub mod secret;
 pub mod ssm;
 
-/// The redaction mask, shared with export (docs/repairs.md §6.4).
+/// The redaction mask, shared with export (docs/repairs.md, "Redaction by position").
 pub use crate::export::MASK;
 
 use crate::text::{or_unrenderable, printable_str};
@@ -40,7 +40,7 @@ pub(crate) use crate::text::flattened as shown_stack;
 /// A logical id inside a refusal: flattened onto one line.
 pub(crate) use crate::text::flattened as shown_id;
 
-/// A region inside a refusal: printable (docs/state-views.md §1.3).
+/// A region inside a refusal: printable (docs/state-views.md, "Printable (stack names and regions in diagnostics)").
 pub(crate) fn shown_region(region: &str) -> String {
     or_unrenderable(printable_str(region))
 }

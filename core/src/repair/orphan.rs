@@ -1,4 +1,4 @@
-//! `state orphan --resource` decisions before the rewrite (docs/repairs.md §7.2):
+//! `state orphan --resource` decisions before the rewrite (docs/repairs.md, "Resources of one stack: state orphan <stack> --resource <id> [...]"):
 //! the arguments, the record refusals taken under the lock, and the unknown-id refusal.
 //! The rewrite itself is [`crate::repair::rewrite`].
 
@@ -55,7 +55,7 @@ pub fn resource_targets(ids: &[String], stack_count: usize) -> Result<Vec<String
     Ok(out)
 }
 
-/// The `--ref-value <LogicalId>=<value>` arguments (docs/repairs.md §7.5): split at the
+/// The `--ref-value <LogicalId>=<value>` arguments (docs/repairs.md, "Ref values by type"): split at the
 /// first `=`; both sides non-empty, the id one of `targets`, each id once. Refused before
 /// any lock.
 pub fn ref_values(args: &[String], targets: &[String]) -> Result<RefValues, OrphanRefusal> {
@@ -178,7 +178,7 @@ fn check_known(
     })
 }
 
-/// A target that is a nested stack with a record of its own (docs/repairs.md §7.2 step
+/// A target that is a nested stack with a record of its own (docs/repairs.md, "Resources of one stack: state orphan <stack> --resource <id> [...]" step
 /// 6): the child `<stack>~<target>` and the region to name in the command that drops it
 /// (`stack`'s region when the child has a record there, else its first other region;
 /// `None` for a region-less child). `refs` is the listing, re-read under the lock.

@@ -1,5 +1,5 @@
-//! Which reader re-reads a resource for refresh-observed (docs/repairs.md §6.2) and which
-//! reads an attribute live for orphan (docs/repairs.md §7.4), and the cross-resource context a reader
+//! Which reader re-reads a resource for refresh-observed (docs/repairs.md, "Per resource") and which
+//! reads an attribute live for orphan (docs/repairs.md, "Live attribute reads"), and the cross-resource context a reader
 //! needs. The readers themselves are the deleters
 //! crate's (one home per type: a reader lives beside the deleter of its type); this is
 //! the one routing decision over what they declare.
@@ -65,7 +65,7 @@ pub fn read_route(
 }
 
 /// The reader of GetAtt attribute `attr` of a record, for orphan's live reads
-/// (docs/repairs.md §7.4): the same order as [`read_route`], where the type's SDK reader
+/// (docs/repairs.md, "Live attribute reads"): the same order as [`read_route`], where the type's SDK reader
 /// counts only when it declares that attribute (`sdk_reads_attribute`): a record Cloud
 /// Control created → Cloud Control; an SDK reader that reads the attribute → it; any
 /// other type or attribute Cloud Control reads → Cloud Control, whose resource model

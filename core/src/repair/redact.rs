@@ -1,4 +1,4 @@
-//! Redaction of an AWS readback by position (docs/repairs.md §6.4).
+//! Redaction of an AWS readback by position (docs/repairs.md, "Redaction by position").
 //!
 //! refresh-observed stores what AWS reports as the drift baseline. AWS echoes secrets
 //! decrypted, so every position where the record's own `properties` (the *source*) hold

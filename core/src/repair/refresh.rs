@@ -1,4 +1,4 @@
-//! `state refresh-observed` decisions (docs/repairs.md §6): the shape refusals, what
+//! `state refresh-observed` decisions (docs/repairs.md, "state refresh-observed [stacks...]"): the shape refusals, what
 //! happens to each resource, how the results land in the record, and the tallies the
 //! summary lines are rendered from (the `view::repair` module).
 //!
@@ -184,7 +184,7 @@ pub enum ReadResult {
 pub enum Outcome {
     Refreshed,
     Unsupported,
-    /// The read found no resource: it was deleted outside cdkd (docs/repairs.md §6.2).
+    /// The read found no resource: it was deleted outside cdkd (docs/repairs.md, "Per resource").
     Gone,
     Failed {
         message: String,
@@ -322,7 +322,7 @@ fn refresh_entry(entry: &mut Value, read: Option<&ReadResult>, ssm: &SsmAnswers)
     }
 }
 
-/// The exit status of a run (docs/repairs.md §6.3): 2 when some resources were not
+/// The exit status of a run (docs/repairs.md, "Output"): 2 when some resources were not
 /// refreshed because their read failed or found them gone, else 0.
 pub fn exit_code(run: &Tally) -> i32 {
     if run.failed > 0 || run.gone > 0 {

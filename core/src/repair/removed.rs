@@ -1,4 +1,4 @@
-//! The records an orphan removes, as the rewrite sees them (docs/repairs.md §7.3): a
+//! The records an orphan removes, as the rewrite sees them (docs/repairs.md, "The rewrite"): a
 //! snapshot taken before anything changes, the attribute values they cache, and the live
 //! attribute reads the caller must answer beforehand.
 
@@ -173,7 +173,7 @@ fn failure(logical_id: &str, resource_type: &str, cause: &str) -> String {
 
 /// The live answer for attribute `attr` of removed record `logical_id` (of
 /// `resource_type`, physical id `physical_id`) from the read of its attributes
-/// (docs/repairs.md §7.4): the value when the reading has it, undefined when the read
+/// (docs/repairs.md, "Live attribute reads"): the value when the reading has it, undefined when the read
 /// worked and the attribute is absent, a failure naming the resource, its type and the
 /// cause (gone, no reader, the read's error) otherwise.
 pub fn live_answer(

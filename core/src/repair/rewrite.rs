@@ -1,4 +1,4 @@
-//! The orphan rewrite (docs/repairs.md §7.3): every reference the surviving
+//! The orphan rewrite (docs/repairs.md, "The rewrite"): every reference the surviving
 //! records hold to the removed ones is replaced by the value it stands for.
 //!
 //! Sites, over each survivor's `properties` and `attributes` and over `outputs`:
@@ -21,7 +21,7 @@ pub use super::removed::{attribute_value, live_answer, live_reads_needed, LiveAt
 use crate::ref_value::{ref_value, RefUnknown};
 
 /// `Ref` values the user supplied (`--ref-value O=<value>`), by removed logical id: used
-/// for every `Ref O` and `${O}` in place of the type's rule (docs/repairs.md §7.5).
+/// for every `Ref O` and `${O}` in place of the type's rule (docs/repairs.md, "Ref values by type").
 pub type RefValues = BTreeMap<String, String>;
 use super::removed::{cached_value, resources_of, snapshot, Removed};
 use super::secret::{never_copied, never_copied_attribute, CredentialClass};
@@ -327,7 +327,7 @@ impl Ctx<'_> {
     }
 
     /// `Ref O`: the value the user supplied, else what the type's `Ref` rule reads from
-    /// the removed record (docs/repairs.md §7.5); never a guess.
+    /// the removed record (docs/repairs.md, "Ref values by type"); never a guess.
     fn resolve_ref(&self, o: &str) -> Result<Value, Reason> {
         if let Some(v) = self.supplied.get(o) {
             return Ok(Value::String(v.clone()));

@@ -1,5 +1,5 @@
 //! What cdkd-flow treats as a credential when a value could be copied from one record
-//! into another (docs/repairs.md §7.3): the credential-name rule, the attribute
+//! into another (docs/repairs.md, "The rewrite"): the credential-name rule, the attribute
 //! classes whose cached values are never copied, and the value checks.
 
 use serde_json::Value;
@@ -78,7 +78,7 @@ pub fn carries_mask(v: &Value) -> bool {
 
 /// The class that the attribute alone (its name and its resource's type) puts it in,
 /// before any value is seen: the first three classes. Such an attribute is never read
-/// live and never copied (docs/repairs.md §7.3).
+/// live and never copied (docs/repairs.md, "The rewrite").
 pub fn never_copied_attribute(resource_type: &str, attr: &str) -> Option<CredentialClass> {
     use CredentialClass::*;
     if is_credential_name(attr) {

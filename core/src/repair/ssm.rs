@@ -1,4 +1,4 @@
-//! Public SSM parameters embedded in a longer string (docs/repairs.md §6.5).
+//! Public SSM parameters embedded in a longer string (docs/repairs.md, "Public SSM parameters inside a longer value").
 //!
 //! A record's `properties` may hold `https://{{resolve:ssm:/app/host}}/health` (an old
 //! import, an old writer, a hand edit). Whether the readback may replace that text

@@ -1,4 +1,4 @@
-//! The dry-run summary (docs/export.md §8.3): one header line per stack, leaf first,
+//! The dry-run summary (docs/export.md, "Values printed in messages"): one header line per stack, leaf first,
 //! then its rows. Every physical id, identifier value, stack name and parameter value
 //! goes through the plain-value rule ([`crate::export::plain::shown`]); logical ids, types and
 //! messages are flattened onto one line. Blocked rows are listed once, by the

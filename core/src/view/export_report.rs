@@ -1,4 +1,4 @@
-//! The end of an export run for a person (docs/export.md §10.5): one line per stack
+//! The end of an export run for a person (docs/export.md, "Failure (export-abort)"): one line per stack
 //! saying where it stands, then, after a failure, the cause, what to redo by hand and
 //! the commands to paste. Values go through the plain-value rule.
 
@@ -154,7 +154,7 @@ pub fn export_stage_text(stage: Option<StackStage>, stopped: bool) -> String {
     }
 }
 
-/// An export run's bars (docs/export.md §10.3): one per stack, leaf first, its phases
+/// An export run's bars (docs/export.md, "Waiting (export-poll)"): one per stack, leaf first, its phases
 /// done out of its phases, and where it stands.
 pub fn export_bar_rows(run: &ExportRun) -> Vec<BarRow> {
     let stopped = run.failure.is_some();

@@ -3,7 +3,7 @@
 //! untrusted text (names, ids, types, AWS error messages) is stripped or flattened onto
 //! one line before it is returned, so nothing read can move the cursor or invent a line.
 //!
-//! - [`state`]: `state list | show | resources` (docs/state-views.md §1-§5);
+//! - [`state`]: `state list | show | resources` (docs/state-views.md, "Text rules" and "state resources <stack>");
 //! - [`plan`]: `destroy --dry-run` and the confirmation before a destroy;
 //! - [`progress`]: live bars and settled lines of a destroy run;
 //! - [`report`]: a destroy run's report;
@@ -44,7 +44,7 @@ impl Rendered {
 }
 
 /// The one form of a failure line on the CLI (docs/cli.md, exit status): `error: ` and the
-/// message flattened onto one line (docs/state-views.md §1.2). A message that already
+/// message flattened onto one line (docs/state-views.md, "Flatten (diagnostics)"). A message that already
 /// begins with `error: ` is not prefixed twice.
 pub fn error_line(message: &str) -> String {
     let flat = crate::text::flatten_str(message);

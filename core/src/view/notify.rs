@@ -1,4 +1,4 @@
-//! A run's message for people (docs/notifications.md §2): the [`Notice`] of a run's
+//! A run's message for people (docs/notifications.md, "The SNS message"): the [`Notice`] of a run's
 //! approval request, of its end or of a cleanup's digest, its lines built from the run's
 //! own renderings (the report's stack lines, the cleanup's summary), already one line
 //! each; and the SNS subject and text of a notice, which only lay those lines out.

@@ -640,7 +640,7 @@ mod tests {
 
     #[test]
     fn an_interrupted_row_is_named_interrupted_in_settled_lines_and_status() {
-        // docs/destroy.md §0: the same word as the report's rows and counts.
+        // docs/destroy.md, "Terms": the same word as the report's rows and counts.
         let mut p = early();
         p.stacks[1].rows[0].outcome = Some(RowOutcome::Interrupted);
         assert_eq!(

@@ -1,4 +1,4 @@
-//! What the two state repairs print (docs/repairs.md §6.3 and §7.2): refresh-observed's
+//! What the two state repairs print (docs/repairs.md, "Output" and "Resources of one stack: state orphan <stack> --resource <id> [...]"): refresh-observed's
 //! prompt, per-stack lines, run summary and warnings; orphan's audit table, removed
 //! line, `--force` warnings and the abort. Pure; names, ids, types and AWS messages are
 //! stripped (info lines) or flattened (warnings) onto one line.
@@ -117,7 +117,7 @@ pub fn orphan_resource_command(stack: &str, region: &str, logical_id: &str) -> O
 }
 
 /// The warning for a resource whose read found it gone (deleted outside cdkd), with the
-/// command that forgets it; `None` for any other outcome (docs/repairs.md §6.3).
+/// command that forgets it; `None` for any other outcome (docs/repairs.md, "Output").
 pub fn refresh_gone_warning(stack: &str, region: &str, o: &ResourceOutcome) -> Option<String> {
     if o.outcome != Outcome::Gone {
         return None;
@@ -338,7 +338,7 @@ pub fn orphan_report(r: &Rewrite) -> Rendered {
 }
 
 // ---------------------------------------------------------------------------------
-// `state orphan` of whole stacks (docs/repairs.md §7.1) and the prompts of §7.2
+// `state orphan` of whole stacks (docs/repairs.md, "Whole stacks: state orphan <stacks...> [--stack-region R] [-f] [-y]") and the prompts of "Resources of one stack: state orphan <stack> --resource <id> [...]"
 
 /// `No state found for stack: <stack>, skipping` (whole-stack orphan of an unknown name).
 pub fn orphan_no_state(stack: &str) -> String {
@@ -346,7 +346,7 @@ pub fn orphan_no_state(stack: &str) -> String {
 }
 
 /// The refusal of a whole-stack orphan of a record whose resources a stopped export holds
-/// in CloudFormation (docs/repairs.md §7.1 step 0, `crate::export::held`): the migration
+/// in CloudFormation (docs/repairs.md, "Whole stacks: state orphan <stacks...> [--stack-region R] [-f] [-y]" step 0, `crate::export::held`): the migration
 /// is half done; resume it, or finish it by hand and forget the record with
 /// `--abandon-export`. `flags`: the state bucket and prefix of the command it prints.
 pub fn orphan_held_by_export(
@@ -362,7 +362,7 @@ pub fn orphan_held_by_export(
 }
 
 /// The refusal of `--force` when the lock it read changed before it could take it over
-/// (docs/repairs.md §7.1): `was` the holder read, when readable. Nothing was changed,
+/// (docs/repairs.md, "Whole stacks: state orphan <stacks...> [--stack-region R] [-f] [-y]"): `was` the holder read, when readable. Nothing was changed,
 /// and the newer lock is never removed.
 pub fn orphan_lock_changed(
     ctx: &crate::contention::ContentionContext<'_>,
@@ -454,7 +454,7 @@ pub fn orphan_removed_stack(r: RefView<'_>) -> String {
     format!("✓ Removed state for stack: {}", format_ref(r))
 }
 
-/// The question before resource records are removed (docs/repairs.md §7.2 step 8).
+/// The question before resource records are removed (docs/repairs.md, "Resources of one stack: state orphan <stack> --resource <id> [...]" step 8).
 pub fn orphan_resources_prompt(ids: &[String], stack: &str, region: &str) -> String {
     let shown: Vec<String> = ids.iter().map(|i| or_unrenderable(strip(i))).collect();
     let shown = shown.join(", ");
@@ -475,7 +475,7 @@ pub fn orphan_resources_cancelled(stack: &str) -> String {
 }
 
 /// The refusal when a target is a nested stack with its own child record: drop the
-/// child first (docs/repairs.md §7.2 step 6).
+/// child first (docs/repairs.md, "Resources of one stack: state orphan <stack> --resource <id> [...]" step 6).
 pub fn orphan_child_record(
     child: &str,
     child_region: Option<&str>,

@@ -8,7 +8,7 @@ use crate::view::join_lines;
 use crate::view::words::{nonzero_counts, stack_region};
 
 /// The settled records by outcome, `3 deleted, 1 failed`, each outcome named as in a
-/// row (docs/destroy.md §0); `None` when nothing is settled.
+/// row (docs/destroy.md, "Terms"); `None` when nothing is settled.
 pub fn outcome_counts(c: &ReportCounts) -> Option<String> {
     nonzero_counts(&[
         (c.deleted, "deleted"),
@@ -181,7 +181,7 @@ mod tests {
 
     #[test]
     fn destroy_report_row_whose_delete_may_still_run_carries_the_note() {
-        // docs/destroy.md §2.13: a stop after a crash that lost a handle must say which
+        // docs/destroy.md, "Stopping a run": a stop after a crash that lost a handle must say which
         // resources may still be deleting in AWS.
         let rows = vec![
             planned("Db", "AWS::Neptune::DBCluster"),
@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn an_interrupted_row_is_named_interrupted_in_rows_and_counts() {
-        // docs/destroy.md §0: the row outcome is `interrupted`; the stack's counts name
+        // docs/destroy.md, "Terms": the row outcome is `interrupted`; the stack's counts name
         // it the same way.
         let rows = vec![planned("Q", "AWS::SQS::Queue")];
         let r = build_report("run-4", "Shop", "us-east-1", &rows, &BTreeMap::new(), true);

@@ -1,4 +1,4 @@
-//! What `runs expire` and `runs prune` print (docs/runs.md §3-§4): the lifecycle rule
+//! What `runs expire` and `runs prune` print (docs/runs.md, "The lifecycle rule (cdkd-flow runs expire, make deploy)" and "Pruning (cdkd-flow runs prune --older-than D)"): the lifecycle rule
 //! set (or that would be), the folders deleted and kept with the reason, and one
 //! summary line. Every value read from the bucket is flattened onto one line.
 

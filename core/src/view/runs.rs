@@ -241,7 +241,7 @@ pub fn aborted_warning(input: &Value, run_id: &str) -> String {
     if RunKind::of_input(input) == Some(RunKind::Export) {
         // An export: its destination stacks may own resources its records still list;
         // unlocking would let a deploy or destroy act on them. Its resume takes the
-        // lock over (docs/export.md §10.8).
+        // lock over (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
         return format!(
             "warning: the run was stopped abruptly: its lock on stack '{}' stays held, and CloudFormation may already hold resources its cdkd record still lists; run the same cdkd-flow export command again to resume it (it takes the lock over; no force-unlock is needed, and none should be used)",
             flatten_str(stack)
@@ -469,7 +469,7 @@ pub fn local_final_line(r: &LocalRunRow) -> String {
 }
 
 /// Why `runs approve|reject --local` (`verb`: `approve` or `reject`) refuses local run
-/// `r` (docs/export.md §10.7): a run that ended, or was interrupted, has no export
+/// `r` (docs/export.md, "Approval (export-approval)"): a run that ended, or was interrupted, has no export
 /// process waiting for a decision, so nothing would act on one. `decided`: what its
 /// `approval.json` says was decided (`approved by alice@laptop at ...`), when anything.
 /// An interrupted run is named with why and the command that resumes it. `None`: the

@@ -3,7 +3,7 @@
 //! "N of M" (`1 of 2 destroys`), and a stack with its region (`Shop (us-east-1)`).
 //!
 //! Texts the docs fix word for word keep their own spelling (`<n> of <m> stack(s) could
-//! not be fully read …`, docs/state-views.md §3.3); these helpers are for cdkd-flow's
+//! not be fully read …`, docs/state-views.md, "--long"); these helpers are for cdkd-flow's
 //! own views.
 
 use crate::text::{or_unrenderable, strip};

@@ -1,4 +1,4 @@
-//! Crash safety (docs/destroy.md §2.11): repeated application of the wave logic, with
+//! Crash safety (docs/destroy.md, "Crash safety: state written as it goes"): repeated application of the wave logic, with
 //! records removed from state only after a confirmed delete, converges under random
 //! crashes (an invocation dying before any I/O operation), injected delete failures and
 //! stop requests: nothing is deleted twice or out of order, nothing is left behind, and

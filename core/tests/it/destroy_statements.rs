@@ -1,4 +1,4 @@
-//! Testable statements of docs/destroy.md §6 that cdkd-core decides, each named after
+//! Testable statements of docs/destroy.md, "Checks" that cdkd-core decides, each named after
 //! its number. (Statements about AWS calls, locks and S3 writes are decided here only in
 //! their pure part; the steps and deleters test the rest.)
 
@@ -437,7 +437,7 @@ fn oracle_record_written_by_cdkd_plans_and_orders_its_waves() {
     );
 }
 
-/// Statement 56 (docs/destroy.md §2.2 step 8): a record whose resources a stopped export
+/// Statement 56 (docs/destroy.md, "Refusals before anything is deleted" step 8): a record whose resources a stopped export
 /// holds in CloudFormation is refused under the name `HeldByExport`, naming the
 /// CloudFormation stack, its status, the run and the ways on; a migrated one, the orphan
 /// that forgets it.

@@ -1,4 +1,4 @@
-//! The export's execution decisions (docs/export.md §10): the phase templates, template
+//! The export's execution decisions (docs/export.md, "Workflow"): the phase templates, template
 //! delivery, how change-set and stack statuses read, the waits, the failure lines, the
 //! report and its view.
 
@@ -171,7 +171,7 @@ fn a_template_up_to_51200_bytes_goes_inline_then_by_upload_then_is_refused() {
 }
 
 /// The over-1 MB refusal names what is actually large: a resource's Metadata, a
-/// top-level section, not only Properties (docs/export.md §7, statement 63).
+/// top-level section, not only Properties (docs/export.md, "Change sets", statement 63).
 #[test]
 fn statement_63_an_oversized_template_names_its_largest_parts_metadata_included() {
     let huge = "x".repeat(TEMPLATE_URL_MAX + 1);
@@ -1119,7 +1119,7 @@ fn a_plan_without_its_record_snapshot_tells_a_changed_record_apart_by_physical_i
 
 /// The record the plan was made from, as `plan.json` keeps it, and the record read
 /// under the lock: any row added, removed or changed, or any other field changed, is a
-/// change, named by logical id (docs/export.md §10.1).
+/// change, named by logical id (docs/export.md, "The lock (export-lock)").
 fn planned_from(body: Value) -> StackPlan {
     let record = cdkd_core::state::StateRecord::from_body(obj(body));
     StackPlan {
@@ -1269,7 +1269,7 @@ fn local_runs_are_runs_an_interrupted_export_reports_where_it_stood_and_the_resu
 
 /// A run stopped in phase 2 after pre-deleting an IAM policy: its report says the policy
 /// is absent (its permissions missing) until the resume's phase 2 re-creates it
-/// (docs/export.md §10.5). With the plan, by type; without it (a deployed run stopped
+/// (docs/export.md, "Failure (export-abort)"). With the plan, by type; without it (a deployed run stopped
 /// from outside), by logical id.
 #[test]
 fn an_interrupted_export_in_phase_2_says_what_it_pre_deleted_is_absent_until_the_resume() {

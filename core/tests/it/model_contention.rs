@@ -1,4 +1,4 @@
-//! The contention refusal (docs/state-and-lock.md §7): statements 37–42, adapted to `cdkd-flow
+//! The contention refusal (docs/state-and-lock.md, "The contention refusal"): statements 37–42, adapted to `cdkd-flow
 //! force-unlock` (this CLI has the command), plus the suppression and quoting rules.
 
 use cdkd_core::contention::{contention_message, recovery_command, ContentionContext, Subject};
@@ -284,7 +284,7 @@ fn contention_a_destroy_runs_lock_names_its_watch_command_before_the_unlock() {
     assert!(msg.contains("That process is still running"), "{msg}");
 }
 
-/// docs/state-and-lock.md §6.4, "Fencing a write": a lock is still the holder's when its
+/// docs/state-and-lock.md, "Renewal", "Fencing a write": a lock is still the holder's when its
 /// owner and acquisition timestamp are the ones it wrote, whatever its expiry (a renewal
 /// whose answer was lost); the `Lost` error names what stands there now.
 #[test]

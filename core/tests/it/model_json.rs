@@ -1,4 +1,4 @@
-//! JS-compatible JSON and the text treatments through the public API: docs/state-views.md §1.6a
+//! JS-compatible JSON and the text treatments through the public API: docs/state-views.md, "--json"a
 //! table, deep values on a small (2 MiB) thread stack, --json payload round trip.
 
 use cdkd_core::js::MAX_STRINGIFY_DEPTH;
@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 #[test]
 fn views_1_6a_four_treatments_at_a_glance() {
-    // (input, human docs/state-views.md §1.1, diagnostic §1.2, identifier §1.4, --json §1.6)
+    // (input, human docs/state-views.md, "Strip (values in human views)", diagnostic "Flatten (diagnostics)", identifier "Identifiers (rows of state list, prompts, the contention refusal)", --json "--json")
     let rows: [(Value, &str, &str, &str, &str); 7] = [
         (
             json!("A\u{1b}[31mB"),
@@ -172,7 +172,7 @@ fn template_json_a_duplicate_key_is_refused_naming_the_key_its_path_and_line() {
 
 #[test]
 fn record_json_a_duplicate_key_keeps_javascripts_last_value_at_the_first_position() {
-    // docs/state-and-lock.md §3.3: records and locks read as cdkd's JSON.parse does.
+    // docs/state-and-lock.md, "JSON as JavaScript sees it": records and locks read as cdkd's JSON.parse does.
     let v = parse_json(br#"{"resources": {"A": 1}, "version": 3, "resources": {"B": 2}}"#).unwrap();
     assert_eq!(
         stringify(&v).unwrap(),

@@ -1,4 +1,4 @@
-//! S3 key layout (docs/state-and-lock.md §2, §2.1) and ref ordering (docs/state-views.md §1.7):
+//! S3 key layout (docs/state-and-lock.md, "Key layout" and "Listing the records") and ref ordering (docs/state-views.md, "Order"):
 //! statements 8–11 as parse tests.
 
 use cdkd_core::keys::{
@@ -65,7 +65,7 @@ fn listing_rule_empty_segments_are_skipped() {
 
 #[test]
 fn listing_rule_nested_custom_prefix_parity_flaw_kept() {
-    // docs/state-and-lock.md §2.1: listing under `cdkd` sees `cdkd/team-a/S/state.json` as stack
+    // docs/state-and-lock.md, "Listing the records": listing under `cdkd` sees `cdkd/team-a/S/state.json` as stack
     // `team-a` in "region" `S` (cdkd has the same flaw).
     assert_eq!(
         refs_of(&["cdkd/team-a/S/state.json"]),

@@ -1,5 +1,5 @@
-//! lock.json (docs/state-and-lock.md §5) and the pure lock protocol rules (§6): statements 24, 29,
-//! 31, 35, 36 and the expiry phrases of docs/state-and-lock.md §7.
+//! lock.json (docs/state-and-lock.md, "lock.json") and the pure lock protocol rules ("The lock protocol"): statements 24, 29,
+//! 31, 35, 36 and the expiry phrases of docs/state-and-lock.md, "The contention refusal".
 
 use cdkd_core::lock::{
     expiry_phrase, flow_owner, format_duration_ms, is_expired, is_own_body, lock_expiry_ms,
@@ -223,7 +223,7 @@ fn duration_format_whole_seconds_minutes_unbounded() {
     assert_eq!(format_duration_ms(0), "0s");
 }
 
-// docs/state-and-lock.md §5.1 (statement 46): lock time is S3's. `W` is when S3 wrote the
+// docs/state-and-lock.md, "Lock time is S3's" (statement 46): lock time is S3's. `W` is when S3 wrote the
 // lock object (its LastModified); `now` is S3's clock.
 
 const W: i64 = 1_767_225_600_000;

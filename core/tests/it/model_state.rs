@@ -1,4 +1,4 @@
-//! state.json reader and writer: docs/state-and-lock.md §3 / §2.2 / §2.3 and testable statements
+//! state.json reader and writer: docs/state-and-lock.md, "state.json" and "Reading a record" and "Writing a record" and testable statements
 //! 15–18, 21–23; round trip for every schema version; malformed-record corpus; proptests.
 
 use cdkd_core::json::{parse_json, stringify, stringify_pretty};
@@ -192,7 +192,7 @@ fn fixture_written_by_cdkd_rewrites_byte_identically_apart_from_version() {
     assert_eq!(written, expected);
 }
 
-// ---------- docs/state-and-lock.md §8 statements ----------
+// ---------- docs/state-and-lock.md, "Checks" statements ----------
 
 #[test]
 fn statement_15_version_11_refused_with_upgrade_message() {

@@ -1,4 +1,4 @@
-//! `--force` cached-value fallback: values never copied (docs/repairs.md §7.3). One test
+//! `--force` cached-value fallback: values never copied (docs/repairs.md, "The rewrite"). One test
 //! per class: the surviving record keeps the intrinsic, the warning names the class, and
 //! the cached value appears nowhere in the saved record or the output.
 

@@ -1,4 +1,4 @@
-//! `state orphan --resource` (docs/repairs.md §7.2-§7.3): refusals and the reference rewrite.
+//! `state orphan --resource` (docs/repairs.md, "Resources of one stack: state orphan <stack> --resource <id> [...]" and "The rewrite"): refusals and the reference rewrite.
 
 use cdkd_core::repair::orphan::{check_record, resource_targets, OrphanRefusal};
 use cdkd_core::repair::refresh::ReadResult;

@@ -1,4 +1,4 @@
-//! Redaction by position (docs/repairs.md §6.4): refresh-observed's readback against the
+//! Redaction by position (docs/repairs.md, "Redaction by position"): refresh-observed's readback against the
 //! record's own `properties`.
 
 use cdkd_core::repair::redact::{corroborates, redact_by_position};

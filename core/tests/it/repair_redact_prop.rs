@@ -1,4 +1,4 @@
-//! Property (docs/repairs.md §6.4): whatever AWS echoes, a decrypted secret at a
+//! Property (docs/repairs.md, "Redaction by position"): whatever AWS echoes, a decrypted secret at a
 //! reference-bearing position of the record never reaches the stored baseline; only the
 //! stored expression, the record's text or the mask do.
 //!

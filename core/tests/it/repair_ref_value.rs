@@ -1,4 +1,4 @@
-//! docs/repairs.md §7.5: CloudFormation's `Ref` value per type (`cdkd_core::ref_value`),
+//! docs/repairs.md, "Ref values by type": CloudFormation's `Ref` value per type (`cdkd_core::ref_value`),
 //! one test per type the table names, and the orphan rewrite that uses it.
 
 use cdkd_core::ref_value::{ref_rule, ref_value, RefUnknown, REF_RULES};

@@ -1,4 +1,4 @@
-//! refresh-observed decisions (docs/repairs.md §6).
+//! refresh-observed decisions (docs/repairs.md, "state refresh-observed [stacks...]").
 
 use std::collections::BTreeMap;
 
@@ -419,7 +419,7 @@ fn refresh_tally_adds_stacks_into_the_run() {
 }
 
 // ---------------------------------------------------------------------------------
-// Which reader (docs/repairs.md §6.2 rule 2): core::repair::reading
+// Which reader (docs/repairs.md, "Per resource" rule 2): core::repair::reading
 
 use cdkd_core::repair::reading::{inline_policies_owned_elsewhere, read_route, ReadRoute};
 

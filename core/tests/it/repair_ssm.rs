@@ -1,4 +1,4 @@
-//! Public SSM parameters embedded in a longer value (docs/repairs.md §6.5).
+//! Public SSM parameters embedded in a longer value (docs/repairs.md, "Public SSM parameters inside a longer value").
 
 use cdkd_core::repair::redact::redact_by_position;
 use cdkd_core::repair::ssm::{

@@ -1,4 +1,4 @@
-//! What the repairs print (docs/repairs.md §6.3, §7.2-§7.3), as insta snapshots.
+//! What the repairs print (docs/repairs.md, "Output" and "Resources of one stack: state orphan <stack> --resource <id> [...]" and "The rewrite"), as insta snapshots.
 
 use std::collections::BTreeMap;
 
@@ -236,7 +236,7 @@ fn repair_view_orphan_abort_names_the_ref_value_flag_for_an_unknown_ref_rule() {
     insta::assert_snapshot!(orphan_aborted(&err));
 }
 
-/// docs/repairs.md §7.1 step 0: a whole-stack orphan of a record a stopped export holds.
+/// docs/repairs.md, "Whole stacks: state orphan <stacks...> [--stack-region R] [-f] [-y]" step 0: a whole-stack orphan of a record a stopped export holds.
 #[test]
 fn repair_view_orphan_of_a_record_a_stopped_export_holds() {
     use cdkd_core::export::held::ExportHold;

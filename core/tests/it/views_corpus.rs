@@ -1,5 +1,5 @@
-//! Snapshot corpus built from the rules of docs/state-views.md (§1, §4, §5) and its
-//! checks (docs/state-views.md §10): every record is rendered through every view
+//! Snapshot corpus built from the rules of docs/state-views.md ("Text rules", "state show <stack>", "state resources <stack>") and its
+//! checks (docs/state-views.md, "Checks"): every record is rendered through every view
 //! (`state show` human and `--json`, `state resources` in its three modes, its
 //! `state list --long` row) and the whole output pinned with insta. Every human rendering
 //! is also checked for raw control characters, and every `--json` output is parsed back.

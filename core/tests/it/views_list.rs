@@ -1,4 +1,4 @@
-//! `state list` (docs/state-views.md §3, testable statements 1-21).
+//! `state list` (docs/state-views.md, "state list (alias ls)", testable statements 1-21).
 
 use crate::views_common;
 
@@ -438,13 +438,13 @@ fn list_tree_label_with_connector_is_quoted() {
     let entries = vec![TreeEntry::unlinked("└── Fake", Some("us-east-1"))];
     assert_eq!(
         tree_text(&build_tree(entries)).stdout,
-        // Box-drawing characters print (docs/state-views.md §1.3); the quotes keep the label
+        // Box-drawing characters print (docs/state-views.md, "Printable (stack names and regions in diagnostics)"); the quotes keep the label
         // apart from the connectors the view draws.
         "\"\u{2514}\u{2500}\u{2500} Fake\" (us-east-1)\n"
     );
 }
 
-// ------------------ docs/state-views.md §3.7 a lock left without a record
+// ------------------ docs/state-views.md, "A lock left without a record" a lock left without a record
 
 #[test]
 fn state_list_lock_without_record_rows_carry_the_marker_in_every_mode() {

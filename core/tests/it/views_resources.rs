@@ -1,4 +1,4 @@
-//! `state resources` (docs/state-views.md §5, testable statements 43-48).
+//! `state resources` (docs/state-views.md, "state resources <stack>", testable statements 43-48).
 
 use crate::views_common;
 

@@ -1,4 +1,4 @@
-//! `state show` (docs/state-views.md §4, testable statements 22-42).
+//! `state show` (docs/state-views.md, "state show <stack>", testable statements 22-42).
 
 use crate::views_common;
 
@@ -498,7 +498,7 @@ fn show_json_escapes_and_parses_back_to_the_record() {
     assert!(out.find("\"10\": 2").unwrap() < out.find("\"stackName\"").unwrap());
 }
 
-// ------------------ docs/state-views.md §4.7 a lock left without a record
+// ------------------ docs/state-views.md, "A lock without a record" a lock left without a record
 
 fn lone_ctx<'a>(
     stack: &'a str,

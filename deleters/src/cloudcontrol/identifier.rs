@@ -1,4 +1,4 @@
-//! Which Cloud Control identifier to delete a record by (docs/destroy.md §3.2). The table itself is
+//! Which Cloud Control identifier to delete a record by (docs/destroy.md, "Which identifier Cloud Control gets"). The table itself is
 //! core's ([`cdkd_core::destroy::identifiers`]); this module turns its answer into what
 //! the deleter sends, and whether NotFound for it may count as deleted. A wrong
 //! identifier can come back as NotFound, which would drop a live resource from state, so
@@ -48,7 +48,7 @@ pub fn cloud_control_target(req: &DeleteRequest) -> Result<CcTarget, DeleteError
     }
 }
 
-/// How long a Cloud Control delete of `resource_type` may stay in progress (docs/destroy.md §3.1).
+/// How long a Cloud Control delete of `resource_type` may stay in progress (docs/destroy.md, "Cloud Control").
 pub fn poll_cap_ms(resource_type: &str) -> u64 {
     const MIN: u64 = 60_000;
     match resource_type {
@@ -65,7 +65,7 @@ pub fn poll_cap_ms(resource_type: &str) -> u64 {
 }
 
 /// A deletion-protection property Cloud Control can turn off with `UpdateResource`
-/// before the delete (docs/destroy.md §3.1 `removeProtection`): the JSON-patch value that means
+/// before the delete (docs/destroy.md, "Cloud Control" `removeProtection`): the JSON-patch value that means
 /// "off" for the type, or `None` for types without one.
 pub fn protection_off_patch(resource_type: &str) -> Option<(&'static str, Value)> {
     Some(match resource_type {

@@ -1,4 +1,4 @@
-//! The Cloud Control deleter (docs/destroy.md §3.1): `DeleteResource` with a deterministic
+//! The Cloud Control deleter (docs/destroy.md, "Cloud Control"): `DeleteResource` with a deterministic
 //! ClientToken, then `GetResourceRequestStatus` polls across wave invocations from the
 //! persisted RequestToken.
 //!
@@ -23,11 +23,11 @@ use crate::request::DeleteRequest;
 use crate::Deleter;
 pub use identifier::{cloud_control_target, poll_cap_ms, protection_off_patch, CcTarget};
 
-/// First status poll delay, growth ×1.5, cap (docs/destroy.md §3.1).
+/// First status poll delay, growth ×1.5, cap (docs/destroy.md, "Cloud Control").
 const POLL_FIRST_MS: u64 = 1000;
 const POLL_CAP_MS: u64 = 10_000;
 
-/// Why Cloud Control cannot honour `DeletionPolicy: Snapshot` (docs/destroy.md §3.1).
+/// Why Cloud Control cannot honour `DeletionPolicy: Snapshot` (docs/destroy.md, "Cloud Control").
 pub const NO_SNAPSHOT_PARAMETER: &str =
     "Cloud Control's DeleteResource has no snapshot parameter and cdkd-flow has no SDK deleter for this type that takes one";
 
@@ -236,7 +236,7 @@ pub const PHASE_UNPROTECT: &str = "unprotect";
 const UNPROTECT_BUDGET_MS: u64 = 15 * 60_000;
 
 impl CloudControlDeleter {
-    /// `removeProtection` for the types of docs/destroy.md §3.1: `UpdateResource` with a JSON patch
+    /// `removeProtection` for the types of docs/destroy.md, "Cloud Control": `UpdateResource` with a JSON patch
     /// turning the protection property off. `Some(request token)` while it runs; `None`
     /// when it finished at once or failed (a failure is only a warning: the delete then
     /// fails loudly if the protection is still on).

@@ -1,10 +1,10 @@
-//! The Cloud Control reader (docs/repairs.md §6.2): `GetResource` for every type Cloud
+//! The Cloud Control reader (docs/repairs.md, "Per resource"): `GetResource` for every type Cloud
 //! Control reads and no SDK reader declares. The identifier is derived as for a delete
 //! (core's `cloud_control_identifier`); a record it cannot be derived for is
 //! unsupported, never read by guess. Cloud Control answers in CloudFormation's property
 //! names, so the reading lines up with the record as it is.
 //!
-//! The same resource model answers orphan's live attribute reads (docs/repairs.md §7.4): it holds the
+//! The same resource model answers orphan's live attribute reads (docs/repairs.md, "Live attribute reads"): it holds the
 //! type's read-only properties too, which are its GetAtt attributes (`Arn`, nested ones
 //! such as `Endpoint.Address` as nested objects).
 

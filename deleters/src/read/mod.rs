@@ -1,5 +1,5 @@
-//! Current-state readers for `state refresh-observed` (docs/repairs.md §6.2) and for the
-//! live attribute reads of `state orphan --resource` (docs/repairs.md §7.4).
+//! Current-state readers for `state refresh-observed` (docs/repairs.md, "Per resource") and for the
+//! live attribute reads of `state orphan --resource` (docs/repairs.md, "Live attribute reads").
 //!
 //! - [`Reader`]: reads one resource's current properties, named and shaped as
 //!   CloudFormation's, so they line up with the record's `properties` for redaction by
@@ -73,7 +73,7 @@ pub trait Reader: Send + Sync {
     /// AWS says the resource does not exist.
     async fn read(&self, req: &ReadRequest) -> Result<Option<Value>, ReadError>;
 
-    /// The resource's current GetAtt attributes (docs/repairs.md §7.4), an object keyed
+    /// The resource's current GetAtt attributes (docs/repairs.md, "Live attribute reads"), an object keyed
     /// by attribute name (a dotted name may also be reached through nested objects);
     /// `Ok(None)` when AWS says the resource does not exist. An SDK reader answers the
     /// attributes it declares ([`SdkReader::ATTRIBUTES`]); Cloud Control answers its

@@ -1,4 +1,4 @@
-//! One stack's refresh under its lock (docs/repairs.md §6.1 step 5, §6.2): lock, read
+//! One stack's refresh under its lock (docs/repairs.md, "Order of checks" step 5, "Per resource"): lock, read
 //! the record (its ETag is the one the save is conditional on), ask SSM about the
 //! public parameters its longer values embed, read every resource (bounded
 //! concurrency), apply core's decision, save with `If-Match`, release.

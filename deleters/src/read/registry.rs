@@ -1,5 +1,5 @@
-//! The readers of one region, the reads of a whole record (docs/repairs.md §6.2) and
-//! the live attribute reads of an orphan (docs/repairs.md §7.4): which reader a record or an attribute
+//! The readers of one region, the reads of a whole record (docs/repairs.md, "Per resource") and
+//! the live attribute reads of an orphan (docs/repairs.md, "Live attribute reads"): which reader a record or an attribute
 //! goes to is core's decision (`cdkd_core::repair::reading::{read_route,
 //! attribute_route}`) over what the readers declare.
 
@@ -93,7 +93,7 @@ impl Readers {
     }
 
     /// Core's route for a live read of attribute `attr` of a record of `resource_type`,
-    /// given these readers (docs/repairs.md §7.4).
+    /// given these readers (docs/repairs.md, "Live attribute reads").
     pub fn attribute_route(
         &self,
         resource_type: &str,
@@ -151,7 +151,7 @@ impl Readers {
     /// The live answers for `pairs` (`(logicalId, attribute)` of records of `record`, as
     /// `cdkd_core::repair::rewrite::live_reads_needed` lists them): each record is read
     /// once per reader its attributes route to, at most `concurrency` reads at once, and
-    /// core turns each reading into the answer of each attribute (docs/repairs.md §7.4).
+    /// core turns each reading into the answer of each attribute (docs/repairs.md, "Live attribute reads").
     pub async fn read_live_attributes(
         &self,
         record: &Map<String, Value>,

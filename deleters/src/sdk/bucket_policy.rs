@@ -1,6 +1,6 @@
 //! `AWS::S3::BucketPolicy`: DeleteBucketPolicy on the recorded bucket (`Bucket` property,
 //! else the physical id). A bucket without a policy counts as done; a missing bucket
-//! counts as gone under the region guard (docs/destroy.md §3.3).
+//! counts as gone under the region guard (docs/destroy.md, "SDK deleters").
 
 use async_trait::async_trait;
 

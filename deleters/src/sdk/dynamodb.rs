@@ -1,8 +1,8 @@
 //! `AWS::DynamoDB::Table`: DeleteTable by name, then poll DescribeTable until the table
 //! is gone (asynchronous: the handle survives across wave invocations). Budget 30 min
-//! (docs/destroy.md §2.8 step 5).
+//! (docs/destroy.md, "One record in a wave" step 5).
 //!
-//! Deletion protection (docs/destroy.md §3.3): with `removeProtection` a protected table is first
+//! Deletion protection (docs/destroy.md, "SDK deleters"): with `removeProtection` a protected table is first
 //! updated to `DeletionProtectionEnabled=false`, then the deleter waits until the table
 //! is ACTIVE and unprotected (a [`Handle::Steps`] in phase `unprotect`, resumable across
 //! calls) and deletes it. Without the flag a protected table fails with a message naming
@@ -284,7 +284,7 @@ impl Deleter for DynamoTableDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): DescribeTable, DescribeTimeToLive, ListTagsOfResource.
+// Reader (docs/repairs.md, "Per resource"): DescribeTable, DescribeTimeToLive, ListTagsOfResource.
 
 impl SdkReader for DynamoTableDeleter {
     const READS: &'static [&'static str] = &["AWS::DynamoDB::Table"];

@@ -1,6 +1,6 @@
 //! `AWS::EC2::Instance`: the physical id is the instance id (`i-…`).
 //!
-//! docs/destroy.md §3.1 (`removeProtection`) and §3.3: with `removeProtection` every attempt first
+//! docs/destroy.md, "Cloud Control" (`removeProtection`) and "SDK deleters": with `removeProtection` every attempt first
 //! sets `DisableApiTermination=false` (ModifyInstanceAttribute), then calls
 //! TerminateInstances. When TerminateInstances refuses because API termination
 //! protection is on (it came back: the protection race), the flag's attempt is repeated
@@ -272,7 +272,7 @@ impl Ec2InstanceDeleter {
 
 impl SdkDeleter for Ec2InstanceDeleter {
     const TYPES: &'static [&'static str] = &["AWS::EC2::Instance"];
-    /// Turns API-termination protection off through EC2 (docs/destroy.md §3.1
+    /// Turns API-termination protection off through EC2 (docs/destroy.md, "Cloud Control"
     /// removeProtection), which Cloud Control does not. Cloud Control's identifier is the
     /// instance id.
     const CAPABILITIES: SdkCapabilities = SdkCapabilities {

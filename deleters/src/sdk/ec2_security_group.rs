@@ -1,7 +1,7 @@
 //! `AWS::EC2::SecurityGroup`: the physical id is the group id (`sg-…`).
 //!
 //! Each call first sweeps the Lambda network interfaces that still use the group
-//! (`AWS Lambda VPC ENI…`, status `available` → `DeleteNetworkInterface`, docs/destroy.md §3.3).
+//! (`AWS Lambda VPC ENI…`, status `available` → `DeleteNetworkInterface`, docs/destroy.md, "SDK deleters").
 //! While any interface uses the group, or `DeleteSecurityGroup` answers `DependencyViolation`,
 //! the delete stays in flight and a later call tries again; the handle keeps the deadline
 //! (30 min from the first call) across wave invocations. After it the row fails naming the
@@ -255,7 +255,7 @@ impl Deleter for SecurityGroupDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): DescribeSecurityGroups; each permission's ranges are
+// Reader (docs/repairs.md, "Per resource"): DescribeSecurityGroups; each permission's ranges are
 // flattened into CloudFormation's one-source-per-rule shape.
 
 impl SdkReader for SecurityGroupDeleter {

@@ -1,4 +1,4 @@
-//! Sweeping the network interfaces that VPC Lambda functions leave behind (docs/destroy.md §3.3:
+//! Sweeping the network interfaces that VPC Lambda functions leave behind (docs/destroy.md, "SDK deleters":
 //! `AWS::Lambda::Function` with `VpcConfig`, `AWS::EC2::SecurityGroup`), and the deadline
 //! arithmetic of deletes that wait for them across wave invocations.
 //!

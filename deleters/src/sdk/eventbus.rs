@@ -1,6 +1,6 @@
 //! `AWS::Events::EventBus`: the physical id is the bus name (an event-bus ARN also works).
 //!
-//! cdkd deletes every rule on the bus, even rules that are not its stack's (docs/destroy.md §3.3).
+//! cdkd deletes every rule on the bus, even rules that are not its stack's (docs/destroy.md, "SDK deleters").
 //! cdkd-flow takes the safer course: the rules this state records are deleted
 //! before the bus by the implicit ordering rule, so any rule still on the bus is not this
 //! stack's; the bus deleter then fails naming those rules and deletes nothing. The

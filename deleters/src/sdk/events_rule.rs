@@ -1,7 +1,7 @@
 //! `AWS::Events::Rule`: the physical id is the rule ARN
 //! (`arn:…:events:<region>:<account>:rule/[<bus>/]<name>`) or, in older records, the rule
 //! name with the bus in `properties.EventBusName` (default bus when absent). Removes every
-//! target of the rule, then deletes it (docs/destroy.md §3.3). A rule that DescribeRule reports
+//! target of the rule, then deletes it (docs/destroy.md, "SDK deleters"). A rule that DescribeRule reports
 //! missing counts as gone only under the region guard.
 
 use async_trait::async_trait;
@@ -236,7 +236,7 @@ impl Deleter for EventsRuleDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): DescribeRule and ListTargetsByRule.
+// Reader (docs/repairs.md, "Per resource"): DescribeRule and ListTargetsByRule.
 
 impl SdkReader for EventsRuleDeleter {
     const READS: &'static [&'static str] = &["AWS::Events::Rule"];

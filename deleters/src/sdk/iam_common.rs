@@ -1,4 +1,4 @@
-//! What the IAM deleters share (docs/destroy.md §3.3): the existence check whose NoSuchEntity goes
+//! What the IAM deleters share (docs/destroy.md, "SDK deleters"): the existence check whose NoSuchEntity goes
 //! to the region guard, removing every managed and inline policy of a role, user or group,
 //! undoing group memberships and instance-profile places, and the final delete. While
 //! removing something, NoSuchEntity means it is already gone, which is fine.

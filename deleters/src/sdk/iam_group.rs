@@ -1,5 +1,5 @@
 //! `AWS::IAM::Group`: remove every member, detach managed and delete inline policies,
-//! then delete the group (docs/destroy.md §3.3).
+//! then delete the group (docs/destroy.md, "SDK deleters").
 
 use async_trait::async_trait;
 

@@ -1,5 +1,5 @@
 //! `AWS::IAM::ManagedPolicy`: the physical id is the policy ARN. Detach it from every
-//! role, user and group, delete every non-default version, then delete it (docs/destroy.md §3.3).
+//! role, user and group, delete every non-default version, then delete it (docs/destroy.md, "SDK deleters").
 
 use async_trait::async_trait;
 
@@ -151,7 +151,7 @@ impl Deleter for IamManagedPolicyDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): GetPolicy, the default version's document, and the
+// Reader (docs/repairs.md, "Per resource"): GetPolicy, the default version's document, and the
 // roles, users and groups it is attached to.
 
 impl SdkReader for IamManagedPolicyDeleter {

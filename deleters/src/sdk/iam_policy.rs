@@ -1,5 +1,5 @@
 //! `AWS::IAM::Policy` (an inline policy): delete the policy from every role, user and
-//! group the record names (docs/destroy.md §3.3). The physical id is the policy name; the legacy
+//! group the record names (docs/destroy.md, "SDK deleters"). The physical id is the policy name; the legacy
 //! form `<name>:<role>` names one more role. NoSuchEntity for one principal is fine.
 
 use async_trait::async_trait;
@@ -147,7 +147,7 @@ impl Deleter for IamPolicyDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): the policy document from the first principal that has
+// Reader (docs/repairs.md, "Per resource"): the policy document from the first principal that has
 // it, and the principals of the record that still have it.
 
 impl SdkReader for IamPolicyDeleter {

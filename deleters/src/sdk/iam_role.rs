@@ -1,5 +1,5 @@
 //! `AWS::IAM::Role`: detach every attached managed policy, delete every inline policy,
-//! remove the role from every instance profile, then delete the role (docs/destroy.md §3.3). This
+//! remove the role from every instance profile, then delete the role (docs/destroy.md, "SDK deleters"). This
 //! also covers policies attached outside the stack.
 
 use async_trait::async_trait;
@@ -55,7 +55,7 @@ impl Deleter for IamRoleDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): GetRole, the attached managed policies and the inline
+// Reader (docs/repairs.md, "Per resource"): GetRole, the attached managed policies and the inline
 // policies, leaving out those a sibling `AWS::IAM::Policy` of the record owns.
 
 impl SdkReader for IamRoleDeleter {

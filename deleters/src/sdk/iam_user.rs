@@ -1,6 +1,6 @@
 //! `AWS::IAM::User`: delete the login profile and access keys, detach managed and
 //! delete inline policies, leave every group, drop the permissions boundary, then delete
-//! the user (docs/destroy.md §3.3).
+//! the user (docs/destroy.md, "SDK deleters").
 
 use async_trait::async_trait;
 

@@ -1,4 +1,4 @@
-//! `AWS::IAM::InstanceProfile`: remove each role, then delete the profile (docs/destroy.md §3.3).
+//! `AWS::IAM::InstanceProfile`: remove each role, then delete the profile (docs/destroy.md, "SDK deleters").
 
 use async_trait::async_trait;
 

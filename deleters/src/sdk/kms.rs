@@ -1,5 +1,5 @@
 //! `AWS::KMS::Key`: ScheduleKeyDeletion with `PendingWindowInDays` from the record's
-//! properties when valid (7-30), else 7, the minimum (docs/destroy.md §3.3). A key already pending
+//! properties when valid (7-30), else 7, the minimum (docs/destroy.md, "SDK deleters"). A key already pending
 //! deletion counts as deleted.
 
 use async_trait::async_trait;
@@ -139,7 +139,7 @@ impl Deleter for KmsKeyDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): DescribeKey, GetKeyPolicy, GetKeyRotationStatus,
+// Reader (docs/repairs.md, "Per resource"): DescribeKey, GetKeyPolicy, GetKeyRotationStatus,
 // ListResourceTags. A key pending deletion reads as gone.
 
 impl SdkReader for KmsKeyDeleter {

@@ -1,7 +1,7 @@
 //! `AWS::Lambda::Function`: the physical id is the function name (an ARN also works).
 //!
 //! A function whose record has a `VpcConfig` with subnets or security groups is deleted
-//! as docs/destroy.md §3.3 says: empty its `VpcConfig`, wait for that update, delete it, then sweep
+//! as docs/destroy.md, "SDK deleters" says: empty its `VpcConfig`, wait for that update, delete it, then sweep
 //! the network interfaces Lambda made for it (`AWS Lambda VPC ENI-<name>…`, deleted once
 //! `available`). Every wait is a return with `InFlight` (the handle keeps the deadline,
 //! 30 min from the first call), and each poll works out where it is from what AWS says,
@@ -344,7 +344,7 @@ impl Deleter for LambdaFunctionDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): GetFunction (configuration and tags). Environment
+// Reader (docs/repairs.md, "Per resource"): GetFunction (configuration and tags). Environment
 // values come back decrypted; redaction by position against the record hides them.
 
 impl SdkReader for LambdaFunctionDeleter {

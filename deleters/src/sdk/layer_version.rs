@@ -1,6 +1,6 @@
 //! `AWS::Lambda::LayerVersion`: the physical id is the layer version ARN
 //! (`arn:…:lambda:<region>:<account>:layer:<name>:<version>`); a malformed one is
-//! skipped (docs/destroy.md §3.3). DeleteLayerVersion succeeds for a missing version, so existence
+//! skipped (docs/destroy.md, "SDK deleters"). DeleteLayerVersion succeeds for a missing version, so existence
 //! is checked first.
 
 use async_trait::async_trait;

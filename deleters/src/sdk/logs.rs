@@ -54,7 +54,7 @@ impl Deleter for LogGroupDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): DescribeLogGroups by prefix (the exact name wins) and
+// Reader (docs/repairs.md, "Per resource"): DescribeLogGroups by prefix (the exact name wins) and
 // ListTagsForResource on the group's ARN.
 
 impl SdkReader for LogGroupDeleter {

@@ -1,5 +1,5 @@
 //! SDK deleters: one module per resource type that this project deletes through the
-//! type's own API instead of Cloud Control (docs/destroy.md §3.3).
+//! type's own API instead of Cloud Control (docs/destroy.md, "SDK deleters").
 
 pub mod bucket_policy;
 pub mod dynamodb;

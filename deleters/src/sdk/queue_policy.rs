@@ -1,5 +1,5 @@
 //! `AWS::SQS::QueuePolicy`: set the `Policy` attribute to "" on **every** queue in
-//! `properties.Queues` (docs/destroy.md §3.3; cdkd clears only the first), falling back to the
+//! `properties.Queues` (docs/destroy.md, "SDK deleters"; cdkd clears only the first), falling back to the
 //! physical id (the first queue URL). A missing queue is fine; all missing = gone.
 
 use async_trait::async_trait;

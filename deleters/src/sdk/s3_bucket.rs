@@ -1,4 +1,4 @@
-//! `AWS::S3::Bucket`: DeleteBucket by name (docs/destroy.md §3.3, statement 53).
+//! `AWS::S3::Bucket`: DeleteBucket by name (docs/destroy.md, "SDK deleters", statement 53).
 //!
 //! A bucket that still holds objects is refused with a message naming it, unless the
 //! record's tags include `aws-cdk:auto-delete-objects` = `true` (CDK's `autoDeleteObjects`):
@@ -275,8 +275,8 @@ impl Deleter for S3BucketDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): HeadBucket, then versioning, encryption, the public
-// access block and tags (each absent setting is left out). Attributes (docs/repairs.md §7.4): HeadBucket
+// Reader (docs/repairs.md, "Per resource"): HeadBucket, then versioning, encryption, the public
+// access block and tags (each absent setting is left out). Attributes (docs/repairs.md, "Live attribute reads"): HeadBucket
 // (the bucket exists; its region), from which the names CloudFormation derives follow.
 
 impl SdkReader for S3BucketDeleter {

@@ -56,7 +56,7 @@ impl Deleter for SnsTopicDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): GetTopicAttributes and ListTagsForResource.
+// Reader (docs/repairs.md, "Per resource"): GetTopicAttributes and ListTagsForResource.
 
 impl SnsTopicDeleter {
     /// GetTopicAttributes of `arn`; `None` when the topic is gone.

@@ -62,7 +62,7 @@ impl Deleter for SqsQueueDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): GetQueueAttributes (All) and ListQueueTags.
+// Reader (docs/repairs.md, "Per resource"): GetQueueAttributes (All) and ListQueueTags.
 
 impl SdkReader for SqsQueueDeleter {
     const READS: &'static [&'static str] = &["AWS::SQS::Queue"];

@@ -48,7 +48,7 @@ impl Deleter for SsmParameterDeleter {
 }
 
 // ---------------------------------------------------------------------------------
-// Reader (docs/repairs.md §6.2): GetParameter without decryption, DescribeParameters,
+// Reader (docs/repairs.md, "Per resource"): GetParameter without decryption, DescribeParameters,
 // ListTagsForResource. A SecureString's value is never read (nor decrypted).
 
 impl SdkReader for SsmParameterDeleter {

@@ -1,5 +1,5 @@
 //! `AWS::SNS::Subscription`: Unsubscribe by subscription ARN. A subscription still
-//! pending confirmation has no ARN and nothing to remove (docs/destroy.md §3.3).
+//! pending confirmation has no ARN and nothing to remove (docs/destroy.md, "SDK deleters").
 
 use async_trait::async_trait;
 

@@ -1,6 +1,6 @@
 //! `AWS::SNS::TopicPolicy`: put every topic of the comma-joined physical id (and of
 //! `properties.Topics`) back on SNS's default access policy. cdkd sets `Policy` to ""
-//! instead (docs/destroy.md §3.3); the default policy is what a topic without a TopicPolicy has,
+//! instead (docs/destroy.md, "SDK deleters"); the default policy is what a topic without a TopicPolicy has,
 //! and an empty string is not accepted everywhere (the emulator answers 500). A missing topic
 //! is fine; all missing = gone.
 

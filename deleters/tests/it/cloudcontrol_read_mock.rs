@@ -2,7 +2,7 @@
 //! does not serve Cloud Control): GetResource's properties are the reading; NotFound is
 //! a resource gone; a type Cloud Control cannot read is unsupported; any other failure
 //! is a failed read; the identifier is derived as for a delete, and a record it cannot
-//! be derived for is never read by guess (docs/repairs.md §6.2).
+//! be derived for is never read by guess (docs/repairs.md, "Per resource").
 
 use std::sync::Arc;
 

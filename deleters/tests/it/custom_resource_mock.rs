@@ -1,4 +1,4 @@
-//! The custom-resource deleter (docs/destroy.md §4) with aws-smithy-mocks for Lambda, SNS and the
+//! The custom-resource deleter (docs/destroy.md, "Custom resources") with aws-smithy-mocks for Lambda, SNS and the
 //! state bucket: the Delete request, the response awaited at the presigned key, the
 //! outcomes, the deadline, and resuming from a persisted handle.
 

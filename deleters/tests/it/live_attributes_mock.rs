@@ -1,4 +1,4 @@
-//! Orphan's live attribute reads (docs/repairs.md §7.4) through `Readers`, with Cloud
+//! Orphan's live attribute reads (docs/repairs.md, "Live attribute reads") through `Readers`, with Cloud
 //! Control against aws-smithy-mocks (the emulator does not serve Cloud Control) and a
 //! stand-in SDK reader: GetResource's model answers read-only and nested attributes, one
 //! call per resource; gone, unsupported and failed reads answer a failure naming the

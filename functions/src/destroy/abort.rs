@@ -35,7 +35,7 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
     let mut notice = None;
     // The report is best effort: the locks must be released whatever happens. The
     // message goes out after the release, so that the command it names is not refused
-    // by this run's own locks (docs/notifications.md §1).
+    // by this run's own locks (docs/notifications.md, "What is published, and when").
     match runs::read::<DestroyRun>(
         &store,
         &runs::progress_key(&input.run.prefix, &input.run.run_id),

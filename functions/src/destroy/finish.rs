@@ -136,7 +136,7 @@ pub fn report_of(run: &RunRef, rec: &DestroyRun, aborted: Option<String>) -> Run
             // Deletes sent and never seen to end (a stop or an error after a crash lost
             // their answer): a later run cannot resume them, so the user must know.
             note_unconfirmed_deletes(&mut report, &s.unconfirmed());
-            // A lock someone removed while the run held it (docs/destroy.md §2.12).
+            // A lock someone removed while the run held it (docs/destroy.md, "How a stack finishes").
             if let Some(n) = &s.lock_note {
                 add_next_step(&mut report, n);
             }

@@ -13,7 +13,7 @@ use futures::stream::{self, StreamExt};
 
 use crate::error::StepError;
 
-/// Records of the consumer scan read at the same time (docs/destroy.md §2.2 step 3: the
+/// Records of the consumer scan read at the same time (docs/destroy.md, "Refusals before anything is deleted" step 3: the
 /// other records are read in parallel).
 const SCAN_CONCURRENCY: usize = 16;
 
@@ -171,7 +171,7 @@ impl From<HoldReadError> for StepError {
 }
 
 /// The first record of `records` (in `region`) whose resources a stopped export holds
-/// in CloudFormation (docs/destroy.md §2.2 step 8): its default destination stack
+/// in CloudFormation (docs/destroy.md, "Refusals before anything is deleted" step 8): its default destination stack
 /// (`cdkd_core::export::held::candidate`) is tagged as the record's export run, and
 /// lists the record's resources or that run's `progress.json` says it imported them.
 /// Records without resources are not looked at. The destroy plan step and the CLI

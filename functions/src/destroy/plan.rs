@@ -55,7 +55,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         check_plan(&target, &other_refs, opts)
             .map_err(|r| StepError::new(r.code(), r.to_string()))?;
     }
-    // A record a stopped export holds in CloudFormation (docs/destroy.md §2.2 step 8).
+    // A record a stopped export holds in CloudFormation (docs/destroy.md, "Refusals before anything is deleted" step 8).
     if let Some(hold) = export_hold(&deps.sdk, &store, &region, stacks).await? {
         let r = Refusal::HeldByExport {
             stack: hold.record.clone(),

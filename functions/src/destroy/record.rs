@@ -1,4 +1,4 @@
-//! Reading and trimming a stack's `state.json` during a destroy (docs/destroy.md §2.11):
+//! Reading and trimming a stack's `state.json` during a destroy (docs/destroy.md, "Crash safety: state written as it goes"):
 //! after each confirmed delete the record loses that resource, written `If-Match` the
 //! ETag read, so the file always lists a superset of what still exists.
 

@@ -193,7 +193,7 @@ struct StackStep {
 }
 
 /// The fence of a write to `stack`'s record, or of a delete call for it
-/// (docs/destroy.md §2.3): its lock is read and must still be the one the run acquired.
+/// (docs/destroy.md, "The lock"): its lock is read and must still be the one the run acquired.
 async fn fence(ctx: &Ctx<'_>, held: &mut [HeldLock], stack: &str) -> Result<(), StepError> {
     let Some(h) = held.iter_mut().find(|h| h.stack == stack) else {
         return Err(destroy_stopped(StepError::new(
@@ -508,7 +508,7 @@ struct Sent {
 }
 
 /// The refusal for a delete that must take a final snapshot no deleter on its route can
-/// take (docs/destroy.md §2.8 step 3: never lose the snapshot silently): only an SDK
+/// take (docs/destroy.md, "One record in a wave" step 3: never lose the snapshot silently): only an SDK
 /// deleter that declares the capability takes one.
 fn refuse_unhonoured_snapshot(
     registry: &Registry,
@@ -659,7 +659,7 @@ async fn finish_stack(
             fence(ctx, held, &sr.stack).await?;
             if let Some(Value::Array(orphans)) = loaded.record.orphans() {
                 if !orphans.is_empty() {
-                    // Outside the run folder: nothing expires it (docs/destroy.md §2.12).
+                    // Outside the run folder: nothing expires it (docs/destroy.md, "How a stack finishes").
                     let key = cdkd_core::keys::orphans_key(
                         &ctx.run.prefix,
                         &sr.stack,
@@ -677,13 +677,13 @@ async fn finish_stack(
         None => false,
     };
     // The lock goes right after the record, so that a stop in between leaves as short a
-    // window as it can with a lock and no record (docs/state-views.md §4.7 shows it).
+    // window as it can with a lock and no record (docs/state-views.md, "A lock without a record" shows it).
     if let Some(pos) = held.iter().position(|h| h.stack == sr.stack) {
         let h = held.remove(pos);
         match ctx.locks.release(&h).await {
             Ok(cdkd_aws::ReleaseOutcome::Released) => {}
             // Checked just before the record went, and gone or another's now: someone
-            // removed it in between. Never a silent success (docs/destroy.md §2.12).
+            // removed it in between. Never a silent success (docs/destroy.md, "How a stack finishes").
             Ok(outcome) if deleted_here => {
                 sr.lock_note = Some(cdkd_core::destroy::model::lock_gone_at_release(
                     outcome == cdkd_aws::ReleaseOutcome::NotOurs,

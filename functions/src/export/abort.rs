@@ -1,4 +1,4 @@
-//! `export-abort`: the `Catch` of every state after the lock (docs/export.md §10.5).
+//! `export-abort`: the `Catch` of every state after the lock (docs/export.md, "Failure (export-abort)").
 //! Writes `report.json` (what CloudFormation holds now, what to redo by hand and the
 //! commands), deletes the transient template uploads and releases the locks. No record
 //! is deleted: a stack short of migrated keeps its cdkd record.
@@ -49,7 +49,7 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
     };
     // The report is best effort: the locks must be released whatever happens. The
     // message goes out after the release, so that the command it names (the same
-    // export command) is not refused by this run's own locks (docs/notifications.md §1).
+    // export command) is not refused by this run's own locks (docs/notifications.md, "What is published, and when").
     let mut notice = None;
     match ctx.progress().await {
         Ok(mut rec) => {
@@ -72,7 +72,7 @@ pub async fn run(input: AbortInput, deps: &Deps) -> Result<AbortOutput, StepErro
                 &ctx.carry.run.bucket,
                 &ctx.carry.run.prefix,
             );
-            // Stacks whose record the run deleted before it stopped (docs/export.md §3.1).
+            // Stacks whose record the run deleted before it stopped (docs/export.md, "Rows the template leaves out").
             if let Ok(plan) = ctx.plan().await {
                 report.unmanaged = unmanaged(&rec, &plan);
             }
@@ -118,7 +118,7 @@ async fn still_running_of(ctx: &Ctx<'_>) -> Vec<InFlight> {
 
 /// When no stack of the run was imported, deletes each destination stack this run
 /// created whose import failed and which holds nothing (`cdkd_core::export::resume::withdrawable`), so that the record alone owns its
-/// resources again and the export can simply be run again (docs/export.md §10.5). A stack
+/// resources again and the export can simply be run again (docs/export.md, "Failure (export-abort)"). A stack
 /// CloudFormation is still working on, or that cannot be read, is left alone.
 async fn withdraw_empty(ctx: &Ctx<'_>, rec: &mut ExportRun, running: &[InFlight]) {
     // A run with a stack imported stays resumable as a whole: nothing of it is deleted.

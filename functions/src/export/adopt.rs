@@ -1,4 +1,4 @@
-//! `export-adopt`: phase 1B (docs/export.md §10.6). The parent, imported in 1A, adopts
+//! `export-adopt`: phase 1B (docs/export.md, "Nested stacks (export-flip, export-adopt)"). The parent, imported in 1A, adopts
 //! each child stack through an IMPORT change set: the parent's phase-1 template plus one
 //! `AWS::CloudFormation::Stack` row per child with `DeletionPolicy: Retain`, the child's
 //! processed template (`GetTemplate`, uploaded to the run's folder) by URL and the
@@ -91,7 +91,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     if let Some(s) = rec.stack_mut(&plan.stack) {
         s.adopt_rows = rows;
         // The processed templates are transient uploads: the cleanup or the abort
-        // deletes them (docs/export.md §10.2). A retried step writes the same keys.
+        // deletes them (docs/export.md, "Phases (export-import, export-execute, export-phase2)"). A retried step writes the same keys.
         for key in uploaded {
             if !s.uploads.contains(&key) {
                 s.uploads.push(key);

@@ -1,4 +1,4 @@
-//! `export-approval`: the optional approval gate (docs/export.md §10.7). Invoked by the
+//! `export-approval`: the optional approval gate (docs/export.md, "Approval (export-approval)"). Invoked by the
 //! `Approval` task (`lambda:invoke.waitForTaskToken`) of a run started with
 //! `requireApproval`, after the plan and before the lock: writes
 //! `<prefix>/_runs/<run-id>/approval.json` with the task token, the plan's key and

@@ -2,7 +2,7 @@
 //! share: the plan, the run's record, a stack's template and submitted parameters, the
 //! CloudFormation client of the record's region. Every step after `export-lock` starts
 //! with [`Carry::open`], which renews the locks: a lost lock stops the run before any
-//! write (docs/export.md §10).
+//! write (docs/export.md, "Workflow").
 
 use cdkd_aws::cfn::Cfn;
 use cdkd_aws::changeset::{NewChangeSet, TemplateRef};
@@ -218,7 +218,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Writes the run's record, over the version this invocation read or last wrote
-    /// (a deployed run's; docs/export.md §10.9): `Conflict` when another invocation wrote
+    /// (a deployed run's; docs/export.md, "Requests: read once, and the benchmark"): `Conflict` when another invocation wrote
     /// it in between.
     pub async fn save(&self, rec: &ExportRun) -> Result<(), StepError> {
         let read_at = cached(&self.progress_etag);
@@ -239,7 +239,7 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
-    /// Deletes a stack's transient template uploads (docs/export.md §10.2); one that
+    /// Deletes a stack's transient template uploads (docs/export.md, "Phases (export-import, export-execute, export-phase2)"); one that
     /// cannot be deleted stays listed, for a retry or the abort. Returns a line per
     /// upload left.
     pub async fn delete_uploads(&self, s: &mut StackProgress) -> Vec<String> {
@@ -273,8 +273,8 @@ impl<'a> Ctx<'a> {
     }
 
     /// The values submitted to a stack's change sets: for the root `--parameter`
-    /// overrides, else Defaults (docs/export.md §6.1); for a nested child the values the
-    /// plan resolved from its parent (docs/export.md §6.3), a NoEcho one (stored masked)
+    /// overrides, else Defaults (docs/export.md, "Root"); for a nested child the values the
+    /// plan resolved from its parent (docs/export.md, "Children"), a NoEcho one (stored masked)
     /// resolved again from the parent's row (`params::no_echo_value`).
     pub async fn parameters(
         &self,
@@ -365,7 +365,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// The URL CloudFormation reads the state bucket's object `key` at: the bucket's
-    /// own region's address (docs/state-and-lock.md §1.3 "Bucket region"), whatever the
+    /// own region's address (docs/state-and-lock.md, "Three regions" "Bucket region"), whatever the
     /// record's region.
     pub async fn object_url(&self, key: &str) -> String {
         let bucket = &self.store.bucket;
@@ -397,8 +397,8 @@ impl<'a> Ctx<'a> {
                 resources_to_import: resources,
                 role_arn: role.as_deref(),
                 // A child's stack tags: its parent row's Tags, which the adopting row
-                // keeps and CloudFormation requires to match (docs/export.md §10.6); and
-                // the tags saying which record and run created it (docs/export.md §10.8).
+                // keeps and CloudFormation requires to match (docs/export.md, "Nested stacks (export-flip, export-adopt)"); and
+                // the tags saying which record and run created it (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
                 tags: with_run_tags(&plan.stack_tags, &plan.stack, &self.carry.run.run_id),
             })
             .await

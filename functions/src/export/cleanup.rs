@@ -1,4 +1,4 @@
-//! `export-cleanup` (docs/export.md §10.4): once CloudFormation holds every stack, delete
+//! `export-cleanup` (docs/export.md, "Cleanup (export-cleanup)"): once CloudFormation holds every stack, delete
 //! the cdkd records leaf first (the region key, the legacy key when it is this region's, the
 //! rollback journal), drop its entries from the exports index, delete the transient
 //! template uploads, release the locks and write `report.json`.
@@ -39,7 +39,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
         )));
     }
     // Leaf first, as the run lists them; a record that cannot be deleted does not stop
-    // the others (docs/export.md §10.4).
+    // the others (docs/export.md, "Cleanup (export-cleanup)").
     let mut leftover = Vec::new();
     let mut unpublished = Vec::new();
     for s in rec.stacks.iter_mut() {
@@ -98,7 +98,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<CleanupOutput, StepError> 
 
 /// A cleanup whose lock was lost: the retry of one that saved its end and was stopped
 /// while releasing the locks (the root's released, a child's not) finishes it, releasing
-/// what is still the run's and writing the report (docs/export.md §10.4). Any other
+/// what is still the run's and writing the report (docs/export.md, "Cleanup (export-cleanup)"). Any other
 /// run stops: nothing was deleted by this attempt.
 async fn retried(carry: Carry, deps: &Deps, lost: StepError) -> Result<CleanupOutput, StepError> {
     let ctx = Ctx::without_renewal(carry, deps).await;
@@ -108,7 +108,7 @@ async fn retried(carry: Carry, deps: &Deps, lost: StepError) -> Result<CleanupOu
     }
     // An attempt that also wrote the report (and failed after it, perhaps before it
     // told it): that report stands, with the warnings only that attempt saw, and is told
-    // (once: the marker holds back a second message, docs/notifications.md §4).
+    // (once: the marker holds back a second message, docs/notifications.md, "Once per run and kind: at most once").
     let key = runs::report_key(&ctx.carry.run.prefix, &ctx.carry.run.run_id);
     if let Some(report) = runs::read::<ExportReport>(&ctx.store, &key).await? {
         crate::held::release_all(

@@ -1,4 +1,4 @@
-//! `export-execute`: executes the change set a poll found ready (docs/export.md §10.2).
+//! `export-execute`: executes the change set a poll found ready (docs/export.md, "Phases (export-import, export-execute, export-phase2)").
 //! A change set already executing or executed (CloudFormation refuses to execute it
 //! again) is followed, not executed again.
 

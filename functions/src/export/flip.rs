@@ -1,4 +1,4 @@
-//! `export-flip` (docs/export.md §10.6): a child still in IMPORT_COMPLETE cannot be
+//! `export-flip` (docs/export.md, "Nested stacks (export-flip, export-adopt)"): a child still in IMPORT_COMPLETE cannot be
 //! adopted, so a tag-only `UpdateStack` (the previous template and parameter values, the
 //! tag `cdkd:nested-export-flip` added) moves it to UPDATE_COMPLETE. The tag is what
 //! phase 1B forwards into the parent's row. A retried flip that finds nothing to update

@@ -91,7 +91,7 @@ async fn answer(reads: &Reads, job: Job) -> Answer {
 }
 
 /// Reads everything `needs` names. A destination that cannot be checked stops the plan
-/// (docs/export.md §2.4 S4: only "does not exist" means absent); every other failure is
+/// (docs/export.md, "Step details" S4: only "does not exist" means absent); every other failure is
 /// an answer the plan reads (the registry's fallback table, a refused SSM read, a
 /// security-group lookup that failed).
 pub async fn gather(reads: &Reads, needs: &PlanNeeds) -> Result<Gathered, StepError> {

@@ -1,4 +1,4 @@
-//! `export-import`: phase 1 (docs/export.md §10.2). Submits the IMPORT change set of the
+//! `export-import`: phase 1 (docs/export.md, "Phases (export-import, export-execute, export-phase2)"). Submits the IMPORT change set of the
 //! stack: only the importable resources, no Outputs, a DeletionPolicy on each, every
 //! resource named in `ResourcesToImport` by its identifier. A retried step finds the
 //! change set it created (one name per run) instead of creating another.

@@ -1,4 +1,4 @@
-//! Loading what an export plans from (docs/export.md §2.4 S2, S3, S5, N1, §5.4.2): the
+//! Loading what an export plans from (docs/export.md, "Step details" S2, S3, S5, N1, "Child templates"): the
 //! root record in its region, the uploaded template of every stack, and every nested
 //! child record the parent's nested-stack rows name, read level by level. Only reads;
 //! every refusal about the records' content is `cdkd_core::export::plan`'s.

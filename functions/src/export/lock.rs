@@ -1,4 +1,4 @@
-//! `export-lock`: the first write of an export (docs/export.md §10.1). Refuses a tree
+//! `export-lock`: the first write of an export (docs/export.md, "The lock (export-lock)"). Refuses a tree
 //! deeper than CloudFormation can import, takes the locks (operation `export`; the root,
 //! then the children leaf first), checks under them that every record is still the one
 //! the plan was made from, whole, and writes the run's record. Everything before this step
@@ -68,7 +68,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
     )
     .await?;
     // Under the locks, read every record again: it must be the record the plan was made
-    // from, whole (docs/export.md §10.1). A row a deploy added between the plan and the
+    // from, whole (docs/export.md, "The lock (export-lock)"). A row a deploy added between the plan and the
     // lock (an approval may wait days) would otherwise be owned by nothing once the
     // record is deleted.
     for sp in lock_order(&plan, root) {

@@ -2,7 +2,7 @@
 //! plans and stops: `export-plan` reads the templates the CLI uploaded, loads the root
 //! record and every nested child record, gathers what the plan needs from AWS (the type
 //! registry, the destination stacks, SSM parameters, security-group rules) and writes
-//! the plan to `<prefix>/_runs/<run-id>/plan.json` (docs/export.md §10). Every decision
+//! the plan to `<prefix>/_runs/<run-id>/plan.json` (docs/export.md, "Workflow"). Every decision
 //! is `cdkd_core::export`'s; the execution phases come with the next steps.
 
 pub mod abort;
@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 pub struct ExportInput {
     /// The cdkd stack to export.
     pub stack: String,
-    /// Which region's record (docs/export.md §2.4 S3); else the only region with one.
+    /// Which region's record (docs/export.md, "Step details" S3); else the only region with one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_region: Option<String>,
     pub state_bucket: String,
@@ -48,16 +48,16 @@ pub struct ExportInput {
     #[serde(default)]
     pub dry_run: bool,
     /// Wait for `cdkd-flow runs approve` after the plan, before the lock (the
-    /// definition's `NeedsApproval` choice reads it; docs/export.md §10.7).
+    /// definition's `NeedsApproval` choice reads it; docs/export.md, "Approval (export-approval)").
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_approval: bool,
     /// Resume the interrupted run of this id instead of planning a new one (the
-    /// definition's `IsResume` choice reads it; docs/export.md §10.8).
+    /// definition's `IsResume` choice reads it; docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
     /// The run whose plan this run executes (the CLI's plan run, `<run-id>-plan`): the
     /// plan is read once per run, not made again; the lock step still checks under the
-    /// locks that no record changed since (docs/export.md §10.1).
+    /// locks that no record changed since (docs/export.md, "The lock (export-lock)").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_from: Option<String>,
     /// Set on the CLI's plan run (`<run-id>-plan`) of a real run: the run whose folder
@@ -66,7 +66,7 @@ pub struct ExportInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_for: Option<String>,
     /// Destination stacks the CLI described in the record's region just before it
-    /// started the run (its checks before an export, docs/export.md §10.8): the plan
+    /// started the run (its checks before an export, docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"): the plan
     /// takes them as read instead of describing them again. Every step that submits a
     /// change set checks its destination itself (docs/export.md, "Requests").
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -108,7 +108,7 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D:
     })
 }
 
-/// The command's planning options (docs/export.md §1).
+/// The command's planning options (docs/export.md, "Inputs").
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ExportOptions {
@@ -116,7 +116,7 @@ pub struct ExportOptions {
     pub no_recreate_import_unsupported: bool,
     pub skip_import_support_preflight: bool,
     /// Refuse instead of warning when another stack reads this one's outputs. The scan
-    /// runs after the dry-run exit (docs/export.md §2.2), so the plan does not read it:
+    /// runs after the dry-run exit (docs/export.md, "Flat path"), so the plan does not read it:
     /// the execution phases do.
     pub strict_cross_stack: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -135,7 +135,7 @@ pub struct ExportOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub template_source: Option<TemplateFrom>,
     /// `--leave-unmanaged`: a real run may leave the record's rows the template does not
-    /// declare running, owned by nothing (docs/export.md §3.1).
+    /// declare running, owned by nothing (docs/export.md, "Rows the template leaves out").
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub leave_unmanaged: bool,
 }

@@ -1,4 +1,4 @@
-//! `export-phase2` (docs/export.md §10.2): after the import, the pre-deletes of the
+//! `export-phase2` (docs/export.md, "Phases (export-import, export-execute, export-phase2)"): after the import, the pre-deletes of the
 //! IMPORT-unsupported rows phase 2 re-creates (each deleted through its deleter; gone
 //! already counts as deleted; any other failure stops the run), then the UPDATE change
 //! set with the full template: the Outputs the import could not add, the Custom
@@ -25,7 +25,7 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
     let template = ctx.template(&plan).await?;
     if !pre_delete(&ctx, &plan).await? {
         // The step's budget is spent with deletes still running: the next invocation
-        // of phase 2 polls them (docs/export.md §10.2, "Pre-deletes").
+        // of phase 2 polls them (docs/export.md, "Phases (export-import, export-execute, export-phase2)", "Pre-deletes").
         let full = ctx.plan().await?;
         let mut rec = ctx.progress().await?;
         rec.log.push(format!(
@@ -107,7 +107,7 @@ enum Look {
     Failed(String),
 }
 
-/// The pre-deletes of `plan`'s recreate rows (docs/export.md §10.2, "Pre-deletes"): at
+/// The pre-deletes of `plan`'s recreate rows (docs/export.md, "Phases (export-import, export-execute, export-phase2)", "Pre-deletes"): at
 /// most `budgets.max_parallel` at once, each polled every second, until every row is
 /// deleted or the step's budget (`budgets.step_soft`) is spent. What finished and the
 /// handles of what is still running are saved in the run's record each second something

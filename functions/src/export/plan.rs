@@ -1,5 +1,5 @@
 //! `export-plan`: load the tree, gather what the plan needs from AWS, plan, write
-//! `<prefix>/_runs/<run-id>/plan.json` (docs/export.md §2, §10). Reads only: no lock is
+//! `<prefix>/_runs/<run-id>/plan.json` (docs/export.md, "Step order" and "Workflow"). Reads only: no lock is
 //! taken and nothing but the run's own artifact is written, dry run or not. A refusal
 //! (a hard one, or blocked rows, after the plan is written) is the step error `Refused`.
 

@@ -1,4 +1,4 @@
-//! `export-poll`: one look at everything in flight (docs/export.md §10.3, §10.6): each
+//! `export-poll`: one look at everything in flight (docs/export.md, "Waiting (export-poll)" and "Nested stacks (export-flip, export-adopt)"): each
 //! stack's change set being created, or its stack importing or updating. A created
 //! change set is marked ready (the route executes it), a finished operation records its
 //! phase, the rest wait again unless past their ceiling. Every finished phase is saved

@@ -1,4 +1,4 @@
-//! The resume of an interrupted export (docs/export.md §10.8), run by `export-lock` when
+//! The resume of an interrupted export (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"), run by `export-lock` when
 //! the input names a run to resume. It plans nothing: it reads the run's plan and
 //! `progress.json`, takes the locks (replacing an ended holder the CLI named, never a
 //! live one), asks CloudFormation what each stack's next piece of work has become (a
@@ -96,7 +96,7 @@ pub async fn run(
     let saved = async {
         ctx.save(&rec).await?;
         // A failed attempt's report is not the run's last word any more, nor the message
-        // that told it: the resumed run's end is told again (docs/notifications.md §4).
+        // that told it: the resumed run's end is told again (docs/notifications.md, "Once per run and kind: at most once").
         runs::forget_end(&store, &from).await?;
         Ok::<(), StepError>(())
     }

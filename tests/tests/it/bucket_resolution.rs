@@ -1,4 +1,4 @@
-//! State bucket resolution against the emulator (docs/state-and-lock.md §1.1, §1.3; statements 1-4,
+//! State bucket resolution against the emulator (docs/state-and-lock.md, "Which bucket" and "Three regions"; statements 1-4,
 //! 7). The default names are fixed by the emulator's account (123456789012), so every
 //! scenario that creates them runs inside one test, in sequence.
 

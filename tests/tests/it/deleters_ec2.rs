@@ -1,4 +1,4 @@
-//! EC2 security-group deleter and the VPC-Lambda network-interface sweep (docs/destroy.md §3.3)
+//! EC2 security-group deleter and the VPC-Lambda network-interface sweep (docs/destroy.md, "SDK deleters")
 //! against the local emulator (moto): the group is really gone, a second delete is
 //! `AlreadyGone`, a client in another region cannot confirm a deletion; a group kept in
 //! use by a Lambda interface sweeps it and is deleted on a later call; a group kept in

@@ -1,4 +1,4 @@
-//! EC2 instance deleter (docs/destroy.md §3.1 `removeProtection`, §3.3 `AWS::EC2::Instance`)
+//! EC2 instance deleter (docs/destroy.md, "Cloud Control" `removeProtection`, "SDK deleters" `AWS::EC2::Instance`)
 //! against the local emulator (moto): a running instance is terminated and reported Done after a
 //! poll; a protected instance without `--remove-protection` fails naming the flag and
 //! keeps running; with the flag it is terminated (also when a refused attempt resumes

@@ -179,7 +179,7 @@ async fn eventbus_whose_recorded_rules_were_deleted_first_is_deleted() {
         let arn = create_rule(&ev, Some(&bus), &name).await;
         rules.push(req("AWS::Events::Rule", &arn, json!({"EventBusName": bus})));
     }
-    // The destroy order deletes the recorded rules before the bus (docs/destroy.md §2.4 rule 4).
+    // The destroy order deletes the recorded rules before the bus (docs/destroy.md, "The delete graph" rule 4).
     for r in &rules {
         assert_eq!(delete(&reg, r).await, Ok(DeleteProgress::Done));
     }

@@ -489,7 +489,7 @@ async fn skip_final_snapshot_deletes_the_snapshot_policy_rds_instance_statement_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_policy_on_dynamodb_table_fails_unsupported_without_a_call_rule_2_8_3() {
-    // DynamoDB takes no final snapshot (docs/destroy.md §2.8 step 3 lists the types that do).
+    // DynamoDB takes no final snapshot (docs/destroy.md, "One record in a wave" step 3 lists the types that do).
     let f = flow(None).await;
     let stack = "SnapTable";
     f.put_stack(

@@ -1,4 +1,4 @@
-//! The `export-approval` step on the emulator (docs/export.md §10.7): it writes the run's
+//! The `export-approval` step on the emulator (docs/export.md, "Approval (export-approval)"): it writes the run's
 //! `approval.json` with its task token and the plan's counts; the same token again
 //! leaves the file (and any decision) as it is; a new token (a retried attempt)
 //! replaces an undecided request and one decided for the ended attempt.

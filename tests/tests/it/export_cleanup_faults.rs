@@ -1,4 +1,4 @@
-//! `export-cleanup` when S3 refuses to delete one record (docs/export.md §10.4, §10.5,
+//! `export-cleanup` when S3 refuses to delete one record (docs/export.md, "Cleanup (export-cleanup)" and "Failure (export-abort)",
 //! statement 95): a two-level tree migrated through the steps, then the emulator's fault
 //! injection (docs/emulator.md, a test facility, not AWS behaviour) refuses the
 //! `DeleteObject` of the child's record.
@@ -71,7 +71,7 @@ async fn migrated_tree() -> Tree {
     t
 }
 
-/// Statement 95 (docs/export.md §9, §10.4, §10.5): the child's record cannot be
+/// Statement 95 (docs/export.md, "Cleanup" and "Cleanup (export-cleanup)" and "Failure (export-abort)"): the child's record cannot be
 /// deleted after the tree migrated. The cleanup deletes the root's record (and its
 /// journal), drops both stacks' exports from the index, keeps the locks for its retry
 /// and fails (`Transient`) naming the child's key; a retry does the same for that key
@@ -297,7 +297,7 @@ async fn export_cleanup_faults_a_refused_legacy_key_is_the_one_named() {
 /// no report written: a Lambda that timed out there) is finished by its retry, whose
 /// renewal of the root's lock finds it gone: the retry reads that the run saved its end,
 /// releases the child's lock, still the run's, and writes the report
-/// (docs/export.md §10.4). Before, the retry failed `LockLost` and the run was aborted as failed.
+/// (docs/export.md, "Cleanup (export-cleanup)"). Before, the retry failed `LockLost` and the run was aborted as failed.
 #[tokio::test]
 async fn export_cleanup_faults_a_cleanup_stopped_between_its_releases_is_finished_by_its_retry() {
     let mut m = migrated_tree().await;
@@ -331,7 +331,7 @@ async fn export_cleanup_faults_a_cleanup_stopped_between_its_releases_is_finishe
     written["redo"] = json!(["a warning only the earlier attempt saw"]);
     m.put(&report_key, written.to_string()).await;
     // That attempt stopped after its report, before it told it (no marker): the retry
-    // tells it (docs/notifications.md §4: the marker holds back a second message).
+    // tells it (docs/notifications.md, "Once per run and kind: at most once": the marker holds back a second message).
     let sdk = h::sdk().await;
     let topic = h::fixtures::topic(&sdk, &format!("{}-told", m.run_id)).await;
     m.steps.deps.notify = cdkd_aws::notify::Notifier::new(&sdk, Some(topic), None);

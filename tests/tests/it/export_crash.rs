@@ -1,5 +1,5 @@
 //! Crash safety of the export workflow's steps, as a deployed run meets it
-//! (docs/export.md §10.8): a two-level tree (a root with a queue and one nested
+//! (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"): a two-level tree (a root with a queue and one nested
 //! child with a topic) driven through the steps as the definition runs them, where at
 //! seeded random points a step's invocation dies mid-flight (its future is dropped after
 //! a random few milliseconds, as a Lambda timeout or crash does) and the same step is

@@ -1,4 +1,4 @@
-//! Failure injected at each phase of a nested export (docs/export.md §10.5, §10.6): a
+//! Failure injected at each phase of a nested export (docs/export.md, "Failure (export-abort)" and "Nested stacks (export-flip, export-adopt)"): a
 //! two-level tree (a root with a queue and one nested child with a topic) driven through
 //! the steps as the definition runs them, while the emulator's fault injection
 //! (docs/emulator.md, a test facility, not AWS behaviour) refuses one CloudFormation
@@ -159,7 +159,7 @@ impl Tree {
     /// the step's error as its cause (the injected message in it), `report.json` is that
     /// report, both stacks listed leaf first with their records kept; both records are
     /// still in the bucket (the cleanup never ran), no lock is left, no transient upload
-    /// either; every command prints only plain values (docs/export.md §8.3, §10.5).
+    /// either; every command prints only plain values (docs/export.md, "Values printed in messages" and "Failure (export-abort)").
     async fn assert_failed_and_kept(&self, a: &Aborted) {
         let report = a.report();
         assert_eq!(report["outcome"], "failed", "{}", a.abort);
@@ -224,7 +224,7 @@ impl Tree {
     }
 
     /// The child's line of a report where it migrated alone (its phase 2 done) but its
-    /// record stays (docs/export.md §10.5, last stage).
+    /// record stays (docs/export.md, "Failure (export-abort)", last stage).
     fn child_migrated_line(&self) -> String {
         format!(
             "{}: the migration succeeded (CloudFormation stack {} holds it), but its cdkd record was not deleted: forget it with `cdkd-flow state orphan {}` (never `cdkd destroy`)",
@@ -233,7 +233,7 @@ impl Tree {
     }
 
     /// The line of a stack phase 1 imported whose phase 2 did not complete
-    /// (docs/export.md §10.5, statement 69): never `cdkd deploy`; the full template by
+    /// (docs/export.md, "Failure (export-abort)", statement 69): never `cdkd deploy`; the full template by
     /// hand, then orphan; a re-run is refused while the stack exists.
     fn phase2_line(stack: &str, cfn_name: &str, imported: usize, created: usize) -> String {
         format!(
@@ -280,7 +280,7 @@ impl Tree {
     }
 }
 
-/// A command of the report: every argument a plain value (docs/export.md §8.3).
+/// A command of the report: every argument a plain value (docs/export.md, "Values printed in messages").
 fn assert_plain_command(command: &str) {
     let args: Vec<&str> = command.split(' ').collect();
     assert!(
@@ -369,7 +369,7 @@ impl Tree {
     }
 }
 
-/// The child's flip refused (its tag-only `UpdateStack`, docs/export.md §10.6 item 1):
+/// The child's flip refused (its tag-only `UpdateStack`, docs/export.md, "Nested stacks (export-flip, export-adopt)" item 1):
 /// the child has no Outputs, so its phase 2 had nothing to change and it is still in
 /// IMPORT_COMPLETE, which CloudFormation refuses to adopt.
 async fn flip_refused() -> (Tree, Aborted, FaultGuard) {
@@ -429,7 +429,7 @@ async fn export_phase_faults_child_flip_refused_reports_the_child_imported_and_t
 
 /// Once a defect of core/src/export/report.rs's `failed`, now fixed: after a refused flip the child is still
 /// in IMPORT_COMPLETE, and CloudFormation refuses to adopt a stack in IMPORT_COMPLETE
-/// (docs/export.md §10.6 item 1; the emulator too, docs/emulator.md "Adopting a child
+/// (docs/export.md, "Nested stacks (export-flip, export-adopt)" item 1; the emulator too, docs/emulator.md "Adopting a child
 /// stack"). The manual steps of the report (decision 5: they give the manual steps) must
 /// then start with the flip the run could not do: a tag-only update of the child that
 /// moves it to UPDATE_COMPLETE before the adoption. The report never reads the child's
@@ -482,7 +482,7 @@ async fn adoption_refused() -> (Tree, Aborted, FaultGuard) {
     (t, a, fault)
 }
 
-/// Statement 90 (docs/export.md §12): a failing 1B. The root's adoption (its IMPORT
+/// Statement 90 (docs/export.md, "Checks"): a failing 1B. The root's adoption (its IMPORT
 /// change set `cdkd-adopt-...` naming the child by StackId) is refused: the run stops at
 /// `export-adopt`. The child stands alone, migrated (UPDATE_COMPLETE after its phase 2,
 /// with its Outputs, not nested); the root holds its queue (1A), not the child, without
@@ -539,7 +539,7 @@ async fn export_phase_faults_statement_90_root_adoption_refused_lists_the_import
 /// record") comes before the adoption line. The full template holds the child's
 /// `AWS::CloudFormation::Stack` row: applied to a root that has not adopted the child,
 /// that UPDATE creates a second nested stack instead of keeping the imported one, after
-/// which the child can no longer be adopted under that logical id. docs/export.md §10.6
+/// which the child can no longer be adopted under that logical id. docs/export.md, "Nested stacks (export-flip, export-adopt)"
 /// (items 2, 3): the parent adopts its children (1B), then its phase 2 applies the full
 /// template with the adopted rows spliced in; the adoption line itself says "then its
 /// phase 2 applied". So the adoption must come first.
@@ -564,7 +564,7 @@ async fn export_phase_faults_statement_90_root_adoption_refused_puts_the_adoptio
     );
 }
 
-/// Statement 69 (docs/export.md §12) for the child: its phase-2 UPDATE change set is
+/// Statement 69 (docs/export.md, "Checks") for the child: its phase-2 UPDATE change set is
 /// refused, the run stops at `export-phase2` for the child. Its phase 1 succeeded:
 /// CloudFormation holds its topic in IMPORT_COMPLETE, without its Outputs; the root was
 /// never submitted. The report: the child's phase 1 succeeded, never `cdkd deploy`, the
@@ -597,7 +597,7 @@ async fn export_phase_faults_statement_69_child_phase2_refused_says_phase1_succe
     assert!(outputs(&child).is_empty(), "no Outputs without phase 2");
 }
 
-/// Statement 69 (docs/export.md §12) for the root, the child already migrated and
+/// Statement 69 (docs/export.md, "Checks") for the root, the child already migrated and
 /// adopted: executing the root's phase-2 UPDATE change set is refused, the run stops at
 /// `export-execute`. CloudFormation holds the root (its queue and the adopted child, by
 /// its stack id) in IMPORT_COMPLETE without its Outputs, and the child nested in it. The

@@ -341,7 +341,7 @@ async fn export_plan_identifier_keys_equal_the_registry_primary_identifier_for_e
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
 
-/// docs/export.md §12 statement 24: five buckets, one DescribeType for AWS::S3::Bucket.
+/// docs/export.md, "Checks" statement 24: five buckets, one DescribeType for AWS::S3::Bucket.
 #[tokio::test]
 async fn export_plan_issues_one_describe_type_per_distinct_type() {
     let mut f = Fixture::new().await;
@@ -762,7 +762,7 @@ async fn export_plan_existing_destination_stack_is_refused() {
     assert_eq!(out.import_rows, 1);
 }
 
-/// docs/export.md §12 statement 8.
+/// docs/export.md, "Checks" statement 8.
 #[tokio::test]
 async fn export_plan_destination_in_review_in_progress_is_refused_even_in_a_dry_run() {
     use aws_sdk_cloudformation::types::ChangeSetType;
@@ -819,7 +819,7 @@ async fn export_plan_blocked_rows_write_the_plan_and_refuse() {
     assert_eq!(plan.stacks[0].blocked[0].logical_id, "Undeployed");
 }
 
-/// docs/export.md §12 statement 10.
+/// docs/export.md, "Checks" statement 10.
 #[tokio::test]
 async fn export_plan_without_a_record_is_refused_naming_stack_and_region() {
     let mut f = Fixture::new().await;
@@ -844,7 +844,7 @@ async fn export_plan_without_a_record_is_refused_naming_stack_and_region() {
     );
 }
 
-/// docs/export.md §12 statement 11.
+/// docs/export.md, "Checks" statement 11.
 #[tokio::test]
 async fn export_plan_record_whose_resources_is_a_list_is_refused_by_name() {
     let mut f = Fixture::new().await;

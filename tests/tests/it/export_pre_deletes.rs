@@ -1,4 +1,4 @@
-//! Phase 2's pre-deletes within the step's budget (docs/export.md §10.2, "Pre-deletes"):
+//! Phase 2's pre-deletes within the step's budget (docs/export.md, "Phases (export-import, export-execute, export-phase2)", "Pre-deletes"):
 //! deletes that take longer in all than one invocation may wait run side by side
 //! (`budgets.max_parallel`), and what is still running when the budget
 //! (`budgets.step_soft`) is spent is polled by the next invocation, by the handle the

@@ -1,5 +1,5 @@
 //! The export's execution steps driven one by one against the emulator
-//! (docs/export.md §10): a lock lost between two steps stops the run at its next step before any write,
+//! (docs/export.md, "Workflow"): a lock lost between two steps stops the run at its next step before any write,
 //! a phase 2 that fails leaves the imported stack, keeps the record, releases the lock
 //! and reports that phase 1 succeeded; a retried import step finds the change set it
 //! created instead of creating another.
@@ -106,7 +106,7 @@ async fn export_steps_a_lock_lost_between_steps_stops_the_run_before_any_write()
         .contains(&format!("{PREFIX}/{}/{REGION}/state.json", r.stack)));
 }
 
-/// docs/export.md §10.9: a poll, which writes neither state nor
+/// docs/export.md, "Requests: read once, and the benchmark": a poll, which writes neither state nor
 /// CloudFormation, renews no lock before its renewal is due (one interval, 2 minutes,
 /// after the last), and does once it is; a lock taken over meanwhile still stops the next
 /// step that writes (here the execution of the created change set) before it executes
@@ -155,7 +155,7 @@ async fn export_steps_a_poll_renews_a_lock_only_when_due_and_the_next_writing_st
     );
 }
 
-/// The record's own fence (docs/export.md §10.9): a deployed step writes `progress.json`
+/// The record's own fence (docs/export.md, "Requests: read once, and the benchmark"): a deployed step writes `progress.json`
 /// only over the version it read. A step still running for a run that was taken over
 /// meanwhile (a poll, which renews no lock until due, of an execution stopped and then
 /// resumed) stops with `Conflict` and leaves the resume's record as the resume wrote it;
@@ -404,7 +404,7 @@ async fn export_steps_statement_85_a_two_level_tree_imports_the_child_then_the_r
     }
     assert!(!keys.iter().any(|k| k.ends_with("lock.json")), "{keys:?}");
     // The adoption's processed child template is a transient upload, deleted by the
-    // cleanup like the change sets' templates (docs/export.md §10.2).
+    // cleanup like the change sets' templates (docs/export.md, "Phases (export-import, export-execute, export-phase2)").
     assert!(
         !keys.iter().any(|k| k.contains("/changesets/")),
         "no transient upload is left: {keys:?}"
@@ -490,7 +490,7 @@ async fn export_steps_siblings_are_imported_side_by_side_and_the_root_adopts_bot
 
 /// A NoEcho parameter the root passes to its child as a plain Ref: the plan stores it
 /// masked, the child's change sets get the value resolved again from the root's
-/// `--parameter` (docs/export.md §6.3); the tree migrates. The child's phase 2 has
+/// `--parameter` (docs/export.md, "Children"); the tree migrates. The child's phase 2 has
 /// nothing to change, so it is flipped, which re-sends that parameter (no Default) by
 /// its previous value (statement 88).
 #[tokio::test]
@@ -529,7 +529,7 @@ async fn export_steps_statement_88_a_no_echo_parameter_passed_to_a_child_is_reso
     );
 }
 
-/// Statement 84 (docs/export.md §12): a child's lock held by another process refuses
+/// Statement 84 (docs/export.md, "Checks"): a child's lock held by another process refuses
 /// the run at `export-lock`, naming the holder; the root's lock, taken first, is given
 /// back and nothing is submitted.
 #[tokio::test]
@@ -581,7 +581,7 @@ async fn export_steps_statement_84_a_childs_lock_held_elsewhere_refuses_and_give
     );
 }
 
-/// Statement 89 (docs/export.md §12): a Custom Resource only in the parent: only the
+/// Statement 89 (docs/export.md, "Checks"): a Custom Resource only in the parent: only the
 /// parent's phase 2 creates it (one request reaches the provider, for the root), and the
 /// parent's final template keeps the adopted child row with `DeletionPolicy: Retain`.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! The fence of a record write (docs/state-and-lock.md §6.4, "Fencing a write";
+//! The fence of a record write (docs/state-and-lock.md, "Renewal", "Fencing a write";
 //! statement 45b): a holder reads its lock just before it writes a record and goes on
 //! only when the stored lock is the one it acquired.
 

@@ -1,6 +1,6 @@
-//! The fenced lock against the emulator (docs/state-and-lock.md §5-§6). Each test
+//! The fenced lock against the emulator (docs/state-and-lock.md, "lock.json" and "The lock protocol"). Each test
 //! uses its own bucket. Names say which rule
-//! (docs/state-and-lock.md §8 statement numbers where they apply).
+//! (docs/state-and-lock.md, "Checks" statement numbers where they apply).
 
 use cdkd_aws::{LockError, ReleaseOutcome};
 use cdkd_tests::*;
@@ -10,7 +10,7 @@ const REGION: &str = "us-east-1";
 const KEY: &str = "cdkd/App/us-east-1/lock.json";
 
 /// `message` says the lock expires in `full` (a lock just written) or up to a second
-/// less: S3's clock counts whole seconds (docs/state-and-lock.md §5.1).
+/// less: S3's clock counts whole seconds (docs/state-and-lock.md, "Lock time is S3's").
 fn within_a_second_of(message: &str, full: &str) -> bool {
     let less = match full {
         "10m0s" => "9m59s",
@@ -72,7 +72,7 @@ async fn lock_acquire_50_concurrent_acquirers_exactly_one_holder_20_rounds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn lock_takeover_two_racing_takers_of_expired_lock_exactly_one_wins() {
-    // docs/state-and-lock.md §8 statement 28, 20 rounds.
+    // docs/state-and-lock.md, "Checks" statement 28, 20 rounds.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     let mgr = locks(&s3, &bucket);
@@ -80,7 +80,7 @@ async fn lock_takeover_two_racing_takers_of_expired_lock_exactly_one_wins() {
         let stack = format!("Expired{round}");
         let key = format!("cdkd/{stack}/us-east-1/lock.json");
         // No lifetime left (expiresAt = timestamp): expired whatever the clocks
-        // (docs/state-and-lock.md §5.1).
+        // (docs/state-and-lock.md, "Lock time is S3's").
         let past = now_ms() - 60_000;
         put_raw(
             &s3,
@@ -111,13 +111,13 @@ async fn lock_takeover_two_racing_takers_of_expired_lock_exactly_one_wins() {
 
 #[tokio::test]
 async fn lock_takeover_is_one_conditional_put_never_a_delete() {
-    // docs/state-and-lock.md §8 statement 27: exactly one PutObject If-Match "old", no
+    // docs/state-and-lock.md, "Checks" statement 27: exactly one PutObject If-Match "old", no
     // DeleteObject. On a versioned bucket a delete would
     // leave a delete marker; a put leaves a version.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     enable_versioning(&s3, &bucket).await;
-    // No lifetime left: expired as soon as read (docs/state-and-lock.md §5.1).
+    // No lifetime left: expired as soon as read (docs/state-and-lock.md, "Lock time is S3's").
     let past = now_ms() - 1_000;
     put_raw(
         &s3,
@@ -137,7 +137,7 @@ async fn lock_takeover_is_one_conditional_put_never_a_delete() {
 
 #[tokio::test]
 async fn lock_takeover_expires_at_not_a_finite_number_counts_as_expired() {
-    // docs/state-and-lock.md §8 statement 29.
+    // docs/state-and-lock.md, "Checks" statement 29.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     put_raw(
@@ -156,7 +156,7 @@ async fn lock_takeover_expires_at_not_a_finite_number_counts_as_expired() {
 
 #[tokio::test]
 async fn lock_body_written_by_us_has_cdkd_lockinfo_shape() {
-    // docs/state-and-lock.md §8 statement 24 and §5 serialisation: keys owner, timestamp,
+    // docs/state-and-lock.md, "Checks" statement 24 and "lock.json" serialisation: keys owner, timestamp,
     // expiresAt, operation in that order, numbers,
     // 2-space pretty JSON, expiresAt - timestamp = TTL.
     let s3 = s3().await;
@@ -239,7 +239,7 @@ async fn lock_written_in_cdkd_shape_without_operation_is_read_and_holder_rendere
 
 #[tokio::test]
 async fn lock_acquire_over_live_lock_is_refused_and_leaves_it_untouched() {
-    // docs/state-and-lock.md §8 statement 25: no DELETE
+    // docs/state-and-lock.md, "Checks" statement 25: no DELETE
     // and no second PUT (the version count stays 1).
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
@@ -274,7 +274,7 @@ async fn lock_acquire_over_live_lock_is_refused_and_leaves_it_untouched() {
 
 #[tokio::test]
 async fn lock_non_object_body_blocks_acquire_reads_as_no_lock_force_unlock_clears_it() {
-    // docs/state-and-lock.md §8 statement 26.
+    // docs/state-and-lock.md, "Checks" statement 26.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     put_raw(&s3, &bucket, KEY, "42").await;
@@ -308,7 +308,7 @@ async fn lock_non_object_body_blocks_acquire_reads_as_no_lock_force_unlock_clear
 
 #[tokio::test]
 async fn lock_renew_keeps_owner_timestamp_operation_and_extends_expiry() {
-    // docs/state-and-lock.md §8 statement 30.
+    // docs/state-and-lock.md, "Checks" statement 30.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     let mgr = locks(&s3, &bucket);
@@ -373,7 +373,7 @@ async fn lock_renew_after_force_release_is_lost() {
 
 #[tokio::test]
 async fn lock_renew_after_takeover_is_lost_and_release_leaves_new_holders_lock() {
-    // docs/state-and-lock.md §8 statements 32 and 33.
+    // docs/state-and-lock.md, "Checks" statements 32 and 33.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     let short = locks(&s3, &bucket).with_ttl_ms(1);
@@ -382,7 +382,7 @@ async fn lock_renew_after_takeover_is_lost_and_release_leaves_new_holders_lock()
         .await
         .unwrap();
     // Its 1 ms is judged on S3's clock, which counts whole seconds (docs/state-and-lock.md
-    // §5.1): a second later it has expired.
+    // "Lock time is S3's"): a second later it has expired.
     tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
     let new = locks(&s3, &bucket)
         .acquire("App", Some(REGION), "cdkd-flow:new", Some("destroy"))
@@ -397,7 +397,7 @@ async fn lock_renew_after_takeover_is_lost_and_release_leaves_new_holders_lock()
 
 #[tokio::test]
 async fn lock_release_deletes_own_lock_and_missing_lock_is_already_gone() {
-    // docs/state-and-lock.md §8 statement 33: DELETE If-Match own ETag; 404 is success.
+    // docs/state-and-lock.md, "Checks" statement 33: DELETE If-Match own ETag; 404 is success.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     let mgr = locks(&s3, &bucket);
@@ -439,7 +439,7 @@ async fn lock_release_never_deletes_a_lock_rewritten_by_another_holder() {
 
 #[tokio::test]
 async fn lock_force_release_of_legacy_ref_deletes_legacy_key_unconditionally() {
-    // docs/state-and-lock.md §8 statement 34.
+    // docs/state-and-lock.md, "Checks" statement 34.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     let now = now_ms();
@@ -497,7 +497,7 @@ async fn lock_acquire_in_missing_bucket_is_an_aws_error_not_contention() {
 
 #[tokio::test]
 async fn lock_release_purges_noncurrent_versions_left_by_renewals() {
-    // docs/state-and-lock.md §6.4/§6.5: each renewal leaves a version on a versioned bucket;
+    // docs/state-and-lock.md, "Renewal" and "Release": each renewal leaves a version on a versioned bucket;
     // release purges the key's noncurrent versions (the current row, a delete marker, stays).
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
@@ -518,7 +518,7 @@ async fn lock_release_purges_noncurrent_versions_left_by_renewals() {
 async fn lock_release_on_a_bucket_without_versioning_lists_no_versions() {
     // A delete answered without a delete marker or version id: the bucket never kept
     // versions, so there is nothing to purge and ListObjectVersions is not sent
-    // (docs/state-and-lock.md §6.4).
+    // (docs/state-and-lock.md, "Renewal").
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     let mgr = locks(&s3, &bucket);
@@ -571,7 +571,7 @@ async fn lock_force_release_purges_noncurrent_versions_and_spares_other_keys() {
 
 #[tokio::test]
 async fn lock_deleted_only_by_holder_delete_read_leaves_a_lock_renewed_since_it_was_read() {
-    // docs/state-and-lock.md §6.6: the force paths delete exactly the object they read.
+    // docs/state-and-lock.md, "Force-unlock: only the lock that was read": the force paths delete exactly the object they read.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     let mgr = locks(&s3, &bucket);
@@ -636,7 +636,7 @@ async fn lock_deleted_only_by_holder_take_over_read_replaces_exactly_that_lock()
     assert!(get_raw(&s3, &bucket, KEY).await.is_none());
 }
 
-// ------------------------------------------- lock time is S3's (docs/state-and-lock.md §5.1)
+// ------------------------------------------- lock time is S3's (docs/state-and-lock.md, "Lock time is S3's")
 
 const TWO_HOURS: i64 = 7_200_000;
 

@@ -1,4 +1,4 @@
-//! The live attribute reads of `state orphan --resource` (docs/repairs.md §7.4) on real
+//! The live attribute reads of `state orphan --resource` (docs/repairs.md, "Live attribute reads") on real
 //! emulator resources: one test per SDK reader that declares attributes, each comparing
 //! the live answer with what the emulator said when the resource was made; a resource
 //! that does not exist answers a failure naming it, its type and the cause; a

@@ -1,4 +1,4 @@
-//! The readers of `state refresh-observed` (docs/repairs.md §6.2) on real emulator
+//! The readers of `state refresh-observed` (docs/repairs.md, "Per resource") on real emulator
 //! resources: one test per SDK reader, each reading back what the test set, in
 //! CloudFormation's property names; a resource that does not exist reads as gone.
 //!

@@ -1,5 +1,5 @@
 //! One stack's refresh under its lock (`cdkd_deleters::read::refresh`,
-//! docs/repairs.md §6.1 step 5, §6.2, §6.5) on the emulator: public SSM references inside a longer value
+//! docs/repairs.md, "Order of checks" step 5, "Per resource", "Public SSM parameters inside a longer value") on the emulator: public SSM references inside a longer value
 //! (String, StringList, SecureString, a missing parameter, a failed call; one call per
 //! reference, never decrypted), a concurrent writer making the conditional save fail
 //! with nothing lost, and a lock held by another process refusing before anything is
@@ -63,7 +63,7 @@ async fn lock_exists(bucket: &str) -> bool {
 }
 
 // ---------------------------------------------------------------------------------
-// docs/repairs.md §6.5: public SSM parameters inside a longer value
+// docs/repairs.md, "Public SSM parameters inside a longer value": public SSM parameters inside a longer value
 
 /// A stack whose SSM parameter resource `P` holds `https://{{resolve:ssm:<ref>}}/health`
 /// in its record and `https://api.example.com/health` in AWS; `<ref>` is created with
@@ -179,7 +179,7 @@ async fn refresh_stack_rule_6_5_statement_55_failed_call_keeps_the_reference_and
 }
 
 // ---------------------------------------------------------------------------------
-// docs/repairs.md §6.1 step 5 / §6.2: the save, the lock
+// docs/repairs.md, "Order of checks" step 5 / "Per resource": the save, the lock
 
 /// A reader for a made-up type that, while the refresh reads, saves the record as a
 /// concurrent writer that ignores the lock would.

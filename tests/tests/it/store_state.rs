@@ -1,5 +1,5 @@
-//! The S3 state store against the emulator (docs/state-and-lock.md §2). Each test uses its own
-//! bucket. Names carry the docs/state-and-lock.md §8 statement they check.
+//! The S3 state store against the emulator (docs/state-and-lock.md, "Key layout"). Each test uses its own
+//! bucket. Names carry the docs/state-and-lock.md, "Checks" statement they check.
 
 use cdkd_aws::{Precondition, StoreError};
 use cdkd_core::keys::StackRef;
@@ -123,7 +123,7 @@ async fn store_list_s11_url_encoded_keys_decode_plus_space_and_control_character
 
 #[tokio::test]
 async fn store_list_s3_legacy_and_region_record_of_one_stack_both_listed_deduplicated() {
-    // docs/state-and-lock.md §2.1 step 3: de-duplication on (stack, region-or-none); a stack
+    // docs/state-and-lock.md, "Listing the records" step 3: de-duplication on (stack, region-or-none); a stack
     // mid-migration (legacy body region = the region key) appears once.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
@@ -172,7 +172,7 @@ async fn store_list_follows_continuation_tokens_past_1000_keys() {
 
 #[tokio::test]
 async fn store_list_nested_custom_prefix_keeps_cdkd_parity() {
-    // docs/state-and-lock.md §2.1: `cdkd/team-a/S/state.json` listed under `cdkd` looks like stack
+    // docs/state-and-lock.md, "Listing the records": `cdkd/team-a/S/state.json` listed under `cdkd` looks like stack
     // `team-a` in "region" `S` (cdkd has the same flaw; parity kept).
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
@@ -338,7 +338,7 @@ async fn store_put_state_s19_if_match_current_etag_succeeds_and_returns_new_etag
         .unwrap();
     assert_eq!(etag, stored_etag);
     let text = String::from_utf8(bytes).unwrap();
-    // docs/state-and-lock.md §8 statements 18 and 21:
+    // docs/state-and-lock.md, "Checks" statements 18 and 21:
     // stamped stack and version, 2-space indent, no newline.
     assert!(text.contains("\n  \"stackName\": \"App\""), "{text}");
     assert!(text.contains("\"version\": 10"), "{text}");
@@ -443,7 +443,7 @@ async fn store_migrate_legacy_s19_writes_region_key_and_deletes_legacy_key() {
 
 #[tokio::test]
 async fn store_delete_state_removes_region_key_matching_legacy_and_journal() {
-    // docs/state-and-lock.md §2.4: the legacy key goes only when its body region equals the region.
+    // docs/state-and-lock.md, "Deleting a record": the legacy key goes only when its body region equals the region.
     let s3 = s3().await;
     let bucket = fresh_bucket(&s3).await;
     put_raw(
@@ -506,5 +506,5 @@ async fn store_raw_get_of_missing_key_is_none() {
 }
 
 // Not testable here: moto 5.2.5 ignores ExpectedBucketOwner (a GetObject with a foreign
-// account id is served), so docs/state-and-lock.md §1.2
+// account id is served), so docs/state-and-lock.md, "ExpectedBucketOwner"
 // is covered only by the store passing the header.

@@ -78,7 +78,7 @@ async fn deployed_cleanup_started_as_the_schedule_does_destroys_each_selected_st
 }
 
 /// Step Functions' 256 KiB payload quota, enforced by the emulator's interpreter: a dry
-/// run over 5,000 records keeps its lists in the run folder (docs/runs.md §1.1) and
+/// run over 5,000 records keeps its lists in the run folder (docs/runs.md, "A cleanup's lists") and
 /// passes only counts, so it succeeds and tells its digest.
 #[tokio::test]
 async fn deployed_cleanup_dry_run_over_5000_records_stays_within_the_payload_limit() {

@@ -85,7 +85,7 @@ async fn deployed_a_step_whose_role_lacks_a_statement_fails_access_denied_naming
     let b = backend();
     // The plan's write of plan.json: a call every plan makes (a DescribeType refused
     // falls back to the registry table, and the CLI hands over the destinations it
-    // described, docs/export.md §10.9).
+    // described, docs/export.md, "Requests: read once, and the benchmark").
     let action = "s3:PutObject";
     let (role, name, doc) = inline_policy_with("ExportPlanFunction", action).await;
     let mut cut = doc.clone();

@@ -1,4 +1,4 @@
-//! docs/state-views.md §1.7 ordering.
+//! docs/state-views.md, "Order" ordering.
 //!
 //! - [`locale_cmp`]: JavaScript `a.localeCompare(b)` with no locale, which V8 answers
 //!   with ICU's root collation (tertiary strength): case-insensitive first, lower case
@@ -43,7 +43,7 @@ pub fn code_unit_cmp(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
-/// docs/state-views.md §1.7 order of stack references: by name, then by region (code units), a
+/// docs/state-views.md, "Order" order of stack references: by name, then by region (code units), a
 /// missing region after every present one.
 pub fn ref_cmp(
     a_name: &str,

@@ -1,4 +1,4 @@
-//! docs/state-views.md §3.1-§3.4 `state list`: plain rows, `--json`, `--long` and `--long --json`.
+//! docs/state-views.md, "Plain" and "--long --json" `state list`: plain rows, `--json`, `--long` and `--long --json`.
 
 use serde_json::{Map, Value};
 
@@ -21,7 +21,7 @@ pub const LOCK_READ_FAILED: &str =
 /// before reading the lock, so no command is named).
 pub const LEGACY_LOCK_READ_FAILED: &str = "lock could not be read";
 
-/// The marker of a stack whose lock has no record beside it (docs/state-views.md §3.7).
+/// The marker of a stack whose lock has no record beside it (docs/state-views.md, "A lock left without a record").
 pub const LOCK_WITHOUT_RECORD: &str = "[lock without record]";
 /// `--long`'s resources reason of such a stack.
 pub const NO_RECORD: &str = "none (no state record; only its lock remains)";
@@ -30,7 +30,7 @@ pub const NO_RECORD: &str = "none (no state record; only its lock remains)";
 /// listing views take it).
 pub use crate::keys::RefView;
 
-/// docs/state-views.md §3.1 one row: `<stack>` or `<stack> (<region>)`, both rendered by §1.4.
+/// docs/state-views.md, "Plain" one row: `<stack>` or `<stack> (<region>)`, both rendered by "Identifiers (rows of state list, prompts, the contention refusal)".
 pub fn format_ref(r: RefView<'_>) -> String {
     let name = display_ident_str(r.stack, STACK_NAME_CAP);
     match r.region {
@@ -41,7 +41,7 @@ pub fn format_ref(r: RefView<'_>) -> String {
     }
 }
 
-/// The records and the locks without one (docs/state-views.md §3.7), sorted together;
+/// The records and the locks without one (docs/state-views.md, "A lock left without a record"), sorted together;
 /// `true` marks a lock without a record.
 fn merged<'a>(refs: &[RefView<'a>], lone_locks: &[RefView<'a>]) -> Vec<(RefView<'a>, bool)> {
     let mut v: Vec<(RefView<'a>, bool)> = refs
@@ -67,7 +67,7 @@ pub fn list_plain(refs: &[RefView<'_>]) -> Rendered {
     list_plain_with_locks(refs, &[])
 }
 
-/// `state list` (plain) with the locks that have no record (docs/state-views.md §3.7):
+/// `state list` (plain) with the locks that have no record (docs/state-views.md, "A lock left without a record"):
 /// their rows carry [`LOCK_WITHOUT_RECORD`].
 pub fn list_plain_with_locks(refs: &[RefView<'_>], lone_locks: &[RefView<'_>]) -> Rendered {
     let lines: Vec<String> = merged(refs, lone_locks)
@@ -112,7 +112,7 @@ pub enum RecordRead<'a> {
     /// The read failed (S3 error, invalid JSON, unsupported version, non-object root).
     Failed,
     Found(&'a Map<String, Value>),
-    /// No record was listed: the row is a lock without a record (docs/state-views.md §3.7).
+    /// No record was listed: the row is a lock without a record (docs/state-views.md, "A lock left without a record").
     LockWithoutRecord,
 }
 
@@ -143,11 +143,11 @@ pub struct LongRow {
     pub locked: Option<bool>,
     pub state_read_error: Option<&'static str>,
     pub lock_read_error: Option<&'static str>,
-    /// A lock without a record (docs/state-views.md §3.7).
+    /// A lock without a record (docs/state-views.md, "A lock left without a record").
     pub lock_without_record: bool,
 }
 
-/// docs/state-views.md §3.3 resource count: absent/`null`
+/// docs/state-views.md, "--long" resource count: absent/`null`
 /// → 0, a map → its size, anything else → none.
 pub fn resource_count(record: &Map<String, Value>) -> Option<usize> {
     match record.get("resources") {

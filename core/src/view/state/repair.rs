@@ -1,4 +1,4 @@
-//! docs/state-views.md §4.4 malformed containers: which containers a view reads as empty, and the
+//! docs/state-views.md, "Damaged containers (human modes only)" malformed containers: which containers a view reads as empty, and the
 //! warnings that say so. Nothing is mutated: the renderers read a container through
 //! [`read_container`] and collect what was repaired.
 
@@ -71,7 +71,7 @@ pub fn resources_bag(record: &Map<String, Value>) -> Option<&Map<String, Value>>
     }
 }
 
-/// An identifier inside these warnings: printable (docs/state-views.md §1.3), capped at
+/// An identifier inside these warnings: printable (docs/state-views.md, "Printable (stack names and regions in diagnostics)"), capped at
 /// [`WARNING_IDENT_CAP`] code points with `...` when cut, `<unrenderable>` when empty,
 /// then shell-quoted only when it needs it.
 pub fn warning_ident(raw: &str) -> String {
@@ -90,7 +90,7 @@ fn inspect_command(stack: &str, region: &str) -> String {
     format!("cdkd-flow state show {stack} --stack-region {region} --json")
 }
 
-/// docs/state-views.md §4.4 warning for a record whose `resources` is not a plain JSON object.
+/// docs/state-views.md, "Damaged containers (human modes only)" warning for a record whose `resources` is not a plain JSON object.
 pub fn malformed_resources_warning(stack: &str, region: &str) -> String {
     let (s, r) = (warning_ident(stack), warning_ident(region));
     format!(
@@ -105,7 +105,7 @@ pub fn malformed_resources_warning(stack: &str, region: &str) -> String {
     )
 }
 
-/// docs/state-views.md §4.4 warning naming the repaired value containers, in the fixed order.
+/// docs/state-views.md, "Damaged containers (human modes only)" warning naming the repaired value containers, in the fixed order.
 pub fn malformed_containers_warning(stack: &str, region: &str, repaired: &[Container]) -> String {
     let (s, r) = (warning_ident(stack), warning_ident(region));
     let mut names: Vec<Container> = repaired.to_vec();

@@ -1,6 +1,6 @@
-//! docs/state-views.md §2 single-record resolution for `state show` / `state resources`, and the
+//! docs/state-views.md, "What every state command shares" single-record resolution for `state show` / `state resources`, and the
 //! refusals those commands raise by name. Stack names and regions inside these messages are
-//! printable (docs/state-views.md §1.3), `<unrenderable>` when nothing is left.
+//! printable (docs/state-views.md, "Printable (stack names and regions in diagnostics)"), `<unrenderable>` when nothing is left.
 
 use crate::text::{flatten_str, or_unrenderable, printable_str, shell_quote, STACK_NAME_CAP};
 use crate::view::state::list::RefView;

@@ -1,4 +1,4 @@
-//! docs/state-views.md §5 `state resources`: plain columns, `--long` blocks, `--json` projection.
+//! docs/state-views.md, "state resources <stack>" `state resources`: plain columns, `--long` blocks, `--json` projection.
 //! Properties are never shown; attributes only in `--long` and `--json`.
 
 use serde_json::{Map, Value};
@@ -21,7 +21,7 @@ pub enum ResourcesMode {
     Json,
 }
 
-/// One resource's projection (docs/state-views.md §5): null/non-object entries read as `{}`.
+/// One resource's projection (docs/state-views.md, "state resources <stack>"): null/non-object entries read as `{}`.
 struct Projection<'a> {
     logical_id: &'a str,
     resource_type: Option<&'a Value>,

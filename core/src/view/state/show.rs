@@ -1,4 +1,4 @@
-//! docs/state-views.md §4 `state show`: the human block, `--show-nested`, and both `--json` forms.
+//! docs/state-views.md, "state show <stack>" `state show`: the human block, `--show-nested`, and both `--json` forms.
 
 use serde_json::{Map, Value};
 
@@ -34,7 +34,7 @@ pub const SKIPPED_OUTPUTS_LEGEND: [&str; 8] = [
 ];
 
 /// The lock as the views see it: `owner`/`operation` already flattened where the lock
-/// was read (docs/state-and-lock.md §5), `expires_at` raw, and `json` the sanitised lock body that
+/// was read (docs/state-and-lock.md, "lock.json"), `expires_at` raw, and `json` the sanitised lock body that
 /// `--json` emits.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LockView {
@@ -49,7 +49,7 @@ pub struct LockView {
 }
 
 impl LockView {
-    /// The view of a lock as read (docs/state-and-lock.md §5): the sanitised owner/operation, the
+    /// The view of a lock as read (docs/state-and-lock.md, "lock.json"): the sanitised owner/operation, the
     /// raw `expiresAt`, and for `--json` the body as read with `owner` (always present,
     /// `""` when absent) and `operation` (when the body had it) replaced by their
     /// flattened values; every other field passes through.
@@ -69,7 +69,7 @@ impl LockView {
         }
     }
 
-    /// When the lock expires on S3's clock (docs/state-and-lock.md §5.1).
+    /// When the lock expires on S3's clock (docs/state-and-lock.md, "Lock time is S3's").
     pub fn expiry_ms(&self) -> Option<f64> {
         crate::lock::lock_expiry_ms(
             self.timestamp.as_ref(),
@@ -98,8 +98,8 @@ pub struct ShowNode {
     pub children: Vec<ShowNode>,
 }
 
-/// docs/state-views.md §4.1 `Lock:` row value, at `now_ms` on S3's clock
-/// (docs/state-and-lock.md §5.1).
+/// docs/state-views.md, "Human layout" `Lock:` row value, at `now_ms` on S3's clock
+/// (docs/state-and-lock.md, "Lock time is S3's").
 pub fn lock_summary(lock: Option<&LockView>, now_ms: i64) -> String {
     let Some(lock) = lock else {
         return "unlocked".to_string();
@@ -119,7 +119,7 @@ fn holder(lock: &LockView) -> String {
     }
 }
 
-/// What stands where a stack's record is missing (docs/state-views.md §4.7).
+/// What stands where a stack's record is missing (docs/state-views.md, "A lock without a record").
 #[derive(Debug, Clone, Copy)]
 pub enum LoneLock<'a> {
     /// A readable lock.
@@ -129,7 +129,7 @@ pub enum LoneLock<'a> {
 }
 
 /// `state show` of a stack that has no record but whose lock is still there
-/// (docs/state-views.md §4.7): what holds it, since when, until when, and the command
+/// (docs/state-views.md, "A lock without a record"): what holds it, since when, until when, and the command
 /// that clears it only when that is safe: the lock has expired, or the object is not a
 /// lock at all (no holder can release it). The command carries `--if-expired`, so that
 /// run later against a lock taken since, it deletes nothing. `ctx` names the stack, its
@@ -231,7 +231,7 @@ fn truthy(v: Option<&Value>) -> bool {
     }
 }
 
-/// The containers of one record this view renders but cannot read (docs/state-views.md §4.4), in
+/// The containers of one record this view renders but cannot read (docs/state-views.md, "Damaged containers (human modes only)"), in
 /// the fixed order, each at most once. Entries are only inspected when the bag is a map.
 fn repaired_containers(record: &Map<String, Value>) -> Vec<Container> {
     let mut out = Vec::new();
@@ -294,7 +294,7 @@ fn push_map_rows(lines: &mut Vec<String>, label: &str, v: Option<&Value>) {
     }
 }
 
-/// docs/state-views.md §4.1 one stack's block (without the `Nested stack:` header), as lines.
+/// docs/state-views.md, "Human layout" one stack's block (without the `Nested stack:` header), as lines.
 pub fn state_block(
     record: &Map<String, Value>,
     lock: Option<&LockView>,
@@ -368,7 +368,7 @@ pub fn state_block(
     let empty = Map::new();
     for (logical_id, entry) in resources {
         // A null, number, string or boolean entry reads like an empty object
-        // (docs/state-views.md §4.3).
+        // (docs/state-views.md, "Entries of the wrong type").
         let r = match entry {
             Value::Object(m) => m,
             _ => &empty,
@@ -408,7 +408,7 @@ fn push_legend(lines: &mut Vec<String>) {
 }
 
 /// `state show <stack>` (human, single stack): the block with the legend, and the
-/// docs/state-views.md §4.4 warnings for this record.
+/// docs/state-views.md, "Damaged containers (human modes only)" warnings for this record.
 pub fn show_text(node: &ShowNode, now_ms: i64) -> Rendered {
     let warnings = text_warnings(&node.stack, &node.region, &node.record);
     let lines = state_block(&node.record, node.lock.as_ref(), now_ms, true);
@@ -480,7 +480,7 @@ pub fn show_nested_json(root: &ShowNode) -> Rendered {
     Rendered::new(json_payload(&tree_json(root)), warnings)
 }
 
-/// docs/state-views.md §4.5: the logical ids of a record's nested-stack entries, in the record's
+/// docs/state-views.md, "--show-nested": the logical ids of a record's nested-stack entries, in the record's
 /// key order; none when its `resources` is not a map (the walk stops there).
 pub fn nested_child_ids(record: &Map<String, Value>) -> Vec<String> {
     let Some(bag) = resources_bag(record) else {

@@ -1,4 +1,4 @@
-//! docs/state-views.md §3.5-§3.6 `state list --tree` and `--tree --json`.
+//! docs/state-views.md, "--tree" and "--tree --json" `state list --tree` and `--tree --json`.
 //!
 //! Parent links come from each record's v6 `parentStack`/`parentLogicalId`/
 //! `parentRegion`. Roots are orphans, every member of a parent loop, and nodes the
@@ -65,9 +65,9 @@ pub struct TreeNode {
     pub children: Vec<TreeNode>,
 }
 
-/// Builds the forest (docs/state-views.md §3.5): links by `(parentStack, parentRegion)` = `(stack,
+/// Builds the forest (docs/state-views.md, "--tree"): links by `(parentStack, parentRegion)` = `(stack,
 /// region)` with a missing region comparing as empty; loop members and nodes past
-/// [`MAX_TREE_DEPTH`] become roots; roots and children sorted by docs/state-views.md §1.7.
+/// [`MAX_TREE_DEPTH`] become roots; roots and children sorted by docs/state-views.md, "Order".
 pub fn build_tree(entries: Vec<TreeEntry>) -> Vec<TreeNode> {
     // De-duplicate on the key, keeping the first position and the last value.
     let mut index: HashMap<(String, String), usize> = HashMap::new();

@@ -1,4 +1,4 @@
-//! docs/state-views.md §1.5 `formatAttributeValue` and the row helpers built on it: the dependency
+//! docs/state-views.md, "Values in human views" `formatAttributeValue` and the row helpers built on it: the dependency
 //! list, `Last Modified`, and the skipped-output digest preview.
 
 use serde_json::Value;
@@ -17,7 +17,7 @@ pub const NONE: &str = "(none)";
 /// Code points of a skipped-output digest shown by `state show`.
 pub const DIGEST_PREVIEW_LEN: usize = 12;
 
-/// docs/state-views.md §1.5: render one record value for a human row. `None` is the absent value
+/// docs/state-views.md, "Values in human views": render one record value for a human row. `None` is the absent value
 /// (`undefined`). Never fails: a wrong type prints as itself, a value too deep to
 /// serialise prints [`UNSERIALIZABLE`].
 pub fn format_value(v: Option<&Value>) -> String {
@@ -34,7 +34,7 @@ pub fn format_value(v: Option<&Value>) -> String {
     }
 }
 
-/// docs/state-views.md §4.1 `Dependencies:` row value: `(none)` when absent or an empty array; an
+/// docs/state-views.md, "Human layout" `Dependencies:` row value: `(none)` when absent or an empty array; an
 /// array's elements each through [`format_value`], joined with `, `; any other value (including
 /// `null`) through [`format_value`].
 pub fn format_dependency_list(v: Option<&Value>) -> String {
@@ -50,7 +50,7 @@ pub fn format_dependency_list(v: Option<&Value>) -> String {
     }
 }
 
-/// docs/state-views.md §4.1 `Last Modified:` of `state show`: `new Date(v).toISOString()` when that
+/// docs/state-views.md, "Human layout" `Last Modified:` of `state show`: `new Date(v).toISOString()` when that
 /// succeeds, else the value through [`format_value`].
 pub fn format_last_modified(v: Option<&Value>) -> String {
     match v.and_then(time_value) {
@@ -59,7 +59,7 @@ pub fn format_last_modified(v: Option<&Value>) -> String {
     }
 }
 
-/// docs/state-views.md §4.2 digest preview: the digest through [`format_value`] first, then cut to
+/// docs/state-views.md, "Skipped outputs" digest preview: the digest through [`format_value`] first, then cut to
 /// [`DIGEST_PREVIEW_LEN`] code points with `…` appended only when something was cut;
 /// [`UNSERIALIZABLE`] is shown whole.
 pub fn digest_preview(digest: &Value) -> String {
