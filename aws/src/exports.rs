@@ -4,8 +4,7 @@
 //! up to 5 times (100 ms doubling to 1 s); an index left listing nothing is deleted (never
 //! written). Never fails the destroy: problems are warnings.
 
-use std::time::Duration;
-
+use crate::retry::{retry_while, Backoff};
 use crate::store::{now_ms, Precondition, StateStore};
 use cdkd_core::exports::{parse_index, rebuild, remove_producer, serialize};
 use cdkd_core::keys::exports_index_key;
@@ -45,62 +44,84 @@ impl StateStore {
 
 async fn try_remove(store: &StateStore, stacks: &[&str], region: &str) -> Result<(), String> {
     let key = exports_index_key(&store.prefix, region);
-    let mut delay = Duration::from_millis(100);
-    for _ in 0..5 {
-        let (mut index, etag) = match store.get_raw(&key).await.map_err(|e| e.to_string())? {
-            Some((bytes, etag)) => match parse_index(&bytes) {
-                Ok(i) => (i, Some(etag)),
-                Err(cdkd_core::exports::IndexError::Unreadable(_)) => {
-                    (rebuilt(store, region).await?, None)
-                }
-                Err(e) => return Err(e.to_string()),
-            },
-            // No index: nothing lists the stack, and readers rebuild a missing index
-            // from the records (docs/state-and-lock.md §4), so none is written here.
-            None => return Ok(()),
-        };
-        let mut changed = false;
-        for stack in stacks {
-            changed |= remove_producer(&mut index, stack, region);
-        }
-        if !changed && etag.is_some() {
-            return Ok(());
-        }
-        if holds_nothing(&index) {
-            // An index that lists nothing is no index: readers rebuild a missing one
-            // from the records, so none is written and an existing one is deleted (over
-            // the version read).
-            let Some(etag) = &etag else {
-                return Ok(());
-            };
-            match store.delete_raw_strict(&key, Some(etag)).await {
-                Ok(()) => return Ok(()),
-                Err(f) if f.is_no_such_key() => return Ok(()),
-                Err(f) if f.is_precondition_failed() => {
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(1));
-                    continue;
-                }
-                Err(f) => return Err(f.message),
-            }
-        }
-        index.insert("lastModified".into(), Value::from(now_ms()));
-        let pre = match &etag {
-            Some(e) => Precondition::IfMatch(e.clone()),
-            None => Precondition::None,
-        };
-        match store
-            .put_raw_conditional(&key, serialize(&index).into_bytes(), &pre)
-            .await
-        {
-            Ok(_) => return Ok(()),
-            Err(f) if f.is_precondition_failed() => {}
-            Err(f) => return Err(f.message),
-        }
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(Duration::from_secs(1));
+    let tried = retry_while(
+        &Backoff::LOST_WRITE,
+        || write_once(store, &key, stacks, region),
+        |e| matches!(e, Write::Lost),
+        |_| {},
+    )
+    .await;
+    match tried {
+        Ok(()) => Ok(()),
+        Err(Write::Lost) => Err("the index kept changing (5 conditional writes lost)".into()),
+        Err(Write::Failed(why)) => Err(why),
     }
-    Err("the index kept changing (5 conditional writes lost)".into())
+}
+
+/// Why one read-and-write of the index did not land.
+enum Write {
+    /// Another writer changed the index since it was read (412): read it again.
+    Lost,
+    Failed(String),
+}
+
+/// One read of the index, and one conditional write (or delete) over what was read.
+async fn write_once(
+    store: &StateStore,
+    key: &str,
+    stacks: &[&str],
+    region: &str,
+) -> Result<(), Write> {
+    let (mut index, etag) = match store
+        .get_raw(key)
+        .await
+        .map_err(|e| Write::Failed(e.to_string()))?
+    {
+        Some((bytes, etag)) => match parse_index(&bytes) {
+            Ok(i) => (i, Some(etag)),
+            Err(cdkd_core::exports::IndexError::Unreadable(_)) => {
+                (rebuilt(store, region).await.map_err(Write::Failed)?, None)
+            }
+            Err(e) => return Err(Write::Failed(e.to_string())),
+        },
+        // No index: nothing lists the stack, and readers rebuild a missing index
+        // from the records (docs/state-and-lock.md §4), so none is written here.
+        None => return Ok(()),
+    };
+    let mut changed = false;
+    for stack in stacks {
+        changed |= remove_producer(&mut index, stack, region);
+    }
+    if !changed && etag.is_some() {
+        return Ok(());
+    }
+    if holds_nothing(&index) {
+        // An index that lists nothing is no index: readers rebuild a missing one
+        // from the records, so none is written and an existing one is deleted (over
+        // the version read).
+        let Some(etag) = &etag else {
+            return Ok(());
+        };
+        return match store.delete_raw_strict(key, Some(etag)).await {
+            Ok(()) => Ok(()),
+            Err(f) if f.is_no_such_key() => Ok(()),
+            Err(f) if f.is_precondition_failed() => Err(Write::Lost),
+            Err(f) => Err(Write::Failed(f.message)),
+        };
+    }
+    index.insert("lastModified".into(), Value::from(now_ms()));
+    let pre = match &etag {
+        Some(e) => Precondition::IfMatch(e.clone()),
+        None => Precondition::None,
+    };
+    match store
+        .put_raw_conditional(key, serialize(&index).into_bytes(), &pre)
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(f) if f.is_precondition_failed() => Err(Write::Lost),
+        Err(f) => Err(Write::Failed(f.message)),
+    }
 }
 
 /// Whether an index lists no export at all.
