@@ -26,6 +26,7 @@ pub mod ec2;
 pub mod exports;
 pub mod lock;
 pub mod notify;
+pub mod retry;
 pub mod run_folders;
 pub mod s3err;
 pub mod sdk_error;

@@ -4,37 +4,17 @@
 //! the answer was throttling. Any other failure comes back at once. (The SDK's own retry
 //! layer runs below this one, as for every other client of the project.)
 
-use std::future::Future;
-use std::time::Duration;
-
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use aws_smithy_runtime_api::client::result::SdkError;
 use aws_smithy_types::error::metadata::ProvideErrorMetadata;
+use std::future::Future;
 
+use crate::retry::retry_while;
 use crate::sdk_error::{classify, ErrorClass};
 
-/// How many times a throttled call is tried again, and the pauses in between.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Backoff {
-    pub retries: u32,
-    pub first: Duration,
-    pub cap: Duration,
-}
-
-impl Backoff {
-    /// 4 retries, 1 s doubling up to 8 s (about 15 s in all).
-    pub const THROTTLED: Backoff = Backoff {
-        retries: 4,
-        first: Duration::from_secs(1),
-        cap: Duration::from_secs(8),
-    };
-
-    /// The pause before retry number `retry` (0-based).
-    pub fn delay(&self, retry: u32) -> Duration {
-        let factor = 1u32.checked_shl(retry.min(31)).unwrap_or(u32::MAX);
-        self.first.saturating_mul(factor).min(self.cap)
-    }
-}
+/// How many times a throttled call is tried again (`Backoff::THROTTLED`): the project's
+/// one retry policy, `crate::retry`.
+pub use crate::retry::Backoff;
 
 /// A call that failed, with its class (`Throttling` when it was still throttled after
 /// every retry).
@@ -46,32 +26,29 @@ pub struct Failed<E> {
 
 /// Runs `call`, trying it again after a pause while the answer is throttling, at most
 /// `backoff.retries` times.
-pub async fn on_throttling<T, E, F, Fut>(backoff: &Backoff, mut call: F) -> Result<T, Failed<E>>
+pub async fn on_throttling<T, E, F, Fut>(backoff: &Backoff, call: F) -> Result<T, Failed<E>>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, SdkError<E, HttpResponse>>>,
     E: ProvideErrorMetadata,
 {
-    let mut retry = 0;
-    loop {
-        match call().await {
-            Ok(v) => return Ok(v),
-            Err(error) => {
-                let class = classify(&error);
-                if class == ErrorClass::Throttling && retry < backoff.retries {
-                    tokio::time::sleep(backoff.delay(retry)).await;
-                    retry += 1;
-                    continue;
-                }
-                return Err(Failed { error, class });
-            }
-        }
-    }
+    retry_while(
+        backoff,
+        call,
+        |e| classify(e) == ErrorClass::Throttling,
+        |_| {},
+    )
+    .await
+    .map_err(|error| Failed {
+        class: classify(&error),
+        error,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     use aws_smithy_runtime_api::http::StatusCode;
     use aws_smithy_types::body::SdkBody;

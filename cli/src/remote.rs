@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use cdkd_aws::retry::{retry_while, Backoff};
 use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
 use cdkd_aws::SdkConfig;
 use cdkd_core::run::RunKind;
@@ -146,33 +147,26 @@ pub fn no_state_machine_message(kind: Kind, backend_why: &str) -> String {
     )
 }
 
-/// Retries `f` while it fails with a transient error, with backoff (1 s doubling to 30 s),
-/// printing one line when the connection is lost and one when it is back.
-pub async fn retrying<T, F, Fut>(what: &str, mut f: F) -> Result<T, SfnError>
+/// Retries `f` while it fails with a transient error, with backoff (1 s doubling to 30 s,
+/// `Backoff::RECONNECT`), printing one line when the connection is lost and one when it
+/// is back.
+pub async fn retrying<T, F, Fut>(what: &str, f: F) -> Result<T, SfnError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, SfnError>>,
 {
-    let mut delay = Duration::from_secs(1);
     let mut lost = false;
-    loop {
-        match f().await {
-            Err(e) if e.is_transient() => {
-                if !lost {
-                    status_line(&format!("  connection lost ({e}); retrying {what}"));
-                    lost = true;
-                }
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(30));
-            }
-            other => {
-                if lost {
-                    status_line("  reconnected");
-                }
-                return other;
-            }
+    let out = retry_while(&Backoff::RECONNECT, f, SfnError::is_transient, |e| {
+        if !lost {
+            status_line(&format!("  connection lost ({e}); retrying {what}"));
+            lost = true;
         }
+    })
+    .await;
+    if lost {
+        status_line("  reconnected");
     }
+    out
 }
 
 /// Starts `kind` on the deployed backend with `input`, named `run_id`, then watches it
