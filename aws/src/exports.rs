@@ -4,8 +4,6 @@
 //! up to 5 times (100 ms doubling to 1 s); an index left listing nothing is deleted (never
 //! written). Never fails the destroy: problems are warnings.
 
-use std::time::Duration;
-
 use crate::store::{now_ms, Precondition, StateStore};
 use cdkd_core::exports::{parse_index, rebuild, remove_producer, serialize};
 use cdkd_core::keys::exports_index_key;
@@ -45,8 +43,9 @@ impl StateStore {
 
 async fn try_remove(store: &StateStore, stacks: &[&str], region: &str) -> Result<(), String> {
     let key = exports_index_key(&store.prefix, region);
-    let mut delay = Duration::from_millis(100);
-    for _ in 0..5 {
+    // A lost conditional write is tried again with the one retry policy's pauses.
+    let lost = crate::retry::Backoff::LOST_WRITE;
+    for attempt in 0..=lost.retries {
         let (mut index, etag) = match store.get_raw(&key).await.map_err(|e| e.to_string())? {
             Some((bytes, etag)) => match parse_index(&bytes) {
                 Ok(i) => (i, Some(etag)),
@@ -77,8 +76,7 @@ async fn try_remove(store: &StateStore, stacks: &[&str], region: &str) -> Result
                 Ok(()) => return Ok(()),
                 Err(f) if f.is_no_such_key() => return Ok(()),
                 Err(f) if f.is_precondition_failed() => {
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(1));
+                    tokio::time::sleep(lost.delay(attempt)).await;
                     continue;
                 }
                 Err(f) => return Err(f.message),
@@ -97,8 +95,7 @@ async fn try_remove(store: &StateStore, stacks: &[&str], region: &str) -> Result
             Err(f) if f.is_precondition_failed() => {}
             Err(f) => return Err(f.message),
         }
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(Duration::from_secs(1));
+        tokio::time::sleep(lost.delay(attempt)).await;
     }
     Err("the index kept changing (5 conditional writes lost)".into())
 }

@@ -70,14 +70,9 @@ async fn destroy(
     progress.rec.continued_as = Some(name.clone());
     progress.save(&store).await?;
     tracing::info!(run = %run.run_id, next = %name, "run continues in a new execution");
+    let continuation = json!({"kind": "destroy", "run": run, "locks": locks});
     Ok(ContinueOutput {
-        input: json!({
-            "stack": run.stack,
-            "stackRegion": run.region,
-            "stateBucket": run.bucket,
-            "statePrefix": run.prefix,
-            "continuation": {"kind": "destroy", "run": run, "locks": locks},
-        }),
+        input: next_input(&run, continuation),
         name,
     })
 }
@@ -104,14 +99,21 @@ async fn export(carry: Carry, execution: &str, deps: &Deps) -> Result<ContinueOu
     carry.continue_as_new = false;
     let run = carry.run.clone();
     tracing::info!(run = %run.run_id, next = %name, "run continues in a new execution");
+    let continuation = json!({"kind": "export", "run": run, "carry": carry});
     Ok(ContinueOutput {
-        input: json!({
-            "stack": run.stack,
-            "stackRegion": run.region,
-            "stateBucket": run.bucket,
-            "statePrefix": run.prefix,
-            "continuation": {"kind": "export", "run": run, "carry": carry},
-        }),
+        input: next_input(&run, continuation),
         name,
+    })
+}
+
+/// The input the next execution starts with: where the run's stack and state are, and
+/// what its loop carries.
+fn next_input(run: &RunRef, continuation: Value) -> Value {
+    json!({
+        "stack": run.stack,
+        "stackRegion": run.region,
+        "stateBucket": run.bucket,
+        "statePrefix": run.prefix,
+        "continuation": continuation,
     })
 }

@@ -520,15 +520,9 @@ async fn read_facts(
             ..by_files
         },
     );
-    let outcome = match report {
-        Some(r) => Some(crate::run::listing::outcome_of_report(
-            store,
-            &f.run_id,
-            kind.clone(),
-            r,
-        )?),
-        None => None,
-    };
+    let outcome = report
+        .map(|r| crate::run::listing::outcome_of_report(store, &f.run_id, kind.clone(), r))
+        .transpose()?;
     if let Some((_, x)) = described {
         return Ok(RunFacts {
             kind,

@@ -92,15 +92,9 @@ async fn row_of(
         },
     );
     let (stack, started) = cdkd_core::runs::folder_run(progress.as_ref(), report.as_ref());
-    let outcome = match report {
-        Some(r) => Some(crate::run::listing::outcome_of_report(
-            store,
-            &f.run_id,
-            kind.clone(),
-            r,
-        )?),
-        None => None,
-    };
+    let outcome = report
+        .map(|r| crate::run::listing::outcome_of_report(store, &f.run_id, kind.clone(), r))
+        .transpose()?;
     let row = ExecutionRow {
         name: f.run_id.clone().into(),
         arn: String::new(),
