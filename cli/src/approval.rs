@@ -10,6 +10,7 @@ use cdkd_aws::StateStore;
 use cdkd_core::export::approval::{
     approval_key, decide, decision_for, task_answer, Answer, Approval, TaskAnswer,
 };
+use cdkd_core::run::RunId;
 use cdkd_core::text::flatten_str;
 use cdkd_engine::Engine;
 
@@ -32,7 +33,7 @@ fn where_(store: &StateStore, key: &str) -> String {
 /// The run's `approval.json` and the ETag it was read at; `None` when there is none.
 pub async fn read(
     store: &StateStore,
-    run_id: &str,
+    run_id: &RunId,
 ) -> Result<Option<(Approval, String)>, CliError> {
     let key = approval_key(&store.prefix, run_id);
     let Some((body, etag)) = store.get_raw(&key).await? else {
@@ -40,8 +41,7 @@ pub async fn read(
     };
     let a = serde_json::from_slice(&body).map_err(|e| {
         CliError::Refused(format!(
-            "run {}: {} is not an approval request: {e}",
-            flatten_str(run_id),
+            "run {run_id}: {} is not an approval request: {e}",
             where_(store, &key)
         ))
     })?;
@@ -53,7 +53,7 @@ pub async fn read(
 /// decided). Returns the decided record.
 pub async fn record_decision(
     store: &StateStore,
-    run_id: &str,
+    run_id: &RunId,
     approved: bool,
     reason: Option<String>,
     no_request: &str,
@@ -62,8 +62,7 @@ pub async fn record_decision(
     for _ in 0..5 {
         let Some((request, etag)) = read(store, run_id).await? else {
             return Err(CliError::Refused(format!(
-                "run {} has no approval request ({} does not exist): {no_request}",
-                flatten_str(run_id),
+                "run {run_id} has no approval request ({} does not exist): {no_request}",
                 where_(store, &key)
             )));
         };
@@ -82,8 +81,7 @@ pub async fn record_decision(
         // Someone wrote in between (another decision, or a retried request): read again.
     }
     Err(CliError::Refused(format!(
-        "run {}: {} kept changing (5 conditional writes lost); try again",
-        flatten_str(run_id),
+        "run {run_id}: {} kept changing (5 conditional writes lost); try again",
         where_(store, &key)
     )))
 }
@@ -98,7 +96,7 @@ pub fn local_poll(fast: bool) -> Duration {
 /// the decision for that token, answer the task (an approval with the decision as its
 /// output, a rejection as the task's failure `Rejected`). Errors reading the file are
 /// retried at the next look.
-pub async fn answer_local(engine: &Engine, store: &StateStore, run_id: &str) {
+pub async fn answer_local(engine: &Engine, store: &StateStore, run_id: &RunId) {
     let waiting = engine.waiting_task_tokens();
     if waiting.is_empty() {
         return;

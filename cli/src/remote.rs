@@ -12,7 +12,7 @@ use std::time::Duration;
 use cdkd_aws::retry::{retry_while, Backoff};
 use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
 use cdkd_aws::SdkConfig;
-use cdkd_core::run::RunKind;
+use cdkd_core::run::{RunId, RunKind};
 use cdkd_core::text::flatten_str;
 use cdkd_core::view;
 use cdkd_core::view::runs::ExecutionRow;
@@ -314,7 +314,7 @@ pub async fn watch(
         (Some(Kind::Destroy), Some(place)) => {
             // The same bars and settled lines as a local run (crate::run::watch).
             let store = run_store(sdk, &place).await;
-            let folder = crate::run::run_folder(&name, &input);
+            let folder = &crate::run::run_folder(&name, &input);
             let watched = watch_progress(&store, &place.prefix, folder, follow, &wopts).await;
             let x = watched.output?;
             if opts.json {
@@ -348,7 +348,10 @@ pub async fn watch(
             {
                 // The lists are in the run folder (docs/runs.md, "A cleanup's lists").
                 let out = match &store {
-                    Some(store) => crate::run::cleanup_with_lists(store, &name, &out).await,
+                    Some(store) => {
+                        crate::run::cleanup_with_lists(store, &RunId::from(name.as_str()), &out)
+                            .await
+                    }
                     None => out,
                 };
                 if opts.json {
@@ -364,7 +367,7 @@ pub async fn watch(
             // the JSON itself with --json).
             let store = run_store(sdk, &place).await;
             let approval = Kind::requires_approval(&input);
-            let folder = crate::run::run_folder(&name, &input);
+            let folder = &crate::run::run_folder(&name, &input);
             let x = crate::run::follow::follow_steps(&store, folder, approval, follow).await?;
             if crate::run::artifacts::print_execution_report(&store, &name, folder, opts.json)
                 .await?

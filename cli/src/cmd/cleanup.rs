@@ -73,10 +73,9 @@ fn input(bucket: &str, prefix: &str, a: &Args) -> Value {
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let ctx = context::build(g).await?;
-    let run_id = match &a.run_id {
-        Some(r) => r.clone(),
-        None => remote::execution_name("cleanup", &a.pattern, cdkd_aws::store::now_ms()),
-    };
+    let run_id = crate::run::ids::given_or(a.run_id.as_deref(), || {
+        remote::execution_name("cleanup", &a.pattern, cdkd_aws::store::now_ms())
+    })?;
     if !a.local {
         let input = input(&ctx.bucket, &ctx.prefix, &a);
         return remote::start_and_watch(&ctx.sdk, &a.remote, Kind::Cleanup, &run_id, &input, false)
@@ -100,7 +99,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 *s = e.output.clone();
             }
         }
-        if e.kind == EventKind::ExecutionStarted && e.execution != own {
+        if e.kind == EventKind::ExecutionStarted && own != e.execution {
             found.add(&e.execution);
         }
     }));

@@ -13,7 +13,7 @@ use cdkd_core::destroy::model::RunResult;
 use cdkd_core::destroy::order::destroy_order;
 use cdkd_core::destroy::refusals::{Refusal, StackRecord};
 use cdkd_core::lock::is_expired;
-use cdkd_core::run::RunKind;
+use cdkd_core::run::{RunId, RunKind};
 use cdkd_core::text::{flatten_str, or_unrenderable, printable_str};
 use cdkd_core::view::plan::{
     plan_run, refused_summary, render_confirmation, render_plan, PlanRequest, RunPlan,
@@ -193,14 +193,14 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let mut all_clean = true;
     for (i, plan) in plans.iter().enumerate() {
         let now = cdkd_aws::store::now_ms();
-        let run_id = a.run_id.clone().unwrap_or_else(|| {
+        let run_id = crate::run::ids::given_or(a.run_id.as_deref(), || {
             if a.local {
                 // Local runs are never re-attached: millisecond names keep them apart.
                 crate::run::ids::default_run_id("destroy", &plan.stack, now)
             } else {
                 crate::run::ids::execution_name("destroy", &plan.stack, now)
             }
-        });
+        })?;
         eprintln!("destroy {}: run {run_id}", flatten_str(&plan.stack));
         let input = DestroyInput {
             stack: plan.stack.clone(),
@@ -338,7 +338,7 @@ fn start_local<'a>(
     deps: &Deps,
     store: &'a cdkd_aws::StateStore,
     input: &DestroyInput,
-    run_id: &'a str,
+    run_id: &'a RunId,
     fast: bool,
 ) -> Result<impl std::future::Future<Output = Result<Outcome, String>> + 'a, CliError> {
     let input = serde_json::to_value(input).map_err(|e| CliError::Usage(e.to_string()))?;

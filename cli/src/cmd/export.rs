@@ -18,7 +18,7 @@ use cdkd_core::export::names;
 use cdkd_core::export::plan::Plan;
 use cdkd_core::export::resume::{live_refusal, not_ours_refusal, Verdict};
 use cdkd_core::export::unmanaged::Gate;
-use cdkd_core::run::RunKind;
+use cdkd_core::run::{RunId, RunKind};
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{assembly_line, template_read_line};
 use cdkd_engine::Outcome;
@@ -223,13 +223,13 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     };
     cross_stack_scan(&a, &name, &set)?;
     let now = cdkd_aws::store::now_ms();
-    let run_id = a.run_id.clone().unwrap_or_else(|| {
+    let run_id = crate::run::ids::given_or(a.run_id.as_deref(), || {
         if a.local {
             crate::run::ids::default_run_id("export", &name, now)
         } else {
             remote::execution_name("export", &name, now)
         }
-    });
+    })?;
     let deps = local_deps(&ctx, a.local).await;
     let uploaded = upload_templates(&deps.artifacts, &ctx.store, &run_id, &set).await?;
     eprintln!(
@@ -258,7 +258,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     };
     // A real run's plan run writes the plan into the run's folder: one plan per run.
     let plan_input = ExportInput {
-        plan_for: (!a.dry_run).then(|| run_id.clone()),
+        plan_for: (!a.dry_run).then(|| run_id.as_str().to_string()),
         ..input.clone()
     };
     let plan_input =
@@ -268,7 +268,7 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let plan_run = if a.dry_run {
         run_id.clone()
     } else {
-        format!("{run_id}-plan")
+        run_id.plan_run()
     };
     let plan_end = std::sync::Mutex::new(None);
     let plan = match plan_first(&ctx, &deps, &a, &stack, plan_input, &plan_run, &plan_end).await? {
@@ -400,7 +400,7 @@ async fn clear_the_way(
             // A dry run plans: its plan refuses the destination row.
             Verdict::NotOurs { .. } => {}
             Verdict::Resume { run_id, take_over } => {
-                return resume_run(ctx, a, name, &cfn_root, run_id, take_over)
+                return resume_run(ctx, a, name, &cfn_root, RunId::from(run_id), take_over)
                     .await
                     .map(Err)
             }
@@ -437,7 +437,7 @@ async fn plan_first(
     a: &Args,
     stack: &str,
     plan_input: Value,
-    plan_run: &str,
+    plan_run: &RunId,
     plan_end: &std::sync::Mutex<Option<cdkd_core::runs::LocalRun>>,
 ) -> Result<Result<Option<Plan>, ExitCode>, CliError> {
     Ok(Ok(if a.local {
@@ -506,15 +506,15 @@ async fn migrate(
     a: &Args,
     name: &str,
     input: ExportInput,
-    run_id: &str,
-    plan_run: &str,
+    run_id: &RunId,
+    plan_run: &RunId,
 ) -> Result<ExitCode, CliError> {
     let stack = flatten_str(name);
     let run_input = ExportInput {
         dry_run: false,
         require_approval: a.require_approval,
         // The plan just shown is the run's: one plan per run.
-        plan_from: Some(plan_run.to_string()),
+        plan_from: Some(plan_run.as_str().to_string()),
         ..input
     };
     let run_input = serde_json::to_value(&run_input).map_err(|e| CliError::Usage(e.to_string()))?;
@@ -559,7 +559,7 @@ async fn migrate(
 async fn gate_after_plan(
     a: &Args,
     name: &str,
-    plan_run: &str,
+    plan_run: &RunId,
     plan: Option<Plan>,
 ) -> Result<Result<Plan, ExitCode>, CliError> {
     let stack = flatten_str(name);
@@ -612,7 +612,7 @@ async fn gate_after_plan(
 async fn finish_local(
     store: &StateStore,
     stack: &str,
-    run_id: &str,
+    run_id: &RunId,
     outcome: Outcome,
     json: bool,
 ) -> Result<ExitCode, CliError> {
@@ -702,7 +702,7 @@ async fn resume_run(
     a: &Args,
     name: &str,
     cfn_root: &str,
-    run_id: String,
+    run_id: RunId,
     take_over: Vec<String>,
 ) -> Result<ExitCode, CliError> {
     let stack = flatten_str(name);
@@ -712,7 +712,6 @@ async fn resume_run(
         .and_then(|r| r.log.last())
         .map(|l| format!(" (last step: {})", flatten_str(l)))
         .unwrap_or_default();
-    let shown_run = flatten_str(&run_id);
     let cfn = flatten_str(cfn_root);
     let report = crate::run::artifacts::read_export_report(&ctx.store, &run_id)
         .await
@@ -721,29 +720,29 @@ async fn resume_run(
     if report.is_some_and(|r| r.outcome == "migrated") {
         // Nothing is left of the run but its report, and the locks a release that
         // failed left to the ended run.
-        eprintln!("export {stack}: run {shown_run} already migrated it to CloudFormation stack {cfn}; nothing to do");
+        eprintln!("export {stack}: run {run_id} already migrated it to CloudFormation stack {cfn}; nothing to do");
         release_ended_locks(ctx, &stack, rec.as_ref(), &take_over).await;
         print_report(&ctx.store, &run_id, a.json).await?;
         return Ok(ExitCode::SUCCESS);
     }
     eprintln!(
-        "export {stack}: run {shown_run} was interrupted{at}; CloudFormation stack {cfn} is that run's"
+        "export {stack}: run {run_id} was interrupted{at}; CloudFormation stack {cfn} is that run's"
     );
     if a.dry_run {
-        eprintln!("export {stack}: nothing was planned; the same command without --dry-run resumes run {shown_run}");
+        eprintln!("export {stack}: nothing was planned; the same command without --dry-run resumes run {run_id}");
         return Ok(ExitCode::SUCCESS);
     }
     if !a.yes {
-        let question = format!("Resume run {shown_run} of {stack}? [y/N] ");
+        let question = format!("Resume run {run_id} of {stack}? [y/N] ");
         match crate::ask::confirm(&question).await? {
             Some(true) => {}
             Some(false) => {
-                eprintln!("export {stack}: not resumed; nothing was changed. Run the same command again to resume run {shown_run}");
+                eprintln!("export {stack}: not resumed; nothing was changed. Run the same command again to resume run {run_id}");
                 return Ok(ExitCode::SUCCESS);
             }
             None => {
                 return Err(CliError::Usage(format!(
-                    "export {stack}: run {shown_run} was interrupted and there is no terminal to confirm its resume on; pass -y to resume it"
+                    "export {stack}: run {run_id} was interrupted and there is no terminal to confirm its resume on; pass -y to resume it"
                 )))
             }
         }
@@ -757,7 +756,7 @@ async fn resume_run(
         options: a.options(),
         dry_run: false,
         require_approval: false,
-        resume: Some(run_id.clone()),
+        resume: Some(run_id.as_str().to_string()),
         plan_from: None,
         plan_for: None,
         destinations_seen: BTreeMap::new(),
@@ -776,7 +775,7 @@ async fn resume_run(
         )
         .await;
     }
-    eprintln!("export {stack}: resuming run {shown_run}");
+    eprintln!("export {stack}: resuming run {run_id}");
     let deps = local_deps(ctx, true).await;
     let outcome = follow_local_steps(
         &deps,
@@ -870,7 +869,7 @@ pub fn failure_line(stack: &str, error: &str, cause: &str) -> String {
 async fn run_local(
     deps: &Deps,
     input: Value,
-    run_id: &str,
+    run_id: &RunId,
     fast: bool,
     approval: Option<&StateStore>,
     resumes: bool,

@@ -27,6 +27,7 @@ use crate::global::GlobalOpts;
 use crate::remote::{self, Kind, WatchOpts};
 use crate::run::local::{request_stop, StopRequest};
 use crate::run::{run_store, RunPlace};
+use cdkd_core::run::RunId;
 use cdkd_core::runs::LocalState;
 
 const STOP_HELP: &str = "\
@@ -346,7 +347,7 @@ async fn is_local_run(g: &GlobalOpts, run: &str) -> bool {
     let Ok(ctx) = context::build(g).await else {
         return false;
     };
-    crate::run::listing::find_local(&ctx.store, run)
+    crate::run::listing::find_local(&ctx.store, &RunId::from(run))
         .await
         .is_ok()
 }
@@ -471,7 +472,7 @@ async fn show(g: &GlobalOpts, sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, 
     let report = match (kind, RunPlace::of_input(&input)) {
         (Some(Kind::Destroy), Some(p)) => {
             let store = run_store(sdk, &p).await;
-            let folder = crate::run::run_folder(&x.name, &input);
+            let folder = &crate::run::run_folder(&x.name, &input);
             crate::run::watch::read_report(&store, &store.prefix, folder).await
         }
         _ => None,
@@ -493,7 +494,9 @@ async fn show(g: &GlobalOpts, sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, 
             (kind, RunPlace::of_input(&input), v.as_object_mut())
         {
             let store = run_store(sdk, &p).await;
-            if let Some((a, _)) = crate::approval::read(&store, &x.name).await? {
+            if let Some((a, _)) =
+                crate::approval::read(&store, &RunId::from(x.name.as_str())).await?
+            {
                 obj.insert(
                     "approval".into(),
                     serde_json::to_value(&a).unwrap_or(Value::Null),
@@ -514,7 +517,8 @@ async fn show(g: &GlobalOpts, sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, 
             let out = match RunPlace::of_input(&input) {
                 Some(p) => {
                     let store = run_store(sdk, &p).await;
-                    crate::run::cleanup_with_lists(&store, &x.name, &out).await
+                    crate::run::cleanup_with_lists(&store, &RunId::from(x.name.as_str()), &out)
+                        .await
                 }
                 None => out,
             };
@@ -526,7 +530,9 @@ async fn show(g: &GlobalOpts, sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, 
             // plan it waits on.
             if let Some(p) = RunPlace::of_input(&input) {
                 let store = run_store(sdk, &p).await;
-                if let Some((a, _)) = crate::approval::read(&store, &x.name).await? {
+                if let Some((a, _)) =
+                    crate::approval::read(&store, &RunId::from(x.name.as_str())).await?
+                {
                     crate::out::print(&approval::render_status(&a));
                     if a.decision.is_none() && !x.is_finished() {
                         if crate::run::artifacts::print_plan(&store, &x.name, false, false)
@@ -538,7 +544,7 @@ async fn show(g: &GlobalOpts, sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, 
                         return Ok(ExitCode::SUCCESS);
                     }
                 }
-                let folder = crate::run::run_folder(&x.name, &input);
+                let folder = &crate::run::run_folder(&x.name, &input);
                 if crate::run::artifacts::print_execution_report(&store, &x.name, folder, false)
                     .await?
                     .is_none()
@@ -612,12 +618,12 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
     let reason = checked_reason(a.reason.as_deref())
         .map_err(|e| CliError::Usage(format!("runs {verb}: {e}")))?;
     if a.local {
-        crate::run::ids::check_execution_name(&a.run)?;
+        let run = crate::run::ids::check_execution_name(&a.run)?;
         let ctx = context::build(g).await?;
         // A run that ended or was interrupted has no process waiting on the decision.
-        let row = crate::run::listing::local_row(&ctx.store, &a.run).await?;
+        let row = crate::run::listing::local_row(&ctx.store, &run).await?;
         if let Some(row) = &row {
-            let decided = match crate::approval::read(&ctx.store, &a.run).await {
+            let decided = match crate::approval::read(&ctx.store, &run).await {
                 Ok(Some((request, _))) if request.decision.is_some() => {
                     Some(decided_words(&request))
                 }
@@ -629,7 +635,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
         }
         let decided = crate::approval::record_decision(
             &ctx.store,
-            &a.run,
+            &run,
             approved,
             reason,
             "no local export by that run id waits for approval in this state bucket (was it started with --require-approval, and with the same --state-bucket and --state-prefix?)",
@@ -673,8 +679,14 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
     } else {
         "it was not started with --require-approval, so nothing waits for a decision"
     };
-    let decided =
-        crate::approval::record_decision(&store, &x.name, approved, reason, no_request).await?;
+    let decided = crate::approval::record_decision(
+        &store,
+        &RunId::from(x.name.as_str()),
+        approved,
+        reason,
+        no_request,
+    )
+    .await?;
     let Some(d) = decided.decision.as_ref() else {
         return Err(CliError::Refused(format!(
             "run {name}: no decision was recorded"
@@ -724,14 +736,14 @@ async fn list_local(g: &GlobalOpts, a: &ListArgs) -> Result<ExitCode, CliError> 
 
 /// `runs show --local`: where the run stands, then its report, else its plan.
 async fn show_local(g: &GlobalOpts, a: &ShowArgs) -> Result<ExitCode, CliError> {
-    crate::run::ids::check_execution_name(&a.run)?;
+    let run = crate::run::ids::check_execution_name(&a.run)?;
     let ctx = context::build(g).await?;
-    let row = crate::run::listing::find_local(&ctx.store, &a.run).await?;
+    let row = crate::run::listing::find_local(&ctx.store, &run).await?;
     if a.json {
         let mut v = view::runs::local_run_json(&row);
         let report: Option<Value> = crate::run::artifacts::read_json(
             &ctx.store,
-            &runs::report_key(&ctx.prefix, &a.run),
+            &runs::report_key(&ctx.prefix, &run),
             "report",
         )
         .await?;
@@ -780,22 +792,22 @@ async fn print_local_artifacts(
 /// until it has ended or is found interrupted, then prints its report; exit 0 when it
 /// succeeded.
 async fn watch_local(g: &GlobalOpts, a: &WatchArgs) -> Result<ExitCode, CliError> {
-    crate::run::ids::check_execution_name(&a.run)?;
+    let run = crate::run::ids::check_execution_name(&a.run)?;
     let ctx = context::build(g).await?;
     let store = &ctx.store;
-    let first = crate::run::listing::find_local(store, &a.run).await?;
-    eprintln!("{}", view::runs::status_line(&a.run, first.state.word()));
+    let first = crate::run::listing::find_local(store, &run).await?;
+    eprintln!("{}", view::runs::status_line(&run, first.state.word()));
     let poll = Duration::from_millis(a.poll_ms);
-    let settled = crate::run::listing::until_settled(store, &a.run, poll);
+    let settled = crate::run::listing::until_settled(store, &run, poll);
     let row = if first.run.kind == Kind::Export.name() {
-        crate::run::follow::follow_steps(store, &a.run, false, settled).await?
+        crate::run::follow::follow_steps(store, &run, false, settled).await?
     } else {
         let opts = crate::run::watch::WatchOptions {
             poll,
             print_report: false,
             ..crate::run::watch::WatchOptions::for_stderr(a.json)
         };
-        let ids = crate::run::watch::RunIds::one(&a.run);
+        let ids = crate::run::watch::RunIds::one(&run);
         crate::run::watch::show_progress(store, &ctx.prefix, &ids, settled, &opts).await?
     };
     print_local_artifacts(store, &row, a.json).await?;

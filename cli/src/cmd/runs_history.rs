@@ -17,7 +17,7 @@ use cdkd_core::retention::{
     HolderExecution, KindWitness, PlanRun, RootHolder, RunFacts, RunFolder, RunStatus, Verdict,
     DEFAULT_EXPIRY_DAYS,
 };
-use cdkd_core::run::RunKind;
+use cdkd_core::run::{RunId, RunKind};
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::retention::{
     expire_json, prune_json, render_expire, render_prune, ExpireResult, NotDeleted, PruneResult,
@@ -166,7 +166,7 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
     };
     let judged: Vec<(PruneRow, &RunFolder)> = futures::stream::iter(old)
         .map(|f| {
-            let has_plan_run = ids.contains(format!("{}-plan", f.run_id).as_str());
+            let has_plan_run = ids.contains(f.run_id.plan_run().as_str());
             let machines = &machines;
             async move {
                 let plan_run = plan_run_of(store, f, has_plan_run).await;
@@ -332,7 +332,11 @@ impl DeployedRuns {
 
     /// The run's execution, when a state machine of the run's kind (any, when its id
     /// names none) has it, with the kind of the machine that answered.
-    async fn describe(&self, kind: Option<RunKind>, run_id: &str) -> Option<(RunKind, Execution)> {
+    async fn describe(
+        &self,
+        kind: Option<RunKind>,
+        run_id: &RunId,
+    ) -> Option<(RunKind, Execution)> {
         for (k, sm) in &self.machines {
             if kind.as_ref().is_some_and(|kind| kind != k) {
                 continue;
@@ -345,13 +349,13 @@ impl DeployedRuns {
                 Ok(x) => match crate::remote::latest_execution(&client, x).await {
                     Ok(x) => return Some((k.clone(), x)),
                     Err(e) => {
-                        tracing::info!("run {}: {e}", flatten_str(run_id));
+                        tracing::info!("run {run_id}: {e}");
                         return None;
                     }
                 },
                 Err(SfnError::NoSuchExecution { .. }) => continue,
                 Err(e) => {
-                    tracing::info!("run {}: {e}", flatten_str(run_id));
+                    tracing::info!("run {run_id}: {e}");
                     return None;
                 }
             }
@@ -366,7 +370,7 @@ async fn plan_run_of(store: &StateStore, f: &RunFolder, has_plan_run: bool) -> P
     if !has_plan_run {
         return PlanRun::Absent;
     }
-    let plan = format!("{}-plan", f.run_id);
+    let plan = f.run_id.plan_run();
     if f.files.only_uploads() && crate::run::listing::process_of_run_alive(store, &plan).await {
         PlanRun::ProcessAlive
     } else {
@@ -444,7 +448,7 @@ async fn root_lock_status(
             match deployed
                 .get()
                 .await
-                .describe(Some(RunKind::Export), name)
+                .describe(Some(RunKind::Export), &RunId::from(name.as_str()))
                 .await
             {
                 Some((_, x)) => {
@@ -454,7 +458,7 @@ async fn root_lock_status(
                         .and_then(|i| serde_json::from_str(i).ok())
                         .unwrap_or(Value::Null);
                     HolderExecution::Described {
-                        writes_into: crate::run::run_folder(&x.name, &input).to_string(),
+                        writes_into: crate::run::run_folder(&x.name, &input).into(),
                         status: x.status,
                     }
                 }

@@ -21,12 +21,12 @@ use crate::run::artifacts;
 /// report says it succeeded, 1 otherwise.
 pub async fn from_folder(
     g: &GlobalOpts,
-    run: &str,
+    given: &str,
     json: bool,
     watch: bool,
     why: CliError,
 ) -> Result<ExitCode, CliError> {
-    crate::run::ids::check_execution_name(run)?;
+    let run = &crate::run::ids::check_execution_name(given)?;
     let ctx = context::build(g).await.map_err(|e| {
         CliError::Refused(format!(
             "{why}; and the state bucket cannot be read either: {e}"
@@ -35,15 +35,13 @@ pub async fn from_folder(
     let store = &ctx.store;
     let Some((row, outcome)) = crate::run::folders::deployed_row(store, run).await? else {
         return Err(CliError::Refused(format!(
-            "no run named '{}' in s3://{}/{}: no deployed backend to ask ({why})",
-            flatten_str(run),
+            "no run named '{run}' in s3://{}/{}: no deployed backend to ask ({why})",
             flatten_str(&store.bucket),
             flatten_str(&cdkd_core::keys::run_prefix(&ctx.prefix, ""))
         )));
     };
     eprintln!(
-        "note: no deployed backend found ({why}); showing run {} from its folder (its execution's status is UNKNOWN)",
-        flatten_str(run)
+        "note: no deployed backend found ({why}); showing run {run} from its folder (its execution's status is UNKNOWN)"
     );
     if json {
         let report: Option<Value> =
@@ -86,9 +84,7 @@ pub async fn from_folder(
         Some(_) => Ok(ExitCode::from(1)),
         None => {
             eprintln!(
-                "note: run {} has written no report yet, and its execution cannot be followed without the deployed backend: run `cdkd-flow runs watch {}` again once the backend is reachable",
-                flatten_str(run),
-                flatten_str(run)
+                "note: run {run} has written no report yet, and its execution cannot be followed without the deployed backend: run `cdkd-flow runs watch {run}` again once the backend is reachable"
             );
             Ok(ExitCode::from(1))
         }

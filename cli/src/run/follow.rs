@@ -7,6 +7,7 @@ use std::future::Future;
 
 use cdkd_aws::StateStore;
 use cdkd_core::export::execute::ExportRun;
+use cdkd_core::run::RunId;
 use cdkd_core::view::export_report::{export_bar_rows, progress_lines};
 use cdkd_core::view::progress::changed_bar_lines;
 use cdkd_functions::Deps;
@@ -18,7 +19,7 @@ use cdkd_functions::Deps;
 /// until then.
 pub async fn follow_steps<T>(
     store: &StateStore,
-    run_id: &str,
+    run_id: &RunId,
     approval: bool,
     work: impl Future<Output = T>,
 ) -> T {
@@ -31,7 +32,7 @@ pub async fn follow_steps<T>(
 pub async fn follow_local_steps<T>(
     deps: &Deps,
     store: &StateStore,
-    run_id: &str,
+    run_id: &RunId,
     approval: bool,
     work: impl Future<Output = T>,
 ) -> T {
@@ -40,7 +41,7 @@ pub async fn follow_local_steps<T>(
 
 async fn follow<T>(
     store: &StateStore,
-    run_id: &str,
+    run_id: &RunId,
     approval: bool,
     local: Option<&Deps>,
     work: impl Future<Output = T>,

@@ -10,7 +10,7 @@ use crate::error::CliError;
 /// A readable execution name (the run id): `<kind>-<stack>-<yyyymmddThhmmss>` (UTC),
 /// within Step Functions' 80 characters of `[A-Za-z0-9-_]`; other characters of the
 /// stack name become `_`.
-pub fn execution_name(kind: &str, stack: &str, now_ms: i64) -> String {
+pub fn execution_name(kind: &str, stack: &str, now_ms: i64) -> RunId {
     let clean = name_segment(stack);
     let iso = iso_from_ms(now_ms); // 2026-11-29T15:22:32.000Z
     let stamp: String = iso
@@ -18,13 +18,13 @@ pub fn execution_name(kind: &str, stack: &str, now_ms: i64) -> String {
         .take(19)
         .filter(|c| *c != '-' && *c != ':')
         .collect();
-    format!("{kind}-{clean}-{stamp}")
+    RunId::from(format!("{kind}-{clean}-{stamp}"))
 }
 
 /// A local run's id: an execution name with the time in milliseconds (local runs are
 /// never re-attached, so names must not repeat within a second).
-pub fn default_run_id(kind: &str, stack: &str, now_ms: i64) -> String {
-    format!("{kind}-{}-{now_ms}", name_segment(stack))
+pub fn default_run_id(kind: &str, stack: &str, now_ms: i64) -> RunId {
+    RunId::from(format!("{kind}-{}-{now_ms}", name_segment(stack)))
 }
 
 /// A stack name as part of an execution name: `[A-Za-z0-9-_]` (anything else becomes
@@ -44,11 +44,18 @@ pub fn name_segment(stack: &str) -> String {
 }
 
 /// A run id given by hand must be a valid execution name (`cdkd_core::run::RunId::parse`,
-/// the one check of an id given by hand).
-pub fn check_execution_name(name: &str) -> Result<(), CliError> {
-    RunId::parse(name)
-        .map(|_| ())
-        .map_err(|e| CliError::Usage(format!("'{}' is {e}", flatten_str(name))))
+/// the one check of an id given by hand): the id, checked, safe to print from then on.
+pub fn check_execution_name(name: &str) -> Result<RunId, CliError> {
+    RunId::parse(name).map_err(|e| CliError::Usage(format!("'{}' is {e}", flatten_str(name))))
+}
+
+/// The run id of a command that starts a run: the one given with `--run-id`, checked
+/// ([`check_execution_name`]), or else the one `made` names.
+pub fn given_or(given: Option<&str>, made: impl FnOnce() -> RunId) -> Result<RunId, CliError> {
+    match given {
+        Some(id) => check_execution_name(id),
+        None => Ok(made()),
+    }
 }
 
 #[cfg(test)]
@@ -87,6 +94,15 @@ mod tests {
         assert!(check_execution_name("").is_err());
         assert!(check_execution_name("a b").is_err());
         assert!(check_execution_name(&"a".repeat(81)).is_err());
+    }
+
+    #[test]
+    fn a_run_id_given_with_run_id_is_checked_else_the_made_one_is_taken() {
+        let made = || default_run_id("cleanup", "p", 5);
+        assert_eq!(given_or(Some("mine-1"), made).unwrap(), "mine-1");
+        assert_eq!(given_or(None, made).unwrap(), "cleanup-p-5");
+        let refused = given_or(Some("a b"), made).unwrap_err().to_string();
+        assert!(refused.contains("'a b' is not a valid run id"), "{refused}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use cdkd_aws::StateStore;
-use cdkd_core::run::{Outcome as RunOutcome, RunKind};
+use cdkd_core::run::{Outcome as RunOutcome, RunId, RunKind};
 use cdkd_core::runs::{
     listed_run_file, local_state, lock_owned_by_run, newest_known, planned_run, Evidence,
     LocalPhase, LocalRun, LocalState, RunLock,
@@ -240,11 +240,10 @@ pub async fn interrupted_local_runs(
 
 /// The local run `run_id`, refused naming where it was looked for when it has no
 /// `run.json`.
-pub async fn find_local(store: &StateStore, run_id: &str) -> Result<LocalRunRow, CliError> {
+pub async fn find_local(store: &StateStore, run_id: &RunId) -> Result<LocalRunRow, CliError> {
     local_row(store, run_id).await?.ok_or_else(|| {
         CliError::Refused(format!(
-            "no local run named '{}' in s3://{}/{} (its run.json is missing: was it started with --local, with the same --state-bucket and --state-prefix?)",
-            flatten_str(run_id),
+            "no local run named '{run_id}' in s3://{}/{} (its run.json is missing: was it started with --local, with the same --state-bucket and --state-prefix?)",
             flatten_str(&store.bucket),
             flatten_str(&cdkd_core::keys::run_prefix(&store.prefix, "")),
         ))
@@ -255,7 +254,7 @@ pub async fn find_local(store: &StateStore, run_id: &str) -> Result<LocalRunRow,
 /// interrupted), re-reading it every `poll`; returns where it ended.
 pub async fn until_settled(
     store: &StateStore,
-    run_id: &str,
+    run_id: &RunId,
     poll: Duration,
 ) -> Result<LocalRunRow, CliError> {
     loop {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use cdkd_aws::StateStore;
 use cdkd_core::export::report::interrupted;
-use cdkd_core::run::{Outcome as RunOutcome, RunKind};
+use cdkd_core::run::{Outcome as RunOutcome, RunId, RunKind};
 use cdkd_core::runs::{run_file_key, LocalRun};
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::notify::export_ended;
@@ -95,10 +95,7 @@ async fn record_end(store: &StateStore, run: &mut LocalRun, outcome: RunOutcome)
     run.ended_ms = Some(cdkd_aws::store::now_ms());
     run.outcome = Some(outcome);
     if let Err(e) = write_local_run(store, run).await {
-        tracing::warn!(
-            "the end of run {} was not recorded: {e}",
-            flatten_str(&run.run_id)
-        );
+        tracing::warn!("the end of run {} was not recorded: {e}", run.run_id);
     }
 }
 
@@ -186,7 +183,7 @@ pub async fn run_local(
     engine: Engine,
     sm: StateMachine,
     input: Value,
-    run_id: &str,
+    run_id: &RunId,
     o: LocalOptions<'_>,
 ) -> Result<Outcome, CliError> {
     let store = o.store;
@@ -206,8 +203,7 @@ pub async fn run_local(
     };
     if let Err(e) = written {
         tracing::warn!(
-            "run.json of run {} not written ({e}): runs list --local will not show it",
-            flatten_str(run_id)
+            "run.json of run {run_id} not written ({e}): runs list --local will not show it"
         );
     }
     let _catching = Catching::start();
@@ -238,8 +234,7 @@ pub async fn run_local(
                 let first = seen - base == 1;
                 if o.start.kind == RunKind::Destroy && first && request_graceful_stop(store, run_id).await {
                     crate::run::watch::status_line(&format!(
-                        "run {}: stop requested (Ctrl-C): no new deletes start; those in flight finish, the lock is released and the report written. Ctrl-C again stops at once",
-                        flatten_str(run_id)
+                        "run {run_id}: stop requested (Ctrl-C): no new deletes start; those in flight finish, the lock is released and the report written. Ctrl-C again stops at once"
                     ));
                     continue;
                 }

@@ -15,6 +15,7 @@ pub mod local;
 pub mod watch;
 
 use cdkd_aws::{SdkConfig, StateStore};
+use cdkd_core::run::RunId;
 use cdkd_core::text::flatten_str;
 use serde_json::Value;
 
@@ -39,7 +40,7 @@ impl RunPlace {
 
 /// The run folder (`_runs/<id>/`) an execution named `name` writes into: the resumed
 /// run's for an export resume (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first"), else its own.
-pub fn run_folder<'a>(name: &'a str, input: &'a Value) -> &'a str {
+pub fn run_folder(name: &str, input: &Value) -> RunId {
     input
         .get("resume")
         .and_then(Value::as_str)
@@ -52,6 +53,7 @@ pub fn run_folder<'a>(name: &'a str, input: &'a Value) -> &'a str {
                 .filter(|r| !r.is_empty())
         })
         .unwrap_or(name)
+        .into()
 }
 
 /// The store of a run's artifacts (the bucket named by its input).
@@ -63,14 +65,14 @@ pub async fn run_store(sdk: &SdkConfig, place: &RunPlace) -> StateStore {
 /// A cleanup's summary with its lists read back from its run folder
 /// (`cdkd_functions::cleanup::with_lists`; docs/runs.md, "A cleanup's lists"); the
 /// summary alone, with a warning on stderr, when they cannot be read.
-pub async fn cleanup_with_lists(store: &StateStore, run_id: &str, summary: &Value) -> Value {
+pub async fn cleanup_with_lists(store: &StateStore, run_id: &RunId, summary: &Value) -> Value {
     match cdkd_functions::cleanup::with_lists(store, run_id, summary).await {
         Ok(full) => full,
         Err(e) => {
             eprintln!(
                 "warning: the cleanup's lists in s3://{}/{} are not readable: {}",
-                store.bucket,
-                cdkd_core::keys::run_prefix(&store.prefix, &flatten_str(run_id)),
+                flatten_str(&store.bucket),
+                flatten_str(&cdkd_core::keys::run_prefix(&store.prefix, run_id)),
                 flatten_str(&e.message)
             );
             summary.clone()

@@ -405,16 +405,26 @@ async fn runs_history_prune_deletes_only_ended_runs_older_than_d_and_keeps_live_
     // Outside the run prefix: a record, untouched.
     h::put_raw(s3r, b, "cdkd/App/us-east-1/state.json", "{}").await;
 
-    // Then a recent one.
+    // Then a recent one, written again just before each prune: it stays within the
+    // 4 s however long the listing of the 2,100 objects above takes on a loaded machine.
     tokio::time::sleep(Duration::from_secs(6)).await;
-    put_json(
-        s3r,
-        b,
-        &r("destroy-New-1", "run.json"),
-        &run_json("destroy-New-1", "destroy", HOST, 1, Some("succeeded")),
-    )
-    .await;
+    let recent = |s3: &aws_sdk_s3::Client| {
+        let s3 = s3.clone();
+        let b = bucket.clone();
+        async move {
+            let key = "cdkd/_runs/destroy-New-1/run.json";
+            put_json(
+                &s3,
+                &b,
+                key,
+                &run_json("destroy-New-1", "destroy", HOST, 1, Some("succeeded")),
+            )
+            .await;
+        }
+    };
+    recent(&s3).await;
     let before = h::list_all_keys(&s3, &bucket).await;
+    recent(&s3).await;
 
     let env = [("HOSTNAME", HOST)];
     let dry = cli(
@@ -479,20 +489,6 @@ async fn runs_history_prune_deletes_only_ended_runs_older_than_d_and_keeps_live_
         dry.stdout
     );
 
-    let recent = |s3: &aws_sdk_s3::Client| {
-        let s3 = s3.clone();
-        let b = bucket.clone();
-        async move {
-            let key = "cdkd/_runs/destroy-New-1/run.json";
-            put_json(
-                &s3,
-                &b,
-                key,
-                &run_json("destroy-New-1", "destroy", HOST, 1, Some("succeeded")),
-            )
-            .await;
-        }
-    };
     recent(&s3).await;
     let real = cli(
         &bucket,
