@@ -13,6 +13,13 @@ use crate::model::*;
 use crate::path::JsonPath;
 use crate::template::Template;
 
+/// The prefix of the error names Step Functions reports itself: a state may report
+/// errors with other names only ("Error names", Step Functions' error handling; the
+/// States Language's "MUST NOT begin with the prefix States."). A Fail state whose error
+/// begins with it ends the execution in States.Runtime, as moto's interpreter does
+/// (docs/runs.md, "A run's error and cause").
+const RESERVED_PREFIX: &str = "States.";
+
 impl Run {
     /// Returns the next state (None = end) and the state's output.
     pub(super) async fn state_body(
@@ -37,8 +44,16 @@ impl Run {
             }
             Kind::Fail { error, cause } => {
                 let ctx = self.ctx(c, 0, None);
+                let error = self.fail_field(c, error, "Error", &raw, &ctx)?;
+                if error.starts_with(RESERVED_PREFIX) {
+                    return Err(runtime(
+                        &st.name,
+                        c.entered_id,
+                        &format!("The error name '{error}' begins with '{RESERVED_PREFIX}', which is reserved to Step Functions"),
+                    ));
+                }
                 Err(Failure::new(
-                    self.fail_field(c, error, "Error", &raw, &ctx)?,
+                    error,
                     self.fail_field(c, cause, "Cause", &raw, &ctx)?,
                 ))
             }

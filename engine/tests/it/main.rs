@@ -5,6 +5,7 @@ mod child_executions;
 mod choice;
 mod common;
 mod definitions_valid;
+mod fail_states;
 mod history;
 mod io_processing;
 mod map_parallel;

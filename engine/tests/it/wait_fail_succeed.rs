@@ -151,3 +151,22 @@ async fn fail_cause_path_may_be_an_intrinsic() {
     .await;
     assert_eq!(f.cause, "stack A failed");
 }
+
+/// An error name beginning `States.` is reserved to Step Functions ("Error names"): a
+/// Fail state ending with one is a runtime error, as in moto's interpreter
+/// (docs/runs.md, "A run's error and cause").
+#[tokio::test]
+async fn fail_with_a_reserved_error_name_is_a_runtime_error() {
+    for state in [
+        json!({"Type": "Fail", "ErrorPath": "$.e.Error", "CausePath": "$.e.Cause"}),
+        json!({"Type": "Fail", "Error": "States.Timeout", "Cause": "late"}),
+    ] {
+        let f = failed(
+            single(state),
+            json!({"e": {"Error": "States.Permissions", "Cause": "not allowed"}}),
+        )
+        .await;
+        assert_eq!(f.error, "States.Runtime", "{f:?}");
+        assert!(f.cause.contains("reserved"), "{f:?}");
+    }
+}

@@ -250,6 +250,70 @@ class Interpreter(unittest.TestCase):
         self.assertEqual(again["status"], "SUCCEEDED", again)
         self.assertEqual(json.loads(again["output"]), {"runId": "r", "continuedAs": name})
 
+    # ---- the destroy and export definitions' Fail states ----
+
+    def fail_chain(self, definition: dict[str, Any], caught: str, step: dict[str, Any]) -> str:
+        """`step` (a Task whose Catch, or a Pass whose Result, puts the error at $.error)
+        going where the definition's `caught` state (a `<Fail state>Report` or `Abort`)
+        goes next, then every state from there on as written (its Choice and Fail
+        states)."""
+        entry = definition["States"][caught]["Next"]
+        states: dict[str, Any] = {}
+        todo = [entry]
+        while todo:
+            name = todo.pop()
+            if name in states:
+                continue
+            state = states[name] = definition["States"][name]
+            todo += [n for n in [state.get("Next"), state.get("Default")] if n]
+            todo += [c["Next"] for c in state.get("Choices", [])]
+        if step["Type"] == "Pass":
+            step = {**step, "ResultPath": "$.error", "Next": entry}
+        else:
+            step = {**step, "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": entry}],
+                    "End": True}
+        return self.machine({"StartAt": "Step", "States": {"Step": step, **states}}, prefix="fail")
+
+    def check_fail_states(self, file: str, fails: dict[str, str]) -> None:
+        """docs/runs.md, "A run's error and cause": a step's error named States.* (a .sync
+        child that failed: States.TaskFailed; a task past its TimeoutSeconds:
+        States.Timeout) ends the execution with the Fail state's own name (`fails`: the
+        state the Catch went to -> that name), the caught error and cause in the cause;
+        the step's own error (LockHeld) ends it as it was caught."""
+        failing = self.machine({"StartAt": "F", "States": {"F": {"Type": "Fail", "Error": "Refused",
+                                                                 "Cause": "the stack is not ours"}}})
+        slow = self.machine({"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 5, "End": True}}})
+        sync = "arn:aws:states:::states:startExecution.sync:2"
+        task_failed = {"Type": "Task", "Resource": sync, "Parameters": {"StateMachineArn": failing}}
+        timeout = {"Type": "Task", "Resource": sync, "Parameters": {"StateMachineArn": slow}, "TimeoutSeconds": 1}
+        own = {"Type": "Pass", "Result": {"Error": "LockHeld", "Cause": "held by ci"}}
+        definition = json.loads((CLEANUP.parent / file).read_text())
+        for caught, name in fails.items():
+            with self.subTest(caught=caught):
+                described = self.finished(self.start(self.fail_chain(definition, caught, task_failed)))
+                self.assertEqual((described["status"], described.get("error")), ("FAILED", name), described)
+                error, _, cause = described["cause"].partition(": ")
+                self.assertEqual(error, "States.TaskFailed", described)
+                child = json.loads(cause)
+                self.assertEqual((child["Error"], child["Cause"]), ("Refused", "the stack is not ours"))
+                held = self.finished(self.start(self.fail_chain(definition, caught, own)))
+                self.assertEqual((held["status"], held.get("error"), held.get("cause")),
+                                 ("FAILED", "LockHeld", "held by ci"), held)
+        # A task past its TimeoutSeconds, once per definition.
+        caught, name = next(iter(fails.items()))
+        described = self.finished(self.start(self.fail_chain(definition, caught, timeout)), timeout=20)
+        self.assertEqual((described["status"], described.get("error")), ("FAILED", name), described)
+        self.assertTrue(described["cause"].startswith("States.Timeout: "), described)
+
+    def test_destroy_ends_a_caught_states_error_with_its_own_name_and_the_error_in_the_cause(self) -> None:
+        self.check_fail_states("destroy.asl.json", {"PlanFailedReport": "PlanFailed", "Abort": "DestroyFailed"})
+
+    def test_export_ends_a_caught_states_error_with_its_own_name_and_the_error_in_the_cause(self) -> None:
+        self.check_fail_states("export.asl.json", {
+            "LockFailedReport": "LockFailed", "ResumeFailedReport": "ResumeFailed", "PlanFailedReport": "PlanFailed",
+            "ApprovalFailedReport": "ApprovalFailed", "ApprovalRejectedReport": "ApprovalRejected",
+            "Abort": "ExportFailed"})
+
     # ---- .waitForTaskToken ----
 
     def token_machine(self) -> tuple[str, str]:
