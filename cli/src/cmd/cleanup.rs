@@ -75,7 +75,11 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let ctx = context::build(g).await?;
     let run_id = match &a.run_id {
         Some(r) => r.clone(),
-        None => remote::execution_name("cleanup", &a.pattern, cdkd_aws::store::now_ms()),
+        None => remote::execution_name(
+            cdkd_core::run::RunKind::Cleanup.as_str(),
+            &a.pattern,
+            cdkd_aws::store::now_ms(),
+        ),
     };
     if !a.local {
         let input = input(&ctx.bucket, &ctx.prefix, &a);
