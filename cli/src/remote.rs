@@ -45,15 +45,14 @@ impl From<Kind> for RunKind {
     }
 }
 
-impl Kind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Destroy => "destroy",
-            Kind::Cleanup => "cleanup",
-            Kind::Export => "export",
-        }
+/// The kind's word, as core writes it (`RunKind`'s: destroy, cleanup, export).
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        RunKind::from(*self).fmt(f)
     }
+}
 
+impl Kind {
     /// The environment variable that names the state machine.
     pub fn env_var(self) -> &'static str {
         match self {
@@ -142,7 +141,6 @@ pub fn no_state_machine_message(kind: Kind, backend_why: &str) -> String {
     format!(
         "no {kind} state machine: --state-machine-arn not given, {env} not set, and {backend_why} \
          (deploy the backend with make deploy, pass --backend-stack, or run with --local)",
-        kind = kind.name(),
         env = kind.env_var(),
     )
 }
@@ -196,8 +194,7 @@ pub async fn start_and_watch(
         "started"
     };
     eprintln!(
-        "{} run {run_id} {verb} ({})",
-        kind.name(),
+        "{kind} run {run_id} {verb} ({})",
         flatten_str(&started.execution_arn)
     );
     if remote.detach {

@@ -25,6 +25,7 @@ pub mod read;
 pub mod registry;
 pub mod request;
 pub mod sdk;
+pub mod steps;
 
 use async_trait::async_trait;
 

@@ -6,6 +6,7 @@
 
 use cdkd_aws::{HeldLock, LockManager, StateStore};
 use cdkd_core::notify::Notice;
+use cdkd_core::run::RunId;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -30,7 +31,7 @@ impl Caught {
 pub async fn write_report<R: Serialize>(
     store: &StateStore,
     prefix: &str,
-    run_id: &str,
+    run_id: &RunId,
     report: &R,
 ) -> Option<String> {
     let key = runs::report_key(prefix, run_id);

@@ -9,6 +9,7 @@ use cdkd_core::cleanup::{
     self, Criteria, DestroyResult, NamePattern, Observed, RecordSummary, SkipReason,
 };
 use cdkd_core::keys::StackRef;
+use cdkd_core::run::RunId;
 use cdkd_core::text::flatten_str;
 use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -134,7 +135,7 @@ pub fn results_key(prefix: &str, run_id: &str) -> String {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SelectInput {
-    pub run_id: String,
+    pub run_id: RunId,
     pub input: CleanupInput,
 }
 
@@ -144,7 +145,7 @@ pub struct SelectInput {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CleanupTurn {
-    pub run_id: String,
+    pub run_id: RunId,
     pub state_bucket: String,
     pub state_prefix: String,
     pub dry_run: bool,
@@ -267,7 +268,7 @@ pub async fn run(select: SelectInput, deps: &Deps) -> Result<CleanupTurn, StepEr
 
 /// The turn after `results` of `selected`.
 fn turn(
-    run_id: &str,
+    run_id: &RunId,
     bucket: &str,
     prefix: &str,
     dry_run: bool,
@@ -282,7 +283,7 @@ fn turn(
         selected[cleanup::next_batch(results.len(), selected.len())].to_vec()
     };
     CleanupTurn {
-        run_id: run_id.to_string(),
+        run_id: run_id.clone(),
         state_bucket: bucket.to_string(),
         state_prefix: prefix.to_string(),
         dry_run,
@@ -330,7 +331,7 @@ pub struct FailedDestroy {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchResults {
-    pub run_id: String,
+    pub run_id: RunId,
     pub state_bucket: String,
     pub state_prefix: String,
     /// Destroys recorded before this batch (the turn's `done`).

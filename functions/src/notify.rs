@@ -6,6 +6,7 @@
 use cdkd_aws::notify::Notifier;
 use cdkd_aws::StateStore;
 use cdkd_core::notify::{notice_key, Notice};
+use cdkd_core::run::RunId;
 use cdkd_core::text::flatten_str;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -49,7 +50,7 @@ pub async fn tell(notify: Option<&Notifier>, store: &StateStore, notice: &Notice
 #[serde(rename_all = "camelCase")]
 pub struct CleanupNotifyInput {
     /// The execution's name.
-    pub run_id: String,
+    pub run_id: RunId,
     /// The execution's input (its `stateBucket` and `statePrefix` say where the run
     /// folder is).
     pub input: RunFolder,

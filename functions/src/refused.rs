@@ -13,6 +13,7 @@ use cdkd_aws::StateStore;
 use cdkd_core::export::execute::ExportRun;
 use cdkd_core::export::report::{ended_early, stopped_from_outside};
 use cdkd_core::notify::Notice;
+use cdkd_core::run::RunId;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::notify::export_ended;
 use serde::{Deserialize, Serialize};
@@ -205,7 +206,7 @@ pub async fn destroy_report(
             .unwrap_or_default(),
     };
     let run = RunRef {
-        run_id: run_id.to_string(),
+        run_id: run_id.into(),
         bucket: store.bucket.clone(),
         prefix: store.prefix.clone(),
         stack: stack.to_string(),
@@ -235,7 +236,7 @@ pub async fn destroy_report(
 pub struct RefusedInput {
     pub operation: Operation,
     /// The execution's name.
-    pub run_id: String,
+    pub run_id: RunId,
     /// The execution's input (its stack, bucket and prefix; `dryRun`, `resume`).
     pub input: RunInput,
     /// The caught error (`$.error`): `Error` and `Cause`.

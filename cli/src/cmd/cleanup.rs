@@ -74,7 +74,11 @@ fn input(bucket: &str, prefix: &str, a: &Args) -> Value {
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let ctx = context::build(g).await?;
     let run_id = crate::run::ids::given_or(a.run_id.as_deref(), || {
-        remote::execution_name("cleanup", &a.pattern, cdkd_aws::store::now_ms())
+        remote::execution_name(
+            cdkd_core::run::RunKind::Cleanup.as_str(),
+            &a.pattern,
+            cdkd_aws::store::now_ms(),
+        )
     })?;
     if !a.local {
         let input = input(&ctx.bucket, &ctx.prefix, &a);

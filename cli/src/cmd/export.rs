@@ -225,9 +225,9 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let now = cdkd_aws::store::now_ms();
     let run_id = crate::run::ids::given_or(a.run_id.as_deref(), || {
         if a.local {
-            crate::run::ids::default_run_id("export", &name, now)
+            crate::run::ids::default_run_id(RunKind::Export.as_str(), &name, now)
         } else {
-            remote::execution_name("export", &name, now)
+            remote::execution_name(RunKind::Export.as_str(), &name, now)
         }
     })?;
     let deps = local_deps(&ctx, a.local).await;

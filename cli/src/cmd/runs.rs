@@ -13,6 +13,7 @@ use cdkd_aws::config::load_sdk_config;
 use cdkd_aws::sfn::{self, Execution, ExecutionSummary, Sfn, SfnError};
 use cdkd_aws::SdkConfig;
 use cdkd_core::export::approval::{self, checked_reason, task_answer, TaskAnswer};
+use cdkd_core::run::RunKind;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view;
 use cdkd_core::view::runs::ExecutionRow;
@@ -242,8 +243,8 @@ const ALL_KINDS: [Kind; 3] = [Kind::Destroy, Kind::Cleanup, Kind::Export];
 /// `cdkd_core::retention::kind_of_id`).
 fn kinds_for_name(name: &str) -> [Kind; 3] {
     match cdkd_core::retention::kind_of_id(name) {
-        Some(cdkd_core::run::RunKind::Cleanup) => [Kind::Cleanup, Kind::Destroy, Kind::Export],
-        Some(cdkd_core::run::RunKind::Export) => [Kind::Export, Kind::Destroy, Kind::Cleanup],
+        Some(RunKind::Cleanup) => [Kind::Cleanup, Kind::Destroy, Kind::Export],
+        Some(RunKind::Export) => [Kind::Export, Kind::Destroy, Kind::Cleanup],
         _ => [Kind::Destroy, Kind::Cleanup, Kind::Export],
     }
 }
@@ -765,7 +766,7 @@ async fn print_local_artifacts(
     json: bool,
 ) -> Result<(), CliError> {
     let id = &row.run.run_id;
-    if row.run.kind == Kind::Export.name() {
+    if row.run.kind == RunKind::Export {
         if crate::run::artifacts::print_report(store, id, json)
             .await?
             .is_none()
@@ -799,7 +800,7 @@ async fn watch_local(g: &GlobalOpts, a: &WatchArgs) -> Result<ExitCode, CliError
     eprintln!("{}", view::runs::status_line(&run, first.state.word()));
     let poll = Duration::from_millis(a.poll_ms);
     let settled = crate::run::listing::until_settled(store, &run, poll);
-    let row = if first.run.kind == Kind::Export.name() {
+    let row = if first.run.kind == RunKind::Export {
         crate::run::follow::follow_steps(store, &run, false, settled).await?
     } else {
         let opts = crate::run::watch::WatchOptions {

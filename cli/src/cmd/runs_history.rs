@@ -318,10 +318,9 @@ impl DeployedRuns {
         ] {
             match remote::resolve_state_machine(sdk, kind, flag, &m.backend_stack).await {
                 Ok(arn) => machines.push((kind.into(), arn)),
-                Err(e) => tracing::info!(
-                    "{} runs without run.json are told from their files: {e}",
-                    kind.name()
-                ),
+                Err(e) => {
+                    tracing::info!("{kind} runs without run.json are told from their files: {e}")
+                }
             }
         }
         DeployedRuns {

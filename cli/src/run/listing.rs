@@ -95,8 +95,8 @@ pub fn destroy_outcome(r: &RunReport) -> RunOutcome {
 
 /// What the lock of the run's stack says about it (read only for a run not ended).
 async fn run_lock(store: &StateStore, run: &LocalRun) -> RunLock {
-    let region = run.stack_region.clone().or(match run.kind.as_str() {
-        "export" => crate::run::artifacts::read_export_progress(store, &run.run_id)
+    let region = run.stack_region.clone().or(match run.kind {
+        RunKind::Export => crate::run::artifacts::read_export_progress(store, &run.run_id)
             .await
             .and_then(|p| p.stacks.last().map(|s| s.region.clone())),
         _ => read_destroy_progress(store, &run.run_id)

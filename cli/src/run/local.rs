@@ -286,9 +286,9 @@ async fn forget_earlier_end(store: &StateStore, meta: &LocalRun) {
 
 /// `run <id> interrupted (Ctrl-C); its report is in report.json; resume it with <cmd>`.
 fn interrupted_line(meta: &LocalRun, resume: Option<&str>) -> String {
-    let how = match (meta.kind.as_str(), resume) {
+    let how = match (&meta.kind, resume) {
         (_, None) => "run the command that started it again".to_string(),
-        ("destroy", Some(c)) => {
+        (RunKind::Destroy, Some(c)) => {
             format!("once its lock is released or expired, run it again with {c}")
         }
         (_, Some(c)) => format!("resume it with {c}"),
@@ -361,7 +361,7 @@ async fn write_interrupted_report(
 ) {
     let cause = format!("interrupted (Ctrl-C) while {phase}");
     let key = report_key(&store.prefix, &meta.run_id);
-    let written = if meta.kind == RunKind::Export.name() {
+    let written = if meta.kind == RunKind::Export {
         let progress = crate::run::artifacts::read_export_progress(store, &meta.run_id).await;
         // The plan names the types of what a phase 2 pre-deleted (absent until the resume).
         let pre_deleted = progress
@@ -426,7 +426,7 @@ async fn ensure_report(
     notify: Option<&cdkd_aws::notify::Notifier>,
 ) {
     use cdkd_functions::refused::{ensure_report, EndedEarly, Operation};
-    let operation = if meta.kind == RunKind::Export.name() {
+    let operation = if meta.kind == RunKind::Export {
         Operation::Export
     } else {
         Operation::Destroy

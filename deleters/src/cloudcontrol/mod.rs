@@ -15,11 +15,13 @@ use async_trait::async_trait;
 use aws_sdk_cloudcontrol::types::{HandlerErrorCode, OperationStatus, ProgressEvent};
 
 use cdkd_aws::sdk_error::{classify_code, ErrorClass};
+use cdkd_core::run::HandlePhase;
 
 use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
 use crate::guard;
 use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
+use crate::steps::{At, Steps};
 use crate::Deleter;
 pub use identifier::{cloud_control_target, poll_cap_ms, protection_off_patch, CcTarget};
 
@@ -229,11 +231,15 @@ impl CloudControlDeleter {
     }
 }
 
-/// The step of a protected resource: its protection property being turned off
-/// (`UpdateResource`), awaited before the delete.
-pub const PHASE_UNPROTECT: &str = "unprotect";
 /// How long the protection update may take before the delete is tried anyway.
 const UNPROTECT_BUDGET_MS: u64 = 15 * 60_000;
+/// The step of a protected resource: its protection property being turned off
+/// (`UpdateResource`), awaited before the delete; the handle's data holds the update's
+/// request token.
+const UNPROTECT: Steps = Steps {
+    phase: HandlePhase::Unprotect,
+    budget_ms: UNPROTECT_BUDGET_MS,
+};
 
 impl CloudControlDeleter {
     /// `removeProtection` for the types of docs/destroy.md, "Cloud Control": `UpdateResource` with a JSON patch
@@ -282,21 +288,12 @@ impl CloudControlDeleter {
         }
     }
 
-    fn unprotecting(token: &str, started_ms: u64, polls: u32) -> DeleteProgress {
-        DeleteProgress::InFlight {
-            handle: Handle::Steps {
-                phase: PHASE_UNPROTECT.into(),
-                data: serde_json::json!({"requestToken": token}),
-                started_ms,
-                deadline_ms: started_ms.saturating_add(UNPROTECT_BUDGET_MS),
-                polls,
-            },
-            expected_done_ms: now_ms().saturating_add(backoff_ms(
-                polls,
-                POLL_FIRST_MS,
-                POLL_CAP_MS,
-            )),
-        }
+    fn unprotecting(token: &str, at: At) -> DeleteProgress {
+        UNPROTECT.in_flight(
+            serde_json::json!({"requestToken": token}),
+            at,
+            now_ms().saturating_add(backoff_ms(at.polls, POLL_FIRST_MS, POLL_CAP_MS)),
+        )
     }
 
     /// Polls the protection update; once it ended (or its budget did), sends the delete.
@@ -304,9 +301,7 @@ impl CloudControlDeleter {
         &self,
         req: &DeleteRequest,
         token: &str,
-        started_ms: u64,
-        deadline_ms: u64,
-        polls: u32,
+        at: At,
     ) -> Result<DeleteProgress, DeleteError> {
         let status = self
             .cc
@@ -321,12 +316,8 @@ impl CloudControlDeleter {
             ),
             Err(e) => aws_error_info(e).retryable,
         };
-        if running && now_ms() <= deadline_ms {
-            return Ok(Self::unprotecting(
-                token,
-                started_ms,
-                polls.saturating_add(1),
-            ));
+        if running && !at.past_deadline(now_ms()) {
+            return Ok(Self::unprotecting(token, at.next()));
         }
         if let Ok(out) = &status {
             if let Some(ev) = out
@@ -356,7 +347,7 @@ impl Deleter for CloudControlDeleter {
         let started = now_ms();
         if req.options.remove_protection {
             if let Some(token) = self.send_unprotect(req, &ident).await {
-                return Ok(Self::unprotecting(&token, started, 0));
+                return Ok(Self::unprotecting(&token, UNPROTECT.first(started)));
             }
         }
         let token = client_token(req);
@@ -368,21 +359,9 @@ impl Deleter for CloudControlDeleter {
         req: &DeleteRequest,
         handle: &Handle,
     ) -> Result<DeleteProgress, DeleteError> {
-        if let Handle::Steps {
-            phase,
-            data,
-            started_ms,
-            deadline_ms,
-            polls,
-        } = handle
-        {
-            if let (true, Some(token)) = (
-                phase == PHASE_UNPROTECT,
-                data.get("requestToken").and_then(serde_json::Value::as_str),
-            ) {
-                return self
-                    .poll_unprotect(req, token, *started_ms, *deadline_ms, *polls)
-                    .await;
+        if let Some((at, data)) = UNPROTECT.resume(handle) {
+            if let Some(token) = data.get("requestToken").and_then(serde_json::Value::as_str) {
+                return self.poll_unprotect(req, token, at).await;
             }
         }
         let Handle::CloudControl {

@@ -10,20 +10,25 @@
 
 use async_trait::async_trait;
 
-use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
+use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
 use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
 use crate::read::props::{tag_list, Props};
 use crate::read::{answered, found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
+use crate::steps::{await_gone, resume_gone, At, Steps};
 use crate::{Deleter, SdkDeleter};
+use cdkd_core::run::HandlePhase;
 use serde_json::{json, Value};
 
 /// How long a table may take to disappear.
 pub const TABLE_DELETE_BUDGET_MS: u64 = 30 * 60 * 1000;
 
 /// The step of a protected table: protection being turned off, waiting for ACTIVE.
-pub const PHASE_UNPROTECT: &str = "unprotect";
+const UNPROTECT: Steps = Steps {
+    phase: HandlePhase::Unprotect,
+    budget_ms: TABLE_DELETE_BUDGET_MS,
+};
 
 pub struct DynamoTableDeleter {
     ddb: aws_sdk_dynamodb::Client,
@@ -75,28 +80,49 @@ impl DynamoTableDeleter {
         }
     }
 
-    fn in_flight(started_ms: u64, polls: u32) -> DeleteProgress {
-        let now = now_ms();
-        DeleteProgress::InFlight {
-            handle: Handle::AwaitGone {
-                started_ms,
-                deadline_ms: started_ms.saturating_add(TABLE_DELETE_BUDGET_MS),
-                polls,
-            },
-            expected_done_ms: now.saturating_add(backoff_ms(polls, 2000, 20_000)),
-        }
+    fn in_flight(at: At) -> DeleteProgress {
+        await_gone(
+            at,
+            now_ms().saturating_add(backoff_ms(at.polls, 2000, 20_000)),
+        )
     }
 
-    fn unprotecting(started_ms: u64, polls: u32) -> DeleteProgress {
-        DeleteProgress::InFlight {
-            handle: Handle::Steps {
-                phase: PHASE_UNPROTECT.into(),
-                data: serde_json::Value::Null,
-                started_ms,
-                deadline_ms: started_ms.saturating_add(TABLE_DELETE_BUDGET_MS),
-                polls,
-            },
-            expected_done_ms: now_ms().saturating_add(backoff_ms(polls, 1000, 10_000)),
+    fn unprotecting(at: At) -> DeleteProgress {
+        UNPROTECT.in_flight(
+            Value::Null,
+            at,
+            now_ms().saturating_add(backoff_ms(at.polls, 1000, 10_000)),
+        )
+    }
+
+    /// One poll of the unprotect step: delete once the table is ACTIVE and unprotected.
+    async fn poll_unprotect(
+        &self,
+        req: &DeleteRequest,
+        at: At,
+    ) -> Result<DeleteProgress, DeleteError> {
+        let state = match self.describe(req).await {
+            Ok(s) => s,
+            Err(e) if e.retryable => return Ok(Self::unprotecting(at.next())),
+            Err(e) => return Err(e),
+        };
+        match state {
+            // Gone meanwhile: DeleteTable says so under the region guard.
+            None => self.delete(req, at.started_ms).await,
+            Some(t) if t.status == "ACTIVE" && !t.protected => {
+                self.delete(req, at.started_ms).await
+            }
+            Some(t) => {
+                at.within_deadline(req, now_ms(), || {
+                    format!(
+                        "table still {} (deletion protection {}) after {} min of waiting to delete it",
+                        t.status,
+                        if t.protected { "on" } else { "off" },
+                        TABLE_DELETE_BUDGET_MS / 60_000
+                    )
+                })?;
+                Ok(Self::unprotecting(at.next()))
+            }
         }
     }
 
@@ -146,7 +172,7 @@ impl DynamoTableDeleter {
                     // Already being deleted (an earlier attempt) → wait for it; another
                     // state (creating, updating) → try again later.
                     if self.describe(req).await?.map(|t| t.status).as_deref() == Some("DELETING") {
-                        return Ok(Self::in_flight(started, 0));
+                        return Ok(Self::in_flight(At::start(started, TABLE_DELETE_BUDGET_MS)));
                     }
                     let mut info = info;
                     info.retryable = true;
@@ -156,7 +182,7 @@ impl DynamoTableDeleter {
                     if req.options.remove_protection {
                         // Protection came back (or was missed): turn it off and wait.
                         self.unprotect(req).await?;
-                        return Ok(Self::unprotecting(started, 0));
+                        return Ok(Self::unprotecting(UNPROTECT.first(started)));
                     }
                     return Err(Self::protected_error(req));
                 }
@@ -165,7 +191,7 @@ impl DynamoTableDeleter {
         }
         match self.describe(req).await? {
             None => Ok(DeleteProgress::Done),
-            Some(_) => Ok(Self::in_flight(started, 0)),
+            Some(_) => Ok(Self::in_flight(At::start(started, TABLE_DELETE_BUDGET_MS))),
         }
     }
 }
@@ -202,7 +228,7 @@ impl Deleter for DynamoTableDeleter {
             match self.describe(req).await {
                 Ok(Some(t)) if t.protected => {
                     self.unprotect(req).await?;
-                    return Ok(Self::unprotecting(started, 0));
+                    return Ok(Self::unprotecting(UNPROTECT.first(started)));
                 }
                 // Gone, unprotected, or not describable: DeleteTable decides.
                 Ok(_) | Err(_) => {}
@@ -216,69 +242,27 @@ impl Deleter for DynamoTableDeleter {
         req: &DeleteRequest,
         handle: &Handle,
     ) -> Result<DeleteProgress, DeleteError> {
-        match handle {
-            Handle::Steps {
-                phase,
-                started_ms,
-                deadline_ms,
-                polls,
-                ..
-            } if phase == PHASE_UNPROTECT => {
-                let state = match self.describe(req).await {
-                    Ok(s) => s,
-                    Err(e) if e.retryable => {
-                        return Ok(Self::unprotecting(*started_ms, polls.saturating_add(1)))
-                    }
-                    Err(e) => return Err(e),
-                };
-                match state {
-                    // Gone meanwhile: DeleteTable says so under the region guard.
-                    None => self.delete(req, *started_ms).await,
-                    Some(t) if t.status == "ACTIVE" && !t.protected => {
-                        self.delete(req, *started_ms).await
-                    }
-                    Some(t) => {
-                        if now_ms() > *deadline_ms {
-                            return Err(DeleteError::new(
-                                req,
-                                DeleteErrorKind::Timeout,
-                                format!(
-                                    "table still {} (deletion protection {}) after {} min of waiting to delete it",
-                                    t.status,
-                                    if t.protected { "on" } else { "off" },
-                                    TABLE_DELETE_BUDGET_MS / 60_000
-                                ),
-                            ));
-                        }
-                        Ok(Self::unprotecting(*started_ms, polls.saturating_add(1)))
-                    }
-                }
+        if let Some((at, _)) = UNPROTECT.resume(handle) {
+            return self.poll_unprotect(req, at).await;
+        }
+        let Some(at) = resume_gone(handle) else {
+            return super::no_poll(req, handle);
+        };
+        match self.describe(req).await {
+            Ok(None) => Ok(DeleteProgress::Done),
+            Ok(Some(t)) => {
+                at.within_deadline(req, now_ms(), || {
+                    format!(
+                        "table still exists (status {}) after the delete budget of {} min",
+                        t.status,
+                        TABLE_DELETE_BUDGET_MS / 60_000
+                    )
+                })?;
+                Ok(Self::in_flight(at.next()))
             }
-            Handle::AwaitGone {
-                started_ms,
-                deadline_ms,
-                polls,
-            } => match self.describe(req).await {
-                Ok(None) => Ok(DeleteProgress::Done),
-                Ok(Some(t)) => {
-                    if now_ms() > *deadline_ms {
-                        return Err(DeleteError::new(
-                            req,
-                            DeleteErrorKind::Timeout,
-                            format!(
-                                "table still exists (status {}) after the delete budget of {} min",
-                                t.status,
-                                TABLE_DELETE_BUDGET_MS / 60_000
-                            ),
-                        ));
-                    }
-                    Ok(Self::in_flight(*started_ms, polls.saturating_add(1)))
-                }
-                // A throttled or failed describe is retried in place on the next poll.
-                Err(e) if e.retryable => Ok(Self::in_flight(*started_ms, polls.saturating_add(1))),
-                Err(e) => Err(e),
-            },
-            _ => super::no_poll(req, handle),
+            // A throttled or failed describe is retried in place on the next poll.
+            Err(e) if e.retryable => Ok(Self::in_flight(at.next())),
+            Err(e) => Err(e),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! TerminateInstances. When TerminateInstances refuses because API termination
 //! protection is on (it came back: the protection race), the flag's attempt is repeated
 //! after 3 s × attempt, at most [`PROTECTION_ATTEMPTS`] attempts in all; the attempts so
-//! far live in a [`Handle::Steps`] in phase [`PHASE_UNPROTECT`] (its `polls`), so the
+//! far live in a [`Handle::Steps`] in phase `unprotect` (its `polls`), so the
 //! count holds across wave calls. Without the flag a protected instance fails with a
 //! message naming it, its logical id and `--remove-protection`; nothing is terminated.
 //!
@@ -19,13 +19,15 @@
 
 use async_trait::async_trait;
 
-use crate::error::{aws_error_info, DeleteError, DeleteErrorKind};
+use crate::error::{aws_error_info, DeleteError};
 use crate::guard;
 use crate::progress::{backoff_ms, now_ms, DeleteProgress, Handle};
 use crate::request::DeleteRequest;
+use crate::steps::{await_gone, resume_gone, At, Steps};
 use crate::{Deleter, SdkCapabilities, SdkDeleter};
+use cdkd_core::run::HandlePhase;
 
-use super::eni::{deadline_ms, next_poll_ms, past_deadline};
+use super::eni::{deadline_ms, next_poll_ms};
 
 /// How long a terminated instance may take to reach `terminated`.
 pub const INSTANCE_TERMINATE_BUDGET_MS: u64 = 5 * 60 * 1000;
@@ -39,7 +41,10 @@ pub const PROTECTION_RETRY_STEP_MS: u64 = 3_000;
 
 /// The step of a protected instance whose TerminateInstances was refused while the run
 /// removes protection: `polls` counts the refused attempts.
-pub const PHASE_UNPROTECT: &str = "unprotect";
+const UNPROTECT: Steps = Steps {
+    phase: HandlePhase::Unprotect,
+    budget_ms: INSTANCE_TERMINATE_BUDGET_MS,
+};
 
 /// First describe delay while waiting for `terminated` (×1.5 per poll, capped).
 const WAIT_FIRST_MS: u64 = 2_000;
@@ -178,29 +183,14 @@ impl Ec2InstanceDeleter {
         }
     }
 
-    fn awaiting(started_ms: u64, deadline_ms: u64, polls: u32) -> DeleteProgress {
-        DeleteProgress::InFlight {
-            handle: Handle::AwaitGone {
-                started_ms,
-                deadline_ms,
-                polls,
-            },
-            expected_done_ms: next_poll_ms(
-                now_ms(),
-                backoff_ms(polls, WAIT_FIRST_MS, WAIT_CAP_MS),
-                deadline_ms,
-            ),
-        }
+    fn awaiting(at: At) -> DeleteProgress {
+        let wait = backoff_ms(at.polls, WAIT_FIRST_MS, WAIT_CAP_MS);
+        await_gone(at, next_poll_ms(now_ms(), wait, at.deadline_ms))
     }
 
-    /// One attempt: (with the flag) protection off, then TerminateInstances. `refused`
+    /// One attempt: (with the flag) protection off, then TerminateInstances. `at.polls`
     /// is the attempts refused so far.
-    async fn attempt(
-        &self,
-        req: &DeleteRequest,
-        started_ms: u64,
-        refused: u32,
-    ) -> Result<DeleteProgress, DeleteError> {
+    async fn attempt(&self, req: &DeleteRequest, at: At) -> Result<DeleteProgress, DeleteError> {
         let id = req.physical_id.as_str();
         if req.options.remove_protection {
             if let Err(e) = self
@@ -227,14 +217,12 @@ impl Ec2InstanceDeleter {
             }
         }
         match self.ec2.terminate_instances().instance_ids(id).send().await {
-            Ok(_) => {
-                let now = now_ms();
-                Ok(Self::awaiting(
-                    started_ms,
-                    deadline_ms(now, INSTANCE_TERMINATE_BUDGET_MS),
-                    0,
-                ))
-            }
+            // The wait's deadline counts from the terminate.
+            Ok(_) => Ok(Self::awaiting(At {
+                deadline_ms: deadline_ms(now_ms(), INSTANCE_TERMINATE_BUDGET_MS),
+                polls: 0,
+                ..at
+            })),
             Err(e) => {
                 let info = aws_error_info(&e);
                 if info.code_is(NOT_FOUND_CODES) {
@@ -243,7 +231,8 @@ impl Ec2InstanceDeleter {
                 if !is_termination_protection_refusal(info.code.as_deref(), &info.message) {
                     return Err(DeleteError::from_aws(req, "TerminateInstances", &info));
                 }
-                let refused = refused.saturating_add(1);
+                let at = at.next();
+                let refused = at.polls;
                 match after_refusal(req.options.remove_protection, refused) {
                     AfterRefusal::NeedsFlag => Err(protected_error(req)),
                     AfterRefusal::GiveUp => Err(gave_up_error(req)),
@@ -253,16 +242,11 @@ impl Ec2InstanceDeleter {
                             refused,
                             "termination refused by API termination protection; retrying"
                         );
-                        Ok(DeleteProgress::InFlight {
-                            handle: Handle::Steps {
-                                phase: PHASE_UNPROTECT.into(),
-                                data: serde_json::Value::Null,
-                                started_ms,
-                                deadline_ms: deadline_ms(started_ms, INSTANCE_TERMINATE_BUDGET_MS),
-                                polls: refused,
-                            },
-                            expected_done_ms: now_ms().saturating_add(delay_ms),
-                        })
+                        Ok(UNPROTECT.in_flight(
+                            serde_json::Value::Null,
+                            at,
+                            now_ms().saturating_add(delay_ms),
+                        ))
                     }
                 }
             }
@@ -295,12 +279,11 @@ impl Deleter for Ec2InstanceDeleter {
             ),
             // Already terminating (a run resumed after a lost answer): just wait; a
             // protection change on it could be refused and fail the row for nothing.
-            Some(s) if s == "shutting-down" => Ok(Self::awaiting(
+            Some(s) if s == "shutting-down" => Ok(Self::awaiting(At::start(
                 started,
-                deadline_ms(started, INSTANCE_TERMINATE_BUDGET_MS),
-                0,
-            )),
-            Some(_) => self.attempt(req, started, 0).await,
+                INSTANCE_TERMINATE_BUDGET_MS,
+            ))),
+            Some(_) => self.attempt(req, UNPROTECT.first(started)).await,
         }
     }
 
@@ -309,54 +292,34 @@ impl Deleter for Ec2InstanceDeleter {
         req: &DeleteRequest,
         handle: &Handle,
     ) -> Result<DeleteProgress, DeleteError> {
-        match handle {
-            Handle::Steps {
-                phase,
-                started_ms,
-                polls,
-                ..
-            } if phase == PHASE_UNPROTECT => self.attempt(req, *started_ms, *polls).await,
-            Handle::AwaitGone {
-                started_ms,
-                deadline_ms,
-                polls,
-            } => {
-                let now = now_ms();
-                let last = match self.describe(req).await {
-                    Ok(state) if is_terminated(state.as_deref()) => {
-                        return Ok(DeleteProgress::Done)
-                    }
-                    Ok(state) => format!("state {}", state.unwrap_or_default()),
-                    Err(e) if e.retryable => {
-                        format!("unknown: the last describe failed: {}", e.message)
-                    }
-                    Err(e) => return Err(e),
-                };
-                if past_deadline(now, *deadline_ms) {
-                    return Err(DeleteError::new(
-                        req,
-                        DeleteErrorKind::Timeout,
-                        format!(
-                            "{} is not terminated {} min after TerminateInstances (last {last}); it may still be running",
-                            who(req),
-                            INSTANCE_TERMINATE_BUDGET_MS / 60_000
-                        ),
-                    ));
-                }
-                Ok(Self::awaiting(
-                    *started_ms,
-                    *deadline_ms,
-                    polls.saturating_add(1),
-                ))
-            }
-            _ => super::no_poll(req, handle),
+        if let Some((at, _)) = UNPROTECT.resume(handle) {
+            return self.attempt(req, at).await;
         }
+        let Some(at) = resume_gone(handle) else {
+            return super::no_poll(req, handle);
+        };
+        let now = now_ms();
+        let last = match self.describe(req).await {
+            Ok(state) if is_terminated(state.as_deref()) => return Ok(DeleteProgress::Done),
+            Ok(state) => format!("state {}", state.unwrap_or_default()),
+            Err(e) if e.retryable => format!("unknown: the last describe failed: {}", e.message),
+            Err(e) => return Err(e),
+        };
+        at.within_deadline(req, now, || {
+            format!(
+                "{} is not terminated {} min after TerminateInstances (last {last}); it may still be running",
+                who(req),
+                INSTANCE_TERMINATE_BUDGET_MS / 60_000
+            )
+        })?;
+        Ok(Self::awaiting(at.next()))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::DeleteErrorKind;
 
     #[test]
     fn instance_id_is_i_dash_hex_only() {

@@ -19,19 +19,24 @@ use crate::progress::{now_ms, DeleteProgress, Handle};
 use crate::read::props::{tag_list, Props};
 use crate::read::{answered, found, ReadError, ReadRequest, Reader, SdkReader};
 use crate::request::DeleteRequest;
+use crate::steps::{At, Steps};
 use crate::{Deleter, SdkDeleter};
+use cdkd_core::run::HandlePhase;
 use serde_json::{json, Value};
 
 /// The tag CDK puts on a bucket whose objects may be deleted with it.
 pub const AUTO_DELETE_TAG: &str = "aws-cdk:auto-delete-objects";
-/// The step of a bucket being emptied.
-pub const PHASE_EMPTYING: &str = "emptying";
 /// `DeleteObjects` takes at most 1000 keys.
 pub const MAX_BATCH: usize = 1000;
 /// How long one call empties before it answers `InFlight`.
 pub const DEFAULT_CALL_BUDGET: Duration = Duration::from_secs(60);
 /// How long emptying may go on across calls before the delete fails.
 pub const EMPTY_DEADLINE_MS: u64 = 60 * 60 * 1000;
+/// The step of a bucket being emptied.
+const EMPTYING: Steps = Steps {
+    phase: HandlePhase::Emptying,
+    budget_ms: EMPTY_DEADLINE_MS,
+};
 /// Emptied, yet DeleteBucket still says "not empty" (objects written meanwhile): tries.
 const EMPTY_ROUNDS: u32 = 3;
 
@@ -66,18 +71,9 @@ impl S3BucketDeleter {
         self.s3.config().region().map(|r| r.as_ref())
     }
 
-    fn emptying(started_ms: u64, polls: u32) -> DeleteProgress {
-        DeleteProgress::InFlight {
-            handle: Handle::Steps {
-                phase: PHASE_EMPTYING.into(),
-                data: serde_json::Value::Null,
-                started_ms,
-                deadline_ms: started_ms.saturating_add(EMPTY_DEADLINE_MS),
-                polls,
-            },
-            // Go on at once: the work is ours, not AWS's.
-            expected_done_ms: now_ms(),
-        }
+    fn emptying(at: At) -> DeleteProgress {
+        // Go on at once: the work is ours, not AWS's.
+        EMPTYING.in_flight(Value::Null, at, now_ms())
     }
 
     /// Deletes one batch of object versions / delete markers. `Ok(0)` when none is left.
@@ -145,20 +141,15 @@ impl S3BucketDeleter {
     async fn empty_then_delete(
         &self,
         req: &DeleteRequest,
-        started_ms: u64,
-        polls: u32,
+        at: At,
     ) -> Result<DeleteProgress, DeleteError> {
-        if now_ms() > started_ms.saturating_add(EMPTY_DEADLINE_MS) {
-            return Err(DeleteError::new(
-                req,
-                DeleteErrorKind::Timeout,
-                format!(
-                    "bucket {} still not empty after {} min of deleting its objects",
-                    req.physical_id,
-                    EMPTY_DEADLINE_MS / 60_000
-                ),
-            ));
-        }
+        at.within_deadline(req, now_ms(), || {
+            format!(
+                "bucket {} still not empty after {} min of deleting its objects",
+                req.physical_id,
+                EMPTY_DEADLINE_MS / 60_000
+            )
+        })?;
         let until = Instant::now() + self.call_budget;
         for _ in 0..EMPTY_ROUNDS {
             loop {
@@ -166,7 +157,7 @@ impl S3BucketDeleter {
                     break;
                 }
                 if Instant::now() >= until {
-                    return Ok(Self::emptying(started_ms, polls.saturating_add(1)));
+                    return Ok(Self::emptying(at.next()));
                 }
             }
             match self.delete_bucket(req).await? {
@@ -243,7 +234,7 @@ impl Deleter for S3BucketDeleter {
         match self.delete_bucket(req).await? {
             Deleted::Yes(p) => Ok(p),
             Deleted::NotEmpty if auto_delete_objects(req) => {
-                self.empty_then_delete(req, now_ms(), 0).await
+                self.empty_then_delete(req, EMPTYING.first(now_ms())).await
             }
             Deleted::NotEmpty => Err(DeleteError::new(
                 req,
@@ -260,15 +251,8 @@ impl Deleter for S3BucketDeleter {
         req: &DeleteRequest,
         handle: &Handle,
     ) -> Result<DeleteProgress, DeleteError> {
-        match handle {
-            Handle::Steps {
-                phase,
-                started_ms,
-                polls,
-                ..
-            } if phase == PHASE_EMPTYING && auto_delete_objects(req) => {
-                self.empty_then_delete(req, *started_ms, *polls).await
-            }
+        match EMPTYING.resume(handle) {
+            Some((at, _)) if auto_delete_objects(req) => self.empty_then_delete(req, at).await,
             _ => super::no_poll(req, handle),
         }
     }

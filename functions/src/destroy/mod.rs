@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 
 use cdkd_aws::HeldLock;
 use cdkd_core::destroy::model::{PlannedRow, RowOutcome, RunResult};
+use cdkd_core::run::RunId;
 use cdkd_deleters::request::DeleteOptions;
 use cdkd_deleters::Handle;
 use serde::{Deserialize, Serialize};
@@ -47,7 +48,7 @@ pub struct DestroyInput {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunRef {
-    pub run_id: String,
+    pub run_id: RunId,
     pub bucket: String,
     pub prefix: String,
     /// The stack the run was started for (its nested children come along).

@@ -5,6 +5,7 @@
 use cdkd_aws::HeldLock;
 use cdkd_core::destroy::graph::DeleteGraph;
 use cdkd_core::destroy::refusals::{check_plan, Refusal, RefusalOptions, StackRecord};
+use cdkd_core::run::RunId;
 use cdkd_core::state::StateRecord;
 use cdkd_core::text::{or_unrenderable, printable_str};
 use serde::{Deserialize, Serialize};
@@ -22,7 +23,7 @@ use crate::runs;
 pub struct PlanInput {
     pub input: DestroyInput,
     /// The execution's name (`$$.Execution.Name`): the run id.
-    pub run_id: String,
+    pub run_id: RunId,
 }
 
 fn name(s: &str) -> String {
@@ -111,7 +112,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         });
     }
     let record = DestroyRun {
-        run_id: run_id.clone(),
+        run_id: run_id.as_str().to_owned(),
         started_ms: deps.now(),
         skip_final_snapshot: input.skip_final_snapshot,
         remove_protection: input.remove_protection,

@@ -56,7 +56,7 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn run_context(&self, stack: &str) -> RunContext {
         RunContext {
-            run_id: self.run.run_id.clone(),
+            run_id: self.run.run_id.as_str().to_owned(),
             stack: stack.to_string(),
             state_bucket: self.run.bucket.clone(),
             state_prefix: self.run.prefix.clone(),

@@ -10,6 +10,7 @@ use cdkd_core::export::approval::{
     approval_key, request_write, Approval, PlanSummary, RequestWrite,
 };
 use cdkd_core::export::plain::shown;
+use cdkd_core::run::RunId;
 use serde::{Deserialize, Serialize};
 
 use super::plan::PlanOutput;
@@ -24,7 +25,7 @@ pub struct ApprovalInput {
     pub token: String,
     pub input: ExportInput,
     /// The execution's name: the run id.
-    pub run_id: String,
+    pub run_id: RunId,
     /// The execution's ARN (`$$.Execution.Id`): what a deployed run's message names.
     #[serde(default)]
     pub execution: String,
@@ -72,7 +73,7 @@ pub async fn run(input: ApprovalInput, deps: &Deps) -> Result<ApprovalOutput, St
     }
     let request = Approval {
         stack: input.stack.clone(),
-        run_id: run_id.clone().into(),
+        run_id: run_id.clone(),
         token,
         requested_ms: deps.now(),
         plan_key: plan.plan_key.clone(),

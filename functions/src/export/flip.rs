@@ -27,7 +27,10 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
         .into_iter()
         .filter(|(k, _)| k != FLIP_TAG)
         .collect();
-    tags.push((FLIP_TAG.to_string(), ctx.carry.run.run_id.clone()));
+    tags.push((
+        FLIP_TAG.to_string(),
+        ctx.carry.run.run_id.as_str().to_owned(),
+    ));
     let role = ctx.role_arn();
     let updated = ctx
         .cfn

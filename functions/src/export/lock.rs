@@ -8,6 +8,7 @@ use cdkd_core::export::execute::{
     execution_refusal, next_action, record_changed_refusal, record_changes, ExportRun,
     StackProgress, StackStage, MAX_IN_FLIGHT,
 };
+use cdkd_core::run::RunId;
 use serde::{Deserialize, Serialize};
 
 use super::carry::Carry;
@@ -23,7 +24,7 @@ use crate::runs;
 #[serde(rename_all = "camelCase")]
 pub struct LockInput {
     pub input: ExportInput,
-    pub run_id: String,
+    pub run_id: RunId,
     /// Absent when the run resumes an interrupted one (`input.resume`).
     #[serde(default)]
     pub plan: Option<PlanOutput>,
@@ -92,7 +93,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
 
     let started_ms = deps.now();
     let rec = ExportRun {
-        run_id: run_id.clone().into(),
+        run_id: run_id.clone(),
         kind: "export".into(),
         started_ms,
         stacks: plan

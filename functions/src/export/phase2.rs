@@ -226,7 +226,7 @@ fn request_of(ctx: &Ctx<'_>, plan: &StackPlan, region: &str, row: &RecreateRow) 
         region: region.to_string(),
         attempt: 1,
         run: RunContext {
-            run_id: ctx.carry.run.run_id.clone(),
+            run_id: ctx.carry.run.run_id.as_str().to_owned(),
             stack: plan.stack.clone(),
             state_bucket: ctx.carry.run.bucket.clone(),
             state_prefix: ctx.carry.run.prefix.clone(),

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::Plan;
 use cdkd_core::export::planner::{plan_needs, plan_tree};
+use cdkd_core::run::RunId;
 use serde::{Deserialize, Serialize};
 
 use super::gather::{gather, Reads};
@@ -22,7 +23,7 @@ use crate::runs;
 pub struct PlanInput {
     pub input: ExportInput,
     /// The execution's name (`$$.Execution.Name`): the run id.
-    pub run_id: String,
+    pub run_id: RunId,
 }
 
 /// What the step returns: where the plan is and its counts.
@@ -123,7 +124,7 @@ async fn reuse(
     deps: &Deps,
     store: &cdkd_aws::StateStore,
     from: &str,
-    run_id: &str,
+    run_id: &RunId,
     input: &ExportInput,
     default_region: &str,
 ) -> Result<Option<PlanOutput>, StepError> {

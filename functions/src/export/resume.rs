@@ -10,6 +10,7 @@ use cdkd_core::export::execute::{change_set_state, ExportRun, InFlight, StackSta
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::Plan;
 use cdkd_core::export::resume::{phase_of, resumed_in_flight};
+use cdkd_core::run::RunId;
 
 use super::carry::{Carry, Ctx};
 use super::take::{first_carry, take_locks};
@@ -24,7 +25,7 @@ use crate::runs;
 pub async fn run(
     input: ExportInput,
     from: String,
-    run_name: String,
+    run_name: RunId,
     deps: &Deps,
 ) -> Result<Carry, StepError> {
     let store = deps.store(&input.state_bucket, &input.state_prefix).await;
@@ -82,7 +83,7 @@ pub async fn run(
         in_flight.len()
     ));
     let run = RunRef {
-        run_id: from.clone(),
+        run_id: from.as_str().into(),
         bucket: input.state_bucket.clone(),
         prefix: input.state_prefix.clone(),
         stack: root.stack.clone(),

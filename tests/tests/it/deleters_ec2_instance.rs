@@ -11,6 +11,7 @@
 //!
 //! Run: `scripts/with-emulator.sh cargo test --workspace --test deleters_ec2_instance`.
 
+use cdkd_core::run::HandlePhase;
 use cdkd_deleters::clients::aws_sdk_ec2;
 use cdkd_deleters::{DeleteErrorKind, DeleteProgress, DeleteRequest, Handle};
 use cdkd_tests::deleters::{cfg, delete, registry, req, unique, HOME, OTHER};
@@ -132,7 +133,7 @@ async fn ec2_protection_race_resumes_from_the_handle_turning_protection_off_agai
     protect(&ec2, &id).await;
     // A wave call resuming after three refused attempts: protection is on again.
     let handle = Handle::Steps {
-        phase: cdkd_deleters::sdk::ec2_instance::PHASE_UNPROTECT.into(),
+        phase: HandlePhase::Unprotect,
         data: serde_json::Value::Null,
         started_ms: 1,
         deadline_ms: u64::MAX,
