@@ -89,7 +89,7 @@ pub struct PlanNeeds {
 #[derive(Debug, Clone, PartialEq)]
 pub enum PlanRefusal {
     /// A refusal the planner decides, as data.
-    Export(ExportRefusal),
+    Export(Box<ExportRefusal>),
     /// A refusal a module the planner calls still words itself: a destination name
     /// (`names`), a parameter (`params`), a damaged record (`records`), the gates on
     /// rows left unmanaged (`unmanaged`) and on Custom Resources (`classify`).
@@ -98,7 +98,7 @@ pub enum PlanRefusal {
 
 impl From<ExportRefusal> for PlanRefusal {
     fn from(r: ExportRefusal) -> Self {
-        PlanRefusal::Export(r)
+        PlanRefusal::Export(Box::new(r))
     }
 }
 

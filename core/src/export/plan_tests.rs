@@ -773,7 +773,7 @@ fn plan_refusals_of_the_planner_are_typed() {
     t.children.remove("Root~Middle");
     assert_eq!(
         plan_tree(&t, &opts(), &gathered()).unwrap_err(),
-        PlanRefusal::Export(ExportRefusal::ChildWithoutRecord {
+        PlanRefusal::from(ExportRefusal::ChildWithoutRecord {
             child: "Root~Middle".into(),
             key: "cdkd/Root~Middle/us-east-1/state.json".into(),
         })
@@ -782,7 +782,7 @@ fn plan_refusals_of_the_planner_are_typed() {
     t.children.get_mut("Root~Middle").unwrap().region = Some("eu-west-1".into());
     assert_eq!(
         plan_tree(&t, &opts(), &gathered()).unwrap_err(),
-        PlanRefusal::Export(ExportRefusal::ChildInOtherRegion {
+        PlanRefusal::from(ExportRefusal::ChildInOtherRegion {
             child: "Root~Middle".into(),
             region: Some("eu-west-1".into()),
             root: "Root".into(),

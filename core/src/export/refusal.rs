@@ -49,7 +49,7 @@ pub enum ExportRefusal {
     /// contention names the holder and the way out.
     Locked {
         stack: String,
-        contention: Contention,
+        contention: Box<Contention>,
     },
     /// The destination stack `cfn_stack` of `stack` exists (in `status`) and no export
     /// run of the record created it (it carries no record tag): the way out is another

@@ -180,7 +180,7 @@ pub fn live_refusal(
 pub fn locked_refusal(stack: &str, contention: Contention) -> ExportRefusal {
     ExportRefusal::Locked {
         stack: stack.to_string(),
-        contention,
+        contention: Box::new(contention),
     }
 }
 
@@ -477,7 +477,7 @@ mod tests {
             r,
             ExportRefusal::Locked {
                 stack: "Orders".into(),
-                contention: c
+                contention: Box::new(c)
             }
         );
         let r = r.to_string();

@@ -751,7 +751,7 @@ mod tests {
             },
             ExportRefusal::Locked {
                 stack: "Orders".into(),
-                contention,
+                contention: Box::new(contention),
             },
             ExportRefusal::NotOurs {
                 stack: "Orders".into(),
