@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use cdkd_aws::sfn::SfnError;
 use cdkd_aws::{BucketError, StoreError};
+use cdkd_core::view::refusal::TypedRefusal;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -44,6 +45,12 @@ impl From<BucketError> for CliError {
 }
 
 impl CliError {
+    /// A refusal a core decision returned as data, in the words of its view
+    /// (`cdkd_core::view::refusal`): the CLI words none of them itself.
+    pub fn refused(refusal: &impl TypedRefusal) -> Self {
+        CliError::Refused(refusal.to_string())
+    }
+
     /// Print the error as one line and return the exit code.
     pub fn report(&self) -> ExitCode {
         eprintln!("{}", cdkd_core::view::error_line(&self.to_string()));

@@ -4,8 +4,9 @@
 
 use cdkd_aws::LoadedState;
 use cdkd_core::keys::StackRef;
+use cdkd_core::state::LegacyOnly;
 use cdkd_core::view::state::list::RefView;
-use cdkd_core::view::state::resolve::{legacy_refusal, no_state_found, resolve_single};
+use cdkd_core::view::state::resolve::{no_state_found, resolve_single};
 
 use crate::context::Ctx;
 use crate::error::CliError;
@@ -30,7 +31,9 @@ pub async fn resolve(
     let one = resolve_single(stack, &views, stack_region).map_err(CliError::Refused)?;
     match one.region {
         Some(region) => Ok(region.to_string()),
-        None => Err(CliError::Refused(legacy_refusal(stack))),
+        None => Err(CliError::refused(&LegacyOnly {
+            stack: stack.to_string(),
+        })),
     }
 }
 

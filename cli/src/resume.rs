@@ -4,12 +4,12 @@
 //! file reads, and tells a local process or a deployed execution dead from alive.
 
 use cdkd_aws::cfn::Cfn;
-use cdkd_core::contention::contention_message;
+use cdkd_core::contention::Contention;
 use cdkd_core::destroy::tree::record_region;
 use cdkd_core::export::names::Destination;
+use cdkd_core::export::refusal::ExportRefusal;
 use cdkd_core::export::resume::{owning_run, verdict, Found, Liveness, Verdict};
 use cdkd_core::lock::{parse_flow_owner, FlowHolder, LockInfo};
-use cdkd_core::text::flatten_str;
 use std::collections::BTreeMap;
 
 use crate::context::Ctx;
@@ -83,11 +83,10 @@ pub async fn before_export(
         let cfn = &cfn;
         async move {
             cfn.describe_stack(&name).await.map_err(|e| {
-                CliError::Refused(format!(
-                    "cannot read CloudFormation stack {}: {}",
-                    flatten_str(&name),
-                    e.message
-                ))
+                CliError::refused(&ExportRefusal::DestinationUnreadable {
+                    cfn_stack: name.clone(),
+                    error: e.message,
+                })
             })
         }
     };
@@ -137,16 +136,17 @@ pub async fn before_export(
 }
 
 /// The refusal for the root's lock held by anyone but an export run: the contention
-/// message destroy prints (holder, operation, since when, expiry, force-unlock).
+/// destroy names (holder, operation, since when, expiry, force-unlock), judged on S3's
+/// clock.
 pub fn locked_refusal(
     ctx: &Ctx,
     stack: &str,
     region: Option<&str>,
     lock: Option<&LockInfo>,
-) -> String {
+) -> ExportRefusal {
     let c = ctx.contention(stack, region);
     let now = ctx.store.s3_now_ms();
-    cdkd_core::export::resume::locked_refusal(stack, &contention_message(&c, lock, now))
+    cdkd_core::export::resume::locked_refusal(stack, Contention::new(&c, lock, now))
 }
 
 /// Whether the run `holder` names is alive: a local process of this host is looked up, a

@@ -40,6 +40,62 @@ pub struct ContentionContext<'a> {
     pub prefix: &'a str,
 }
 
+/// A contention refusal as data: the lock's context and its holder as read (`None`:
+/// absent or unreadable), at `now_ms` on S3's clock. What it says is the one line of
+/// [`contention_message`], rendered by the refusal views (`core::view::refusal`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Contention {
+    pub subject: Subject,
+    pub stack: String,
+    pub region: Option<String>,
+    pub profile: Option<String>,
+    pub bucket: Option<String>,
+    pub prefix: String,
+    pub lock: Option<LockInfo>,
+    pub now_ms: i64,
+}
+
+impl Contention {
+    /// The contention of `ctx` with the holder `lock`, judged at `now_ms`.
+    pub fn new(ctx: &ContentionContext, lock: Option<&LockInfo>, now_ms: i64) -> Self {
+        Contention {
+            subject: ctx.subject,
+            stack: ctx.stack.to_string(),
+            region: ctx.region.map(str::to_string),
+            profile: ctx.profile.map(str::to_string),
+            bucket: ctx.bucket.map(str::to_string),
+            prefix: ctx.prefix.to_string(),
+            lock: lock.cloned(),
+            now_ms,
+        }
+    }
+
+    /// The context it was made from.
+    pub fn context(&self) -> ContentionContext<'_> {
+        ContentionContext {
+            subject: self.subject,
+            stack: &self.stack,
+            region: self.region.as_deref(),
+            profile: self.profile.as_deref(),
+            bucket: self.bucket.as_deref(),
+            prefix: &self.prefix,
+        }
+    }
+}
+
+/// A lock that refuses a run before it asks anything (the CLI's destroy, before its
+/// question): held by another process and unexpired, or unreadable. The way out is the
+/// contention's (wait, or the force-unlock command); an unreadable lock names its read
+/// error (`error`, as the store said it) after it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LockRefusal {
+    Held(Contention),
+    Unreadable {
+        contention: Contention,
+        error: String,
+    },
+}
+
 /// Longest value (in code points) the recovery command may carry.
 pub const MAX_COMMAND_VALUE_CHARS: usize = 1152;
 

@@ -179,7 +179,7 @@ impl LockBody {
 /// A lock as read (docs/state-and-lock.md, "lock.json" `getLockInfo`). `owner` and `operation` are sanitised
 /// here, at the single read point (flatten,
 /// docs/state-views.md, "Flatten (diagnostics)"); everything else passes through.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LockInfo {
     /// Flattened; `""` when absent or null.
     pub owner: String,

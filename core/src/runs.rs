@@ -261,6 +261,56 @@ impl LocalState {
     }
 }
 
+/// Why `runs approve|reject --local` refuses local run `run_id` (docs/export.md,
+/// "Approval (export-approval)"): it ended, or was interrupted, so no export process
+/// waits for a decision and nothing would act on one. `verb`: `approve` or `reject`;
+/// `decided`: what its `approval.json` says was decided (`approved by alice@laptop at
+/// ...`), when anything. The way out of an interrupted run is its resume command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnswerRefusal {
+    pub run_id: RunId,
+    pub verb: String,
+    pub decided: Option<String>,
+    pub state: NoWaiter,
+}
+
+/// Why no process of a local run waits for a decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoWaiter {
+    /// It ended, with `outcome`.
+    Ended { outcome: Outcome },
+    /// It was interrupted (`why`); `resume`: the command that resumes it, when it
+    /// prints as itself ([`LocalRun::resume_command`]).
+    Interrupted { why: String, resume: Option<String> },
+}
+
+/// The refusal of `runs approve|reject --local` ([`AnswerRefusal`]) for local run `run`
+/// in `state`; `None`: the run may be waiting (it runs; or it runs on another host and
+/// cannot be told).
+pub fn answer_refusal(
+    run: &LocalRun,
+    state: &LocalState,
+    verb: &str,
+    decided: Option<&str>,
+) -> Option<AnswerRefusal> {
+    let state = match state {
+        LocalState::Ended { outcome } => NoWaiter::Ended {
+            outcome: outcome.clone(),
+        },
+        LocalState::Interrupted { why } => NoWaiter::Interrupted {
+            why: why.clone(),
+            resume: run.resume_command(),
+        },
+        LocalState::Running | LocalState::Unknown { .. } => return None,
+    };
+    Some(AnswerRefusal {
+        run_id: run.run_id.clone(),
+        verb: verb.to_string(),
+        decided: decided.map(str::to_string),
+        state,
+    })
+}
+
 /// Where a local run stands, from what it wrote so far (`runs list | show --local`'s
 /// phase, and the words an interruption's cause names; the runs view puts it in words).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -378,6 +428,43 @@ mod tests {
             started_ms: 1_795_965_752_000,
             ..LocalRun::default()
         }
+    }
+
+    /// Only a run that ended or was interrupted refuses an answer: as data, its id, the
+    /// verb, what was decided, and (interrupted) why and the command that resumes it.
+    #[test]
+    fn an_answer_is_refused_only_for_a_run_that_waits_for_nothing() {
+        let r = run();
+        assert_eq!(
+            answer_refusal(&r, &LocalState::Running, "approve", None),
+            None
+        );
+        let unknown = LocalState::Unknown { why: "x".into() };
+        assert_eq!(answer_refusal(&r, &unknown, "approve", None), None);
+        let ended = LocalState::Ended {
+            outcome: Outcome::Migrated,
+        };
+        assert_eq!(
+            answer_refusal(&r, &ended, "reject", Some("approved by alice")),
+            Some(AnswerRefusal {
+                run_id: "export-App-1".into(),
+                verb: "reject".into(),
+                decided: Some("approved by alice".into()),
+                state: NoWaiter::Ended {
+                    outcome: Outcome::Migrated
+                },
+            })
+        );
+        let gone = LocalState::Interrupted {
+            why: "its process is gone".into(),
+        };
+        assert_eq!(
+            answer_refusal(&r, &gone, "approve", None).map(|a| a.state),
+            Some(NoWaiter::Interrupted {
+                why: "its process is gone".into(),
+                resume: Some("cdkd-flow export App --template 'my template.json' --local".into()),
+            })
+        );
     }
 
     fn evidence(alive: Option<bool>, lock: RunLock) -> Evidence<'static> {

@@ -191,6 +191,16 @@ pub fn parse_state(
     })
 }
 
+/// A stack whose only record is a legacy, region-less one: the state commands refuse
+/// it by name before any lock is read (docs/state-views.md, "What every state command
+/// shares"). The way out is a cdkd write, which migrates it to the region-scoped layout
+/// (`cdkd deploy <stack>`, printed only when the name can be pasted safely). Its words
+/// are the state views' (`core::view::state::resolve`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LegacyOnly {
+    pub stack: String,
+}
+
 /// A record whose body names another region than its key (docs/state-and-lock.md, "Reading a record"),
 /// refused by destroy (docs/destroy.md, "Refusals before anything is deleted" step 5) and by export (docs/export.md, "Step details"
 /// S5) when it has resources: it may describe resources in another region. Carries the

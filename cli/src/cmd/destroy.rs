@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use cdkd_core::contention::{contention_message, ContentionContext, Subject};
+use cdkd_core::contention::{Contention, ContentionContext, LockRefusal, Subject};
 use cdkd_core::destroy::decide::DecideOptions;
 use cdkd_core::destroy::model::RunResult;
 use cdkd_core::destroy::order::destroy_order;
@@ -21,7 +21,9 @@ use cdkd_core::view::plan::{
 };
 use cdkd_engine::{Event, EventKind, Outcome};
 use cdkd_functions::destroy::finish::RunReport;
-use cdkd_functions::destroy::load::{consumers, export_hold, load_tree, LoadError, StackTree};
+use cdkd_functions::destroy::load::{
+    consumers, export_hold, load_tree, HoldReadError, LoadError, StackTree,
+};
 use cdkd_functions::destroy::DestroyInput;
 use cdkd_functions::{definitions, Deps};
 
@@ -422,10 +424,13 @@ async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>
             },
         });
         if plan.refusal.is_none() {
-            plan.refusal = lock_refusal(ctx, l).await?;
+            plan.refusal = lock_refusal(ctx, l).await?.map(|r| r.to_string());
         }
         if plan.refusal.is_none() {
-            plan.refusal = export_refusal(ctx, l).await;
+            plan.refusal = match export_refusal(ctx, l).await {
+                Ok(held) => held.map(|r| r.to_string()),
+                Err(unread) => Some(unread.to_string()),
+            };
         }
         gone_before.extend(l.records.iter().map(|(s, _)| s.clone()));
         plans.push(plan);
@@ -435,27 +440,22 @@ async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>
 
 /// A record of the run whose resources a stopped export holds in CloudFormation
 /// (docs/destroy.md, "Refusals before anything is deleted" step 8): the refusal the plan step gives, said before the
-/// question. A stack that cannot be read refuses too: the destroy never goes on without
-/// knowing.
-async fn export_refusal(ctx: &Ctx, l: &StackTree) -> Option<String> {
-    match export_hold(&ctx.sdk, &ctx.store, &l.region, &l.records).await {
-        Ok(None) => None,
-        Ok(Some(hold)) => Some(
-            Refusal::HeldByExport {
-                stack: hold.record.clone(),
-                region: l.region.clone(),
-                flags: cdkd_core::contention::state_flags(&ctx.bucket, &ctx.prefix),
-                hold: Box::new(hold),
-            }
-            .to_string(),
-        ),
-        Err(e) => Some(e.to_string()),
-    }
+/// question. A stack that cannot be read refuses too (the read error): the destroy never
+/// goes on without knowing.
+async fn export_refusal(ctx: &Ctx, l: &StackTree) -> Result<Option<Refusal>, HoldReadError> {
+    Ok(export_hold(&ctx.sdk, &ctx.store, &l.region, &l.records)
+        .await?
+        .map(|hold| Refusal::HeldByExport {
+            stack: hold.record.clone(),
+            region: l.region.clone(),
+            flags: cdkd_core::contention::state_flags(&ctx.bucket, &ctx.prefix),
+            hold: Box::new(hold),
+        }))
 }
 
 /// A lock another process holds on any stack of the run (an expired lock is taken over
-/// by the run, so it does not refuse). Judged on S3's clock (docs/state-and-lock.md, "Lock time is S3's").
-async fn lock_refusal(ctx: &Ctx, l: &StackTree) -> Result<Option<String>, CliError> {
+/// by the run, so it does not refuse), or one that cannot be read. Judged on S3's clock (docs/state-and-lock.md, "Lock time is S3's").
+async fn lock_refusal(ctx: &Ctx, l: &StackTree) -> Result<Option<LockRefusal>, CliError> {
     for (stack, record) in &l.records {
         let subject = if record.body.get("parentStack").is_some_and(|p| !p.is_null()) {
             Subject::NestedStackChild
@@ -475,14 +475,18 @@ async fn lock_refusal(ctx: &Ctx, l: &StackTree) -> Result<Option<String>, CliErr
         match found {
             Ok(None) => {}
             Ok(Some((info, _))) if is_expired(&info, now) => {}
-            Ok(Some((info, _))) => return Ok(Some(contention_message(&c, Some(&info), now))),
+            Ok(Some((info, _))) => {
+                return Ok(Some(LockRefusal::Held(Contention::new(
+                    &c,
+                    Some(&info),
+                    now,
+                ))))
+            }
             Err(e) => {
-                return Ok(Some(format!(
-                    "{} The lock of stack '{}' cannot be read: {}",
-                    contention_message(&c, None, now),
-                    name(stack),
-                    flatten_str(&e.to_string())
-                )))
+                return Ok(Some(LockRefusal::Unreadable {
+                    contention: Contention::new(&c, None, now),
+                    error: e.to_string(),
+                }))
             }
         }
     }

@@ -379,7 +379,7 @@ async fn clear_the_way(
         match before.verdict {
             Verdict::Fresh { take_over: t } => take_over = t,
             Verdict::Locked => {
-                return Err(CliError::Refused(crate::resume::locked_refusal(
+                return Err(CliError::refused(&crate::resume::locked_refusal(
                     ctx,
                     name,
                     Some(&before.region),
@@ -390,10 +390,10 @@ async fn clear_the_way(
                 let rec =
                     crate::run::artifacts::read_export_progress(&ctx.store, holder.run_id()).await;
                 let at = rec.as_ref().and_then(|r| r.log.last()).map(String::as_str);
-                return Err(CliError::Refused(live_refusal(name, &holder, known, at)));
+                return Err(CliError::refused(&live_refusal(name, &holder, known, at)));
             }
             Verdict::NotOurs { status } if !a.dry_run => {
-                return Err(CliError::Refused(not_ours_refusal(
+                return Err(CliError::refused(&not_ours_refusal(
                     name, &cfn_root, &status,
                 )))
             }
@@ -424,7 +424,7 @@ fn cross_stack_scan(a: &Args, name: &str, set: &TemplateSet) -> Result<(), CliEr
             eprintln!("warning: {warning} (a real run is refused under --strict-cross-stack)")
         }
         Some(Ok(warning)) => eprintln!("warning: {warning}"),
-        Some(Err(refusal)) => return Err(CliError::Refused(refusal)),
+        Some(Err(refusal)) => return Err(CliError::refused(&refusal)),
     }
     Ok(())
 }
@@ -468,7 +468,7 @@ async fn plan_first(
             // plan alone) is said on stderr only.
             let said = printed.as_ref().and_then(|p| p.blocked_refusal());
             if let (Some(refusal), false) = (said, a.json) {
-                let line = failure_line(stack, "Refused", &refusal);
+                let line = failure_line(stack, "Refused", &refusal.to_string());
                 eprintln!("{}", cdkd_core::view::error_line(&line));
                 return Ok(Err(ExitCode::from(1)));
             }
@@ -581,7 +581,7 @@ async fn gate_after_plan(
     // The tree CloudFormation cannot take, refused before the question and before any
     // lock: the same rule export-lock applies (docs/export.md, "The lock (export-lock)").
     if let Some(why) = execution_refusal(name, &plan) {
-        return Err(CliError::Refused(why));
+        return Err(CliError::refused(&why));
     }
     // Rows the template leaves out, refused before the question unless --leave-unmanaged
     // (docs/export.md, "Rows the template leaves out"): the gate the real run's plan applies.
@@ -827,7 +827,7 @@ async fn detached_plan(
     loop {
         if let Some(plan) = read_plan(store, plan_run).await? {
             if let Some(refusal) = plan.blocked_refusal() {
-                return Err(CliError::Refused(refusal));
+                return Err(CliError::refused(&refusal));
             }
             return Ok(Some(plan));
         }

@@ -404,7 +404,7 @@ async fn resources_locked(
 ) -> Result<ExitCode, CliError> {
     let loaded = load_record(ctx, stack, region).await?;
     let body = &loaded.record.body;
-    check_record(body, stack, region, targets).map_err(|e| CliError::Refused(e.to_string()))?;
+    check_record(body, stack, region, targets).map_err(|e| CliError::refused(&e))?;
     // A target that is a nested stack with a record of its own: drop the child first.
     let refs = ctx.store.list_refs().await?;
     let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();

@@ -13,10 +13,11 @@ use cdkd_core::lock::cli_owner;
 use cdkd_core::repair::refresh::{
     check_shape, dry_run_tally, exit_code, has_no_resources, precheck, StackRefresh, Tally, Target,
 };
+use cdkd_core::state::LegacyOnly;
 use cdkd_core::view::repair::{self as v, StackSummary};
 use cdkd_core::view::state::collate::ref_cmp;
 use cdkd_core::view::state::list::RefView;
-use cdkd_core::view::state::resolve::{legacy_refusal, resolve_single};
+use cdkd_core::view::state::resolve::resolve_single;
 use cdkd_deleters::clients::readers_in_region;
 use cdkd_deleters::read::refresh::{refresh_stack, RefreshError, RefreshOptions};
 use cdkd_deleters::read::registry::READ_CONCURRENCY;
@@ -109,7 +110,9 @@ pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
         }
     }
     if let Some(legacy) = targets.iter().find(|t| t.region.is_none()) {
-        return Err(CliError::Refused(legacy_refusal(&legacy.stack)));
+        return Err(CliError::refused(&LegacyOnly {
+            stack: legacy.stack.clone(),
+        }));
     }
     let mut run = Run::new(a);
     for t in &targets {
@@ -183,7 +186,7 @@ async fn precheck_targets(ctx: &Ctx, targets: &[StackRef]) -> Result<(), CliErro
             record: r.as_ref(),
         })
         .collect();
-    precheck(&checked).map_err(|e| CliError::Refused(e.to_string()))
+    precheck(&checked).map_err(|e| CliError::refused(&e))
 }
 
 /// One run over its targets: the per-region clients, what each stack did, the totals.
@@ -235,7 +238,7 @@ impl<'a> Run<'a> {
     async fn stack(&mut self, ctx: &Ctx, stack: &str, region: &str) -> Result<(), CliError> {
         let loaded = load_record(ctx, stack, region).await?;
         let body = &loaded.record.body;
-        check_shape(body, stack, region).map_err(|e| CliError::Refused(e.to_string()))?;
+        check_shape(body, stack, region).map_err(|e| CliError::refused(&e))?;
         let done = if has_no_resources(body) {
             self.line(&v::refresh_skip_line(stack, region));
             Done::Skipped

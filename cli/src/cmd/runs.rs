@@ -630,8 +630,10 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
                 }
                 _ => None,
             };
-            if let Some(why) = view::runs::local_answer_refusal(row, verb, decided.as_deref()) {
-                return Err(CliError::Refused(why));
+            let refusal =
+                cdkd_core::runs::answer_refusal(&row.run, &row.state, verb, decided.as_deref());
+            if let Some(why) = refusal {
+                return Err(CliError::refused(&why));
             }
         }
         let decided = crate::approval::record_decision(

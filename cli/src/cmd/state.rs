@@ -9,11 +9,12 @@ use std::process::ExitCode;
 use cdkd_aws::LockContent;
 use cdkd_aws::{LoadedState, StateStore, StoreError};
 use cdkd_core::keys::StackRef;
+use cdkd_core::state::LegacyOnly;
 use cdkd_core::view::state::list::{
     list_json_with_locks, list_long_json, list_long_text, list_plain_with_locks, LockRead,
     LongInput, RecordRead, RefView,
 };
-use cdkd_core::view::state::resolve::{legacy_refusal, missing_nested_child, resolve_single};
+use cdkd_core::view::state::resolve::{missing_nested_child, resolve_single};
 use cdkd_core::view::state::resources::{render_resources, ResourcesMode};
 use cdkd_core::view::state::show::{
     lock_without_record_json, lock_without_record_text, nested_child_ids, show_json,
@@ -321,7 +322,11 @@ async fn show(ctx: &Ctx, a: &ShowArgs) -> Result<Rendered, CliError> {
             region: Some(region),
             ..
         }) => region.to_string(),
-        Ok(_) => return Err(CliError::Refused(legacy_refusal(&a.stack))),
+        Ok(_) => {
+            return Err(CliError::refused(&LegacyOnly {
+                stack: a.stack.clone(),
+            }))
+        }
         Err(refusal) => {
             // No record: a lock left without one is shown as such (docs/state-views.md, "A lock without a record").
             let lone: Vec<RefView<'_>> = lone

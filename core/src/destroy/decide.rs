@@ -90,30 +90,38 @@ pub enum FinalSnapshot {
     SnapshotFirst,
 }
 
-impl FinalSnapshot {
-    /// What the snapshot would have been, for messages.
-    pub fn describe(&self) -> String {
-        match self {
-            FinalSnapshot::Identifier(id) => format!("final snapshot {id}"),
-            FinalSnapshot::SnapshotFirst => "a snapshot taken before the delete".to_string(),
-        }
-    }
+/// The refusal of a delete that would lose its final snapshot
+/// ([`FINAL_SNAPSHOT_UNSUPPORTED`]): no deleter for the record can take one. Names the
+/// type, logical id and stack, the snapshot that was asked for, and `why` (the deleter's
+/// reason, as it gives it); nothing was deleted. The way out: snapshot and delete it by
+/// hand, or destroy with `skipFinalSnapshot`. Its words are the refusal views'
+/// (`core::view::refusal`); a deleter's error takes them (`String::from`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FinalSnapshotRefusal {
+    pub resource_type: String,
+    pub logical_id: String,
+    pub stack: String,
+    pub snapshot: FinalSnapshot,
+    pub why: String,
 }
 
 /// The refusal of a delete that would lose its final snapshot: no deleter for the record
 /// can take one (Cloud Control has no snapshot parameter; no SDK deleter for the type
-/// takes the identifier). Names the error code, type, logical id and stack.
+/// takes the identifier).
 pub fn final_snapshot_refusal(
     resource_type: &str,
     logical_id: &str,
     stack: &str,
     snapshot: &FinalSnapshot,
     why: &str,
-) -> String {
-    format!(
-        "{FINAL_SNAPSHOT_UNSUPPORTED}: {resource_type} {logical_id} in stack {stack} has DeletionPolicy Snapshot ({}), but {why}; nothing was deleted. Snapshot and delete it by hand, or destroy with skipFinalSnapshot to delete it without a snapshot",
-        snapshot.describe()
-    )
+) -> FinalSnapshotRefusal {
+    FinalSnapshotRefusal {
+        resource_type: resource_type.to_string(),
+        logical_id: logical_id.to_string(),
+        stack: stack.to_string(),
+        snapshot: snapshot.clone(),
+        why: why.to_string(),
+    }
 }
 
 /// Inputs of the decision that are not in the record.
@@ -518,6 +526,12 @@ mod tests {
             &FinalSnapshot::Identifier("db-final-20261129-123456".into()),
             "Cloud Control's delete has no snapshot parameter",
         );
+        assert_eq!(m.stack, "Shop");
+        assert_eq!(
+            m.snapshot,
+            FinalSnapshot::Identifier("db-final-20261129-123456".into())
+        );
+        let m = String::from(m);
         assert!(
             m.starts_with("FINAL_SNAPSHOT_UNSUPPORTED: AWS::RDS::DBInstance Db in stack Shop"),
             "{m}"

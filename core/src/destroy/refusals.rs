@@ -4,9 +4,7 @@
 
 use super::graph::{CycleError, DamagedResources, DeleteGraph, GraphWarning};
 use crate::state::{kind_of, StateRecord};
-use crate::text::{flatten_str, or_unrenderable, printable_str};
 use serde_json::{Map, Value};
-use std::fmt;
 
 /// One stack record as read: the key's stack name and region, and the body as stored
 /// (before any region replacement).
@@ -55,7 +53,8 @@ pub enum Damage {
     Entry(DamagedResources),
 }
 
-/// Why a destroy is refused. `Display` gives the one-line message.
+/// Why a destroy is refused. Its one-line message is its `Display`, the refusal views'
+/// (`core::view::refusal`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     /// docs/destroy.md, "Refusals before anything is deleted" step 1, statement 27.
@@ -115,124 +114,6 @@ impl Refusal {
 }
 
 impl std::error::Error for Refusal {}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let head = |f: &mut fmt::Formatter<'_>, stack: &str, region: &str| {
-            write!(
-                f,
-                "refusing to destroy stack '{}' ({}): ",
-                or_unrenderable(flatten_str(stack)),
-                or_unrenderable(printable_str(region))
-            )
-        };
-        match self {
-            Refusal::NestedChild {
-                stack,
-                region,
-                parent,
-                parent_logical_id,
-            } => {
-                head(f, stack, region)?;
-                write!(f, "it is a nested stack of '{}'", flatten_str(parent))?;
-                if let Some(l) = parent_logical_id {
-                    write!(f, " (resource {})", flatten_str(l))?;
-                }
-                write!(
-                    f,
-                    "; destroying it alone would leave the parent pointing at nothing. Destroy '{}' instead",
-                    flatten_str(parent)
-                )
-            }
-            Refusal::ActiveImports {
-                stack,
-                region,
-                consumers,
-            } => {
-                head(f, stack, region)?;
-                f.write_str("its exports are still imported by ")?;
-                let list: Vec<String> = consumers
-                    .iter()
-                    .map(|c| {
-                        format!(
-                            "'{}' ({}) importing '{}'",
-                            flatten_str(&c.consumer_stack),
-                            or_unrenderable(printable_str(&c.consumer_region)),
-                            flatten_str(&c.export_name)
-                        )
-                    })
-                    .collect();
-                write!(
-                    f,
-                    "{}; destroy or update those stacks first",
-                    list.join(", ")
-                )
-            }
-            Refusal::Damaged {
-                stack,
-                region,
-                damage,
-            } => {
-                head(f, stack, region)?;
-                f.write_str("the state record is damaged: ")?;
-                match damage {
-                    Damage::ResourcesAbsent => f.write_str("it has no resources object"),
-                    Damage::ResourcesNotObject { kind } => {
-                        write!(f, "resources is {kind}, not an object")
-                    }
-                    Damage::Entry(DamagedResources::EntryNotObject { logical_id }) => {
-                        write!(f, "resource '{}' is not an object", flatten_str(logical_id))
-                    }
-                    Damage::Entry(DamagedResources::EntryWithoutType { logical_id }) => write!(
-                        f,
-                        "resource '{}' has no resourceType",
-                        flatten_str(logical_id)
-                    ),
-                }
-            }
-            Refusal::DivergentRegion {
-                stack,
-                region,
-                body_kind,
-            } => {
-                head(f, stack, region)?;
-                let c = crate::state::RegionConflict { body_kind };
-                f.write_str(&c.reason(region))
-            }
-            Refusal::Cycle {
-                stack,
-                region,
-                cycle,
-            } => {
-                head(f, stack, region)?;
-                let paths: Vec<String> = cycle
-                    .cycles
-                    .iter()
-                    .map(|c| {
-                        c.iter()
-                            .map(|s| flatten_str(s))
-                            .collect::<Vec<_>>()
-                            .join(" -> ")
-                    })
-                    .collect();
-                write!(
-                    f,
-                    "dependency cycle: {}; nothing was deleted",
-                    paths.join("; ")
-                )
-            }
-            Refusal::HeldByExport {
-                stack,
-                region,
-                hold,
-                flags,
-            } => {
-                head(f, stack, region)?;
-                f.write_str(&hold.destroy_reason(flags.as_deref()))
-            }
-        }
-    }
-}
 
 /// What the plan found when nothing was refused.
 #[derive(Debug, Clone)]

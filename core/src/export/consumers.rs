@@ -90,23 +90,38 @@ pub fn hit_lines(stack: &str, hits: &[ConsumerHit]) -> Vec<String> {
         .collect()
 }
 
+/// What a scan that found consumers says: other stacks read the outputs of `stack`
+/// (`hits`, in their order). A warning by default: after the export those reads resolve
+/// through CloudFormation's outputs of the migrated stack. Its words are the refusal
+/// views' (`core::view::refusal`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CrossStackReads {
+    pub stack: String,
+    pub hits: Vec<ConsumerHit>,
+}
+
+/// The same reads refused under `--strict-cross-stack`: nothing was changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CrossStackRefusal(pub CrossStackReads);
+
 /// The warning (default) or the refusal (`--strict-cross-stack`) of a scan that found
 /// consumers; `None` when it found none.
-pub fn verdict(stack: &str, hits: &[ConsumerHit], strict: bool) -> Option<Result<String, String>> {
+pub fn verdict(
+    stack: &str,
+    hits: &[ConsumerHit],
+    strict: bool,
+) -> Option<Result<CrossStackReads, CrossStackRefusal>> {
     if hits.is_empty() {
         return None;
     }
-    let list = hit_lines(stack, hits).join("; ");
+    let reads = CrossStackReads {
+        stack: stack.to_string(),
+        hits: hits.to_vec(),
+    };
     Some(if strict {
-        Err(format!(
-            "export of {}: other stacks read its outputs ({list}); refused under --strict-cross-stack: nothing was changed",
-            shown(stack)
-        ))
+        Err(CrossStackRefusal(reads))
     } else {
-        Ok(format!(
-            "other stacks read the outputs of {} ({list}); after the export those reads resolve through CloudFormation's outputs of the migrated stack",
-            shown(stack)
-        ))
+        Ok(reads)
     })
 }
 
@@ -151,6 +166,8 @@ mod tests {
     fn statement_73_strict_cross_stack_refuses_listing_them_and_the_default_warns() {
         let hits = consumers("App", &others());
         let refused = verdict("App", &hits, true).unwrap().unwrap_err();
+        assert_eq!(refused.0.hits, hits);
+        let refused = refused.to_string();
         assert!(
             refused.contains(
                 "Web \u{2192} App.QueueUrl at Resources.Fn.Properties.Environment.Variables.Q"
@@ -158,7 +175,7 @@ mod tests {
             "{refused}"
         );
         assert!(refused.contains("--strict-cross-stack"));
-        let warned = verdict("App", &hits, false).unwrap().unwrap();
+        let warned = verdict("App", &hits, false).unwrap().unwrap().to_string();
         assert!(
             warned.starts_with("other stacks read the outputs of App"),
             "{warned}"

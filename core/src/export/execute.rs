@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::phases::Phase;
+use super::refusal::ExportRefusal;
 use crate::run::{RunId, RunKind};
 use crate::text::flatten_str;
 
@@ -510,25 +511,23 @@ impl ExportRun {
 /// Why a plan cannot be executed, before any lock (docs/export.md, "The lock (export-lock)"): a child with
 /// children of its own (CloudFormation imports one level of nesting only), or nothing to
 /// import anywhere.
-pub fn execution_refusal(stack: &str, plan: &super::plan::Plan) -> Option<String> {
-    use super::plain::shown;
+pub fn execution_refusal(stack: &str, plan: &super::plan::Plan) -> Option<ExportRefusal> {
     if let Some(deep) = plan
         .stacks
         .iter()
         .find(|s| s.parent.is_some() && !s.nested.is_empty())
     {
-        return Some(format!(
-            "export of {}: its nested stack {} has nested stacks of its own; CloudFormation imports only one level of nesting (a stack with children cannot be adopted, nor a stack imported into a child), so this tree cannot be exported",
-            shown(stack),
-            shown(&deep.stack)
-        ));
+        return Some(ExportRefusal::NestedTooDeep {
+            stack: stack.to_string(),
+            nested: deep.stack.clone(),
+        });
     }
-    plan.stacks.iter().all(|s| s.import.is_empty()).then(|| {
-        format!(
-            "export of {}: no importable resources (nothing for the phase-1 IMPORT); nothing was changed",
-            shown(stack)
-        )
-    })
+    plan.stacks
+        .iter()
+        .all(|s| s.import.is_empty())
+        .then(|| ExportRefusal::NothingToImport {
+            stack: stack.to_string(),
+        })
 }
 
 /// How the record read under the lock (`current`, with the ETag it was read at; `None`:
@@ -567,12 +566,10 @@ pub fn record_changed_refusal(
     export_stack: &str,
     plan: &super::plan::StackPlan,
     changes: &super::records::RecordChanges,
-) -> String {
-    use super::plain::shown;
-    format!(
-        "export of {}: the cdkd record of {} changed after the plan was made (a cdkd deploy or destroy wrote it in between): {}. Nothing was submitted and the locks were released; exporting it as planned would have migrated a record the plan did not see, and deleted it. Run the export again to plan from the record as it is now (with --require-approval, the new plan is approved again)",
-        shown(export_stack),
-        shown(&plan.stack),
-        changes.describe()
-    )
+) -> ExportRefusal {
+    ExportRefusal::RecordChanged {
+        export: export_stack.to_string(),
+        stack: plan.stack.clone(),
+        changes: changes.clone(),
+    }
 }

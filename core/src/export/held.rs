@@ -18,10 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use super::execute::StackStage;
 use super::names::{default_cfn_name, is_valid_cfn_name};
-use super::plain::{is_plain, shown};
 use super::resume::owning_run;
 use crate::state::{ResourcesShape, StateRecord};
-use crate::text::{or_unrenderable, printable_str};
 
 /// The CloudFormation stack an export of cdkd stack `record` creates when no
 /// `--cfn-stack-name` / `--cfn-child-stack-name` names another (the cdkd name, `~` as
@@ -71,7 +69,9 @@ pub struct Found<'a> {
     pub stage: Option<StackStage>,
 }
 
-/// A record an export holds in CloudFormation.
+/// A record an export holds in CloudFormation. Why it refuses a destroy or a whole-stack
+/// orphan (`destroy_reason`, `orphan_reason`) is worded by the refusal views
+/// (`core::view::refusal`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportHold {
@@ -108,92 +108,6 @@ pub fn hold(found: &Found, record: &StateRecord) -> Option<ExportHold> {
         run_id,
         migrated: found.stage.is_some_and(|s| s >= StackStage::Migrated),
     })
-}
-
-impl ExportHold {
-    /// What holds what: `CloudFormation stack App (UPDATE_ROLLBACK_COMPLETE) holds its
-    /// resources: export run r1 imported them and stopped before it finished`.
-    fn holds(&self) -> String {
-        let end = if self.migrated {
-            "and finished the migration, but the record was not deleted"
-        } else {
-            "and stopped before it finished"
-        };
-        format!(
-            "CloudFormation stack {} ({}) holds its resources: export run {} imported them {end}",
-            shown(&self.cfn_stack),
-            or_unrenderable(printable_str(&self.status)),
-            shown(&self.run_id)
-        )
-    }
-
-    /// `cdkd-flow state orphan <stack> --stack-region <region>[ <extra>]<flags>`, when
-    /// every value prints as itself; `flags`: the state bucket and prefix
-    /// (`crate::contention::state_flags`).
-    fn orphan_command(&self, extra: &str, flags: Option<&str>) -> Option<String> {
-        let flags = flags?;
-        (is_plain(&self.record) && is_plain(&self.region)).then(|| {
-            format!(
-                "cdkd-flow state orphan {} --stack-region {}{extra}{flags}",
-                self.record, self.region
-            )
-        })
-    }
-
-    /// The resume way on, the same for every refusal: the run finishes the migration
-    /// and deletes the record itself.
-    fn resume(&self) -> String {
-        format!(
-            "run the same cdkd-flow export command again: it resumes run {} and finishes the migration (the record is deleted then)",
-            shown(&self.run_id)
-        )
-    }
-
-    /// Why a destroy of the record is refused, after `refusing to destroy stack '<s>'
-    /// (<r>): ` (docs/destroy.md, "Refusals before anything is deleted" step 8). A finished migration: forget the record
-    /// (the run's own advice, docs/export.md, "Cleanup (export-cleanup)"). Otherwise: resume the run, or give
-    /// the resources back to the record (DeletionPolicy Retain on each, then the
-    /// CloudFormation stack deleted) and destroy again. No command deletes anything:
-    /// CloudFormation keeps a resource on a stack delete only under DeletionPolicy
-    /// Retain (RetainResources applies to a stack in DELETE_FAILED only), and phase 1
-    /// gave every resource without a policy DeletionPolicy Delete.
-    pub fn destroy_reason(&self, flags: Option<&str>) -> String {
-        let cfn = shown(&self.cfn_stack);
-        let head = format!(
-            "{}; destroying the record would delete resources CloudFormation now owns",
-            self.holds()
-        );
-        if self.migrated {
-            let forget = match self.orphan_command("", flags) {
-                Some(c) => format!(": {c}"),
-                None => " with cdkd-flow state orphan".to_string(),
-            };
-            return format!(
-                "{head}. Forget the record instead (CloudFormation keeps the resources){forget}"
-            );
-        }
-        format!(
-            "{head}. Either {}; or give the resources back to the record: update {cfn} so that every resource in it has DeletionPolicy Retain, delete {cfn} once that update is complete (its resources stay), then run this destroy again",
-            self.resume()
-        )
-    }
-
-    /// Why a whole-stack orphan of the record is refused (docs/repairs.md, "Whole stacks: state orphan <stacks...> [--stack-region R] [-f] [-y]"): the
-    /// migration is half done. Resume the run, or finish it by hand, then forget the
-    /// record with `--abandon-export`. A finished migration is never refused: forgetting
-    /// the record is then what is left to do.
-    pub fn orphan_reason(&self, flags: Option<&str>) -> String {
-        let forget = match self.orphan_command(" --abandon-export", flags) {
-            Some(c) => format!(": {c}"),
-            None => " with cdkd-flow state orphan and --abandon-export".to_string(),
-        };
-        format!(
-            "{}; forgetting the record now would leave the migration half done. Either {}; or finish it by hand (the full template applied to {} with an UPDATE change set), then forget the record{forget}",
-            self.holds(),
-            self.resume(),
-            shown(&self.cfn_stack)
-        )
-    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::plain::shown;
+use super::refusal::ExportRefusal;
 
 /// CloudFormation's stack-name rule, also its length limit.
 pub fn is_valid_cfn_name(name: &str) -> bool {
@@ -103,15 +104,18 @@ pub fn absent_from_error(message: &str) -> Option<Destination> {
 }
 
 /// The refusal for an existing destination, else `None`.
-pub fn destination_refusal(cdkd_name: &str, cfn_name: &str, dest: &Destination) -> Option<String> {
+pub fn destination_refusal(
+    cdkd_name: &str,
+    cfn_name: &str,
+    dest: &Destination,
+) -> Option<ExportRefusal> {
     match dest {
         Destination::Absent => None,
-        Destination::Exists { status } => Some(format!(
-            "a CloudFormation stack named {} already exists (status {}); export creates that stack for {}, and no export run of this record created it (it may own resources): choose another destination with --cfn-stack-name / --cfn-child-stack-name",
-            shown(cfn_name),
-            crate::text::or_unrenderable(crate::text::printable_str(status)),
-            shown(cdkd_name)
-        )),
+        Destination::Exists { status } => Some(ExportRefusal::DestinationExists {
+            stack: cdkd_name.to_string(),
+            cfn_stack: cfn_name.to_string(),
+            status: status.clone(),
+        }),
     }
 }
 
@@ -121,7 +125,7 @@ mod tests {
 
     #[test]
     fn statement_8_review_in_progress_destination_refuses_naming_the_status() {
-        let r = destination_refusal(
+        let refusal = destination_refusal(
             "App",
             "App",
             &Destination::Exists {
@@ -129,6 +133,15 @@ mod tests {
             },
         )
         .unwrap();
+        assert_eq!(
+            refusal,
+            ExportRefusal::DestinationExists {
+                stack: "App".into(),
+                cfn_stack: "App".into(),
+                status: "REVIEW_IN_PROGRESS".into()
+            }
+        );
+        let r = refusal.to_string();
         assert!(
             r.contains("REVIEW_IN_PROGRESS") && r.contains("--cfn-stack-name"),
             "{r}"

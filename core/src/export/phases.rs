@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 
 use super::overlay::apply_overlay;
 use super::plan::StackPlan;
+use super::refusal::{ExportRefusal, LargePart, SizeWayOut, TemplatePart, TooLarge};
 use super::template::Template;
-use crate::text::flatten_str;
 
 /// Largest `TemplateBody` CloudFormation takes (bytes of UTF-8).
 pub const TEMPLATE_BODY_MAX: usize = 51_200;
@@ -26,63 +26,7 @@ pub const CAPABILITIES: [&str; 3] = [
     "CAPABILITY_AUTO_EXPAND",
 ];
 
-/// A phase that submits a change set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Phase {
-    /// Phase 1 (flat) / 1A (nested): an IMPORT change set creating the stack.
-    Import,
-    /// Phase 2: an UPDATE change set with the full template.
-    Update,
-    /// Phase 1B: an IMPORT change set on an existing parent adopting its children.
-    Adopt,
-    /// The tag-only update moving a child from IMPORT_COMPLETE to UPDATE_COMPLETE.
-    Flip,
-}
-
-impl Phase {
-    /// CloudFormation's `ChangeSetType`.
-    pub fn change_set_type(self) -> &'static str {
-        match self {
-            Phase::Import | Phase::Adopt => "IMPORT",
-            Phase::Update | Phase::Flip => "UPDATE",
-        }
-    }
-
-    /// The word of the phase's template upload, `changesets/<stack>-<word>.json`: one
-    /// per phase, so that phase 1B's upload of a parent never overwrites its phase-1 one
-    /// and a child's flip never its phase-2 one.
-    pub fn upload_word(self) -> &'static str {
-        match self {
-            Phase::Import => "import",
-            Phase::Update => "update",
-            Phase::Adopt => "adopt",
-            Phase::Flip => "flip",
-        }
-    }
-
-    /// The label messages use.
-    pub fn label(self) -> &'static str {
-        match self {
-            Phase::Import => "phase 1 (IMPORT)",
-            Phase::Update => "phase 2 (UPDATE)",
-            Phase::Adopt => "phase 1B (adopting the nested stacks)",
-            Phase::Flip => "the flip (tag-only update)",
-        }
-    }
-
-    /// The change set's name: one per run and phase (`cdkd-migrate-<ms>`,
-    /// `cdkd-phase2-<ms>`, `<ms>` the run's start), so a retried step finds the change
-    /// set it created instead of creating another.
-    pub fn change_set_name(self, run_started_ms: i64) -> String {
-        match self {
-            Phase::Import => format!("cdkd-migrate-{run_started_ms}"),
-            Phase::Update => format!("cdkd-phase2-{run_started_ms}"),
-            Phase::Adopt => format!("cdkd-adopt-{run_started_ms}"),
-            Phase::Flip => format!("cdkd-flip-{run_started_ms}"),
-        }
-    }
-}
+pub use super::phase::Phase;
 
 /// One `ResourcesToImport` entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,7 +123,7 @@ pub enum Delivery {
     /// An upload (the run's `changesets/` folder), then `TemplateURL`.
     Upload,
     /// Over 1 MB: refused before any call.
-    TooLarge(String),
+    TooLarge(TooLarge),
 }
 
 /// Inline up to 51,200 bytes, an upload up to 1 MB, else a refusal naming the
@@ -198,25 +142,22 @@ pub fn delivery(
         return Delivery::Upload;
     }
     let ranked = ranked_parts(template);
-    let parts = largest_parts(&ranked);
-    let largest = if parts.is_empty() {
-        String::new()
-    } else {
-        format!("; the largest parts: {}", parts.join(", "))
-    };
+    let (parts, more) = largest_parts(&ranked);
     let way_out = match ranked.first() {
         Some((_, Part::Resource { section, .. })) if *section == "Properties" => {
-            "Move inline Lambda code to assets, or split the stack into nested stacks, then export"
+            SizeWayOut::MoveInlineCode
         }
-        Some(_) => "Shrink the largest parts named (they are sent to CloudFormation with the template), or split the stack into nested stacks, then export",
-        None => "Split the stack into nested stacks, then export",
+        Some(_) => SizeWayOut::ShrinkParts,
+        None => SizeWayOut::Split,
     };
-    Delivery::TooLarge(format!(
-        "the {} template of stack {} is {} bytes, over CloudFormation's 1,000,000{largest}. {way_out}",
-        phase.label(),
-        flatten_str(cfn_stack_name),
-        body.len()
-    ))
+    Delivery::TooLarge(TooLarge {
+        phase,
+        cfn_stack: cfn_stack_name.to_string(),
+        bytes: body.len(),
+        parts,
+        more,
+        way_out,
+    })
 }
 
 /// A part of a template that [`largest_parts`] ranks.
@@ -281,62 +222,60 @@ fn ranked_parts(template: &Map<String, Value>) -> Vec<(usize, Part<'_>)> {
 
 /// What makes an oversized template large, largest first ([`ranked_parts`]): each
 /// resource section (its `Properties`, its `Metadata`, any other) by section, logical id
-/// and type, and each top-level section, with its size: `Metadata of Fn
-/// (AWS::Lambda::Function, 700123 bytes)`, `the template's Mappings (5000 bytes)`. Up to
-/// ten of at least 4,096 bytes (then `+N more`), else the three largest.
-fn largest_parts(all: &[(usize, Part<'_>)]) -> Vec<String> {
+/// and type, and each top-level section, with its size. Up to ten of at least 4,096
+/// bytes (and how many more there are), else the three largest.
+fn largest_parts(all: &[(usize, Part<'_>)]) -> (Vec<LargePart>, usize) {
     let big = all.iter().filter(|(n, _)| *n >= LARGE_PART).count();
     let count = if big > 0 {
         big.min(PARTS_NAMED)
     } else {
         all.len().min(PARTS_WHEN_NONE_LARGE)
     };
-    let mut named: Vec<String> = all
+    let named = all
         .iter()
         .take(count)
-        .map(|(n, part)| match part {
-            Part::Resource {
-                logical_id,
-                resource_type,
-                section,
-            } => format!(
-                "{} of {} ({}, {n} bytes)",
-                flatten_str(section),
-                flatten_str(logical_id),
-                flatten_str(resource_type)
-            ),
-            Part::Template { section } => {
-                format!("the template's {} ({n} bytes)", flatten_str(section))
-            }
+        .map(|(n, part)| LargePart {
+            bytes: *n,
+            part: match part {
+                Part::Resource {
+                    logical_id,
+                    resource_type,
+                    section,
+                } => TemplatePart::Resource {
+                    logical_id: logical_id.to_string(),
+                    resource_type: resource_type.to_string(),
+                    section: section.to_string(),
+                },
+                Part::Template { section } => TemplatePart::Template {
+                    section: section.to_string(),
+                },
+            },
         })
         .collect();
-    if big > PARTS_NAMED {
-        named.push(format!("+{} more", big - PARTS_NAMED));
-    }
-    named
+    (named, big.saturating_sub(PARTS_NAMED))
 }
 
 /// The template-size refusal of a stack's plan, before any lock (docs/export.md, "Change sets"): more
 /// than 500 resources in its full template, or its phase-1 or phase-2 template over
 /// 1,000,000 bytes, as the change set would send it.
-pub fn size_refusal(template: &Template, plan: &StackPlan) -> Option<String> {
+pub fn size_refusal(template: &Template, plan: &StackPlan) -> Option<ExportRefusal> {
     let count = phase2_template(template, plan)
         .get("Resources")
         .and_then(Value::as_object)
         .map_or(0, Map::len);
     if count > MAX_RESOURCES {
-        return Some(format!(
-            "the template of stack {} declares {count} resources; CloudFormation takes at most {MAX_RESOURCES} in one stack, so its change sets would be refused. Move resources into nested stacks (or another stack) with cdkd, then export; nothing was locked or submitted",
-            flatten_str(&plan.stack)
-        ));
+        return Some(ExportRefusal::TooManyResources {
+            stack: plan.stack.clone(),
+            count,
+        });
     }
     for (phase, body) in [
         (Phase::Import, phase1_template(template, plan)),
         (Phase::Update, phase2_template(template, plan)),
     ] {
         let text = serde_json::to_string(&body).unwrap_or_default();
-        if let Delivery::TooLarge(why) = delivery(phase, &plan.cfn_stack_name, &text, &body) {
-            return Some(format!("{why}; nothing was locked or submitted"));
+        if let Delivery::TooLarge(big) = delivery(phase, &plan.cfn_stack_name, &text, &body) {
+            return Some(ExportRefusal::TemplateTooLarge(big));
         }
     }
     None

@@ -11,8 +11,8 @@ use super::drift::TemplateSource;
 use super::iam::{PolicyTargets, TemplatePrincipals};
 use super::names::Destination;
 use super::params::{ParamSource, SsmRead};
-use super::plain::shown;
 use super::records::{self};
+use super::refusal::{BlockedResource, ExportRefusal};
 use super::registry::TypeFacts;
 use super::sg::SgLookup;
 use super::template::Template;
@@ -84,10 +84,25 @@ pub struct PlanNeeds {
     pub destinations: Vec<String>,
 }
 
-/// A refusal of the whole plan (anything but blocked rows, which stay in the plan).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PlanRefusal(pub String);
+/// A refusal of the whole plan (anything but blocked rows, which stay in the plan). Its
+/// words are the refusal views' (`core::view::refusal`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanRefusal {
+    /// A refusal the planner decides, as data.
+    Export(Box<ExportRefusal>),
+    /// A refusal a module the planner calls still words itself: a destination name
+    /// (`names`), a parameter (`params`), a damaged record (`records`), the gates on
+    /// rows left unmanaged (`unmanaged`) and on Custom Resources (`classify`).
+    Worded(String),
+}
+
+impl From<ExportRefusal> for PlanRefusal {
+    fn from(r: ExportRefusal) -> Self {
+        PlanRefusal::Export(Box::new(r))
+    }
+}
+
+impl std::error::Error for PlanRefusal {}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -226,40 +241,29 @@ pub struct PlanParameter {
 }
 
 impl Plan {
-    /// The refusal for blocked rows: one bullet per logical id (reasons folded under
-    /// it), counted by distinct logical id, each stack named (docs/export.md, "Step details" S7).
-    pub fn blocked_refusal(&self) -> Option<String> {
-        let mut lines = Vec::new();
-        let mut count = 0;
+    /// The refusal for blocked rows: one entry per logical id and stack (reasons folded
+    /// under it, in the plan's order), each stack named (docs/export.md, "Step details"
+    /// S7). `None`: nothing is blocked.
+    pub fn blocked_refusal(&self) -> Option<ExportRefusal> {
+        let mut rows: Vec<BlockedResource> = Vec::new();
         for s in &self.stacks {
-            let mut by_id: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+            let first = rows.len();
             for b in &s.blocked {
-                match by_id.iter_mut().find(|(id, _, _)| *id == b.logical_id) {
-                    Some(e) => e.2.push(&b.reason),
-                    None => by_id.push((&b.logical_id, &b.resource_type, vec![&b.reason])),
+                match rows[first..]
+                    .iter_mut()
+                    .find(|r| r.logical_id == b.logical_id)
+                {
+                    Some(r) => r.reasons.push(b.reason.clone()),
+                    None => rows.push(BlockedResource {
+                        stack: s.stack.clone(),
+                        logical_id: b.logical_id.clone(),
+                        resource_type: b.resource_type.clone(),
+                        reasons: vec![b.reason.clone()],
+                    }),
                 }
             }
-            for (id, ty, reasons) in &by_id {
-                count += 1;
-                lines.push(format!(
-                    "  - [{}] {} ({}): {}",
-                    shown(&s.stack),
-                    crate::text::flatten_str(id),
-                    crate::text::flatten_str(ty),
-                    reasons
-                        .iter()
-                        .map(|r| crate::text::flatten_str(r))
-                        .collect::<Vec<_>>()
-                        .join(" / ")
-                ));
-            }
         }
-        (count > 0).then(|| {
-            format!(
-                "{count} resource(s) cannot be exported; destroy them or remove them from the app, then export again:\n{}",
-                lines.join("\n")
-            )
-        })
+        (!rows.is_empty()).then_some(ExportRefusal::Blocked { rows })
     }
 
     /// Every row left unmanaged, with its stack.

@@ -199,7 +199,7 @@ fn statement_8_existing_destination_refuses_under_dry_run_too() {
     };
     assert!(plan_tree(&flat(), &o, &g)
         .unwrap_err()
-        .0
+        .to_string()
         .contains("REVIEW_IN_PROGRESS"));
     let mut g = gathered();
     g.destinations.insert(
@@ -210,7 +210,7 @@ fn statement_8_existing_destination_refuses_under_dry_run_too() {
     );
     assert!(plan_tree(&nested(), &o, &g)
         .unwrap_err()
-        .0
+        .to_string()
         .contains("Root-Middle-Leaf"));
 }
 
@@ -224,7 +224,7 @@ fn statement_11_damaged_root_refuses_before_planning_also_in_dry_run() {
     };
     assert!(plan_tree(&t, &o, &gathered())
         .unwrap_err()
-        .0
+        .to_string()
         .contains("'resources' is an array"));
     assert!(plan_needs(&t, &o).is_err());
 }
@@ -241,7 +241,7 @@ fn damaged_child_refuses_before_any_child_is_planned() {
     .unwrap();
     let e = plan_tree(&t, &opts(), &gathered()).unwrap_err();
     assert!(
-        e.0.contains("Root~Middle~Leaf") && e.0.contains("properties"),
+        e.to_string().contains("Root~Middle~Leaf") && e.to_string().contains("properties"),
         "{e}"
     );
 }
@@ -252,7 +252,9 @@ fn statement_76_missing_child_record_refuses_naming_the_expected_key() {
     t.children.remove("Root~Middle");
     let e = plan_tree(&t, &opts(), &gathered()).unwrap_err();
     assert!(
-        e.0.contains("Root~Middle") && e.0.contains("cdkd/Root~Middle/us-east-1/state.json"),
+        e.to_string().contains("Root~Middle")
+            && e.to_string()
+                .contains("cdkd/Root~Middle/us-east-1/state.json"),
         "{e}"
     );
 }
@@ -263,7 +265,7 @@ fn statement_77_child_in_another_region_refuses() {
     t.children.get_mut("Root~Middle").unwrap().region = Some("eu-west-1".into());
     assert!(plan_tree(&t, &opts(), &gathered())
         .unwrap_err()
-        .0
+        .to_string()
         .contains("cross-region"));
 }
 
@@ -287,9 +289,9 @@ fn rule_limits_a_stack_over_500_resources_is_refused_by_the_plan_naming_the_coun
         let o = PlanOptions { dry_run, ..opts() };
         let e = plan_tree(&t, &o, &gathered()).unwrap_err();
         assert!(
-            e.0.contains("declares 501 resources")
-                && e.0.contains("at most 500")
-                && e.0.contains("nothing was locked"),
+            e.to_string().contains("declares 501 resources")
+                && e.to_string().contains("at most 500")
+                && e.to_string().contains("nothing was locked"),
             "{e}"
         );
     }
@@ -315,8 +317,9 @@ fn rule_region_child_record_naming_another_region_than_its_key_is_refused_before
         let o = PlanOptions { dry_run, ..opts() };
         let e = plan_tree(&t, &o, &gathered()).unwrap_err();
         assert!(
-            e.0.contains("State record for stack Root~Middle (us-east-1)")
-                && e.0
+            e.to_string()
+                .contains("State record for stack Root~Middle (us-east-1)")
+                && e.to_string()
                     .contains("different region (a string) than its key (us-east-1)"),
             "{e}"
         );
@@ -333,7 +336,7 @@ fn statement_82_blocked_row_in_a_grandchild_refuses_naming_that_stack() {
         json!({"Parameters": {"Stage": {"Type": "String"}}, "Resources": {"B": {"Type": "AWS::S3::Bucket"}}}),
     );
     let plan = plan_tree(&t, &opts(), &gathered()).unwrap();
-    let r = plan.blocked_refusal().unwrap();
+    let r = plan.blocked_refusal().unwrap().to_string();
     assert!(
         r.starts_with("1 resource(s) cannot be exported")
             && r.contains("[Root~Middle~Leaf] B (AWS::S3::Bucket)"),
@@ -380,7 +383,7 @@ fn statement_15_only_custom_resources_refuses_no_importable_resources() {
     };
     assert!(plan_tree(&t, &opts(), &gathered())
         .unwrap_err()
-        .0
+        .to_string()
         .contains("no importable resources"));
 }
 
@@ -490,7 +493,7 @@ fn child_record_without_parent_link_refuses() {
     m.record.body.remove("parentStack");
     assert!(plan_tree(&t, &opts(), &gathered())
         .unwrap_err()
-        .0
+        .to_string()
         .contains("parent link"));
 }
 
@@ -515,7 +518,7 @@ fn type_mismatch_blocks_the_row_before_any_lock_naming_the_id_and_both_types() {
         assert_eq!(b[0].resource_type, "AWS::SQS::Queue");
         assert!(b[0].reason.contains("AWS::SNS::Topic"), "{}", b[0].reason);
         assert!(b[0].reason.contains("AWS::SQS::Queue"), "{}", b[0].reason);
-        let refusal = plan.blocked_refusal().unwrap();
+        let refusal = plan.blocked_refusal().unwrap().to_string();
         assert!(
             refusal.contains("[App] EventsTopic (AWS::SQS::Queue)"),
             "{refusal}"
@@ -560,7 +563,7 @@ fn left_unmanaged_rows_are_listed_and_a_real_run_refuses_without_leave_unmanaged
     let needs = plan_needs(&t, &opts()).unwrap();
     assert!(needs.types.contains(&"AWS::S3::Bucket".to_string()));
     // A real run without the flag: refused before any lock, naming each row.
-    let err = plan_tree(&t, &opts(), &gathered()).unwrap_err().0;
+    let err = plan_tree(&t, &opts(), &gathered()).unwrap_err().to_string();
     assert!(
         err.contains("[App] Old (AWS::S3::Bucket) old-bucket"),
         "{err}"
@@ -664,7 +667,7 @@ fn nested_row_tags_become_the_child_stack_tags_and_an_unresolvable_one_refuses()
         r["Middle"]["Properties"]["Tags"] =
             json!([{"Key": "x", "Value": {"Fn::ImportValue": "y"}}]);
     }
-    let err = plan_tree(&t, &o, &gathered()).unwrap_err().0;
+    let err = plan_tree(&t, &o, &gathered()).unwrap_err().to_string();
     assert!(
         err.contains("Root~Middle") && err.contains("Fn::ImportValue") && err.contains("match"),
         "{err}"
@@ -688,7 +691,7 @@ fn oversized_template_is_refused_while_planning_naming_the_largest_by_id_and_typ
         &gathered(),
     )
     .unwrap_err()
-    .0;
+    .to_string();
     assert!(err.contains("phase 1 (IMPORT)"), "{err}");
     assert!(err.contains("B (AWS::S3::Bucket, "), "{err}");
     assert!(err.contains("nothing was locked"), "{err}");
@@ -703,7 +706,7 @@ fn region_conflict_export_refuses_a_record_whose_body_names_another_region() {
     t.root.record = parse_state("App", Some("us-east-1"), body.to_string().as_bytes()).unwrap();
     for dry_run in [true, false] {
         let o = PlanOptions { dry_run, ..opts() };
-        let err = plan_tree(&t, &o, &gathered()).unwrap_err().0;
+        let err = plan_tree(&t, &o, &gathered()).unwrap_err().to_string();
         assert!(
             err.contains("different region (a string) than its key (us-east-1)"),
             "{err}"
@@ -715,4 +718,75 @@ fn region_conflict_export_refuses_a_record_whose_body_names_another_region() {
         assert!(err.contains("as destroy does"), "{err}");
         assert!(plan_needs(&t, &o).is_err());
     }
+}
+
+/// The blocked refusal as data: one entry per logical id within its stack, its reasons
+/// folded under it in the plan's order; the same logical id in two stacks is two entries.
+#[test]
+fn blocked_refusal_is_one_entry_per_stack_and_logical_id_with_every_reason() {
+    use crate::export::refusal::{BlockedResource, ExportRefusal};
+    let row = |id: &str, reason: &str| BlockedRow {
+        logical_id: id.into(),
+        resource_type: "AWS::SQS::Queue".into(),
+        reason: reason.into(),
+    };
+    let stack = |name: &str, blocked: Vec<BlockedRow>| StackPlan {
+        stack: name.into(),
+        blocked,
+        ..Default::default()
+    };
+    let plan = Plan {
+        stacks: vec![
+            stack(
+                "App~Db",
+                vec![row("Q", "one"), row("R", "r"), row("Q", "two")],
+            ),
+            stack("App", vec![row("Q", "three")]),
+        ],
+        warnings: Vec::new(),
+    };
+    let entry = |s: &str, id: &str, reasons: &[&str]| BlockedResource {
+        stack: s.into(),
+        logical_id: id.into(),
+        resource_type: "AWS::SQS::Queue".into(),
+        reasons: reasons.iter().map(|r| r.to_string()).collect(),
+    };
+    assert_eq!(
+        plan.blocked_refusal(),
+        Some(ExportRefusal::Blocked {
+            rows: vec![
+                entry("App~Db", "Q", &["one", "two"]),
+                entry("App~Db", "R", &["r"]),
+                entry("App", "Q", &["three"]),
+            ]
+        })
+    );
+    assert_eq!(Plan::default().blocked_refusal(), None);
+}
+
+/// The plan's own refusals are data: the size rule's count, a child's missing record
+/// and its expected key.
+#[test]
+fn plan_refusals_of_the_planner_are_typed() {
+    use crate::export::refusal::ExportRefusal;
+    let mut t = nested();
+    t.children.remove("Root~Middle");
+    assert_eq!(
+        plan_tree(&t, &opts(), &gathered()).unwrap_err(),
+        PlanRefusal::from(ExportRefusal::ChildWithoutRecord {
+            child: "Root~Middle".into(),
+            key: "cdkd/Root~Middle/us-east-1/state.json".into(),
+        })
+    );
+    let mut t = nested();
+    t.children.get_mut("Root~Middle").unwrap().region = Some("eu-west-1".into());
+    assert_eq!(
+        plan_tree(&t, &opts(), &gathered()).unwrap_err(),
+        PlanRefusal::from(ExportRefusal::ChildInOtherRegion {
+            child: "Root~Middle".into(),
+            region: Some("eu-west-1".into()),
+            root: "Root".into(),
+            root_region: Some("us-east-1".into()),
+        })
+    );
 }

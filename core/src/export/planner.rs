@@ -15,13 +15,13 @@ use super::identifier::Resolved;
 use super::names::{self, Destination};
 use super::overlay;
 use super::params::{self, ParentContext, SsmRead, StackParams};
-use super::plain::shown;
 use super::plan::{
     BlockedRow, Gathered, ImportRow, NestedRow, Plan, PlanNeeds, PlanOptions, PlanParameter,
     PlanRefusal, PreDeleteAction, PreDeleteRow, RecreateRow, StackInput, StackPlan, TreeInput,
     TypedRow,
 };
 use super::records::{self, Row};
+use super::refusal::ExportRefusal;
 use super::registry;
 use super::sg;
 use super::template::NESTED_STACK;
@@ -66,8 +66,9 @@ pub fn nested_children(s: &StackInput) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A refusal a called module words itself (`PlanRefusal::Worded`).
 fn refuse(s: impl Into<String>) -> PlanRefusal {
-    PlanRefusal(s.into())
+    PlanRefusal::Worded(s.into())
 }
 
 fn walk<'a>(
@@ -86,7 +87,7 @@ fn walk<'a>(
     )
     .map_err(refuse)?;
     records::check_exportable(&root.record, &root.stack, root.region.as_deref())
-        .map_err(|e| refuse(e.to_string()))?;
+        .map_err(|e| PlanRefusal::from(ExportRefusal::Damaged(e)))?;
     let overrides = params::parse_parameter_tokens(&opts.parameters).map_err(refuse)?;
     let root_params = params::resolve_root(&root.template, &overrides).map_err(refuse)?;
     let mut w = Walk {
@@ -111,28 +112,25 @@ fn walk<'a>(
         for (_, child) in w.order[i].nested.clone() {
             let Some(c) = input.children.get(&child) else {
                 let region = root.region.as_deref().unwrap_or("");
-                return Err(refuse(format!(
-                    "nested stack {} has no state record (expected {}); redeploy the parent, or orphan the parent's nested row, then export",
-                    shown(&child),
-                    shown(&crate::keys::state_key(&opts.state_prefix, &child, region))
-                )));
+                return Err(ExportRefusal::ChildWithoutRecord {
+                    key: crate::keys::state_key(&opts.state_prefix, &child, region),
+                    child,
+                }
+                .into());
             };
             if c.region != root.region {
-                return Err(refuse(format!(
-                    "nested stack {} is recorded in region {} but its root {} in {}; cross-region nesting cannot be exported",
-                    shown(&child),
-                    shown(c.region.as_deref().unwrap_or("(legacy)")),
-                    shown(&root.stack),
-                    shown(root.region.as_deref().unwrap_or("(legacy)"))
-                )));
+                return Err(ExportRefusal::ChildInOtherRegion {
+                    child,
+                    region: c.region.clone(),
+                    root: root.stack.clone(),
+                    root_region: root.region.clone(),
+                }
+                .into());
             }
             records::check_exportable(&c.record, &c.stack, c.region.as_deref())
-                .map_err(|e| refuse(e.to_string()))?;
+                .map_err(|e| PlanRefusal::from(ExportRefusal::Damaged(e)))?;
             if c.record.parent_link().is_none() {
-                return Err(refuse(format!(
-                    "nested stack {} has a record without its parent link (parentStack, schema 6); redeploy the stack with a current cdkd, then export",
-                    shown(&child)
-                )));
+                return Err(ExportRefusal::ChildWithoutParentLink { child }.into());
             }
             let cfn = names::cfn_name(&child, false, None, &child_names).map_err(refuse)?;
             w.order.push(Node {
@@ -436,7 +434,7 @@ pub fn plan_tree(input: &TreeInput, opts: &PlanOptions, g: &Gathered) -> Result<
             .get(&root.cfn_name)
             .unwrap_or(&Destination::Absent),
     ) {
-        return Err(refuse(r));
+        return Err(r.into());
     }
     let source = opts.template_source.unwrap_or(TemplateSource::Synth);
     let drift_lines = drift::drift_warnings(
@@ -449,7 +447,7 @@ pub fn plan_tree(input: &TreeInput, opts: &PlanOptions, g: &Gathered) -> Result<
     let first = plan_one(root, None, &BTreeMap::new(), g, opts);
     if first.blocked.is_empty() {
         if let Some(r) = super::phases::size_refusal(&root.input.template, &first) {
-            return Err(refuse(r));
+            return Err(r.into());
         }
     }
     if !first.blocked.is_empty() || first.nested.is_empty() {
@@ -493,7 +491,7 @@ pub fn plan_tree(input: &TreeInput, opts: &PlanOptions, g: &Gathered) -> Result<
         let mut sp = plan_one(n, parent, &child_cfn, g, opts);
         if sp.blocked.is_empty() {
             if let Some(r) = super::phases::size_refusal(&n.input.template, &sp) {
-                return Err(refuse(r));
+                return Err(r.into());
             }
         }
         if i == 0 {
@@ -510,7 +508,7 @@ pub fn plan_tree(input: &TreeInput, opts: &PlanOptions, g: &Gathered) -> Result<
                     .get(&n.cfn_name)
                     .unwrap_or(&Destination::Absent),
             ) {
-                return Err(refuse(r));
+                return Err(r.into());
             }
         }
     }
@@ -527,10 +525,10 @@ fn finish(plan: &mut Plan, opts: &PlanOptions) -> Result<(), PlanRefusal> {
     if flat {
         let s = &plan.stacks[0];
         if s.import.is_empty() && !(s.phase2.create.is_empty() && s.phase2.recreate.is_empty()) {
-            return Err(refuse(format!(
-                "stack {} has no importable resources: an IMPORT change set needs at least one, and phase 2 cannot run without it",
-                shown(&s.stack)
-            )));
+            return Err(ExportRefusal::NoImportableResources {
+                stack: s.stack.clone(),
+            }
+            .into());
         }
     }
     // Nothing to migrate keeps the record, so nothing is left unmanaged then.

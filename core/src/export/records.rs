@@ -12,30 +12,31 @@ use crate::state::{kind_of, ResourcesShape, StateRecord};
 use crate::text::{display_ident_str, flatten_str, or_unrenderable, STACK_NAME_CAP};
 
 /// A record the export refuses to read, by name (root: at the state load, before any
-/// lock; a nested child: before any child is planned or locked; dry runs too).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// lock; a nested child: before any child is planned or locked; dry runs too). The way
+/// out is repairing the record; its words are the refusal views' (`core::view::refusal`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DamagedRecord {
-    #[error("State record for stack {stack} ({region}) is damaged: 'resources' is {kind}, not a JSON object. Export refuses it; repair the record first.")]
     Resources {
         stack: String,
         region: String,
         kind: &'static str,
     },
-    #[error("State record for stack {stack} ({region}) is damaged: the 'properties' of resource {logical_id} is {kind}, not a JSON object. Export refuses it; repair the record first.")]
     Properties {
         stack: String,
         region: String,
         logical_id: String,
         kind: &'static str,
     },
-    /// The rule destroy applies too (`crate::state::RegionConflict`).
-    #[error("State record for stack {stack} ({region}): {reason}. Export refuses it, as destroy does; nothing was locked or written.")]
+    /// The rule destroy applies too (`crate::state::RegionConflict`): `reason` as that
+    /// rule words it.
     RegionConflict {
         stack: String,
         region: String,
         reason: String,
     },
 }
+
+impl std::error::Error for DamagedRecord {}
 
 use crate::state::shown_region;
 
@@ -267,8 +268,9 @@ pub struct RecordChanges {
     pub fields: Vec<String>,
 }
 
-/// Ids named per group of [`RecordChanges::describe`]; the rest are counted.
-const CHANGES_NAMED: usize = 10;
+/// Ids named per group of `RecordChanges::describe` (the refusal views'); the rest are
+/// counted.
+pub const CHANGES_NAMED: usize = 10;
 
 impl RecordChanges {
     pub fn is_empty(&self) -> bool {
@@ -277,36 +279,6 @@ impl RecordChanges {
             && self.removed.is_empty()
             && self.changed.is_empty()
             && self.fields.is_empty()
-    }
-
-    /// `rows added: Topic; rows changed: Queue; fields changed: outputs` (`the record is
-    /// gone`), each group naming at most ten, then how many more.
-    pub fn describe(&self) -> String {
-        if self.gone {
-            return "the record is gone".into();
-        }
-        let list = |ids: &[String]| {
-            let mut named: Vec<String> = ids
-                .iter()
-                .take(CHANGES_NAMED)
-                .map(|id| or_unrenderable(flatten_str(id)))
-                .collect();
-            if ids.len() > CHANGES_NAMED {
-                named.push(format!("and {} more", ids.len() - CHANGES_NAMED));
-            }
-            named.join(", ")
-        };
-        [
-            ("rows added", &self.added),
-            ("rows removed", &self.removed),
-            ("rows changed", &self.changed),
-            ("fields changed", &self.fields),
-        ]
-        .iter()
-        .filter(|(_, ids)| !ids.is_empty())
-        .map(|(what, ids)| format!("{what}: {}", list(ids)))
-        .collect::<Vec<_>>()
-        .join("; ")
     }
 }
 

@@ -5,7 +5,8 @@
 
 use super::execute::{ChangeSetState, Next, Pending};
 use super::phases::Phase;
-use super::plain::shown;
+use super::refusal::ExportRefusal;
+use crate::contention::Contention;
 use crate::lock::{is_expired, parse_flow_owner, FlowHolder, LockInfo};
 
 /// The destination stack's tag naming the cdkd record it was exported from.
@@ -157,56 +158,41 @@ fn export_holder(
     }
 }
 
-/// The refusal for a live run: who holds the stack, where it stands, and the command
-/// that watches it. `phase` is the run's last logged step, when known; `local_flags`
-/// the flags `runs watch` needs for a local run.
-pub fn live_refusal(stack: &str, holder: &FlowHolder, known: bool, phase: Option<&str>) -> String {
-    let at = phase
-        .map(|p| format!(", last step: {}", crate::text::flatten_str(p)))
-        .unwrap_or_default();
-    match holder {
-        FlowHolder::Deployed { run_id } => format!(
-            "export of {} refused: run {} is exporting it now (a deployed run{at}); watch it with: cdkd-flow runs watch {}",
-            shown(stack),
-            shown(run_id),
-            shown(run_id)
-        ),
-        FlowHolder::Local { run_id, pid, .. } if known => format!(
-            "export of {} refused: run {} is exporting it now (process {pid} on this host{at}); watch it with: cdkd-flow runs watch {} --local",
-            shown(stack),
-            shown(run_id),
-            shown(run_id)
-        ),
-        FlowHolder::Local { run_id, host, pid } => format!(
-            "export of {} refused: run {} holds its lock from process {pid} on host {}{at}, which this host cannot check; if that process is gone, run the same command again on {} or once the lock expires, and it resumes the run; watch it with: cdkd-flow runs watch {} --local",
-            shown(stack),
-            shown(run_id),
-            shown(host),
-            shown(host),
-            shown(run_id)
-        ),
+/// The refusal for a live run: who holds the stack, where it stands (`phase`: the
+/// run's last logged step, when known), and (in its words) the command that watches it.
+/// `known`: the holder was seen running; otherwise it cannot be checked from here.
+pub fn live_refusal(
+    stack: &str,
+    holder: &FlowHolder,
+    known: bool,
+    phase: Option<&str>,
+) -> ExportRefusal {
+    ExportRefusal::LiveRun {
+        stack: stack.to_string(),
+        holder: holder.clone(),
+        known,
+        phase: phase.map(str::to_string),
     }
 }
 
 /// The refusal for a lock anyone but an export run holds, before planning: the
-/// contention message (holder, operation, since when, expiry, the force-unlock command).
-pub fn locked_refusal(stack: &str, contention: &str) -> String {
-    format!(
-        "export of {} refused before planning: {contention}",
-        shown(stack)
-    )
+/// contention (holder, operation, since when, expiry, the force-unlock command).
+pub fn locked_refusal(stack: &str, contention: Contention) -> ExportRefusal {
+    ExportRefusal::Locked {
+        stack: stack.to_string(),
+        contention: Box::new(contention),
+    }
 }
 
-/// The refusal for a destination stack that no run of this record created. Never
-/// advises deleting it: it may own resources.
-pub fn not_ours_refusal(stack: &str, cfn_name: &str, status: &str) -> String {
-    format!(
-        "export of {} refused: a CloudFormation stack named {} already exists (status {}) and no export run of {} created it (it has no {RECORD_TAG} tag naming this record); choose another destination with --cfn-stack-name (or --cfn-child-stack-name for a nested child)",
-        shown(stack),
-        shown(cfn_name),
-        crate::text::or_unrenderable(crate::text::printable_str(status)),
-        shown(stack)
-    )
+/// The refusal for a destination stack that no run of this record created (it has no
+/// [`RECORD_TAG`] tag naming the record). Never advises deleting it: it may own
+/// resources.
+pub fn not_ours_refusal(stack: &str, cfn_name: &str, status: &str) -> ExportRefusal {
+    ExportRefusal::NotOurs {
+        stack: stack.to_string(),
+        cfn_stack: cfn_name.to_string(),
+        status: status.to_string(),
+    }
 }
 
 /// Whether run `run_id` may delete the destination stack of `record` it created, after
@@ -476,10 +462,35 @@ mod tests {
 
     #[test]
     fn export_reads_the_lock_first_the_refusal_says_before_planning() {
-        let r = locked_refusal("Orders", "Could not acquire lock");
+        let ctx = crate::contention::ContentionContext {
+            subject: crate::contention::Subject::Stack,
+            stack: "Orders",
+            region: Some("us-east-1"),
+            profile: None,
+            bucket: Some("b"),
+            prefix: "cdkd",
+        };
+        let held = lock("cdkd:laptop", "deploy", 9_999);
+        let c = Contention::new(&ctx, Some(&held), 1_000);
+        let r = locked_refusal("Orders", c.clone());
         assert_eq!(
             r,
-            "export of Orders refused before planning: Could not acquire lock"
+            ExportRefusal::Locked {
+                stack: "Orders".into(),
+                contention: Box::new(c)
+            }
+        );
+        let r = r.to_string();
+        assert_eq!(
+            r,
+            format!(
+                "export of Orders refused before planning: {}",
+                crate::contention::contention_message(&ctx, Some(&held), 1_000)
+            )
+        );
+        assert!(
+            r.starts_with("export of Orders refused before planning: Could not acquire lock"),
+            "{r}"
         );
     }
 
@@ -508,6 +519,15 @@ mod tests {
             }
         );
         let r = not_ours_refusal("Orders", "Orders", "UPDATE_COMPLETE");
+        assert_eq!(
+            r,
+            ExportRefusal::NotOurs {
+                stack: "Orders".into(),
+                cfn_stack: "Orders".into(),
+                status: "UPDATE_COMPLETE".into()
+            }
+        );
+        let r = r.to_string();
         assert!(r.contains("--cfn-stack-name"), "{r}");
         assert!(!r.to_lowercase().contains("delete"), "{r}");
     }
@@ -520,6 +540,16 @@ mod tests {
             pid: 7,
         };
         let r = live_refusal("Orders", &h, true, Some("import: created change set"));
+        assert_eq!(
+            r,
+            ExportRefusal::LiveRun {
+                stack: "Orders".into(),
+                holder: h.clone(),
+                known: true,
+                phase: Some("import: created change set".into())
+            }
+        );
+        let r = r.to_string();
         assert!(
             r.contains("run r1") && r.contains("cdkd-flow runs watch r1 --local"),
             "{r}"
@@ -530,7 +560,7 @@ mod tests {
             "{r}"
         );
         let d = FlowHolder::Deployed { run_id: "x".into() };
-        let r = live_refusal("Orders", &d, true, None);
+        let r = live_refusal("Orders", &d, true, None).to_string();
         assert!(r.ends_with("cdkd-flow runs watch x"), "{r}");
     }
 

@@ -10,25 +10,26 @@ use crate::json::ordered_entries;
 use crate::state::kind_of;
 
 /// A `--resource` run cdkd-flow refuses. Nothing is saved; a lock taken is released.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Its words are the repair view's (`core::view::repair`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OrphanRefusal {
-    #[error("--resource names resources of ONE stack, but {0} stacks were given")]
+    /// `--resource` with more than one stack (how many).
     SeveralStacks(usize),
-    #[error("--resource needs a logical id; an empty value was given")]
+    /// An empty `--resource` value.
     EmptyResourceId,
-    #[error("Refusing to remove resource records from '{stack}' ({region}): {problem}. Nothing was saved.")]
+    /// The record cannot be read as a record (`problem`, as said).
     Unreadable {
         stack: String,
         region: String,
         problem: String,
     },
-    #[error("--ref-value takes <LogicalId>=<value>; '{0}' has no '=' or an empty side")]
+    /// A `--ref-value` that is not `<LogicalId>=<value>`.
     RefValueSyntax(String),
-    #[error("--ref-value names '{0}', which is not one of the --resource ids")]
+    /// A `--ref-value` naming no `--resource` id.
     RefValueNotTarget(String),
-    #[error("--ref-value gives '{0}' more than once")]
+    /// A `--ref-value` given twice for one id.
     RefValueTwice(String),
-    #[error("Resource(s) not in state for {stack} ({region}): {missing}. Available logical IDs: {available}")]
+    /// `--resource` ids not in the record, and the ones it has.
     UnknownIds {
         stack: String,
         region: String,
@@ -36,6 +37,8 @@ pub enum OrphanRefusal {
         available: String,
     },
 }
+
+impl std::error::Error for OrphanRefusal {}
 
 /// The `--resource` values as targets: refused for more than one stack or an empty
 /// value; duplicates collapse to their first occurrence.

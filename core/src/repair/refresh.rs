@@ -18,29 +18,30 @@ use crate::json::ordered_entries;
 use crate::state::kind_of;
 
 /// A record refresh-observed will not read or write. The record is never repaired:
-/// writing a cleaned-up copy would erase the evidence of the damage.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// writing a cleaned-up copy would erase the evidence of the damage. Names the stack and
+/// region as shown, the resource and the kind of value found; the way out (inspect the
+/// record) is in its words, the repair view's (`core::view::repair`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ShapeRefusal {
-    #[error("Refusing to refresh stack '{stack}' ({region}): 'resources' in its state record is {kind}, not a JSON object. The record is left as it is; inspect it with 'cdkd-flow state show --json'.")]
     ResourcesNotAMap {
         stack: String,
         region: String,
         kind: &'static str,
     },
-    #[error("Refusing to refresh stack '{stack}' ({region}): resource '{logical_id}' in its state record is {kind}, not a JSON object. The record is left as it is; inspect it with 'cdkd-flow state show --json'.")]
     EntryNotAnObject {
         stack: String,
         region: String,
         logical_id: String,
         kind: &'static str,
     },
-    #[error("Refusing to refresh stack '{stack}' ({region}): resource '{logical_id}' in its state record has no resourceType. The record is left as it is; inspect it with 'cdkd-flow state show --json'.")]
     EntryWithoutType {
         stack: String,
         region: String,
         logical_id: String,
     },
 }
+
+impl std::error::Error for ShapeRefusal {}
 
 /// Refuses a record whose `resources` is not a map (absent, `null`, a scalar, a list),
 /// or holds an entry that is not an object or has no string `resourceType`. Names stack

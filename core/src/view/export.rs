@@ -192,7 +192,7 @@ fn render_plan(plan: &Plan, dry_run: bool) -> String {
         out.push(format!("Warning: {}", flatten_str(w)));
     }
     match plan.blocked_refusal() {
-        Some(r) => out.push(r),
+        Some(r) => out.push(r.to_string()),
         None if plan.is_empty() => out
             .push("Nothing to migrate: the template holds no resource to import or create.".into()),
         None if dry_run => out.push(

@@ -13,6 +13,8 @@
 //! - [`retention`]: `runs expire` and `runs prune` (docs/runs.md);
 //! - [`workflow`]: `workflow run` (an execution of the local engine);
 //! - [`notify`]: the subject and text of a run's message (docs/notifications.md);
+//! - [`refusal`]: the words of the typed refusals core's decisions return (export,
+//!   final snapshot, lock contention, a local run's answer);
 //! - shared pieces: [`words`] (counts as words); dates are `crate::time`'s (`toISOString`).
 
 pub mod cleanup;
@@ -21,6 +23,7 @@ pub mod export_report;
 pub mod notify;
 pub mod plan;
 pub mod progress;
+pub mod refusal;
 pub mod repair;
 pub mod report;
 pub mod retention;

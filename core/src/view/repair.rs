@@ -3,10 +3,13 @@
 //! line, `--force` warnings and the abort. Pure; names, ids, types and AWS messages are
 //! stripped (info lines) or flattened (warnings) onto one line.
 
+use std::fmt;
+
 use serde_json::Value;
 
 use crate::json::{escape_invisible, json_payload, stringify};
-use crate::repair::refresh::{Outcome, ResourceOutcome, StackRefresh, Tally};
+use crate::repair::orphan::OrphanRefusal;
+use crate::repair::refresh::{Outcome, ResourceOutcome, ShapeRefusal, StackRefresh, Tally};
 use crate::repair::rewrite::{
     NeverCopiedValue, OrphanAborted, Reason, Rewrite, UnresolvedSite, ValueSource,
 };
@@ -585,3 +588,85 @@ pub fn refresh_json(
     });
     json_payload(&v)
 }
+/// The words of [`ShapeRefusal`]: the stack and region, what is wrong, and that the
+/// record is left as it is, with the command that shows it.
+impl fmt::Display for ShapeRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const LEFT: &str =
+            "The record is left as it is; inspect it with 'cdkd-flow state show --json'.";
+        match self {
+            ShapeRefusal::ResourcesNotAMap {
+                stack,
+                region,
+                kind,
+            } => write!(
+                f,
+                "Refusing to refresh stack '{stack}' ({region}): 'resources' in its state record is {kind}, not a JSON object. {LEFT}"
+            ),
+            ShapeRefusal::EntryNotAnObject {
+                stack,
+                region,
+                logical_id,
+                kind,
+            } => write!(
+                f,
+                "Refusing to refresh stack '{stack}' ({region}): resource '{logical_id}' in its state record is {kind}, not a JSON object. {LEFT}"
+            ),
+            ShapeRefusal::EntryWithoutType {
+                stack,
+                region,
+                logical_id,
+            } => write!(
+                f,
+                "Refusing to refresh stack '{stack}' ({region}): resource '{logical_id}' in its state record has no resourceType. {LEFT}"
+            ),
+        }
+    }
+}
+
+impl crate::view::refusal::TypedRefusal for ShapeRefusal {}
+
+/// The words of [`OrphanRefusal`].
+impl fmt::Display for OrphanRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OrphanRefusal::SeveralStacks(n) => write!(
+                f,
+                "--resource names resources of ONE stack, but {n} stacks were given"
+            ),
+            OrphanRefusal::EmptyResourceId => {
+                f.write_str("--resource needs a logical id; an empty value was given")
+            }
+            OrphanRefusal::Unreadable {
+                stack,
+                region,
+                problem,
+            } => write!(
+                f,
+                "Refusing to remove resource records from '{stack}' ({region}): {problem}. Nothing was saved."
+            ),
+            OrphanRefusal::RefValueSyntax(v) => write!(
+                f,
+                "--ref-value takes <LogicalId>=<value>; '{v}' has no '=' or an empty side"
+            ),
+            OrphanRefusal::RefValueNotTarget(v) => write!(
+                f,
+                "--ref-value names '{v}', which is not one of the --resource ids"
+            ),
+            OrphanRefusal::RefValueTwice(v) => {
+                write!(f, "--ref-value gives '{v}' more than once")
+            }
+            OrphanRefusal::UnknownIds {
+                stack,
+                region,
+                missing,
+                available,
+            } => write!(
+                f,
+                "Resource(s) not in state for {stack} ({region}): {missing}. Available logical IDs: {available}"
+            ),
+        }
+    }
+}
+
+impl crate::view::refusal::TypedRefusal for OrphanRefusal {}

@@ -319,7 +319,7 @@ fn local_kind(r: &LocalRunRow) -> String {
 
 /// What `runs show --local` says of an interrupted run whose command line cannot be
 /// printed.
-const RESUME_UNPRINTABLE: &str =
+pub(crate) const RESUME_UNPRINTABLE: &str =
     "run the command that started it again (its command line cannot be printed here)";
 
 /// The `runs list --local` table, newest first as given, then one line per
@@ -465,35 +465,6 @@ pub fn local_final_line(r: &LocalRunRow) -> String {
                 .unwrap_or_else(|| RESUME_UNPRINTABLE.to_string())
         ),
         _ => format!("run {}: {}", r.run.run_id, local_status(r)),
-    }
-}
-
-/// Why `runs approve|reject --local` (`verb`: `approve` or `reject`) refuses local run
-/// `r` (docs/export.md, "Approval (export-approval)"): a run that ended, or was interrupted, has no export
-/// process waiting for a decision, so nothing would act on one. `decided`: what its
-/// `approval.json` says was decided (`approved by alice@laptop at ...`), when anything.
-/// An interrupted run is named with why and the command that resumes it. `None`: the
-/// run may be waiting (it runs; or it runs on another host and cannot be told).
-pub fn local_answer_refusal(r: &LocalRunRow, verb: &str, decided: Option<&str>) -> Option<String> {
-    let id = &r.run.run_id;
-    let decided = decided
-        .map(|d| format!("; it was {}", flatten_str(d)))
-        .unwrap_or_default();
-    let nothing = format!(
-        "no export process waits for a decision, so nothing would act on one; nothing to {verb}"
-    );
-    match &r.state {
-        LocalState::Ended { .. } => Some(format!(
-            "run {id} has {}{decided}: {nothing}",
-            local_status(r)
-        )),
-        LocalState::Interrupted { why } => Some(format!(
-            "run {id} is interrupted ({}){decided}: {nothing}. Resume it with {}",
-            flatten_str(why),
-            r.resume_command()
-                .unwrap_or_else(|| RESUME_UNPRINTABLE.to_string())
-        )),
-        LocalState::Running | LocalState::Unknown { .. } => None,
     }
 }
 
@@ -806,6 +777,10 @@ mod tests {
     #[test]
     fn local_answer_of_a_run_that_waits_for_nothing_is_refused_naming_its_state() {
         let rows = local_rows();
+        // The decision is `crate::runs::answer_refusal`; its words, the refusal view's.
+        let local_answer_refusal = |r: &LocalRunRow, verb: &str, decided: Option<&str>| {
+            crate::runs::answer_refusal(&r.run, &r.state, verb, decided).map(|r| r.to_string())
+        };
         assert_eq!(
             local_answer_refusal(&rows[0], "approve", None).unwrap(),
             "run export-Orders-1795965752123 is interrupted (its process 4242 on laptop is gone): no export process waits for a decision, so nothing would act on one; nothing to approve. Resume it with cdkd-flow --state-bucket b export Orders --template orders.json --local -y"

@@ -160,6 +160,7 @@ fn a_template_up_to_51200_bytes_goes_inline_then_by_upload_then_is_refused() {
     let huge = "x".repeat(TEMPLATE_URL_MAX + 1);
     match delivery(Phase::Update, "App", &huge, &obj(big_props)) {
         Delivery::TooLarge(why) => {
+            let why = why.to_string();
             assert!(why.contains("phase 2 (UPDATE)"), "{why}");
             assert!(
                 why.contains("Properties of Fn (AWS::Lambda::Function, 5011 bytes)"),
@@ -1089,7 +1090,15 @@ fn a_child_with_children_of_its_own_is_refused_before_any_lock() {
             child_stack: "App~Db~Leaf".into(),
             cfn_stack_name: "App-Db-Leaf".into(),
         });
-    let why = execution_refusal("App", &plan).unwrap();
+    let refusal = execution_refusal("App", &plan).unwrap();
+    assert_eq!(
+        refusal,
+        cdkd_core::export::refusal::ExportRefusal::NestedTooDeep {
+            stack: "App".into(),
+            nested: "App~Db".into()
+        }
+    );
+    let why = refusal.to_string();
     assert!(
         why.contains("App~Db has nested stacks of its own") && why.contains("one level of nesting"),
         "{why}"
@@ -1102,6 +1111,7 @@ fn a_plan_with_nothing_to_import_is_refused_before_any_lock() {
     plan.stacks.iter_mut().for_each(|s| s.import.clear());
     assert!(execution_refusal("App", &plan)
         .unwrap()
+        .to_string()
         .contains("no importable resources"));
 }
 
@@ -1152,7 +1162,7 @@ fn record_under_the_lock_a_row_added_since_the_plan_is_a_change_named_by_logical
     let c = read_under_lock(now, "\"etag-after-deploy\"");
     assert_eq!(c.added, ["NewTopic"]);
     assert!(c.removed.is_empty() && c.changed.is_empty() && c.fields.is_empty());
-    let why = record_changed_refusal("App", &planned_from(record_body()), &c);
+    let why = record_changed_refusal("App", &planned_from(record_body()), &c).to_string();
     assert!(
         why.starts_with("export of App: the cdkd record of App changed after the plan was made")
             && why.contains("rows added: NewTopic.")

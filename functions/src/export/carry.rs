@@ -350,7 +350,7 @@ impl<'a> Ctx<'a> {
             .map_err(|e| StepError::bad_input(format!("cannot serialize a template: {e}")))?;
         match delivery(phase, &plan.cfn_stack_name, &body, template) {
             Delivery::Inline => Ok((TemplateRef::Body(body), None)),
-            Delivery::TooLarge(why) => Err(StepError::refused(why)),
+            Delivery::TooLarge(why) => Err(StepError::refused(why.to_string())),
             Delivery::Upload => {
                 let key = format!(
                     "{}/changesets/{}-{}.json",

@@ -52,7 +52,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         return Err(StepError::bad_input("the run's plan has no root stack"));
     };
     if let Some(why) = execution_refusal(&input.stack, &plan) {
-        return Err(StepError::refused(why));
+        return Err(StepError::refused(why.to_string()));
     }
 
     let region = planned.region.clone();
@@ -83,11 +83,8 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         };
         if !changes.is_empty() {
             crate::held::release_all(&locks, &held).await;
-            return Err(StepError::refused(record_changed_refusal(
-                &input.stack,
-                sp,
-                &changes,
-            )));
+            let why = record_changed_refusal(&input.stack, sp, &changes);
+            return Err(StepError::refused(why.to_string()));
         }
     }
 

@@ -66,7 +66,8 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError>
     }
     let loaded = load_tree(&deps.artifacts, &store, &input, &default_region).await?;
     let opts = input.plan_options();
-    let mut needs = plan_needs(&loaded.tree, &opts).map_err(|r| StepError::refused(r.0))?;
+    let mut needs =
+        plan_needs(&loaded.tree, &opts).map_err(|r| StepError::refused(r.to_string()))?;
     needs
         .destinations
         .retain(|d| !input.destinations_seen.contains_key(d));
@@ -79,7 +80,8 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError>
             .or_insert_with(|| seen.clone());
     }
     let aws_calls = reads.calls.snapshot();
-    let plan = plan_tree(&loaded.tree, &opts, &gathered).map_err(|r| StepError::refused(r.0))?;
+    let plan =
+        plan_tree(&loaded.tree, &opts, &gathered).map_err(|r| StepError::refused(r.to_string()))?;
     let owner = input.plan_for.as_deref().unwrap_or(&run_id);
     let key = plan_key(&input.state_prefix, owner);
     runs::write_immutable(&deps.artifacts, &store, &key, &plan).await?;
@@ -94,7 +96,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError>
         "export planned"
     );
     if let Some(refusal) = plan.blocked_refusal() {
-        return Err(StepError::refused(refusal));
+        return Err(StepError::refused(refusal.to_string()));
     }
     Ok(out)
 }

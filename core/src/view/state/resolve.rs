@@ -2,6 +2,7 @@
 //! refusals those commands raise by name. Stack names and regions inside these messages are
 //! printable (docs/state-views.md, "Printable (stack names and regions in diagnostics)"), `<unrenderable>` when nothing is left.
 
+use crate::state::LegacyOnly;
 use crate::text::{flatten_str, or_unrenderable, printable_str, shell_quote, STACK_NAME_CAP};
 use crate::view::state::list::RefView;
 
@@ -89,6 +90,15 @@ pub fn legacy_refusal(stack: &str) -> String {
         safe(stack)
     )
 }
+
+/// The words of [`LegacyOnly`]: [`legacy_refusal`] of its stack.
+impl std::fmt::Display for LegacyOnly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&legacy_refusal(&self.stack))
+    }
+}
+
+impl crate::view::refusal::TypedRefusal for LegacyOnly {}
 
 /// The refusal for a listed ref whose record is gone by the time it is read.
 pub fn no_state_found(stack: &str, region: &str, bucket: &str, prefix: &str) -> String {
