@@ -8,7 +8,7 @@
 use aws_config::SdkConfig;
 use aws_sdk_sfn::types::HistoryEvent;
 use aws_smithy_types::DateTime;
-use cdkd_core::run::ExecutionStatus;
+use cdkd_core::run::{ExecutionStatus, RunId};
 use cdkd_core::text::flatten_str;
 
 use crate::s3err::Failure;
@@ -111,7 +111,8 @@ pub struct Started {
 pub struct Execution {
     pub arn: String,
     pub state_machine_arn: String,
-    pub name: String,
+    /// The execution's name: the run id (found as Step Functions holds it).
+    pub name: RunId,
     /// RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE.
     pub status: ExecutionStatus,
     pub start_ms: i64,
@@ -139,7 +140,8 @@ pub fn status_is_final(status: &str) -> bool {
 pub struct ExecutionSummary {
     pub arn: String,
     pub state_machine_arn: String,
-    pub name: String,
+    /// The execution's name: the run id.
+    pub name: RunId,
     pub status: ExecutionStatus,
     pub start_ms: i64,
     pub stop_ms: Option<i64>,
@@ -320,7 +322,7 @@ impl Sfn {
         Ok(Execution {
             arn: out.execution_arn().to_string(),
             state_machine_arn: out.state_machine_arn().to_string(),
-            name: out.name().unwrap_or_default().to_string(),
+            name: RunId::from(out.name().unwrap_or_default()),
             status: out.status().as_str().into(),
             start_ms: ms(out.start_date()),
             stop_ms: out.stop_date().map(ms),
@@ -390,7 +392,7 @@ impl Sfn {
             out.extend(page.executions().iter().map(|x| ExecutionSummary {
                 arn: x.execution_arn().to_string(),
                 state_machine_arn: x.state_machine_arn().to_string(),
-                name: x.name().to_string(),
+                name: RunId::from(x.name()),
                 status: x.status().as_str().into(),
                 start_ms: ms(x.start_date()),
                 stop_ms: x.stop_date().map(ms),

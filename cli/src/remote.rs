@@ -12,7 +12,7 @@ use std::time::Duration;
 use cdkd_aws::retry::{retry_while, Backoff};
 use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
 use cdkd_aws::SdkConfig;
-use cdkd_core::run::{RunId, RunKind};
+use cdkd_core::run::RunKind;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view;
 use cdkd_core::view::runs::ExecutionRow;
@@ -345,10 +345,7 @@ pub async fn watch(
             {
                 // The lists are in the run folder (docs/runs.md, "A cleanup's lists").
                 let out = match &store {
-                    Some(store) => {
-                        crate::run::cleanup_with_lists(store, &RunId::from(name.as_str()), &out)
-                            .await
-                    }
+                    Some(store) => crate::run::cleanup_with_lists(store, &name, &out).await,
                     None => out,
                 };
                 if opts.json {

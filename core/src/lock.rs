@@ -2,6 +2,7 @@
 //! body we write, the tolerant reader, expiry (judged on S3's clock, "Lock time is S3's"), the renewal
 //! interval.
 
+use crate::run::RunId;
 use serde_json::{Map, Value};
 
 use crate::js::js_f64;
@@ -40,10 +41,10 @@ pub fn local_flow_owner(run_id: &str, host: &str, pid: u32) -> String {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FlowHolder {
     /// A deployed run: the Step Functions execution named `run_id`.
-    Deployed { run_id: String },
+    Deployed { run_id: RunId },
     /// A local run: the CLI process `pid` on `host`.
     Local {
-        run_id: String,
+        run_id: RunId,
         host: String,
         pid: u32,
     },
@@ -67,13 +68,13 @@ pub fn parse_flow_owner(owner: &str) -> Option<FlowHolder> {
     }
     match rest.rsplit_once(':') {
         None => Some(FlowHolder::Deployed {
-            run_id: rest.to_string(),
+            run_id: rest.into(),
         }),
         Some((left, pid)) => {
             let pid = pid.parse::<u32>().ok()?;
             let (run_id, host) = left.rsplit_once('@')?;
             (!run_id.is_empty() && !run_id.contains(':')).then(|| FlowHolder::Local {
-                run_id: run_id.to_string(),
+                run_id: run_id.into(),
                 host: host.to_string(),
                 pid,
             })

@@ -450,7 +450,7 @@ pub enum RootHolder {
     ThisRun,
     /// A fresh lock of another deployed execution (its name): it resumes this run when
     /// its input says so.
-    Execution(String),
+    Execution(RunId),
 }
 
 /// Reads the root stack's lock for the run `run_id` at `now_ms`. An expired lock is no

@@ -215,7 +215,7 @@ pub async fn destroy_report(
     match rec {
         Some(rec) => report_of(&run, &rec, Some(aborted.to_string())),
         None => RunReport {
-            run_id: run_id.to_string(),
+            run_id: run_id.into(),
             stack: stack.to_string(),
             region,
             complete: false,

@@ -495,9 +495,7 @@ async fn show(g: &GlobalOpts, sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, 
             (kind, RunPlace::of_input(&input), v.as_object_mut())
         {
             let store = run_store(sdk, &p).await;
-            if let Some((a, _)) =
-                crate::approval::read(&store, &RunId::from(x.name.as_str())).await?
-            {
+            if let Some((a, _)) = crate::approval::read(&store, &x.name).await? {
                 obj.insert(
                     "approval".into(),
                     serde_json::to_value(&a).unwrap_or(Value::Null),
@@ -518,8 +516,7 @@ async fn show(g: &GlobalOpts, sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, 
             let out = match RunPlace::of_input(&input) {
                 Some(p) => {
                     let store = run_store(sdk, &p).await;
-                    crate::run::cleanup_with_lists(&store, &RunId::from(x.name.as_str()), &out)
-                        .await
+                    crate::run::cleanup_with_lists(&store, &x.name, &out).await
                 }
                 None => out,
             };
@@ -531,9 +528,7 @@ async fn show(g: &GlobalOpts, sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, 
             // plan it waits on.
             if let Some(p) = RunPlace::of_input(&input) {
                 let store = run_store(sdk, &p).await;
-                if let Some((a, _)) =
-                    crate::approval::read(&store, &RunId::from(x.name.as_str())).await?
-                {
+                if let Some((a, _)) = crate::approval::read(&store, &x.name).await? {
                     crate::out::print(&approval::render_status(&a));
                     if a.decision.is_none() && !x.is_finished() {
                         if crate::run::artifacts::print_plan(&store, &x.name, false, false)
@@ -564,7 +559,7 @@ async fn show(g: &GlobalOpts, sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, 
 
 async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
     let (client, x) = find_run(sdk, &a.machines, &a.run).await?;
-    let name = flatten_str(&x.name);
+    let name = &x.name;
     if x.is_finished() {
         eprintln!(
             "run {name} has already ended: {}",
@@ -660,7 +655,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
     }
     let sdk = sdk(g).await;
     let (client, x) = find_run(&sdk, &a.machines, &a.run).await?;
-    let name = flatten_str(&x.name);
+    let name = &x.name;
     let input = remote::input_of(&x);
     if Kind::of_input(&input) != Some(Kind::Export) {
         return Err(CliError::Refused(format!(
@@ -682,14 +677,8 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
     } else {
         "it was not started with --require-approval, so nothing waits for a decision"
     };
-    let decided = crate::approval::record_decision(
-        &store,
-        &RunId::from(x.name.as_str()),
-        approved,
-        reason,
-        no_request,
-    )
-    .await?;
+    let decided =
+        crate::approval::record_decision(&store, &x.name, approved, reason, no_request).await?;
     let Some(d) = decided.decision.as_ref() else {
         return Err(CliError::Refused(format!(
             "run {name}: no decision was recorded"

@@ -14,6 +14,7 @@
 //! ([`super::resume::RUN_TAG`]); its status; the physical ids it lists; the run's
 //! `progress.json`. What it means is decided here.
 
+use crate::run::RunId;
 use serde::{Deserialize, Serialize};
 
 use super::execute::StackStage;
@@ -79,7 +80,7 @@ pub struct ExportHold {
     pub region: String,
     pub cfn_stack: String,
     pub status: String,
-    pub run_id: String,
+    pub run_id: RunId,
     /// The run says every change set of this stack is done: only deleting the record was
     /// left (docs/export.md, "Cleanup (export-cleanup)").
     pub migrated: bool,
@@ -105,7 +106,7 @@ pub fn hold(found: &Found, record: &StateRecord) -> Option<ExportHold> {
         region: found.region.to_string(),
         cfn_stack: found.cfn_stack.to_string(),
         status: found.status.to_string(),
-        run_id,
+        run_id: run_id.into(),
         migrated: found.stage.is_some_and(|s| s >= StackStage::Migrated),
     })
 }

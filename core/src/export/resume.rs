@@ -8,6 +8,7 @@ use super::phases::Phase;
 use super::refusal::ExportRefusal;
 use crate::contention::Contention;
 use crate::lock::{is_expired, parse_flow_owner, FlowHolder, LockInfo};
+use crate::run::RunId;
 
 /// The destination stack's tag naming the cdkd record it was exported from.
 pub const RECORD_TAG: &str = "cdkd-flow:record";
@@ -77,7 +78,7 @@ pub enum Verdict {
     /// The destination stack is this record's run `run_id`, interrupted: resume it,
     /// replacing the locks of the tree whose holders `take_over` ended.
     Resume {
-        run_id: String,
+        run_id: RunId,
         take_over: Vec<String>,
     },
     /// A live cdkd-flow export holds the stack.
@@ -118,13 +119,16 @@ pub fn verdict(found: &Found) -> Verdict {
     match found.destination {
         None => match found.child_runs.first() {
             Some(run_id) => Verdict::Resume {
-                run_id: run_id.clone(),
+                run_id: RunId::from(run_id.as_str()),
                 take_over,
             },
             None => Verdict::Fresh { take_over },
         },
         Some((status, tags)) => match owning_run(tags, found.stack) {
-            Some(run_id) => Verdict::Resume { run_id, take_over },
+            Some(run_id) => Verdict::Resume {
+                run_id: run_id.into(),
+                take_over,
+            },
             None => Verdict::NotOurs {
                 status: status.to_string(),
             },

@@ -10,6 +10,7 @@
 //! line, so nothing from a record or from AWS can move the cursor or start a new line.
 
 use crate::destroy::model::{ReportCounts, RowOutcome, RunResult};
+use crate::run::RunId;
 use crate::runs::LocalPhase;
 use crate::text::{or_unrenderable, strip};
 use crate::view::report::{outcome_counts, outcome_phrase};
@@ -122,7 +123,7 @@ impl StackProgress {
 /// What `progress.json` says about a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunProgress {
-    pub run_id: String,
+    pub run_id: RunId,
     /// Children first, the root stack last.
     pub stacks: Vec<StackProgress>,
     /// Wave invocations so far.

@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 
 use crate::keys::DEFAULT_PREFIX;
-use crate::run::{ExecutionStatus, Outcome, RunKind};
+use crate::run::{ExecutionStatus, Outcome, RunId, RunKind};
 use crate::runs::{LocalPhase, LocalRun, LocalState};
 use crate::text::flatten_str;
 use crate::time::iso_seconds;
@@ -20,7 +20,7 @@ use crate::view::progress::destroy_wave_text;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecutionRow {
     /// The execution name (the run id).
-    pub name: String,
+    pub name: RunId,
     pub arn: String,
     /// `None` when its input names neither a stack nor a pattern.
     pub kind: Option<RunKind>,
@@ -78,7 +78,7 @@ pub fn render_list(rows: &[ExecutionRow]) -> String {
         .iter()
         .map(|r| {
             vec![
-                flatten_str(&r.name),
+                r.name.to_string(),
                 r.kind
                     .as_ref()
                     .map_or("-".into(), |k| flatten_str(k.name())),
@@ -167,7 +167,7 @@ pub fn show_json(
 pub fn render_show_head(x: &ExecutionRow) -> String {
     let mut lines = vec![format!(
         "run {} ({})",
-        flatten_str(&x.name),
+        x.name,
         x.kind
             .as_ref()
             .map_or("unknown kind".into(), |k| flatten_str(k.name()))
@@ -199,7 +199,7 @@ pub fn status_line(name: &str, status: &str) -> String {
 /// The last line of a watch (no newline): the run's final status, and its error when
 /// it has one.
 pub fn final_line(x: &ExecutionRow) -> String {
-    format!("run {}: {}", flatten_str(&x.name), status_text(x))
+    format!("run {}: {}", x.name, status_text(x))
 }
 
 /// One event of an execution's history, as a watch reads it.
@@ -840,7 +840,7 @@ mod tests {
 pub fn one_row_per_run(rows: Vec<ExecutionRow>) -> Vec<ExecutionRow> {
     use crate::continuation::run_of_execution;
     use std::collections::BTreeMap;
-    let firsts: std::collections::BTreeSet<String> = rows
+    let firsts: std::collections::BTreeSet<RunId> = rows
         .iter()
         .filter(|r| run_of_execution(&r.name).1 == 1)
         .map(|r| r.name.clone())
@@ -860,7 +860,7 @@ pub fn one_row_per_run(rows: Vec<ExecutionRow>) -> Vec<ExecutionRow> {
         }
     }
     for r in &mut out {
-        if let Some((_, last)) = latest.remove(&r.name) {
+        if let Some((_, last)) = latest.remove(r.name.as_str()) {
             r.status = last.status;
             r.stop_ms = last.stop_ms;
             r.error = last.error;

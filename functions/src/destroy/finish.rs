@@ -7,6 +7,7 @@ use cdkd_core::destroy::model::{
     add_next_step, build_report, note_unconfirmed_deletes, DestroyReport, PlannedRow, ReportCounts,
     RunResult,
 };
+use cdkd_core::run::RunId;
 use serde::{Deserialize, Serialize};
 
 use super::{DestroyRun, RunRef};
@@ -26,7 +27,7 @@ pub struct FinishInput {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunReport {
-    pub run_id: String,
+    pub run_id: RunId,
     pub stack: String,
     pub region: String,
     /// Every stack destroyed (retained resources stay in AWS by design).
@@ -49,7 +50,7 @@ pub struct RunReport {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FinishOutput {
-    pub run_id: String,
+    pub run_id: RunId,
     pub complete: bool,
     pub report_key: String,
     pub stacks: Vec<StackSummary>,

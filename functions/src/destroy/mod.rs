@@ -81,7 +81,7 @@ pub struct Carry {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DestroyRun {
-    pub run_id: String,
+    pub run_id: RunId,
     pub started_ms: i64,
     pub skip_final_snapshot: bool,
     /// `removeProtection`: deleters turn deletion protection off before deleting.

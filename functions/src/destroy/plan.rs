@@ -112,7 +112,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         });
     }
     let record = DestroyRun {
-        run_id: run_id.as_str().to_owned(),
+        run_id: run_id.clone(),
         started_ms: deps.now(),
         skip_final_snapshot: input.skip_final_snapshot,
         remove_protection: input.remove_protection,
