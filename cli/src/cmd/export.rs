@@ -400,7 +400,7 @@ async fn clear_the_way(
             // A dry run plans: its plan refuses the destination row.
             Verdict::NotOurs { .. } => {}
             Verdict::Resume { run_id, take_over } => {
-                return resume_run(ctx, a, name, &cfn_root, RunId::from(run_id), take_over)
+                return resume_run(ctx, a, name, &cfn_root, run_id, take_over)
                     .await
                     .map(Err)
             }

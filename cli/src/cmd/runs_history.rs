@@ -447,7 +447,7 @@ async fn root_lock_status(
             match deployed
                 .get()
                 .await
-                .describe(Some(RunKind::Export), &name)
+                .describe(Some(RunKind::Export), name)
                 .await
             {
                 Some((_, x)) => {

@@ -96,7 +96,7 @@ async fn row_of(
         .map(|r| crate::run::listing::outcome_of_report(store, &f.run_id, kind.clone(), r))
         .transpose()?;
     let row = ExecutionRow {
-        name: f.run_id.clone().into(),
+        name: f.run_id.clone(),
         arn: String::new(),
         kind,
         status: "UNKNOWN".into(),
