@@ -15,9 +15,33 @@ pub enum Decision {
     /// Call a deleter.
     Delete(DeletePlan),
     /// Refused before any call (outcome `failed`, record kept).
-    Fail { error: String },
+    Fail { error: RecordFailure },
     /// Declined before any call (outcome `skipped`, record kept).
-    Skip { reason: String },
+    Skip { reason: RecordSkip },
+}
+
+/// Why a record is refused before any call (docs/destroy.md, "Before sending
+/// anything"): the row fails and its record is kept. Worded by `core::view::refusal`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordFailure {
+    /// `DeletionPolicy: Snapshot` on a type whose delete takes a final snapshot, but the
+    /// record was created through Cloud Control, whose delete cannot take one.
+    SnapshotThroughCloudControl { resource_type: String },
+    /// `DeletionPolicy: Snapshot` on a type no deleter can snapshot.
+    SnapshotUnsupported { resource_type: String },
+    /// A custom resource whose `ServiceToken` is not a string.
+    ServiceTokenNotString,
+}
+
+/// Why a record is declined before any call (docs/destroy.md, "Before sending
+/// anything"): the row is skipped and its record is kept. Worded by
+/// `core::view::refusal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordSkip {
+    /// A custom resource with no recorded properties.
+    NoProperties,
+    /// A custom resource with no `ServiceToken`.
+    NoServiceToken,
 }
 
 /// How to delete.
@@ -254,9 +278,9 @@ pub fn decide_with<C: DeleterCatalog + ?Sized>(
         if SNAPSHOT_ON_DELETE.contains(&ty) {
             if cc_pinned {
                 return Decision::Fail {
-                    error: format!(
-                        "{FINAL_SNAPSHOT_UNSUPPORTED}: {ty} was created through Cloud Control, whose delete cannot take a final snapshot; delete it by hand or destroy with skipFinalSnapshot"
-                    ),
+                    error: RecordFailure::SnapshotThroughCloudControl {
+                        resource_type: ty.to_string(),
+                    },
                 };
             }
             let in_cluster = ty == "AWS::RDS::DBInstance"
@@ -284,9 +308,9 @@ pub fn decide_with<C: DeleterCatalog + ?Sized>(
             final_snapshot = Some(FinalSnapshot::SnapshotFirst);
         } else {
             return Decision::Fail {
-                error: format!(
-                    "{FINAL_SNAPSHOT_UNSUPPORTED}: DeletionPolicy Snapshot is not supported for {ty}; delete it by hand or destroy with skipFinalSnapshot"
-                ),
+                error: RecordFailure::SnapshotUnsupported {
+                    resource_type: ty.to_string(),
+                },
             };
         }
     }
@@ -310,17 +334,16 @@ pub fn decide_with<C: DeleterCatalog + ?Sized>(
 fn custom_resource_precheck(entry: &Map<String, Value>) -> Result<(), Decision> {
     let Some(props) = entry.get("properties").and_then(Value::as_object) else {
         return Err(Decision::Skip {
-            reason: "custom resource has no recorded properties, so its handler cannot be called"
-                .into(),
+            reason: RecordSkip::NoProperties,
         });
     };
     match props.get("ServiceToken") {
         None | Some(Value::Null) => Err(Decision::Skip {
-            reason: "custom resource has no ServiceToken, so its handler cannot be called".into(),
+            reason: RecordSkip::NoServiceToken,
         }),
         Some(Value::String(_)) => Ok(()),
         Some(_) => Err(Decision::Fail {
-            error: "custom resource ServiceToken is not a string".into(),
+            error: RecordFailure::ServiceTokenNotString,
         }),
     }
 }
@@ -492,7 +515,13 @@ mod tests {
         let Decision::Fail { error } = decide(&e, opts()) else {
             panic!()
         };
-        assert!(error.starts_with(FINAL_SNAPSHOT_UNSUPPORTED));
+        assert_eq!(
+            error,
+            RecordFailure::SnapshotThroughCloudControl {
+                resource_type: "AWS::RDS::DBInstance".into()
+            }
+        );
+        assert!(error.to_string().starts_with(FINAL_SNAPSHOT_UNSUPPORTED));
     }
 
     #[test]
@@ -501,6 +530,13 @@ mod tests {
         let Decision::Fail { error } = decide(&e, opts()) else {
             panic!()
         };
+        assert_eq!(
+            error,
+            RecordFailure::SnapshotUnsupported {
+                resource_type: "AWS::S3::Bucket".into()
+            }
+        );
+        let error = error.to_string();
         assert!(error.contains(FINAL_SNAPSHOT_UNSUPPORTED));
         assert!(error.contains("AWS::S3::Bucket"));
     }
@@ -679,11 +715,26 @@ mod tests {
     #[test]
     fn custom_resource_without_service_token_is_skipped_statement_42() {
         let e = entry(json!({"resourceType": "Custom::X", "properties": {}}));
-        assert!(matches!(decide(&e, opts()), Decision::Skip { .. }));
+        assert_eq!(
+            decide(&e, opts()),
+            Decision::Skip {
+                reason: RecordSkip::NoServiceToken
+            }
+        );
         let e = entry(json!({"resourceType": "Custom::X"}));
-        assert!(matches!(decide(&e, opts()), Decision::Skip { .. }));
+        assert_eq!(
+            decide(&e, opts()),
+            Decision::Skip {
+                reason: RecordSkip::NoProperties
+            }
+        );
         let e = entry(json!({"resourceType": "Custom::X", "properties": {"ServiceToken": 3}}));
-        assert!(matches!(decide(&e, opts()), Decision::Fail { .. }));
+        assert_eq!(
+            decide(&e, opts()),
+            Decision::Fail {
+                error: RecordFailure::ServiceTokenNotString
+            }
+        );
     }
 
     #[test]

@@ -231,15 +231,19 @@ pub fn plan_stack(
                 Decision::NoOp => (PlanAction::NoOp, RowOutcome::Deleted),
                 Decision::Fail { error } => (
                     PlanAction::Fail {
-                        error: error.clone(),
+                        error: error.to_string(),
                     },
-                    RowOutcome::Failed { error },
+                    RowOutcome::Failed {
+                        error: error.to_string(),
+                    },
                 ),
                 Decision::Skip { reason } => (
                     PlanAction::Skip {
-                        reason: reason.clone(),
+                        reason: reason.to_string(),
                     },
-                    RowOutcome::Skipped { reason },
+                    RowOutcome::Skipped {
+                        reason: reason.to_string(),
+                    },
                 ),
                 Decision::Delete(p) if p.route == Route::NestedStack => {
                     let child = child_stack_name(stack, &id);

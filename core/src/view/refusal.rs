@@ -9,7 +9,9 @@
 //!   of `export::resume`), [`TooLarge`] (`phases::delivery`) and [`PlanRefusal`]
 //!   (`planner::plan_tree`);
 //! - [`FinalSnapshotRefusal`] (`destroy::decide::final_snapshot_refusal`, a deleter's
-//!   refusal of a delete that would lose its final snapshot);
+//!   refusal of a delete that would lose its final snapshot), and [`RecordFailure`] /
+//!   [`RecordSkip`] (`destroy::decide::decide`: a record failed or skipped before any
+//!   call, the words of its row's outcome);
 //! - [`Contention`] and [`LockRefusal`] (`contention`: a lock someone else holds, or
 //!   one that cannot be read);
 //! - [`Refusal`] (`destroy::refusals::check_plan`: a destroy refused before anything
@@ -31,7 +33,9 @@
 use std::fmt;
 
 use crate::contention::{contention_message, Contention, LockRefusal};
-use crate::destroy::decide::{FinalSnapshot, FinalSnapshotRefusal, FINAL_SNAPSHOT_UNSUPPORTED};
+use crate::destroy::decide::{
+    FinalSnapshot, FinalSnapshotRefusal, RecordFailure, RecordSkip, FINAL_SNAPSHOT_UNSUPPORTED,
+};
 use crate::destroy::graph::DamagedResources;
 use crate::destroy::refusals::{Damage, Refusal};
 use crate::export::consumers::{hit_lines, CrossStackReads, CrossStackRefusal};
@@ -341,6 +345,39 @@ impl fmt::Display for FinalSnapshotRefusal {
             "{FINAL_SNAPSHOT_UNSUPPORTED}: {} {} in stack {} has DeletionPolicy Snapshot ({snapshot}), but {}; nothing was deleted. Snapshot and delete it by hand, or destroy with skipFinalSnapshot to delete it without a snapshot",
             self.resource_type, self.logical_id, self.stack, self.why
         )
+    }
+}
+
+/// A record refused before any call: the words of its row's `failed` outcome.
+impl fmt::Display for RecordFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordFailure::SnapshotThroughCloudControl { resource_type } => write!(
+                f,
+                "{FINAL_SNAPSHOT_UNSUPPORTED}: {resource_type} was created through Cloud Control, whose delete cannot take a final snapshot; delete it by hand or destroy with skipFinalSnapshot"
+            ),
+            RecordFailure::SnapshotUnsupported { resource_type } => write!(
+                f,
+                "{FINAL_SNAPSHOT_UNSUPPORTED}: DeletionPolicy Snapshot is not supported for {resource_type}; delete it by hand or destroy with skipFinalSnapshot"
+            ),
+            RecordFailure::ServiceTokenNotString => {
+                f.write_str("custom resource ServiceToken is not a string")
+            }
+        }
+    }
+}
+
+/// A record declined before any call: the words of its row's `skipped` outcome.
+impl fmt::Display for RecordSkip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RecordSkip::NoProperties => {
+                "custom resource has no recorded properties, so its handler cannot be called"
+            }
+            RecordSkip::NoServiceToken => {
+                "custom resource has no ServiceToken, so its handler cannot be called"
+            }
+        })
     }
 }
 
@@ -862,6 +899,25 @@ mod tests {
             PlanRefusal::Worded("as it was said".into()).to_string(),
             "as it was said"
         );
+    }
+
+    #[test]
+    fn a_record_failed_or_skipped_before_any_call_is_worded_for_its_row_statements_19_20_42() {
+        let ty = || "AWS::RDS::DBInstance".to_string();
+        let lines = [
+            RecordFailure::SnapshotThroughCloudControl {
+                resource_type: ty(),
+            }
+            .to_string(),
+            RecordFailure::SnapshotUnsupported {
+                resource_type: ty(),
+            }
+            .to_string(),
+            RecordFailure::ServiceTokenNotString.to_string(),
+            RecordSkip::NoProperties.to_string(),
+            RecordSkip::NoServiceToken.to_string(),
+        ];
+        insta::assert_snapshot!(lines.join("\n"));
     }
 
     #[test]

@@ -390,8 +390,12 @@ fn decide_ready(
         let outcome = match decide_with(&entry, opts, &ctx.registry) {
             Decision::Retain => Some(RowOutcome::Retained),
             Decision::NoOp => Some(RowOutcome::Deleted),
-            Decision::Fail { error } => Some(RowOutcome::Failed { error }),
-            Decision::Skip { reason } => Some(RowOutcome::Skipped { reason }),
+            Decision::Fail { error } => Some(RowOutcome::Failed {
+                error: error.to_string(),
+            }),
+            Decision::Skip { reason } => Some(RowOutcome::Skipped {
+                reason: reason.to_string(),
+            }),
             Decision::Delete(plan) if plan.route == Route::NestedStack => {
                 Some(nested_outcome(&child_stack_name(&sr.stack, &id), children))
             }

@@ -424,14 +424,20 @@ pub fn wave(
                         remove_record(store, aws, id, io, violations)?;
                     }
                     Decision::Fail { error } => {
-                        progress
-                            .outcomes
-                            .insert(id.clone(), RowOutcome::Failed { error });
+                        progress.outcomes.insert(
+                            id.clone(),
+                            RowOutcome::Failed {
+                                error: error.to_string(),
+                            },
+                        );
                     }
                     Decision::Skip { reason } => {
-                        progress
-                            .outcomes
-                            .insert(id.clone(), RowOutcome::Skipped { reason });
+                        progress.outcomes.insert(
+                            id.clone(),
+                            RowOutcome::Skipped {
+                                reason: reason.to_string(),
+                            },
+                        );
                     }
                     Decision::Delete(_) => {
                         let ty = entry
