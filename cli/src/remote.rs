@@ -12,7 +12,7 @@ use std::time::Duration;
 use cdkd_aws::retry::{retry_while, Backoff};
 use cdkd_aws::sfn::{self, Execution, Sfn, SfnError};
 use cdkd_aws::SdkConfig;
-use cdkd_core::run::RunKind;
+use cdkd_core::run::{RunId, RunKind};
 use cdkd_core::text::flatten_str;
 use cdkd_core::view;
 use cdkd_core::view::runs::ExecutionRow;
@@ -167,17 +167,17 @@ where
     out
 }
 
-/// Starts `kind` on the deployed backend with `input`, named `run_id`, then watches it
-/// (unless `--detach`). Exit status: 0 when the run succeeded, 1 otherwise.
+/// Starts `kind` on the deployed backend with `input`, named `run_id` (checked where it
+/// entered, or made valid: `run::ids`), then watches it (unless `--detach`). Exit
+/// status: 0 when the run succeeded, 1 otherwise.
 pub async fn start_and_watch(
     sdk: &SdkConfig,
     remote: &RemoteArgs,
     kind: Kind,
-    run_id: &str,
+    run_id: &RunId,
     input: &Value,
     json: bool,
 ) -> Result<ExitCode, CliError> {
-    check_execution_name(run_id)?;
     let arn = resolve_state_machine(
         sdk,
         kind,

@@ -22,16 +22,7 @@ async fn deployed_cleanup_started_as_the_schedule_does_destroys_each_selected_st
     // The schedule's Input, as the template writes it, with this test's pattern.
     let input = json!({"stateBucket": b.bucket, "statePrefix": "cdkd",
         "pattern": format!("{tag}-*"), "minimumAge": "7d", "regions": "", "dryRun": false});
-    let machine = b.outputs().await.remove("CleanupStateMachineArn").unwrap();
-    let sfn = aws_sdk_sfn::Client::new(&h::sdk().await);
-    let started = sfn
-        .start_execution()
-        .state_machine_arn(&machine)
-        .input(input.to_string())
-        .send()
-        .await
-        .unwrap();
-    let arn = started.execution_arn;
+    let (sfn, arn) = start_cleanup(&b, &input).await;
     wait_until("the cleanup ends", Duration::from_secs(300), || {
         let arn = arn.clone();
         async move { status(&arn).await != "RUNNING" }
@@ -82,7 +73,6 @@ async fn deployed_cleanup_started_as_the_schedule_does_destroys_each_selected_st
 /// passes only counts, so it succeeds and tells its digest.
 #[tokio::test]
 async fn deployed_cleanup_dry_run_over_5000_records_stays_within_the_payload_limit() {
-    use futures::stream::{self, StreamExt};
     let b = backend();
     inbox::open().await;
     let tag = uniq("scale").to_lowercase();
@@ -96,31 +86,10 @@ async fn deployed_cleanup_dry_run_over_5000_records_stays_within_the_payload_lim
             }
         })
         .collect();
-    stream::iter(names)
-        .map(|stack| {
-            let (s3, bucket) = (s3.clone(), b.bucket.clone());
-            async move {
-                let body = json!({"version": 10, "stackName": stack, "region": "us-east-1",
-                    "resources": {}, "outputs": {}, "lastModified": 1});
-                let key = format!("cdkd/{stack}/us-east-1/state.json");
-                h::put_raw(&s3, &bucket, &key, body.to_string()).await;
-            }
-        })
-        .buffer_unordered(32)
-        .collect::<Vec<_>>()
-        .await;
+    seed_empty_records(&s3, &b.bucket, names, 32).await;
     let input = json!({"stateBucket": b.bucket, "statePrefix": "cdkd",
         "pattern": format!("{tag}-pr-*"), "minimumAge": "7d", "regions": "", "dryRun": true});
-    let machine = b.outputs().await.remove("CleanupStateMachineArn").unwrap();
-    let sfn = aws_sdk_sfn::Client::new(&h::sdk().await);
-    let arn = sfn
-        .start_execution()
-        .state_machine_arn(&machine)
-        .input(input.to_string())
-        .send()
-        .await
-        .unwrap()
-        .execution_arn;
+    let (sfn, arn) = start_cleanup(&b, &input).await;
     wait_until("the dry run ends", Duration::from_secs(300), || {
         let arn = arn.clone();
         async move { status(&arn).await != "RUNNING" }
@@ -159,38 +128,16 @@ async fn deployed_cleanup_dry_run_over_5000_records_stays_within_the_payload_lim
 /// emulator (docs/testing.md, "The deployed group").
 #[tokio::test]
 async fn deployed_cleanup_destroying_300_stacks_stays_within_the_payload_limit() {
-    use futures::stream::{self, StreamExt};
     const BRANCH: &str = "feature-checkout-redesign-with-the-new-payment-provider";
     let b = backend();
     inbox::open().await;
     let tag = uniq("many").to_lowercase();
     let s3 = h::s3().await;
     let names: Vec<String> = (0..300).map(|i| format!("{tag}-{i:05}-{BRANCH}")).collect();
-    stream::iter(names.clone())
-        .map(|stack| {
-            let (s3, bucket) = (s3.clone(), b.bucket.clone());
-            async move {
-                let body = json!({"version": 10, "stackName": stack, "region": "us-east-1",
-                    "resources": {}, "outputs": {}, "lastModified": 1});
-                let key = format!("cdkd/{stack}/us-east-1/state.json");
-                h::put_raw(&s3, &bucket, &key, body.to_string()).await;
-            }
-        })
-        .buffer_unordered(16)
-        .collect::<Vec<_>>()
-        .await;
+    seed_empty_records(&s3, &b.bucket, names.clone(), 16).await;
     let input = json!({"stateBucket": b.bucket, "statePrefix": "cdkd",
         "pattern": format!("{tag}-*"), "minimumAge": "7d", "regions": "", "dryRun": false});
-    let machine = b.outputs().await.remove("CleanupStateMachineArn").unwrap();
-    let sfn = aws_sdk_sfn::Client::new(&h::sdk().await);
-    let arn = sfn
-        .start_execution()
-        .state_machine_arn(&machine)
-        .input(input.to_string())
-        .send()
-        .await
-        .unwrap()
-        .execution_arn;
+    let (sfn, arn) = start_cleanup(&b, &input).await;
     let started = std::time::Instant::now();
     wait_until(
         "the cleanup of 300 stacks ends",
@@ -255,6 +202,46 @@ async fn deployed_cleanup_destroying_300_stacks_stays_within_the_payload_limit()
 
 /// The execution's history length and the largest state input or output it recorded, in
 /// bytes.
+/// Starts the cleanup state machine with `input` as the schedule does; the client and
+/// the execution's ARN.
+async fn start_cleanup(
+    b: &super::Backend,
+    input: &serde_json::Value,
+) -> (aws_sdk_sfn::Client, String) {
+    let machine = b.outputs().await.remove("CleanupStateMachineArn").unwrap();
+    let sfn = aws_sdk_sfn::Client::new(&h::sdk().await);
+    let arn = sfn
+        .start_execution()
+        .state_machine_arn(&machine)
+        .input(input.to_string())
+        .send()
+        .await
+        .unwrap()
+        .execution_arn;
+    (sfn, arn)
+}
+
+/// Writes an empty record (no resources, last modified long ago) for each of `names`,
+/// `concurrency` at a time.
+async fn seed_empty_records(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    names: Vec<String>,
+    concurrency: usize,
+) {
+    use futures::stream::{self, StreamExt};
+    stream::iter(names)
+        .map(|stack| async move {
+            let body = json!({"version": 10, "stackName": stack, "region": "us-east-1",
+                "resources": {}, "outputs": {}, "lastModified": 1});
+            let key = format!("cdkd/{stack}/us-east-1/state.json");
+            h::put_raw(s3, bucket, &key, body.to_string()).await;
+        })
+        .buffer_unordered(concurrency)
+        .collect::<Vec<_>>()
+        .await;
+}
+
 async fn largest_state_payload(arn: &str) -> (Vec<aws_sdk_sfn::types::HistoryEvent>, usize) {
     let events = super::history(arn).await;
     let largest = events
