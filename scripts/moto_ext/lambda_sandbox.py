@@ -151,15 +151,22 @@ class Sandbox:
     def _drain(self, log: Callable[[bytes], None]) -> None:
         """The process's output, line by line, into `log`. Read in raw chunks (not through
         a buffered reader) so that `settle` can tell from the pipe alone whether all that
-        was written has been logged."""
+        was written has been logged: the drain waits for the pipe to be readable without
+        the lock, then reads and logs under it, so no chunk is ever out of the pipe and not
+        yet logged while `settle` looks (a read outside the lock let `END` pass a line the
+        handler wrote before its result, on a loaded machine)."""
         assert self.proc.stdout is not None
         fd, rest = self.proc.stdout.fileno(), b""
         while True:
             try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                chunk = b""
+                select.select([fd], [], [])
+            except (OSError, ValueError):
+                pass  # closed: the read below ends the drain
             with self.out_lock:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    chunk = b""
                 if not chunk:
                     break
                 *lines, rest = (rest + chunk).split(b"\n")
