@@ -17,7 +17,6 @@ use cdkd_core::export::execute::execution_refusal;
 use cdkd_core::export::names;
 use cdkd_core::export::plan::Plan;
 use cdkd_core::export::resume::{live_refusal, not_ours_refusal, Verdict};
-use cdkd_core::export::unmanaged::Gate;
 use cdkd_core::run::{RunId, RunKind};
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{assembly_line, template_read_line};
@@ -583,9 +582,13 @@ async fn gate_after_plan(
     if let Some(why) = execution_refusal(name, &plan) {
         return Err(CliError::refused(&why));
     }
-    // Rows the template leaves out, refused before the question unless --leave-unmanaged
-    // (docs/export.md, "Rows the template leaves out"): the gate the real run's plan applies.
-    if let Gate::Refuse(why) = plan.unmanaged_gate(a.leave_unmanaged, false) {
+    // Rows the template leaves out unless --leave-unmanaged, Custom Resources unless
+    // --include-non-importable, refused before the question (docs/export.md, "Rows the
+    // template leaves out"): the gates the real run applies to the plan it reuses.
+    if let Some(why) = plan
+        .gates(a.leave_unmanaged, a.include_non_importable)
+        .first()
+    {
         return Err(CliError::Refused(format!("export {stack} refused: {why}")));
     }
     if !a.yes && !a.require_approval {

@@ -248,3 +248,39 @@ async fn region_conflict_export_and_destroy_both_refuse_a_record_whose_body_name
     // Nothing deleted, nothing locked, nothing submitted.
     untouched_as(&s, &rec).await;
 }
+
+/// Statement 17 (docs/export.md, "Checks"): a Custom Resource without
+/// `--include-non-importable`. The dry run warns; a real run (whose plan run is a dry
+/// run) is refused before the question and any lock, naming the flag.
+#[tokio::test]
+async fn custom_resource_without_the_flag_refuses_a_real_run_before_any_lock() {
+    let s = real_stack("CrGate").await;
+    let token = "arn:aws:sns:us-east-1:123456789012:cr-gate-provider";
+    let mut rec = s.record.clone();
+    rec["resources"]["Thing"] = json!({"resourceType": "Custom::Thing", "physicalId": "thing-1",
+        "properties": {"ServiceToken": token}, "provisionedBy": "custom"});
+    rewrite(&s, &rec).await;
+    let mut t = template_of(&s);
+    t["Resources"]["Thing"] =
+        json!({"Type": "Custom::Thing", "Properties": {"ServiceToken": token}});
+    let path = write_template(&s, &t);
+    let gate = "1 Custom Resource(s) cannot be imported; phase 2 creates them again, which re-runs their create handlers. Pass --include-non-importable to accept that";
+
+    let dry = export(&s, &path, &["--dry-run"]);
+    assert_eq!(dry.code, 0, "{dry:?}");
+    assert!(
+        dry.stdout.contains(&format!("Warning: {gate}")),
+        "{}",
+        dry.stdout
+    );
+
+    let refused = export(&s, &path, &["-y"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("error: export {} refused: {gate}", s.stack)),
+        "{refused:?}"
+    );
+    untouched_as(&s, &rec).await;
+}

@@ -208,35 +208,6 @@ pub fn types_needing_registry<'a>(template: &'a Template, record: &StateRecord) 
         .collect()
 }
 
-/// What `--include-non-importable` decides for the Custom Resources of a run (the
-/// tree-wide count on a nested run).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CustomResourceGate {
-    Proceed,
-    /// Dry run without the flag: the plan prints, with this warning.
-    Warn(String),
-    /// Real run without the flag.
-    Refuse(String),
-}
-
-pub fn custom_resource_gate(
-    count: usize,
-    include_non_importable: bool,
-    dry_run: bool,
-) -> CustomResourceGate {
-    if count == 0 || include_non_importable {
-        return CustomResourceGate::Proceed;
-    }
-    let text = format!(
-        "{count} Custom Resource(s) cannot be imported; phase 2 creates them again, which re-runs their create handlers. Pass --include-non-importable to accept that"
-    );
-    if dry_run {
-        CustomResourceGate::Warn(text)
-    } else {
-        CustomResourceGate::Refuse(text)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -526,24 +497,5 @@ mod tests {
         let r = rec(json!({"B": {"physicalId": "b", "properties": {}}}));
         let out = run(&t, &r, &BTreeMap::new(), Default::default());
         assert!(matches!(out[0].category, Category::Import(_)));
-    }
-
-    #[test]
-    fn statement_16_and_17_custom_resource_gate_warns_in_dry_run_and_refuses_otherwise() {
-        assert!(
-            matches!(custom_resource_gate(1, false, true), CustomResourceGate::Warn(t) if t.contains("--include-non-importable"))
-        );
-        assert!(matches!(
-            custom_resource_gate(1, false, false),
-            CustomResourceGate::Refuse(_)
-        ));
-        assert_eq!(
-            custom_resource_gate(1, true, false),
-            CustomResourceGate::Proceed
-        );
-        assert_eq!(
-            custom_resource_gate(0, false, false),
-            CustomResourceGate::Proceed
-        );
     }
 }

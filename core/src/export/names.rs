@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use super::plain::shown;
 use super::refusal::ExportRefusal;
 
 /// CloudFormation's stack-name rule, also its length limit.
@@ -20,38 +19,48 @@ pub fn default_cfn_name(cdkd_name: &str) -> String {
     cdkd_name.replace('~', "-")
 }
 
-const OVERRIDE_HINT: &str =
-    "pass --cfn-stack-name for the root or --cfn-child-stack-name <cdkd>=<cfn> for a nested child";
+/// Why a destination name, or a `--cfn-child-stack-name` token, is refused. Worded by
+/// `core::view::export_input`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NameRefusal {
+    /// A token without `=`.
+    NotAPair { token: String },
+    /// A token with an empty side (after trimming).
+    EmptySide { token: String },
+    /// The CloudFormation side is not a valid stack name.
+    InvalidOverride { cfn_stack: String },
+    /// The same cdkd stack named twice.
+    Twice { stack: String },
+    /// The stack's destination name (its override, else the default mapping) is not a
+    /// valid CloudFormation name.
+    InvalidName { stack: String, cfn_stack: String },
+}
 
 /// Parses the `--cfn-child-stack-name cdkd=cfn` tokens: split at the first `=`, both
 /// sides trimmed and non-empty, the CloudFormation side a valid name, no cdkd key twice.
-pub fn parse_child_overrides(tokens: &[String]) -> Result<BTreeMap<String, String>, String> {
+pub fn parse_child_overrides(tokens: &[String]) -> Result<BTreeMap<String, String>, NameRefusal> {
     let mut out = BTreeMap::new();
     for token in tokens {
         let Some((k, v)) = token.split_once('=') else {
-            return Err(format!(
-                "--cfn-child-stack-name {} is not of the form <cdkd>=<cfn>",
-                shown(token)
-            ));
+            return Err(NameRefusal::NotAPair {
+                token: token.clone(),
+            });
         };
         let (k, v) = (crate::text::js_trim(k), crate::text::js_trim(v));
         if k.is_empty() || v.is_empty() {
-            return Err(format!(
-                "--cfn-child-stack-name {} has an empty side; expected <cdkd>=<cfn>",
-                shown(token)
-            ));
+            return Err(NameRefusal::EmptySide {
+                token: token.clone(),
+            });
         }
         if !is_valid_cfn_name(v) {
-            return Err(format!(
-                "--cfn-child-stack-name: {} is not a valid CloudFormation stack name (a letter, then letters, digits and hyphens, at most 128)",
-                shown(v)
-            ));
+            return Err(NameRefusal::InvalidOverride {
+                cfn_stack: v.to_string(),
+            });
         }
         if out.insert(k.to_string(), v.to_string()).is_some() {
-            return Err(format!(
-                "--cfn-child-stack-name names {} more than once",
-                shown(k)
-            ));
+            return Err(NameRefusal::Twice {
+                stack: k.to_string(),
+            });
         }
     }
     Ok(out)
@@ -65,7 +74,7 @@ pub fn cfn_name(
     is_root: bool,
     root_override: Option<&str>,
     child_overrides: &BTreeMap<String, String>,
-) -> Result<String, String> {
+) -> Result<String, NameRefusal> {
     let name = if is_root {
         root_override.map(str::to_string)
     } else {
@@ -75,11 +84,10 @@ pub fn cfn_name(
     if is_valid_cfn_name(&name) {
         Ok(name)
     } else {
-        Err(format!(
-            "stack {} maps to CloudFormation name {}, which is not a valid stack name (a letter, then letters, digits and hyphens, at most 128); {OVERRIDE_HINT}",
-            shown(cdkd_name),
-            shown(&name)
-        ))
+        Err(NameRefusal::InvalidName {
+            stack: cdkd_name.to_string(),
+            cfn_stack: name,
+        })
     }
 }
 
@@ -191,17 +199,43 @@ mod tests {
     #[test]
     fn statement_79_root_named_1app_refuses_without_cfn_stack_name() {
         let e = cfn_name("1app", true, None, &BTreeMap::new()).unwrap_err();
-        assert!(e.contains("--cfn-stack-name"), "{e}");
+        assert_eq!(
+            e,
+            NameRefusal::InvalidName {
+                stack: "1app".into(),
+                cfn_stack: "1app".into()
+            }
+        );
+        assert!(e.to_string().contains("--cfn-stack-name"), "{e}");
         assert!(cfn_name("1app", true, Some("app1"), &BTreeMap::new()).is_ok());
     }
 
     #[test]
     fn statement_80_duplicate_child_override_keys_refuse() {
         let e = parse_child_overrides(&["Root~Db=a".into(), " Root~Db = b".into()]).unwrap_err();
-        assert!(e.contains("more than once"), "{e}");
-        assert!(parse_child_overrides(&["nokey".into()]).is_err());
-        assert!(parse_child_overrides(&["=x".into()]).is_err());
-        assert!(parse_child_overrides(&["Root~Db=1bad".into()]).is_err());
+        assert_eq!(
+            e,
+            NameRefusal::Twice {
+                stack: "Root~Db".into()
+            }
+        );
+        assert!(e.to_string().contains("more than once"), "{e}");
+        assert_eq!(
+            parse_child_overrides(&["nokey".into()]),
+            Err(NameRefusal::NotAPair {
+                token: "nokey".into()
+            })
+        );
+        assert_eq!(
+            parse_child_overrides(&["=x".into()]),
+            Err(NameRefusal::EmptySide { token: "=x".into() })
+        );
+        assert_eq!(
+            parse_child_overrides(&["Root~Db=1bad".into()]),
+            Err(NameRefusal::InvalidOverride {
+                cfn_stack: "1bad".into()
+            })
+        );
     }
 
     #[test]

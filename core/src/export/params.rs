@@ -86,22 +86,57 @@ pub struct StackParams {
     pub warnings: Vec<String>,
 }
 
+/// Why the parameters refuse the plan. Worded by `core::view::export_input`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParamRefusal {
+    /// A `--parameter` token without `=`, or with nothing before it.
+    NotKeyValue { token: String },
+    /// A `--parameter` token whose key is blank once trimmed.
+    EmptyKey { token: String },
+    /// `--parameter` given to a template with no `Parameters` section.
+    NoParametersSection,
+    /// A `--parameter` key the template does not declare, with the keys it does.
+    Undeclared { key: String, declared: Vec<String> },
+    /// Declared parameters with neither a Default nor a `--parameter`.
+    Missing { names: Vec<String> },
+    /// A value or a tag a nested child's row passes, refused.
+    Nested {
+        child_stack: String,
+        why: NestedRefusal,
+    },
+    /// A child's NoEcho value its parent passes other than as a plain `Ref` to one of
+    /// the parent's parameters: it cannot be submitted (the plan stores it masked).
+    NoEchoNotPlainRef { child_stack: String, key: String },
+}
+
+/// Why a nested child's parameter or tag refuses the plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NestedRefusal {
+    /// An SSM-typed parameter naming a SecureString.
+    SecureString { param: String, ssm_name: String },
+    /// A real run's failed SSM read.
+    SsmUnreadable {
+        ssm_name: String,
+        param: String,
+        cause: String,
+    },
+    /// The parent row's `Tags` is not a list (`kind`: what it is instead).
+    TagsNotAList { kind: &'static str },
+    /// A tag (its JSON) that cannot be resolved while planning.
+    TagUnresolved { tag: String },
+}
+
 /// Parses `--parameter K=V` tokens: split at the first `=` (missing, or at position 0,
 /// refuses), key trimmed and non-empty, value verbatim; a later duplicate wins.
-pub fn parse_parameter_tokens(tokens: &[String]) -> Result<Vec<(String, String)>, String> {
+pub fn parse_parameter_tokens(tokens: &[String]) -> Result<Vec<(String, String)>, ParamRefusal> {
     let mut out: Vec<(String, String)> = Vec::new();
     for t in tokens {
         let (k, v) = match t.split_once('=') {
             Some((k, v)) if !k.is_empty() => (crate::text::js_trim(k), v),
-            _ => {
-                return Err(format!(
-                    "--parameter {} is not of the form KEY=VALUE",
-                    shown(t)
-                ))
-            }
+            _ => return Err(ParamRefusal::NotKeyValue { token: t.clone() }),
         };
         if k.is_empty() {
-            return Err(format!("--parameter {} has an empty key", shown(t)));
+            return Err(ParamRefusal::EmptyKey { token: t.clone() });
         }
         match out.iter_mut().find(|(ek, _)| ek == k) {
             Some(e) => e.1 = v.to_string(),
@@ -125,25 +160,20 @@ fn ev_of(list: bool, s: String) -> Ev {
 pub fn resolve_root(
     template: &Template,
     overrides: &[(String, String)],
-) -> Result<StackParams, String> {
+) -> Result<StackParams, ParamRefusal> {
     let decls = template.parameters();
     if !overrides.is_empty() && !template.has_parameters_section() {
-        return Err("--parameter was given, but the template declares no Parameters".into());
+        return Err(ParamRefusal::NoParametersSection);
     }
     let declared: Vec<&str> = decls.iter().map(|d| d.name).collect();
     if let Some((k, _)) = overrides
         .iter()
         .find(|(k, _)| !declared.contains(&k.as_str()))
     {
-        return Err(format!(
-            "--parameter {} names no declared parameter; the template declares: {}",
-            shown(k),
-            declared
-                .iter()
-                .map(|d| shown(d))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        return Err(ParamRefusal::Undeclared {
+            key: k.clone(),
+            declared: declared.iter().map(|d| d.to_string()).collect(),
+        });
     }
     let mut out = StackParams::default();
     let mut missing = Vec::new();
@@ -153,7 +183,7 @@ pub fn resolve_root(
             None => match d.default {
                 Some(v) => (js_string(v), ParamSource::Default),
                 None => {
-                    missing.push(shown(d.name).to_string());
+                    missing.push(d.name.to_string());
                     continue;
                 }
             },
@@ -175,10 +205,7 @@ pub fn resolve_root(
         });
     }
     if !missing.is_empty() {
-        return Err(format!(
-            "parameter(s) without a Default and without --parameter: {}; pass --parameter KEY=VALUE or declare a Default",
-            missing.join(", ")
-        ));
+        return Err(ParamRefusal::Missing { names: missing });
     }
     Ok(out)
 }
@@ -197,7 +224,7 @@ pub struct ParentContext<'a> {
 enum Miss {
     Unresolved(String),
     /// Refuses the plan (a real run's SSM failure, a SecureString).
-    Refuse(String),
+    Refuse(NestedRefusal),
     /// An SSM parameter not read yet (the caller reads it and plans again).
     NotRead(String),
 }
@@ -248,25 +275,24 @@ impl Eval<'_, '_> {
                 self.needed.insert(ssm_name.to_string());
                 Err(Miss::NotRead(format!("the SSM parameter {} was not read", shown(ssm_name))))
             }
-            Some(SsmRead::Value { param_type, .. }) if param_type == "SecureString" => Err(Miss::Refuse(format!(
-                "parameter {} is SSM-typed and names {}, a SecureString: cdkd-flow never reads it decrypted, and CloudFormation does not accept a SecureString for an SSM-typed parameter",
-                shown(param),
-                shown(ssm_name)
-            ))),
-            Some(SsmRead::Value { value, param_type }) => Ok(ev_of(list || param_type == "StringList", value.clone())),
-            Some(SsmRead::Failed(cause)) => {
-                let text = format!(
-                    "could not read SSM parameter {} for parameter {} ({})",
-                    shown(ssm_name),
-                    shown(param),
-                    flatten_str(cause)
-                );
-                if self.dry_run {
-                    Err(Miss::Unresolved(format!("{text}; planned without it, so nested IAM principals read as unconfirmed")))
-                } else {
-                    Err(Miss::Refuse(format!("{text}; nothing was locked or written")))
-                }
+            Some(SsmRead::Value { param_type, .. }) if param_type == "SecureString" => {
+                Err(Miss::Refuse(NestedRefusal::SecureString {
+                    param: param.to_string(),
+                    ssm_name: ssm_name.to_string(),
+                }))
             }
+            Some(SsmRead::Value { value, param_type }) => Ok(ev_of(list || param_type == "StringList", value.clone())),
+            Some(SsmRead::Failed(cause)) if self.dry_run => Err(Miss::Unresolved(format!(
+                "could not read SSM parameter {} for parameter {} ({}); planned without it, so nested IAM principals read as unconfirmed",
+                shown(ssm_name),
+                shown(param),
+                flatten_str(cause)
+            ))),
+            Some(SsmRead::Failed(cause)) => Err(Miss::Refuse(NestedRefusal::SsmUnreadable {
+                ssm_name: ssm_name.to_string(),
+                param: param.to_string(),
+                cause: cause.clone(),
+            })),
         }
     }
 
@@ -406,7 +432,7 @@ pub fn resolve_child(
     ssm: &BTreeMap<String, SsmRead>,
     dry_run: bool,
     needed: &mut BTreeSet<String>,
-) -> Result<StackParams, String> {
+) -> Result<StackParams, ParamRefusal> {
     let mut out = StackParams::default();
     let passed = row_parameters
         .and_then(Value::as_object)
@@ -435,9 +461,7 @@ pub fn resolve_child(
                 };
                 (Some(s), binding)
             }
-            Err(Miss::Refuse(r)) => {
-                return Err(format!("nested stack {}: {r}", shown(child_stack)))
-            }
+            Err(Miss::Refuse(why)) => return Err(nested(child_stack, why)),
             Err(Miss::Unresolved(r) | Miss::NotRead(r)) => {
                 unresolved.push(format!("{} ({r})", shown(key)));
                 (None, Binding::Unresolved(r))
@@ -487,17 +511,13 @@ pub fn resolve_row_tags(
     ssm: &BTreeMap<String, SsmRead>,
     dry_run: bool,
     needed: &mut BTreeSet<String>,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, ParamRefusal> {
     let Some(v) = row_tags else {
         return Ok(Vec::new());
     };
-    let way_out = "CloudFormation adopts the nested stack only when the row's Tags match the stack's; write the tag as a literal Key and Value (or a Ref to a parameter of the parent) in the app, then export";
     let Value::Array(items) = v else {
-        return Err(format!(
-            "nested stack {}: the parent row's Tags is {}, not a list of Key/Value pairs; {way_out}",
-            shown(child_stack),
-            crate::state::kind_of(v)
-        ));
+        let kind = crate::state::kind_of(v);
+        return Err(nested(child_stack, NestedRefusal::TagsNotAList { kind }));
     };
     let mut ev = Eval {
         ctx: parent,
@@ -513,15 +533,12 @@ pub fn resolve_row_tags(
             // An SSM value not read yet: the planning pass after the reads resolves it.
             (Some(Err(Miss::NotRead(_))), _) | (_, Some(Err(Miss::NotRead(_)))) => {}
             (Some(Ok(k)), Some(Ok(v))) => out.push((k.joined(), v.joined())),
-            (_, Some(Err(Miss::Refuse(r)))) | (Some(Err(Miss::Refuse(r))), _) => {
-                return Err(format!("nested stack {}: {r}", shown(child_stack)))
+            (_, Some(Err(Miss::Refuse(why)))) | (Some(Err(Miss::Refuse(why))), _) => {
+                return Err(nested(child_stack, why))
             }
             _ => {
-                return Err(format!(
-                    "nested stack {}: the parent row's tag {} cannot be resolved while planning; {way_out}",
-                    shown(child_stack),
-                    flatten_str(&item.to_string())
-                ))
+                let tag = item.to_string();
+                return Err(nested(child_stack, NestedRefusal::TagUnresolved { tag }));
             }
         }
     }
@@ -539,7 +556,7 @@ pub fn no_echo_value(
     key: &str,
     row_parameters: Option<&Value>,
     parent: &StackParams,
-) -> Result<String, String> {
+) -> Result<String, ParamRefusal> {
     let expr = row_parameters.and_then(|p| p.get(key));
     let referenced = expr
         .and_then(Value::as_object)
@@ -553,13 +570,17 @@ pub fn no_echo_value(
             .find(|r| r.key == p)
             .and_then(|r| r.value.clone())
     });
-    found.ok_or_else(|| {
-        format!(
-            "export of {}: the NoEcho parameter {} its parent passes is not a plain Ref to one of the parent's parameters, so it cannot be submitted (the plan stores it masked)",
-            shown(child_stack),
-            shown(key)
-        )
+    found.ok_or_else(|| ParamRefusal::NoEchoNotPlainRef {
+        child_stack: child_stack.to_string(),
+        key: key.to_string(),
     })
+}
+
+fn nested(child_stack: &str, why: NestedRefusal) -> ParamRefusal {
+    ParamRefusal::Nested {
+        child_stack: child_stack.to_string(),
+        why,
+    }
 }
 
 /// Redacts a NoEcho value for anything printed or stored in the plan.
@@ -590,7 +611,14 @@ mod tests {
             "s3cret"
         );
         let err = no_echo_value("App~Db", "Joined", Some(&row), &params).unwrap_err();
-        assert!(err.contains("is not a plain Ref"), "{err}");
+        assert_eq!(
+            err,
+            ParamRefusal::NoEchoNotPlainRef {
+                child_stack: "App~Db".into(),
+                key: "Joined".into()
+            }
+        );
+        assert!(err.to_string().contains("is not a plain Ref"), "{err}");
         assert!(no_echo_value("App~Db", "Missing", Some(&row), &params).is_err());
         assert!(no_echo_value("App~Db", "Password", None, &params).is_err());
     }
@@ -613,9 +641,20 @@ mod tests {
                 ("B".to_string(), "x=y".to_string())
             ]
         );
-        assert!(parse_parameter_tokens(&["=1".into()]).is_err());
-        assert!(parse_parameter_tokens(&["A".into()]).is_err());
-        assert!(parse_parameter_tokens(&[" =1".into()]).is_err());
+        assert_eq!(
+            parse_parameter_tokens(&["=1".into()]),
+            Err(ParamRefusal::NotKeyValue { token: "=1".into() })
+        );
+        assert_eq!(
+            parse_parameter_tokens(&["A".into()]),
+            Err(ParamRefusal::NotKeyValue { token: "A".into() })
+        );
+        assert_eq!(
+            parse_parameter_tokens(&[" =1".into()]),
+            Err(ParamRefusal::EmptyKey {
+                token: " =1".into()
+            })
+        );
     }
 
     #[test]
@@ -624,11 +663,19 @@ mod tests {
             json!({"Parameters": {"Stage": {"Type": "String", "Default": "dev"}}, "Resources": {}}),
         );
         let e = resolve_root(&t, &[("Typo".into(), "1".into())]).unwrap_err();
+        assert_eq!(
+            e,
+            ParamRefusal::Undeclared {
+                key: "Typo".into(),
+                declared: vec!["Stage".into()]
+            }
+        );
+        let e = e.to_string();
         assert!(e.contains("Typo") && e.contains("Stage"), "{e}");
         let none = tpl(json!({"Resources": {}}));
-        assert!(resolve_root(&none, &[("A".into(), "1".into())])
-            .unwrap_err()
-            .contains("declares no Parameters"));
+        let e = resolve_root(&none, &[("A".into(), "1".into())]).unwrap_err();
+        assert_eq!(e, ParamRefusal::NoParametersSection);
+        assert!(e.to_string().contains("declares no Parameters"));
     }
 
     #[test]
@@ -637,6 +684,13 @@ mod tests {
             json!({"Parameters": {"Need": {"Type": "String"}, "Has": {"Default": 3}}, "Resources": {}}),
         );
         let e = resolve_root(&t, &[]).unwrap_err();
+        assert_eq!(
+            e,
+            ParamRefusal::Missing {
+                names: vec!["Need".into()]
+            }
+        );
+        let e = e.to_string();
         assert!(e.contains("Need") && !e.contains("Has"), "{e}");
     }
 
@@ -687,7 +741,7 @@ mod tests {
         params: Value,
         ssm: &BTreeMap<String, SsmRead>,
         dry_run: bool,
-    ) -> (Result<StackParams, String>, BTreeSet<String>) {
+    ) -> (Result<StackParams, ParamRefusal>, BTreeSet<String>) {
         let (pt, pr) = parent_setup();
         let pp = resolve_root(&pt, &[("Stage".into(), "production".into())]).unwrap();
         let ctx = ParentContext {
@@ -802,7 +856,12 @@ mod tests {
         assert_eq!(r.submitted[0].value, None);
         assert!(r.warnings[0].contains("unconfirmed"), "{}", r.warnings[0]);
         let (r, _) = child(json!({"Name": {"Ref": "Name"}}), &ssm, false);
-        assert!(r.unwrap_err().contains("nothing was locked"));
+        let e = r.unwrap_err();
+        assert!(
+            matches!(&e, ParamRefusal::Nested { why: NestedRefusal::SsmUnreadable { cause, .. }, .. } if cause == "AccessDenied"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("nothing was locked"));
     }
 
     #[test]
@@ -816,7 +875,18 @@ mod tests {
             },
         );
         let (r, _) = child(json!({"Name": {"Ref": "Name"}}), &ssm, true);
-        assert!(r.unwrap_err().contains("SecureString"));
+        let e = r.unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                ParamRefusal::Nested {
+                    why: NestedRefusal::SecureString { .. },
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("SecureString"));
     }
 
     #[test]

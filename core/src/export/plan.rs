@@ -9,14 +9,14 @@ use serde_json::{Map, Value};
 
 use super::drift::TemplateSource;
 use super::iam::{PolicyTargets, TemplatePrincipals};
-use super::names::Destination;
-use super::params::{ParamSource, SsmRead};
+use super::names::{Destination, NameRefusal};
+use super::params::{ParamRefusal, ParamSource, SsmRead};
 use super::records::{self};
-use super::refusal::{BlockedResource, ExportRefusal};
+use super::refusal::{BlockedResource, ExportRefusal, GateRefusal};
 use super::registry::TypeFacts;
 use super::sg::SgLookup;
 use super::template::Template;
-use super::unmanaged::{self, UnmanagedRow};
+use super::unmanaged::UnmanagedRow;
 use crate::state::StateRecord;
 
 /// One stack as the step loaded it.
@@ -90,10 +90,24 @@ pub struct PlanNeeds {
 pub enum PlanRefusal {
     /// A refusal the planner decides, as data.
     Export(Box<ExportRefusal>),
-    /// A refusal a module the planner calls still words itself: a destination name
-    /// (`names`), a parameter (`params`), a damaged record (`records`), the gates on
-    /// rows left unmanaged (`unmanaged`) and on Custom Resources (`classify`).
-    Worded(String),
+    /// A destination name or a `--cfn-child-stack-name` token (`names`).
+    Name(NameRefusal),
+    /// A parameter of the root or of a nested child (`params`).
+    Param(ParamRefusal),
+    /// A gate a real run meets without its flag ([`Plan::gates`]).
+    Gate(GateRefusal),
+}
+
+impl From<NameRefusal> for PlanRefusal {
+    fn from(r: NameRefusal) -> Self {
+        PlanRefusal::Name(r)
+    }
+}
+
+impl From<ParamRefusal> for PlanRefusal {
+    fn from(r: ParamRefusal) -> Self {
+        PlanRefusal::Param(r)
+    }
 }
 
 impl From<ExportRefusal> for PlanRefusal {
@@ -274,9 +288,33 @@ impl Plan {
             .collect()
     }
 
-    /// The `--leave-unmanaged` gate of a run over this plan (docs/export.md, "Rows the template leaves out").
-    pub fn unmanaged_gate(&self, leave_unmanaged: bool, dry_run: bool) -> unmanaged::Gate {
-        unmanaged::gate(&self.unmanaged(), leave_unmanaged, dry_run)
+    /// The gates a run over this plan meets, in order (docs/export.md, "Rows the
+    /// template leaves out" and "Warnings and printing"): rows left unmanaged without
+    /// `--leave-unmanaged`, then Custom Resources phase 2 creates again without
+    /// `--include-non-importable`. A real run is refused on the first, the planner's
+    /// and again before any lock when it reuses a dry run's plan; a dry run's plan
+    /// shows each as a warning. None for a plan with blocked rows (its refusal says
+    /// why it cannot run), and no rows left unmanaged for a plan with nothing to
+    /// migrate (it keeps the record).
+    pub fn gates(&self, leave_unmanaged: bool, include_non_importable: bool) -> Vec<GateRefusal> {
+        if self.blocked_refusal().is_some() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let rows = self.unmanaged();
+        if !rows.is_empty() && !leave_unmanaged && !self.is_empty() {
+            out.push(GateRefusal::Unmanaged {
+                rows: rows
+                    .into_iter()
+                    .map(|(stack, r)| (stack.to_string(), r.clone()))
+                    .collect(),
+            });
+        }
+        let count: usize = self.stacks.iter().map(|s| s.phase2.create.len()).sum();
+        if count > 0 && !include_non_importable {
+            out.push(GateRefusal::CustomResources { count });
+        }
+        out
     }
 
     /// All three lists empty on a flat stack: nothing to migrate (exit 0, state kept).

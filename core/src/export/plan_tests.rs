@@ -1,5 +1,6 @@
 use super::*;
 use crate::export::params::SsmRead;
+use crate::export::refusal::GateRefusal;
 use crate::export::registry::TypeFacts;
 use crate::export::template::Template;
 use crate::state::parse_state;
@@ -388,22 +389,30 @@ fn statement_15_only_custom_resources_refuses_no_importable_resources() {
 }
 
 #[test]
-fn statement_16_custom_resource_without_flag_warns_in_dry_run_and_refuses_on_a_real_run() {
+fn statement_16_and_17_custom_resource_gate_warns_in_dry_run_and_refuses_otherwise() {
+    // A dry run plans and keeps the gate for its plan to show.
     let o = PlanOptions {
         include_non_importable: false,
         dry_run: true,
         ..opts()
     };
     let plan = plan_tree(&flat(), &o, &gathered()).unwrap();
-    assert!(plan
-        .warnings
-        .iter()
-        .any(|w| w.contains("--include-non-importable")));
+    let gate = GateRefusal::CustomResources { count: 1 };
+    assert_eq!(plan.gates(false, false), std::slice::from_ref(&gate));
+    assert!(gate.to_string().contains("--include-non-importable"));
+    // The flag lets it be.
+    assert_eq!(plan.gates(false, true), []);
+    // A real run is refused on it.
     let o = PlanOptions {
         include_non_importable: false,
         ..opts()
     };
-    assert!(plan_tree(&flat(), &o, &gathered()).is_err());
+    assert_eq!(
+        plan_tree(&flat(), &o, &gathered()).unwrap_err(),
+        PlanRefusal::Gate(gate)
+    );
+    // With the flag, a real run plans.
+    assert!(plan_tree(&flat(), &opts(), &gathered()).is_ok());
 }
 
 #[test]
@@ -593,12 +602,11 @@ fn left_unmanaged_rows_are_listed_and_a_real_run_refuses_without_leave_unmanaged
             .unwrap()
             .clone()
     );
-    assert!(
-        plan.warnings
-            .iter()
-            .any(|w| w.contains("a real run without --leave-unmanaged is refused")),
-        "{:?}",
-        plan.warnings
+    assert_eq!(
+        plan.gates(false, true),
+        [GateRefusal::Unmanaged {
+            rows: vec![("App".into(), u[0].clone())]
+        }]
     );
     // With the flag: planned, no warning.
     let leave = PlanOptions {
@@ -607,10 +615,7 @@ fn left_unmanaged_rows_are_listed_and_a_real_run_refuses_without_leave_unmanaged
     };
     let plan = plan_tree(&t, &leave, &gathered()).unwrap();
     assert_eq!(plan.stacks[0].unmanaged.len(), 1);
-    assert!(!plan
-        .warnings
-        .iter()
-        .any(|w| w.contains("--leave-unmanaged")));
+    assert_eq!(plan.gates(true, true), []);
     let json = serde_json::to_value(&plan).unwrap();
     assert_eq!(json["stacks"][0]["unmanaged"][0]["type"], "AWS::S3::Bucket");
 }

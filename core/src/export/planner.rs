@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use super::classify::{self, Category, ClassifyOptions, CustomResourceGate};
+use super::classify::{self, Category, ClassifyOptions};
 use super::drift::{self, TemplateSource};
 use super::iam::{self, CheckVerdict};
 use super::identifier;
@@ -66,11 +66,6 @@ pub fn nested_children(s: &StackInput) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A refusal a called module words itself (`PlanRefusal::Worded`).
-fn refuse(s: impl Into<String>) -> PlanRefusal {
-    PlanRefusal::Worded(s.into())
-}
-
 fn walk<'a>(
     input: &'a TreeInput,
     opts: &PlanOptions,
@@ -85,11 +80,12 @@ fn walk<'a>(
         opts.cfn_stack_name.as_deref(),
         &no_overrides,
     )
-    .map_err(refuse)?;
+    .map_err(PlanRefusal::from)?;
     records::check_exportable(&root.record, &root.stack, root.region.as_deref())
         .map_err(|e| PlanRefusal::from(ExportRefusal::Damaged(e)))?;
-    let overrides = params::parse_parameter_tokens(&opts.parameters).map_err(refuse)?;
-    let root_params = params::resolve_root(&root.template, &overrides).map_err(refuse)?;
+    let overrides = params::parse_parameter_tokens(&opts.parameters).map_err(PlanRefusal::from)?;
+    let root_params =
+        params::resolve_root(&root.template, &overrides).map_err(PlanRefusal::from)?;
     let mut w = Walk {
         order: vec![Node {
             input: root,
@@ -105,7 +101,8 @@ fn walk<'a>(
     if !with_children || w.order[0].nested.is_empty() {
         return Ok(w);
     }
-    let child_names = names::parse_child_overrides(&opts.cfn_child_stack_names).map_err(refuse)?;
+    let child_names =
+        names::parse_child_overrides(&opts.cfn_child_stack_names).map_err(PlanRefusal::from)?;
     // Load every child and check its shape before any child is planned.
     let mut i = 0;
     while i < w.order.len() {
@@ -132,7 +129,8 @@ fn walk<'a>(
             if c.record.parent_link().is_none() {
                 return Err(ExportRefusal::ChildWithoutParentLink { child }.into());
             }
-            let cfn = names::cfn_name(&child, false, None, &child_names).map_err(refuse)?;
+            let cfn =
+                names::cfn_name(&child, false, None, &child_names).map_err(PlanRefusal::from)?;
             w.order.push(Node {
                 input: c,
                 parent: Some(i),
@@ -175,7 +173,7 @@ fn walk<'a>(
             opts.dry_run,
             &mut w.needed_ssm,
         )
-        .map_err(refuse)?;
+        .map_err(PlanRefusal::from)?;
         let tags = params::resolve_row_tags(
             &me.input.stack,
             &ctx,
@@ -184,7 +182,7 @@ fn walk<'a>(
             opts.dry_run,
             &mut w.needed_ssm,
         )
-        .map_err(refuse)?;
+        .map_err(PlanRefusal::from)?;
         w.warnings.extend(sp.warnings.iter().cloned());
         w.order[idx].params = sp;
         w.order[idx].tags = tags;
@@ -453,11 +451,11 @@ pub fn plan_tree(input: &TreeInput, opts: &PlanOptions, g: &Gathered) -> Result<
     if !first.blocked.is_empty() || first.nested.is_empty() {
         let mut p = first;
         p.warnings.extend(drift_lines);
-        let mut plan = Plan {
+        let plan = Plan {
             stacks: vec![p],
             warnings: Vec::new(),
         };
-        finish(&mut plan, opts)?;
+        finish(&plan, opts)?;
         return Ok(plan);
     }
     let w = walk(input, opts, &g.ssm, true)?;
@@ -512,12 +510,12 @@ pub fn plan_tree(input: &TreeInput, opts: &PlanOptions, g: &Gathered) -> Result<
             }
         }
     }
-    finish(&mut plan, opts)?;
+    finish(&plan, opts)?;
     Ok(plan)
 }
 
-/// Tree-wide gates: the Custom Resource gate, and a flat stack with nothing importable.
-fn finish(plan: &mut Plan, opts: &PlanOptions) -> Result<(), PlanRefusal> {
+/// Tree-wide refusals: a flat stack with nothing importable, then a real run's gates.
+fn finish(plan: &Plan, opts: &PlanOptions) -> Result<(), PlanRefusal> {
     if plan.blocked_refusal().is_some() {
         return Ok(());
     }
@@ -531,25 +529,17 @@ fn finish(plan: &mut Plan, opts: &PlanOptions) -> Result<(), PlanRefusal> {
             .into());
         }
     }
-    // Nothing to migrate keeps the record, so nothing is left unmanaged then.
-    let gate = if plan.is_empty() {
-        unmanaged::Gate::Proceed
-    } else {
-        plan.unmanaged_gate(opts.leave_unmanaged, opts.dry_run)
-    };
-    match gate {
-        unmanaged::Gate::Proceed => {}
-        unmanaged::Gate::Warn(w) => plan.warnings.push(w),
-        unmanaged::Gate::Refuse(r) => return Err(refuse(r)),
+    // A dry run's plan keeps its gates for the step to show (`Plan::gates`).
+    if opts.dry_run {
+        return Ok(());
     }
-    let crs: usize = plan.stacks.iter().map(|s| s.phase2.create.len()).sum();
-    match classify::custom_resource_gate(crs, opts.include_non_importable, opts.dry_run) {
-        CustomResourceGate::Proceed => Ok(()),
-        CustomResourceGate::Warn(w) => {
-            plan.warnings.push(w);
-            Ok(())
-        }
-        CustomResourceGate::Refuse(r) => Err(refuse(r)),
+    match plan
+        .gates(opts.leave_unmanaged, opts.include_non_importable)
+        .into_iter()
+        .next()
+    {
+        Some(gate) => Err(PlanRefusal::Gate(gate)),
+        None => Ok(()),
     }
 }
 

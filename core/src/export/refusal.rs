@@ -14,6 +14,7 @@
 
 use super::phase::Phase;
 use super::records::{DamagedRecord, RecordChanges};
+use super::unmanaged::UnmanagedRow;
 use crate::contention::Contention;
 use crate::lock::FlowHolder;
 
@@ -157,4 +158,19 @@ pub enum SizeWayOut {
     ShrinkParts,
     /// Nothing to name: split the stack.
     Split,
+}
+
+/// A gate a planned export meets (docs/export.md, "Rows the template leaves out" and
+/// "Warnings and printing"): a real run is refused on it before any lock unless its
+/// flag is given; a dry run's plan shows it as a warning
+/// (`core::view::export_input::gate_warning`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GateRefusal {
+    /// Rows of the record the template does not declare, with their stack: the export
+    /// would delete their record and leave them running, owned by nothing
+    /// (`--leave-unmanaged`).
+    Unmanaged { rows: Vec<(String, UnmanagedRow)> },
+    /// Custom Resources phase 2 creates again, re-running their create handlers
+    /// (`--include-non-importable`).
+    CustomResources { count: usize },
 }

@@ -102,50 +102,6 @@ pub fn plan_rows(
         .collect()
 }
 
-/// `L (T) <physical id>` for messages and the plan.
-pub fn describe(r: &UnmanagedRow) -> String {
-    let ty = if r.resource_type.is_empty() {
-        "no type recorded".to_string()
-    } else {
-        flatten_str(&r.resource_type)
-    };
-    format!(
-        "{} ({ty}) {}",
-        flatten_str(&r.logical_id),
-        shown(&r.physical_id)
-    )
-}
-
-/// What the `--leave-unmanaged` gate decides for a run over `rows` (stack, row).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Gate {
-    Proceed,
-    /// A dry run without the flag: the plan prints, with this warning.
-    Warn(String),
-    /// A real run without the flag: refused before any lock.
-    Refuse(String),
-}
-
-pub fn gate(rows: &[(&str, &UnmanagedRow)], leave_unmanaged: bool, dry_run: bool) -> Gate {
-    if rows.is_empty() || leave_unmanaged {
-        return Gate::Proceed;
-    }
-    let listed: Vec<String> = rows
-        .iter()
-        .map(|(stack, r)| format!("[{}] {}", shown(stack), describe(r)))
-        .collect();
-    let what = format!(
-        "{} resource(s) of the cdkd record are not in the template, so the export would not import them and would delete the record, leaving them running in AWS, owned by nothing: {}. Declare them in the app to migrate them too; or, to delete them, deploy the app with cdkd first (cdkd deletes what the template no longer declares); or pass {FLAG} to leave them as they are",
-        rows.len(),
-        listed.join(", ")
-    );
-    if dry_run {
-        Gate::Warn(format!("{what} (a real run without {FLAG} is refused)"))
-    } else {
-        Gate::Refuse(what)
-    }
-}
-
 /// The report's entry for one row whose record the run deleted: what it is and how to
 /// bring it back under management.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -124,7 +124,7 @@ fn stack_lines(s: &StackPlan, out: &mut Vec<String>) {
                 .into(),
         );
         for r in &s.unmanaged {
-            out.push(format!("    {}", crate::export::unmanaged::describe(r)));
+            out.push(format!("    {}", crate::view::export_input::describe(r)));
         }
     }
     if !s.parameters.is_empty() {

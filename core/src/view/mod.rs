@@ -14,11 +14,13 @@
 //! - [`workflow`]: `workflow run` (an execution of the local engine);
 //! - [`notify`]: the subject and text of a run's message (docs/notifications.md);
 //! - [`refusal`]: the words of the typed refusals core's decisions return (export,
-//!   final snapshot, lock contention, a local run's answer);
+//!   final snapshot, lock contention, a local run's answer); [`export_input`]: those of
+//!   an export's names, parameters and gates;
 //! - shared pieces: [`words`] (counts as words); dates are `crate::time`'s (`toISOString`).
 
 pub mod cleanup;
 pub mod export;
+pub mod export_input;
 pub mod export_report;
 pub mod notify;
 pub mod plan;

@@ -327,7 +327,9 @@ impl fmt::Display for PlanRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PlanRefusal::Export(r) => r.fmt(f),
-            PlanRefusal::Worded(words) => f.write_str(words),
+            PlanRefusal::Name(r) => r.fmt(f),
+            PlanRefusal::Param(r) => r.fmt(f),
+            PlanRefusal::Gate(r) => r.fmt(f),
         }
     }
 }
@@ -887,7 +889,7 @@ mod tests {
     }
 
     #[test]
-    fn plan_refusal_is_its_export_refusal_or_the_words_it_carries() {
+    fn plan_refusal_is_the_words_of_the_refusal_it_carries() {
         let typed = PlanRefusal::from(ExportRefusal::NothingToImport {
             stack: "App".into(),
         });
@@ -895,9 +897,20 @@ mod tests {
             typed.to_string(),
             "export of App: no importable resources (nothing for the phase-1 IMPORT); nothing was changed"
         );
+        let gate = crate::export::refusal::GateRefusal::CustomResources { count: 1 };
         assert_eq!(
-            PlanRefusal::Worded("as it was said".into()).to_string(),
-            "as it was said"
+            PlanRefusal::Gate(gate.clone()).to_string(),
+            gate.to_string()
+        );
+        let name = crate::export::names::NameRefusal::Twice { stack: "A".into() };
+        assert_eq!(
+            PlanRefusal::from(name.clone()).to_string(),
+            name.to_string()
+        );
+        let param = crate::export::params::ParamRefusal::NoParametersSection;
+        assert_eq!(
+            PlanRefusal::from(param.clone()).to_string(),
+            param.to_string()
         );
     }
 

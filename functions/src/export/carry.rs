@@ -281,9 +281,11 @@ impl<'a> Ctx<'a> {
         template: &Template,
         plan: &StackPlan,
     ) -> Result<Vec<(String, String)>, StepError> {
-        let tokens = parse_parameter_tokens(&self.carry.parameters).map_err(StepError::refused)?;
+        let tokens = parse_parameter_tokens(&self.carry.parameters)
+            .map_err(|r| StepError::refused(r.to_string()))?;
         if plan.parent.is_none() {
-            let params = resolve_root(template, &tokens).map_err(StepError::refused)?;
+            let params =
+                resolve_root(template, &tokens).map_err(|r| StepError::refused(r.to_string()))?;
             return Ok(params
                 .submitted
                 .into_iter()
@@ -302,7 +304,7 @@ impl<'a> Ctx<'a> {
                         continue;
                     };
                     let v = no_echo_value(&plan.stack, &p.key, row.as_ref(), parent)
-                        .map_err(StepError::refused)?;
+                        .map_err(|r| StepError::refused(r.to_string()))?;
                     out.push((p.key.clone(), v));
                 }
                 Some(v) => out.push((p.key.clone(), v.clone())),
@@ -328,7 +330,8 @@ impl<'a> Ctx<'a> {
                 StepError::bad_input(format!("the run's plan has no parent of {}", plan.stack))
             })?;
         let template = self.template(parent).await?;
-        let params = resolve_root(&template, tokens).map_err(StepError::refused)?;
+        let params =
+            resolve_root(&template, tokens).map_err(|r| StepError::refused(r.to_string()))?;
         let row = parent
             .nested
             .iter()

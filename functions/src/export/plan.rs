@@ -9,6 +9,7 @@ use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::Plan;
 use cdkd_core::export::planner::{plan_needs, plan_tree};
 use cdkd_core::run::RunId;
+use cdkd_core::view::export_input::gate_warning;
 use serde::{Deserialize, Serialize};
 
 use super::gather::{gather, Reads};
@@ -80,8 +81,13 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError>
             .or_insert_with(|| seen.clone());
     }
     let aws_calls = reads.calls.snapshot();
-    let plan =
+    let mut plan =
         plan_tree(&loaded.tree, &opts, &gathered).map_err(|r| StepError::refused(r.to_string()))?;
+    // A dry run's plan shows the gates a real run would be refused on.
+    if opts.dry_run {
+        let gates = plan.gates(opts.leave_unmanaged, opts.include_non_importable);
+        plan.warnings.extend(gates.iter().map(gate_warning));
+    }
     let owner = input.plan_for.as_deref().unwrap_or(&run_id);
     let key = plan_key(&input.state_prefix, owner);
     runs::write_immutable(&deps.artifacts, &store, &key, &plan).await?;
@@ -154,11 +160,13 @@ async fn reuse(
     if root.stack != input.stack || !same_templates || plan.blocked_refusal().is_some() {
         return Ok(None);
     }
-    // The plan run was a dry run: the real run's gate on rows left unmanaged applies.
-    if let cdkd_core::export::unmanaged::Gate::Refuse(why) =
-        plan.unmanaged_gate(input.options.leave_unmanaged, false)
+    // The plan run was a dry run: the real run's gates apply.
+    let o = &input.options;
+    if let Some(gate) = plan
+        .gates(o.leave_unmanaged, o.include_non_importable)
+        .first()
     {
-        return Err(StepError::refused(why));
+        return Err(StepError::refused(gate.to_string()));
     }
     let region = root
         .region

@@ -940,3 +940,72 @@ async fn export_plan_definition_stops_after_the_plan_in_a_dry_run_and_goes_on_to
         Outcome::Succeeded(v) => panic!("a blocked plan fails the run: {v}"),
     }
 }
+
+/// Statements 16 and 17 (docs/export.md, "Checks") through the plan step: a Custom
+/// Resource without "include non-importable" is a warning in the dry plan, and the real
+/// run that reuses that plan (`planFrom`, as the CLI starts it) is refused before its
+/// lock, as it is when it plans itself; with the option it goes on.
+#[tokio::test]
+async fn export_plan_custom_resource_gate_refuses_the_real_run_that_reuses_a_dry_plan() {
+    let mut f = Fixture::new().await;
+    let rows = json!({
+        "Bucket": row("AWS::S3::Bucket", "cr-gate-bucket"),
+        "Thing": {"resourceType": "Custom::Thing", "physicalId": "thing-1",
+                  "properties": {"ServiceToken": "arn:aws:sns:us-east-1:123456789012:provider"},
+                  "attributes": {}},
+    });
+    let template = json!({"Resources": {
+        "Bucket": {"Type": "AWS::S3::Bucket", "Properties": {"BucketName": "cr-gate-bucket"}},
+        "Thing": {"Type": "Custom::Thing",
+                  "Properties": {"ServiceToken": "arn:aws:sns:us-east-1:123456789012:provider"}}
+    }});
+    f.stack("CrGate", rows, template).await;
+    let before = f.state_keys().await;
+    let gate = "1 Custom Resource(s) cannot be imported; phase 2 creates them again";
+
+    let dry = f
+        .plan("CrGate", json!({}), true)
+        .await
+        .expect("a dry run plans");
+    assert!(dry.warnings >= 1, "{dry:?}");
+    let plan = f.plan_json().await;
+    assert!(
+        plan.warnings.iter().any(|w| w.starts_with(gate)),
+        "{:?}",
+        plan.warnings
+    );
+    // A real run planning itself is refused.
+    let dry_run_id = f.run_id.clone();
+    f.run_id = uniq("run-");
+    let err = f.plan("CrGate", json!({}), false).await.unwrap_err();
+    assert_eq!(err.name, "Refused");
+    assert!(err.message.starts_with(gate), "{}", err.message);
+
+    // A real run reusing the dry plan is refused too, and so is nothing written.
+    let reuse = |run: &str, options: Value| {
+        let mut input = f.input("CrGate", options, false);
+        input["planFrom"] = json!(dry_run_id);
+        serde_json::from_value::<PlanInput>(json!({"input": input, "runId": run}))
+            .expect("the step's input shape")
+    };
+    let real = uniq("run-");
+    let err = run(reuse(&real, json!({})), &deps().await)
+        .await
+        .unwrap_err();
+    assert_eq!(err.name, "Refused");
+    assert!(err.message.starts_with(gate), "{}", err.message);
+    assert_eq!(
+        f.state_keys().await,
+        before,
+        "nothing but run artifacts written"
+    );
+
+    // With the option, the real run takes the dry plan as its own.
+    let out = run(
+        reuse(&real, json!({"includeNonImportable": true})),
+        &deps().await,
+    )
+    .await
+    .expect("reused");
+    assert_eq!(out.plan_key, format!("{PREFIX}/_runs/{real}/plan.json"));
+}
