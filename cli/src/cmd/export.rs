@@ -582,13 +582,11 @@ async fn gate_after_plan(
     if let Some(why) = execution_refusal(name, &plan) {
         return Err(CliError::refused(&why));
     }
-    // Rows the template leaves out unless --leave-unmanaged, Custom Resources unless
-    // --include-non-importable, refused before the question (docs/export.md, "Rows the
-    // template leaves out"): the gates the real run applies to the plan it reuses.
-    if let Some(why) = plan
-        .gates(a.leave_unmanaged, a.include_non_importable)
-        .first()
-    {
+    // What the real run refuses on the plan it reuses, refused before the question: an
+    // SSM parameter the plan could not read, rows the template leaves out unless
+    // --leave-unmanaged, Custom Resources unless --include-non-importable (docs/export.md,
+    // "Planning").
+    if let Some(why) = plan.reuse_refusal(a.leave_unmanaged, a.include_non_importable) {
         return Err(CliError::Refused(format!("export {stack} refused: {why}")));
     }
     if !a.yes && !a.require_approval {

@@ -84,6 +84,8 @@ pub struct StackParams {
     /// Every declared parameter as the stack's template reads it.
     pub env: BTreeMap<String, Binding>,
     pub warnings: Vec<String>,
+    /// A dry run's failed SSM reads, planned without their value.
+    pub ssm_unread: Vec<UnreadSsm>,
 }
 
 /// Why the parameters refuse the plan. Worded by `core::view::export_input`.
@@ -114,16 +116,26 @@ pub enum ParamRefusal {
 pub enum NestedRefusal {
     /// An SSM-typed parameter naming a SecureString.
     SecureString { param: String, ssm_name: String },
-    /// A real run's failed SSM read.
-    SsmUnreadable {
-        ssm_name: String,
-        param: String,
-        cause: String,
-    },
+    /// A real run's failed SSM read (or a dry run's, met again by the real run that
+    /// reuses its plan).
+    SsmUnreadable(UnreadSsm),
     /// The parent row's `Tags` is not a list (`kind`: what it is instead).
     TagsNotAList { kind: &'static str },
     /// A tag (its JSON) that cannot be resolved while planning.
     TagUnresolved { tag: String },
+}
+
+/// An SSM parameter a nested child's value needed and that could not be read: a real
+/// run refuses it; a dry run plans without the value and its plan keeps it
+/// (`StackPlan::ssm_unread`), so that the real run reusing that plan refuses it too.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnreadSsm {
+    pub ssm_name: String,
+    /// The parent's SSM-typed parameter that names it.
+    pub param: String,
+    /// Why the read failed, as AWS said it.
+    pub cause: String,
 }
 
 /// Parses `--parameter K=V` tokens: split at the first `=` (missing, or at position 0,
@@ -234,6 +246,8 @@ struct Eval<'a, 'b> {
     ssm: &'b BTreeMap<String, SsmRead>,
     dry_run: bool,
     needed: &'b mut BTreeSet<String>,
+    /// A dry run's failed SSM reads met so far.
+    unread: Vec<UnreadSsm>,
 }
 
 impl Eval<'_, '_> {
@@ -273,7 +287,10 @@ impl Eval<'_, '_> {
         match self.ssm.get(ssm_name) {
             None => {
                 self.needed.insert(ssm_name.to_string());
-                Err(Miss::NotRead(format!("the SSM parameter {} was not read", shown(ssm_name))))
+                Err(Miss::NotRead(format!(
+                    "the SSM parameter {} was not read",
+                    shown(ssm_name)
+                )))
             }
             Some(SsmRead::Value { param_type, .. }) if param_type == "SecureString" => {
                 Err(Miss::Refuse(NestedRefusal::SecureString {
@@ -281,18 +298,28 @@ impl Eval<'_, '_> {
                     ssm_name: ssm_name.to_string(),
                 }))
             }
-            Some(SsmRead::Value { value, param_type }) => Ok(ev_of(list || param_type == "StringList", value.clone())),
-            Some(SsmRead::Failed(cause)) if self.dry_run => Err(Miss::Unresolved(format!(
-                "could not read SSM parameter {} for parameter {} ({}); planned without it, so nested IAM principals read as unconfirmed",
-                shown(ssm_name),
-                shown(param),
-                flatten_str(cause)
-            ))),
-            Some(SsmRead::Failed(cause)) => Err(Miss::Refuse(NestedRefusal::SsmUnreadable {
-                ssm_name: ssm_name.to_string(),
-                param: param.to_string(),
-                cause: cause.clone(),
-            })),
+            Some(SsmRead::Value { value, param_type }) => {
+                Ok(ev_of(list || param_type == "StringList", value.clone()))
+            }
+            Some(SsmRead::Failed(cause)) => {
+                let unread = UnreadSsm {
+                    ssm_name: ssm_name.to_string(),
+                    param: param.to_string(),
+                    cause: cause.clone(),
+                };
+                if !self.dry_run {
+                    return Err(Miss::Refuse(NestedRefusal::SsmUnreadable(unread)));
+                }
+                if !self.unread.contains(&unread) {
+                    self.unread.push(unread);
+                }
+                Err(Miss::Unresolved(format!(
+                    "could not read SSM parameter {} for parameter {} ({}); planned without it, so nested IAM principals read as unconfirmed",
+                    shown(ssm_name),
+                    shown(param),
+                    flatten_str(cause)
+                )))
+            }
         }
     }
 
@@ -443,6 +470,7 @@ pub fn resolve_child(
         ssm,
         dry_run,
         needed,
+        unread: Vec::new(),
     };
     let mut unresolved = Vec::new();
     for (key, v) in &passed {
@@ -496,6 +524,7 @@ pub fn resolve_child(
             unresolved.join("; ")
         ));
     }
+    out.ssm_unread = ev.unread;
     Ok(out)
 }
 
@@ -524,6 +553,7 @@ pub fn resolve_row_tags(
         ssm,
         dry_run,
         needed,
+        unread: Vec::new(),
     };
     let mut out = Vec::new();
     for item in items {
@@ -858,7 +888,7 @@ mod tests {
         let (r, _) = child(json!({"Name": {"Ref": "Name"}}), &ssm, false);
         let e = r.unwrap_err();
         assert!(
-            matches!(&e, ParamRefusal::Nested { why: NestedRefusal::SsmUnreadable { cause, .. }, .. } if cause == "AccessDenied"),
+            matches!(&e, ParamRefusal::Nested { why: NestedRefusal::SsmUnreadable(u), .. } if u.cause == "AccessDenied"),
             "{e:?}"
         );
         assert!(e.to_string().contains("nothing was locked"));

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::drift::TemplateSource;
 use super::iam::{PolicyTargets, TemplatePrincipals};
 use super::names::{Destination, NameRefusal};
-use super::params::{ParamRefusal, ParamSource, SsmRead};
+use super::params::{NestedRefusal, ParamRefusal, ParamSource, SsmRead, UnreadSsm};
 use super::records::{self};
 use super::refusal::{BlockedResource, ExportRefusal, GateRefusal};
 use super::registry::TypeFacts;
@@ -154,6 +154,11 @@ pub struct StackPlan {
     /// child (docs/export.md, "Nested stacks (export-flip, export-adopt)").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stack_tags: Vec<(String, String)>,
+    /// The SSM parameters a dry run could not read for this nested child's values, and
+    /// planned without (docs/export.md, "Children"): a real run reusing this plan is
+    /// refused on them as a real run planning itself is ([`Plan::ssm_refusal`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ssm_unread: Vec<UnreadSsm>,
     /// The record this plan was made from, as the lock compares it (docs/export.md
     /// "The lock (export-lock)"). Absent in a plan written before it was kept: the lock then compares the
     /// import rows' physical ids only.
@@ -315,6 +320,35 @@ impl Plan {
             out.push(GateRefusal::CustomResources { count });
         }
         out
+    }
+
+    /// The refusal a real run meets on an SSM parameter its plan, a dry run's, could not
+    /// read: the first one, of the first stack (leaf first) that has one.
+    pub fn ssm_refusal(&self) -> Option<ParamRefusal> {
+        self.stacks.iter().find_map(|s| {
+            s.ssm_unread.first().map(|u| ParamRefusal::Nested {
+                child_stack: s.stack.clone(),
+                why: NestedRefusal::SsmUnreadable(u.clone()),
+            })
+        })
+    }
+
+    /// What a real run that reuses this plan, its dry plan run's, is refused on before
+    /// its lock, as it would be planning itself: an SSM parameter the plan could not read
+    /// ([`Plan::ssm_refusal`]), then the first gate ([`Plan::gates`]). The CLI asks it
+    /// before its question, the plan step before reusing the plan.
+    pub fn reuse_refusal(
+        &self,
+        leave_unmanaged: bool,
+        include_non_importable: bool,
+    ) -> Option<PlanRefusal> {
+        if let Some(r) = self.ssm_refusal() {
+            return Some(r.into());
+        }
+        self.gates(leave_unmanaged, include_non_importable)
+            .into_iter()
+            .next()
+            .map(PlanRefusal::Gate)
     }
 
     /// All three lists empty on a flat stack: nothing to migrate (exit 0, state kept).

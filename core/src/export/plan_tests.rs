@@ -1,5 +1,5 @@
 use super::*;
-use crate::export::params::SsmRead;
+use crate::export::params::{ParamRefusal, SsmRead, UnreadSsm};
 use crate::export::refusal::GateRefusal;
 use crate::export::registry::TypeFacts;
 use crate::export::template::Template;
@@ -431,7 +431,23 @@ fn statement_83_dry_run_resolves_child_parameters_and_ssm_failure_only_warns() {
         "{:?}",
         plan.warnings
     );
-    assert!(plan_tree(&nested(), &opts(), &g).is_err());
+    // The real run planning itself refuses; the one reusing the dry plan refuses alike,
+    // before any gate.
+    let real = plan_tree(&nested(), &opts(), &g).unwrap_err();
+    assert!(
+        matches!(&real, PlanRefusal::Param(ParamRefusal::Nested { .. })),
+        "{real:?}"
+    );
+    assert_eq!(plan.reuse_refusal(false, false), Some(real));
+    let unread: Vec<&UnreadSsm> = plan.stacks.iter().flat_map(|s| &s.ssm_unread).collect();
+    assert_eq!(unread.len(), 1, "{unread:?}");
+    assert_eq!(unread[0].ssm_name, "/app/name");
+    // A plan whose reads all succeeded keeps none.
+    assert!(plan_tree(&nested(), &o, &gathered())
+        .unwrap()
+        .stacks
+        .iter()
+        .all(|s| s.ssm_unread.is_empty()));
 }
 
 #[test]

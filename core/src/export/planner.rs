@@ -255,6 +255,7 @@ fn plan_one(
             .collect(),
         unmanaged: unmanaged::plan_rows(&s.template, &s.record, &g.types, &g.security_groups),
         stack_tags: node.tags.clone(),
+        ssm_unread: node.params.ssm_unread.clone(),
         record: Some(records::PlannedRecord::of(&s.record, s.etag.as_deref())),
         ..Default::default()
     };

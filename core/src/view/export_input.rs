@@ -109,16 +109,12 @@ impl fmt::Display for NestedRefusal {
                 shown(param),
                 shown(ssm_name)
             ),
-            NestedRefusal::SsmUnreadable {
-                ssm_name,
-                param,
-                cause,
-            } => write!(
+            NestedRefusal::SsmUnreadable(u) => write!(
                 f,
                 "could not read SSM parameter {} for parameter {} ({}); nothing was locked or written",
-                shown(ssm_name),
-                shown(param),
-                flatten_str(cause)
+                shown(&u.ssm_name),
+                shown(&u.param),
+                flatten_str(&u.cause)
             ),
             NestedRefusal::TagsNotAList { kind } => write!(
                 f,
@@ -246,11 +242,11 @@ mod tests {
             .to_string(),
             ParamRefusal::Nested {
                 child_stack: "App~Db".into(),
-                why: NestedRefusal::SsmUnreadable {
+                why: NestedRefusal::SsmUnreadable(crate::export::params::UnreadSsm {
                     ssm_name: "/app/name".into(),
                     param: "Name".into(),
                     cause: "AccessDenied:\nnot allowed".into(),
-                },
+                }),
             }
             .to_string(),
             ParamRefusal::Nested {

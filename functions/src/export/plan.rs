@@ -160,13 +160,10 @@ async fn reuse(
     if root.stack != input.stack || !same_templates || plan.blocked_refusal().is_some() {
         return Ok(None);
     }
-    // The plan run was a dry run: the real run's gates apply.
+    // The plan run was a dry run: what the real run refuses planning itself applies.
     let o = &input.options;
-    if let Some(gate) = plan
-        .gates(o.leave_unmanaged, o.include_non_importable)
-        .first()
-    {
-        return Err(StepError::refused(gate.to_string()));
+    if let Some(why) = plan.reuse_refusal(o.leave_unmanaged, o.include_non_importable) {
+        return Err(StepError::refused(why.to_string()));
     }
     let region = root
         .region

@@ -1009,3 +1009,51 @@ async fn export_plan_custom_resource_gate_refuses_the_real_run_that_reuses_a_dry
     .expect("reused");
     assert_eq!(out.plan_key, format!("{PREFIX}/_runs/{real}/plan.json"));
 }
+
+/// Statement 94 (docs/export.md, "Checks") with the real run that follows: a dry plan
+/// with an SSM read failure is printed, and keeps what it could not read; the real run
+/// reusing that plan (`planFrom`, as the CLI starts it) is refused before its lock with
+/// the words of a real run planning itself, naming the SSM parameter.
+#[tokio::test]
+async fn export_plan_real_run_reusing_a_dry_plan_with_an_unread_ssm_parameter_is_refused() {
+    let (name, list) = (
+        format!("/{}/absent", uniq("app")),
+        format!("/{}/absent2", uniq("app")),
+    );
+    let mut f = Fixture::new().await;
+    three_levels(
+        &mut f,
+        "NoSsmReuse",
+        ssm_params(&name, &list),
+        json!({"Name": {"Ref": "Name"}}),
+    )
+    .await;
+    f.plan("NoSsmReuse", json!({}), true)
+        .await
+        .expect("a dry run plans without it");
+    let plan = f.plan_json().await;
+    let unread: Vec<&str> = plan
+        .stacks
+        .iter()
+        .flat_map(|s| s.ssm_unread.iter().map(|u| u.ssm_name.as_str()))
+        .collect();
+    assert!(unread.contains(&name.as_str()), "{unread:?}");
+    let planning = f.plan("NoSsmReuse", json!({}), false).await.unwrap_err();
+
+    let mut input = f.input("NoSsmReuse", json!({}), false);
+    input["planFrom"] = json!(f.run_id);
+    let real = uniq("run-");
+    let reuse: PlanInput = serde_json::from_value(json!({"input": input, "runId": real}))
+        .expect("the step's input shape");
+    let err = run(reuse, &deps().await).await.unwrap_err();
+    assert_eq!(err.name, "Refused");
+    assert!(
+        err.message.contains(&name) && err.message.ends_with("nothing was locked or written"),
+        "{}",
+        err.message
+    );
+    assert_eq!(
+        err.message, planning.message,
+        "the words of a real run planning itself"
+    );
+}
