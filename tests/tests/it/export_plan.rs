@@ -543,8 +543,9 @@ async fn export_plan_ssm_secure_string_parameter_is_refused() {
     }
 }
 
-#[tokio::test]
-async fn export_plan_missing_ssm_parameter_warns_in_a_dry_run_and_refuses_a_real_run() {
+/// A three-level tree `root` whose root passes its middle child an SSM-typed
+/// parameter naming a parameter that does not exist: the fixture, and that name.
+async fn tree_with_an_absent_ssm_parameter(root: &str) -> (Fixture, String) {
     let (name, list) = (
         format!("/{}/absent", uniq("app")),
         format!("/{}/absent2", uniq("app")),
@@ -552,11 +553,17 @@ async fn export_plan_missing_ssm_parameter_warns_in_a_dry_run_and_refuses_a_real
     let mut f = Fixture::new().await;
     three_levels(
         &mut f,
-        "NoSsm",
+        root,
         ssm_params(&name, &list),
         json!({"Name": {"Ref": "Name"}}),
     )
     .await;
+    (f, name)
+}
+
+#[tokio::test]
+async fn export_plan_missing_ssm_parameter_warns_in_a_dry_run_and_refuses_a_real_run() {
+    let (f, name) = tree_with_an_absent_ssm_parameter("NoSsm").await;
     let out = f
         .plan("NoSsm", json!({}), true)
         .await
@@ -1016,18 +1023,7 @@ async fn export_plan_custom_resource_gate_refuses_the_real_run_that_reuses_a_dry
 /// the words of a real run planning itself, naming the SSM parameter.
 #[tokio::test]
 async fn export_plan_real_run_reusing_a_dry_plan_with_an_unread_ssm_parameter_is_refused() {
-    let (name, list) = (
-        format!("/{}/absent", uniq("app")),
-        format!("/{}/absent2", uniq("app")),
-    );
-    let mut f = Fixture::new().await;
-    three_levels(
-        &mut f,
-        "NoSsmReuse",
-        ssm_params(&name, &list),
-        json!({"Name": {"Ref": "Name"}}),
-    )
-    .await;
+    let (f, name) = tree_with_an_absent_ssm_parameter("NoSsmReuse").await;
     f.plan("NoSsmReuse", json!({}), true)
         .await
         .expect("a dry run plans without it");
