@@ -61,7 +61,10 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         let r = Refusal::HeldByExport {
             stack: hold.record.clone(),
             region: region.clone(),
-            flags: cdkd_core::contention::state_flags(&input.state_bucket, &input.state_prefix),
+            flags: cdkd_core::view::contention::state_flags(
+                &input.state_bucket,
+                &input.state_prefix,
+            ),
             hold: Box::new(hold),
         };
         return Err(StepError::new(r.code(), r.to_string()));
