@@ -4,13 +4,14 @@
 //! conditional DELETE. A held lock is plain data (stack, region, ETag, body) so workflow
 //! steps can carry it in their output.
 
-use cdkd_core::contention::{contention_message, ContentionContext, Subject};
+use cdkd_core::contention::{ContentionContext, Subject};
 use cdkd_core::keys;
 use cdkd_core::lock::{
     expiry_phrase, is_expired, is_own_body, parse_lock, takeover_warning, LockBody, LockInfo,
     LOCK_TTL_MS,
 };
 use cdkd_core::text::flatten_str;
+use cdkd_core::view::contention::{contention_message, lost_lock_reason};
 use serde::{Deserialize, Serialize};
 
 use crate::s3err::Failure;
@@ -554,7 +555,7 @@ impl LockManager {
     /// first): the stored lock is the one `held` acquired
     /// (`cdkd_core::lock::is_same_acquisition`; its ETag may be newer, a renewal whose
     /// answer was lost, and is adopted). Otherwise `Lost`, naming whatever stands there
-    /// now (`cdkd_core::contention::lost_lock_reason`).
+    /// now (`cdkd_core::view::contention::lost_lock_reason`).
     pub async fn check_own(&self, held: &HeldLock) -> Result<HeldLock, LockError> {
         let region = held.region.as_deref();
         let read = self.read_object(&held.stack, region).await?;
@@ -568,12 +569,8 @@ impl LockManager {
                     ..held.clone()
                 })
             }
-            Some(r) => cdkd_core::contention::lost_lock_reason(
-                true,
-                r.content.info(),
-                self.store.s3_now_ms(),
-            ),
-            None => cdkd_core::contention::lost_lock_reason(false, None, self.store.s3_now_ms()),
+            Some(r) => lost_lock_reason(true, r.content.info(), self.store.s3_now_ms()),
+            None => lost_lock_reason(false, None, self.store.s3_now_ms()),
         };
         Err(self.lost(held, &reason))
     }

@@ -1,13 +1,15 @@
-//! The contention refusal (docs/state-and-lock.md, "The contention refusal"): one line naming the holder, its operation,
-//! since when it holds the lock, when the lock expires, and the recovery command (`cdkd-flow force-unlock …`) when every value
-//! in it can be printed faithfully.
+//! The contention refusal as data and the decisions behind it (docs/state-and-lock.md, "The
+//! contention refusal"): who holds a lock ([`export_run`], [`destroy_run`], [`holder_named`]),
+//! which way out a refusal names ([`way_out`]), and which values a printed recovery command
+//! may carry ([`command_value_ok`], [`unlock_command`], [`stopped_unlock_commands`],
+//! [`state_location`]). Nothing here words anything: the one line naming the holder, its
+//! operation, since when it holds the lock, when the lock expires and the recovery command
+//! (`cdkd-flow force-unlock …`), and every other sentence about a lock, are
+//! `core::view::contention`'s.
 
 use crate::keys::DEFAULT_PREFIX;
-use crate::lock::{expiry_phrase, LockInfo};
-use crate::text::{
-    display_ident_str, flatten_str, or_unrenderable, printable_str, shell_quote, STACK_NAME_CAP,
-};
-use crate::time::iso_timestamp_or_none;
+use crate::lock::{FlowHolder, LockInfo};
+use crate::text::{flatten_str, printable_str};
 
 /// Which kind of stack the lock guards (only the noun changes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,16 +17,6 @@ pub enum Subject {
     Stack,
     NestedStack,
     NestedStackChild,
-}
-
-impl Subject {
-    pub fn noun(self) -> &'static str {
-        match self {
-            Subject::Stack => "stack",
-            Subject::NestedStack => "nested stack",
-            Subject::NestedStackChild => "nested-stack child",
-        }
-    }
 }
 
 /// Everything the refusal names besides the lock.
@@ -42,7 +34,8 @@ pub struct ContentionContext<'a> {
 
 /// A contention refusal as data: the lock's context and its holder as read (`None`:
 /// absent or unreadable), at `now_ms` on S3's clock. What it says is the one line of
-/// [`contention_message`], rendered by the refusal views (`core::view::refusal`).
+/// `core::view::contention::contention_message`, rendered by the refusal views
+/// (`core::view::refusal`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Contention {
     pub subject: Subject,
@@ -99,214 +92,144 @@ pub enum LockRefusal {
 /// Longest value (in code points) the recovery command may carry.
 pub const MAX_COMMAND_VALUE_CHARS: usize = 1152;
 
-/// The `force-unlock` flag that deletes a lock only when it has expired (or is not a
-/// readable lock): what a command printed for an expired lock carries, so that run later
-/// against a lock taken since, it deletes nothing (docs/state-views.md, "force-unlock [stacks...]").
-pub const IF_EXPIRED_FLAG: &str = "--if-expired";
-
-/// The sentence that replaces the recovery command when it cannot be printed.
-pub const NO_RECOVERY_COMMAND: &str = "No recovery command can be shown: a value it needs (the stack name, region, profile, state bucket or state prefix) is unrenderable, empty, longer than 1152 characters, or begins with '-'; inspect the lock object (lock.json) in the state bucket directly.";
-
-const ADVICE_NAMED: &str =
-    "That process is still running — wait for it to finish. Only if you are certain it is gone";
-const ADVICE_UNNAMED: &str =
-    "Wait for it to finish, or if you are certain no other process is active";
-
-/// The refusal line (no newline). `lock` is the holder read best-effort (`None`: absent
-/// or unreadable, the default text is kept).
-pub fn contention_message(ctx: &ContentionContext, lock: Option<&LockInfo>, now_ms: i64) -> String {
-    let stack = display_ident_str(ctx.stack, STACK_NAME_CAP);
-    let region = match ctx.region {
-        Some(r) => format!(" ({})", or_unrenderable(printable_str(r))),
-        None => String::new(),
-    };
-    let (held, named) = held_clause(lock, now_ms);
-    let advice = if named { ADVICE_NAMED } else { ADVICE_UNNAMED };
-    let head = format!(
-        "Could not acquire lock for {} {stack}{region} — {held}.",
-        ctx.subject.noun()
-    );
-    if let Some(run) = lock.and_then(export_run) {
-        // An export run's lock: CloudFormation may already hold resources its record
-        // still lists, so unlocking (and deploying or destroying) could delete what the
-        // stack owns. The same export command resumes it and takes the lock over
-        // (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
-        return format!("{head} {}", export_advice(&run));
-    }
-    // A cdkd-flow destroy run's lock: the run is watched with its own command; the
-    // force-unlock stays the last resort.
-    let destroy = lock.and_then(destroy_run);
-    let (advice, cmd) = match &destroy {
-        // Only that run's lock: run after another holder took it, the command deletes
-        // nothing (docs/state-and-lock.md, "The contention refusal", `--run`).
-        Some(run) => (
-            destroy_advice(run),
-            run_unlock_command(ctx, &[ctx.stack], run.run_id()),
-        ),
-        None => (advice.to_string(), recovery_command(ctx)),
-    };
-    match cmd {
-        Some(cmd) => format!("{head} {advice}, run: {cmd}"),
-        None => format!("{head} {advice}. {NO_RECOVERY_COMMAND}"),
-    }
-}
-
-/// The start of the advice for a cdkd-flow destroy run's lock.
-const DESTROY_ADVICE: &str = "It is a cdkd-flow destroy run: if it is still going, wait for it";
-
-/// What a refusal says of a lock destroy run `run` holds, before the force-unlock
-/// command: wait for the run (the command that watches it); only once it has ended,
-/// unlock.
-fn destroy_advice(run: &crate::lock::FlowHolder) -> String {
-    format!(
-        "{DESTROY_ADVICE} ({}). Only if you are certain it has ended",
-        watch_command(run)
-    )
-}
-
-/// `cdkd-flow runs watch <run>`, with `--local` for a local run.
-fn watch_command(run: &crate::lock::FlowHolder) -> String {
-    let local = match run {
-        crate::lock::FlowHolder::Local { .. } => " --local",
-        crate::lock::FlowHolder::Deployed { .. } => "",
-    };
-    format!(
-        "cdkd-flow runs watch {}{local}",
-        display_ident_str(run.run_id(), STACK_NAME_CAP)
-    )
-}
-
-/// The run holding `lock`, when it is a cdkd-flow destroy run.
-fn destroy_run(lock: &LockInfo) -> Option<crate::lock::FlowHolder> {
-    (lock.operation.as_deref() == Some("destroy"))
-        .then(|| crate::lock::parse_flow_owner(&lock.owner))
-        .flatten()
-}
-
-/// A contention refusal (anywhere in `text`) without its advice: the sentence naming
-/// the holder and the expiry stays, what follows it (wait, force-unlock, the recovery
-/// command or why none is shown) goes. For the report of a run refused at its lock, read
-/// later by people who did not see the run: it advises no force-unlock
-/// (docs/notifications.md, "What is published, and when"). An export run's advice (wait for it or resume it, never
-/// force-unlock) is kept. Text with no contention advice is returned as it is.
-pub fn without_unlock_advice(text: &str) -> String {
-    let cut = [
-        ADVICE_NAMED,
-        ADVICE_UNNAMED,
-        DESTROY_ADVICE,
-        NO_RECOVERY_COMMAND,
-    ]
-    .iter()
-    .filter_map(|a| text.find(a))
-    .min();
-    match cut {
-        Some(at) => text[..at].trim_end().to_string(),
-        None => text.to_string(),
-    }
-}
-
-/// What a refusal says of a lock export run `run` holds, instead of the force-unlock
-/// command: wait for the run (the command that watches it), or resume it.
-pub fn export_advice(run: &crate::lock::FlowHolder) -> String {
-    format!(
-        "It is an export into CloudFormation, which may already hold resources this record lists: if that run is still going, wait for it ({}); if it stopped, run the same cdkd-flow export command again to resume it (it takes the lock over). Do not force-unlock it: a deploy or destroy of the record could then delete resources the CloudFormation stack owns.",
-        watch_command(run)
-    )
-}
-
-/// The run holding `lock`, when it is a cdkd-flow export run: its lock is never
-/// force-unlocked without `--abandon-export` (docs/state-and-lock.md, "The contention refusal"), and a refusal
-/// advises waiting or resuming instead ([`export_advice`]).
-pub fn export_run(lock: &LockInfo) -> Option<crate::lock::FlowHolder> {
-    (lock.operation.as_deref() == Some("export"))
-        .then(|| crate::lock::parse_flow_owner(&lock.owner))
-        .flatten()
-}
-
-/// What stands where a lost lock was (docs/state-and-lock.md, "Renewal"), for the `Lost`
-/// error: `present` whether a lock object is there now, `holder` its holder when it is a
-/// readable lock. `it was removed (a force-unlock, or by hand)`, `it is held by <owner>[,
-/// operation: <op>][, since <when>], <expiry> now`, or an object that is not a lock.
-pub fn lost_lock_reason(present: bool, holder: Option<&LockInfo>, now_ms: i64) -> String {
-    match (present, holder) {
-        (false, _) => "it was removed (a force-unlock, or by hand)".to_string(),
-        (true, None) => {
-            "another process replaced it with an object that is not a readable lock".to_string()
-        }
-        (true, Some(lock)) => format!("it is {} now", held_clause(Some(lock), now_ms).0),
-    }
-}
-
-/// What a destroy that lost a stack's lock mid-run says after the `Lost` error
-/// (docs/destroy.md, "The lock"): it stopped before writing the record, which therefore still
-/// lists what this run deleted since its last write (a destroy run again settles those
-/// as already gone); the same destroy is the way on, once nobody else uses the stack (a
-/// lock someone holds refuses it, so the advice is safe whenever it is read).
-pub const DESTROY_LOCK_LOST: &str = "The destroy stopped before writing the stack's record: the record keeps every resource not confirmed deleted under the lock (a resource this run deleted afterwards is listed still, and a destroy run again settles it as already gone). Once no other process is using the stack, run the same destroy again to finish";
-
-/// `(clause, holder named)`.
-fn held_clause(lock: Option<&LockInfo>, now_ms: i64) -> (String, bool) {
-    let Some(lock) = lock else {
-        return ("another cdkd process holds it".to_string(), false);
-    };
-    let expiry = expiry_phrase(lock.expiry_ms(), now_ms);
-    // Owner and operation were flattened when the lock was read; flatten again in case
-    // a caller built the LockInfo by hand (idempotent).
-    let owner = flatten_str(&lock.owner);
-    if owner.is_empty() {
-        return (format!("held by an unnamed holder, {expiry}"), false);
-    }
-    let op = lock
-        .operation
-        .as_deref()
-        .map(flatten_str)
-        .filter(|op| !op.is_empty())
-        .map(|op| format!(", operation: {op}"))
-        .unwrap_or_default();
-    let since = iso_timestamp_or_none(lock.timestamp.as_ref())
-        .map(|t| format!(", since {t}"))
-        .unwrap_or_default();
-    (format!("held by {owner}{op}{since}, {expiry}"), true)
-}
-
 /// The longest a `destroy-wave` invocation runs (its function's `Timeout` in
 /// `infra/template.yaml`): a stopped destroy's lock may be force-unlocked only after it,
 /// when no wave of it can be deleting any more.
 pub const WAVE_TIMEOUT_S: u64 = 900;
 
-/// Why a destroy stopped abruptly (Ctrl-C twice, `runs stop --now`, a time limit) and
-/// what then: deletes in flight may still finish (a destroy run again counts them as
-/// deleted); the locks it took (`locked`: each stack and its record's region, from its
-/// progress; none known when it stopped before its plan was saved) stay held until they
-/// expire, or the force-unlock command releases them `after` the run has ended. The
-/// command carries `--run <run_id>`, so that, run after someone else took a lock, it
-/// deletes nothing (docs/state-and-lock.md, "The contention refusal"); it is printed only when every value
-/// prints faithfully. `again`: the command that runs it again.
-pub fn destroy_stopped_cause(
-    bucket: &str,
-    prefix: &str,
-    run_id: &str,
-    locked: &[(&str, Option<&str>)],
-    cause: &str,
-    after: &str,
-    again: Option<&str>,
-) -> String {
-    let again = again
-        .map(|c| format!("; then run it again with {c}"))
-        .unwrap_or_default();
-    if locked.is_empty() {
-        return format!(
-            "{cause}: it stopped before it saved its plan; any lock it took stays held until it expires (30 minutes after it was taken){again}"
-        );
+/// The run holding `lock`, when it is a cdkd-flow destroy run: a refusal names the
+/// command that watches it, and only its lock is unlocked (`--run`).
+pub fn destroy_run(lock: &LockInfo) -> Option<FlowHolder> {
+    (lock.operation.as_deref() == Some("destroy"))
+        .then(|| crate::lock::parse_flow_owner(&lock.owner))
+        .flatten()
+}
+
+/// The run holding `lock`, when it is a cdkd-flow export run: its lock is never
+/// force-unlocked without `--abandon-export` (docs/state-and-lock.md, "The contention refusal"), and a refusal
+/// advises waiting or resuming instead (`core::view::contention::export_advice`).
+pub fn export_run(lock: &LockInfo) -> Option<FlowHolder> {
+    (lock.operation.as_deref() == Some("export"))
+        .then(|| crate::lock::parse_flow_owner(&lock.owner))
+        .flatten()
+}
+
+/// Whether `lock` names its holder: its owner, flattened, is not empty. Owner and
+/// operation were flattened when the lock was read; flattened again in case a caller
+/// built the LockInfo by hand (idempotent).
+pub fn holder_named(lock: &LockInfo) -> bool {
+    !flatten_str(&lock.owner).is_empty()
+}
+
+/// The way out a contention refusal names, after the holder.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WayOut<'a> {
+    /// An export run's lock: CloudFormation may already hold resources its record still
+    /// lists, so unlocking (and deploying or destroying) could delete what the stack
+    /// owns. The same export command resumes it and takes the lock over
+    /// (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
+    Export(FlowHolder),
+    /// A cdkd-flow destroy run's lock: the run is watched with its own command; the
+    /// force-unlock of only that run's lock (`--run`) stays the last resort: run after
+    /// another holder took it, it deletes nothing (docs/state-and-lock.md, "The contention
+    /// refusal"). `None`: a value of it cannot be printed.
+    Destroy(FlowHolder, Option<UnlockCommand<'a>>),
+    /// Any other holder: wait for it, or force-unlock. `named`: the holder is named (a
+    /// lock read, with an owner); `None`: a value of the command cannot be printed.
+    Unlock {
+        named: bool,
+        command: Option<UnlockCommand<'a>>,
+    },
+}
+
+/// The way out a refusal of `ctx` names, its holder `lock` read best-effort (`None`:
+/// absent or unreadable).
+pub fn way_out<'a>(ctx: &ContentionContext<'a>, lock: Option<&LockInfo>) -> WayOut<'a> {
+    if let Some(run) = lock.and_then(export_run) {
+        return WayOut::Export(run);
     }
-    // One command per region (a tree's stacks share their root's).
+    if let Some(run) = lock.and_then(destroy_run) {
+        let command = unlock_command(ctx, &[ctx.stack], Some(run.run_id()));
+        return WayOut::Destroy(run, command);
+    }
+    WayOut::Unlock {
+        named: lock.is_some_and(holder_named),
+        command: unlock_command(ctx, &[ctx.stack], None),
+    }
+}
+
+/// A `cdkd-flow force-unlock` command whose every value prints as itself: `stacks`
+/// (the context's stack first), then `--stack-region`, `--profile`, `--state-bucket`,
+/// `--state-prefix` (`None`: left out, the default) and `--run`, each when present.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnlockCommand<'a> {
+    pub stacks: Vec<&'a str>,
+    pub region: Option<&'a str>,
+    pub profile: Option<&'a str>,
+    pub bucket: Option<&'a str>,
+    /// `Some` when not the default; an empty prefix is a real, different prefix (printed
+    /// as `''`).
+    pub prefix: Option<&'a str>,
+    /// Deletes only locks the cdkd-flow run of this id holds.
+    pub run: Option<String>,
+}
+
+/// The recovery command of `ctx` for every stack of `stacks` (`ctx.stack` first, all
+/// in `ctx.region`; every other field of `ctx`), deleting only locks the cdkd-flow run
+/// `run` holds when given; `None` when a value cannot be printed faithfully.
+pub fn unlock_command<'a>(
+    ctx: &ContentionContext<'a>,
+    stacks: &[&'a str],
+    run: Option<&str>,
+) -> Option<UnlockCommand<'a>> {
+    let flat_ok = |v: &str| printable(v, &flatten_str(v));
+    if run.is_some_and(|r| !command_value_ok(r)) {
+        return None;
+    }
+    let others = stacks.iter().copied().filter(|s| *s != ctx.stack);
+    let stacks: Vec<&str> = std::iter::once(ctx.stack).chain(others).collect();
+    if !stacks.iter().all(|s| command_value_ok(s)) {
+        return None;
+    }
+    if ctx.region.is_some_and(|r| !command_value_ok(r)) {
+        return None;
+    }
+    let profile = ctx.profile.filter(|p| !p.is_empty());
+    let bucket = ctx.bucket.filter(|b| !b.is_empty());
+    if profile.is_some_and(|p| !flat_ok(p)) || bucket.is_some_and(|b| !flat_ok(b)) {
+        return None;
+    }
+    let prefix = (ctx.prefix != DEFAULT_PREFIX).then_some(ctx.prefix);
+    if prefix.is_some_and(|p| !p.is_empty() && !flat_ok(p)) {
+        return None;
+    }
+    Some(UnlockCommand {
+        stacks,
+        region: ctx.region,
+        profile,
+        bucket,
+        prefix,
+        run: run.map(str::to_string),
+    })
+}
+
+/// The force-unlock commands of a stopped destroy run `run_id` for the stacks it
+/// locked (`locked`: each stack and its record's region), one per region (a tree's
+/// stacks share their root's), each deleting only that run's locks; `None` when a value
+/// of any cannot be printed faithfully (docs/state-and-lock.md, "The contention refusal").
+pub fn stopped_unlock_commands<'a>(
+    bucket: &'a str,
+    prefix: &'a str,
+    run_id: &str,
+    locked: &[(&'a str, Option<&'a str>)],
+) -> Option<Vec<UnlockCommand<'a>>> {
     let mut regions: Vec<Option<&str>> = Vec::new();
     for (_, r) in locked {
         if !regions.contains(r) {
             regions.push(*r);
         }
     }
-    let commands: Option<Vec<String>> = regions
+    regions
         .iter()
         .map(|region| {
             let stacks: Vec<&str> = locked
@@ -322,62 +245,35 @@ pub fn destroy_stopped_cause(
                 bucket: Some(bucket),
                 prefix,
             };
-            run_unlock_command(&ctx, &stacks, run_id)
+            unlock_command(&ctx, &stacks, Some(run_id))
         })
-        .collect();
-    let (held, them) = if locked.len() == 1 {
-        (
-            "the lock stays held until it expires (30 minutes after its last renewal)",
-            "it",
-        )
-    } else {
-        (
-            "the locks stay held until they expire (30 minutes after their last renewal)",
-            "them",
-        )
-    };
-    let unlock = commands
-        .map(|c| format!(", or {after} {} releases {them}", c.join(" and ")))
-        .unwrap_or_default();
-    format!("{cause}: deletes in flight may still finish; {held}{unlock}{again}")
+        .collect()
 }
 
-/// The `force-unlock` flag that deletes a lock only when the named cdkd-flow run holds
-/// it (docs/state-and-lock.md, "The contention refusal").
-pub const RUN_FLAG: &str = "--run";
-
-/// `cdkd-flow force-unlock <stacks...> ... --run <run_id>`: the recovery command of
-/// `ctx` for every stack of `stacks` (`ctx.stack` first, all in `ctx.region`), deleting
-/// only locks the cdkd-flow run `run_id` holds; `None` when a value cannot be printed
-/// faithfully.
-pub fn run_unlock_command(
-    ctx: &ContentionContext,
-    stacks: &[&str],
-    run_id: &str,
-) -> Option<String> {
-    if !command_value_ok(run_id) {
-        return None;
-    }
-    let cmd = unlock_command(ctx, stacks)?;
-    Some(format!("{cmd} {RUN_FLAG} {}", shell_quote(run_id)))
+/// The state bucket and prefix a command a run prints names, for people whose default
+/// bucket may be another one: `prefix` is `None` when it is the default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StateLocation<'a> {
+    pub bucket: &'a str,
+    pub prefix: Option<&'a str>,
 }
 
-/// ` --state-bucket B` (and ` --state-prefix P` when not the default) for a command a
-/// run prints for people whose default bucket may be another one; `None` when a value
-/// would not print as itself.
-pub fn state_flags(bucket: &str, prefix: &str) -> Option<String> {
+/// The state location of `bucket` and `prefix` for a printed command; `None` when a
+/// value would not print as itself. Worded (` --state-bucket B[ --state-prefix P]`) by
+/// its `Display` (`core::view::contention`).
+pub fn state_location<'a>(bucket: &'a str, prefix: &'a str) -> Option<StateLocation<'a>> {
     if !command_value_ok(bucket) {
         return None;
     }
     if prefix == DEFAULT_PREFIX {
-        return Some(format!(" --state-bucket {}", shell_quote(bucket)));
+        return Some(StateLocation {
+            bucket,
+            prefix: None,
+        });
     }
-    (prefix.is_empty() || command_value_ok(prefix)).then(|| {
-        format!(
-            " --state-bucket {} --state-prefix {}",
-            shell_quote(bucket),
-            shell_quote(prefix)
-        )
+    (prefix.is_empty() || command_value_ok(prefix)).then_some(StateLocation {
+        bucket,
+        prefix: Some(prefix),
     })
 }
 
@@ -397,194 +293,92 @@ pub fn command_value_ok(value: &str) -> bool {
     printable(value, &printable_str(value))
 }
 
-/// `cdkd-flow force-unlock <stack> [--stack-region R] [--profile P] [--state-bucket B]
-/// [--state-prefix X]`, or `None` when any value cannot be reproduced faithfully.
-pub fn recovery_command(ctx: &ContentionContext) -> Option<String> {
-    unlock_command(ctx, &[ctx.stack])
-}
-
-/// [`recovery_command`] for `stacks` (`ctx.stack` first; every other field of `ctx`).
-fn unlock_command(ctx: &ContentionContext, stacks: &[&str]) -> Option<String> {
-    let printable_ok = command_value_ok;
-    let flat_ok = |v: &str| printable(v, &flatten_str(v));
-    let mut cmd = "cdkd-flow force-unlock".to_string();
-    let others = stacks.iter().filter(|s| **s != ctx.stack);
-    for stack in std::iter::once(&ctx.stack).chain(others) {
-        if !printable_ok(stack) {
-            return None;
-        }
-        cmd.push_str(&format!(" {}", shell_quote(stack)));
-    }
-    if let Some(region) = ctx.region {
-        if !printable_ok(region) {
-            return None;
-        }
-        cmd.push_str(&format!(" --stack-region {}", shell_quote(region)));
-    }
-    if let Some(profile) = ctx.profile.filter(|p| !p.is_empty()) {
-        if !flat_ok(profile) {
-            return None;
-        }
-        cmd.push_str(&format!(" --profile {}", shell_quote(profile)));
-    }
-    if let Some(bucket) = ctx.bucket.filter(|b| !b.is_empty()) {
-        if !flat_ok(bucket) {
-            return None;
-        }
-        cmd.push_str(&format!(" --state-bucket {}", shell_quote(bucket)));
-    }
-    if ctx.prefix != DEFAULT_PREFIX {
-        // An empty prefix is a real, different prefix: it is printed as ''.
-        if !ctx.prefix.is_empty() && !flat_ok(ctx.prefix) {
-            return None;
-        }
-        cmd.push_str(&format!(" --state-prefix {}", shell_quote(ctx.prefix)));
-    }
-    Some(cmd)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::lock::parse_lock;
-
-    const NOW: i64 = 1_767_225_600_000;
 
     fn ctx(stack: &str) -> ContentionContext<'_> {
         ContentionContext {
             subject: Subject::Stack,
             stack,
             region: Some("us-east-1"),
-            profile: Some("prod"),
-            bucket: Some("cdkd-state-111122223333"),
-            prefix: "cdkd",
+            profile: None,
+            bucket: Some("b"),
+            prefix: DEFAULT_PREFIX,
         }
     }
 
-    fn lock(body: &str) -> LockInfo {
+    fn lock(owner: &str, op: &str) -> LockInfo {
+        let body = format!(r#"{{"owner":"{owner}","expiresAt":1,"operation":"{op}"}}"#);
         parse_lock(body.as_bytes()).unwrap().unwrap()
     }
 
     #[test]
-    fn snapshot_contention_named_holder_with_operation() {
-        let l = lock(
-            r#"{"owner":"cdkd-flow:run-7","timestamp":1,"expiresAt":1767226325000,"operation":"destroy"}"#,
-        );
-        insta::assert_snapshot!(contention_message(&ctx("App"), Some(&l), NOW));
-    }
-
-    #[test]
-    fn snapshot_contention_unnamed_holder_unknown_expiry_nested_child() {
-        let l = lock(r#"{"owner":"\u001b\u0007","expiresAt":"soon"}"#);
-        let c = ContentionContext {
-            subject: Subject::NestedStackChild,
-            ..ctx("Root~Child")
+    fn the_way_out_follows_the_holder_and_names_a_command_only_when_it_prints() {
+        let export = lock("cdkd-flow:export-App-1", "export");
+        assert!(matches!(
+            way_out(&ctx("App"), Some(&export)),
+            WayOut::Export(run) if run.run_id() == "export-App-1"
+        ));
+        let destroy = lock("cdkd-flow:destroy-App-1", "destroy");
+        let WayOut::Destroy(run, Some(cmd)) = way_out(&ctx("App"), Some(&destroy)) else {
+            panic!("a destroy run's lock is the destroy's way out, with its command");
         };
-        insta::assert_snapshot!(contention_message(&c, Some(&l), NOW));
+        assert_eq!(run.run_id(), "destroy-App-1");
+        assert_eq!(cmd.run.as_deref(), Some("destroy-App-1"));
+        assert_eq!(cmd.stacks, ["App"]);
+        assert_eq!(cmd.prefix, None);
+        let deploy = lock("alice@laptop", "deploy");
+        assert!(matches!(
+            way_out(&ctx("App"), Some(&deploy)),
+            WayOut::Unlock {
+                named: true,
+                command: Some(UnlockCommand { run: None, .. })
+            }
+        ));
+        assert!(matches!(
+            way_out(&ctx("-x"), None),
+            WayOut::Unlock {
+                named: false,
+                command: None
+            }
+        ));
     }
 
     #[test]
-    fn snapshot_contention_suppressed_command() {
-        let c = ContentionContext {
-            region: Some("us-east-1\u{2028}"),
-            ..ctx("--all")
-        };
-        insta::assert_snapshot!(contention_message(&c, None, NOW));
-    }
-
-    #[test]
-    fn no_message_advises_force_unlock_of_another_holders_lock_a_stopped_destroy_names_its_run_and_stacks(
-    ) {
-        let tree = destroy_stopped_cause(
+    fn a_stopped_destroys_commands_are_one_per_region_and_none_when_a_value_does_not_print() {
+        let c = stopped_unlock_commands(
             "b",
             "cdkd",
-            "destroy-Shop-1",
-            &[("Shop~Db", Some("eu-west-1")), ("Shop", Some("eu-west-1"))],
-            "stopped",
-            "once it has ended",
-            None,
-        );
+            "r1",
+            &[
+                ("A", Some("eu-west-1")),
+                ("B", None),
+                ("C", Some("eu-west-1")),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.len(), 2);
         assert_eq!(
-            tree,
-            "stopped: deletes in flight may still finish; the locks stay held until they expire (30 minutes after their last renewal), or once it has ended cdkd-flow force-unlock 'Shop~Db' Shop --stack-region eu-west-1 --state-bucket b --run destroy-Shop-1 releases them"
+            (c[0].stacks.as_slice(), c[0].region),
+            (&["A", "C"][..], Some("eu-west-1"))
         );
-        // Stopped before its plan was saved: no stack is known to be its, no command.
-        let early = destroy_stopped_cause("b", "cdkd", "r1", &[], "stopped", "later", None);
-        assert!(!early.contains("force-unlock"), "{early}");
-        assert!(
-            early.contains("any lock it took stays held until it expires"),
-            "{early}"
-        );
-        // A run id that does not print faithfully: no command at all.
-        let odd =
-            destroy_stopped_cause("b", "cdkd", "-r", &[("A", None)], "stopped", "later", None);
-        assert!(!odd.contains("force-unlock"), "{odd}");
+        assert_eq!((c[1].stacks.as_slice(), c[1].region), (&["B"][..], None));
+        assert!(stopped_unlock_commands("b", "cdkd", "-r", &[("A", None)]).is_none());
     }
 
     #[test]
-    fn no_message_advises_force_unlock_of_an_export_runs_lock() {
-        let lock = crate::lock::parse_lock(
-            br#"{"owner":"cdkd-flow:export-Orders-1@box:7","timestamp":1,"expiresAt":1767226325000,"operation":"export"}"#,
-        )
-        .unwrap()
-        .unwrap();
-        let ctx = ContentionContext {
-            subject: Subject::Stack,
-            stack: "Orders",
-            region: Some("us-east-1"),
-            profile: None,
-            bucket: Some("b"),
-            prefix: "cdkd",
-        };
-        let m = contention_message(&ctx, Some(&lock), 0);
-        assert!(m.contains("held by cdkd-flow:export-Orders-1@box:7"), "{m}");
-        assert!(
-            m.contains("run the same cdkd-flow export command again to resume it"),
-            "{m}"
-        );
-        assert!(!m.contains("run: cdkd-flow force-unlock"), "{m}");
-        // A destroy run's lock keeps the recovery command.
-        let lock = crate::lock::parse_lock(
-            br#"{"owner":"cdkd-flow:destroy-Orders-1","timestamp":1,"expiresAt":1767226325000,"operation":"destroy"}"#,
-        )
-        .unwrap()
-        .unwrap();
-        assert!(contention_message(&ctx, Some(&lock), 0).contains("run: cdkd-flow force-unlock"));
-    }
-
-    #[test]
-    fn a_refused_runs_cause_keeps_the_holder_and_drops_the_force_unlock_advice() {
-        let l = lock(
-            r#"{"owner":"alice@laptop","timestamp":1767225600000,"expiresAt":1767227400000,"operation":"deploy"}"#,
-        );
-        let full = contention_message(&ctx("App"), Some(&l), NOW);
-        assert!(full.contains("cdkd-flow force-unlock App"), "{full}");
-        let cut = without_unlock_advice(&format!("LockHeld: {full}; nothing was submitted"));
-        assert!(
-            cut.starts_with("LockHeld: Could not acquire lock for stack App (us-east-1)"),
-            "{cut}"
-        );
-        assert!(cut.contains("alice@laptop"), "{cut}");
-        assert!(
-            !cut.contains("force-unlock") && !cut.contains("certain"),
-            "{cut}"
-        );
-        // Unnamed holder, and no command printable: both advices go.
-        let unnamed = contention_message(&ctx("App"), None, NOW);
-        assert!(!without_unlock_advice(&unnamed).contains("force-unlock"));
-        let no_cmd = contention_message(&ctx("-x"), Some(&l), NOW);
-        assert!(no_cmd.contains(NO_RECOVERY_COMMAND), "{no_cmd}");
-        assert!(!without_unlock_advice(&no_cmd).contains("lock object"));
-        // An export run's lock: its advice (wait or resume, never force-unlock) stays.
-        let export = lock(
-            r#"{"owner":"cdkd-flow:export-App-1","expiresAt":1767227400000,"operation":"export"}"#,
-        );
-        let ours = contention_message(&ctx("App"), Some(&export), NOW);
-        assert_eq!(without_unlock_advice(&ours), ours);
-        // Anything else is kept as it is.
+    fn a_state_location_leaves_out_the_default_prefix_and_refuses_what_does_not_print() {
         assert_eq!(
-            without_unlock_advice("Refused: no record"),
-            "Refused: no record"
+            state_location("b", DEFAULT_PREFIX),
+            Some(StateLocation {
+                bucket: "b",
+                prefix: None
+            })
         );
+        assert_eq!(state_location("b", "").and_then(|l| l.prefix), Some(""));
+        assert_eq!(state_location("-b", "apps"), None);
+        assert_eq!(state_location("b", "-x"), None);
     }
 }

@@ -15,6 +15,7 @@ use cdkd_core::export::report::{ended_early, stopped_from_outside};
 use cdkd_core::notify::Notice;
 use cdkd_core::run::RunId;
 use cdkd_core::text::flatten_str;
+use cdkd_core::view::contention::{destroy_stopped_cause, refused_cause};
 use cdkd_core::view::notify::export_ended;
 use serde::{Deserialize, Serialize};
 
@@ -81,6 +82,9 @@ pub async fn ensure_report(
             return Ensured::NotWritten;
         }
     }
+    // The cause as every report says it: without a contention refusal's force-unlock
+    // advice (docs/notifications.md, "What is published, and when").
+    let why = refused_cause(e.error, e.cause);
     let written = match e.operation {
         Operation::Export => {
             // A resume's progress is the resumed run's.
@@ -92,23 +96,18 @@ pub async fn ensure_report(
             let r = if e.stopped {
                 stopped_from_outside(e.run_id, progress.as_ref(), e.error, e.cause)
             } else {
-                ended_early(e.run_id, progress.as_ref(), e.error, e.cause, e.resumed)
+                ended_early(e.run_id, progress.as_ref(), e.error, &why, e.resumed)
             };
             let notice = export_ended(&r, e.stack, e.stack_region, &key);
             runs::write(store, &key, &r).await.map(|_| notice)
         }
         Operation::Destroy => {
-            let why = cdkd_core::contention::without_unlock_advice(&format!(
-                "{}: {}",
-                flatten_str(e.error),
-                flatten_str(e.cause)
-            ));
             let mut r =
                 destroy_report(store, e.run_id, e.stack, e.stack_region, &why, !e.stopped).await;
             if e.stopped {
                 // Its deletes and locks outlive the stop; the unlock command names the
                 // stacks its progress says it locked, each in its record's region.
-                r.aborted = Some(cdkd_core::contention::destroy_stopped_cause(
+                r.aborted = Some(destroy_stopped_cause(
                     &store.bucket,
                     &store.prefix,
                     e.run_id,

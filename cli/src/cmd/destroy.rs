@@ -448,7 +448,7 @@ async fn export_refusal(ctx: &Ctx, l: &StackTree) -> Result<Option<Refusal>, Hol
         .map(|hold| Refusal::HeldByExport {
             stack: hold.record.clone(),
             region: l.region.clone(),
-            flags: cdkd_core::contention::state_flags(&ctx.bucket, &ctx.prefix),
+            flags: cdkd_core::view::contention::state_flags(&ctx.bucket, &ctx.prefix),
             hold: Box::new(hold),
         }))
 }

@@ -168,7 +168,7 @@ pub fn released_line(
             "{where_}: the lock is held by {}; it was left in place. {}",
             holder(i),
             cdkd_core::contention::export_run(i)
-                .map(|run| cdkd_core::contention::export_advice(&run))
+                .map(|run| cdkd_core::view::contention::export_advice(&run))
                 .unwrap_or_default()
         )),
         ForceReleased::OtherHolder(Some(i)) => Err(format!(

@@ -246,7 +246,7 @@ async fn held_by_export(
         {
             Ok(Some(hold)) if !hold.migrated => Some(v::orphan_held_by_export(
                 &hold,
-                cdkd_core::contention::state_flags(&ctx.bucket, &ctx.prefix).as_deref(),
+                cdkd_core::view::contention::state_flags(&ctx.bucket, &ctx.prefix).as_deref(),
             )),
             Ok(_) => None,
             Err(e) => Some(format!(

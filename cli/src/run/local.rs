@@ -396,7 +396,7 @@ async fn write_interrupted_report(
             false,
         )
         .await;
-        r.aborted = Some(cdkd_core::contention::destroy_stopped_cause(
+        r.aborted = Some(cdkd_core::view::contention::destroy_stopped_cause(
             &store.bucket,
             &store.prefix,
             &meta.run_id,
@@ -466,7 +466,7 @@ mod tests {
 
     #[test]
     fn an_interrupted_local_destroy_names_the_unlock_of_its_own_stack_once_it_has_ended() {
-        let c = cdkd_core::contention::destroy_stopped_cause(
+        let c = cdkd_core::view::contention::destroy_stopped_cause(
             "b",
             "cdkd",
             "destroy-App-1",

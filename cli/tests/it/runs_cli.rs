@@ -1256,7 +1256,7 @@ async fn same_command_same_run_runs_show_of_a_refused_deployed_resume_prints_its
         &resume,
         None,
         "LockHeld",
-        "held by someone else",
+        &cdkd_core::view::contention::refused_cause("LockHeld", "held by someone else"),
         Some(&first),
     );
     put_raw(

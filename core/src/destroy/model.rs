@@ -199,7 +199,7 @@ impl DestroyReport {
     /// Called on the report [`build_report`] returned, before anything is added to its
     /// next step.
     pub fn with_state_location(mut self, bucket: &str, prefix: &str) -> DestroyReport {
-        if let Some(flags) = crate::contention::state_flags(bucket, prefix) {
+        if let Some(flags) = crate::contention::state_location(bucket, prefix) {
             let again = format!("{}{flags}", self.stack);
             self.next_step = next_step(self.result, &self.counts, &again);
         }

@@ -90,7 +90,7 @@ pub enum Refusal {
     },
     /// docs/destroy.md, "Refusals before anything is deleted" step 8, statement 56: a stopped export holds the record's
     /// resources in CloudFormation (`crate::export::held`). `flags`: the state bucket
-    /// and prefix of a command the refusal prints (`crate::contention::state_flags`).
+    /// and prefix of a command the refusal prints (`core::view::contention::state_flags`).
     HeldByExport {
         stack: String,
         region: String,

@@ -245,25 +245,21 @@ pub const REJECTED: &str = "Rejected";
 
 /// The report of an export that ended before any step wrote one (docs/export.md, "Failure (export-abort)"):
 /// its plan or lock refused, its approval rejected (outcome `rejected`) or never
-/// answered, or, with `resumed` (the run it was to resume), its resume refused. The cause
-/// is `<error>: <cause>` on one line, without a contention refusal's force-unlock advice
-/// (`crate::contention::without_unlock_advice`): nothing here advises unlocking or
-/// deleting anything. `run`: the progress of the run (the resumed one's), when it has
-/// any; a run with progress of its own took its locks, and is reported `failed` with the
-/// same command as the way on (a local run whose abort failed too).
+/// answered, or, with `resumed` (the run it was to resume), its resume refused. `why`:
+/// the run's `error` and its cause, `<error>: <cause>` on one line, without a contention
+/// refusal's force-unlock advice (as `core::view::contention::refused_cause` words it):
+/// nothing here advises unlocking or deleting anything. `run`: the progress of the run
+/// (the resumed one's), when it has any; a run with progress of its own took its locks,
+/// and is reported `failed` with the same command as the way on (a local run whose abort
+/// failed too).
 pub fn ended_early(
     run_id: &str,
     run: Option<&ExportRun>,
     error: &str,
-    cause: &str,
+    why: &str,
     resumed: Option<&str>,
 ) -> ExportReport {
-    let why = crate::contention::without_unlock_advice(&format!(
-        "{}: {}",
-        crate::text::flatten_str(error),
-        crate::text::flatten_str(cause)
-    ));
-    let mut r = refused(run_id, run, &why);
+    let mut r = refused(run_id, run, why);
     if error == REJECTED {
         r.outcome = Outcome::Rejected;
     }
@@ -506,7 +502,7 @@ fn cfn_command(what: &str, s: &StackProgress, rest: &str) -> Option<String> {
 /// (docs/notifications.md, "The SNS message"). A command whose values would not print as themselves is
 /// left out.
 pub fn with_state_location(mut r: ExportReport, bucket: &str, prefix: &str) -> ExportReport {
-    let flags = crate::contention::state_flags(bucket, prefix);
+    let flags = crate::contention::state_location(bucket, prefix);
     r.commands = r
         .commands
         .into_iter()

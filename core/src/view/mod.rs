@@ -13,12 +13,15 @@
 //! - [`retention`]: `runs expire` and `runs prune` (docs/runs.md);
 //! - [`workflow`]: `workflow run` (an execution of the local engine);
 //! - [`notify`]: the subject and text of a run's message (docs/notifications.md);
+//! - [`contention`]: a lock's contention (the refusal line, its advice, a lost lock, what a
+//!   stopped destroy leaves held, the state flags of a printed command);
 //! - [`refusal`]: the words of the typed refusals core's decisions return (export,
 //!   final snapshot, lock contention, a local run's answer); [`export_input`]: those of
 //!   an export's names, parameters and gates;
 //! - shared pieces: [`words`] (counts as words); dates are `crate::time`'s (`toISOString`).
 
 pub mod cleanup;
+pub mod contention;
 pub mod export;
 pub mod export_input;
 pub mod export_report;

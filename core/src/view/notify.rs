@@ -672,7 +672,10 @@ mod tests {
             "export-App-1",
             None,
             "LockHeld",
-            "Could not acquire lock for stack App (us-east-1) \u{2014} held by alice@laptop (deploy). That process is still running \u{2014} wait for it to finish. Only if you are certain it is gone, run: cdkd-flow force-unlock App --stack-region us-east-1; nothing was submitted",
+            &crate::view::contention::refused_cause(
+                "LockHeld",
+                "Could not acquire lock for stack App (us-east-1) \u{2014} held by alice@laptop (deploy). That process is still running \u{2014} wait for it to finish. Only if you are certain it is gone, run: cdkd-flow force-unlock App --stack-region us-east-1; nothing was submitted",
+            ),
             None,
         );
         let n = export_ended(

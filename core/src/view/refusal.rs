@@ -32,7 +32,7 @@
 
 use std::fmt;
 
-use crate::contention::{contention_message, Contention, LockRefusal};
+use crate::contention::{Contention, LockRefusal};
 use crate::destroy::decide::{
     FinalSnapshot, FinalSnapshotRefusal, RecordFailure, RecordSkip, FINAL_SNAPSHOT_UNSUPPORTED,
 };
@@ -52,6 +52,7 @@ use crate::lock::FlowHolder;
 use crate::runs::{AnswerRefusal, NoWaiter};
 use crate::state::RegionConflict;
 use crate::text::{flatten_str, or_unrenderable, printable_str};
+use crate::view::contention::contention_message;
 use crate::view::runs::RESUME_UNPRINTABLE;
 
 /// A refusal a decision returns as data, worded by this module (its `Display`). What
@@ -651,7 +652,7 @@ impl ExportHold {
 
     /// `cdkd-flow state orphan <stack> --stack-region <region>[ <extra>]<flags>`, when
     /// every value prints as itself; `flags`: the state bucket and prefix
-    /// (`crate::contention::state_flags`).
+    /// ([`state_flags`](crate::view::contention::state_flags)).
     fn orphan_command(&self, extra: &str, flags: Option<&str>) -> Option<String> {
         let flags = flags?;
         (is_plain(&self.record) && is_plain(&self.region)).then(|| {

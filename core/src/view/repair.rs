@@ -406,8 +406,11 @@ pub fn orphan_lock_malformed(
         flat(detail)
     );
     const FORCE: &str = "pass --force to remove it with the record.";
-    let none = crate::contention::NO_RECOVERY_COMMAND;
-    match (crate::contention::recovery_command(ctx), force_removes) {
+    let none = crate::view::contention::NO_RECOVERY_COMMAND;
+    match (
+        crate::view::contention::recovery_command(ctx),
+        force_removes,
+    ) {
         (Some(cmd), true) => format!("{head} Clear it with: {cmd}, or {FORCE}"),
         (Some(cmd), false) => format!("{head} Clear it with: {cmd}"),
         (None, true) => format!("{head} {none} Or {FORCE}"),

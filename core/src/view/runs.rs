@@ -231,7 +231,7 @@ pub fn failed_step_line(e: &StepEvent<'_>, last_state: Option<&str>) -> Option<S
 /// What an abrupt stop of run `run_id` leaves behind, from its execution input: a
 /// destroy's deletes in flight and its lock (the force-unlock command of that run's
 /// lock once a destroy-wave step can no longer be running,
-/// [`crate::contention::destroy_stopped_cause`]); an export's lock, which its resume
+/// [`crate::view::contention::destroy_stopped_cause`]); an export's lock, which its resume
 /// takes over; a cleanup's destroy runs carry on.
 pub fn aborted_warning(input: &Value, run_id: &str) -> String {
     let text = |k: &str| input.get(k).and_then(Value::as_str);
@@ -247,7 +247,7 @@ pub fn aborted_warning(input: &Value, run_id: &str) -> String {
             flatten_str(stack)
         );
     }
-    crate::contention::destroy_stopped_cause(
+    crate::view::contention::destroy_stopped_cause(
         text("stateBucket").unwrap_or_default(),
         text("statePrefix").unwrap_or(DEFAULT_PREFIX),
         run_id,

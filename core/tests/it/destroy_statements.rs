@@ -478,7 +478,7 @@ fn statement_56_a_record_a_stopped_export_holds_is_refused_naming_the_stack_the_
             stack: "App".into(),
             region: "us-east-1".into(),
             hold: Box::new(h),
-            flags: cdkd_core::contention::state_flags("team-state", "cdkd"),
+            flags: cdkd_core::view::contention::state_flags("team-state", "cdkd"),
         }
     };
     let r = refusal(Some(StackStage::Updating));

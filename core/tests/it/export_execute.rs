@@ -10,6 +10,7 @@ use cdkd_core::export::report::{
 };
 use cdkd_core::export::template::Template;
 use cdkd_core::export::unmanaged::UnmanagedRow;
+use cdkd_core::view::contention::refused_cause;
 use cdkd_core::view::export_report::render_report;
 use serde_json::{json, Map, Value};
 
@@ -1394,7 +1395,13 @@ fn a_run_stopped_from_outside_is_failed_and_never_says_nothing_was_locked() {
 #[test]
 fn a_run_ended_before_its_report_is_refused_or_rejected_and_never_advises_unlock_or_delete() {
     let held = "Could not acquire lock for stack App (us-east-1) \u{2014} held by alice@laptop (deploy). That process is still running \u{2014} wait for it to finish. Only if you are certain it is gone, run: cdkd-flow force-unlock App --stack-region us-east-1; nothing was submitted";
-    let lock = ended_early("export-App-1", None, "LockHeld", held, None);
+    let lock = ended_early(
+        "export-App-1",
+        None,
+        "LockHeld",
+        &refused_cause("LockHeld", held),
+        None,
+    );
     assert_eq!(lock.outcome, "refused");
     let cause = lock.cause.clone().unwrap_or_default();
     assert!(
@@ -1406,7 +1413,10 @@ fn a_run_ended_before_its_report_is_refused_or_rejected_and_never_advises_unlock
         "export-App-2",
         None,
         "Rejected",
-        "export of App rejected by bob@host: wrong account;\nnothing was locked or changed",
+        &refused_cause(
+            "Rejected",
+            "export of App rejected by bob@host: wrong account;\nnothing was locked or changed",
+        ),
         None,
     );
     assert_eq!(rejected.outcome, "rejected");
@@ -1415,7 +1425,7 @@ fn a_run_ended_before_its_report_is_refused_or_rejected_and_never_advises_unlock
         "resume-App-3",
         Some(&run_at(StackStage::Importing)),
         "LockHeld",
-        held,
+        &refused_cause("LockHeld", held),
         Some("export-App-1"),
     );
     assert_eq!(resumed.outcome, "refused");
@@ -1429,7 +1439,7 @@ fn a_run_ended_before_its_report_is_refused_or_rejected_and_never_advises_unlock
         "export-App-4",
         Some(&run_at(StackStage::Importing)),
         "Transient",
-        "S3 unreachable",
+        &refused_cause("Transient", "S3 unreachable"),
         None,
     );
     assert_eq!(took_locks.outcome, "failed");
@@ -1444,7 +1454,7 @@ fn a_run_ended_before_its_report_is_refused_or_rejected_and_never_advises_unlock
         "export-App-5",
         Some(&run_at(StackStage::Locked)),
         "Transient",
-        "S3 unreachable",
+        &refused_cause("Transient", "S3 unreachable"),
         None,
     );
     assert_eq!(locked_only.outcome, "failed");

@@ -1,8 +1,9 @@
 //! The contention refusal (docs/state-and-lock.md, "The contention refusal"): statements 37–42, adapted to `cdkd-flow
 //! force-unlock` (this CLI has the command), plus the suppression and quoting rules.
 
-use cdkd_core::contention::{contention_message, recovery_command, ContentionContext, Subject};
+use cdkd_core::contention::{ContentionContext, Subject};
 use cdkd_core::lock::{parse_lock, LockInfo};
+use cdkd_core::view::contention::{contention_message, recovery_command};
 
 const NOW: i64 = 1_767_225_600_000;
 
@@ -269,7 +270,7 @@ fn contention_a_destroy_runs_lock_names_its_watch_command_before_the_unlock() {
             "{msg}"
         );
         assert!(!msg.contains("That process is still running"), "{msg}");
-        let cause = cdkd_core::contention::without_unlock_advice(&msg);
+        let cause = cdkd_core::view::contention::without_unlock_advice(&msg);
         assert!(
             cause.ends_with("expires in 1m0s.") && !cause.contains("force-unlock"),
             "{cause}"
@@ -289,8 +290,8 @@ fn contention_a_destroy_runs_lock_names_its_watch_command_before_the_unlock() {
 /// whose answer was lost); the `Lost` error names what stands there now.
 #[test]
 fn statement_45b_same_acquisition_and_what_a_lost_lock_names() {
-    use cdkd_core::contention::lost_lock_reason;
     use cdkd_core::lock::{is_same_acquisition, LockBody};
+    use cdkd_core::view::contention::lost_lock_reason;
     let body = LockBody::new("cdkd-flow:r1", NOW, 1_800_000, Some("destroy".into()));
     let renewed = lock(&format!(
         r#"{{"owner":"cdkd-flow:r1","timestamp":{NOW},"expiresAt":{},"operation":"destroy"}}"#,

@@ -249,6 +249,6 @@ fn repair_view_orphan_of_a_record_a_stopped_export_holds() {
         run_id: "export-App-1".into(),
         migrated: false,
     };
-    let flags = cdkd_core::contention::state_flags("team-state", "apps");
+    let flags = cdkd_core::view::contention::state_flags("team-state", "apps");
     insta::assert_snapshot!(orphan_held_by_export(&hold, flags.as_deref()));
 }

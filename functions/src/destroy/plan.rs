@@ -8,6 +8,7 @@ use cdkd_core::destroy::refusals::{check_plan, Refusal, RefusalOptions, StackRec
 use cdkd_core::run::RunId;
 use cdkd_core::state::StateRecord;
 use cdkd_core::text::{or_unrenderable, printable_str};
+use cdkd_core::view::contention::state_flags;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -61,7 +62,7 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<Carry, StepError> {
         let r = Refusal::HeldByExport {
             stack: hold.record.clone(),
             region: region.clone(),
-            flags: cdkd_core::contention::state_flags(&input.state_bucket, &input.state_prefix),
+            flags: state_flags(&input.state_bucket, &input.state_prefix),
             hold: Box::new(hold),
         };
         return Err(StepError::new(r.code(), r.to_string()));

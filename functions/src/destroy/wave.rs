@@ -208,14 +208,18 @@ async fn fence(ctx: &Ctx<'_>, held: &mut [HeldLock], stack: &str) -> Result<(), 
 }
 
 /// A lost lock's error, with what the destroy did about it and the way on
-/// (`cdkd_core::contention::DESTROY_LOCK_LOST`); any other error as it is.
+/// (`cdkd_core::view::contention::DESTROY_LOCK_LOST`); any other error as it is.
 fn destroy_stopped(e: StepError) -> StepError {
     if e.name != crate::error::names::LOCK_LOST {
         return e;
     }
     StepError::new(
         crate::error::names::LOCK_LOST,
-        format!("{} {}", e.message, cdkd_core::contention::DESTROY_LOCK_LOST),
+        format!(
+            "{} {}",
+            e.message,
+            cdkd_core::view::contention::DESTROY_LOCK_LOST
+        ),
     )
 }
 

@@ -2,13 +2,12 @@
 
 use serde_json::{Map, Value};
 
-use crate::contention::{
-    recovery_command, ContentionContext, IF_EXPIRED_FLAG, NO_RECOVERY_COMMAND,
-};
+use crate::contention::ContentionContext;
 use crate::json::{json_payload, ordered_entries};
 use crate::state::NESTED_STACK_TYPE;
 use crate::text::{flatten_str, strip};
 use crate::time::iso_timestamp_or_none;
+use crate::view::contention::{recovery_command, IF_EXPIRED_FLAG, NO_RECOVERY_COMMAND};
 use crate::view::state::collate::sort_by_locale;
 use crate::view::state::list::{format_ref, RefView};
 use crate::view::state::repair::{
