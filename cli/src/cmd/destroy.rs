@@ -421,7 +421,9 @@ async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>
             },
         });
         if plan.refusal.is_none() {
-            plan.refusal = lock_refusal(ctx, l).await?.map(RunRefusal::Lock);
+            plan.refusal = lock_refusal(ctx, l)
+                .await?
+                .map(|r| RunRefusal::Lock(Box::new(r)));
         }
         if plan.refusal.is_none() {
             plan.refusal = match export_refusal(ctx, l).await {

@@ -94,7 +94,7 @@ pub enum RunRefusal {
     Destroy(Refusal),
     /// A lock another process holds on a stack of the run, or one that cannot be read
     /// (found by the caller, which reads S3).
-    Lock(LockRefusal),
+    Lock(Box<LockRefusal>),
     /// Words from outside core, for the one caller that has nothing else: the CLI's
     /// dry run, with the tree loader's refusals (`cdkd_functions::destroy::load::
     /// LoadError::Refused`: no record, several regions, a tree too deep, a record the
