@@ -1,10 +1,10 @@
 //! The one way the CLI asks a question: on stderr, the answer read from stdin, refused
 //! when stdin is not a terminal (a pipe or CI would otherwise hang or answer by
-//! accident). What counts as yes is `cdkd_core::view::plan::is_confirmation`.
+//! accident). What counts as yes is `cdkd_core::destroy::dry_run::is_confirmation`.
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use cdkd_core::view::plan::is_confirmation;
+use cdkd_core::destroy::dry_run::is_confirmation;
 
 use crate::error::CliError;
 

@@ -4,9 +4,9 @@
 
 use cdkd_aws::LoadedState;
 use cdkd_core::keys::StackRef;
-use cdkd_core::state::LegacyOnly;
+use cdkd_core::state::{resolve_single, LegacyOnly};
 use cdkd_core::view::state::list::RefView;
-use cdkd_core::view::state::resolve::{no_state_found, resolve_single};
+use cdkd_core::view::state::resolve::no_state_found;
 
 use crate::context::Ctx;
 use crate::error::CliError;
@@ -28,7 +28,7 @@ pub async fn resolve(
 ) -> Result<String, CliError> {
     let refs = ctx.store.list_refs().await?;
     let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
-    let one = resolve_single(stack, &views, stack_region).map_err(CliError::Refused)?;
+    let one = resolve_single(stack, &views, stack_region).map_err(|r| CliError::refused(&r))?;
     match one.region {
         Some(region) => Ok(region.to_string()),
         None => Err(CliError::refused(&LegacyOnly {

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::js::js_number;
 use crate::json::{parse_json, stringify};
+use crate::keys::RefView;
 use crate::text::{flatten_str, or_unrenderable, printable_str};
 
 /// The schema version writers stamp.
@@ -199,6 +200,66 @@ pub fn parse_state(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LegacyOnly {
     pub stack: String,
+}
+
+/// Why a stack name (and `--stack-region`, when given) does not name one listed record
+/// (docs/state-views.md, "What every state command shares"). Regions are as listed:
+/// `None` is the legacy region-less record. Its words are the state views'
+/// (`core::view::state::resolve`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResolveRefusal {
+    /// No record of the stack at all.
+    NoState { stack: String },
+    /// `--stack-region` names a region the stack has no record in; `seen` are the
+    /// regions it has records in.
+    NotInRegion {
+        stack: String,
+        region: String,
+        seen: Vec<Option<String>>,
+    },
+    /// Records in several regions and no `--stack-region` to pick one.
+    SeveralRegions {
+        stack: String,
+        regions: Vec<Option<String>>,
+    },
+}
+
+/// Picks the one ref `stack` names (with `--stack-region` when given), or the refusal.
+pub fn resolve_single<'a>(
+    stack: &str,
+    refs: &[RefView<'a>],
+    requested_region: Option<&str>,
+) -> Result<RefView<'a>, ResolveRefusal> {
+    let matches: Vec<RefView<'a>> = refs.iter().copied().filter(|r| r.stack == stack).collect();
+    let regions = || -> Vec<Option<String>> {
+        matches
+            .iter()
+            .map(|r| r.region.map(str::to_string))
+            .collect()
+    };
+    if matches.is_empty() {
+        return Err(ResolveRefusal::NoState {
+            stack: stack.to_string(),
+        });
+    }
+    if let Some(want) = requested_region {
+        return matches
+            .iter()
+            .copied()
+            .find(|r| r.region == Some(want))
+            .ok_or_else(|| ResolveRefusal::NotInRegion {
+                stack: stack.to_string(),
+                region: want.to_string(),
+                seen: regions(),
+            });
+    }
+    if matches.len() == 1 {
+        return Ok(matches[0]);
+    }
+    Err(ResolveRefusal::SeveralRegions {
+        stack: stack.to_string(),
+        regions: regions(),
+    })
 }
 
 /// A record whose body names another region than its key (docs/state-and-lock.md, "Reading a record"),

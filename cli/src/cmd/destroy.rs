@@ -9,16 +9,14 @@ use std::sync::Arc;
 
 use cdkd_core::contention::{Contention, ContentionContext, LockRefusal, Subject};
 use cdkd_core::destroy::decide::DecideOptions;
+use cdkd_core::destroy::dry_run::{plan_run, PlanRequest, RunPlan, RunRefusal};
 use cdkd_core::destroy::model::RunResult;
 use cdkd_core::destroy::order::destroy_order;
 use cdkd_core::destroy::refusals::{Refusal, StackRecord};
 use cdkd_core::lock::is_expired;
 use cdkd_core::run::{RunId, RunKind};
 use cdkd_core::text::{flatten_str, or_unrenderable, printable_str};
-use cdkd_core::view::plan::{
-    plan_run, refused_summary, render_confirmation, render_plan, PlanRequest, RunPlan,
-    CONFIRM_QUESTION,
-};
+use cdkd_core::view::plan::{refused_summary, render_confirmation, render_plan, CONFIRM_QUESTION};
 use cdkd_engine::{Event, EventKind, Outcome};
 use cdkd_functions::destroy::finish::RunReport;
 use cdkd_functions::destroy::load::{
@@ -157,13 +155,10 @@ async fn before_runs(
         );
         return Ok(Some(ExitCode::from(1)));
     }
-    let refused: Vec<&RunPlan> = plans.iter().filter(|p| p.refusal.is_some()).collect();
+    let refused: Vec<&RunRefusal> = plans.iter().filter_map(|p| p.refusal.as_ref()).collect();
     if !refused.is_empty() {
-        for p in &refused {
-            eprintln!(
-                "{}",
-                cdkd_core::view::error_line(p.refusal.as_deref().unwrap_or_default())
-            );
+        for why in &refused {
+            eprintln!("{}", cdkd_core::view::error_line(&why.to_string()));
         }
         return Err(CliError::Refused(refused_summary(
             refused.len(),
@@ -386,9 +381,11 @@ async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>
     for s in stacks {
         match load_tree(&ctx.store, s, a.stack_region.as_deref()).await {
             Ok(t) => loaded.push(t),
-            Err(LoadError::Refused { region, message }) => {
-                plans.push(RunPlan::refused(s, region.as_deref(), message))
-            }
+            Err(LoadError::Refused { region, message }) => plans.push(RunPlan::refused(
+                s,
+                region.as_deref(),
+                RunRefusal::Text(message),
+            )),
             Err(LoadError::Store(e)) => return Err(e.into()),
         }
     }
@@ -424,12 +421,14 @@ async fn plan_all(ctx: &Ctx, stacks: &[String], a: &Args) -> Result<Vec<RunPlan>
             },
         });
         if plan.refusal.is_none() {
-            plan.refusal = lock_refusal(ctx, l).await?.map(|r| r.to_string());
+            plan.refusal = lock_refusal(ctx, l)
+                .await?
+                .map(|r| RunRefusal::Lock(Box::new(r)));
         }
         if plan.refusal.is_none() {
             plan.refusal = match export_refusal(ctx, l).await {
-                Ok(held) => held.map(|r| r.to_string()),
-                Err(unread) => Some(unread.to_string()),
+                Ok(held) => held.map(RunRefusal::Destroy),
+                Err(unread) => Some(RunRefusal::Text(unread.to_string())),
             };
         }
         gone_before.extend(l.records.iter().map(|(s, _)| s.clone()));

@@ -13,12 +13,12 @@ use cdkd_core::lock::{cli_owner, is_expired, LockInfo};
 use cdkd_core::repair::orphan::{check_record, child_with_record, ref_values, resource_targets};
 use cdkd_core::repair::rewrite::{live_reads_needed, LiveReads};
 use cdkd_core::repair::rewrite::{rewrite, RefValues, Rewrite, ValueSource};
+use cdkd_core::state::resolve_single;
 use cdkd_core::state::StateRecord;
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::repair as v;
 use cdkd_core::view::state::collate::ref_cmp;
 use cdkd_core::view::state::list::RefView;
-use cdkd_core::view::state::resolve::resolve_single;
 use cdkd_deleters::clients::readers_in_region;
 use cdkd_deleters::read::registry::READ_CONCURRENCY;
 use serde_json::{json, Value};
@@ -123,7 +123,7 @@ fn targets(
     match stack_region {
         Some(r) if !mine.is_empty() => {
             let views: Vec<RefView<'_>> = mine.iter().map(ref_view).collect();
-            let one = resolve_single(stack, &views, Some(r)).map_err(CliError::Refused)?;
+            let one = resolve_single(stack, &views, Some(r)).map_err(|r| CliError::refused(&r))?;
             Ok(vec![StackRef {
                 stack: one.stack.to_string(),
                 region: one.region.map(str::to_string),

@@ -13,11 +13,10 @@ use cdkd_core::lock::cli_owner;
 use cdkd_core::repair::refresh::{
     check_shape, dry_run_tally, exit_code, has_no_resources, precheck, StackRefresh, Tally, Target,
 };
-use cdkd_core::state::LegacyOnly;
+use cdkd_core::state::{resolve_single, LegacyOnly};
 use cdkd_core::view::repair::{self as v, StackSummary};
 use cdkd_core::view::state::collate::ref_cmp;
 use cdkd_core::view::state::list::RefView;
-use cdkd_core::view::state::resolve::resolve_single;
 use cdkd_deleters::clients::readers_in_region;
 use cdkd_deleters::read::refresh::{refresh_stack, RefreshError, RefreshOptions};
 use cdkd_deleters::read::registry::READ_CONCURRENCY;
@@ -143,8 +142,8 @@ fn targets(refs: &[StackRef], a: &Args) -> Result<Vec<StackRef>, CliError> {
     let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
     let mut out: Vec<StackRef> = Vec::new();
     for name in &a.stacks {
-        let one =
-            resolve_single(name, &views, a.stack_region.as_deref()).map_err(CliError::Refused)?;
+        let one = resolve_single(name, &views, a.stack_region.as_deref())
+            .map_err(|r| CliError::refused(&r))?;
         let r = StackRef {
             stack: one.stack.to_string(),
             region: one.region.map(str::to_string),

@@ -9,12 +9,12 @@ use std::process::ExitCode;
 use cdkd_aws::LockContent;
 use cdkd_aws::{LoadedState, StateStore, StoreError};
 use cdkd_core::keys::StackRef;
-use cdkd_core::state::LegacyOnly;
+use cdkd_core::state::{resolve_single, LegacyOnly};
 use cdkd_core::view::state::list::{
     list_json_with_locks, list_long_json, list_long_text, list_plain_with_locks, LockRead,
     LongInput, RecordRead, RefView,
 };
-use cdkd_core::view::state::resolve::{missing_nested_child, resolve_single};
+use cdkd_core::view::state::resolve::missing_nested_child;
 use cdkd_core::view::state::resources::{render_resources, ResourcesMode};
 use cdkd_core::view::state::show::{
     lock_without_record_json, lock_without_record_text, nested_child_ids, show_json,
@@ -335,15 +335,15 @@ async fn show(ctx: &Ctx, a: &ShowArgs) -> Result<Rendered, CliError> {
                 .filter(|r| r.stack == a.stack)
                 .collect();
             if lone.is_empty() {
-                return Err(CliError::Refused(refusal));
+                return Err(CliError::refused(&refusal));
             }
             // Locks in several regions and no --stack-region: the ambiguity refusal.
             let one = resolve_single(&a.stack, &lone, a.stack_region.as_deref()).map_err(
                 |lone_refusal| {
-                    CliError::Refused(if a.stack_region.is_none() {
-                        lone_refusal
+                    CliError::refused(if a.stack_region.is_none() {
+                        &lone_refusal
                     } else {
-                        refusal
+                        &refusal
                     })
                 },
             )?;

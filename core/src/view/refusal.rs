@@ -23,7 +23,8 @@
 //!
 //! The two repairs' refusals (`repair::refresh::ShapeRefusal`,
 //! `repair::orphan::OrphanRefusal`) are worded by `view::repair`, `state::LegacyOnly`
-//! by `view::state::resolve`.
+//! and `state::ResolveRefusal` by `view::state::resolve`, the destroy dry run's
+//! `destroy::dry_run::RunRefusal` by `view::plan`.
 //!
 //! A caller that turns one into an error takes its words here (the CLI through
 //! `CliError::refused`, which accepts a [`TypedRefusal`] only). Untrusted values are

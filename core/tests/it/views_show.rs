@@ -2,8 +2,9 @@
 
 use crate::views_common;
 
+use cdkd_core::state::resolve_single;
 use cdkd_core::view::state::list::RefView;
-use cdkd_core::view::state::resolve::{legacy_refusal, missing_nested_child, resolve_single};
+use cdkd_core::view::state::resolve::{legacy_refusal, missing_nested_child};
 use cdkd_core::view::state::show::{
     lock_summary, nested_child_ids, show_json, show_nested_json, show_nested_text, show_text,
     ShowNode,
@@ -385,7 +386,7 @@ fn show_41_two_regions_without_stack_region_is_refused_listing_both() {
             region: Some("eu-west-1"),
         },
     ];
-    let err = resolve_single("App", &refs, None).unwrap_err();
+    let err = resolve_single("App", &refs, None).unwrap_err().to_string();
     assert_eq!(
         err,
         "Stack 'App' has state in multiple regions: us-east-1, eu-west-1. Re-run with --stack-region <region> to disambiguate."
@@ -396,12 +397,14 @@ fn show_41_two_regions_without_stack_region_is_refused_listing_both() {
             .region,
         Some("eu-west-1")
     );
-    let err = resolve_single("App", &refs, Some("ap-south-1")).unwrap_err();
+    let err = resolve_single("App", &refs, Some("ap-south-1"))
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         err,
         "No state found for stack 'App' in region 'ap-south-1'. Available regions: us-east-1, eu-west-1."
     );
-    let err = resolve_single("Nope", &refs, None).unwrap_err();
+    let err = resolve_single("Nope", &refs, None).unwrap_err().to_string();
     assert_eq!(
         err,
         "No state found for stack 'Nope'. Run 'cdkd-flow state list' to see available stacks."
@@ -420,7 +423,7 @@ fn show_ambiguous_regions_are_ascii_only_in_the_refusal() {
             region: None,
         },
     ];
-    let err = resolve_single("App", &refs, None).unwrap_err();
+    let err = resolve_single("App", &refs, None).unwrap_err().to_string();
     assert_eq!(
         err,
         "Stack 'App' has state in multiple regions: us-east-1 X, (legacy). Re-run with --stack-region <region> to disambiguate."

@@ -1,60 +1,61 @@
-//! docs/state-views.md, "What every state command shares" single-record resolution for `state show` / `state resources`, and the
-//! refusals those commands raise by name. Stack names and regions inside these messages are
+//! docs/state-views.md, "What every state command shares": the words of single-record
+//! resolution's refusal (`state::resolve_single` decides) and the other refusals those
+//! commands raise by name. Stack names and regions inside these messages are
 //! printable (docs/state-views.md, "Printable (stack names and regions in diagnostics)"), `<unrenderable>` when nothing is left.
 
-use crate::state::LegacyOnly;
+use crate::state::{LegacyOnly, ResolveRefusal};
 use crate::text::{flatten_str, or_unrenderable, printable_str, shell_quote, STACK_NAME_CAP};
-use crate::view::state::list::RefView;
 
 fn safe(s: &str) -> String {
     or_unrenderable(printable_str(s))
 }
 
-fn region_label(r: &RefView<'_>) -> String {
-    match r.region {
+fn region_label(region: Option<&str>) -> String {
+    match region {
         None => "(legacy)".to_string(),
         Some(region) => safe(region),
     }
 }
 
-/// Picks the one ref `stack` names (with `--stack-region` when given), or the refusal.
-pub fn resolve_single<'a>(
-    stack: &str,
-    refs: &[RefView<'a>],
-    requested_region: Option<&str>,
-) -> Result<RefView<'a>, String> {
-    let matches: Vec<RefView<'a>> = refs.iter().copied().filter(|r| r.stack == stack).collect();
-    if matches.is_empty() {
-        return Err(format!(
-            "No state found for stack '{}'. Run 'cdkd-flow state list' to see available stacks.",
-            safe(stack)
-        ));
-    }
-    if let Some(want) = requested_region {
-        return matches
-            .iter()
-            .copied()
-            .find(|r| r.region == Some(want))
-            .ok_or_else(|| {
-                let seen: Vec<String> = matches.iter().map(region_label).collect();
-                format!(
-                    "No state found for stack '{}' in region '{}'. Available regions: {}.",
-                    safe(stack),
-                    safe(want),
-                    seen.join(", ")
-                )
-            });
-    }
-    if matches.len() == 1 {
-        return Ok(matches[0]);
-    }
-    let regions: Vec<String> = matches.iter().map(region_label).collect();
-    Err(format!(
-        "Stack '{}' has state in multiple regions: {}. Re-run with --stack-region <region> to disambiguate.",
-        safe(stack),
-        regions.join(", ")
-    ))
+fn region_labels(regions: &[Option<String>]) -> String {
+    regions
+        .iter()
+        .map(|r| region_label(r.as_deref()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
+
+/// The words of [`ResolveRefusal`] (`state::resolve_single`'s refusal).
+impl std::fmt::Display for ResolveRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResolveRefusal::NoState { stack } => write!(
+                f,
+                "No state found for stack '{}'. Run 'cdkd-flow state list' to see available stacks.",
+                safe(stack)
+            ),
+            ResolveRefusal::NotInRegion {
+                stack,
+                region,
+                seen,
+            } => write!(
+                f,
+                "No state found for stack '{}' in region '{}'. Available regions: {}.",
+                safe(stack),
+                safe(region),
+                region_labels(seen)
+            ),
+            ResolveRefusal::SeveralRegions { stack, regions } => write!(
+                f,
+                "Stack '{}' has state in multiple regions: {}. Re-run with --stack-region <region> to disambiguate.",
+                safe(stack),
+                region_labels(regions)
+            ),
+        }
+    }
+}
+
+impl crate::view::refusal::TypedRefusal for ResolveRefusal {}
 
 /// Why a stack name cannot be printed inside a pasteable `cdkd deploy` command.
 fn withhold_reason(stack: &str) -> Option<&'static str> {
