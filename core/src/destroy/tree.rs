@@ -9,15 +9,22 @@ use serde_json::Value;
 use crate::destroy::refusals::needs_consumer_scan;
 use crate::keys::{child_stack_name, StackRef};
 use crate::state::NESTED_STACK_TYPE;
-use crate::state::{ResourcesShape, StateRecord};
-use crate::text::{or_unrenderable, printable_str};
+use crate::state::{ResolveRefusal, ResourcesShape, StateRecord};
 
 /// Nested-stack records deeper than this are refused (CloudFormation stops at 5 levels;
 /// a hand-edited loop must not recurse forever).
 pub const MAX_NESTING: usize = 16;
 
-fn name(s: &str) -> String {
-    or_unrenderable(printable_str(s))
+/// Why a stack's tree cannot be loaded: no single record to work on, or too deep a
+/// nesting. Worded by `core::view::refusal`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TreeRefusal {
+    /// No record of the stack, or records in several regions (the state views' refusal).
+    Resolve(ResolveRefusal),
+    /// Only the legacy record without a region.
+    LegacyOnly { stack: String },
+    /// Nested more than [`MAX_NESTING`] levels below its root.
+    TooDeep { stack: String, region: String },
 }
 
 /// The region of the record a destroy of `stack` works on: `asked` (`--stack-region`)
@@ -26,7 +33,7 @@ pub fn record_region(
     stack: &str,
     asked: Option<&str>,
     refs: &[StackRef],
-) -> Result<String, String> {
+) -> Result<String, TreeRefusal> {
     if let Some(r) = asked.filter(|r| !r.is_empty()) {
         return Ok(r.to_string());
     }
@@ -38,32 +45,26 @@ pub fn record_region(
     regions.dedup();
     match regions.as_slice() {
         [Some(r)] => Ok((*r).to_string()),
-        [] => Err(format!(
-            "No state found for stack '{}'. Run 'cdkd-flow state list' to see available stacks.",
-            name(stack)
-        )),
-        [None] => Err(format!(
-            "Stack '{}' has only a legacy state record without a region. A cdkd write migrates it to the region-scoped layout; re-run the destroy after it.",
-            name(stack)
-        )),
-        many => Err(format!(
-            "Stack '{}' has state in multiple regions: {}. Re-run with --stack-region <region> to disambiguate.",
-            name(stack),
-            many.iter()
-                .map(|r| r.map(name).unwrap_or_else(|| "(legacy)".into()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        [] => Err(TreeRefusal::Resolve(ResolveRefusal::NoState {
+            stack: stack.to_string(),
+        })),
+        [None] => Err(TreeRefusal::LegacyOnly {
+            stack: stack.to_string(),
+        }),
+        many => Err(TreeRefusal::Resolve(ResolveRefusal::SeveralRegions {
+            stack: stack.to_string(),
+            regions: many.iter().map(|r| r.map(str::to_string)).collect(),
+        })),
     }
 }
 
 /// The refusal for a tree deeper than [`MAX_NESTING`] below its root, if `depth` is.
-pub fn check_depth(stack: &str, region: &str, depth: usize) -> Result<(), String> {
+pub fn check_depth(stack: &str, region: &str, depth: usize) -> Result<(), TreeRefusal> {
     if depth > MAX_NESTING {
-        return Err(format!(
-            "Stack '{}' ({region}) is nested more than {MAX_NESTING} levels deep; refusing to destroy",
-            name(stack)
-        ));
+        return Err(TreeRefusal::TooDeep {
+            stack: stack.to_string(),
+            region: region.to_string(),
+        });
     }
     Ok(())
 }
@@ -147,25 +148,52 @@ mod tests {
     fn several_regions_need_stack_region() {
         let refs = [r("A", Some("eu-west-1")), r("A", Some("us-east-1"))];
         let e = record_region("A", None, &refs).unwrap_err();
+        assert_eq!(
+            e,
+            TreeRefusal::Resolve(ResolveRefusal::SeveralRegions {
+                stack: "A".into(),
+                regions: vec![Some("eu-west-1".into()), Some("us-east-1".into())]
+            })
+        );
+        let e = e.to_string();
         assert!(e.contains("multiple regions: eu-west-1, us-east-1"), "{e}");
     }
 
     #[test]
     fn a_legacy_only_record_is_refused() {
         let e = record_region("A", None, &[r("A", None)]).unwrap_err();
+        assert_eq!(e, TreeRefusal::LegacyOnly { stack: "A".into() });
+        let e = e.to_string();
         assert!(e.contains("legacy state record"), "{e}");
     }
 
     #[test]
     fn no_record_is_refused() {
         let e = record_region("A", None, &[r("B", Some("us-east-1"))]).unwrap_err();
+        assert_eq!(
+            e,
+            TreeRefusal::Resolve(ResolveRefusal::NoState { stack: "A".into() })
+        );
+        let e = e.to_string();
         assert!(e.starts_with("No state found for stack 'A'."), "{e}");
     }
 
     #[test]
     fn nesting_deeper_than_the_cap_is_refused() {
         assert!(check_depth("A", "us-east-1", MAX_NESTING).is_ok());
-        assert!(check_depth("A", "us-east-1", MAX_NESTING + 1).is_err());
+        assert_eq!(
+            check_depth("A", "us-east-1", MAX_NESTING + 1),
+            Err(TreeRefusal::TooDeep {
+                stack: "A".into(),
+                region: "us-east-1".into()
+            })
+        );
+        assert_eq!(
+            check_depth("A\n", "us-east-1", MAX_NESTING + 1)
+                .unwrap_err()
+                .to_string(),
+            format!("Stack 'A' (us-east-1) is nested more than {MAX_NESTING} levels deep; refusing to destroy")
+        );
     }
 
     #[test]

@@ -39,6 +39,7 @@ use crate::destroy::decide::{
 };
 use crate::destroy::graph::DamagedResources;
 use crate::destroy::refusals::{Damage, Refusal};
+use crate::destroy::tree::{TreeRefusal, MAX_NESTING};
 use crate::export::consumers::{hit_lines, CrossStackReads, CrossStackRefusal};
 use crate::export::held::ExportHold;
 use crate::export::phases::MAX_RESOURCES;
@@ -70,6 +71,7 @@ impl TypedRefusal for Contention {}
 impl TypedRefusal for LockRefusal {}
 impl TypedRefusal for AnswerRefusal {}
 impl TypedRefusal for Refusal {}
+impl TypedRefusal for TreeRefusal {}
 
 impl fmt::Display for ExportRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -717,6 +719,28 @@ impl ExportHold {
             self.resume(),
             shown(&self.cfn_stack)
         )
+    }
+}
+
+/// A destroy's tree that cannot be loaded (`destroy::tree::record_region`,
+/// `check_depth`): no single record (the state views' words), only the legacy record, or
+/// too deep a nesting.
+impl fmt::Display for TreeRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = |s: &str| or_unrenderable(printable_str(s));
+        match self {
+            TreeRefusal::Resolve(r) => r.fmt(f),
+            TreeRefusal::LegacyOnly { stack } => write!(
+                f,
+                "Stack '{}' has only a legacy state record without a region. A cdkd write migrates it to the region-scoped layout; re-run the destroy after it.",
+                name(stack)
+            ),
+            TreeRefusal::TooDeep { stack, region } => write!(
+                f,
+                "Stack '{}' ({region}) is nested more than {MAX_NESTING} levels deep; refusing to destroy",
+                name(stack)
+            ),
+        }
     }
 }
 

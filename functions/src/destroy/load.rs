@@ -68,9 +68,9 @@ pub async fn load_tree(
         Some(r) => r.to_string(),
         None => {
             let refs = store.list_refs().await.map_err(LoadError::Store)?;
-            record_region(stack, None, &refs).map_err(|message| LoadError::Refused {
+            record_region(stack, None, &refs).map_err(|r| LoadError::Refused {
                 region: None,
-                message,
+                message: r.to_string(),
             })?
         }
     };
@@ -96,7 +96,7 @@ async fn collect(
         region: Some(region.to_string()),
         message,
     };
-    check_depth(stack, region, depth).map_err(refused)?;
+    check_depth(stack, region, depth).map_err(|r| refused(r.to_string()))?;
     let loaded = match store.get_state(stack, region).await {
         Ok(l) => l,
         // A record that reads but cannot be used (bad JSON, unknown version) refuses.

@@ -50,7 +50,7 @@ pub async fn load_tree(
                 // points (the store's legacy fallback accepts a body without one).
                 default_region.to_string()
             } else {
-                record_region(stack, None, &refs).map_err(StepError::refused)?
+                record_region(stack, None, &refs).map_err(|r| StepError::refused(r.to_string()))?
             }
         }
     };
