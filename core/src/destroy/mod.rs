@@ -11,6 +11,7 @@ pub mod handle;
 pub mod identifiers;
 pub mod invariant;
 pub mod model;
+pub mod next_step;
 pub mod order;
 pub mod refusals;
 pub mod tree;

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 use crate::run::{Outcome, RunId};
 
+use super::next_step::{again, of_again, NextStep, RowNote};
+
 pub use super::handle::Handle;
 
 /// What happened to one record in a run (docs/destroy.md, "Terms" "row outcome", "What unblocks what" `blocked`).
@@ -136,17 +138,10 @@ pub struct ReportRow {
     #[serde(flatten)]
     pub outcome: RowOutcome,
     /// Said of a row that was not settled although its delete was sent: it may still be
-    /// deleting in AWS ([`UNCONFIRMED_DELETE_NOTE`]).
+    /// deleting in AWS ([`RowNote::MaybeDeleting`]); or what its deleter said of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    pub note: Option<RowNote>,
 }
-
-/// The note of a row whose delete request was sent (or may have been) but whose end was
-/// never seen, for instance when a stop request or an error ended the run after a crash
-/// lost the request's handle. A later run uses a new ClientToken, so it cannot resume
-/// that request: the user must know the resource may be going away.
-pub const UNCONFIRMED_DELETE_NOTE: &str =
-    "unknown: a delete request was sent and its end was not seen; the resource may still be deleting in AWS";
 
 /// How the stack's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,11 +178,12 @@ pub struct DestroyReport {
     pub result: RunResult,
     pub counts: ReportCounts,
     pub rows: Vec<ReportRow>,
-    /// What to do next on a partial run (e.g. re-run the destroy).
+    /// What to do next on a partial run (e.g. re-run the destroy), stored as its words
+    /// (`super::next_step`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_step: Option<String>,
+    pub next_step: Option<NextStep>,
     /// Logical ids whose delete was sent but not seen to end: they may still be deleting
-    /// in AWS (see [`note_unconfirmed_deletes`]).
+    /// in AWS (see `super::next_step::note_unconfirmed_deletes`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub maybe_deleting: Vec<String>,
 }
@@ -200,75 +196,11 @@ impl DestroyReport {
     /// next step.
     pub fn with_state_location(mut self, bucket: &str, prefix: &str) -> DestroyReport {
         if let Some(flags) = crate::contention::state_location(bucket, prefix) {
-            let again = format!("{}{flags}", self.stack);
-            self.next_step = next_step(self.result, &self.counts, &again);
+            let command = format!("{}{flags}", self.stack);
+            self.next_step = of_again(again(self.result, &self.counts, &command));
         }
         self
     }
-}
-
-/// What to do next after a run that ended `result`: run `cdkd-flow destroy <again>` once
-/// more (`again`: the stack, and any flags the command needs).
-fn next_step(result: RunResult, counts: &ReportCounts, again: &str) -> Option<String> {
-    match result {
-        RunResult::Clean => None,
-        RunResult::Interrupted => Some(format!(
-            "state.json keeps the {} resource(s) not destroyed; run `cdkd-flow destroy {again}` again to finish",
-            counts.interrupted + counts.failed + counts.skipped + counts.blocked + counts.retained,
-        )),
-        RunResult::Partial => Some(format!(
-            "state.json keeps {} failed, {} skipped and {} blocked resource(s); fix the failures, then run `cdkd-flow destroy {again}` again",
-            counts.failed, counts.skipped, counts.blocked
-        )),
-    }
-}
-
-/// What a stack's report says when the run, releasing the stack's lock right after it
-/// deleted the record (under the lock, checked just before), found the lock gone
-/// (`taken`: another process's): someone removed the run's lock in between, a
-/// force-unlock most likely. Never a silent success (docs/destroy.md, "How a stack finishes").
-pub fn lock_gone_at_release(taken: bool) -> String {
-    let what = if taken {
-        "held by another process"
-    } else {
-        "already gone"
-    };
-    format!(
-        "the stack's lock was {what} when the run released it, right after deleting the record under its own lock (checked just before): someone removed the run's lock meanwhile (a force-unlock?); check that no other process changed the stack"
-    )
-}
-
-/// Adds `note` to a stack report's next step.
-pub fn add_next_step(report: &mut DestroyReport, note: &str) {
-    report.next_step = Some(match report.next_step.take() {
-        Some(step) => format!("{step}; {note}"),
-        None => note.to_string(),
-    });
-}
-
-/// Marks the rows of `unconfirmed` (logical ids whose delete request was sent and never
-/// seen to end) that the run left unsettled: each gets [`UNCONFIRMED_DELETE_NOTE`], the
-/// report lists them in `maybe_deleting`, and the next step tells the user to check
-/// them in AWS before re-running. Settled rows are left alone.
-pub fn note_unconfirmed_deletes(report: &mut DestroyReport, unconfirmed: &[String]) {
-    for row in &mut report.rows {
-        if row.outcome == RowOutcome::Interrupted && unconfirmed.contains(&row.logical_id) {
-            row.note = Some(UNCONFIRMED_DELETE_NOTE.to_string());
-            report.maybe_deleting.push(row.logical_id.clone());
-        }
-    }
-    if report.maybe_deleting.is_empty() {
-        return;
-    }
-    let list = report.maybe_deleting.join(", ");
-    let warn = format!(
-        "{} resource(s) may still be deleting in AWS (a delete request was sent and its end was not seen): {list}; check them in AWS before running the destroy again",
-        report.maybe_deleting.len()
-    );
-    report.next_step = Some(match report.next_step.take() {
-        Some(step) => format!("{warn}. Then: {step}"),
-        None => warn,
-    });
 }
 
 /// Input row for [`build_report`]: a record of the stack at plan time.
@@ -321,7 +253,7 @@ pub fn build_report(
     } else {
         RunResult::Partial
     };
-    let next_step = next_step(result, &counts, stack);
+    let next_step = of_again(again(result, &counts, stack));
     DestroyReport {
         run_id: run_id.into(),
         stack: stack.to_string(),
@@ -463,6 +395,7 @@ pub fn client_token(run_id: &str, stack: &str, logical_id: &str, attempt: u32) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::destroy::next_step::{note_unconfirmed_deletes, Again};
 
     fn flight(id: &str, expected: u64) -> InFlight {
         InFlight {
@@ -614,12 +547,22 @@ mod tests {
         let r = build_report("r", "S", "us-east-1", &planned, &o, true);
         assert_eq!(r.result, RunResult::Interrupted);
         assert_eq!(r.rows[1].outcome, RowOutcome::Interrupted);
-        assert!(r.next_step.clone().unwrap().contains("cdkd-flow destroy S"));
+        assert_eq!(
+            r.next_step.clone().and_then(|n| n.again),
+            Some(Again::Finish {
+                kept: 1,
+                command: "S".into()
+            })
+        );
         // As a run reports it: its own bucket and prefix in the command.
         let told = r.with_state_location("team-state", "apps");
-        assert!(told.next_step.unwrap().contains(
-            "run `cdkd-flow destroy S --state-bucket team-state --state-prefix apps` again"
-        ),);
+        assert_eq!(
+            told.next_step.and_then(|n| n.again),
+            Some(Again::Finish {
+                kept: 1,
+                command: "S --state-bucket team-state --state-prefix apps".into()
+            })
+        );
         o.insert("B".to_string(), RowOutcome::Retained);
         let r = build_report("r", "S", "us-east-1", &planned, &o, false);
         assert_eq!(r.result, RunResult::Clean);
@@ -644,19 +587,18 @@ mod tests {
         note_unconfirmed_deletes(&mut r, &["A".to_string(), "B".to_string()]);
         assert_eq!(r.maybe_deleting, vec!["B".to_string()]);
         assert_eq!(r.rows[0].note, None);
-        assert_eq!(r.rows[1].note.as_deref(), Some(UNCONFIRMED_DELETE_NOTE));
+        assert_eq!(r.rows[1].note, Some(RowNote::MaybeDeleting));
         assert_eq!(r.rows[2].note, None);
         assert_eq!(r.rows[2].outcome, RowOutcome::Interrupted);
-        let next = r.next_step.clone().unwrap();
+        let next = r.next_step.clone().unwrap_or_default();
+        assert_eq!(next.maybe_deleting, vec!["B".to_string()]);
         assert!(
-            next.starts_with("1 resource(s) may still be deleting in AWS"),
-            "{next}"
+            matches!(&next.again, Some(Again::Finish { command, .. }) if command == "S"),
+            "{next:?}"
         );
-        assert!(next.contains(": B;"), "{next}");
-        assert!(next.contains("cdkd-flow destroy S"), "{next}");
         let v = serde_json::to_value(&r.rows[1]).unwrap();
         assert_eq!(v["outcome"], "interrupted");
-        assert_eq!(v["note"], UNCONFIRMED_DELETE_NOTE);
+        assert_eq!(v["note"], String::from(RowNote::MaybeDeleting));
         // Nothing unconfirmed: the report is unchanged.
         let mut clean = build_report("r", "S", "us-east-1", &planned, &o, true);
         let before = clean.clone();

@@ -14,7 +14,8 @@
 //! cross-stack consumer scan), [`plain`] (the
 //! printing rule), [`names`] (CloudFormation destination names), [`unmanaged`] (the rows the template
 //! leaves out), [`plan`] (the plan as data). The execution: [`phases`] (the phase templates and change sets), [`execute`]
-//! (statuses, waits, what comes next, the run's record), [`report`] (`report.json`),
+//! (statuses, waits, what comes next, the run's record), [`report`] (`report.json`) and [`redo`] (its lines
+//! to do by hand, as data),
 //! [`approval`] (the approval gate's `approval.json` and its decisions), [`held`] (a record
 //! whose resources a stopped export holds in CloudFormation: destroy and orphan refuse it).
 //! The dry-run summary is a view: the export view renders it.
@@ -36,6 +37,7 @@ pub mod plain;
 pub mod plan;
 pub mod planner;
 pub mod records;
+pub mod redo;
 pub mod refusal;
 pub mod registry;
 pub mod report;

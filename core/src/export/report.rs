@@ -9,6 +9,7 @@ use crate::run::{Outcome, RunId, RunKind};
 use super::execute::{ExportRun, InFlight, StackProgress, StackStage};
 use super::plain::{is_plain, shown};
 use super::plan::Plan;
+use super::redo::{Absent, Redo};
 use super::unmanaged::{report_entry, UnmanagedReport};
 
 /// The report of an export run.
@@ -23,9 +24,10 @@ pub struct ExportReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     pub stacks: Vec<StackReport>,
-    /// What must be done by hand, in order.
+    /// What must be done by hand, in order: stored as words (docs/export.md, "Failure
+    /// (export-abort)"), read back as [`Redo::Recorded`].
     #[serde(default)]
-    pub redo: Vec<String>,
+    pub redo: Vec<Redo>,
     /// Commands to paste, in order.
     #[serde(default)]
     pub commands: Vec<String>,
@@ -80,7 +82,7 @@ pub fn migrated(run: &ExportRun, plan: &Plan, warnings: &[String]) -> ExportRepo
         outcome: Outcome::Migrated,
         cause: None,
         stacks: run.stacks.iter().map(stack_report).collect(),
-        redo: warnings.to_vec(),
+        redo: warnings.iter().cloned().map(Redo::Warning).collect(),
         commands: run
             .stacks
             .iter()
@@ -109,13 +111,11 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
         let Some(s) = run.stacks.iter().find(|s| s.stack == f.stack) else {
             continue;
         };
-        redo.push(format!(
-            "{}: CloudFormation was still running {} on stack {} when the run stopped: wait until {} settles and read its status before doing anything below; in IMPORT_COMPLETE or UPDATE_COMPLETE it holds the imported resources (never delete it then: its resources would be deleted with it)",
-            shown(&s.stack),
-            f.pending.phase().label(),
-            shown(&s.cfn_stack_name),
-            shown(&s.cfn_stack_name)
-        ));
+        redo.push(Redo::InFlight {
+            stack: s.stack.clone(),
+            cfn: s.cfn_stack_name.clone(),
+            phase: f.pending.phase(),
+        });
         commands.extend(cfn_command("describe-stacks", s, ""));
     }
     let submitted = run
@@ -130,9 +130,7 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
         .filter(|s| s.stage >= StackStage::Imported)
         .collect();
     for s in &run.stacks {
-        let cdkd = shown(&s.stack);
-        let cfn = shown(&s.cfn_stack_name);
-        let region = shown(&s.region);
+        let (stack, cfn) = (s.stack.clone(), s.cfn_stack_name.clone());
         // A parent that must adopt children by hand: once CloudFormation holds its own
         // resources, the adoption (and before it the flip of any child still in
         // IMPORT_COMPLETE) comes before its own remaining steps, whose full template
@@ -146,45 +144,36 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
             }
         }
         match s.stage {
-            StackStage::Planned | StackStage::Locked if s.withdrawn => redo.push(format!(
-                "{cdkd}: its phase-1 IMPORT failed, and the run deleted the empty CloudFormation stack {cfn} it had created (it held none of the resources); the cdkd record is unchanged. Fix the cause and run the export again"
-            )),
-            StackStage::Planned | StackStage::Locked if !submitted => redo.push(format!(
-                "{cdkd}: nothing was submitted; the cdkd record is unchanged. Fix the cause and run the export again"
-            )),
-            StackStage::Planned | StackStage::Locked => redo.push(format!(
-                "{cdkd}: nothing was submitted for it; its cdkd record is unchanged"
-            )),
+            StackStage::Planned | StackStage::Locked if s.withdrawn => {
+                redo.push(Redo::Withdrawn { stack, cfn })
+            }
+            StackStage::Planned | StackStage::Locked if !submitted => {
+                redo.push(Redo::NothingSubmitted { stack })
+            }
+            StackStage::Planned | StackStage::Locked => {
+                redo.push(Redo::NothingSubmittedForIt { stack })
+            }
             StackStage::Importing => {
                 // The run's record may lag CloudFormation (the import may have completed
                 // after the last save): never advise deleting the stack here.
-                redo.push(format!(
-                    "{cdkd}: the phase-1 IMPORT into CloudFormation stack {cfn} did not complete as far as the run saw; the cdkd record is unchanged. Fix the cause and run the same export command again: it resumes this run from what CloudFormation holds now. Do not delete {cfn} yourself: once its import completed, it owns the resources and deleting it deletes them"
-                ));
+                redo.push(Redo::ImportUnconfirmed { stack, cfn });
                 commands.extend(cfn_command("describe-stacks", s, ""));
             }
             StackStage::Imported | StackStage::PreDeleted | StackStage::Updating => {
-                let deleted = if s.pre_deleted.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " {} IMPORT-unsupported resource(s) were deleted ({}) and phase 2 would have recreated them.",
-                        s.pre_deleted.len(),
-                        s.pre_deleted.iter().map(|id| shown(id)).collect::<Vec<_>>().join(", ")
-                    )
-                };
                 // The same ways on a destroy or an orphan of the record names when it
                 // refuses it (`super::held`).
-                redo.push(format!(
-                    "{cdkd}: phase 1 succeeded: CloudFormation stack {cfn} ({region}) holds the {} imported resource(s). Phase 2 did not complete, so the stack lacks its Outputs and the {} resource(s) phase 2 creates.{deleted} The cdkd record is unchanged, but do not run `cdkd deploy` or `cdkd-flow destroy` on it: they would change or delete resources CloudFormation now owns (cdkd-flow destroy refuses it). Fix the cause and run the same export command again: it resumes this run. Or apply the full template to {cfn} with an UPDATE change set by hand, then forget the record with `cdkd-flow state orphan {cdkd} --abandon-export`. Or give the resources back to the record: update {cfn} so that every resource in it has DeletionPolicy Retain, delete {cfn} once that update is complete (its resources stay); the record then manages them again",
-                    s.imported_resources, s.phase2_resources
-                ));
+                redo.push(Redo::Phase1Only {
+                    stack,
+                    cfn,
+                    region: s.region.clone(),
+                    imported: s.imported_resources,
+                    phase2: s.phase2_resources,
+                    pre_deleted: s.pre_deleted.clone(),
+                });
                 commands.extend(orphan_command(s, " --abandon-export"));
             }
             StackStage::Migrated => {
-                redo.push(format!(
-                    "{cdkd}: the migration succeeded (CloudFormation stack {cfn} holds it), but its cdkd record was not deleted: forget it with `cdkd-flow state orphan {cdkd}` (never `cdkd destroy`)"
-                ));
+                redo.push(Redo::RecordKept { stack, cfn });
                 commands.extend(orphan_command(s, ""));
             }
             StackStage::Cleaned => {}
@@ -200,14 +189,12 @@ pub fn failed(run: &ExportRun, cause: &str, in_flight: &[InFlight]) -> ExportRep
     // only work left is forgetting records, and exporting again is no remedy to mention.
     let unfinished = run.stacks.iter().any(|s| s.stage < StackStage::Migrated);
     if run.stacks.len() > 1 && !imported.is_empty() && unfinished {
-        redo.push(format!(
-            "Running the same export command again resumes this run (it never starts over while the stacks imported so far exist): {}",
-            imported
+        redo.push(Redo::ResumesThisRun {
+            imported: imported
                 .iter()
-                .map(|s| format!("{} -> {}", shown(&s.stack), shown(&s.cfn_stack_name)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+                .map(|s| (s.stack.clone(), s.cfn_stack_name.clone()))
+                .collect(),
+        });
     }
     ExportReport {
         run_id: run.run_id.clone(),
@@ -232,9 +219,7 @@ pub fn refused(run_id: &str, run: Option<&ExportRun>, cause: &str) -> ExportRepo
         stacks: run
             .map(|r| r.stacks.iter().map(stack_report).collect())
             .unwrap_or_default(),
-        redo: vec![
-            "nothing was locked or changed: fix the cause, then run the export again".into(),
-        ],
+        redo: vec![Redo::NothingLocked],
         commands: Vec::new(),
         unmanaged: Vec::new(),
     }
@@ -272,11 +257,10 @@ pub fn ended_early(
     }
     if let Some(from) = resumed {
         r.redo = vec![
-            format!(
-                "run {} was not resumed: it stays as it stopped, and its destination stacks as they are (one may hold imported resources)",
-                crate::text::flatten_str(from)
-            ),
-            "fix the cause, then run the same export command again: it resumes the run".into(),
+            Redo::NotResumed {
+                run: from.to_string(),
+            },
+            Redo::FixThenResume,
         ];
     }
     r
@@ -285,14 +269,14 @@ pub fn ended_early(
 /// What to do after a run that took its locks ended without its report: leave the
 /// destination stacks when anything was submitted, the locks stay until a resume or
 /// their expiry, and the same command is the way on.
-fn took_locks_redo(run: &ExportRun) -> Vec<String> {
+fn took_locks_redo(run: &ExportRun) -> Vec<Redo> {
     let mut redo = Vec::new();
     if run.stacks.iter().any(|s| s.stage >= StackStage::Importing) {
-        redo.push("CloudFormation may hold what the run submitted: leave the destination stacks as they are (they may own imported resources)".into());
+        redo.push(Redo::MayHoldSubmitted);
     }
     redo.extend(pre_deleted_lines(run, None));
-    redo.push("the run's locks may stay held by it until it is resumed or they expire (30 minutes after their last renewal)".into());
-    redo.push("fix the cause, then run the same export command again: it resumes the run, or runs it anew when nothing reached CloudFormation".into());
+    redo.push(Redo::LocksMayStay);
+    redo.push(Redo::FixThenResumeOrAnew);
     redo
 }
 
@@ -316,10 +300,7 @@ pub fn stopped_from_outside(
     r.outcome = Outcome::Failed;
     r.redo = match run {
         Some(run) => took_locks_redo(run),
-        None => vec![
-            "the run was stopped before it took its locks; a step still running then may yet take them, and they stay until they expire (30 minutes) or the same command takes them over".into(),
-            "run the same export command again: it plans the run anew".into(),
-        ],
+        None => vec![Redo::StoppedBeforeLocks, Redo::PlansAnew],
     };
     r
 }
@@ -342,22 +323,16 @@ pub fn interrupted(
     let submitted = stacks.iter().any(|s| s.stage >= StackStage::Importing);
     let mut redo = Vec::new();
     if submitted {
-        redo.push("CloudFormation may still be working on a change set the run executed; leave the destination stacks as they are (never delete one: it may own imported resources)".to_string());
+        redo.push(Redo::MayStillBeWorking);
     }
     if let Some(run) = run {
         redo.extend(pre_deleted_lines(run, plan));
     }
     if stacks.iter().any(|s| s.stage >= StackStage::Locked) {
-        redo.push("the run's locks stay held by it until it is resumed or they expire (30 minutes after their last renewal)".to_string());
+        redo.push(Redo::LocksStay);
     }
-    redo.push(match resume {
-        Some(_) => {
-            "run the same command again to resume it (it asks first; -y answers yes)".to_string()
-        }
-        None => {
-            "run the command that started it again to resume it (it asks first; -y answers yes)"
-                .to_string()
-        }
+    redo.push(Redo::RunAgainToResume {
+        same: resume.is_some(),
     });
     ExportReport {
         run_id: run_id.into(),
@@ -375,7 +350,7 @@ pub fn interrupted(
 /// (docs/export.md, "Failure (export-abort)"): the IMPORT-unsupported resources the run deleted, which phase
 /// 2 re-creates, are absent until the run is resumed and that phase completes. `plan`
 /// gives their types (and what their absence means), when it could be read.
-fn pre_deleted_lines(run: &ExportRun, plan: Option<&Plan>) -> Vec<String> {
+fn pre_deleted_lines(run: &ExportRun, plan: Option<&Plan>) -> Vec<Redo> {
     run.stacks
         .iter()
         .filter(|s| !s.pre_deleted.is_empty() && s.stage < StackStage::Migrated)
@@ -383,41 +358,29 @@ fn pre_deleted_lines(run: &ExportRun, plan: Option<&Plan>) -> Vec<String> {
             let type_of = |id: &str| {
                 plan.and_then(|p| p.stacks.iter().find(|p| p.stack == s.stack))
                     .and_then(|p| p.phase2.pre_delete.iter().find(|r| r.logical_id == id))
-                    .map(|r| r.resource_type.as_str())
+                    .map(|r| r.resource_type.clone())
             };
-            let rows: Vec<String> = s
+            let rows: Vec<(String, Option<String>)> = s
                 .pre_deleted
                 .iter()
-                .map(|id| match type_of(id) {
-                    Some(ty) => format!(
-                        "{} ({})",
-                        crate::text::flatten_str(id),
-                        crate::text::flatten_str(ty)
-                    ),
-                    None => crate::text::flatten_str(id),
-                })
+                .map(|id| (id.clone(), type_of(id)))
                 .collect();
-            let types: Vec<Option<&str>> = s.pre_deleted.iter().map(|id| type_of(id)).collect();
+            let has = |ty: &str| rows.iter().any(|(_, t)| t.as_deref() == Some(ty));
             let mut meanwhile = Vec::new();
-            if types.contains(&Some("AWS::IAM::Policy")) {
-                meanwhile.push("the permissions an IAM policy grants are missing");
+            if has("AWS::IAM::Policy") {
+                meanwhile.push(Absent::IamPermissions);
             }
-            if types.contains(&Some("AWS::ApiGatewayV2::Stage")) {
-                meanwhile.push("an API stage serves no requests");
+            if has("AWS::ApiGatewayV2::Stage") {
+                meanwhile.push(Absent::ApiRequests);
             }
-            if types.iter().any(Option::is_none) {
-                meanwhile.push(
-                    "what such a resource provides is missing: an IAM policy's permissions, an API stage's requests",
-                );
+            if rows.iter().any(|(_, t)| t.is_none()) {
+                meanwhile.push(Absent::Unknown);
             }
-            format!(
-                "{}: the run deleted {} before phase 2, which re-creates {}: {} absent until the run is resumed and its phase 2 completes (meanwhile {})",
-                shown(&s.stack),
-                rows.join(", "),
-                if rows.len() == 1 { "it" } else { "them" },
-                if rows.len() == 1 { "it is" } else { "they are" },
-                meanwhile.join("; ")
-            )
+            Redo::PreDeleted {
+                stack: s.stack.clone(),
+                rows,
+                meanwhile,
+            }
         })
         .collect()
 }
@@ -425,7 +388,7 @@ fn pre_deleted_lines(run: &ExportRun, plan: Option<&Plan>) -> Vec<String> {
 /// For a parent that did not finish: the children it must adopt by hand, which are
 /// already imported (a by-hand IMPORT of the parent, or its redone adoption, must adopt
 /// them, naming each by its StackId).
-fn adoption_line(run: &ExportRun, p: &StackProgress) -> Option<String> {
+fn adoption_line(run: &ExportRun, p: &StackProgress) -> Option<Redo> {
     if p.stage >= StackStage::Migrated || p.adopted {
         return None;
     }
@@ -433,26 +396,12 @@ fn adoption_line(run: &ExportRun, p: &StackProgress) -> Option<String> {
     if children.is_empty() {
         return None;
     }
-    let names = children
-        .iter()
-        .map(|c| shown(&c.cfn_stack_name).to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let first = if p.stage >= StackStage::Imported {
-        format!(
-            "CloudFormation stack {} holds its own resources",
-            shown(&p.cfn_stack_name)
-        )
-    } else {
-        format!(
-            "import its own resources into CloudFormation stack {} by hand",
-            shown(&p.cfn_stack_name)
-        )
-    };
-    Some(format!(
-        "{}: {first}; its already-imported nested stacks ({names}) must be adopted by an IMPORT change set on it that names each by its StackId (DeletionPolicy Retain, the child's template and tags: CloudFormation's \"nest an existing stack\"), then its phase 2 applied; then forget the records with `cdkd-flow state orphan` (with --abandon-export for a stack that had not migrated), never `cdkd destroy`",
-        shown(&p.stack)
-    ))
+    Some(Redo::Adoption {
+        stack: p.stack.clone(),
+        cfn: p.cfn_stack_name.clone(),
+        own_imported: p.stage >= StackStage::Imported,
+        children: children.iter().map(|c| c.cfn_stack_name.clone()).collect(),
+    })
 }
 
 fn imported_children<'a>(run: &'a ExportRun, p: &StackProgress) -> Vec<&'a StackProgress> {
@@ -467,16 +416,15 @@ fn imported_children<'a>(run: &'a ExportRun, p: &StackProgress) -> Vec<&'a Stack
 /// The children of `p` to flip by hand before it can adopt them: migrated but still in
 /// IMPORT_COMPLETE, which CloudFormation refuses to adopt (docs/export.md, "Nested stacks (export-flip, export-adopt)"). The flip
 /// is the tag-only update the run could not do.
-fn flips(run: &ExportRun, p: &StackProgress, redo: &mut Vec<String>, commands: &mut Vec<String>) {
+fn flips(run: &ExportRun, p: &StackProgress, redo: &mut Vec<Redo>, commands: &mut Vec<String>) {
     for c in imported_children(run, p) {
         if c.stage < StackStage::Migrated || c.flipped {
             continue;
         }
-        redo.push(format!(
-            "{}: CloudFormation stack {} is still in IMPORT_COMPLETE, which cannot be adopted: before the adoption, move it to UPDATE_COMPLETE with a tag-only update (the flip): update-stack with --use-previous-template, a new tag cdkd:nested-export-flip, every parameter as ParameterKey=<name>,UsePreviousValue=true, and the IAM and auto-expand capabilities",
-            shown(&c.stack),
-            shown(&c.cfn_stack_name)
-        ));
+        redo.push(Redo::Flip {
+            stack: c.stack.clone(),
+            cfn: c.cfn_stack_name.clone(),
+        });
         commands.extend(cfn_command(
             "update-stack",
             c,

@@ -61,7 +61,11 @@ pub fn render_report(r: &ExportReport) -> String {
             }
             .to_string(),
         );
-        out.extend(r.redo.iter().map(|l| format!("  - {}", flatten_str(l))));
+        out.extend(
+            r.redo
+                .iter()
+                .map(|l| format!("  - {}", flatten_str(&l.to_string()))),
+        );
     }
     if !r.commands.is_empty() {
         out.push(

@@ -6,9 +6,10 @@
 //! - [`state`]: `state list | show | resources` (docs/state-views.md, "Text rules" and "state resources <stack>");
 //! - [`plan`]: `destroy --dry-run` and the confirmation before a destroy;
 //! - [`progress`]: live bars and settled lines of a destroy run;
-//! - [`report`]: a destroy run's report;
+//! - [`report`]: a destroy run's report; [`next_step`]: its next step and row notes;
 //! - [`cleanup`]: a cleanup run's summary;
-//! - [`export`]: `export --dry-run` (the plan's summary, stack by stack);
+//! - [`export`]: `export --dry-run` (the plan's summary, stack by stack); [`export_redo`]:
+//!   the lines of an export report to do by hand;
 //! - [`runs`]: `runs list | show | watch` (executions of the deployed state machines);
 //! - [`retention`]: `runs expire` and `runs prune` (docs/runs.md);
 //! - [`workflow`]: `workflow run` (an execution of the local engine);
@@ -24,7 +25,9 @@ pub mod cleanup;
 pub mod contention;
 pub mod export;
 pub mod export_input;
+pub mod export_redo;
 pub mod export_report;
+pub mod next_step;
 pub mod notify;
 pub mod plan;
 pub mod progress;

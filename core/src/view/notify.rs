@@ -170,7 +170,7 @@ pub fn export_ended(
     n.region = region.map(str::to_string);
     n.cause = r.cause.as_deref().map(flatten_str);
     n.summary = stack_lines(r);
-    n.redo = r.redo.iter().map(|l| flatten_str(l)).collect();
+    n.redo = r.redo.iter().map(|l| flatten_str(&l.to_string())).collect();
     n.commands = r.commands.clone();
     n.report_key = Some(report_key.to_string());
     n.capped()
@@ -222,7 +222,7 @@ pub fn destroy_ended(
             n.redo.push(format!(
                 "{}: next: {}",
                 stack_region(&s.stack, &s.region),
-                flatten_str(next)
+                flatten_str(&next.to_string())
             ));
         }
     }
@@ -349,7 +349,9 @@ mod tests {
                 record_deleted: outcome != "failed",
             }],
             redo: if outcome == "failed" {
-                vec!["App: delete the stack App CloudFormation left in REVIEW_IN_PROGRESS".into()]
+                vec![crate::export::redo::Redo::Recorded(
+                    "App: delete the stack App CloudFormation left in REVIEW_IN_PROGRESS".into(),
+                )]
             } else {
                 vec![]
             },

@@ -60,8 +60,8 @@ pub fn render_destroy_report(
             let ty = cell(&row.resource_type);
             let note = row
                 .note
-                .as_deref()
-                .map(|n| format!(" ({})", flatten_str(n)))
+                .as_ref()
+                .map(|n| format!(" ({})", flatten_str(&n.to_string())))
                 .unwrap_or_default();
             out.push(format!(
                 "  {id}{}  {ty}{}  {}{note}",
@@ -71,7 +71,7 @@ pub fn render_destroy_report(
             ));
         }
         if let Some(next) = &r.next_step {
-            out.push(format!("  next: {}", flatten_str(next)));
+            out.push(format!("  next: {}", flatten_str(&next.to_string())));
         }
     }
     if let Some(a) = aborted {
@@ -190,7 +190,7 @@ mod tests {
         let mut o = BTreeMap::new();
         o.insert("Q".to_string(), RowOutcome::Deleted);
         let mut r = build_report("run-3", "Shop", "us-east-1", &rows, &o, true);
-        crate::destroy::model::note_unconfirmed_deletes(&mut r, &["Db".to_string()]);
+        crate::destroy::next_step::note_unconfirmed_deletes(&mut r, &["Db".to_string()]);
         let text = render_destroy_report(&[r], false, Some("stopped"));
         assert!(text.contains("may still be deleting in AWS"), "{text}");
         insta::assert_snapshot!(text);

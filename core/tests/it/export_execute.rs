@@ -6,13 +6,24 @@ use cdkd_core::export::execute::*;
 use cdkd_core::export::phases::*;
 use cdkd_core::export::plan::{ImportRow, Plan, RecreateRow, StackPlan, TypedRow};
 use cdkd_core::export::report::{
-    ended_early, failed, interrupted, migrated, refused, stopped_from_outside,
+    ended_early, failed, interrupted, migrated, refused, stopped_from_outside, ExportReport,
 };
 use cdkd_core::export::template::Template;
 use cdkd_core::export::unmanaged::UnmanagedRow;
 use cdkd_core::view::contention::refused_cause;
 use cdkd_core::view::export_report::render_report;
 use serde_json::{json, Map, Value};
+
+/// A report's lines to do by hand, as they are printed and stored.
+trait RedoLines {
+    fn redo_lines(&self) -> Vec<String>;
+}
+
+impl RedoLines for ExportReport {
+    fn redo_lines(&self) -> Vec<String> {
+        self.redo.iter().map(ToString::to_string).collect()
+    }
+}
 
 fn obj(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap()
@@ -438,15 +449,15 @@ fn report_of_a_failed_import_says_the_record_is_unchanged_to_resume_and_never_to
     );
     assert_eq!(r.outcome, "failed");
     assert!(
-        r.redo[0].contains("the cdkd record is unchanged"),
+        r.redo_lines()[0].contains("the cdkd record is unchanged"),
         "{:?}",
-        r.redo
+        r.redo_lines()
     );
     assert!(
-        r.redo[0].contains("run the same export command again: it resumes this run")
-            && r.redo[0].contains("Do not delete App yourself"),
+        r.redo_lines()[0].contains("run the same export command again: it resumes this run")
+            && r.redo_lines()[0].contains("Do not delete App yourself"),
         "{:?}",
-        r.redo
+        r.redo_lines()
     );
     assert_eq!(
         r.commands,
@@ -462,12 +473,12 @@ fn statement_69_report_of_a_failed_phase2_says_phase1_succeeded_and_never_to_dep
         "ChangeSetFailed: the phase 2 (UPDATE) of CloudFormation stack App failed",
         &[],
     );
-    assert!(r.redo[0].contains("phase 1 succeeded"));
-    assert!(r.redo[0].contains("do not run `cdkd deploy` or `cdkd-flow destroy`"));
+    assert!(r.redo_lines()[0].contains("phase 1 succeeded"));
+    assert!(r.redo_lines()[0].contains("do not run `cdkd deploy` or `cdkd-flow destroy`"));
     // The ways on a destroy of the record names when it refuses it (statement 56 of
     // docs/destroy.md): resume, or give the resources back; never a bare delete-stack.
-    assert!(r.redo[0].contains("run the same export command again: it resumes this run"));
-    assert!(r.redo[0].contains("DeletionPolicy Retain"));
+    assert!(r.redo_lines()[0].contains("run the same export command again: it resumes this run"));
+    assert!(r.redo_lines()[0].contains("DeletionPolicy Retain"));
     assert!(!r.commands.iter().any(|c| c.contains("delete-stack")));
     assert_eq!(
         r.commands,
@@ -483,7 +494,7 @@ fn report_of_a_migrated_stack_whose_record_could_not_be_deleted_says_orphan_neve
         "Transient: S3 DeleteObject failed",
         &[],
     );
-    assert!(r.redo[0].contains("never `cdkd destroy`"));
+    assert!(r.redo_lines()[0].contains("never `cdkd destroy`"));
     assert_eq!(
         r.commands,
         ["cdkd-flow state orphan App --stack-region us-east-1"]
@@ -783,13 +794,13 @@ fn report_of_a_sibling_still_importing_says_to_let_it_settle_and_never_to_delete
     )];
     let r = failed(&run, "Db failed", &f);
     assert!(
-        r.redo[0].starts_with(
+        r.redo_lines()[0].starts_with(
             "App~Cache: CloudFormation was still running phase 1 (IMPORT) on stack App-Cache"
         ),
         "{:?}",
-        r.redo
+        r.redo_lines()
     );
-    assert!(r.redo[0].contains("never delete it then"));
+    assert!(r.redo_lines()[0].contains("never delete it then"));
     assert_eq!(
         r.commands
             .iter()
@@ -894,7 +905,7 @@ fn nested_report_when_the_parents_import_fails_names_the_adoption_to_redo() {
         "x",
         &[],
     );
-    let text = r.redo.join("\n");
+    let text = r.redo_lines().join("\n");
     assert!(
         text.contains("import its own resources into CloudFormation stack App by hand"),
         "{text}"
@@ -925,13 +936,13 @@ fn report_of_siblings_that_both_stopped_mid_import_says_resume_and_never_delete(
     run.stacks[0].stage = StackStage::Importing;
     run.stacks[1].stage = StackStage::Importing;
     let r = failed(&run, "Db failed", &[]);
-    let text = r.redo.join("\n");
+    let text = r.redo_lines().join("\n");
     assert!(
         !text.contains("by hand") && !text.contains("imported so far"),
         "nothing was imported: nothing to do by hand, nothing refuses a re-run: {text}"
     );
     assert_eq!(
-        r.redo
+        r.redo_lines()
             .iter()
             .filter(|l| l.contains("it resumes this run from what CloudFormation holds now"))
             .count(),
@@ -947,7 +958,7 @@ fn statement_90_a_failing_adoption_names_the_imported_stacks_and_keeps_every_rec
         "x",
         &[],
     );
-    let text = r.redo.join("\n");
+    let text = r.redo_lines().join("\n");
     assert!(
         text.contains("CloudFormation stack App holds its own resources"),
         "{text}"
@@ -967,7 +978,7 @@ fn nested_report_when_a_child_fails_first_says_nothing_was_submitted_for_the_par
         "x",
         &[],
     );
-    let text = r.redo.join("\n");
+    let text = r.redo_lines().join("\n");
     assert!(
         text.contains("App: nothing was submitted for it; its cdkd record is unchanged"),
         "{text}"
@@ -986,7 +997,7 @@ fn statement_95_report_of_a_migrated_tree_with_a_leftover_record_says_orphan_and
         "could not delete the record",
         &[],
     );
-    let text = r.redo.join("\n");
+    let text = r.redo_lines().join("\n");
     assert!(text.contains("cdkd-flow state orphan"), "{text}");
     assert!(
         !text.contains("Running the same export command again"),
@@ -999,11 +1010,11 @@ fn statement_95_report_of_a_migrated_tree_with_a_leftover_record_says_orphan_and
         &[],
     );
     assert!(
-        r.redo
+        r.redo_lines()
             .join("\n")
             .contains("Running the same export command again"),
         "{:?}",
-        r.redo
+        r.redo_lines()
     );
 }
 
@@ -1016,18 +1027,18 @@ fn nested_report_of_a_refused_flip_names_the_flip_before_the_adoption() {
         &[],
     );
     let flip = r
-        .redo
+        .redo_lines()
         .iter()
         .position(|l| {
             l.starts_with("App~Db: CloudFormation stack App-Db is still in IMPORT_COMPLETE")
         })
-        .unwrap_or_else(|| panic!("{:#?}", r.redo));
+        .unwrap_or_else(|| panic!("{:#?}", r.redo_lines()));
     let adoption = r
-        .redo
+        .redo_lines()
         .iter()
         .position(|l| l.contains("must be adopted"))
-        .unwrap_or_else(|| panic!("{:#?}", r.redo));
-    assert!(flip < adoption, "{:#?}", r.redo);
+        .unwrap_or_else(|| panic!("{:#?}", r.redo_lines()));
+    assert!(flip < adoption, "{:#?}", r.redo_lines());
     assert!(
         r.commands.iter().any(|c| c.starts_with(
             "aws cloudformation update-stack --stack-name App-Db --region us-east-1 --use-previous-template"
@@ -1047,22 +1058,22 @@ fn nested_report_of_a_failed_adoption_puts_the_adoption_before_the_roots_phase2(
         &[],
     );
     let adoption = r
-        .redo
+        .redo_lines()
         .iter()
         .position(|l| l.contains("must be adopted"))
-        .unwrap_or_else(|| panic!("{:#?}", r.redo));
+        .unwrap_or_else(|| panic!("{:#?}", r.redo_lines()));
     let phase2 = r
-        .redo
+        .redo_lines()
         .iter()
         .position(|l| l.starts_with("App: phase 1 succeeded"))
-        .unwrap_or_else(|| panic!("{:#?}", r.redo));
-    assert!(adoption < phase2, "{:#?}", r.redo);
+        .unwrap_or_else(|| panic!("{:#?}", r.redo_lines()));
+    assert!(adoption < phase2, "{:#?}", r.redo_lines());
     assert!(
-        !r.redo
+        !r.redo_lines()
             .iter()
             .any(|l| l.contains("IMPORT_COMPLETE, which cannot be adopted")),
         "a flipped child needs no flip: {:#?}",
-        r.redo
+        r.redo_lines()
     );
 }
 
@@ -1074,9 +1085,9 @@ fn nested_report_after_the_adoption_needs_no_adoption_line() {
         &[],
     );
     assert!(
-        !r.redo.join("\n").contains("must be adopted"),
+        !r.redo_lines().join("\n").contains("must be adopted"),
         "{:?}",
-        r.redo
+        r.redo_lines()
     );
 }
 
@@ -1274,7 +1285,7 @@ fn local_runs_are_runs_an_interrupted_export_reports_where_it_stood_and_the_resu
         "interrupted (Ctrl-C) while planning",
         None,
     );
-    assert_eq!(early.redo.len(), 1, "{:?}", early.redo);
+    assert_eq!(early.redo_lines().len(), 1, "{:?}", early.redo_lines());
     assert!(early.commands.is_empty());
 }
 
@@ -1324,12 +1335,12 @@ fn an_interrupted_export_in_phase_2_says_what_it_pre_deleted_is_absent_until_the
     let stopped = stopped_from_outside("export-App-1", Some(&run), "States.Aborted", "stopped");
     assert!(
         stopped
-            .redo
+            .redo_lines()
             .iter()
             .any(|l| l.contains("the run deleted AppPolicy before phase 2")
                 && l.contains("an IAM policy's permissions")),
         "{:?}",
-        stopped.redo
+        stopped.redo_lines()
     );
     // Once phase 2 completed, nothing is missing.
     run.stacks[0].stage = StackStage::Migrated;

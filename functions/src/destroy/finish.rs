@@ -3,10 +3,8 @@
 //! still held, and say whether the run destroyed everything.
 
 use cdkd_aws::HeldLock;
-use cdkd_core::destroy::model::{
-    add_next_step, build_report, note_unconfirmed_deletes, DestroyReport, PlannedRow, ReportCounts,
-    RunResult,
-};
+use cdkd_core::destroy::model::{build_report, DestroyReport, PlannedRow, ReportCounts, RunResult};
+use cdkd_core::destroy::next_step::{note_lock_gone, note_unconfirmed_deletes, NextStep, RowNote};
 use cdkd_core::run::RunId;
 use serde::{Deserialize, Serialize};
 
@@ -64,7 +62,7 @@ pub struct StackSummary {
     pub result: RunResult,
     pub counts: ReportCounts,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_step: Option<String>,
+    pub next_step: Option<NextStep>,
 }
 
 pub async fn run(input: FinishInput, deps: &Deps) -> Result<FinishOutput, StepError> {
@@ -139,12 +137,12 @@ pub fn report_of(run: &RunRef, rec: &DestroyRun, aborted: Option<String>) -> Run
             note_unconfirmed_deletes(&mut report, &s.unconfirmed());
             // A lock someone removed while the run held it (docs/destroy.md, "How a stack finishes").
             if let Some(n) = &s.lock_note {
-                add_next_step(&mut report, n);
+                note_lock_gone(&mut report, n.clone());
             }
             // What a deleter said of a deleted record (e.g. interfaces left behind).
             for row in &mut report.rows {
                 if let Some(n) = s.notes.get(&row.logical_id) {
-                    row.note.get_or_insert_with(|| n.clone());
+                    row.note.get_or_insert_with(|| RowNote::Said(n.clone()));
                 }
             }
             report

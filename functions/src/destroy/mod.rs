@@ -133,9 +133,9 @@ pub struct StackRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orphans_key: Option<String>,
     /// Set when the run found the stack's lock gone or another's as it released it, right
-    /// after deleting the record (`cdkd_core::destroy::model::lock_gone_at_release`).
+    /// after deleting the record (stored as its words: `cdkd_core::destroy::next_step`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lock_note: Option<String>,
+    pub lock_note: Option<cdkd_core::destroy::next_step::LockGone>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

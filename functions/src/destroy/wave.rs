@@ -693,9 +693,11 @@ async fn finish_stack(
             // Checked just before the record went, and gone or another's now: someone
             // removed it in between. Never a silent success (docs/destroy.md, "How a stack finishes").
             Ok(outcome) if deleted_here => {
-                sr.lock_note = Some(cdkd_core::destroy::model::lock_gone_at_release(
-                    outcome == cdkd_aws::ReleaseOutcome::NotOurs,
-                ));
+                sr.lock_note = Some(if outcome == cdkd_aws::ReleaseOutcome::NotOurs {
+                    cdkd_core::destroy::next_step::LockGone::Taken
+                } else {
+                    cdkd_core::destroy::next_step::LockGone::Gone
+                });
             }
             Ok(_) => {}
             Err(e) => tracing::warn!("{e}"),
