@@ -11,7 +11,7 @@ use aws_sdk_s3::types::{
 };
 use cdkd_core::keys::run_prefix;
 use cdkd_core::retention::{
-    rule_change, sooner_rules, ListedObject, ObservedRule, RuleChange, RunsRule,
+    rule_change, sooner_rules, ListedObject, ObservedRule, RetentionWarning, RuleChange, RunsRule,
 };
 use cdkd_core::text::flatten_str;
 
@@ -25,7 +25,7 @@ pub struct RuleMerge {
     /// The bucket's other rules, written back as they were read.
     pub other_rules: usize,
     /// Other rules that expire run objects sooner.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<RetentionWarning>,
 }
 
 /// A key one DeleteObjects request did not delete, with S3's code and message.

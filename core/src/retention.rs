@@ -90,15 +90,40 @@ pub fn runs_rule(prefix: &str, days: i32) -> Result<RunsRule, RetentionError> {
     })
 }
 
+/// A warning `runs expire` or `runs prune` prints beside what it does, as data
+/// (docs/runs.md); `core::view::retention` words it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RetentionWarning {
+    /// An accepted but short expiry ([`expiry_warning`]).
+    ShortExpiry { days: i32 },
+    /// Another rule of the bucket expires run objects sooner ([`sooner_rules`]).
+    SoonerRule {
+        id: Option<String>,
+        scope: String,
+        days: i32,
+        ours: i32,
+        reach: SoonerReach,
+    },
+    /// A `--older-than` under a day ([`older_than_warning`]), as the user typed it.
+    ShortOlderThan { text: String },
+}
+
+/// Which run objects a sooner rule expires first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SoonerReach {
+    /// Its scope covers the run prefix: every run folder.
+    RunFolders,
+    /// Its scope lies inside the run prefix: the run folders under it.
+    UnderIt,
+    /// It also selects by size: the run objects of those sizes.
+    Sizes,
+}
+
 /// The warning an accepted but short expiry gets. S3 counts each object's age from its
 /// own last write (docs/runs.md, "The lifecycle rule (cdkd-flow runs expire, make deploy)"): a resume rewrites `progress.json`, never the plan
 /// and templates its export wrote when it started.
-pub fn expiry_warning(days: i32) -> Option<String> {
-    (days < WARN_BELOW_DAYS).then(|| {
-        format!(
-            "each object of a run folder expires {days} days after its own last write, not its run's: an export's plan.json and templates, written when it started, expire {days} days after the run STARTED, even if it was resumed since; an interrupted export must be resumed and finished within {days} days of its start, or its plan is gone and it must be finished by hand (docs/runs.md §3)"
-        )
-    })
+pub fn expiry_warning(days: i32) -> Option<RetentionWarning> {
+    (days < WARN_BELOW_DAYS).then_some(RetentionWarning::ShortExpiry { days })
 }
 
 /// A lifecycle rule as the bucket holds it, reduced to what the decisions read.
@@ -166,7 +191,7 @@ pub fn rule_change(existing: Option<&ObservedRule>, want: &RunsRule) -> RuleChan
 /// whole bucket) covers the run prefix, or lies inside it (`<prefix>/_runs/export-`
 /// covers some run folders); a rule selecting by tags never applies, run objects carry
 /// none. They would delete a live run's files first.
-pub fn sooner_rules(others: &[ObservedRule], want: &RunsRule) -> Vec<String> {
+pub fn sooner_rules(others: &[ObservedRule], want: &RunsRule) -> Vec<RetentionWarning> {
     others
         .iter()
         .filter(|r| r.enabled && r.id.as_deref() != Some(want.id.as_str()))
@@ -178,17 +203,18 @@ pub fn sooner_rules(others: &[ObservedRule], want: &RunsRule) -> Vec<String> {
             if !(covers || inside) || days >= want.expiration_days {
                 return None;
             }
-            let which = match (inside && !covers, r.sized) {
-                (false, false) => "run folders go by the shorter one",
-                (true, false) => "the run folders under it go by the shorter one",
-                (_, true) => "the run objects of the sizes it selects go by the shorter one",
+            let reach = match (inside && !covers, r.sized) {
+                (false, false) => SoonerReach::RunFolders,
+                (true, false) => SoonerReach::UnderIt,
+                (_, true) => SoonerReach::Sizes,
             };
-            Some(format!(
-                "the bucket's rule '{}' expires objects under '{}' after {days} days, before this rule's {}: {which}",
-                flatten_str(r.id.as_deref().unwrap_or("(no id)")),
-                flatten_str(scope),
-                want.expiration_days
-            ))
+            Some(RetentionWarning::SoonerRule {
+                id: r.id.clone(),
+                scope: scope.to_string(),
+                days,
+                ours: want.expiration_days,
+                reach,
+            })
         })
         .collect()
 }
@@ -211,12 +237,9 @@ pub const OLDER_THAN_WARN_BELOW_MS: i64 = 86_400_000;
 /// The warning a `--older-than` under a day gets: the folders of runs that just ended
 /// go with their reports, and a run judged ended moments ago is the likeliest to be
 /// resumed between the verdict and the delete.
-pub fn older_than_warning(text: &str, older_than_ms: i64) -> Option<String> {
-    (older_than_ms < OLDER_THAN_WARN_BELOW_MS).then(|| {
-        format!(
-            "--older-than {} is under a day: the folders of runs that ended that recently go with their reports (runs show has nothing left to print), and a run resumed between the verdict and the delete loses what the delete removes (docs/runs.md §4)",
-            flatten_str(text)
-        )
+pub fn older_than_warning(text: &str, older_than_ms: i64) -> Option<RetentionWarning> {
+    (older_than_ms < OLDER_THAN_WARN_BELOW_MS).then(|| RetentionWarning::ShortOlderThan {
+        text: text.to_string(),
     })
 }
 
@@ -548,21 +571,6 @@ pub enum Keep {
     /// It holds a list of orphaned resources (`orphans/`, saved there by an earlier
     /// version): deleting it would lose the only record of resources still in AWS.
     Orphans,
-}
-
-impl Keep {
-    pub fn reason(&self) -> String {
-        match self {
-            Keep::Running => "it is running".into(),
-            Keep::AwaitingApproval => "it waits for approval".into(),
-            Keep::Resumable { why } => format!(
-                "an export that may be resumed ({}); --include-resumable deletes it",
-                flatten_str(why)
-            ),
-            Keep::Unknown { why } => format!("its state is unknown: {}", flatten_str(why)),
-            Keep::Orphans => "it holds a list of orphaned resources still in AWS (orphans/): read it, then delete the folder yourself".into(),
-        }
-    }
 }
 
 /// What prune does with one folder.

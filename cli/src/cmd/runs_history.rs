@@ -111,7 +111,7 @@ pub async fn expire(g: &GlobalOpts, a: ExpireArgs) -> Result<ExitCode, CliError>
     let ctx = context::build(g).await?;
     let rule = runs_rule(&ctx.prefix, a.days).map_err(|e| CliError::Usage(e.to_string()))?;
     let merged = ctx.store.merge_runs_rule(&rule, a.dry_run).await?;
-    let mut warnings: Vec<String> = expiry_warning(a.days).into_iter().collect();
+    let mut warnings: Vec<_> = expiry_warning(a.days).into_iter().collect();
     warnings.extend(merged.warnings);
     for w in &warnings {
         eprintln!("warning: {w}");

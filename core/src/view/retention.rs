@@ -4,7 +4,9 @@
 
 use serde_json::{json, Value};
 
-use crate::retention::{RuleChange, RunsRule, Verdict};
+use std::fmt;
+
+use crate::retention::{Keep, RetentionWarning, RuleChange, RunsRule, SoonerReach, Verdict};
 use crate::run::{RunId, RunKind};
 use crate::text::flatten_str;
 use crate::time::iso_seconds;
@@ -31,6 +33,65 @@ pub fn bytes(n: i64) -> String {
 }
 
 // ---------------------------------------------------------------------------------
+// Warnings and reasons
+
+impl fmt::Display for RetentionWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RetentionWarning::ShortExpiry { days } => write!(
+                f,
+                "each object of a run folder expires {days} days after its own last write, not its run's: an export's plan.json and templates, written when it started, expire {days} days after the run STARTED, even if it was resumed since; an interrupted export must be resumed and finished within {days} days of its start, or its plan is gone and it must be finished by hand (docs/runs.md §3)"
+            ),
+            RetentionWarning::SoonerRule {
+                id,
+                scope,
+                days,
+                ours,
+                reach,
+            } => {
+                let which = match reach {
+                    SoonerReach::RunFolders => "run folders go by the shorter one",
+                    SoonerReach::UnderIt => "the run folders under it go by the shorter one",
+                    SoonerReach::Sizes => {
+                        "the run objects of the sizes it selects go by the shorter one"
+                    }
+                };
+                write!(
+                    f,
+                    "the bucket's rule '{}' expires objects under '{}' after {days} days, before this rule's {ours}: {which}",
+                    flatten_str(id.as_deref().unwrap_or("(no id)")),
+                    flatten_str(scope),
+                )
+            }
+            RetentionWarning::ShortOlderThan { text } => write!(
+                f,
+                "--older-than {} is under a day: the folders of runs that ended that recently go with their reports (runs show has nothing left to print), and a run resumed between the verdict and the delete loses what the delete removes (docs/runs.md §4)",
+                flatten_str(text)
+            ),
+        }
+    }
+}
+
+/// Why prune keeps a folder older than the cutoff.
+impl fmt::Display for Keep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Keep::Running => f.write_str("it is running"),
+            Keep::AwaitingApproval => f.write_str("it waits for approval"),
+            Keep::Resumable { why } => write!(
+                f,
+                "an export that may be resumed ({}); --include-resumable deletes it",
+                flatten_str(why)
+            ),
+            Keep::Unknown { why } => write!(f, "its state is unknown: {}", flatten_str(why)),
+            Keep::Orphans => f.write_str(
+                "it holds a list of orphaned resources still in AWS (orphans/): read it, then delete the folder yourself",
+            ),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
 // runs expire
 
 /// What `runs expire` did (or would do) to the bucket's lifecycle configuration.
@@ -42,7 +103,7 @@ pub struct ExpireResult {
     pub dry_run: bool,
     /// The bucket's other rules, kept as they were.
     pub other_rules: usize,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<RetentionWarning>,
 }
 
 /// One line: the rule, what happened to it, and the rules kept beside it.
@@ -77,7 +138,7 @@ pub fn expire_json(r: &ExpireResult) -> Value {
         "noncurrentVersionExpirationDays": r.rule.noncurrent_days,
         "abortIncompleteMultipartUploadDays": r.rule.abort_multipart_days,
         "otherRules": r.other_rules,
-        "warnings": r.warnings,
+        "warnings": r.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
     })
 }
 
@@ -199,7 +260,7 @@ pub fn render_prune(r: &PruneResult) -> String {
                 row.run_id,
                 kind_word(row.kind.as_ref()),
                 iso_seconds(row.last_write_ms),
-                k.reason()
+                k
             ));
         }
     }
@@ -267,7 +328,7 @@ pub fn prune_json(r: &PruneResult) -> Value {
             "lastWrite": iso_seconds(x.last_write_ms),
         });
         if let (Verdict::Keep(k), Some(o)) = (&x.verdict, v.as_object_mut()) {
-            o.insert("reason".into(), Value::from(k.reason()));
+            o.insert("reason".into(), Value::from(k.to_string()));
         }
         v
     };
@@ -308,6 +369,48 @@ pub fn prune_json(r: &PruneResult) -> Value {
 mod tests {
     use super::*;
     use crate::retention::{runs_rule, Keep};
+
+    #[test]
+    fn the_words_of_every_retention_warning_and_keep_reason() {
+        let sooner = |reach| RetentionWarning::SoonerRule {
+            id: Some("logs\nrule".into()),
+            scope: "cdkd/".into(),
+            days: 7,
+            ours: 90,
+            reach,
+        };
+        let lines: Vec<String> = [
+            RetentionWarning::ShortExpiry { days: 8 }.to_string(),
+            sooner(SoonerReach::RunFolders).to_string(),
+            sooner(SoonerReach::UnderIt).to_string(),
+            sooner(SoonerReach::Sizes).to_string(),
+            RetentionWarning::SoonerRule {
+                id: None,
+                scope: String::new(),
+                days: 1,
+                ours: 90,
+                reach: SoonerReach::RunFolders,
+            }
+            .to_string(),
+            RetentionWarning::ShortOlderThan {
+                text: "1s\u{1b}[2J".into(),
+            }
+            .to_string(),
+            Keep::Running.to_string(),
+            Keep::AwaitingApproval.to_string(),
+            Keep::Resumable {
+                why: "interrupted: its process\nis gone".into(),
+            }
+            .to_string(),
+            Keep::Unknown {
+                why: "its execution is WEIRD".into(),
+            }
+            .to_string(),
+            Keep::Orphans.to_string(),
+        ]
+        .to_vec();
+        insta::assert_snapshot!(lines.join("\n"));
+    }
 
     const T: i64 = 1_795_965_752_000;
 

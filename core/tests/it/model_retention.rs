@@ -57,7 +57,7 @@ fn the_rule_covers_the_run_prefix_with_its_own_id_and_refuses_below_the_safe_min
 
 #[test]
 fn a_short_expiry_is_accepted_with_a_warning_about_resuming_exports() {
-    let w = expiry_warning(8).unwrap();
+    let w = expiry_warning(8).unwrap().to_string();
     assert!(
         w.contains("expire 8 days after the run STARTED, even if it was resumed since"),
         "{w}"
@@ -123,7 +123,7 @@ fn another_rule_expiring_the_run_prefix_sooner_is_named() {
         expiration_days: days,
         ..ObservedRule::default()
     };
-    let w = sooner_rules(
+    let w: Vec<String> = sooner_rules(
         &[
             rule("whole-bucket", Some(""), Some(14)),
             rule("state", Some("cdkd/"), Some(365)),
@@ -132,7 +132,10 @@ fn another_rule_expiring_the_run_prefix_sooner_is_named() {
             rule("cdkd-flow-runs:cdkd", Some("cdkd/_runs/"), Some(10)),
         ],
         &want,
-    );
+    )
+    .iter()
+    .map(ToString::to_string)
+    .collect();
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].contains("'whole-bucket'") && w[0].contains("after 14 days"));
 }
@@ -251,7 +254,7 @@ fn an_ended_destroy_whose_folder_holds_an_orphans_list_is_kept() {
         true,
     );
     assert_eq!(v, Verdict::Keep(Keep::Orphans));
-    assert!(Keep::Orphans.reason().contains("orphaned resources"));
+    assert!(Keep::Orphans.to_string().contains("orphaned resources"));
 }
 
 #[test]
@@ -656,7 +659,9 @@ fn a_folder_with_keys_s3_refused_is_partly_deleted() {
 
 #[test]
 fn an_older_than_under_a_day_is_accepted_with_a_warning() {
-    let w = older_than_warning("1s", parse_older_than("1s").unwrap()).unwrap();
+    let w = older_than_warning("1s", parse_older_than("1s").unwrap())
+        .unwrap()
+        .to_string();
     assert!(w.starts_with("--older-than 1s is under a day"), "{w}");
     assert!(older_than_warning("23h59m", parse_older_than("23h").unwrap()).is_some());
     assert_eq!(
@@ -683,7 +688,7 @@ fn a_sooner_rule_is_named_through_an_and_filter_and_under_the_run_prefix() {
         other_parts: true,
         ..ObservedRule::default()
     };
-    let w = sooner_rules(
+    let w: Vec<String> = sooner_rules(
         &[
             and("and-state", "cdkd/", false),
             and("and-big", "cdkd/_runs/", true),
@@ -707,7 +712,10 @@ fn a_sooner_rule_is_named_through_an_and_filter_and_under_the_run_prefix() {
             },
         ],
         &want,
-    );
+    )
+    .iter()
+    .map(ToString::to_string)
+    .collect();
     assert_eq!(w.len(), 3, "{w:?}");
     assert!(
         w[0].contains("'and-state'") && w[0].ends_with("run folders go by the shorter one"),
