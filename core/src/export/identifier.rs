@@ -10,7 +10,7 @@ use super::blocked::{RecordedArn, Unresolved};
 use super::records::Row;
 use super::registry::{identifier_fields, TypeFacts};
 use super::sg::{self, SgError, SgLookup};
-use super::splitters::split_identifier;
+use super::splitters::{split_identifier, SplitWarning};
 use super::MASK;
 
 /// A resolved identifier.
@@ -20,7 +20,7 @@ pub struct Resolved {
     pub identifier: Map<String, Value>,
     /// The identifier fields the overlay may write into the template.
     pub overlay_fields: Vec<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<SplitWarning>,
 }
 
 /// The types whose cdkd physical id is not CloudFormation's identifier: the identifier

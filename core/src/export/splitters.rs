@@ -6,7 +6,6 @@
 use serde_json::{Map, Value};
 
 use super::MASK;
-use crate::text::flatten_str;
 
 /// A splitter's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,7 +15,18 @@ pub struct Split {
     /// The fields the overlay may write into the template; `None` = the whole map.
     pub overlay: Option<Vec<&'static str>>,
     /// Warnings to carry into the plan (the row still imports).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<SplitWarning>,
+}
+
+/// A splitter's warning, as data (`core::view::blocked` words it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SplitWarning {
+    /// The route's identifier destination differs from the recorded ones, and they are
+    /// not comparable as IPv4 or a prefix list.
+    RouteDestinationDiffers {
+        destination: String,
+        recorded: Vec<String>,
+    },
 }
 
 fn split(values: Vec<(&str, String)>, overlay: Option<Vec<&'static str>>) -> Split {
@@ -518,12 +528,10 @@ fn route(physical_id: &str, props: Option<&Map<String, Value>>) -> Result<Split,
             recorded: declared.iter().map(|v| v.to_string()).collect(),
         });
     }
-    let shown: Vec<String> = declared.iter().map(|v| flatten_str(v)).collect();
-    out.warnings.push(format!(
-        "the route's identifier destination '{}' differs from the recorded destination {} (not comparable as IPv4 or a prefix list); if they name different routes, phase 2 may replace the wrong one",
-        flatten_str(&ident),
-        shown.join(", ")
-    ));
+    out.warnings.push(SplitWarning::RouteDestinationDiffers {
+        destination: ident,
+        recorded: declared.iter().map(|v| v.to_string()).collect(),
+    });
     Ok(out)
 }
 
@@ -789,7 +797,13 @@ mod tests {
             json!({"DestinationIpv6CidrBlock": "::0/0"}),
         )
         .unwrap();
-        assert_eq!(s.warnings.len(), 1);
+        assert_eq!(
+            s.warnings,
+            [SplitWarning::RouteDestinationDiffers {
+                destination: "::/0".into(),
+                recorded: vec!["::0/0".into()],
+            }]
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::export::plain::shown;
 use crate::export::plan::{BlockedRow, StoredBlockedRow};
 use crate::export::registry::{PreflightBlock, UnknownIdentifier};
 use crate::export::sg::{SgError, SgFailure, SgTuple, MAX_PAGES};
-use crate::export::splitters::{shape_remedy, SplitError, SplitShape};
+use crate::export::splitters::{shape_remedy, SplitError, SplitShape, SplitWarning};
 use crate::export::MASK;
 use crate::text::flatten_str;
 
@@ -326,6 +326,22 @@ impl fmt::Display for SplitError {
                 flat_list(recorded)
             ),
             SplitError::EmptyStatementId => f.write_str("the statement id is empty"),
+        }
+    }
+}
+
+impl fmt::Display for SplitWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SplitWarning::RouteDestinationDiffers {
+                destination,
+                recorded,
+            } => write!(
+                f,
+                "the route's identifier destination '{}' differs from the recorded destination {} (not comparable as IPv4 or a prefix list); if they name different routes, phase 2 may replace the wrong one",
+                flatten_str(destination),
+                flat_list(recorded)
+            ),
         }
     }
 }
@@ -768,7 +784,14 @@ mod tests {
             ),
             split("AWS::Lambda::Permission", SplitError::EmptyStatementId),
         ]);
-        let lines: Vec<String> = reasons.iter().map(ToString::to_string).collect();
+        let mut lines: Vec<String> = reasons.iter().map(ToString::to_string).collect();
+        lines.push(
+            SplitWarning::RouteDestinationDiffers {
+                destination: "::/0".into(),
+                recorded: vec!["::0/0".into(), hostile.into()],
+            }
+            .to_string(),
+        );
         insta::assert_snapshot!(lines.join("\n"));
     }
 
