@@ -249,9 +249,11 @@ pub fn ref_value(
     let value = match rule {
         RefRule::PhysicalId => physical_id.to_string(),
         RefRule::SplitField(field) => {
-            let split = split_identifier(resource_type, physical_id, properties)
-                .unwrap_or_else(|| Err(format!("no splitter reads {resource_type}")))
-                .map_err(shape)?;
+            // The splitter's refusal, in its words (`core::view::blocked`).
+            let split = match split_identifier(resource_type, physical_id, properties) {
+                Some(r) => r.map_err(|e| shape(e.to_string()))?,
+                None => return Err(shape(format!("no splitter reads {resource_type}"))),
+            };
             match split.values.into_iter().find(|(k, _)| k == field) {
                 Some((_, v)) => v,
                 None => return Err(shape(format!("the splitter gives no {field}"))),

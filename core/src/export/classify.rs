@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::blocked::BlockReason;
 use super::identifier::{self, Resolved};
 use super::overlay;
 use super::records::Row;
@@ -13,7 +14,6 @@ use super::sg::SgLookup;
 use super::template::{Template, CDK_METADATA, NESTED_STACK};
 use crate::keys::child_stack_name;
 use crate::state::StateRecord;
-use crate::text::flatten_str;
 
 /// Types CloudFormation cannot import that the export deletes between the phases and
 /// lets phase 2 create again (docs/export.md, "Classifying a stack's resources" rule 5).
@@ -48,7 +48,7 @@ pub enum Category {
     /// Imported in phase 1.
     Import(Resolved),
     /// Refused, with every reason that applies.
-    Blocked(Vec<String>),
+    Blocked(Vec<BlockReason>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -58,32 +58,21 @@ pub struct Classified {
     pub category: Category,
 }
 
-pub const REASON_NESTED_NOT_IN_RECORD: &str = "the template declares a nested stack that the parent's record does not (no row of type AWS::CloudFormation::Stack at this logical id); redeploy or re-import the parent stack, then export";
-pub const REASON_NOT_DEPLOYED: &str = "cdkd state has no physical id for it (it was not deployed by cdkd, or its row is damaged); deploy the stack with cdkd, or remove the resource, then export";
-
 /// docs/export.md, "Classifying a stack's resources" rule 2c: the record holds another type at the template's logical id.
 /// Two Custom Resource spellings (`Custom::*`, `AWS::CloudFormation::CustomResource`)
 /// count as one type; a row without a type is planned with the template's.
-fn type_mismatch(lid: &str, template_type: &str, row: Option<&Row<'_>>) -> Option<String> {
+fn type_mismatch(lid: &str, template_type: &str, row: Option<&Row<'_>>) -> Option<BlockReason> {
     let recorded = row?.resource_type()?;
     if recorded == template_type
         || (is_custom_resource(recorded) && is_custom_resource(template_type))
     {
         return None;
     }
-    Some(format!(
-        "the template declares {} as {} but the cdkd record holds {} at that logical id, so the IMPORT would fail after the lock: export with the template the stack was last deployed from, or bring the record up to date by deploying this template with cdkd, then export",
-        flatten_str(lid),
-        flatten_str(template_type),
-        flatten_str(recorded)
-    ))
-}
-
-fn recreate_blocked(resource_type: &str) -> String {
-    format!(
-        "{} has no CloudFormation IMPORT support, and --no-recreate-import-unsupported turns off deleting it before phase 2 and re-creating it there; drop that flag to re-enable recreation, or remove the resource from the stack",
-        flatten_str(resource_type)
-    )
+    Some(BlockReason::TypeMismatch {
+        logical_id: lid.to_string(),
+        template_type: template_type.to_string(),
+        recorded_type: recorded.to_string(),
+    })
 }
 
 /// Classifies every resource of `template` against `record` (docs/export.md, "Classifying a stack's resources").
@@ -140,7 +129,7 @@ fn classify_one(
             Some(NESTED_STACK) => Category::Nested {
                 child_stack: child_stack_name(stack, lid),
             },
-            _ => Category::Blocked(vec![REASON_NESTED_NOT_IN_RECORD.into()]),
+            _ => Category::Blocked(vec![BlockReason::NestedNotInRecord]),
         };
     }
     if let Some(reason) = type_mismatch(lid, rt, row.as_ref()) {
@@ -150,11 +139,13 @@ fn classify_one(
         return Category::Create;
     }
     let Some((row, physical_id)) = row.and_then(|r| r.physical_id().map(|p| (r, p))) else {
-        return Category::Blocked(vec![REASON_NOT_DEPLOYED.into()]);
+        return Category::Blocked(vec![BlockReason::NotDeployed]);
     };
     if is_recreate_type(rt) {
         return if opts.no_recreate_import_unsupported {
-            Category::Blocked(vec![recreate_blocked(rt)])
+            Category::Blocked(vec![BlockReason::RecreateTurnedOff {
+                resource_type: rt.to_string(),
+            }])
         } else {
             Category::Recreate {
                 physical_id: physical_id.to_string(),
@@ -162,16 +153,12 @@ fn classify_one(
         };
     }
     let type_facts = facts.get(rt);
-    if let Some(reason) = preflight_block(rt, type_facts, opts.skip_import_support_preflight) {
-        return Category::Blocked(vec![reason]);
+    if let Some(why) = preflight_block(rt, type_facts, opts.skip_import_support_preflight) {
+        return Category::Blocked(vec![BlockReason::Unsupported(why)]);
     }
     let resolved = match identifier::resolve(lid, rt, type_facts, &row, sg_lookups) {
         Ok(r) => r,
-        Err(cause) => {
-            return Category::Blocked(vec![format!(
-                "could not resolve resource identifier: {cause}"
-            )])
-        }
+        Err(cause) => return Category::Blocked(vec![cause.into()]),
     };
     let refusals = overlay::refusals(
         lid,
@@ -181,7 +168,7 @@ fn classify_one(
         &resolved.overlay_fields,
     );
     if !refusals.is_empty() {
-        return Category::Blocked(refusals);
+        return Category::Blocked(refusals.into_iter().map(BlockReason::Overlay).collect());
     }
     Category::Import(resolved)
 }
@@ -211,7 +198,8 @@ pub fn types_needing_registry<'a>(template: &'a Template, record: &StateRecord) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::registry::TypeFacts;
+    use crate::export::blocked::Unresolved;
+    use crate::export::registry::{PreflightBlock, TypeFacts, UnknownIdentifier};
     use crate::state::parse_state;
     use serde_json::json;
 
@@ -283,7 +271,7 @@ mod tests {
         for c in &out[1..] {
             assert_eq!(
                 c.category,
-                Category::Blocked(vec![REASON_NESTED_NOT_IN_RECORD.into()]),
+                Category::Blocked(vec![BlockReason::NestedNotInRecord]),
                 "{}",
                 c.logical_id
             );
@@ -310,7 +298,7 @@ mod tests {
         let out = run(&t, &r, &BTreeMap::new(), Default::default());
         assert!(out
             .iter()
-            .all(|c| c.category == Category::Blocked(vec![REASON_NOT_DEPLOYED.into()])));
+            .all(|c| c.category == Category::Blocked(vec![BlockReason::NotDeployed])));
     }
 
     #[test]
@@ -328,13 +316,11 @@ mod tests {
                 ..Default::default()
             },
         );
-        let Category::Blocked(reasons) = &out[0].category else {
-            panic!()
-        };
-        assert!(
-            reasons[0].contains("drop that flag to re-enable recreation"),
-            "{}",
-            reasons[0]
+        assert_eq!(
+            out[0].category,
+            Category::Blocked(vec![BlockReason::RecreateTurnedOff {
+                resource_type: "AWS::ApiGatewayV2::Stage".into()
+            }])
         );
         let out = run(&t, &r, &BTreeMap::new(), Default::default());
         assert_eq!(
@@ -384,7 +370,12 @@ mod tests {
             ("AWS::SNS::TopicPolicy", &["Id"], false, "NON_PROVISIONABLE"),
         ]);
         let out = run(&t, &r, &f, Default::default());
-        assert!(out.iter().all(|c| matches!(&c.category, Category::Blocked(r) if r[0].contains("not supported for Import"))));
+        assert!(out.iter().all(|c| matches!(
+            &c.category,
+            Category::Blocked(r) if r == &[BlockReason::Unsupported(PreflightBlock::NoReadHandler {
+                resource_type: c.resource_type.clone()
+            })]
+        )));
         let out = run(
             &t,
             &r,
@@ -431,8 +422,8 @@ mod tests {
             panic!("{:?}", out[0])
         };
         assert!(
-            reasons[0].contains("discard the intrinsic"),
-            "{}",
+            matches!(&reasons[0], BlockReason::Overlay(w) if w.contains("discard the intrinsic")),
+            "{:?}",
             reasons[0]
         );
     }
@@ -444,14 +435,14 @@ mod tests {
             json!({"X": {"physicalId": "x", "resourceType": "AWS::Foo::Bar", "properties": {}}}),
         );
         let out = run(&t, &r, &BTreeMap::new(), Default::default());
-        let Category::Blocked(reasons) = &out[0].category else {
-            panic!()
-        };
-        assert!(
-            reasons[0]
-                .starts_with("could not resolve resource identifier: primary identifier unknown"),
-            "{}",
-            reasons[0]
+        assert_eq!(
+            out[0].category,
+            Category::Blocked(vec![BlockReason::Identifier(
+                Unresolved::PrimaryIdentifierUnknown(UnknownIdentifier {
+                    resource_type: "AWS::Foo::Bar".into(),
+                    cause: None,
+                })
+            )])
         );
     }
 
@@ -474,18 +465,18 @@ mod tests {
             ("AWS::SNS::Topic", &["TopicArn"], true, "FULLY_MUTABLE"),
         ]);
         let out = run(&t, &r, &f, Default::default());
-        let Category::Blocked(reasons) = &out[0].category else {
-            panic!("{:?}", out[0])
-        };
-        assert!(
-            reasons[0].starts_with("the template declares EventsTopic as AWS::SQS::Queue but the cdkd record holds AWS::SNS::Topic at that logical id"),
-            "{}",
-            reasons[0]
+        assert_eq!(
+            out[0].category,
+            Category::Blocked(vec![BlockReason::TypeMismatch {
+                logical_id: "EventsTopic".into(),
+                template_type: "AWS::SQS::Queue".into(),
+                recorded_type: "AWS::SNS::Topic".into(),
+            }])
         );
         // Custom Resource spellings are one type; a row without a type takes the template's.
         assert_eq!(out[1].category, Category::Create);
         assert!(
-            matches!(&out[2].category, Category::Blocked(r) if r[0].contains("AWS::Lambda::Function"))
+            matches!(&out[2].category, Category::Blocked(r) if matches!(&r[0], BlockReason::TypeMismatch { recorded_type, .. } if recorded_type == "AWS::Lambda::Function"))
         );
         assert!(matches!(out[3].category, Category::Import(_)));
         assert_eq!(types_needing_registry(&t, &r), ["AWS::SNS::Topic"]);

@@ -52,7 +52,35 @@ pub enum CheckVerdict {
     /// Warn, naming each value.
     Unconfirmed(Vec<String>),
     /// Refuse, naming each mismatch.
-    Mismatch(Vec<String>),
+    Mismatch(Vec<PrincipalMismatch>),
+}
+
+/// One template principal (or policy name) the record does not cover
+/// (`core::view::blocked` words it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PrincipalMismatch {
+    /// The template's `PolicyName` is another than the recorded one.
+    PolicyName { template: String, recorded: String },
+    /// `key` (`Roles`, `Users`, `Groups`) names `value`, which the record does not list.
+    NotDetached { key: &'static str, value: String },
+}
+
+/// Why the pre-delete cannot read what to detach the policy from
+/// (`core::view::blocked` words it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicyError {
+    /// The policy name (the physical id) is empty.
+    NameEmpty,
+    /// The policy name (the physical id) is the redaction mask.
+    NameMasked,
+    /// An entry of `properties.<key>` is the redaction mask.
+    MaskedProperty { key: &'static str },
+    /// An entry of `properties.<key>` is not a name.
+    NotAName { key: &'static str },
+    /// `properties.<key>` is not a list.
+    NotAList { key: &'static str },
+    /// The record of the policy names no role, user or group to detach it from.
+    NothingToDetach { policy_name: String },
 }
 
 /// An IAM name: `[A-Za-z0-9+=,.@_-]`, 1–64 characters (the rule destroy applies).
@@ -64,22 +92,20 @@ pub fn is_iam_name(s: &str) -> bool {
 
 fn string_list(
     props: Option<&Map<String, Value>>,
-    key: &str,
-) -> Result<Option<Vec<String>>, String> {
+    key: &'static str,
+) -> Result<Option<Vec<String>>, PolicyError> {
     match props.and_then(|p| p.get(key)) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Array(a)) => a
             .iter()
             .map(|v| match v.as_str() {
-                Some(MASK) => Err(super::splitters::masked_property_reason(key)),
+                Some(MASK) => Err(PolicyError::MaskedProperty { key }),
                 Some(s) => Ok(s.to_string()),
-                None => Err(format!(
-                    "the record's properties.{key} holds a value that is not a name"
-                )),
+                None => Err(PolicyError::NotAName { key }),
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
-        Some(_) => Err(format!("the record's properties.{key} is not a list")),
+        Some(_) => Err(PolicyError::NotAList { key }),
     }
 }
 
@@ -89,16 +115,16 @@ fn string_list(
 pub fn policy_targets(
     physical_id: &str,
     props: Option<&Map<String, Value>>,
-) -> Result<PolicyTargets, String> {
+) -> Result<PolicyTargets, PolicyError> {
     let (name, legacy_role) = match physical_id.split_once(':') {
         Some((n, r)) => (n, Some(r)),
         None => (physical_id, None),
     };
     if name.is_empty() {
-        return Err("the policy name (the physical id) is empty".into());
+        return Err(PolicyError::NameEmpty);
     }
     if name == MASK {
-        return Err("the policy name (the physical id) is the redaction mask".into());
+        return Err(PolicyError::NameMasked);
     }
     let mut t = PolicyTargets {
         policy_name: name.to_string(),
@@ -118,13 +144,10 @@ pub fn policy_targets(
 
 /// The pre-delete's own refusal: nothing to detach from. Phase 2 evaluates it after
 /// phase 1, before deleting anything.
-pub fn nothing_to_detach(t: &PolicyTargets) -> Option<String> {
+pub fn nothing_to_detach(t: &PolicyTargets) -> Option<PolicyError> {
     let n = |l: &Option<Vec<String>>| l.as_ref().map_or(0, Vec::len);
-    (n(&t.roles) + n(&t.users) + n(&t.groups) == 0).then(|| {
-        format!(
-            "the record of policy {} names no role, user or group to detach it from; run cdkd-flow state refresh-observed on the stack, or detach it by hand, then run the phase-2 update",
-            shown(&t.policy_name)
-        )
+    (n(&t.roles) + n(&t.users) + n(&t.groups) == 0).then(|| PolicyError::NothingToDetach {
+        policy_name: t.policy_name.clone(),
     })
 }
 
@@ -188,11 +211,12 @@ pub fn check(recorded: &PolicyTargets, template: &TemplatePrincipals) -> CheckVe
     let mut unconfirmed = Vec::new();
     if let Some(c) = &template.policy_name {
         match c {
-            Checked::Known { value } if *value != recorded.policy_name => mismatch.push(format!(
-                "PolicyName {} differs from the recorded policy name {}",
-                shown(value),
-                shown(&recorded.policy_name)
-            )),
+            Checked::Known { value } if *value != recorded.policy_name => {
+                mismatch.push(PrincipalMismatch::PolicyName {
+                    template: value.clone(),
+                    recorded: recorded.policy_name.clone(),
+                })
+            }
             Checked::Unconfirmed { why } => unconfirmed.push(format!("PolicyName ({why})")),
             _ => {}
         }
@@ -205,10 +229,12 @@ pub fn check(recorded: &PolicyTargets, template: &TemplatePrincipals) -> CheckVe
         let rec: &[String] = rec.as_deref().unwrap_or(&[]);
         for c in tpl {
             match c {
-                Checked::Known { value } if !rec.contains(value) => mismatch.push(format!(
-                    "{key} names {}, which the record does not detach from",
-                    shown(value)
-                )),
+                Checked::Known { value } if !rec.contains(value) => {
+                    mismatch.push(PrincipalMismatch::NotDetached {
+                        key,
+                        value: value.clone(),
+                    })
+                }
                 Checked::Unconfirmed { why } => unconfirmed.push(format!("{key} entry ({why})")),
                 _ => {}
             }
@@ -256,16 +282,22 @@ mod tests {
             json!({"Roles": [], "Users": [], "Groups": []}).as_object(),
         )
         .unwrap();
-        assert!(nothing_to_detach(&t).is_some());
+        assert_eq!(
+            nothing_to_detach(&t),
+            Some(PolicyError::NothingToDetach {
+                policy_name: "P".into()
+            })
+        );
         let t = policy_targets("P", json!({"Roles": ["r"]}).as_object()).unwrap();
         assert!(nothing_to_detach(&t).is_none());
     }
 
     #[test]
     fn masked_principal_is_refused_at_the_read_position() {
-        assert!(policy_targets("P", json!({"Roles": ["***"]}).as_object())
-            .unwrap_err()
-            .contains("mask"));
+        assert_eq!(
+            policy_targets("P", json!({"Roles": ["***"]}).as_object()),
+            Err(PolicyError::MaskedProperty { key: "Roles" })
+        );
     }
 
     #[test]
@@ -304,10 +336,19 @@ mod tests {
             roles: Some(vec!["r1".into()]),
             ..Default::default()
         };
-        let CheckVerdict::Mismatch(m) = check(&rec, &tp) else {
-            panic!()
-        };
-        assert_eq!(m.len(), 2);
+        assert_eq!(
+            check(&rec, &tp),
+            CheckVerdict::Mismatch(vec![
+                PrincipalMismatch::PolicyName {
+                    template: "Q".into(),
+                    recorded: "P".into(),
+                },
+                PrincipalMismatch::NotDetached {
+                    key: "Roles",
+                    value: "r2".into(),
+                },
+            ])
+        );
         let ok = template_principals(
             json!({"PolicyName": "P", "Roles": ["r1"]}).as_object(),
             &BTreeMap::new(),

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::blocked::{RecordedArn, Unresolved};
 use super::records::Row;
 use super::registry::{identifier_fields, TypeFacts};
-use super::sg::{self, SgLookup};
-use super::splitters::split_identifier;
+use super::sg::{self, SgError, SgLookup};
+use super::splitters::{split_identifier, SplitWarning};
 use super::MASK;
-use crate::text::flatten_str;
 
 /// A resolved identifier.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,7 +20,7 @@ pub struct Resolved {
     pub identifier: Map<String, Value>,
     /// The identifier fields the overlay may write into the template.
     pub overlay_fields: Vec<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<SplitWarning>,
 }
 
 /// The types whose cdkd physical id is not CloudFormation's identifier: the identifier
@@ -51,15 +51,15 @@ pub(crate) fn usable_recorded(value: &str, service: &str) -> Option<String> {
 }
 
 /// The mask at the identifier attribute (docs/export.md, "The redaction mask ***").
-fn masked_attribute_reason(field: &str) -> String {
-    format!(
-        "the record's attributes.{field} holds the redaction mask {MASK} (cdkd import masks model keys it cannot certify as read-only), and that value would become the resource's identity in the import change set. Re-deploying does not clear it (the import re-masks it); remove the resource from the stack before exporting"
-    )
+fn masked_attribute(field: &str) -> Unresolved {
+    Unresolved::MaskedAttribute {
+        field: field.to_string(),
+    }
 }
 
 /// Does this row need the security-group lookup (no usable recorded rule id)? Returns
 /// the parsed tuple, or the refusal when the physical id cannot be parsed.
-pub fn sg_lookup_needed(row: &Row<'_>) -> Option<Result<sg::SgTuple, String>> {
+pub fn sg_lookup_needed(row: &Row<'_>) -> Option<Result<sg::SgTuple, SgError>> {
     let recorded = match row.attribute("Id") {
         Some(Value::String(s)) => usable_recorded(s, ""),
         _ => None,
@@ -80,10 +80,10 @@ fn recorded_value(
     service: &str,
     row: &Row<'_>,
     sg_lookups: &BTreeMap<String, SgLookup>,
-) -> Result<String, String> {
+) -> Result<String, Unresolved> {
     let attr = row.attribute(field);
     if attr.and_then(Value::as_str) == Some(MASK) {
-        return Err(masked_attribute_reason(field));
+        return Err(masked_attribute(field));
     }
     if let Some(v) = attr
         .and_then(Value::as_str)
@@ -94,45 +94,44 @@ fn recorded_value(
     if let Some(v) = row.physical_id().and_then(|p| usable_recorded(p, service)) {
         return Ok(v);
     }
-    let lid = flatten_str(logical_id);
+    let logical_id = logical_id.to_string();
     if resource_type == SG_INGRESS {
         // A recorded id that is there but is no rule id is said as such
         // (docs/export.md, "Types whose physical id is not CloudFormation's identifier"): the row is still looked up by its physical id
         // (docs/export.md, "Looking up a security-group ingress rule id").
         let malformed = match attr {
-            Some(Value::String(s)) if !crate::text::js_trim(s).is_empty() => Some(format!(
-                "{lid}: attributes.Id holds '{}', which is not a security-group rule id (sgr- followed by hexadecimal digits)",
-                flatten_str(s)
-            )),
+            Some(Value::String(s)) if !crate::text::js_trim(s).is_empty() => Some(s.clone()),
             _ => None,
         };
-        let said = |e: String| match &malformed {
-            Some(m) => format!("{m}; looking the rule up by its physical id instead: {e}"),
-            None => e,
+        let said = |e: SgError| match &malformed {
+            Some(recorded) => Unresolved::MalformedRuleId {
+                logical_id: logical_id.clone(),
+                recorded: recorded.clone(),
+                lookup: Some(Box::new(e)),
+            },
+            None => Unresolved::RuleLookup(Box::new(e)),
         };
         let tuple = sg::parse_physical_id(row.physical_id().unwrap_or("")).map_err(said)?;
-        return match sg_lookups.get(&tuple.group_id) {
-            Some(lookup) => sg::pick_rule(&tuple, lookup).map_err(said),
-            None if malformed.is_some() => Err(format!(
-                "{}: set attributes.Id to the rule's sgr- id, or remove the row from the stack before exporting (the rule stays in AWS)",
-                malformed.unwrap_or_default()
-            )),
-            None => Err(format!(
-                "{lid} has no recorded rule id: either (1) the rule declares more than one source (e.g. CidrIp and CidrIpv6), so no single id was recorded: split it into one resource per source; or (2) the rule predates id recording, and a no-op redeploy cannot heal it: change a property, or destroy and redeploy it. Either way the row can be removed from the stack before exporting"
-            )),
+        return match (sg_lookups.get(&tuple.group_id), &malformed) {
+            (Some(lookup), _) => sg::pick_rule(&tuple, lookup).map_err(said),
+            (None, Some(recorded)) => Err(Unresolved::MalformedRuleId {
+                logical_id,
+                recorded: recorded.clone(),
+                lookup: None,
+            }),
+            (None, None) => Err(Unresolved::NoRecordedRuleId { logical_id }),
         };
     }
-    let what = match attr {
-        None | Some(Value::Null) => format!("attributes.{field} is missing"),
-        Some(Value::String(s)) => format!(
-            "attributes.{field} holds '{}', not a usable ARN",
-            flatten_str(s)
-        ),
-        Some(_) => format!("attributes.{field} is not a string"),
+    let recorded = match attr {
+        None | Some(Value::Null) => RecordedArn::Missing,
+        Some(Value::String(s)) => RecordedArn::Unusable(s.clone()),
+        Some(_) => RecordedArn::NotAString,
     };
-    Err(format!(
-        "{lid}: {what}, and the physical id is not the ARN either; redeploy once so the ARN is recorded"
-    ))
+    Err(Unresolved::NoUsableArn {
+        logical_id,
+        field: field.to_string(),
+        recorded,
+    })
 }
 
 /// Resolves the identifier of one importable row. `facts` is the registry's answer for
@@ -144,7 +143,7 @@ pub fn resolve(
     facts: Option<&TypeFacts>,
     row: &Row<'_>,
     sg_lookups: &BTreeMap<String, SgLookup>,
-) -> Result<Resolved, String> {
+) -> Result<Resolved, Unresolved> {
     let physical_id = row.physical_id().unwrap_or("");
     let fields_from_registry = identifier_fields(resource_type, facts);
     let resolved = if let Some((field, service)) = recorded_identifier(resource_type) {
@@ -153,11 +152,11 @@ pub fn resolve(
             _ => vec![field.to_string()],
         };
         if fields.len() != 1 || fields[0] != field {
-            return Err(format!(
-                "the type registry schema changed under cdkd-flow: {} now reports identifier [{}] instead of [{field}]; cdkd-flow must be updated for it (report it): until then remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing)",
-                flatten_str(resource_type),
-                fields.iter().map(|f| flatten_str(f)).collect::<Vec<_>>().join(", ")
-            ));
+            return Err(Unresolved::RegistryChanged {
+                resource_type: resource_type.to_string(),
+                fields,
+                expected: field.to_string(),
+            });
         }
         let v = recorded_value(logical_id, resource_type, field, service, row, sg_lookups)?;
         let mut identifier = Map::new();
@@ -188,26 +187,21 @@ pub fn resolve(
         .iter()
         .find(|(_, v)| v.as_str() == Some(MASK))
     {
-        return Err(format!(
-            "the identifier value for {} is the redaction mask {MASK}; it would become the resource's identity in the import change set, so it is refused. Remove the resource from the stack before exporting",
-            flatten_str(k)
-        ));
+        return Err(Unresolved::MaskedIdentifier { field: k.clone() });
     }
     Ok(resolved)
 }
 
 /// The identifier of an `AWS::AppSync::GraphQLApi` the registry identifies by Arn.
-fn appsync_arn(row: &Row<'_>) -> Result<Resolved, String> {
+fn appsync_arn(row: &Row<'_>) -> Result<Resolved, Unresolved> {
     // The registry moved the identifier from ApiId to Arn; cdkd's physical id is
     // the ApiId, so the ARN must come from the recorded attribute.
     let v = match row.attribute("Arn") {
-        Some(Value::String(s)) if s == MASK => return Err(masked_attribute_reason("Arn")),
+        Some(Value::String(s)) if s == MASK => return Err(masked_attribute("Arn")),
         Some(Value::String(s)) => usable_recorded(s, ":appsync:"),
         _ => None,
     };
-    let v = v.ok_or_else(|| {
-        "the type registry identifies AWS::AppSync::GraphQLApi by Arn, and the record holds no usable attributes.Arn; redeploy once so the ARN is recorded".to_string()
-    })?;
+    let v = v.ok_or(Unresolved::NoGraphQlApiArn)?;
     let mut identifier = Map::new();
     identifier.insert("Arn".into(), Value::String(v));
     Ok(Resolved {
@@ -224,25 +218,16 @@ fn split_fields(
     physical_id: &str,
     row: &Row<'_>,
     many: &[String],
-) -> Result<Resolved, String> {
-    let list = many
-        .iter()
-        .map(|f| flatten_str(f))
-        .collect::<Vec<_>>()
-        .join(", ");
+) -> Result<Resolved, Unresolved> {
     let Some(result) = split_identifier(resource_type, physical_id, row.properties()) else {
-        return Err(format!(
-            "the type registry reports {} identifier fields [{list}] for {} and cdkd-flow has no splitter for it, so it cannot import it: remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing), or destroy it before exporting",
-            many.len(),
-            flatten_str(resource_type)
-        ));
+        return Err(Unresolved::NoSplitter {
+            resource_type: resource_type.to_string(),
+            fields: many.to_vec(),
+        });
     };
-    let split = result.map_err(|e| {
-        format!(
-            "splitter for {} failed: {}",
-            flatten_str(resource_type),
-            super::splitters::with_shape_remedy(resource_type, e)
-        )
+    let split = result.map_err(|error| Unresolved::SplitterFailed {
+        resource_type: resource_type.to_string(),
+        error,
     })?;
     let produced: BTreeMap<&str, &str> = split
         .values
@@ -255,12 +240,12 @@ fn split_fields(
         .filter(|f| !produced.contains_key(f))
         .collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "splitter for {} produced [{}] but the registry needs [{list}] (missing: {}); cdkd-flow must be updated for the type (report it): until then remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing)",
-            flatten_str(resource_type),
-            split.values.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", "),
-            missing.join(", ")
-        ));
+        return Err(Unresolved::SplitterMismatch {
+            resource_type: resource_type.to_string(),
+            produced: split.values.iter().map(|(k, _)| k.clone()).collect(),
+            needed: many.to_vec(),
+            missing: missing.into_iter().map(str::to_string).collect(),
+        });
     }
     let mut identifier = Map::new();
     for f in many {
@@ -296,7 +281,7 @@ mod tests {
         }
     }
 
-    fn go(t: &str, f: Option<&TypeFacts>, row: Value) -> Result<Resolved, String> {
+    fn go(t: &str, f: Option<&TypeFacts>, row: Value) -> Result<Resolved, Unresolved> {
         let r = rec(row);
         let row = Row::get(&r, "R").unwrap();
         resolve("R", t, f, &row, &BTreeMap::new())
@@ -325,7 +310,13 @@ mod tests {
             json!({"physicalId": "x", "properties": {}}),
         )
         .unwrap_err();
-        assert!(e.contains("2 identifier fields [A, B]"), "{e}");
+        assert_eq!(
+            e,
+            Unresolved::NoSplitter {
+                resource_type: "AWS::Foo::Bar".into(),
+                fields: vec!["A".into(), "B".into()],
+            }
+        );
     }
 
     #[test]
@@ -347,7 +338,15 @@ mod tests {
             json!({"physicalId": "a|b", "properties": {}}),
         )
         .unwrap_err();
-        assert!(e.contains("missing: Other"), "{e}");
+        assert_eq!(
+            e,
+            Unresolved::SplitterMismatch {
+                resource_type: "AWS::AppSync::ApiKey".into(),
+                produced: vec!["ApiId".into(), "ApiKeyId".into()],
+                needed: vec!["ApiId".into(), "Other".into()],
+                missing: vec!["Other".into()],
+            }
+        );
         let e = go(
             "AWS::AppSync::ApiKey",
             Some(&facts(&["ApiId", "ApiKeyId"])),
@@ -355,15 +354,22 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            e.starts_with("splitter for AWS::AppSync::ApiKey failed:"),
-            "{e}"
+            matches!(&e, Unresolved::SplitterFailed { resource_type, .. } if resource_type == "AWS::AppSync::ApiKey"),
+            "{e:?}"
         );
     }
 
     #[test]
     fn statement_41_s3tables_table_attribute_with_a_pipe_is_blocked() {
         let e = go("AWS::S3Tables::Table", Some(&facts(&["TableARN"])), json!({"physicalId": "b|n|t", "attributes": {"TableARN": "arn:aws:s3tables:us-east-1:1:bucket/b|n|t"}, "properties": {}})).unwrap_err();
-        assert!(e.contains("redeploy once so the ARN is recorded"), "{e}");
+        assert_eq!(
+            e,
+            Unresolved::NoUsableArn {
+                logical_id: "R".into(),
+                field: "TableARN".into(),
+                recorded: RecordedArn::Unusable("arn:aws:s3tables:us-east-1:1:bucket/b|n|t".into()),
+            }
+        );
         let ok = go("AWS::S3Tables::Table", Some(&facts(&["TableARN"])), json!({"physicalId": "b|n|t", "attributes": {"TableARN": " arn:aws:s3tables:us-east-1:1:bucket/b/table/t "}, "properties": {}})).unwrap();
         assert_eq!(
             ok.identifier["TableARN"],
@@ -392,14 +398,21 @@ mod tests {
             json!({"physicalId": "a|T|f", "properties": {}}),
         )
         .unwrap_err();
-        assert!(e.contains("schema changed"), "{e}");
+        assert!(matches!(e, Unresolved::RegistryChanged { .. }), "{e:?}");
         let e = go(
             "AWS::AppSync::Resolver",
             Some(&facts(&["ResolverArn", "X"])),
             json!({"physicalId": "a|T|f", "properties": {}}),
         )
         .unwrap_err();
-        assert!(e.contains("schema changed"), "{e}");
+        assert_eq!(
+            e,
+            Unresolved::RegistryChanged {
+                resource_type: "AWS::AppSync::Resolver".into(),
+                fields: vec!["ResolverArn".into(), "X".into()],
+                expected: "ResolverArn".into(),
+            }
+        );
     }
 
     #[test]
@@ -410,9 +423,11 @@ mod tests {
             json!({"physicalId": "a|n", "attributes": {"DataSourceArn": "***"}, "properties": {}}),
         )
         .unwrap_err();
-        assert!(
-            e.contains("redaction mask") && e.contains("does not clear"),
-            "{e}"
+        assert_eq!(
+            e,
+            Unresolved::MaskedAttribute {
+                field: "DataSourceArn".into()
+            }
         );
         let ok = go(
             "AWS::S3::Bucket",
@@ -430,14 +445,25 @@ mod tests {
             json!({"physicalId": "***", "properties": {}}),
         )
         .unwrap_err();
-        assert!(e.contains("BucketName") && e.contains("refused"), "{e}");
+        assert_eq!(
+            e,
+            Unresolved::MaskedIdentifier {
+                field: "BucketName".into()
+            }
+        );
         let e = go(
             "AWS::EC2::EIP",
             Some(&facts(&["PublicIp", "AllocationId"])),
             json!({"physicalId": "***|eipalloc-1", "properties": {}}),
         )
         .unwrap_err();
-        assert!(e.contains("splitter") || e.contains("mask"), "{e}");
+        assert!(
+            matches!(
+                e,
+                Unresolved::SplitterFailed { .. } | Unresolved::MaskedIdentifier { .. }
+            ),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -499,9 +525,11 @@ mod tests {
         let res = resolve("R", SG_INGRESS, None, &row, &lookups).unwrap();
         assert_eq!(res.identifier["Id"], "sgr-0f");
         let e = resolve("R", SG_INGRESS, None, &row, &BTreeMap::new()).unwrap_err();
-        assert!(
-            e.contains("more than one source") && e.contains("predates"),
-            "{e}"
+        assert_eq!(
+            e,
+            Unresolved::NoRecordedRuleId {
+                logical_id: "R".into()
+            }
         );
     }
 
@@ -514,33 +542,40 @@ mod tests {
         );
         let row = Row::get(&r, "R").unwrap();
         let e = resolve("R", SG_INGRESS, None, &row, &BTreeMap::new()).unwrap_err();
-        assert!(
-            e.starts_with("R: attributes.Id holds 'rule-7', which is not a security-group rule id"),
-            "{e}"
-        );
-        assert!(!e.contains("no recorded rule id"), "{e}");
-        assert!(
-            e.contains("set attributes.Id") && e.contains("remove the row"),
-            "{e}"
+        assert_eq!(
+            e,
+            Unresolved::MalformedRuleId {
+                logical_id: "R".into(),
+                recorded: "rule-7".into(),
+                lookup: None,
+            }
         );
         // Still looked up by its physical id: a failed lookup says both.
         let tuple = sg_lookup_needed(&row).unwrap().unwrap();
         let mut lookups = BTreeMap::new();
         lookups.insert(tuple.group_id.clone(), SgLookup::Rules(Vec::new()));
         let e = resolve("R", SG_INGRESS, None, &row, &lookups).unwrap_err();
-        assert!(
-            e.contains("'rule-7', which is not a security-group rule id")
-                && e.contains("no ingress rule of security group sg-1"),
-            "{e}"
+        assert_eq!(
+            e,
+            Unresolved::MalformedRuleId {
+                logical_id: "R".into(),
+                recorded: "rule-7".into(),
+                lookup: Some(Box::new(SgError::NoMatch { tuple })),
+            }
         );
         // A bad physical id too.
         let r = rec(json!({"physicalId": "sg-1|tcp", "attributes": {"Id": "x"}, "properties": {}}));
         let row = Row::get(&r, "R").unwrap();
         let e = resolve("R", SG_INGRESS, None, &row, &BTreeMap::new()).unwrap_err();
-        assert!(
-            e.contains("'x', which is not")
-                && e.contains("cannot read the security-group rule physical id"),
-            "{e}"
+        assert_eq!(
+            e,
+            Unresolved::MalformedRuleId {
+                logical_id: "R".into(),
+                recorded: "x".into(),
+                lookup: Some(Box::new(SgError::Unreadable {
+                    physical_id: "sg-1|tcp".into()
+                })),
+            }
         );
     }
 }

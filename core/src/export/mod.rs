@@ -5,7 +5,7 @@
 //! result is the `plan.json` data the execution steps consume unchanged.
 //!
 //! Module map: [`template`] (the CloudFormation template model), [`records`] (state rows
-//! and the damaged-record refusal), [`classify`] (the per-resource categories),
+//! and the damaged-record refusal), [`classify`] (the per-resource categories), [`blocked`] (why a row is blocked, as data),
 //! [`registry`] (DescribeType facts, fallback table, import-support preflight),
 //! [`identifier`] and [`splitters`] (identifier resolution), [`sg`] (the
 //! SecurityGroupIngress rule-id lookup), [`overlay`] (identifier values over template
@@ -21,6 +21,7 @@
 //! The dry-run summary is a view: the export view renders it.
 
 pub mod approval;
+pub mod blocked;
 pub mod classify;
 pub mod consumers;
 pub mod drift;

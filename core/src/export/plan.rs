@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::blocked::BlockReason;
 use super::drift::TemplateSource;
 use super::iam::{PolicyTargets, TemplatePrincipals};
 use super::names::{Destination, NameRefusal};
@@ -239,13 +240,36 @@ pub struct NestedRow {
     pub cfn_stack_name: String,
 }
 
+/// A row the plan cannot export, and why. `plan.json` stores it as a
+/// [`StoredBlockedRow`]: the reason as its words, so that older and newer cdkd-flows
+/// read each other's plans; read back, the reason is [`BlockReason::Recorded`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "StoredBlockedRow", from = "StoredBlockedRow")]
+pub struct BlockedRow {
+    pub logical_id: String,
+    pub resource_type: String,
+    pub reason: BlockReason,
+}
+
+/// A blocked row as `plan.json` holds it: `reason` is the words of its [`BlockReason`]
+/// (`core::view::blocked` converts a [`BlockedRow`] into it).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BlockedRow {
+pub struct StoredBlockedRow {
     pub logical_id: String,
     #[serde(rename = "type")]
     pub resource_type: String,
     pub reason: String,
+}
+
+impl From<StoredBlockedRow> for BlockedRow {
+    fn from(r: StoredBlockedRow) -> Self {
+        BlockedRow {
+            logical_id: r.logical_id,
+            resource_type: r.resource_type,
+            reason: BlockReason::Recorded(r.reason),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

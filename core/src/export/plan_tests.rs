@@ -1,4 +1,5 @@
 use super::*;
+use crate::export::iam::PrincipalMismatch;
 use crate::export::params::{ParamRefusal, SsmRead, UnreadSsm};
 use crate::export::refusal::GateRefusal;
 use crate::export::registry::TypeFacts;
@@ -475,7 +476,13 @@ fn iam_policy_principal_mismatch_blocks_and_unconfirmed_warns() {
         json!({"Parameters": {"R": {"Type": "AWS::SSM::Parameter::Value<String>", "Default": "/r"}}, "Resources": {"B": {"Type": "AWS::S3::Bucket"}, "P": {"Type": "AWS::IAM::Policy", "Properties": {"PolicyName": "pol", "Roles": ["r2"]}}}}),
     );
     let plan = plan_tree(&t, &opts(), &gathered()).unwrap();
-    assert!(plan.stacks[0].blocked[0].reason.contains("r2"));
+    assert_eq!(
+        plan.stacks[0].blocked[0].reason,
+        BlockReason::PrincipalMismatch(vec![PrincipalMismatch::NotDetached {
+            key: "Roles",
+            value: "r2".into()
+        }])
+    );
     t.root.template.body["Resources"]["P"]["Properties"]["Roles"] = json!([{"Ref": "R"}]);
     let plan = plan_tree(&t, &opts(), &gathered()).unwrap();
     assert!(plan.stacks[0].blocked.is_empty());
@@ -541,8 +548,14 @@ fn type_mismatch_blocks_the_row_before_any_lock_naming_the_id_and_both_types() {
         assert_eq!(b.len(), 1, "{b:?}");
         assert_eq!(b[0].logical_id, "EventsTopic");
         assert_eq!(b[0].resource_type, "AWS::SQS::Queue");
-        assert!(b[0].reason.contains("AWS::SNS::Topic"), "{}", b[0].reason);
-        assert!(b[0].reason.contains("AWS::SQS::Queue"), "{}", b[0].reason);
+        assert_eq!(
+            b[0].reason,
+            BlockReason::TypeMismatch {
+                logical_id: "EventsTopic".into(),
+                template_type: "AWS::SQS::Queue".into(),
+                recorded_type: "AWS::SNS::Topic".into(),
+            }
+        );
         let refusal = plan.blocked_refusal().unwrap().to_string();
         assert!(
             refusal.contains("[App] EventsTopic (AWS::SQS::Queue)"),
@@ -749,7 +762,7 @@ fn blocked_refusal_is_one_entry_per_stack_and_logical_id_with_every_reason() {
     let row = |id: &str, reason: &str| BlockedRow {
         logical_id: id.into(),
         resource_type: "AWS::SQS::Queue".into(),
-        reason: reason.into(),
+        reason: BlockReason::Recorded(reason.into()),
     };
     let stack = |name: &str, blocked: Vec<BlockedRow>| StackPlan {
         stack: name.into(),
@@ -770,7 +783,10 @@ fn blocked_refusal_is_one_entry_per_stack_and_logical_id_with_every_reason() {
         stack: s.into(),
         logical_id: id.into(),
         resource_type: "AWS::SQS::Queue".into(),
-        reasons: reasons.iter().map(|r| r.to_string()).collect(),
+        reasons: reasons
+            .iter()
+            .map(|r| BlockReason::Recorded(r.to_string()))
+            .collect(),
     };
     assert_eq!(
         plan.blocked_refusal(),

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use super::blocked::{BlockReason, StageError};
 use super::classify::{self, Category, ClassifyOptions};
 use super::drift::{self, TemplateSource};
 use super::iam::{self, CheckVerdict};
@@ -272,7 +273,7 @@ fn plan_one(
             .resource(&c.logical_id)
             .and_then(|r| r.properties().cloned());
         let row = Row::get(&s.record, &c.logical_id);
-        let block = |plan: &mut StackPlan, reason: String| {
+        let block = |plan: &mut StackPlan, reason: BlockReason| {
             plan.blocked.push(BlockedRow {
                 logical_id: c.logical_id.clone(),
                 resource_type: c.resource_type.clone(),
@@ -383,16 +384,14 @@ fn pre_delete_action(
     row: Row<'_>,
     tpl_props: Option<&Map<String, Value>>,
     node: &Node<'_>,
-) -> Result<PreDeleteAction, String> {
+) -> Result<PreDeleteAction, BlockReason> {
     Ok(if resource_type == "AWS::IAM::Policy" {
         match iam::policy_targets(physical_id, row.properties()) {
-            Err(e) => return Err(e),
+            Err(e) => return Err(BlockReason::Policy(e)),
             Ok(recorded) => {
                 let template = iam::template_principals(tpl_props, &node.params.env);
                 match iam::check(&recorded, &template) {
-                    CheckVerdict::Mismatch(m) => {
-                        return Err(format!("phase 2 would attach the policy to principals the pre-delete does not detach it from: {}", m.join("; ")));
-                    }
+                    CheckVerdict::Mismatch(m) => return Err(BlockReason::PrincipalMismatch(m)),
                     CheckVerdict::Unconfirmed(u) => warnings.push(format!(
                         "{}: the principals phase 2 attaches the policy to could not all be confirmed against the record: {}",
                         crate::text::flatten_str(logical_id),
@@ -406,15 +405,13 @@ fn pre_delete_action(
     } else {
         match row.property("ApiId") {
             Some(Value::String(a)) if a == super::MASK => {
-                return Err(super::splitters::masked_property_reason("ApiId"));
+                return Err(BlockReason::Stage(StageError::MaskedApiId));
             }
             Some(Value::String(a)) if !a.is_empty() => PreDeleteAction::DeleteStage {
                 api_id: a.clone(),
                 stage_name: physical_id.to_string(),
             },
-            _ => {
-                return Err("the record holds no properties.ApiId, which the pre-delete needs to delete the stage; redeploy the stack, then export".into());
-            }
+            _ => return Err(BlockReason::Stage(StageError::NoApiId)),
         }
     })
 }

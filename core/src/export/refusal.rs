@@ -12,6 +12,7 @@
 //! This module names only data (it imports no deciding module), so that every one of
 //! them can return its refusals.
 
+use super::blocked::BlockReason;
 use super::phase::Phase;
 use super::records::{DamagedRecord, RecordChanges};
 use super::unmanaged::UnmanagedRow;
@@ -109,7 +110,7 @@ pub struct BlockedResource {
     pub stack: String,
     pub logical_id: String,
     pub resource_type: String,
-    pub reasons: Vec<String>,
+    pub reasons: Vec<BlockReason>,
 }
 
 /// A phase's template over CloudFormation's 1,000,000 bytes (docs/export.md, "Change

@@ -104,12 +104,21 @@ impl TypeFacts {
     }
 }
 
+/// Neither the registry nor the fallback table knows the type's identifier: the type,
+/// and the registry call's failure when it failed (`core::view::blocked` words it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownIdentifier {
+    pub resource_type: String,
+    /// [`TypeFacts::Unavailable`]'s cause.
+    pub cause: Option<String>,
+}
+
 /// The type's identifier fields: the registry's, else the fallback table's single
 /// field; `Err` names the type when neither knows it.
 pub fn identifier_fields(
     resource_type: &str,
     facts: Option<&TypeFacts>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, UnknownIdentifier> {
     if let Some(TypeFacts::Schema {
         primary_identifier, ..
     }) = facts
@@ -118,14 +127,13 @@ pub fn identifier_fields(
     }
     match fallback_field(resource_type) {
         Some(f) => Ok(vec![f.to_string()]),
-        None => Err(format!(
-            "primary identifier unknown for {}: the type registry gave no usable schema{} and the type is not in cdkd-flow's fallback table: when the registry call failed, fix its cause (cloudformation:DescribeType) and export again; otherwise remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing)",
-            crate::text::flatten_str(resource_type),
-            match facts {
-                Some(TypeFacts::Unavailable { cause }) => format!(" ({})", crate::text::flatten_str(cause)),
-                _ => String::new(),
-            }
-        )),
+        None => Err(UnknownIdentifier {
+            resource_type: resource_type.to_string(),
+            cause: match facts {
+                Some(TypeFacts::Unavailable { cause }) => Some(cause.clone()),
+                _ => None,
+            },
+        }),
     }
 }
 
@@ -184,29 +192,40 @@ pub fn dated_block(resource_type: &str) -> Option<&'static str> {
         .map(|(_, when)| *when)
 }
 
-const REMEDIES: &str = "Remove it from the stack before exporting, or destroy it and let CloudFormation create it after the export; if AWS now supports importing this type, report it (--skip-import-support-preflight lets AWS answer)";
+/// Why the preflight blocks a type (`core::view::blocked` words it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PreflightBlock {
+    /// On the dated block list: CloudFormation rejects its IMPORT although the registry
+    /// reports a read handler (`measured`: when and where).
+    Dated {
+        resource_type: String,
+        measured: &'static str,
+    },
+    /// No read handler and `NON_PROVISIONABLE`: CreateChangeSet would refuse it.
+    NoReadHandler { resource_type: String },
+}
 
-/// The preflight verdict for one type: `Some(reason)` blocks every resource of it.
+/// The preflight verdict for one type: `Some(why)` blocks every resource of it.
 /// `skip` (`--skip-import-support-preflight`) disables both the registry heuristic and
 /// the dated block list (docs/export.md, "Decisions", decision on "Import-support preflight").
 pub fn preflight_block(
     resource_type: &str,
     facts: Option<&TypeFacts>,
     skip: bool,
-) -> Option<String> {
+) -> Option<PreflightBlock> {
     if skip {
         return None;
     }
-    let ty = crate::text::flatten_str(resource_type);
-    if let Some(when) = dated_block(resource_type) {
-        return Some(format!(
-            "{ty} is not supported for import: CloudFormation rejects its IMPORT change set although the type registry reports a read handler (measured {when}). {REMEDIES}."
-        ));
+    if let Some(measured) = dated_block(resource_type) {
+        return Some(PreflightBlock::Dated {
+            resource_type: resource_type.to_string(),
+            measured,
+        });
     }
     if facts.map(TypeFacts::import_support) == Some(ImportSupport::Unsupported) {
-        return Some(format!(
-            "{ty} is not supported for import: its registry schema declares no read handler and its ProvisioningType is NON_PROVISIONABLE, so CreateChangeSet would fail with \"ResourceTypes [{ty}] are not supported for Import\". {REMEDIES}."
-        ));
+        return Some(PreflightBlock::NoReadHandler {
+            resource_type: resource_type.to_string(),
+        });
     }
     None
 }
@@ -296,10 +315,12 @@ mod tests {
             ["BucketName"]
         );
         assert_eq!(preflight_block("AWS::S3::Bucket", Some(&f), false), None);
-        let err = identifier_fields("AWS::Foo::Bar", Some(&f)).unwrap_err();
-        assert!(
-            err.contains("primary identifier unknown") && err.contains("AccessDenied"),
-            "{err}"
+        assert_eq!(
+            identifier_fields("AWS::Foo::Bar", Some(&f)),
+            Err(UnknownIdentifier {
+                resource_type: "AWS::Foo::Bar".into(),
+                cause: Some("AccessDenied".into()),
+            })
         );
     }
 
@@ -319,10 +340,12 @@ mod tests {
             Some(&schema(r#"["/properties/Arn"]"#, r#"{"read":{}}"#)),
             Some("FULLY_MUTABLE"),
         );
-        let reason = preflight_block("AWS::AppSync::GraphQLApi", Some(&f), false).unwrap();
-        assert!(
-            reason.contains("September 2026") && reason.contains("Remove it from the stack"),
-            "{reason}"
+        assert_eq!(
+            preflight_block("AWS::AppSync::GraphQLApi", Some(&f), false),
+            Some(PreflightBlock::Dated {
+                resource_type: "AWS::AppSync::GraphQLApi".into(),
+                measured: "us-east-1, September 2026",
+            })
         );
         // The skip flag bypasses the dated list too (decision on docs/export.md, "Import-support preflight").
         assert_eq!(

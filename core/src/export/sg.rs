@@ -7,8 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::text::flatten_str;
-
 pub const PAGE_SIZE: i32 = 1000;
 pub const MAX_PAGES: usize = 20;
 pub const THROTTLE_RETRIES: u32 = 4;
@@ -89,16 +87,42 @@ pub fn usable_rule_id(s: &str) -> Option<&str> {
         .map(|_| t)
 }
 
-const ESCAPE: &str = "Or remove the row from the stack before exporting; the rule stays in AWS.";
-const AMBIGUITY: &str = "Either (1) the resource declares more than one source (for example CidrIp and CidrIpv6), so AWS created one rule per source: split it into one resource per source; or (2) two resources differ only by their source, which the physical id does not carry: set the row's attributes.Id to the right rule id, or drop the row.";
+/// Why the rule id of a security-group ingress row could not be found, as data
+/// (`core::view::blocked` words it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SgError {
+    /// The physical id is not `groupId|ipProtocol|fromPort|toPort`.
+    Unreadable { physical_id: String },
+    /// The group's rules did not fit in [`MAX_PAGES`] pages.
+    TooManyPages { group_id: String },
+    /// Listing the group's rules failed.
+    ListFailed {
+        group_id: String,
+        failure: SgFailure,
+        message: String,
+    },
+    /// A matching rule has no usable `sgr-` id: `unusable` the ids AWS gave them
+    /// (`None`: absent), `usable` the readable candidates; `ambiguous` when more than
+    /// one rule matches.
+    UnusableIds {
+        tuple: SgTuple,
+        unusable: Vec<Option<String>>,
+        usable: Vec<String>,
+        ambiguous: bool,
+    },
+    /// No ingress rule matches the tuple.
+    NoMatch { tuple: SgTuple },
+    /// Several ingress rules match (their ids).
+    Ambiguous {
+        tuple: SgTuple,
+        rule_ids: Vec<String>,
+    },
+}
 
 /// Parses the physical id; refuses (without any AWS call) a shape it cannot read.
-pub fn parse_physical_id(physical_id: &str) -> Result<SgTuple, String> {
-    let bad = || {
-        format!(
-            "cannot read the security-group rule physical id '{}' as groupId|ipProtocol|fromPort|toPort; repair the physicalId or set attributes.Id to the rule id. {ESCAPE}",
-            flatten_str(physical_id)
-        )
+pub fn parse_physical_id(physical_id: &str) -> Result<SgTuple, SgError> {
+    let bad = || SgError::Unreadable {
+        physical_id: physical_id.to_string(),
     };
     let parts: Vec<&str> = crate::text::js_trim(physical_id).split('|').collect();
     let [g, p, f, t] = parts.as_slice() else {
@@ -138,25 +162,20 @@ pub fn canonical_protocol(p: &str) -> String {
 
 /// Picks the rule for `tuple` from the group's lookup: exactly one matching ingress rule
 /// with a usable id is adopted; every other outcome refuses, naming the candidates.
-pub fn pick_rule(tuple: &SgTuple, lookup: &SgLookup) -> Result<String, String> {
-    let g = flatten_str(&tuple.group_id);
+pub fn pick_rule(tuple: &SgTuple, lookup: &SgLookup) -> Result<String, SgError> {
     let rules = match lookup {
         SgLookup::Rules(r) => r,
         SgLookup::TooManyPages => {
-            return Err(format!(
-                "could not see the whole security group {g}: its rules did not fit in {MAX_PAGES} pages. {ESCAPE}"
-            ))
+            return Err(SgError::TooManyPages {
+                group_id: tuple.group_id.clone(),
+            })
         }
         SgLookup::Failed { failure, message } => {
-            let advice = match failure {
-                SgFailure::Auth => "grant ec2:DescribeSecurityGroupRules, then retry",
-                SgFailure::Throttled => "the call was throttled (no permission is missing); retry later",
-                SgFailure::Other => "retry once the cause is fixed",
-            };
-            return Err(format!(
-                "could not list the rules of security group {g} ({}): {advice}. {ESCAPE}",
-                flatten_str(message)
-            ));
+            return Err(SgError::ListFailed {
+                group_id: tuple.group_id.clone(),
+                failure: *failure,
+                message: message.clone(),
+            });
         }
     };
     let want = canonical_protocol(&tuple.protocol);
@@ -170,51 +189,31 @@ pub fn pick_rule(tuple: &SgTuple, lookup: &SgLookup) -> Result<String, String> {
             r.from_port.unwrap_or(-1) == tuple.from_port && r.to_port.unwrap_or(-1) == tuple.to_port
         })
         .collect();
-    let tuple_text = format!(
-        "{g} {} {}-{}",
-        flatten_str(&tuple.protocol),
-        tuple.from_port,
-        tuple.to_port
-    );
     let usable: Vec<&str> = matching
         .iter()
         .filter_map(|r| r.rule_id.as_deref().and_then(usable_rule_id))
         .collect();
     if usable.len() < matching.len() {
-        let unusable: Vec<String> = matching
-            .iter()
-            .filter(|r| r.rule_id.as_deref().and_then(usable_rule_id).is_none())
-            .map(|r| {
-                r.rule_id
-                    .as_deref()
-                    .map(flatten_str)
-                    .unwrap_or_else(|| "<absent>".into())
-            })
-            .collect();
-        let mut msg = format!(
-            "security group {tuple_text}: AWS reports a matching rule without a usable sgr- id ({})",
-            unusable.join(", ")
-        );
-        if !usable.is_empty() {
-            msg.push_str(&format!("; readable candidate(s): {}", usable.join(", ")));
-        }
-        msg.push('.');
-        if matching.len() > 1 {
-            msg.push(' ');
-            msg.push_str(AMBIGUITY);
-        }
-        return Err(format!("{msg} {ESCAPE}"));
+        return Err(SgError::UnusableIds {
+            tuple: tuple.clone(),
+            unusable: matching
+                .iter()
+                .filter(|r| r.rule_id.as_deref().and_then(usable_rule_id).is_none())
+                .map(|r| r.rule_id.clone())
+                .collect(),
+            usable: usable.iter().map(|s| s.to_string()).collect(),
+            ambiguous: matching.len() > 1,
+        });
     }
     match usable.as_slice() {
         [one] => Ok(one.to_string()),
-        [] => Err(format!(
-            "no ingress rule of security group {tuple_text} matches: it was revoked outside cdkd, or the record is in another region; redeploy, then retry. {ESCAPE}"
-        )),
-        many => Err(format!(
-            "{} ingress rules of security group {tuple_text} match ({}). {AMBIGUITY} {ESCAPE}",
-            many.len(),
-            many.join(", ")
-        )),
+        [] => Err(SgError::NoMatch {
+            tuple: tuple.clone(),
+        }),
+        many => Err(SgError::Ambiguous {
+            tuple: tuple.clone(),
+            rule_ids: many.iter().map(|s| s.to_string()).collect(),
+        }),
     }
 }
 
@@ -261,10 +260,12 @@ mod tests {
             rule(Some("sgr-0a"), "tcp", 443, 443, None),
             rule(Some("sgr-0b"), "tcp", 443, 443, None),
         ]);
-        let e = pick_rule(&tuple(), &l).unwrap_err();
-        assert!(
-            e.contains("sgr-0a") && e.contains("sgr-0b") && e.contains("split it"),
-            "{e}"
+        assert_eq!(
+            pick_rule(&tuple(), &l),
+            Err(SgError::Ambiguous {
+                tuple: tuple(),
+                rule_ids: vec!["sgr-0a".into(), "sgr-0b".into()],
+            })
         );
     }
 
@@ -298,10 +299,14 @@ mod tests {
             rule(None, "tcp", 443, 443, None),
             rule(Some("sgr-0b"), "tcp", 443, 443, None),
         ]);
-        let e = pick_rule(&tuple(), &l).unwrap_err();
-        assert!(
-            e.contains("<absent>") && e.contains("sgr-0b") && e.contains("split it"),
-            "{e}"
+        assert_eq!(
+            pick_rule(&tuple(), &l),
+            Err(SgError::UnusableIds {
+                tuple: tuple(),
+                unusable: vec![None],
+                usable: vec!["sgr-0b".into()],
+                ambiguous: true,
+            })
         );
     }
 
@@ -315,8 +320,14 @@ mod tests {
             failure: SgFailure::Throttled,
             message: "Rate exceeded".into(),
         };
-        let e = pick_rule(&tuple(), &l).unwrap_err();
-        assert!(e.contains("throttled") && !e.contains("grant"), "{e}");
+        assert_eq!(
+            pick_rule(&tuple(), &l),
+            Err(SgError::ListFailed {
+                group_id: "sg-1".into(),
+                failure: SgFailure::Throttled,
+                message: "Rate exceeded".into(),
+            })
+        );
         assert_eq!(THROTTLE_RETRIES, 4);
         assert_eq!(
             classify_failure("UnauthorizedOperation", "x", false),
@@ -343,13 +354,19 @@ mod tests {
     #[test]
     fn statement_52_more_than_twenty_pages_refuses() {
         assert_eq!(MAX_PAGES, 20);
-        let e = pick_rule(&tuple(), &SgLookup::TooManyPages).unwrap_err();
-        assert!(e.contains("whole security group"), "{e}");
+        assert_eq!(
+            pick_rule(&tuple(), &SgLookup::TooManyPages),
+            Err(SgError::TooManyPages {
+                group_id: "sg-1".into()
+            })
+        );
     }
 
     #[test]
     fn zero_matches_refuse_naming_the_tuple() {
-        let e = pick_rule(&tuple(), &SgLookup::Rules(vec![])).unwrap_err();
-        assert!(e.contains("sg-1 6 443-443"), "{e}");
+        assert_eq!(
+            pick_rule(&tuple(), &SgLookup::Rules(vec![])),
+            Err(SgError::NoMatch { tuple: tuple() })
+        );
     }
 }

@@ -6,7 +6,6 @@
 use serde_json::{Map, Value};
 
 use super::MASK;
-use crate::text::flatten_str;
 
 /// A splitter's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,7 +15,18 @@ pub struct Split {
     /// The fields the overlay may write into the template; `None` = the whole map.
     pub overlay: Option<Vec<&'static str>>,
     /// Warnings to carry into the plan (the row still imports).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<SplitWarning>,
+}
+
+/// A splitter's warning, as data (`core::view::blocked` words it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SplitWarning {
+    /// The route's identifier destination differs from the recorded ones, and they are
+    /// not comparable as IPv4 or a prefix list.
+    RouteDestinationDiffers {
+        destination: String,
+        recorded: Vec<String>,
+    },
 }
 
 fn split(values: Vec<(&str, String)>, overlay: Option<Vec<&'static str>>) -> Split {
@@ -30,22 +40,94 @@ fn split(values: Vec<(&str, String)>, overlay: Option<Vec<&'static str>>) -> Spl
     }
 }
 
-/// The message for a mask at a position the export reads in `properties`.
-pub fn masked_property_reason(field: &str) -> String {
-    format!(
-        "the record's properties.{} holds the redaction mask {MASK}, and the export reads that value to build the import identifier. The record does not say what put the mask there, and re-deploying the same template may not clear it; remove the resource from the stack before exporting",
-        flatten_str(field)
-    )
+/// The shape a splitter expected of a physical id (`core::view::blocked` spells it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitShape {
+    /// `restApiId|resourceId|httpMethod`.
+    Method,
+    /// `<a>|<b>`, two named identifier fields.
+    Pair(&'static str, &'static str),
+    /// `<gateway>|<vpcId>`.
+    Gateway,
+    /// `<associationId>|<vpcId>`.
+    Association,
+    /// `<routeTableId>|<destination>`.
+    Route,
+    /// `<publicIp>|<allocationId>`.
+    Eip,
+    /// `<functionName>|<qualifier>`.
+    FunctionQualifier,
+}
+
+/// Why a splitter refused a recorded physical id or properties, as data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SplitError {
+    /// The physical id is blank.
+    Blank,
+    /// The (trimmed) physical id has an empty `|` segment.
+    EmptySegment { physical_id: String },
+    /// The physical id has `got` segments, not the `expected` shape's.
+    SegmentCount { expected: SplitShape, got: usize },
+    /// More than 2 segments where 1 or 2 are read.
+    TooManySegments { got: usize },
+    /// A segment of the `expected` shape is empty.
+    EmptyPart { expected: SplitShape },
+    /// A segment of the `expected` shape is blank once trimmed.
+    BlankPart { expected: SplitShape },
+    /// Not one `eipalloc-` segment and one dotted-quad public IP.
+    NotEipPair,
+    /// The first segment is not a `vpc-cidr-assoc-` id (a reversed id).
+    ReversedAssociation { segment: String },
+    /// The VPC segment is not a VPC id.
+    NotAVpcId { value: String },
+    /// The recorded `properties.<field>` the splitter reads is the redaction mask.
+    MaskedProperty { field: String },
+    /// The recorded parent identifier `properties.<field>` is missing.
+    MissingParent { field: String },
+    /// Neither the segment nor the recorded gateway ids tell IGW from VGW.
+    UnknownAttachmentType { segment: String },
+    /// The route's destination is not the recorded one (both comparable).
+    RouteDestinationMismatch {
+        destination: String,
+        recorded: Vec<String>,
+    },
+    /// A Lambda permission's statement id is empty.
+    EmptyStatementId,
+}
+
+impl SplitError {
+    /// Whether the error is about the physical id's shape (rather than a recorded
+    /// property or a value check).
+    pub fn is_shape(&self) -> bool {
+        matches!(
+            self,
+            SplitError::Blank
+                | SplitError::EmptySegment { .. }
+                | SplitError::SegmentCount { .. }
+                | SplitError::TooManySegments { .. }
+                | SplitError::EmptyPart { .. }
+                | SplitError::BlankPart { .. }
+                | SplitError::NotEipPair
+                | SplitError::ReversedAssociation { .. }
+        )
+    }
+}
+
+/// The mask at a position the export reads in `properties`.
+fn masked(field: &str) -> SplitError {
+    SplitError::MaskedProperty {
+        field: field.to_string(),
+    }
 }
 
 /// A required parent id from `properties`: a non-empty string, not the mask.
-fn req_prop(props: Option<&Map<String, Value>>, key: &str) -> Result<String, String> {
+fn req_prop(props: Option<&Map<String, Value>>, key: &str) -> Result<String, SplitError> {
     match props.and_then(|p| p.get(key)) {
-        Some(Value::String(s)) if s == MASK => Err(masked_property_reason(key)),
+        Some(Value::String(s)) if s == MASK => Err(masked(key)),
         Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-        _ => Err(format!(
-            "the state row is missing properties.{key} (the parent identifier); the record is likely corrupt or from an old cdkd: redeploy the stack, then export"
-        )),
+        _ => Err(SplitError::MissingParent {
+            field: key.to_string(),
+        }),
     }
 }
 
@@ -125,25 +207,12 @@ pub fn recorded_shape(resource_type: &str) -> Option<(&'static str, &'static str
     })
 }
 
-/// Whether a splitter's error is about the physical id's shape (rather than a recorded
-/// property or a value check).
-fn is_shape_error(e: &str) -> bool {
-    e.starts_with("expected ")
-        || e == "the physical id is blank"
-        || e.contains("has an empty segment")
-        || e.contains("is not a vpc-cidr-assoc-")
-}
-
-/// A shape error with the export's way out: the parts expected, and what makes the
-/// record right (the export's identifier resolution adds it; other readers of the
-/// splitters, such as `state orphan`'s Ref rule, have ways out of their own).
-pub fn with_shape_remedy(resource_type: &str, e: String) -> String {
-    match recorded_shape(resource_type) {
-        Some((shape, parts)) if is_shape_error(&e) => format!(
-            "{e}; cdkd records this type's physical id as {shape} ({parts} part(s)): re-deploy the resource with cdkd so its record holds that shape, or remove it from the app and export with --leave-unmanaged (it then keeps running, owned by nothing)"
-        ),
-        _ => e,
-    }
+/// The recorded shape a shape error's export way out names (the parts expected, and
+/// what makes the record right): the export's identifier resolution words it after the
+/// error; other readers of the splitters, such as `state orphan`'s Ref rule, have ways
+/// out of their own. `None`: not a shape error, or a type without a recorded shape.
+pub fn shape_remedy(resource_type: &str, e: &SplitError) -> Option<(&'static str, &'static str)> {
+    recorded_shape(resource_type).filter(|_| e.is_shape())
 }
 
 /// Runs the splitter for `resource_type`; `None` when the type has none.
@@ -151,7 +220,7 @@ pub fn split_identifier(
     resource_type: &str,
     physical_id: &str,
     props: Option<&Map<String, Value>>,
-) -> Option<Result<Split, String>> {
+) -> Option<Result<Split, SplitError>> {
     let r = match resource_type {
         "AWS::ApiGateway::Method" => method(physical_id),
         "AWS::ApiGateway::Resource" => {
@@ -186,28 +255,27 @@ pub fn split_identifier(
 
 /// REST family: the whole id is trimmed and must not be blank; segments are checked
 /// for emptiness only.
-fn rest_parts(physical_id: &str) -> Result<Vec<&str>, String> {
+fn rest_parts(physical_id: &str) -> Result<Vec<&str>, SplitError> {
     let id = crate::text::js_trim(physical_id);
     if id.is_empty() {
-        return Err("the physical id is blank".into());
+        return Err(SplitError::Blank);
     }
     let parts: Vec<&str> = id.split('|').collect();
     if parts.iter().any(|p| p.is_empty()) {
-        return Err(format!(
-            "the physical id '{}' has an empty segment",
-            flatten_str(id)
-        ));
+        return Err(SplitError::EmptySegment {
+            physical_id: id.to_string(),
+        });
     }
     Ok(parts)
 }
 
-fn method(physical_id: &str) -> Result<Split, String> {
+fn method(physical_id: &str) -> Result<Split, SplitError> {
     let parts = rest_parts(physical_id)?;
     let [api, res, m] = parts.as_slice() else {
-        return Err(format!(
-            "expected restApiId|resourceId|httpMethod, got {} segment(s)",
-            parts.len()
-        ));
+        return Err(SplitError::SegmentCount {
+            expected: SplitShape::Method,
+            got: parts.len(),
+        });
     };
     Ok(split(
         vec![
@@ -225,23 +293,23 @@ fn rest_child(
     props: Option<&Map<String, Value>>,
     child: &'static str,
     overlay: Option<Vec<&'static str>>,
-) -> Result<Split, String> {
+) -> Result<Split, SplitError> {
     let parts = rest_parts(physical_id)?;
     let (api, id) = match parts.as_slice() {
         [id] => (req_prop(props, "RestApiId")?, id.to_string()),
         [api, id] => (api.to_string(), id.to_string()),
-        _ => return Err(format!("expected at most 2 segments, got {}", parts.len())),
+        _ => return Err(SplitError::TooManySegments { got: parts.len() }),
     };
     Ok(split(vec![("RestApiId", api), (child, id)], overlay))
 }
 
 /// `deploymentId` bare (+ props.RestApiId) or `deploymentId|restApi` (child first).
-fn deployment(physical_id: &str, props: Option<&Map<String, Value>>) -> Result<Split, String> {
+fn deployment(physical_id: &str, props: Option<&Map<String, Value>>) -> Result<Split, SplitError> {
     let parts = rest_parts(physical_id)?;
     let (dep, api) = match parts.as_slice() {
         [dep] => (dep.to_string(), req_prop(props, "RestApiId")?),
         [dep, api] => (dep.to_string(), api.to_string()),
-        _ => return Err(format!("expected at most 2 segments, got {}", parts.len())),
+        _ => return Err(SplitError::TooManySegments { got: parts.len() }),
     };
     Ok(split(
         vec![("DeploymentId", dep), ("RestApiId", api)],
@@ -254,13 +322,18 @@ fn two_exact(
     a: &'static str,
     b: &'static str,
     overlay: Option<Vec<&'static str>>,
-) -> Result<Split, String> {
+) -> Result<Split, SplitError> {
     let parts: Vec<&str> = physical_id.split('|').collect();
     let [x, y] = parts.as_slice() else {
-        return Err(format!("expected {a}|{b}, got {} segment(s)", parts.len()));
+        return Err(SplitError::SegmentCount {
+            expected: SplitShape::Pair(a, b),
+            got: parts.len(),
+        });
     };
     if x.is_empty() || y.is_empty() {
-        return Err(format!("expected {a}|{b}, a segment is empty"));
+        return Err(SplitError::EmptyPart {
+            expected: SplitShape::Pair(a, b),
+        });
     }
     Ok(split(vec![(a, x.to_string()), (b, y.to_string())], overlay))
 }
@@ -269,7 +342,7 @@ fn v2_child(
     physical_id: &str,
     props: Option<&Map<String, Value>>,
     child: &'static str,
-) -> Result<Split, String> {
+) -> Result<Split, SplitError> {
     let api = req_prop(props, "ApiId")?;
     Ok(split(
         vec![("ApiId", api), (child, physical_id.to_string())],
@@ -278,7 +351,7 @@ fn v2_child(
 }
 
 /// `IGW` / `VGW` from the first segment, the recorded gateway ids, or the id prefix.
-fn attachment_type(first: &str, props: Option<&Map<String, Value>>) -> Result<String, String> {
+fn attachment_type(first: &str, props: Option<&Map<String, Value>>) -> Result<String, SplitError> {
     const ALIASES: &[(&str, &str)] = &[
         ("IGW", "IGW"),
         ("VGW", "VGW"),
@@ -290,7 +363,7 @@ fn attachment_type(first: &str, props: Option<&Map<String, Value>>) -> Result<St
     }
     for (key, t) in [("InternetGatewayId", "IGW"), ("VpnGatewayId", "VGW")] {
         match props.and_then(|p| p.get(key)) {
-            Some(Value::String(s)) if s == MASK => return Err(masked_property_reason(key)),
+            Some(Value::String(s)) if s == MASK => return Err(masked(key)),
             Some(Value::String(s)) if !s.is_empty() => return Ok(t.to_string()),
             _ => {}
         }
@@ -301,25 +374,26 @@ fn attachment_type(first: &str, props: Option<&Map<String, Value>>) -> Result<St
     if first.starts_with("vgw-") {
         return Ok("VGW".into());
     }
-    Err(format!(
-        "cannot tell the attachment type (IGW or VGW) from '{}' or the recorded gateway ids",
-        flatten_str(first)
-    ))
+    Err(SplitError::UnknownAttachmentType {
+        segment: first.to_string(),
+    })
 }
 
 fn gateway_attachment(
     physical_id: &str,
     props: Option<&Map<String, Value>>,
-) -> Result<Split, String> {
+) -> Result<Split, SplitError> {
     let parts: Vec<&str> = physical_id.split('|').collect();
     let [gw, vpc] = parts.as_slice() else {
-        return Err(format!(
-            "expected <gateway>|<vpcId>, got {} segment(s)",
-            parts.len()
-        ));
+        return Err(SplitError::SegmentCount {
+            expected: SplitShape::Gateway,
+            got: parts.len(),
+        });
     };
     if gw.is_empty() || vpc.is_empty() {
-        return Err("expected <gateway>|<vpcId>, a segment is empty".into());
+        return Err(SplitError::EmptyPart {
+            expected: SplitShape::Gateway,
+        });
     }
     let t = attachment_type(gw, props)?;
     Ok(split(
@@ -336,33 +410,32 @@ fn is_vpc_id(s: &str) -> bool {
     })
 }
 
-fn cidr_block(physical_id: &str, props: Option<&Map<String, Value>>) -> Result<Split, String> {
+fn cidr_block(physical_id: &str, props: Option<&Map<String, Value>>) -> Result<Split, SplitError> {
     let trimmed = crate::text::js_trim(physical_id);
     if trimmed.is_empty() {
-        return Err("the physical id is blank".into());
+        return Err(SplitError::Blank);
     }
     let parts: Vec<&str> = trimmed.split('|').map(crate::text::js_trim).collect();
     let (assoc, vpc) = match parts.as_slice() {
         [a] => (a.to_string(), req_prop(props, "VpcId")?.trim().to_string()),
         [a, v] => (a.to_string(), v.to_string()),
         _ => {
-            return Err(format!(
-                "expected <associationId>|<vpcId>, got {} segments",
-                parts.len()
-            ))
+            return Err(SplitError::SegmentCount {
+                expected: SplitShape::Association,
+                got: parts.len(),
+            })
         }
     };
     if assoc.is_empty() || vpc.is_empty() {
-        return Err("expected <associationId>|<vpcId>, a segment is empty".into());
+        return Err(SplitError::EmptyPart {
+            expected: SplitShape::Association,
+        });
     }
     if !assoc.starts_with("vpc-cidr-assoc-") {
-        return Err(format!(
-            "the first segment '{}' is not a vpc-cidr-assoc-… id (a reversed id is refused)",
-            flatten_str(&assoc)
-        ));
+        return Err(SplitError::ReversedAssociation { segment: assoc });
     }
     if !is_vpc_id(&vpc) {
-        return Err(format!("'{}' is not a VPC id", flatten_str(&vpc)));
+        return Err(SplitError::NotAVpcId { value: vpc });
     }
     Ok(split(
         vec![("Id", assoc), ("VpcId", vpc)],
@@ -409,16 +482,18 @@ fn is_prefix_list(s: &str) -> bool {
     })
 }
 
-fn route(physical_id: &str, props: Option<&Map<String, Value>>) -> Result<Split, String> {
+fn route(physical_id: &str, props: Option<&Map<String, Value>>) -> Result<Split, SplitError> {
     let parts: Vec<&str> = physical_id.split('|').map(crate::text::js_trim).collect();
     let [rtb, dest] = parts.as_slice() else {
-        return Err(format!(
-            "expected <routeTableId>|<destination>, got {} segment(s)",
-            parts.len()
-        ));
+        return Err(SplitError::SegmentCount {
+            expected: SplitShape::Route,
+            got: parts.len(),
+        });
     };
     if rtb.is_empty() || dest.is_empty() {
-        return Err("expected <routeTableId>|<destination>, a segment is blank".into());
+        return Err(SplitError::BlankPart {
+            expected: SplitShape::Route,
+        });
     }
     let ident = canonical_ipv4(dest).unwrap_or_else(|| dest.to_string());
     let mut declared = Vec::new();
@@ -428,7 +503,7 @@ fn route(physical_id: &str, props: Option<&Map<String, Value>>) -> Result<Split,
         "DestinationPrefixListId",
     ] {
         match props.and_then(|p| p.get(key)) {
-            Some(Value::String(s)) if s == MASK => return Err(masked_property_reason(key)),
+            Some(Value::String(s)) if s == MASK => return Err(masked(key)),
             Some(Value::String(s)) if !s.is_empty() => declared.push(s.as_str()),
             _ => {}
         }
@@ -444,22 +519,19 @@ fn route(physical_id: &str, props: Option<&Map<String, Value>>) -> Result<Split,
     if declared.is_empty() || declared.iter().any(|v| matches(v)) {
         return Ok(out);
     }
-    let shown: Vec<String> = declared.iter().map(|v| flatten_str(v)).collect();
     if declared
         .iter()
         .all(|v| canonical_ipv4(v).is_some() || is_prefix_list(v))
     {
-        return Err(format!(
-            "the physical id's destination '{}' does not match the recorded destination {}; stale state could import one route and let phase 2 replace a different one",
-            flatten_str(&ident),
-            shown.join(", ")
-        ));
+        return Err(SplitError::RouteDestinationMismatch {
+            destination: ident,
+            recorded: declared.iter().map(|v| v.to_string()).collect(),
+        });
     }
-    out.warnings.push(format!(
-        "the route's identifier destination '{}' differs from the recorded destination {} (not comparable as IPv4 or a prefix list); if they name different routes, phase 2 may replace the wrong one",
-        flatten_str(&ident),
-        shown.join(", ")
-    ));
+    out.warnings.push(SplitWarning::RouteDestinationDiffers {
+        destination: ident,
+        recorded: declared.iter().map(|v| v.to_string()).collect(),
+    });
     Ok(out)
 }
 
@@ -471,16 +543,18 @@ fn is_dotted_quad(s: &str) -> bool {
             .all(|p| (1..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
-fn eip(physical_id: &str) -> Result<Split, String> {
+fn eip(physical_id: &str) -> Result<Split, SplitError> {
     let parts: Vec<&str> = physical_id.split('|').map(crate::text::js_trim).collect();
     let [a, b] = parts.as_slice() else {
-        return Err(format!(
-            "expected <publicIp>|<allocationId> (a bare id is refused), got {} segment(s)",
-            parts.len()
-        ));
+        return Err(SplitError::SegmentCount {
+            expected: SplitShape::Eip,
+            got: parts.len(),
+        });
     };
     if a.is_empty() || b.is_empty() {
-        return Err("expected <publicIp>|<allocationId>, a segment is blank".into());
+        return Err(SplitError::BlankPart {
+            expected: SplitShape::Eip,
+        });
     }
     let (ip, alloc) = if a.starts_with("eipalloc-") {
         (b, a)
@@ -488,7 +562,7 @@ fn eip(physical_id: &str) -> Result<Split, String> {
         (a, b)
     };
     if !alloc.starts_with("eipalloc-") || !is_dotted_quad(ip) {
-        return Err("expected one eipalloc-… segment and one dotted-quad public IP".into());
+        return Err(SplitError::NotEipPair);
     }
     Ok(split(
         vec![
@@ -499,17 +573,19 @@ fn eip(physical_id: &str) -> Result<Split, String> {
     ))
 }
 
-fn event_invoke_config(physical_id: &str) -> Result<Split, String> {
+fn event_invoke_config(physical_id: &str) -> Result<Split, SplitError> {
     let id = crate::text::js_trim(physical_id);
     if id.is_empty() {
-        return Err("the physical id is blank".into());
+        return Err(SplitError::Blank);
     }
     let (name, qualifier) = match id.split_once('|') {
         Some((n, q)) => (crate::text::js_trim(n), crate::text::js_trim(q)),
         None => (id, "$LATEST"),
     };
     if name.is_empty() || qualifier.is_empty() {
-        return Err("expected <functionName>|<qualifier>, a segment is blank".into());
+        return Err(SplitError::BlankPart {
+            expected: SplitShape::FunctionQualifier,
+        });
     }
     Ok(split(
         vec![
@@ -520,10 +596,10 @@ fn event_invoke_config(physical_id: &str) -> Result<Split, String> {
     ))
 }
 
-fn permission(physical_id: &str, props: Option<&Map<String, Value>>) -> Result<Split, String> {
+fn permission(physical_id: &str, props: Option<&Map<String, Value>>) -> Result<Split, SplitError> {
     let sid = physical_id.rsplit('|').next().unwrap_or(physical_id);
     if sid.is_empty() {
-        return Err("the statement id is empty".into());
+        return Err(SplitError::EmptyStatementId);
     }
     let fname = req_prop(props, "FunctionName")?;
     Ok(split(
@@ -537,7 +613,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn run(t: &str, id: &str, props: Value) -> Result<Split, String> {
+    fn run(t: &str, id: &str, props: Value) -> Result<Split, SplitError> {
         split_identifier(t, id, props.as_object()).expect("splitter exists")
     }
 
@@ -572,7 +648,12 @@ mod tests {
         assert!(run("AWS::ApiGateway::Stage", "a|b|c", json!({})).is_err());
         assert!(run("AWS::ApiGateway::Stage", "a|", json!({})).is_err());
         let e = run("AWS::ApiGateway::Authorizer", "au1", json!({})).unwrap_err();
-        assert!(e.contains("properties.RestApiId"), "{e}");
+        assert_eq!(
+            e,
+            SplitError::MissingParent {
+                field: "RestApiId".into()
+            }
+        );
         assert!(run("AWS::ApiGateway::Method", "a|b", json!({})).is_err());
         let m = run("AWS::ApiGateway::Method", "a|b|GET", json!({})).unwrap();
         assert_eq!(m.overlay, None);
@@ -583,24 +664,22 @@ mod tests {
     #[test]
     fn wrong_shape_physical_id_names_the_parts_expected_and_the_way_out() {
         for (t, id, parts) in [
-            ("AWS::ApiGateway::Method", "a|b", "(3 part(s))"),
-            ("AWS::EC2::EIP", "eipalloc-1", "(2 part(s))"),
-            ("AWS::ApiGateway::Stage", "a|b|c", "(1 or 2 part(s))"),
-            (
-                "AWS::EC2::VPCCidrBlock",
-                "vpc-1|vpc-cidr-assoc-2",
-                "(1 or 2 part(s))",
-            ),
-            ("AWS::AppSync::ApiKey", "only", "(2 part(s))"),
+            ("AWS::ApiGateway::Method", "a|b", "3"),
+            ("AWS::EC2::EIP", "eipalloc-1", "2"),
+            ("AWS::ApiGateway::Stage", "a|b|c", "1 or 2"),
+            ("AWS::EC2::VPCCidrBlock", "vpc-1|vpc-cidr-assoc-2", "1 or 2"),
+            ("AWS::AppSync::ApiKey", "only", "2"),
         ] {
-            let e = with_shape_remedy(t, run(t, id, json!({})).unwrap_err());
-            assert!(e.contains(parts), "{t}: {e}");
-            assert!(e.contains("re-deploy the resource with cdkd"), "{t}: {e}");
-            assert!(e.contains("--leave-unmanaged"), "{t}: {e}");
+            let e = run(t, id, json!({})).unwrap_err();
+            assert_eq!(
+                shape_remedy(t, &e).map(|(_, p)| p),
+                Some(parts),
+                "{t}: {e:?}"
+            );
         }
         // A missing recorded property is not a shape error: its own remedy only.
         let e = run("AWS::ApiGateway::Authorizer", "au1", json!({})).unwrap_err();
-        assert!(!e.contains("part(s)"), "{e}");
+        assert_eq!(shape_remedy("AWS::ApiGateway::Authorizer", &e), None);
         for t in SPLITTER_TYPES {
             assert!(recorded_shape(t).is_some(), "{t}");
         }
@@ -701,7 +780,13 @@ mod tests {
             json!({"DestinationPrefixListId": "pl-bbb"}),
         )
         .unwrap_err();
-        assert!(e.contains("pl-bbb"), "{e}");
+        assert_eq!(
+            e,
+            SplitError::RouteDestinationMismatch {
+                destination: "pl-aaa".into(),
+                recorded: vec!["pl-bbb".into()],
+            }
+        );
     }
 
     #[test]
@@ -712,7 +797,13 @@ mod tests {
             json!({"DestinationIpv6CidrBlock": "::0/0"}),
         )
         .unwrap();
-        assert_eq!(s.warnings.len(), 1);
+        assert_eq!(
+            s.warnings,
+            [SplitWarning::RouteDestinationDiffers {
+                destination: "::/0".into(),
+                recorded: vec!["::0/0".into()],
+            }]
+        );
     }
 
     #[test]
@@ -766,9 +857,11 @@ mod tests {
             json!({"ApiId": "***"}),
         )
         .unwrap_err();
-        assert!(
-            e.contains("redaction mask") && !e.contains("redeploy once"),
-            "{e}"
+        assert_eq!(
+            e,
+            SplitError::MaskedProperty {
+                field: "ApiId".into()
+            }
         );
         let ok = run(
             "AWS::ApiGatewayV2::Integration",

@@ -208,6 +208,7 @@ fn render_plan(plan: &Plan, dry_run: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::blocked::BlockReason;
     use crate::export::iam::{PolicyTargets, TemplatePrincipals};
     use crate::export::params::ParamSource;
     use crate::export::plan::*;
@@ -355,17 +356,17 @@ mod tests {
             BlockedRow {
                 logical_id: "Api".into(),
                 resource_type: "AWS::AppSync::GraphQLApi".into(),
-                reason: "not supported for import".into(),
+                reason: BlockReason::Recorded("not supported for import".into()),
             },
             BlockedRow {
                 logical_id: "Ns".into(),
                 resource_type: "AWS::S3Tables::Namespace".into(),
-                reason: "first\nsecond".into(),
+                reason: BlockReason::Recorded("first\nsecond".into()),
             },
             BlockedRow {
                 logical_id: "Ns".into(),
                 resource_type: "AWS::S3Tables::Namespace".into(),
-                reason: "third".into(),
+                reason: BlockReason::Recorded("third".into()),
             },
         ];
         let plan = Plan {

@@ -21,6 +21,7 @@
 //!   an export's names, parameters and gates;
 //! - shared pieces: [`words`] (counts as words); dates are `crate::time`'s (`toISOString`).
 
+pub mod blocked;
 pub mod cleanup;
 pub mod contention;
 pub mod export;

@@ -228,7 +228,11 @@ fn blocked(f: &mut fmt::Formatter<'_>, rows: &[BlockedResource]) -> fmt::Result 
         rows.len()
     )?;
     for r in rows {
-        let reasons: Vec<String> = r.reasons.iter().map(|w| flatten_str(w)).collect();
+        let reasons: Vec<String> = r
+            .reasons
+            .iter()
+            .map(|w| flatten_str(&w.to_string()))
+            .collect();
         write!(
             f,
             "\n  - [{}] {} ({}): {}",
@@ -748,6 +752,7 @@ impl fmt::Display for TreeRefusal {
 mod tests {
     use super::*;
     use crate::contention::{ContentionContext, Subject};
+    use crate::export::blocked::BlockReason;
     use crate::export::phase::Phase;
     use crate::lock::parse_lock;
     use crate::run::Outcome;
@@ -850,13 +855,16 @@ mod tests {
                         stack: "App".into(),
                         logical_id: "Queue".into(),
                         resource_type: "AWS::SQS::Queue".into(),
-                        reasons: vec!["first reason".into(), "second\nreason".into()],
+                        reasons: vec![
+                            BlockReason::Recorded("first reason".into()),
+                            BlockReason::Recorded("second\nreason".into()),
+                        ],
                     },
                     BlockedResource {
                         stack: "App ~Db".into(),
                         logical_id: "Topic".into(),
                         resource_type: "AWS::SNS::Topic".into(),
-                        reasons: vec!["why".into()],
+                        reasons: vec![BlockReason::Recorded("why".into())],
                     },
                 ],
             },
