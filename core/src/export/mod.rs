@@ -21,6 +21,7 @@
 
 pub mod approval;
 pub mod classify;
+pub mod command;
 pub mod consumers;
 pub mod drift;
 pub mod execute;

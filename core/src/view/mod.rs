@@ -21,6 +21,7 @@
 //! - shared pieces: [`words`] (counts as words); dates are `crate::time`'s (`toISOString`).
 
 pub mod cleanup;
+pub mod command;
 pub mod contention;
 pub mod export;
 pub mod export_input;
