@@ -6,7 +6,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::EncodingType;
 use cdkd_core::keys::{self, ListedKey, StackRef};
 use cdkd_core::lock::{parse_lock, LockInfo};
-use cdkd_core::state::{parse_state, serialize_for_write, StateRecord};
+use cdkd_core::state::{parse_state, serialize_for_write, StateError, StateRecord};
 use cdkd_core::text::flatten_str;
 
 use crate::clock::S3Clock;
@@ -25,9 +25,10 @@ pub enum StoreError {
         region: String,
         message: String,
     },
-    /// The record was read but refused (bad JSON, unsupported version...).
-    #[error("{0}")]
-    Refused(String),
+    /// The record was read but refused (bad JSON, unsupported version...): the parse
+    /// error, printed flattened onto one line.
+    #[error("{}", flatten_str(&.0.to_string()))]
+    Refused(StateError),
     /// Writing a record failed for a reason other than its precondition.
     #[error("Failed to save state for stack '{stack}' ({region}): {message}")]
     Save {
@@ -615,8 +616,7 @@ impl StateStore {
         };
         let key = keys::state_key(&self.prefix, stack, region);
         if let Some((bytes, etag)) = self.get_raw(&key).await.map_err(get_err)? {
-            let record = parse_state(stack, Some(region), &bytes)
-                .map_err(|e| StoreError::Refused(flatten_str(&e.to_string())))?;
+            let record = parse_state(stack, Some(region), &bytes).map_err(StoreError::Refused)?;
             return Ok(Some(LoadedState {
                 record,
                 etag,
@@ -627,8 +627,7 @@ impl StateStore {
         let Some((bytes, etag)) = self.get_raw(&legacy).await.map_err(get_err)? else {
             return Ok(None);
         };
-        let record = parse_state(stack, None, &bytes)
-            .map_err(|e| StoreError::Refused(flatten_str(&e.to_string())))?;
+        let record = parse_state(stack, None, &bytes).map_err(StoreError::Refused)?;
         if let Some(body_region) = record.body.get("region") {
             if is_truthy(body_region) && body_region.as_str() != Some(region) {
                 return Ok(None);

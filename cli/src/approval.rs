@@ -11,6 +11,7 @@ use cdkd_core::export::approval::{
     approval_key, decide, decision_for, task_answer, Answer, Approval, TaskAnswer,
 };
 use cdkd_core::run::RunId;
+use cdkd_core::runs_refusal::{ApprovalRefusal, NoRequestWhy};
 use cdkd_core::text::flatten_str;
 use cdkd_engine::Engine;
 
@@ -26,10 +27,6 @@ pub fn decider() -> String {
     ))
 }
 
-fn where_(store: &StateStore, key: &str) -> String {
-    format!("s3://{}/{}", flatten_str(&store.bucket), flatten_str(key))
-}
-
 /// The run's `approval.json` and the ETag it was read at; `None` when there is none.
 pub async fn read(
     store: &StateStore,
@@ -40,10 +37,12 @@ pub async fn read(
         return Ok(None);
     };
     let a = serde_json::from_slice(&body).map_err(|e| {
-        CliError::Refused(format!(
-            "run {run_id}: {} is not an approval request: {e}",
-            where_(store, &key)
-        ))
+        CliError::refused(&ApprovalRefusal::NotARequest {
+            run: run_id.clone(),
+            bucket: store.bucket.clone(),
+            key: key.clone(),
+            error: e.to_string(),
+        })
     })?;
     Ok(Some((a, etag)))
 }
@@ -56,15 +55,17 @@ pub async fn record_decision(
     run_id: &RunId,
     approved: bool,
     reason: Option<String>,
-    no_request: &str,
+    no_request: NoRequestWhy,
 ) -> Result<Approval, CliError> {
     let key = approval_key(&store.prefix, run_id);
     for _ in 0..5 {
         let Some((request, etag)) = read(store, run_id).await? else {
-            return Err(CliError::Refused(format!(
-                "run {run_id} has no approval request ({} does not exist): {no_request}",
-                where_(store, &key)
-            )));
+            return Err(CliError::refused(&ApprovalRefusal::NoRequest {
+                run: run_id.clone(),
+                bucket: store.bucket.clone(),
+                key,
+                why: no_request,
+            }));
         };
         let answer = Answer {
             approved,
@@ -73,17 +74,22 @@ pub async fn record_decision(
             reason: reason.clone(),
         };
         let decided = decide(&request, answer).map_err(CliError::Refused)?;
-        let body = serde_json::to_vec_pretty(&decided)
-            .map_err(|e| CliError::Refused(format!("cannot serialize {key}: {e}")))?;
+        let body = serde_json::to_vec_pretty(&decided).map_err(|e| {
+            CliError::refused(&ApprovalRefusal::Unserializable {
+                key: key.clone(),
+                error: e.to_string(),
+            })
+        })?;
         if store.put_raw_if_match(&key, body, &etag).await?.is_some() {
             return Ok(decided);
         }
         // Someone wrote in between (another decision, or a retried request): read again.
     }
-    Err(CliError::Refused(format!(
-        "run {run_id}: {} kept changing (5 conditional writes lost); try again",
-        where_(store, &key)
-    )))
+    Err(CliError::refused(&ApprovalRefusal::KeptChanging {
+        run: run_id.clone(),
+        bucket: store.bucket.clone(),
+        key,
+    }))
 }
 
 /// How often a local run looks for a decision: every second with `--fast`, else every

@@ -25,8 +25,9 @@ pub enum CliError {
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::Refused(msg) => CliError::Refused(msg),
-            e @ StoreError::LockRead { .. } => CliError::Refused(e.to_string()),
+            e @ (StoreError::Refused(_) | StoreError::LockRead { .. }) => {
+                CliError::Refused(e.to_string())
+            }
             other => CliError::Aws(other.to_string()),
         }
     }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use cdkd_core::workflow_refusal::WorkflowRefusal;
 use cdkd_engine::{Engine, EngineOptions, StateMachine, TaskError, TaskHandler};
 use cdkd_functions::local::invoke_step;
 pub use cdkd_functions::local::LocalSteps;
@@ -34,7 +35,12 @@ pub fn definition(
 ) -> Result<StateMachine, CliError> {
     StateMachine::load(text, subs)
         .map(|sm| sm.with_name(name))
-        .map_err(|e| CliError::Refused(format!("the {name} definition does not load: {e}")))
+        .map_err(|e| {
+            CliError::refused(&WorkflowRefusal::DefinitionDoesNotLoad {
+                name: name.to_string(),
+                error: e.to_string(),
+            })
+        })
 }
 
 /// One step whose dependencies are built from the environment on its first call (so

@@ -5,8 +5,8 @@
 use cdkd_aws::LoadedState;
 use cdkd_core::keys::StackRef;
 use cdkd_core::state::{resolve_single, LegacyOnly};
+use cdkd_core::state_refusal::StateRefusal;
 use cdkd_core::view::state::list::RefView;
-use cdkd_core::view::state::resolve::no_state_found;
 
 use crate::context::Ctx;
 use crate::error::CliError;
@@ -48,5 +48,10 @@ pub async fn load_record(ctx: &Ctx, stack: &str, region: &str) -> Result<LoadedS
 
 /// The refusal naming the record of `stack` in `region` missing from the state bucket.
 pub fn no_record(ctx: &Ctx, stack: &str, region: &str) -> CliError {
-    CliError::Refused(no_state_found(stack, region, &ctx.bucket, &ctx.prefix))
+    CliError::refused(&StateRefusal::NoRecord {
+        stack: stack.to_string(),
+        region: region.to_string(),
+        bucket: ctx.bucket.clone(),
+        prefix: ctx.prefix.clone(),
+    })
 }

@@ -16,6 +16,7 @@ use cdkd_core::run::{RunId, RunKind};
 use cdkd_core::text::flatten_str;
 use cdkd_core::view;
 use cdkd_core::view::runs::ExecutionRow;
+use cdkd_core::workflow_refusal::{BackendRefusal, NoMachineWhy};
 use serde_json::Value;
 
 use crate::error::CliError;
@@ -126,23 +127,22 @@ pub async fn resolve_state_machine(
     }
     let why = match sfn::stack_output(sdk, backend_stack, kind.output_key()).await {
         Ok(Some(arn)) => return Ok(arn),
-        Ok(None) => format!(
-            "the backend stack '{}' has no output {}",
-            flatten_str(backend_stack),
-            kind.output_key()
-        ),
-        Err(e) => e.to_string(),
+        Ok(None) => NoMachineWhy::NoOutput {
+            stack: backend_stack.to_string(),
+            output_key: kind.output_key().to_string(),
+        },
+        Err(e) => NoMachineWhy::Error(e.to_string()),
     };
-    Err(CliError::Refused(no_state_machine_message(kind, &why)))
+    Err(CliError::refused(&no_state_machine(kind, why)))
 }
 
-/// The error when no source names the state machine.
-pub fn no_state_machine_message(kind: Kind, backend_why: &str) -> String {
-    format!(
-        "no {kind} state machine: --state-machine-arn not given, {env} not set, and {backend_why} \
-         (deploy the backend with make deploy, pass --backend-stack, or run with --local)",
-        env = kind.env_var(),
-    )
+/// The refusal when no source names the state machine.
+pub fn no_state_machine(kind: Kind, why: NoMachineWhy) -> BackendRefusal {
+    BackendRefusal::NoStateMachine {
+        kind: kind.into(),
+        env_var: kind.env_var().to_string(),
+        why,
+    }
 }
 
 /// Retries `f` while it fails with a transient error, with backoff (1 s doubling to 30 s,
@@ -481,10 +481,11 @@ mod tests {
 
     #[test]
     fn no_state_machine_error_names_every_source_tried() {
-        let m = no_state_machine_message(
+        let m = no_state_machine(
             Kind::Cleanup,
-            "the backend stack 'cdkd-flow' does not exist",
-        );
+            NoMachineWhy::Error("the backend stack 'cdkd-flow' does not exist".into()),
+        )
+        .to_string();
         assert!(m.contains("--state-machine-arn"), "{m}");
         assert!(m.contains("CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN"), "{m}");
         assert!(

@@ -7,6 +7,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use cdkd_core::runs_refusal::RunEndRefusal;
 use cdkd_engine::{Event, EventKind, Outcome};
 use cdkd_functions::definitions;
 use serde_json::{json, Value};
@@ -146,11 +147,10 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                     }
                     Ok(ExitCode::from(1))
                 }
-                _ => Err(CliError::Refused(format!(
-                    "cleanup failed: {}: {}",
-                    f.error,
-                    cdkd_core::text::flatten_str(&f.cause)
-                ))),
+                _ => Err(CliError::refused(&RunEndRefusal::CleanupFailed {
+                    error: f.error.clone(),
+                    cause: f.cause.clone(),
+                })),
             }
         }
     }

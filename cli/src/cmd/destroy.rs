@@ -13,6 +13,7 @@ use cdkd_core::destroy::dry_run::{plan_run, PlanRequest, RunPlan, RunRefusal};
 use cdkd_core::destroy::model::RunResult;
 use cdkd_core::destroy::order::destroy_order;
 use cdkd_core::destroy::refusals::{Refusal, StackRecord};
+use cdkd_core::destroy_command::DestroyCommandRefusal;
 use cdkd_core::lock::is_expired;
 use cdkd_core::run::{RunId, RunKind};
 use cdkd_core::text::{flatten_str, or_unrenderable, printable_str};
@@ -160,10 +161,10 @@ async fn before_runs(
         for why in &refused {
             eprintln!("{}", cdkd_core::view::error_line(&why.to_string()));
         }
-        return Err(CliError::Refused(refused_summary(
-            refused.len(),
-            plans.len(),
-        )));
+        return Err(CliError::refused(&DestroyCommandRefusal::Refused {
+            refused: refused.len(),
+            runs: plans.len(),
+        }));
     }
     if !a.yes {
         confirm(plans, &format!("s3://{}/{}", ctx.bucket, ctx.prefix)).await?;
@@ -322,9 +323,7 @@ async fn confirm(plans: &[RunPlan], location: &str) -> Result<(), CliError> {
             "destroy asks for confirmation and stdin is not a terminal; pass -y (--yes) to destroy without asking, or --dry-run to see the plan".into(),
         )),
         Some(true) => Ok(()),
-        Some(false) => Err(CliError::Refused(
-            "destroy not confirmed; nothing was deleted".into(),
-        )),
+        Some(false) => Err(CliError::refused(&DestroyCommandRefusal::NotConfirmed)),
     }
 }
 

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cdkd_aws::StateStore;
+use cdkd_core::export::command::ExportCommandRefusal;
 use cdkd_core::export::execute::execution_refusal;
 use cdkd_core::export::names;
 use cdkd_core::export::plan::Plan;
@@ -20,6 +21,7 @@ use cdkd_core::export::resume::{live_refusal, not_ours_refusal, Verdict};
 use cdkd_core::run::{RunId, RunKind};
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{assembly_line, template_read_line};
+use cdkd_core::workflow_refusal::BackendRefusal;
 use cdkd_engine::Outcome;
 use cdkd_functions::export::{ExportInput, ExportOptions, TemplateFrom};
 use cdkd_functions::{definitions, Deps};
@@ -471,7 +473,9 @@ async fn plan_first(
                 eprintln!("{}", cdkd_core::view::error_line(&line));
                 return Ok(Err(ExitCode::from(1)));
             }
-            return Err(CliError::Refused(failure_line(stack, &f.error, &f.cause)));
+            return Err(CliError::refused(&ExportCommandRefusal::failed(
+                stack, &f.error, &f.cause,
+            )));
         }
         printed
     } else {
@@ -569,9 +573,10 @@ async fn gate_after_plan(
         return Ok(Err(ExitCode::SUCCESS));
     }
     let Some(plan) = plan else {
-        return Err(CliError::Refused(format!(
-            "export {stack} refused: the plan run {plan_run} wrote no plan"
-        )));
+        return Err(CliError::refused(&ExportCommandRefusal::NoPlan {
+            stack: name.to_string(),
+            plan_run: plan_run.clone(),
+        }));
     };
     if plan.is_empty() {
         eprintln!("export {stack}: nothing to migrate (no importable resource, nothing for phase 2); nothing was changed");
@@ -587,7 +592,10 @@ async fn gate_after_plan(
     // --leave-unmanaged, Custom Resources unless --include-non-importable (docs/export.md,
     // "Planning").
     if let Some(why) = plan.reuse_refusal(a.leave_unmanaged, a.include_non_importable) {
-        return Err(CliError::Refused(format!("export {stack} refused: {why}")));
+        return Err(CliError::refused(&ExportCommandRefusal::Reuse {
+            stack: name.to_string(),
+            why,
+        }));
     }
     if !a.yes && !a.require_approval {
         let question = format!(
@@ -641,7 +649,9 @@ async fn finish_local(
             );
             Ok(ExitCode::from(1))
         }
-        Outcome::Failed(f) => Err(CliError::Refused(failure_line(stack, &f.error, &f.cause))),
+        Outcome::Failed(f) => Err(CliError::refused(&ExportCommandRefusal::failed(
+            stack, &f.error, &f.cause,
+        ))),
     }
 }
 
@@ -820,7 +830,7 @@ async fn detached_plan(
     )
     .await?;
     let arn = cdkd_aws::sfn::execution_arn(&sm, plan_run).ok_or_else(|| {
-        CliError::Refused(format!("'{}' is not a state machine ARN", flatten_str(&sm)))
+        CliError::refused(&BackendRefusal::NotAStateMachineArn { arn: sm.clone() })
     })?;
     let client = cdkd_aws::sfn::Sfn::for_arn(sdk, &arn);
     eprintln!("export {stack}: waiting for the plan of run {plan_run}");
@@ -834,7 +844,7 @@ async fn detached_plan(
         }
         let x = remote::retrying("DescribeExecution", || client.describe(&arn)).await?;
         if x.is_finished() && x.status != "SUCCEEDED" {
-            return Err(CliError::Refused(failure_line(
+            return Err(CliError::refused(&ExportCommandRefusal::failed(
                 stack,
                 x.error.as_deref().unwrap_or(x.status.as_str()),
                 x.cause
@@ -850,17 +860,9 @@ async fn detached_plan(
 }
 
 /// `export <stack> refused: <cause>` for a refusal, `export <stack> failed (<error>):
-/// <cause>` otherwise.
+/// <cause>` otherwise (the words of [`ExportCommandRefusal::Failed`]).
 pub fn failure_line(stack: &str, error: &str, cause: &str) -> String {
-    if error == "Refused" {
-        format!("export {stack} refused: {}", flatten_str(cause))
-    } else {
-        format!(
-            "export {stack} failed ({}): {}",
-            flatten_str(error),
-            flatten_str(cause)
-        )
-    }
+    ExportCommandRefusal::failed(stack, error, cause).to_string()
 }
 
 /// Runs the export definition in this process as a local run (crate::run::local:

@@ -11,6 +11,7 @@ use cdkd_aws::{HeldLock, LockContent, ReadLock, ReadLockOutcome};
 use cdkd_core::keys::StackRef;
 use cdkd_core::lock::{cli_owner, is_expired, LockInfo};
 use cdkd_core::repair::orphan::{check_record, child_with_record, ref_values, resource_targets};
+use cdkd_core::repair::orphan_command::OrphanCommandRefusal;
 use cdkd_core::repair::rewrite::{live_reads_needed, LiveReads};
 use cdkd_core::repair::rewrite::{rewrite, RefValues, Rewrite, ValueSource};
 use cdkd_core::state::resolve_single;
@@ -175,10 +176,10 @@ async fn take_lock(
     owner: &str,
 ) -> Result<(HeldLock, Option<LockInfo>), CliError> {
     let aws = |e: cdkd_aws::LockError| CliError::Aws(e.to_string());
-    let mut refusal = String::new();
+    let mut message = String::new();
     // A lock released between the refusal and the read is tried again a few times.
     for _ in 0..3 {
-        refusal = match ctx
+        message = match ctx
             .locks
             .acquire(stack, region, owner, Some(OPERATION))
             .await
@@ -198,11 +199,13 @@ async fn take_lock(
             .and_then(cdkd_core::contention::export_run)
             .is_some();
         if !force || export_run {
-            return Err(CliError::Refused(match &read.content {
-                LockContent::Malformed(detail) => {
-                    v::orphan_lock_malformed(&ctx.contention(stack, region), detail, true)
-                }
-                LockContent::Lock(_) => refusal,
+            return Err(CliError::refused(&match &read.content {
+                LockContent::Malformed(detail) => OrphanCommandRefusal::LockMalformed {
+                    ctx: ctx.contention(stack, region),
+                    detail: detail.clone(),
+                    force_removes: true,
+                },
+                LockContent::Lock(_) => OrphanCommandRefusal::Held { message },
             }));
         }
         match ctx
@@ -213,15 +216,15 @@ async fn take_lock(
         {
             Ok(h) => return Ok((h, read.content.info().cloned())),
             Err(ReadLockOutcome::Changed) => {
-                return Err(CliError::Refused(v::orphan_lock_changed(
-                    &ctx.contention(stack, region),
-                    read.content.info(),
-                )))
+                return Err(CliError::refused(&OrphanCommandRefusal::LockChanged {
+                    ctx: ctx.contention(stack, region),
+                    was: read.content.info().cloned().map(Box::new),
+                }))
             }
             Err(_) => continue,
         }
     }
-    Err(CliError::Refused(refusal))
+    Err(CliError::refused(&OrphanCommandRefusal::Held { message }))
 }
 
 /// The refusal of a record whose resources a stopped export holds in CloudFormation and
@@ -232,7 +235,7 @@ async fn held_by_export(
     ctx: &Ctx,
     stack: &str,
     region: Option<&str>,
-) -> Result<Option<String>, CliError> {
+) -> Result<Option<OrphanCommandRefusal<'static>>, CliError> {
     let Some(region) = region else {
         return Ok(None);
     };
@@ -244,14 +247,14 @@ async fn held_by_export(
         match cdkd_functions::destroy::load::export_hold(&ctx.sdk, &ctx.store, region, &records)
             .await
         {
-            Ok(Some(hold)) if !hold.migrated => Some(v::orphan_held_by_export(
-                &hold,
-                cdkd_core::view::contention::state_flags(&ctx.bucket, &ctx.prefix).as_deref(),
-            )),
+            Ok(Some(hold)) if !hold.migrated => Some(OrphanCommandRefusal::HeldByExport {
+                hold,
+                flags: cdkd_core::view::contention::state_flags(&ctx.bucket, &ctx.prefix),
+            }),
             Ok(_) => None,
-            Err(e) => Some(format!(
-                "{e}; nothing was changed (--abandon-export forgets the record without this check)"
-            )),
+            Err(e) => Some(OrphanCommandRefusal::HoldUnknown {
+                error: e.to_string(),
+            }),
         },
     )
 }
@@ -277,7 +280,7 @@ async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
         if !a.abandon_export {
             for t in &chosen {
                 if let Some(why) = held_by_export(ctx, stack, t.region.as_deref()).await? {
-                    return Err(CliError::Refused(why));
+                    return Err(CliError::refused(&why));
                 }
             }
         }
@@ -380,12 +383,14 @@ async fn resources(
                 Ok(Some(ReadLock {
                     content: LockContent::Malformed(detail),
                     ..
-                })) => {
-                    v::orphan_lock_malformed(&ctx.contention(stack, Some(&region)), &detail, false)
-                }
-                _ => message,
+                })) => OrphanCommandRefusal::LockMalformed {
+                    ctx: ctx.contention(stack, Some(&region)),
+                    detail,
+                    force_removes: false,
+                },
+                _ => OrphanCommandRefusal::Held { message },
             };
-            return Err(CliError::Refused(refusal));
+            return Err(CliError::refused(&refusal));
         }
         Err(other) => return Err(CliError::Aws(other.to_string())),
     };
@@ -409,16 +414,16 @@ async fn resources_locked(
     let refs = ctx.store.list_refs().await?;
     let views: Vec<RefView<'_>> = refs.iter().map(ref_view).collect();
     if let Some((child, at)) = child_with_record(stack, region, targets, &views) {
-        return Err(CliError::Refused(v::orphan_child_record(
-            &child,
-            at.as_deref(),
-            &ctx.bucket,
-            &ctx.prefix,
-        )));
+        return Err(CliError::refused(&OrphanCommandRefusal::ChildRecord {
+            child,
+            child_region: at,
+            bucket: ctx.bucket.clone(),
+            prefix: ctx.prefix.clone(),
+        }));
     }
     let live = live_reads(ctx, region, body, targets).await;
     let rw = rewrite(body, targets, &live, supplied, a.force)
-        .map_err(|aborted| CliError::Refused(v::orphan_aborted(&aborted)))?;
+        .map_err(|aborted| CliError::refused(&OrphanCommandRefusal::Aborted(aborted)))?;
     let report = v::orphan_report(&rw);
     for w in &report.warnings {
         eprintln!("warning: {w}");

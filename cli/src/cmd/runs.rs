@@ -30,6 +30,7 @@ use crate::run::local::{request_stop, StopRequest};
 use crate::run::{run_store, RunPlace};
 use cdkd_core::run::RunId;
 use cdkd_core::runs::LocalState;
+use cdkd_core::runs_refusal::{NoRequestWhy, RunsRefusal};
 
 const STOP_HELP: &str = "\
 Stops a run. By default the stop is graceful (destroy runs only): the run is asked to stop \
@@ -287,12 +288,10 @@ async fn look_up(sdk: &SdkConfig, m: &Machines, run: &str) -> Result<Lookup, Cli
                     Err(e) => return Err(e.into()),
                 }
             }
-            let under: Vec<String> = found.iter().map(|(_, a)| flatten_str(a)).collect();
-            Err(CliError::Refused(format!(
-                "no run named '{}' under {}",
-                flatten_str(&name),
-                under.join(" or ")
-            )))
+            Err(CliError::refused(&RunsRefusal::NoRunNamed {
+                run: name.to_string(),
+                under: found.iter().map(|(_, a)| a.to_string()).collect(),
+            }))
         }
     }
 }
@@ -370,9 +369,10 @@ async fn list(g: &GlobalOpts, sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, 
     if found.is_empty() {
         let backend = errors.remove(0);
         let unreadable = |local: CliError| {
-            CliError::Refused(format!(
-                "{backend}; and the local runs cannot be read either: {local}"
-            ))
+            CliError::refused(&RunsRefusal::NoBackendNorLocal {
+                backend: backend.to_string(),
+                local: local.to_string(),
+            })
         };
         let ctx = context::build(g).await.map_err(unreadable)?;
         let rows = crate::run::listing::list_local(&ctx.store, a.limit)
@@ -584,16 +584,18 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
         )));
     }
     let place = RunPlace::of_input(&input)
-        .ok_or_else(|| CliError::Refused(format!("run {name}: its input names no stateBucket")))?;
+        .ok_or_else(|| CliError::refused(&RunsRefusal::NoStateBucket { run: name.clone() }))?;
     let store = run_store(sdk, &place).await;
     let key = runs::progress_key(&place.prefix, &x.name);
-    match request_stop(&store, &key)
-        .await
-        .map_err(|e| CliError::Refused(format!("run {name}: {e}")))?
-    {
-        None => Err(CliError::Refused(format!(
-            "run {name} has no progress.json yet (it is still planning): try again in a moment, or stop it at once with --now"
-        ))),
+    match request_stop(&store, &key).await.map_err(|e| {
+        CliError::refused(&RunsRefusal::StopFailed {
+            run: name.clone(),
+            error: e.to_string(),
+        })
+    })? {
+        None => Err(CliError::refused(&RunsRefusal::NoProgressYet {
+            run: name.clone(),
+        })),
         Some(StopRequest::AlreadyRequested) => {
             eprintln!("run {name}: a stop was already requested");
             Ok(ExitCode::SUCCESS)
@@ -636,7 +638,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
             &run,
             approved,
             reason,
-            "no local export by that run id waits for approval in this state bucket (was it started with --require-approval, and with the same --state-bucket and --state-prefix?)",
+            NoRequestWhy::NoLocalExport,
         )
         .await?;
         let carries_on = match row.as_ref().map(|r| &r.state) {
@@ -658,31 +660,35 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
     let name = &x.name;
     let input = remote::input_of(&x);
     if Kind::of_input(&input) != Some(Kind::Export) {
-        return Err(CliError::Refused(format!(
-            "run {name} is not an export run: only an export started with --require-approval waits for approval"
-        )));
+        return Err(CliError::refused(&RunsRefusal::NotExport {
+            run: name.clone(),
+        }));
     }
     if x.is_finished() {
-        return Err(CliError::Refused(format!(
-            "run {name} has already ended: {}; nothing to {verb}",
-            view::runs::status_text(&remote::execution_row(&x))
-        )));
+        let row = remote::execution_row(&x);
+        return Err(CliError::refused(&RunsRefusal::AlreadyEnded {
+            run: name.clone(),
+            status: row.status,
+            error: row.error,
+            cause: row.cause,
+            verb: verb.to_string(),
+        }));
     }
     let place = RunPlace::of_input(&input)
-        .ok_or_else(|| CliError::Refused(format!("run {name}: its input names no stateBucket")))?;
+        .ok_or_else(|| CliError::refused(&RunsRefusal::NoStateBucket { run: name.clone() }))?;
     let store = run_store(&sdk, &place).await;
     let asked = Kind::requires_approval(&input);
     let no_request = if asked {
-        "the run is still planning; try again in a moment"
+        NoRequestWhy::StillPlanning
     } else {
-        "it was not started with --require-approval, so nothing waits for a decision"
+        NoRequestWhy::NotRequested
     };
     let decided =
         crate::approval::record_decision(&store, &x.name, approved, reason, no_request).await?;
     let Some(d) = decided.decision.as_ref() else {
-        return Err(CliError::Refused(format!(
-            "run {name}: no decision was recorded"
-        )));
+        return Err(CliError::refused(&RunsRefusal::NoDecision {
+            run: name.clone(),
+        }));
     };
     let token = decided.token.clone();
     let sent = match task_answer(&decided, d) {

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use cdkd_core::run::RunKind;
-use cdkd_core::text::flatten_str;
+use cdkd_core::runs_refusal::RunsRefusal;
 use cdkd_core::view;
 use cdkd_functions::runs;
 use serde_json::Value;
@@ -28,17 +28,19 @@ pub async fn from_folder(
 ) -> Result<ExitCode, CliError> {
     let run = &crate::run::ids::check_execution_name(given)?;
     let ctx = context::build(g).await.map_err(|e| {
-        CliError::Refused(format!(
-            "{why}; and the state bucket cannot be read either: {e}"
-        ))
+        CliError::refused(&RunsRefusal::NoBackendNorBucket {
+            backend: why.to_string(),
+            error: e.to_string(),
+        })
     })?;
     let store = &ctx.store;
     let Some((row, outcome)) = crate::run::folders::deployed_row(store, run).await? else {
-        return Err(CliError::Refused(format!(
-            "no run named '{run}' in s3://{}/{}: no deployed backend to ask ({why})",
-            flatten_str(&store.bucket),
-            flatten_str(&cdkd_core::keys::run_prefix(&ctx.prefix, ""))
-        )));
+        return Err(CliError::refused(&RunsRefusal::NoRunInFolder {
+            run: run.clone(),
+            bucket: store.bucket.clone(),
+            prefix: ctx.prefix.clone(),
+            backend: why.to_string(),
+        }));
     };
     eprintln!(
         "note: no deployed backend found ({why}); showing run {run} from its folder (its execution's status is UNKNOWN)"

@@ -10,11 +10,11 @@ use cdkd_aws::LockContent;
 use cdkd_aws::{LoadedState, StateStore, StoreError};
 use cdkd_core::keys::StackRef;
 use cdkd_core::state::{resolve_single, LegacyOnly};
+use cdkd_core::state_refusal::StateRefusal;
 use cdkd_core::view::state::list::{
     list_json_with_locks, list_long_json, list_long_text, list_plain_with_locks, LockRead,
     LongInput, RecordRead, RefView,
 };
-use cdkd_core::view::state::resolve::missing_nested_child;
 use cdkd_core::view::state::resources::{render_resources, ResourcesMode};
 use cdkd_core::view::state::show::{
     lock_without_record_json, lock_without_record_text, nested_child_ids, show_json,
@@ -443,9 +443,12 @@ async fn walk_children(ctx: &Ctx, root: &mut ShowNode) -> Result<(), CliError> {
                     let record = match state {
                         Ok(Some(s)) => s.record.body,
                         Ok(None) => {
-                            return Err(CliError::Refused(missing_nested_child(
-                                &parent, &id, &child, &region,
-                            )))
+                            return Err(CliError::refused(&StateRefusal::MissingNestedChild {
+                                parent,
+                                logical_id: id,
+                                child,
+                                region,
+                            }))
                         }
                         Err(e) => return Err(e.into()),
                     };

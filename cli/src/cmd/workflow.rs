@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use cdkd_core::view::workflow::{self, EngineEvent, WorkflowResult};
+use cdkd_core::workflow_refusal::{WorkflowFile, WorkflowRefusal};
 use cdkd_engine::testfns::{self, TestFunctions};
 use cdkd_engine::{Dispatch, Engine, EngineOptions, Event, Outcome, StateMachine, TaskHandler};
 use clap::Subcommand;
@@ -125,9 +126,15 @@ fn split_pair(s: &str, flag: &str) -> Result<(String, String), CliError> {
     }
 }
 
-fn read(path: &PathBuf, what: &str) -> Result<String, CliError> {
-    std::fs::read_to_string(path)
-        .map_err(|e| CliError::Refused(format!("cannot read {what} {}: {e}", path.display())))
+/// The text of a file `workflow run` reads (`what`).
+fn read(path: &PathBuf, what: WorkflowFile) -> Result<String, CliError> {
+    std::fs::read_to_string(path).map_err(|e| {
+        CliError::refused(&WorkflowRefusal::Unreadable {
+            what,
+            path: path.display().to_string(),
+            error: e.to_string(),
+        })
+    })
 }
 
 /// Everything a run needs, built from the command line and a step registry.
@@ -193,22 +200,24 @@ pub fn prepare(
         subs.insert(k, v);
     }
     let refuse = |what: &str, e: cdkd_engine::LoadError| {
-        let hint = match &e {
-            cdkd_engine::LoadError::MissingSubstitution { name } => {
-                format!(" (give it with --sub {name}=VALUE or --machine {name}=FILE)")
-            }
-            _ => String::new(),
+        let missing = match &e {
+            cdkd_engine::LoadError::MissingSubstitution { name } => Some(name.to_string()),
+            _ => None,
         };
-        CliError::Refused(format!("{what}: {e}{hint}"))
+        CliError::refused(&WorkflowRefusal::DoesNotLoad {
+            file: what.to_string(),
+            error: e.to_string(),
+            missing,
+        })
     };
     for (name, file) in &machines {
-        let text = read(&PathBuf::from(file), "the definition")?;
+        let text = read(&PathBuf::from(file), WorkflowFile::Definition)?;
         let sm = StateMachine::load(&text, &subs)
             .map_err(|e| refuse(file, e))?
             .with_name(name.clone());
         engine.register(engine.state_machine_arn(name), sm);
     }
-    let text = read(&a.definition, "the definition")?;
+    let text = read(&a.definition, WorkflowFile::Definition)?;
     let stem = a
         .definition
         .file_name()
@@ -229,7 +238,7 @@ pub fn prepare(
 fn parse_input(a: &RunArgs) -> Result<Value, CliError> {
     let (text, what) = match (&a.input, &a.input_file) {
         (Some(t), _) => (t.clone(), "--input".to_string()),
-        (None, Some(f)) => (read(f, "the input file")?, f.display().to_string()),
+        (None, Some(f)) => (read(f, WorkflowFile::Input)?, f.display().to_string()),
         (None, None) => return Ok(json!({})),
     };
     serde_json::from_str(&text)

@@ -6,7 +6,7 @@ use cdkd_aws::StateStore;
 use cdkd_core::export::plan::Plan;
 use cdkd_core::export::report::ExportReport;
 use cdkd_core::runs::{run_file_key, LocalRun};
-use cdkd_core::text::flatten_str;
+use cdkd_core::runs_refusal::ArtifactRefusal;
 use cdkd_core::view::export::{render_dry_run, render_migration_plan};
 use cdkd_core::view::export_report::render_report;
 use cdkd_functions::export::plan_key;
@@ -27,11 +27,12 @@ pub async fn read_json<T: DeserializeOwned>(
         return Ok(None);
     };
     serde_json::from_slice(&body).map(Some).map_err(|e| {
-        CliError::Refused(format!(
-            "the {what} s3://{}/{} cannot be read: {e}",
-            flatten_str(&store.bucket),
-            flatten_str(key)
-        ))
+        CliError::refused(&ArtifactRefusal::Unreadable {
+            what: what.to_string(),
+            bucket: store.bucket.clone(),
+            key: key.to_string(),
+            error: e.to_string(),
+        })
     })
 }
 
@@ -149,7 +150,7 @@ pub async fn print_plan_cached(
     for key in plan_keys(&store.prefix, run_id) {
         let body = cdkd_functions::runs::read_immutable_raw(cache, store, &key)
             .await
-            .map_err(|e| CliError::Refused(e.message))?;
+            .map_err(|e| CliError::refused(&ArtifactRefusal::Cache { message: e.message }))?;
         if let Some(body) = body {
             found = Some((key, body));
             break;
@@ -159,11 +160,12 @@ pub async fn print_plan_cached(
         return Ok(None);
     };
     let unreadable = |e: serde_json::Error| {
-        CliError::Refused(format!(
-            "the plan s3://{}/{} cannot be read: {e}",
-            flatten_str(&store.bucket),
-            flatten_str(&key)
-        ))
+        CliError::refused(&ArtifactRefusal::Unreadable {
+            what: "plan".into(),
+            bucket: store.bucket.clone(),
+            key: key.clone(),
+            error: e.to_string(),
+        })
     };
     let raw: Value = serde_json::from_slice(&body).map_err(unreadable)?;
     let plan: Plan = serde_json::from_value(raw.clone()).map_err(unreadable)?;

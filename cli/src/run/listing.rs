@@ -11,7 +11,7 @@ use cdkd_core::runs::{
     listed_run_file, local_state, lock_owned_by_run, newest_known, planned_run, Evidence,
     LocalPhase, LocalRun, LocalState, RunLock,
 };
-use cdkd_core::text::flatten_str;
+use cdkd_core::runs_refusal::{ArtifactRefusal, RunsRefusal};
 use cdkd_core::view::runs::LocalRunRow;
 use cdkd_functions::destroy::finish::RunReport;
 use cdkd_functions::destroy::DestroyRun;
@@ -77,11 +77,12 @@ pub fn outcome_of_report(
             .into());
     }
     let r: RunReport = serde_json::from_value(report).map_err(|e| {
-        CliError::Refused(format!(
-            "the report s3://{}/{} cannot be read: {e}",
-            flatten_str(&store.bucket),
-            flatten_str(&report_key(&store.prefix, run_id))
-        ))
+        CliError::refused(&ArtifactRefusal::Unreadable {
+            what: "report".into(),
+            bucket: store.bucket.clone(),
+            key: report_key(&store.prefix, run_id),
+            error: e.to_string(),
+        })
     })?;
     Ok(destroy_outcome(&r))
 }
@@ -242,11 +243,11 @@ pub async fn interrupted_local_runs(
 /// `run.json`.
 pub async fn find_local(store: &StateStore, run_id: &RunId) -> Result<LocalRunRow, CliError> {
     local_row(store, run_id).await?.ok_or_else(|| {
-        CliError::Refused(format!(
-            "no local run named '{run_id}' in s3://{}/{} (its run.json is missing: was it started with --local, with the same --state-bucket and --state-prefix?)",
-            flatten_str(&store.bucket),
-            flatten_str(&cdkd_core::keys::run_prefix(&store.prefix, "")),
-        ))
+        CliError::refused(&RunsRefusal::NoLocalRun {
+            run: run_id.clone(),
+            bucket: store.bucket.clone(),
+            prefix: store.prefix.clone(),
+        })
     })
 }
 

@@ -11,6 +11,7 @@ use cdkd_aws::StateStore;
 use cdkd_core::export::report::interrupted;
 use cdkd_core::run::{Outcome as RunOutcome, RunId, RunKind};
 use cdkd_core::runs::{run_file_key, LocalRun};
+use cdkd_core::runs_refusal::{RunEndRefusal, RunsRefusal};
 use cdkd_core::text::flatten_str;
 use cdkd_core::view::notify::export_ended;
 use cdkd_core::view::runs::phase_text;
@@ -243,11 +244,19 @@ pub async fn run_local(
                 let phase = phase_of(store, &meta).await;
                 write_interrupted_report(store, &meta, &phase_text(&phase), resume.as_deref(), o.notify).await;
                 record_end(store, &mut meta, RunOutcome::Interrupted).await;
-                return Err(CliError::Refused(interrupted_line(&meta, resume.as_deref())));
+                return Err(CliError::refused(&RunEndRefusal::Interrupted {
+                    run: meta.run_id.clone(),
+                    kind: meta.kind.clone(),
+                    resume,
+                }));
             }
         }
     };
-    let outcome = ended.map_err(|e| CliError::Refused(format!("the local run stopped: {e}")))?;
+    let outcome = ended.map_err(|e| {
+        CliError::refused(&RunEndRefusal::Stopped {
+            error: e.to_string(),
+        })
+    })?;
     let word = match &outcome {
         Outcome::Succeeded(_) if o.defer_end.is_some() => {
             if let Some(Ok(mut cell)) = o.defer_end.map(|c| c.lock()) {
@@ -284,21 +293,6 @@ async fn forget_earlier_end(store: &StateStore, meta: &LocalRun) {
     }
 }
 
-/// `run <id> interrupted (Ctrl-C); its report is in report.json; resume it with <cmd>`.
-fn interrupted_line(meta: &LocalRun, resume: Option<&str>) -> String {
-    let how = match (&meta.kind, resume) {
-        (_, None) => "run the command that started it again".to_string(),
-        (RunKind::Destroy, Some(c)) => {
-            format!("once its lock is released or expired, run it again with {c}")
-        }
-        (_, Some(c)) => format!("resume it with {c}"),
-    };
-    format!(
-        "run {} interrupted (Ctrl-C); its report is in report.json; {how}",
-        flatten_str(&meta.run_id)
-    )
-}
-
 /// Sets `stopRequested` in a destroy run's `progress.json` (as `runs stop` does);
 /// false when the run has none yet or the write keeps losing.
 async fn request_graceful_stop(store: &StateStore, run_id: &str) -> bool {
@@ -322,25 +316,24 @@ pub async fn request_stop(store: &StateStore, key: &str) -> Result<Option<StopRe
         let Some((body, etag)) = store.get_raw(key).await? else {
             return Ok(None);
         };
-        let Some(next) = with_stop_requested(&body).map_err(CliError::Refused)? else {
+        let Some(next) = with_stop_requested(&body).map_err(|r| CliError::refused(&r))? else {
             return Ok(Some(StopRequest::AlreadyRequested));
         };
         if store.put_raw_if_match(key, next, &etag).await?.is_some() {
             return Ok(Some(StopRequest::Requested));
         }
     }
-    Err(CliError::Refused(
-        "progress.json kept changing (5 conditional writes lost); try again".into(),
-    ))
+    Err(CliError::refused(&RunsRefusal::ProgressKeptChanging))
 }
 
 /// Sets `stopRequested: true` in a progress.json body, keeping every other field.
 /// `None` when it is already set.
-pub fn with_stop_requested(body: &[u8]) -> Result<Option<Vec<u8>>, String> {
-    let mut v: Value =
-        serde_json::from_slice(body).map_err(|e| format!("progress.json is not JSON: {e}"))?;
+pub fn with_stop_requested(body: &[u8]) -> Result<Option<Vec<u8>>, RunsRefusal> {
+    let mut v: Value = serde_json::from_slice(body).map_err(|e| RunsRefusal::ProgressNotJson {
+        error: e.to_string(),
+    })?;
     let Some(obj) = v.as_object_mut() else {
-        return Err("progress.json is not a JSON object".into());
+        return Err(RunsRefusal::ProgressNotObject);
     };
     if obj.get("stopRequested").and_then(Value::as_bool) == Some(true) {
         return Ok(None);
@@ -348,7 +341,9 @@ pub fn with_stop_requested(body: &[u8]) -> Result<Option<Vec<u8>>, String> {
     obj.insert("stopRequested".into(), Value::Bool(true));
     serde_json::to_vec_pretty(&v)
         .map(Some)
-        .map_err(|e| e.to_string())
+        .map_err(|e| RunsRefusal::ProgressUnwritable {
+            error: e.to_string(),
+        })
 }
 
 /// The report of a run this process stopped on Ctrl-C.

@@ -23,6 +23,7 @@
 pub mod approval;
 pub mod blocked;
 pub mod classify;
+pub mod command;
 pub mod consumers;
 pub mod drift;
 pub mod execute;

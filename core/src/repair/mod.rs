@@ -22,6 +22,7 @@
 pub mod dynref;
 mod intrinsic;
 pub mod orphan;
+pub mod orphan_command;
 pub mod reading;
 pub mod redact;
 pub mod refresh;

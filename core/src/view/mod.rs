@@ -23,6 +23,7 @@
 
 pub mod blocked;
 pub mod cleanup;
+pub mod command;
 pub mod contention;
 pub mod export;
 pub mod export_input;

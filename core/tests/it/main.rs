@@ -19,6 +19,7 @@ mod repair_ref_value;
 mod repair_refresh;
 mod repair_ssm;
 mod repair_views;
+mod views_cli_refusals;
 mod views_common;
 mod views_corpus;
 mod views_list;

@@ -100,7 +100,7 @@ async fn collect(
     let loaded = match store.get_state(stack, region).await {
         Ok(l) => l,
         // A record that reads but cannot be used (bad JSON, unknown version) refuses.
-        Err(StoreError::Refused(message)) => return Err(refused(message)),
+        Err(e @ StoreError::Refused(_)) => return Err(refused(e.to_string())),
         Err(e) => return Err(LoadError::Store(e)),
     };
     let Some(loaded) = loaded else {

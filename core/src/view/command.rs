@@ -1,0 +1,366 @@
+//! The words of the refusals the CLI's own commands return as data: `runs` and the
+//! approval gate (`runs_refusal`), starting a workflow (`workflow_refusal`), a missing
+//! record (`state_refusal`), `destroy` (`destroy_command`), `export`
+//! (`export::command`) and `state orphan` (`repair::orphan_command`). Untrusted values
+//! are flattened as they always were (docs/state-views.md, "Flatten (diagnostics)");
+//! what another error said is printed as it said it.
+
+use std::fmt;
+
+use crate::destroy_command::DestroyCommandRefusal;
+use crate::export::command::ExportCommandRefusal;
+use crate::repair::orphan_command::OrphanCommandRefusal;
+use crate::run::RunKind;
+use crate::runs_refusal::{
+    ApprovalRefusal, ArtifactRefusal, NoRequestWhy, RunEndRefusal, RunsRefusal,
+};
+use crate::state_refusal::StateRefusal;
+use crate::text::flatten_str;
+use crate::view::refusal::TypedRefusal;
+use crate::workflow_refusal::{BackendRefusal, NoMachineWhy, WorkflowFile, WorkflowRefusal};
+
+impl TypedRefusal for RunsRefusal {}
+impl TypedRefusal for ApprovalRefusal {}
+impl TypedRefusal for ArtifactRefusal {}
+impl TypedRefusal for RunEndRefusal {}
+impl TypedRefusal for BackendRefusal {}
+impl TypedRefusal for WorkflowRefusal {}
+impl TypedRefusal for StateRefusal {}
+impl TypedRefusal for DestroyCommandRefusal {}
+impl TypedRefusal for ExportCommandRefusal {}
+impl TypedRefusal for OrphanCommandRefusal<'_> {}
+
+/// `s3://<bucket>/<key>`, both flattened.
+fn s3(bucket: &str, key: &str) -> String {
+    format!("s3://{}/{}", flatten_str(bucket), flatten_str(key))
+}
+
+/// `s3://<bucket>/<prefix>/_runs/`: where a state bucket keeps its runs' folders.
+fn runs_folder(bucket: &str, prefix: &str) -> String {
+    s3(bucket, &crate::keys::run_prefix(prefix, ""))
+}
+
+impl fmt::Display for RunsRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunsRefusal::NoRunNamed { run, under } => {
+                let under: Vec<String> = under.iter().map(|a| flatten_str(a)).collect();
+                write!(
+                    f,
+                    "no run named '{}' under {}",
+                    flatten_str(run),
+                    under.join(" or ")
+                )
+            }
+            RunsRefusal::NoBackendNorLocal { backend, local } => write!(
+                f,
+                "{backend}; and the local runs cannot be read either: {local}"
+            ),
+            RunsRefusal::NoBackendNorBucket { backend, error } => write!(
+                f,
+                "{backend}; and the state bucket cannot be read either: {error}"
+            ),
+            RunsRefusal::NoRunInFolder {
+                run,
+                bucket,
+                prefix,
+                backend,
+            } => write!(
+                f,
+                "no run named '{run}' in {}: no deployed backend to ask ({backend})",
+                runs_folder(bucket, prefix)
+            ),
+            RunsRefusal::NoLocalRun {
+                run,
+                bucket,
+                prefix,
+            } => write!(
+                f,
+                "no local run named '{run}' in {} (its run.json is missing: was it started with --local, with the same --state-bucket and --state-prefix?)",
+                runs_folder(bucket, prefix)
+            ),
+            RunsRefusal::NoStateBucket { run } => {
+                write!(f, "run {run}: its input names no stateBucket")
+            }
+            RunsRefusal::StopFailed { run, error } => write!(f, "run {run}: {error}"),
+            RunsRefusal::NoProgressYet { run } => write!(
+                f,
+                "run {run} has no progress.json yet (it is still planning): try again in a moment, or stop it at once with --now"
+            ),
+            RunsRefusal::ProgressKeptChanging => {
+                f.write_str("progress.json kept changing (5 conditional writes lost); try again")
+            }
+            RunsRefusal::ProgressNotJson { error } => {
+                write!(f, "progress.json is not JSON: {error}")
+            }
+            RunsRefusal::ProgressNotObject => f.write_str("progress.json is not a JSON object"),
+            RunsRefusal::ProgressUnwritable { error } => f.write_str(error),
+            RunsRefusal::NotExport { run } => write!(
+                f,
+                "run {run} is not an export run: only an export started with --require-approval waits for approval"
+            ),
+            RunsRefusal::AlreadyEnded {
+                run,
+                status,
+                error,
+                cause,
+                verb,
+            } => {
+                let row = crate::view::runs::ExecutionRow {
+                    name: run.clone(),
+                    arn: String::new(),
+                    kind: None,
+                    status: status.clone(),
+                    start_ms: 0,
+                    stop_ms: None,
+                    target: None,
+                    error: error.clone(),
+                    cause: cause.clone(),
+                };
+                write!(
+                    f,
+                    "run {run} has already ended: {}; nothing to {verb}",
+                    crate::view::runs::status_text(&row)
+                )
+            }
+            RunsRefusal::NoDecision { run } => write!(f, "run {run}: no decision was recorded"),
+        }
+    }
+}
+
+impl NoRequestWhy {
+    fn words(self) -> &'static str {
+        match self {
+            NoRequestWhy::NoLocalExport => "no local export by that run id waits for approval in this state bucket (was it started with --require-approval, and with the same --state-bucket and --state-prefix?)",
+            NoRequestWhy::StillPlanning => "the run is still planning; try again in a moment",
+            NoRequestWhy::NotRequested => {
+                "it was not started with --require-approval, so nothing waits for a decision"
+            }
+        }
+    }
+}
+
+impl fmt::Display for ApprovalRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApprovalRefusal::NotARequest {
+                run,
+                bucket,
+                key,
+                error,
+            } => write!(
+                f,
+                "run {run}: {} is not an approval request: {error}",
+                s3(bucket, key)
+            ),
+            ApprovalRefusal::NoRequest {
+                run,
+                bucket,
+                key,
+                why,
+            } => write!(
+                f,
+                "run {run} has no approval request ({} does not exist): {}",
+                s3(bucket, key),
+                why.words()
+            ),
+            ApprovalRefusal::Unserializable { key, error } => {
+                write!(f, "cannot serialize {key}: {error}")
+            }
+            ApprovalRefusal::KeptChanging { run, bucket, key } => write!(
+                f,
+                "run {run}: {} kept changing (5 conditional writes lost); try again",
+                s3(bucket, key)
+            ),
+        }
+    }
+}
+
+impl fmt::Display for ArtifactRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArtifactRefusal::Unreadable {
+                what,
+                bucket,
+                key,
+                error,
+            } => write!(f, "the {what} {} cannot be read: {error}", s3(bucket, key)),
+            ArtifactRefusal::Cache { message } => f.write_str(message),
+        }
+    }
+}
+
+impl fmt::Display for RunEndRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunEndRefusal::Interrupted { run, kind, resume } => {
+                let how = match (kind, resume) {
+                    (_, None) => "run the command that started it again".to_string(),
+                    (RunKind::Destroy, Some(c)) => {
+                        format!("once its lock is released or expired, run it again with {c}")
+                    }
+                    (_, Some(c)) => format!("resume it with {c}"),
+                };
+                write!(
+                    f,
+                    "run {run} interrupted (Ctrl-C); its report is in report.json; {how}"
+                )
+            }
+            RunEndRefusal::Stopped { error } => write!(f, "the local run stopped: {error}"),
+            RunEndRefusal::CleanupFailed { error, cause } => {
+                write!(f, "cleanup failed: {error}: {}", flatten_str(cause))
+            }
+        }
+    }
+}
+
+impl fmt::Display for BackendRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BackendRefusal::NoStateMachine { kind, env_var, why } => {
+                let why = match why {
+                    NoMachineWhy::NoOutput { stack, output_key } => format!(
+                        "the backend stack '{}' has no output {output_key}",
+                        flatten_str(stack)
+                    ),
+                    NoMachineWhy::Error(e) => e.clone(),
+                };
+                write!(
+                    f,
+                    "no {kind} state machine: --state-machine-arn not given, {env_var} not set, and {why} \
+                     (deploy the backend with make deploy, pass --backend-stack, or run with --local)"
+                )
+            }
+            BackendRefusal::NotAStateMachineArn { arn } => {
+                write!(f, "'{}' is not a state machine ARN", flatten_str(arn))
+            }
+        }
+    }
+}
+
+impl fmt::Display for WorkflowRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorkflowRefusal::DefinitionDoesNotLoad { name, error } => {
+                write!(f, "the {name} definition does not load: {error}")
+            }
+            WorkflowRefusal::Unreadable { what, path, error } => {
+                let what = match what {
+                    WorkflowFile::Definition => "the definition",
+                    WorkflowFile::Input => "the input file",
+                };
+                write!(f, "cannot read {what} {path}: {error}")
+            }
+            WorkflowRefusal::DoesNotLoad {
+                file,
+                error,
+                missing,
+            } => {
+                write!(f, "{file}: {error}")?;
+                if let Some(name) = missing {
+                    write!(
+                        f,
+                        " (give it with --sub {name}=VALUE or --machine {name}=FILE)"
+                    )?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl fmt::Display for StateRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::view::state::resolve::{missing_nested_child, no_state_found};
+        match self {
+            StateRefusal::NoRecord {
+                stack,
+                region,
+                bucket,
+                prefix,
+            } => f.write_str(&no_state_found(stack, region, bucket, prefix)),
+            StateRefusal::MissingNestedChild {
+                parent,
+                logical_id,
+                child,
+                region,
+            } => f.write_str(&missing_nested_child(parent, logical_id, child, region)),
+        }
+    }
+}
+
+impl fmt::Display for DestroyCommandRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DestroyCommandRefusal::Refused { refused, runs } => {
+                f.write_str(&crate::view::plan::refused_summary(*refused, *runs))
+            }
+            DestroyCommandRefusal::NotConfirmed => {
+                f.write_str("destroy not confirmed; nothing was deleted")
+            }
+        }
+    }
+}
+
+impl fmt::Display for ExportCommandRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExportCommandRefusal::Failed {
+                stack,
+                error,
+                cause,
+            } => {
+                let stack = flatten_str(stack);
+                if error == "Refused" {
+                    write!(f, "export {stack} refused: {}", flatten_str(cause))
+                } else {
+                    write!(
+                        f,
+                        "export {stack} failed ({}): {}",
+                        flatten_str(error),
+                        flatten_str(cause)
+                    )
+                }
+            }
+            ExportCommandRefusal::NoPlan { stack, plan_run } => write!(
+                f,
+                "export {} refused: the plan run {plan_run} wrote no plan",
+                flatten_str(stack)
+            ),
+            ExportCommandRefusal::Reuse { stack, why } => {
+                write!(f, "export {} refused: {why}", flatten_str(stack))
+            }
+        }
+    }
+}
+
+impl fmt::Display for OrphanCommandRefusal<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::view::repair as v;
+        let words = match self {
+            OrphanCommandRefusal::Held { message } => message.clone(),
+            OrphanCommandRefusal::LockMalformed {
+                ctx,
+                detail,
+                force_removes,
+            } => v::orphan_lock_malformed(ctx, detail, *force_removes),
+            OrphanCommandRefusal::LockChanged { ctx, was } => {
+                v::orphan_lock_changed(ctx, was.as_deref())
+            }
+            OrphanCommandRefusal::HeldByExport { hold, flags } => {
+                v::orphan_held_by_export(hold, flags.as_deref())
+            }
+            OrphanCommandRefusal::HoldUnknown { error } => format!(
+                "{error}; nothing was changed (--abandon-export forgets the record without this check)"
+            ),
+            OrphanCommandRefusal::ChildRecord {
+                child,
+                child_region,
+                bucket,
+                prefix,
+            } => v::orphan_child_record(child, child_region.as_deref(), bucket, prefix),
+            OrphanCommandRefusal::Aborted(a) => v::orphan_aborted(a),
+        };
+        f.write_str(&words)
+    }
+}

@@ -1,0 +1,358 @@
+//! The words of the refusals the CLI's own commands return as data (`core::view::command`),
+//! every variant with representative values, a hostile one (newline, control character,
+//! leading '-') wherever an untrusted value is printed, as one insta snapshot.
+
+use cdkd_core::contention::{ContentionContext, Subject};
+use cdkd_core::destroy_command::DestroyCommandRefusal;
+use cdkd_core::export::command::ExportCommandRefusal;
+use cdkd_core::export::held::ExportHold;
+use cdkd_core::export::names::NameRefusal;
+use cdkd_core::export::plan::PlanRefusal;
+use cdkd_core::lock::LockInfo;
+use cdkd_core::repair::orphan_command::OrphanCommandRefusal;
+use cdkd_core::repair::rewrite::{rewrite, LiveReads, RefValues};
+use cdkd_core::run::{ExecutionStatus, RunId, RunKind};
+use cdkd_core::runs_refusal::{
+    ApprovalRefusal, ArtifactRefusal, NoRequestWhy, RunEndRefusal, RunsRefusal,
+};
+use cdkd_core::state_refusal::StateRefusal;
+use cdkd_core::workflow_refusal::{BackendRefusal, NoMachineWhy, WorkflowFile, WorkflowRefusal};
+use serde_json::json;
+
+/// A hostile value: a newline, an escape sequence, a leading '-'.
+const HOSTILE: &str = "-evil\n\u{1b}[2Jname";
+
+fn run() -> RunId {
+    RunId::from("run-1")
+}
+
+fn hostile_run() -> RunId {
+    RunId::from(HOSTILE)
+}
+
+fn runs_refusals() -> Vec<RunsRefusal> {
+    vec![
+        RunsRefusal::NoRunNamed {
+            run: HOSTILE.into(),
+            under: vec![
+                "arn:aws:states:us-east-1:123456789012:stateMachine:a".into(),
+                HOSTILE.into(),
+            ],
+        },
+        RunsRefusal::NoBackendNorLocal {
+            backend: "no destroy state machine".into(),
+            local: "access denied".into(),
+        },
+        RunsRefusal::NoBackendNorBucket {
+            backend: "no destroy state machine".into(),
+            error: "access denied".into(),
+        },
+        RunsRefusal::NoRunInFolder {
+            run: hostile_run(),
+            bucket: HOSTILE.into(),
+            prefix: "cdkd".into(),
+            backend: "no backend".into(),
+        },
+        RunsRefusal::NoLocalRun {
+            run: hostile_run(),
+            bucket: "bucket".into(),
+            prefix: HOSTILE.into(),
+        },
+        RunsRefusal::NoStateBucket { run: hostile_run() },
+        RunsRefusal::StopFailed {
+            run: run(),
+            error: "progress.json is not a JSON object".into(),
+        },
+        RunsRefusal::NoProgressYet { run: run() },
+        RunsRefusal::ProgressKeptChanging,
+        RunsRefusal::ProgressNotJson {
+            error: "expected value at line 1 column 1".into(),
+        },
+        RunsRefusal::ProgressNotObject,
+        RunsRefusal::ProgressUnwritable {
+            error: "key must be a string".into(),
+        },
+        RunsRefusal::NotExport { run: run() },
+        RunsRefusal::AlreadyEnded {
+            run: run(),
+            status: ExecutionStatus::Failed,
+            error: Some("LockHeld".into()),
+            cause: Some(HOSTILE.into()),
+            verb: "approve".into(),
+        },
+        RunsRefusal::AlreadyEnded {
+            run: run(),
+            status: ExecutionStatus::Succeeded,
+            error: None,
+            cause: None,
+            verb: "reject".into(),
+        },
+        RunsRefusal::NoDecision { run: run() },
+    ]
+}
+
+fn approval_refusals() -> Vec<ApprovalRefusal> {
+    let at = |why| ApprovalRefusal::NoRequest {
+        run: run(),
+        bucket: "bucket".into(),
+        key: "cdkd/_runs/run-1/approval.json".into(),
+        why,
+    };
+    vec![
+        ApprovalRefusal::NotARequest {
+            run: hostile_run(),
+            bucket: HOSTILE.into(),
+            key: "cdkd/_runs/run-1/approval.json".into(),
+            error: "missing field `token`".into(),
+        },
+        at(NoRequestWhy::NoLocalExport),
+        at(NoRequestWhy::StillPlanning),
+        at(NoRequestWhy::NotRequested),
+        ApprovalRefusal::Unserializable {
+            key: "cdkd/_runs/run-1/approval.json".into(),
+            error: "key must be a string".into(),
+        },
+        ApprovalRefusal::KeptChanging {
+            run: run(),
+            bucket: "bucket".into(),
+            key: HOSTILE.into(),
+        },
+    ]
+}
+
+fn artifact_and_end_refusals() -> Vec<String> {
+    vec![
+        ArtifactRefusal::Unreadable {
+            what: "report".into(),
+            bucket: HOSTILE.into(),
+            key: "cdkd/_runs/run-1/report.json".into(),
+            error: "EOF while parsing".into(),
+        }
+        .to_string(),
+        ArtifactRefusal::Cache {
+            message: "the plan cannot be read: timeout".into(),
+        }
+        .to_string(),
+        RunEndRefusal::Interrupted {
+            run: hostile_run(),
+            kind: RunKind::Destroy,
+            resume: None,
+        }
+        .to_string(),
+        RunEndRefusal::Interrupted {
+            run: run(),
+            kind: RunKind::Destroy,
+            resume: Some("cdkd-flow destroy App --local --run-id run-1".into()),
+        }
+        .to_string(),
+        RunEndRefusal::Interrupted {
+            run: run(),
+            kind: RunKind::Export,
+            resume: Some("cdkd-flow export App --resume run-1 --local".into()),
+        }
+        .to_string(),
+        RunEndRefusal::Stopped {
+            error: "the engine panicked".into(),
+        }
+        .to_string(),
+        RunEndRefusal::CleanupFailed {
+            error: "States.TaskFailed".into(),
+            cause: HOSTILE.into(),
+        }
+        .to_string(),
+    ]
+}
+
+fn workflow_refusals() -> Vec<String> {
+    vec![
+        BackendRefusal::NoStateMachine {
+            kind: RunKind::Cleanup,
+            env_var: "CDKD_FLOW_CLEANUP_STATE_MACHINE_ARN".into(),
+            why: NoMachineWhy::NoOutput {
+                stack: HOSTILE.into(),
+                output_key: "CleanupStateMachineArn".into(),
+            },
+        }
+        .to_string(),
+        BackendRefusal::NoStateMachine {
+            kind: RunKind::Export,
+            env_var: "CDKD_FLOW_EXPORT_STATE_MACHINE_ARN".into(),
+            why: NoMachineWhy::Error("the backend stack 'cdkd-flow' does not exist".into()),
+        }
+        .to_string(),
+        BackendRefusal::NotAStateMachineArn {
+            arn: HOSTILE.into(),
+        }
+        .to_string(),
+        WorkflowRefusal::DefinitionDoesNotLoad {
+            name: "cdkd-flow-destroy".into(),
+            error: "unknown state Foo".into(),
+        }
+        .to_string(),
+        WorkflowRefusal::Unreadable {
+            what: WorkflowFile::Definition,
+            path: "sm.json".into(),
+            error: "No such file or directory (os error 2)".into(),
+        }
+        .to_string(),
+        WorkflowRefusal::Unreadable {
+            what: WorkflowFile::Input,
+            path: "input.json".into(),
+            error: "No such file or directory (os error 2)".into(),
+        }
+        .to_string(),
+        WorkflowRefusal::DoesNotLoad {
+            file: "sm.json".into(),
+            error: "missing substitution ${Child}".into(),
+            missing: Some("Child".into()),
+        }
+        .to_string(),
+        WorkflowRefusal::DoesNotLoad {
+            file: "sm.json".into(),
+            error: "not JSON".into(),
+            missing: None,
+        }
+        .to_string(),
+    ]
+}
+
+fn state_destroy_export_refusals() -> Vec<String> {
+    vec![
+        StateRefusal::NoRecord {
+            stack: HOSTILE.into(),
+            region: "us-east-1".into(),
+            bucket: "bucket".into(),
+            prefix: "cdkd".into(),
+        }
+        .to_string(),
+        StateRefusal::MissingNestedChild {
+            parent: "App".into(),
+            logical_id: HOSTILE.into(),
+            child: "App~Child".into(),
+            region: "us-east-1".into(),
+        }
+        .to_string(),
+        DestroyCommandRefusal::Refused {
+            refused: 1,
+            runs: 2,
+        }
+        .to_string(),
+        DestroyCommandRefusal::NotConfirmed.to_string(),
+        ExportCommandRefusal::Failed {
+            stack: HOSTILE.into(),
+            error: "Refused".into(),
+            cause: "a CloudFormation stack named App exists\n(CREATE_COMPLETE)".into(),
+        }
+        .to_string(),
+        ExportCommandRefusal::Failed {
+            stack: "App".into(),
+            error: "Transient\u{7}".into(),
+            cause: "timeout".into(),
+        }
+        .to_string(),
+        ExportCommandRefusal::NoPlan {
+            stack: HOSTILE.into(),
+            plan_run: RunId::from("run-1-plan"),
+        }
+        .to_string(),
+        ExportCommandRefusal::Reuse {
+            stack: "App".into(),
+            why: PlanRefusal::Name(NameRefusal::Twice {
+                stack: "Child".into(),
+            }),
+        }
+        .to_string(),
+    ]
+}
+
+fn orphan_refusals() -> Vec<String> {
+    let ctx = ContentionContext {
+        subject: Subject::Stack,
+        stack: HOSTILE,
+        region: Some("us-east-1"),
+        profile: None,
+        bucket: Some("bucket"),
+        prefix: "cdkd",
+    };
+    let was = LockInfo {
+        owner: "alice@laptop".into(),
+        operation: Some("deploy".into()),
+        timestamp: None,
+        expires_at: None,
+        raw: serde_json::Map::new(),
+        written_ms: None,
+    };
+    let r = json!({"resources": {
+        "Gone": {"resourceType": "Custom::Thing"},
+        "Keeper": {"resourceType": "T", "properties": {"A": {"Ref": "Gone"}}}
+    }});
+    let aborted = rewrite(
+        r.as_object().unwrap(),
+        &["Gone".to_string()],
+        &LiveReads::new(),
+        &RefValues::new(),
+        false,
+    )
+    .unwrap_err();
+    let hold = ExportHold {
+        record: HOSTILE.into(),
+        region: "us-east-1".into(),
+        cfn_stack: "App".into(),
+        status: "IMPORT_COMPLETE".into(),
+        run_id: run(),
+        migrated: false,
+    };
+    let refusals = vec![
+        OrphanCommandRefusal::Held {
+            message: "stack App is locked by alice@laptop".into(),
+        },
+        OrphanCommandRefusal::LockMalformed {
+            ctx,
+            detail: "invalid JSON".into(),
+            force_removes: true,
+        },
+        OrphanCommandRefusal::LockMalformed {
+            ctx,
+            detail: "a JSON array".into(),
+            force_removes: false,
+        },
+        OrphanCommandRefusal::LockChanged {
+            ctx,
+            was: Some(Box::new(was)),
+        },
+        OrphanCommandRefusal::LockChanged { ctx, was: None },
+        OrphanCommandRefusal::HeldByExport {
+            hold,
+            flags: Some("--state-bucket bucket".into()),
+        },
+        OrphanCommandRefusal::HoldUnknown {
+            error: "cannot describe stack App: throttled".into(),
+        },
+        OrphanCommandRefusal::ChildRecord {
+            child: HOSTILE.into(),
+            child_region: Some("us-east-1".into()),
+            bucket: "bucket".into(),
+            prefix: "cdkd".into(),
+        },
+        OrphanCommandRefusal::Aborted(aborted),
+    ];
+    refusals.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn the_words_of_every_cli_refusal() {
+    let mut lines: Vec<String> = Vec::new();
+    lines.extend(runs_refusals().iter().map(ToString::to_string));
+    lines.extend(approval_refusals().iter().map(ToString::to_string));
+    lines.extend(artifact_and_end_refusals());
+    lines.extend(workflow_refusals());
+    lines.extend(state_destroy_export_refusals());
+    lines.extend(orphan_refusals());
+    // Each as its `error:` line would show it, and escaped, so the snapshot shows what
+    // the value itself carries.
+    let text: Vec<String> = lines
+        .iter()
+        .map(|l| format!("{}\n  {:?}", cdkd_core::view::error_line(l), l))
+        .collect();
+    insta::assert_snapshot!(text.join("\n"));
+}
