@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::run::{Outcome, RunId};
 
-use super::next_step::{again, of_again, NextStep, RowNote};
+use super::next_step::{Again, LockGone, NextStep, RowNote};
 
 pub use super::handle::Handle;
 
@@ -183,7 +183,7 @@ pub struct DestroyReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_step: Option<NextStep>,
     /// Logical ids whose delete was sent but not seen to end: they may still be deleting
-    /// in AWS (see `super::next_step::note_unconfirmed_deletes`).
+    /// in AWS (see [`note_unconfirmed_deletes`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub maybe_deleting: Vec<String>,
 }
@@ -200,6 +200,62 @@ impl DestroyReport {
             self.next_step = of_again(again(self.result, &self.counts, &command));
         }
         self
+    }
+}
+
+/// What to do next after a run that ended `result`: run `cdkd-flow destroy <command>`
+/// once more.
+pub fn again(result: RunResult, counts: &ReportCounts, command: &str) -> Option<Again> {
+    let command = command.to_string();
+    match result {
+        RunResult::Clean => None,
+        RunResult::Interrupted => Some(Again::Finish {
+            kept: counts.interrupted
+                + counts.failed
+                + counts.skipped
+                + counts.blocked
+                + counts.retained,
+            command,
+        }),
+        RunResult::Partial => Some(Again::FixFirst {
+            failed: counts.failed,
+            skipped: counts.skipped,
+            blocked: counts.blocked,
+            command,
+        }),
+    }
+}
+
+/// The next step of a report with only `again` (none when the stack is done).
+pub fn of_again(again: Option<Again>) -> Option<NextStep> {
+    again.map(|a| NextStep {
+        again: Some(a),
+        ..NextStep::default()
+    })
+}
+
+/// Tells in a stack report's next step that its lock was gone at the release
+/// (docs/destroy.md, "How a stack finishes"): never a silent success.
+pub fn note_lock_gone(report: &mut DestroyReport, gone: LockGone) {
+    report.next_step.get_or_insert_with(NextStep::default).lock = Some(gone);
+}
+
+/// Marks the rows of `unconfirmed` (logical ids whose delete request was sent and never
+/// seen to end) that the run left unsettled: each gets [`RowNote::MaybeDeleting`], the
+/// report lists them in `maybe_deleting`, and the next step tells the user to check
+/// them in AWS before re-running. Settled rows are left alone.
+pub fn note_unconfirmed_deletes(report: &mut DestroyReport, unconfirmed: &[String]) {
+    for row in &mut report.rows {
+        if row.outcome == RowOutcome::Interrupted && unconfirmed.contains(&row.logical_id) {
+            row.note = Some(RowNote::MaybeDeleting);
+            report.maybe_deleting.push(row.logical_id.clone());
+        }
+    }
+    if !report.maybe_deleting.is_empty() {
+        report
+            .next_step
+            .get_or_insert_with(NextStep::default)
+            .maybe_deleting = report.maybe_deleting.clone();
     }
 }
 
@@ -395,7 +451,6 @@ pub fn client_token(run_id: &str, stack: &str, logical_id: &str, attempt: u32) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::destroy::next_step::{note_unconfirmed_deletes, Again};
 
     fn flight(id: &str, expected: u64) -> InFlight {
         InFlight {

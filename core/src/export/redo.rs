@@ -1,6 +1,6 @@
 //! What a run's report tells people to do by hand, as data (docs/export.md, "Failure
 //! (export-abort)"): one [`Redo`] per line of `report.json`'s `redo`, decided by
-//! `super::report`, worded by `core::view::export_redo`.
+//! the report module, worded by `core::view::export_redo`.
 //!
 //! `report.json` keeps each line as its words, as it always did, so a CLI or a backend
 //! of another version reads it: a line read back is [`Redo::Recorded`], the words as the

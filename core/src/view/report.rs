@@ -190,7 +190,7 @@ mod tests {
         let mut o = BTreeMap::new();
         o.insert("Q".to_string(), RowOutcome::Deleted);
         let mut r = build_report("run-3", "Shop", "us-east-1", &rows, &o, true);
-        crate::destroy::next_step::note_unconfirmed_deletes(&mut r, &["Db".to_string()]);
+        crate::destroy::model::note_unconfirmed_deletes(&mut r, &["Db".to_string()]);
         let text = render_destroy_report(&[r], false, Some("stopped"));
         assert!(text.contains("may still be deleting in AWS"), "{text}");
         insta::assert_snapshot!(text);

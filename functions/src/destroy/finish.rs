@@ -3,8 +3,11 @@
 //! still held, and say whether the run destroyed everything.
 
 use cdkd_aws::HeldLock;
-use cdkd_core::destroy::model::{build_report, DestroyReport, PlannedRow, ReportCounts, RunResult};
-use cdkd_core::destroy::next_step::{note_lock_gone, note_unconfirmed_deletes, NextStep, RowNote};
+use cdkd_core::destroy::model::{
+    build_report, note_lock_gone, note_unconfirmed_deletes, DestroyReport, PlannedRow,
+    ReportCounts, RunResult,
+};
+use cdkd_core::destroy::next_step::{NextStep, RowNote};
 use cdkd_core::run::RunId;
 use serde::{Deserialize, Serialize};
 
