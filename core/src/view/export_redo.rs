@@ -234,6 +234,14 @@ mod tests {
 
     fn every_line() -> Vec<Redo> {
         let s = |v: &str| v.to_string();
+        let phase1_only = |pre_deleted: Vec<String>| Redo::Phase1Only {
+            stack: s("App"),
+            cfn: s("App-cfn"),
+            region: s("us-east-1"),
+            imported: 3,
+            phase2: 2,
+            pre_deleted,
+        };
         vec![
             Redo::InFlight {
                 stack: s("App"),
@@ -250,22 +258,8 @@ mod tests {
                 stack: s("App"),
                 cfn: s("bad\nname"),
             },
-            Redo::Phase1Only {
-                stack: s("App"),
-                cfn: s("App-cfn"),
-                region: s("us-east-1"),
-                imported: 3,
-                phase2: 2,
-                pre_deleted: vec![],
-            },
-            Redo::Phase1Only {
-                stack: s("App"),
-                cfn: s("App-cfn"),
-                region: s("us-east-1"),
-                imported: 3,
-                phase2: 2,
-                pre_deleted: vec![s("AppPolicy"), s("Stage\u{1b}[2J")],
-            },
+            phase1_only(vec![]),
+            phase1_only(vec![s("AppPolicy"), s("Stage\u{1b}[2J")]),
             Redo::RecordKept {
                 stack: s("-App"),
                 cfn: s("App-cfn"),
