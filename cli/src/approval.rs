@@ -73,7 +73,7 @@ pub async fn record_decision(
             at_ms: cdkd_aws::store::now_ms(),
             reason: reason.clone(),
         };
-        let decided = decide(&request, answer).map_err(CliError::Refused)?;
+        let decided = decide(&request, answer).map_err(|e| CliError::refused(&e))?;
         let body = serde_json::to_vec_pretty(&decided).map_err(|e| {
             CliError::refused(&ApprovalRefusal::Unserializable {
                 key: key.clone(),
@@ -121,7 +121,7 @@ pub async fn answer_local(engine: &Engine, store: &StateStore, run_id: &RunId) {
     let sent = match task_answer(&record, d) {
         TaskAnswer::Success(output) => engine.send_task_success(&record.token, output),
         TaskAnswer::Failure { error, cause } => {
-            engine.send_task_failure(&record.token, &error, &cause)
+            engine.send_task_failure(&record.token, &error, &cause.to_string())
         }
     };
     if let Err(e) = sent {

@@ -297,16 +297,6 @@ impl RegionConflict {
                 body_kind: kind_of(r),
             })
     }
-
-    /// Why, and the way out, for a refusal message.
-    pub fn reason(&self, key_region: &str) -> String {
-        format!(
-            "the record's body names a different region ({}) than its key ({}); it may describe resources in another region. Find where its resources are: if in {}, a cdkd deploy of the stack there rewrites the record with that region; otherwise move the record under the key of the region that holds them",
-            self.body_kind,
-            or_unrenderable(printable_str(key_region)),
-            or_unrenderable(printable_str(key_region)),
-        )
-    }
 }
 
 /// The record as cdkd's `saveState` writes it (docs/state-and-lock.md, "Writing a record"): `lastModified` =

@@ -6,9 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use cdkd_core::destroy::decide::{
-    route, unsupported_reason, DeleterCatalog, Route, SdkCapabilities,
-};
+use cdkd_core::destroy::decide::{route, DeleterCatalog, NoDeleter, Route, SdkCapabilities};
 
 use crate::error::{DeleteError, DeleteErrorKind};
 use crate::progress::{DeleteProgress, Handle};
@@ -97,7 +95,10 @@ impl Registry {
             Route::Unsupported => Err(DeleteError::new(
                 req,
                 DeleteErrorKind::Unsupported,
-                unsupported_reason(&req.resource_type),
+                NoDeleter {
+                    resource_type: req.resource_type.clone(),
+                }
+                .to_string(),
             )),
         }
     }

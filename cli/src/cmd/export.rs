@@ -524,13 +524,13 @@ async fn migrate(
     if a.require_approval {
         // The two commands that answer; the local ones name where the request is.
         let extra = if a.local {
-            cdkd_core::export::approval::local_extra(&ctx.bucket, &ctx.prefix)
+            cdkd_core::view::approval::local_extra(&ctx.bucket, &ctx.prefix)
         } else {
             String::new()
         };
         eprintln!(
             "{}",
-            cdkd_core::export::approval::waiting_line(name, run_id, &extra)
+            cdkd_core::view::approval::waiting_line(name, run_id, &extra)
         );
     }
     if !a.local {

@@ -529,7 +529,7 @@ async fn show(g: &GlobalOpts, sdk: &SdkConfig, a: ShowArgs) -> Result<ExitCode, 
             if let Some(p) = RunPlace::of_input(&input) {
                 let store = run_store(sdk, &p).await;
                 if let Some((a, _)) = crate::approval::read(&store, &x.name).await? {
-                    crate::out::print(&approval::render_status(&a));
+                    crate::out::print(&view::approval::render_status(&a));
                     if a.decision.is_none() && !x.is_finished() {
                         if crate::run::artifacts::print_plan(&store, &x.name, false, false)
                             .await?
@@ -700,6 +700,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
             .await
         }
         TaskAnswer::Failure { error, cause } => {
+            let cause = cause.to_string();
             remote::retrying("SendTaskFailure", || {
                 client.send_task_failure(&token, &error, &cause)
             })
@@ -819,7 +820,7 @@ async fn watch_local(g: &GlobalOpts, a: &WatchArgs) -> Result<ExitCode, CliError
 
 /// `approved by <by>` / `rejected by <by>: <reason>`.
 fn decided_words(a: &approval::Approval) -> String {
-    approval::render_status(a).trim().to_string()
+    view::approval::render_status(a).trim().to_string()
 }
 
 #[cfg(test)]

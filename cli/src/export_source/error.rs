@@ -75,8 +75,11 @@ pub enum SourceError {
         logical_id: String,
         path: PathBuf,
     },
-    #[error("stack {stack}: {message}")]
-    BadAssetPath { stack: String, message: String },
+    #[error("stack {stack}: {refusal}")]
+    BadAssetPath {
+        stack: String,
+        refusal: cdkd_core::export::template::AbsoluteAssetPath,
+    },
     #[error("nested stack {child}: its template {path} is already an ancestor of it (a nested-stack cycle)")]
     NestedCycle { child: String, path: PathBuf },
     #[error("cannot run the CDK app `{command}`: {cause}")]

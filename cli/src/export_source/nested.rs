@@ -28,10 +28,10 @@ pub(super) fn walk_nested(
             logical_id: row.logical_id.clone(),
         };
         let rel = match row.asset_path {
-            Err(message) => {
+            Err(refusal) => {
                 return Err(SourceError::BadAssetPath {
                     stack: parent.to_string(),
-                    message,
+                    refusal,
                 })
             }
             // An empty path names nothing, like an absent one.

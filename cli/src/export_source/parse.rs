@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use cdkd_core::export::template::{child_template_path, Template};
+use cdkd_core::export::template::{child_template_path, AbsoluteAssetPath, Template};
 use serde_json::Value;
 
 use super::error::{ParseFailure, SourceError};
@@ -39,7 +39,7 @@ fn parse_template(bytes: &[u8]) -> Result<(Value, TemplateFormat), ParseFailure>
 /// The template's nested-stack resources, as read by core's template model.
 pub(super) struct NestedRow {
     pub(super) logical_id: String,
-    pub(super) asset_path: Result<Option<String>, String>,
+    pub(super) asset_path: Result<Option<String>, AbsoluteAssetPath>,
 }
 
 /// Checks that `value` is a template (a JSON object with an object `Resources`) and lists

@@ -61,7 +61,7 @@ async fn follow<T>(
             if let Ok(Some((a, _))) = crate::approval::read(store, run_id).await {
                 let said = if a.decision.is_some() { 2 } else { 1 };
                 if said > approval_said.get() {
-                    let status = cdkd_core::export::approval::render_status(&a);
+                    let status = cdkd_core::view::approval::render_status(&a);
                     if let Some(first) = status.lines().next() {
                         crate::run::watch::status_line(first);
                     }

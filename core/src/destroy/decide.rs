@@ -67,7 +67,7 @@ pub enum Route {
     /// Cloud Control with the recorded id (or the identifier translation of docs/destroy.md, "Which identifier Cloud Control gets").
     CloudControl,
     /// No deleter may take it: Cloud Control must not ([`NOT_FOR_CLOUD_CONTROL`]) and no
-    /// SDK deleter declares the type ([`unsupported_reason`] says so).
+    /// SDK deleter declares the type ([`NoDeleter`] says so).
     Unsupported,
 }
 
@@ -239,11 +239,11 @@ pub fn route<C: DeleterCatalog + ?Sized>(
     }
 }
 
-/// Why a [`Route::Unsupported`] record cannot be deleted.
-pub fn unsupported_reason(resource_type: &str) -> String {
-    format!(
-        "no deleter for {resource_type}: Cloud Control cannot delete it and cdkd-flow has no SDK deleter for it yet"
-    )
+/// Why a [`Route::Unsupported`] record cannot be deleted: no deleter serves its type.
+/// Its words are the refusal views' (`core::view::refusal`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoDeleter {
+    pub resource_type: String,
 }
 
 pub use crate::state::is_custom_resource;
@@ -678,7 +678,10 @@ mod tests {
             assert_eq!(route(t, Some("cc-api"), &c), expected, "{t}");
             assert_eq!(route(t, None, &c), expected, "{t}");
         }
-        assert!(unsupported_reason("AWS::IAM::User").starts_with("no deleter for AWS::IAM::User"));
+        let why = NoDeleter {
+            resource_type: "AWS::IAM::User".into(),
+        };
+        assert!(why.to_string().starts_with("no deleter for AWS::IAM::User"));
     }
 
     #[test]

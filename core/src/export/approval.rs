@@ -8,10 +8,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::plain::shown;
 use crate::run::RunId;
 use crate::text::flatten_str;
-use crate::time::iso_seconds;
 
 /// The file's name under the run's folder.
 pub const APPROVAL_FILE: &str = "approval.json";
@@ -93,9 +91,15 @@ pub fn request_write(existing: Option<&Approval>, token: &str) -> RequestWrite {
     }
 }
 
+/// A `--reason` longer than [`MAX_REASON_CHARS`]: how many characters it has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReasonTooLong {
+    pub chars: usize,
+}
+
 /// A `--reason` as it is stored: one line, none when empty; refused when longer than
 /// [`MAX_REASON_CHARS`].
-pub fn checked_reason(reason: Option<&str>) -> Result<Option<String>, String> {
+pub fn checked_reason(reason: Option<&str>) -> Result<Option<String>, ReasonTooLong> {
     let Some(r) = reason else { return Ok(None) };
     let flat = flatten_str(r);
     let flat = flat.trim();
@@ -103,10 +107,9 @@ pub fn checked_reason(reason: Option<&str>) -> Result<Option<String>, String> {
         return Ok(None);
     }
     if flat.chars().count() > MAX_REASON_CHARS {
-        return Err(format!(
-            "the reason has {} characters; at most {MAX_REASON_CHARS} are kept",
-            flat.chars().count()
-        ));
+        return Err(ReasonTooLong {
+            chars: flat.chars().count(),
+        });
     }
     Ok(Some(flat.to_string()))
 }
@@ -120,12 +123,22 @@ pub struct Answer {
     pub reason: Option<String>,
 }
 
+/// A request decided already: the run, and who decided, when, how and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlreadyDecided {
+    pub run_id: RunId,
+    pub decision: Decision,
+}
+
 /// The decided record, or why the request may not be decided: it is decided already
 /// (naming who decided, when, and how). The reason must have passed
 /// [`checked_reason`].
-pub fn decide(request: &Approval, answer: Answer) -> Result<Approval, String> {
+pub fn decide(request: &Approval, answer: Answer) -> Result<Approval, AlreadyDecided> {
     if let Some(d) = &request.decision {
-        return Err(already_decided(request, d));
+        return Err(AlreadyDecided {
+            run_id: request.run_id.clone(),
+            decision: d.clone(),
+        });
     }
     let by = flatten_str(&answer.by);
     Ok(Approval {
@@ -139,50 +152,20 @@ pub fn decide(request: &Approval, answer: Answer) -> Result<Approval, String> {
     })
 }
 
-fn verb(d: &Decision) -> &'static str {
-    if d.approved {
-        "approved"
-    } else {
-        "rejected"
-    }
-}
-
-fn with_reason(d: &Decision) -> String {
-    match &d.reason {
-        Some(r) => format!(": {}", flatten_str(r)),
-        None => String::new(),
-    }
-}
-
-/// `run <run> was already approved by <by> at <time>[: <reason>]; nothing was changed`.
-pub fn already_decided(request: &Approval, d: &Decision) -> String {
-    format!(
-        "run {} was already {} by {} at {}{}; nothing was changed",
-        request.run_id,
-        verb(d),
-        flatten_str(&d.by),
-        iso_seconds(d.at_ms),
-        with_reason(d)
-    )
-}
-
 /// The cause a rejection fails the run with (and what `runs show` prints after it):
-/// `export of <stack> rejected by <by>[: <reason>]; nothing was locked or changed`.
-pub fn rejection_cause(request: &Approval, d: &Decision) -> String {
-    format!(
-        "export of {} rejected by {}{}; nothing was locked or changed",
-        shown(&request.stack),
-        flatten_str(&d.by),
-        with_reason(d)
-    )
+/// the stack exported and the decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    pub stack: String,
+    pub decision: Decision,
 }
 
 /// How a decision answers the task: SendTaskSuccess with the decision as output, or
-/// SendTaskFailure with [`REJECTED`] and [`rejection_cause`].
+/// SendTaskFailure with [`REJECTED`] and the [`Rejection`] as its cause.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TaskAnswer {
     Success(Value),
-    Failure { error: String, cause: String },
+    Failure { error: String, cause: Rejection },
 }
 
 pub fn task_answer(request: &Approval, d: &Decision) -> TaskAnswer {
@@ -191,7 +174,10 @@ pub fn task_answer(request: &Approval, d: &Decision) -> TaskAnswer {
     } else {
         TaskAnswer::Failure {
             error: REJECTED.into(),
-            cause: rejection_cause(request, d),
+            cause: Rejection {
+                stack: request.stack.clone(),
+                decision: d.clone(),
+            },
         }
     }
 }
@@ -200,20 +186,6 @@ pub fn task_answer(request: &Approval, d: &Decision) -> TaskAnswer {
 /// is this token's and decided.
 pub fn decision_for<'a>(record: &'a Approval, token: &str) -> Option<&'a Decision> {
     record.decision.as_ref().filter(|_| record.token == token)
-}
-
-/// `cdkd-flow runs approve <run>` / `reject`, with the options a local run's commands
-/// need (`--local --state-bucket ...`), as printed while the run waits.
-pub fn answer_commands(run_id: &str, extra: &str) -> (String, String) {
-    let extra = if extra.is_empty() {
-        String::new()
-    } else {
-        format!(" {extra}")
-    };
-    (
-        format!("cdkd-flow runs approve {run_id}{extra}"),
-        format!("cdkd-flow runs reject {run_id}{extra} --reason '...'"),
-    )
 }
 
 /// How a deployed run's approval message names it in its commands: the execution's ARN
@@ -227,50 +199,6 @@ pub fn answer_name<'a>(run_id: &'a str, execution: &'a str) -> &'a str {
         execution
     } else {
         run_id
-    }
-}
-
-/// What a local run's answer commands add (the run's request is found through the
-/// bucket, not a state machine): `--local --state-bucket B`, and `--state-prefix P` when
-/// not the default.
-pub fn local_extra(bucket: &str, prefix: &str) -> String {
-    let mut e = format!("--local --state-bucket {}", flatten_str(bucket));
-    if prefix != crate::keys::DEFAULT_PREFIX {
-        e.push_str(&format!(" --state-prefix {}", flatten_str(prefix)));
-    }
-    e
-}
-
-/// The one line printed when an export waits for approval.
-pub fn waiting_line(stack: &str, run_id: &str, extra: &str) -> String {
-    let (approve, reject) = answer_commands(run_id, extra);
-    format!(
-        "export {}: run {} waits for approval before the lock; answer with: {approve}  or: {reject}",
-        shown(stack),
-        flatten_str(run_id)
-    )
-}
-
-/// What `runs show` prints about a run's approval (before its plan).
-pub fn render_status(a: &Approval) -> String {
-    match &a.decision {
-        None => {
-            let (approve, reject) = answer_commands(&a.run_id, "");
-            format!(
-                "  waiting for approval since {} ({} stack(s), {} resource(s) to import, {} warning(s))\n  answer with: {approve}\n           or: {reject}\n",
-                iso_seconds(a.requested_ms),
-                a.summary.stacks,
-                a.summary.import_rows,
-                a.summary.warnings
-            )
-        }
-        Some(d) => format!(
-            "  {} by {} at {}{}\n",
-            verb(d),
-            flatten_str(&d.by),
-            iso_seconds(d.at_ms),
-            with_reason(d)
-        ),
     }
 }
 
@@ -372,21 +300,6 @@ mod tests {
     }
 
     #[test]
-    fn a_decided_request_may_not_be_decided_again_and_the_refusal_names_who_decided() {
-        let a = decide(&request("tok-1"), answer(false, Some("wrong account"))).unwrap();
-        let mut bob = answer(true, None);
-        bob.by = "bob@desk".into();
-        let err = decide(&a, bob).unwrap_err();
-        assert_eq!(
-            err,
-            "run export-App-20261129T152232 was already rejected by alice@laptop at 2026-11-29T15:23:32Z: wrong account; nothing was changed"
-        );
-        let approved = decide(&request("tok-1"), answer(true, None)).unwrap();
-        let err = decide(&approved, answer(false, None)).unwrap_err();
-        assert!(err.contains("already approved by alice@laptop"), "{err}");
-    }
-
-    #[test]
     fn a_reason_is_kept_on_one_line_and_an_empty_one_is_none() {
         assert_eq!(
             checked_reason(Some("two\nlines ")).unwrap(),
@@ -395,15 +308,15 @@ mod tests {
         assert_eq!(checked_reason(Some("  ")).unwrap(), None);
         assert_eq!(checked_reason(None).unwrap(), None);
         let long = "x".repeat(MAX_REASON_CHARS + 1);
-        assert!(checked_reason(Some(&long))
-            .unwrap_err()
-            .contains("at most 1000"));
+        assert_eq!(
+            checked_reason(Some(&long)).unwrap_err(),
+            ReasonTooLong { chars: 1001 }
+        );
         assert!(checked_reason(Some(&"x".repeat(MAX_REASON_CHARS))).is_ok());
     }
 
     #[test]
-    fn an_approval_answers_the_task_with_the_decision_and_a_rejection_fails_it_naming_who_and_why()
-    {
+    fn an_approval_answers_the_task_with_the_decision_and_a_rejection_fails_it() {
         let a = decide(&request("tok-1"), answer(true, None)).unwrap();
         let d = a.decision.clone().unwrap();
         assert_eq!(
@@ -418,9 +331,14 @@ mod tests {
             task_answer(&r, &d),
             TaskAnswer::Failure {
                 error: "Rejected".into(),
-                cause: "export of App rejected by alice@laptop: not today; nothing was locked or changed".into()
+                cause: Rejection {
+                    stack: "App".into(),
+                    decision: d.clone()
+                }
             }
         );
+        let err = decide(&r, answer(true, None)).unwrap_err();
+        assert_eq!(err.decision, d);
     }
 
     #[test]
@@ -430,34 +348,5 @@ mod tests {
         let decided = decide(&undecided, answer(true, None)).unwrap();
         assert!(decision_for(&decided, "tok-1").is_some());
         assert_eq!(decision_for(&decided, "tok-2"), None);
-    }
-
-    #[test]
-    fn the_waiting_line_names_both_commands() {
-        let line = waiting_line("App", "export-App-1", "--local --state-bucket b");
-        assert_eq!(
-            line,
-            "export App: run export-App-1 waits for approval before the lock; answer with: cdkd-flow runs approve export-App-1 --local --state-bucket b  or: cdkd-flow runs reject export-App-1 --local --state-bucket b --reason '...'"
-        );
-        assert!(!line.contains('\n'));
-    }
-
-    #[test]
-    fn runs_show_says_a_run_waits_with_the_commands_or_who_decided() {
-        let s = render_status(&request("tok-1"));
-        assert!(s.starts_with("  waiting for approval since 2026-11-29T15:22:32Z (1 stack(s), 3 resource(s) to import, 0 warning(s))"), "{s}");
-        assert!(
-            s.contains("cdkd-flow runs approve export-App-20261129T152232\n"),
-            "{s}"
-        );
-        assert!(
-            s.contains("cdkd-flow runs reject export-App-20261129T152232 --reason"),
-            "{s}"
-        );
-        let d = decide(&request("tok-1"), answer(true, Some("ok"))).unwrap();
-        assert_eq!(
-            render_status(&d),
-            "  approved by alice@laptop at 2026-11-29T15:23:32Z: ok\n"
-        );
     }
 }

@@ -27,12 +27,13 @@ pub enum DamagedRecord {
         logical_id: String,
         kind: &'static str,
     },
-    /// The rule destroy applies too (`crate::state::RegionConflict`): `reason` as that
-    /// rule words it.
+    /// The rule destroy applies too (`crate::state::RegionConflict`), worded as destroy
+    /// words it; `key_region` is the region of the key, as loaded.
     RegionConflict {
         stack: String,
         region: String,
-        reason: String,
+        conflict: crate::state::RegionConflict,
+        key_region: String,
     },
 }
 
@@ -99,7 +100,8 @@ pub fn check_exportable(
             return Err(DamagedRecord::RegionConflict {
                 stack: shown,
                 region: shown_region(region),
-                reason: c.reason(key_region),
+                conflict: c,
+                key_region: key_region.to_string(),
             });
         }
     }

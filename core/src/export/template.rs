@@ -228,16 +228,26 @@ pub fn reads_a_parameter(template: &Template, resource: &TemplateResource<'_>) -
         .any(|p| mentions_ref(&body, p.name))
 }
 
+/// A nested stack row whose `Metadata['aws:asset:path']` is absolute: refused, naming
+/// the row (its words are `core::view::export_input`'s).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AbsoluteAssetPath {
+    pub logical_id: String,
+}
+
 /// The child template's path relative to its parent template's directory, from
 /// `Metadata['aws:asset:path']` (docs/export.md, "Child templates"). `Ok(None)` when the row carries
 /// none; an absolute path is refused.
-pub fn child_template_path<'a>(resource: &TemplateResource<'a>) -> Result<Option<&'a str>, String> {
+pub fn child_template_path<'a>(
+    resource: &TemplateResource<'a>,
+) -> Result<Option<&'a str>, AbsoluteAssetPath> {
     match resource.asset_path() {
         None => Ok(None),
-        Some(p) if p.starts_with('/') || p.starts_with('\\') || p.get(1..3) == Some(":\\") => Err(format!(
-            "nested stack {} names an absolute template path in Metadata['aws:asset:path']; only a path relative to the parent template is read",
-            crate::text::flatten_str(resource.logical_id)
-        )),
+        Some(p) if p.starts_with('/') || p.starts_with('\\') || p.get(1..3) == Some(":\\") => {
+            Err(AbsoluteAssetPath {
+                logical_id: resource.logical_id.to_string(),
+            })
+        }
         Some(p) => Ok(Some(p)),
     }
 }

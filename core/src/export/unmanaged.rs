@@ -10,14 +10,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::identifier;
-use super::plain::{is_plain, shown};
+use super::plain::is_plain;
 use super::records::{rows, Row};
 use super::registry::TypeFacts;
 use super::sg::SgLookup;
 use super::template::Template;
 use crate::destroy::decide::NO_OP_TYPES;
 use crate::state::StateRecord;
-use crate::text::flatten_str;
 
 /// The option that lets a real run leave them (docs/cli.md `export`).
 pub const FLAG: &str = "--leave-unmanaged";
@@ -113,11 +112,41 @@ pub struct UnmanagedReport {
     pub resource_type: String,
     pub physical_id: String,
     /// How to bring it back under management.
-    pub how: String,
+    pub how: HowToManage,
     /// The IMPORT change set that does it, when every value in it is plain and its
     /// identifier is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+}
+
+/// How to bring a row back under management: declare it in the app and import it into
+/// CloudFormation stack `cfn`, by the IMPORT change set printed with it
+/// (`with_command`) or one that names its identifier (the type's primary identifier,
+/// when a type is recorded). Its words are the report view's
+/// (`core::view::export_report`); `report.json` keeps them (`how`), and read back they
+/// are `Recorded`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum HowToManage {
+    Import {
+        logical_id: String,
+        cfn: String,
+        resource_type: String,
+        with_command: bool,
+    },
+    Recorded(String),
+}
+
+impl Default for HowToManage {
+    fn default() -> Self {
+        HowToManage::Recorded(String::new())
+    }
+}
+
+impl From<String> for HowToManage {
+    fn from(words: String) -> Self {
+        HowToManage::Recorded(words)
+    }
 }
 
 /// The report's entry for `r`, left out of stack `stack`, migrated into the CloudFormation
@@ -149,25 +178,12 @@ pub fn report_entry(stack: &str, cfn: &str, region: &str, r: &UnmanagedRow) -> U
             "aws cloudformation create-change-set --stack-name {cfn} --region {region} --change-set-name cdkd-import-{name} --change-set-type IMPORT --resources-to-import '{entry}' --template-body file://template.json --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM CAPABILITY_AUTO_EXPAND"
         )
     });
-    let or = if command.is_some() {
-        format!(
-            "or the IMPORT change set below does it (template.json: the template of {} that declares it)",
-            shown(cfn)
-        )
-    } else if r.resource_type.is_empty() {
-        "or an IMPORT change set that names it by its CloudFormation identifier".to_string()
-    } else {
-        format!(
-            "or an IMPORT change set that names it by its CloudFormation identifier (the type's primaryIdentifier: `aws cloudformation describe-type --type RESOURCE --type-name {}`)",
-            shown(&r.resource_type)
-        )
+    let how = HowToManage::Import {
+        logical_id: r.logical_id.clone(),
+        cfn: cfn.to_string(),
+        resource_type: r.resource_type.clone(),
+        with_command: command.is_some(),
     };
-    let how = format!(
-        "{} is in no cdkd record and in no CloudFormation stack now; to manage it again, declare it in the app (DeletionPolicy Retain until it is imported) and import it into CloudFormation stack {}: `cdk import {}` asks for its identifier, {or}",
-        flatten_str(&r.logical_id),
-        shown(cfn),
-        shown(cfn),
-    );
     UnmanagedReport {
         stack: stack.to_string(),
         logical_id: r.logical_id.clone(),

@@ -14,6 +14,7 @@ use crate::export::names::NameRefusal;
 use crate::export::params::{NestedRefusal, ParamRefusal};
 use crate::export::plain::shown;
 use crate::export::refusal::GateRefusal;
+use crate::export::template::AbsoluteAssetPath;
 use crate::export::unmanaged::{UnmanagedRow, FLAG};
 use crate::text::flatten_str;
 use crate::view::refusal::TypedRefusal;
@@ -130,6 +131,16 @@ impl fmt::Display for NestedRefusal {
 }
 
 /// A real run's refusal on a gate.
+impl fmt::Display for AbsoluteAssetPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "nested stack {} names an absolute template path in Metadata['aws:asset:path']; only a path relative to the parent template is read",
+            flatten_str(&self.logical_id)
+        )
+    }
+}
+
 impl fmt::Display for GateRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -278,5 +289,15 @@ mod tests {
         )
         .collect();
         insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    /// A nested stack row naming an absolute template path: the refusal names the row,
+    /// flattened.
+    #[test]
+    fn absolute_asset_path_words_with_a_hostile_logical_id() {
+        let r = crate::export::template::AbsoluteAssetPath {
+            logical_id: "Child\nFake\x1b[2J".into(),
+        };
+        insta::assert_snapshot!(r.to_string());
     }
 }

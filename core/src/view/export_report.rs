@@ -2,9 +2,12 @@
 //! saying where it stands, then, after a failure, the cause, what to redo by hand and
 //! the commands to paste. Values go through the plain-value rule.
 
+use std::fmt;
+
 use crate::export::execute::{ExportRun, StackStage};
 use crate::export::plain::shown;
 use crate::export::report::ExportReport;
+use crate::export::unmanaged::HowToManage;
 use crate::run::Outcome;
 use crate::text::flatten_str;
 use crate::view::progress::BarRow;
@@ -94,7 +97,7 @@ pub fn render_report(r: &ExportReport) -> String {
                 shown(&u.stack),
                 flatten_str(&u.logical_id),
                 shown(&u.physical_id),
-                flatten_str(&u.how)
+                flatten_str(&u.how.to_string())
             ));
             if let Some(c) = &u.command {
                 out.push(format!("    {c}"));
@@ -178,4 +181,118 @@ pub fn export_bar_rows(run: &ExportRun) -> Vec<BarRow> {
             }
         })
         .collect()
+}
+
+/// How to bring a row left unmanaged back under management (`report.json`'s `how`).
+impl fmt::Display for HowToManage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (logical_id, cfn, resource_type, with_command) = match self {
+            HowToManage::Import {
+                logical_id,
+                cfn,
+                resource_type,
+                with_command,
+            } => (logical_id, cfn, resource_type, with_command),
+            HowToManage::Recorded(words) => return f.write_str(words),
+        };
+        let or = if *with_command {
+            format!(
+                "or the IMPORT change set below does it (template.json: the template of {} that declares it)",
+                shown(cfn)
+            )
+        } else if resource_type.is_empty() {
+            "or an IMPORT change set that names it by its CloudFormation identifier".to_string()
+        } else {
+            format!(
+                "or an IMPORT change set that names it by its CloudFormation identifier (the type's primaryIdentifier: `aws cloudformation describe-type --type RESOURCE --type-name {}`)",
+                shown(resource_type)
+            )
+        };
+        write!(
+            f,
+            "{} is in no cdkd record and in no CloudFormation stack now; to manage it again, declare it in the app (DeletionPolicy Retain until it is imported) and import it into CloudFormation stack {}: `cdk import {}` asks for its identifier, {or}",
+            flatten_str(logical_id),
+            shown(cfn),
+            shown(cfn),
+        )
+    }
+}
+
+impl From<HowToManage> for String {
+    fn from(how: HowToManage) -> String {
+        how.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::export::unmanaged::{report_entry, HowToManage, UnmanagedReport, UnmanagedRow};
+
+    fn row(logical_id: &str, resource_type: &str, with_identifier: bool) -> UnmanagedRow {
+        let mut identifier = serde_json::Map::new();
+        if with_identifier {
+            identifier.insert("BucketName".into(), "old-bucket".into());
+        }
+        UnmanagedRow {
+            logical_id: logical_id.into(),
+            resource_type: resource_type.into(),
+            physical_id: "p".into(),
+            identifier,
+        }
+    }
+
+    /// Every way a row left unmanaged is told how to be managed again, with hostile
+    /// values (a logical id with a newline and an escape, a stack name that is not plain).
+    #[test]
+    fn how_to_manage_words_with_hostile_values() {
+        let hostile = "Old\nBucket\x1b[2J";
+        let lines: Vec<String> = [
+            report_entry(
+                "App",
+                "App",
+                "us-east-1",
+                &row("OldBucket", "AWS::S3::Bucket", true),
+            ),
+            report_entry(
+                "App",
+                "App",
+                "us-east-1",
+                &row(hostile, "AWS::S3::Bucket", true),
+            ),
+            report_entry(
+                "App",
+                "App\nX",
+                "us-east-1",
+                &row("Q", "AWS::SQS::Queue", false),
+            ),
+            report_entry("App", "App", "us-east-1", &row("Q", "", false)),
+            report_entry(
+                "App",
+                "App",
+                "us-east-1",
+                &row("Q", "AWS::Bad\nType", false),
+            ),
+        ]
+        .iter()
+        .map(|r| r.how.to_string())
+        .collect();
+        insta::assert_snapshot!(lines.join("\n---\n"));
+    }
+
+    /// `report.json` keeps the words (`how`); read back they are `Recorded`, and say the same.
+    #[test]
+    fn how_to_manage_is_stored_as_its_words_and_read_back_as_recorded() {
+        let r = report_entry(
+            "App",
+            "App",
+            "us-east-1",
+            &row("Q", "AWS::SQS::Queue", false),
+        );
+        let words = r.how.to_string();
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["how"], serde_json::Value::String(words.clone()));
+        let back: UnmanagedReport = serde_json::from_value(json).unwrap();
+        assert_eq!(back.how, HowToManage::Recorded(words.clone()));
+        assert_eq!(back.how.to_string(), words);
+    }
 }

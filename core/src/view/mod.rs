@@ -13,6 +13,8 @@
 //! - [`runs`]: `runs list | show | watch` (executions of the deployed state machines);
 //! - [`retention`]: `runs expire` and `runs prune` (docs/runs.md);
 //! - [`workflow`]: `workflow run` (an execution of the local engine);
+//! - [`approval`]: an export's approval gate (the waiting line, its status, the
+//!   commands that answer it, the refusals and the rejection cause);
 //! - [`notify`]: the subject and text of a run's message (docs/notifications.md);
 //! - [`contention`]: a lock's contention (the refusal line, its advice, a lost lock, what a
 //!   stopped destroy leaves held, the state flags of a printed command);
@@ -21,6 +23,7 @@
 //!   an export's names, parameters and gates;
 //! - shared pieces: [`words`] (counts as words); dates are `crate::time`'s (`toISOString`).
 
+pub mod approval;
 pub mod blocked;
 pub mod cleanup;
 pub mod command;

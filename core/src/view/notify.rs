@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::destroy::model::{DestroyReport, RowOutcome, RunResult};
-use crate::export::approval::{answer_commands, Approval};
+use crate::export::approval::Approval;
 use crate::export::plain::shown;
 use crate::export::report::ExportReport;
 use crate::notify::{
@@ -15,6 +15,7 @@ use crate::notify::{
 };
 use crate::run::{Outcome, RunKind};
 use crate::text::{flatten, flatten_str, js_string};
+use crate::view::approval::answer_commands;
 use crate::view::cleanup::render_cleanup;
 use crate::view::export_report::stack_lines;
 use crate::view::join_lines;
@@ -117,7 +118,7 @@ pub fn body(n: &Notice) -> String {
 
 /// An export run waits for approval: the stack, the plan's counts, the two commands
 /// that answer (naming the run as `answer_as`, [`crate::export::approval::answer_name`];
-/// `extra`: what a local run's commands add, [`crate::export::approval::local_extra`])
+/// `extra`: what a local run's commands add, [`crate::view::approval::local_extra`])
 /// and the run id.
 pub fn approval_waiting(
     a: &Approval,
@@ -308,10 +309,11 @@ pub fn cleanup_finished(run_id: &str, out: &Value) -> Notice {
 mod tests {
     use super::*;
     use crate::destroy::model::{build_report, PlannedRow, RowOutcome};
-    use crate::export::approval::{local_extra, Approval, PlanSummary};
+    use crate::export::approval::{Approval, PlanSummary};
     use crate::export::execute::StackStage;
     use crate::export::report::{ended_early, ExportReport, StackReport};
     use crate::notify::DETAIL_VERSION;
+    use crate::view::approval::local_extra;
     use serde_json::json;
     use std::collections::BTreeMap;
 

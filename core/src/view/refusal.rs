@@ -35,7 +35,8 @@ use std::fmt;
 
 use crate::contention::{Contention, LockRefusal};
 use crate::destroy::decide::{
-    FinalSnapshot, FinalSnapshotRefusal, RecordFailure, RecordSkip, FINAL_SNAPSHOT_UNSUPPORTED,
+    FinalSnapshot, FinalSnapshotRefusal, NoDeleter, RecordFailure, RecordSkip,
+    FINAL_SNAPSHOT_UNSUPPORTED,
 };
 use crate::destroy::graph::DamagedResources;
 use crate::destroy::refusals::{Damage, Refusal};
@@ -247,6 +248,21 @@ fn blocked(f: &mut fmt::Formatter<'_>, rows: &[BlockedResource]) -> fmt::Result 
 
 /// `State record for stack <s> (<region>) is damaged: ...` (names already shown) and
 /// the way out.
+/// Why a record whose body names another region is refused, and the way out (destroy's
+/// and export's words alike).
+struct RegionConflictWords<'a>(&'a RegionConflict, &'a str);
+
+impl fmt::Display for RegionConflictWords<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let key = or_unrenderable(printable_str(self.1));
+        write!(
+            f,
+            "the record's body names a different region ({}) than its key ({key}); it may describe resources in another region. Find where its resources are: if in {key}, a cdkd deploy of the stack there rewrites the record with that region; otherwise move the record under the key of the region that holds them",
+            self.0.body_kind,
+        )
+    }
+}
+
 impl fmt::Display for DamagedRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         const REPAIR: &str = "Export refuses it; repair the record first.";
@@ -271,10 +287,12 @@ impl fmt::Display for DamagedRecord {
             DamagedRecord::RegionConflict {
                 stack,
                 region,
-                reason,
+                conflict,
+                key_region,
             } => write!(
                 f,
-                "State record for stack {stack} ({region}): {reason}. Export refuses it, as destroy does; nothing was locked or written."
+                "State record for stack {stack} ({region}): {}. Export refuses it, as destroy does; nothing was locked or written.",
+                RegionConflictWords(conflict, key_region)
             ),
         }
     }
@@ -344,6 +362,16 @@ impl fmt::Display for PlanRefusal {
 
 /// `FINAL_SNAPSHOT_UNSUPPORTED: <type> <logical id> in stack <stack> has DeletionPolicy
 /// Snapshot (<the snapshot>), but <why>; nothing was deleted.` and the way out.
+impl fmt::Display for NoDeleter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "no deleter for {}: Cloud Control cannot delete it and cdkd-flow has no SDK deleter for it yet",
+            self.resource_type
+        )
+    }
+}
+
 impl fmt::Display for FinalSnapshotRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let snapshot = match &self.snapshot {
@@ -541,7 +569,7 @@ impl fmt::Display for Refusal {
             } => {
                 head(f, stack, region)?;
                 let c = RegionConflict { body_kind };
-                f.write_str(&c.reason(region))
+                write!(f, "{}", RegionConflictWords(&c, region))
             }
             Refusal::Cycle {
                 stack,
@@ -1031,5 +1059,23 @@ mod tests {
             ended.to_string(),
             "run export-Orders-1 has ended (rejected); it was rejected by bob: no export process waits for a decision, so nothing would act on one; nothing to reject"
         );
+    }
+
+    /// No deleter for a type; a record whose body names another region, as export words
+    /// it (destroy's words are pinned above), with a hostile key region.
+    #[test]
+    fn no_deleter_and_export_region_conflict_words() {
+        let no = crate::destroy::decide::NoDeleter {
+            resource_type: "AWS::IAM::User".into(),
+        };
+        let damaged = DamagedRecord::RegionConflict {
+            stack: "App".into(),
+            region: "eu-west-1".into(),
+            conflict: RegionConflict {
+                body_kind: "a string",
+            },
+            key_region: "eu-west-1\n\x1b[2J".into(),
+        };
+        insta::assert_snapshot!(format!("{no}\n---\n{damaged}"));
     }
 }

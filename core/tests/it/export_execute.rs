@@ -1518,13 +1518,13 @@ fn left_unmanaged_report_names_each_resource_and_the_import_that_manages_it_agai
         )
     );
     assert!(
-        r.unmanaged[0].how.contains("cdk import App"),
+        r.unmanaged[0].how.to_string().contains("cdk import App"),
         "{}",
         r.unmanaged[0].how
     );
     assert_eq!(r.unmanaged[1].command, None, "no identifier, no command");
     assert!(
-        r.unmanaged[1].how.contains("describe-type"),
+        r.unmanaged[1].how.to_string().contains("describe-type"),
         "{}",
         r.unmanaged[1].how
     );

@@ -111,7 +111,7 @@ pub async fn run(input: ApprovalInput, deps: &Deps) -> Result<ApprovalOutput, St
     let (answer_as, extra) = match deps.local {
         Some(_) => (
             run_id.as_str(),
-            cdkd_core::export::approval::local_extra(&input.state_bucket, &input.state_prefix),
+            cdkd_core::view::approval::local_extra(&input.state_bucket, &input.state_prefix),
         ),
         None => (
             cdkd_core::export::approval::answer_name(&run_id, &execution),
