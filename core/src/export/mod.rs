@@ -46,6 +46,7 @@ pub mod report;
 pub mod resume;
 pub mod sg;
 pub mod sim;
+pub mod source_error;
 pub mod splitters;
 pub mod template;
 pub mod unmanaged;

@@ -20,7 +20,8 @@
 //!   stopped destroy leaves held, the state flags of a printed command);
 //! - [`refusal`]: the words of the typed refusals core's decisions return (export,
 //!   final snapshot, lock contention, a local run's answer); [`export_input`]: those of
-//!   an export's names, parameters and gates;
+//!   an export's names, parameters and gates; [`source_error`]: why an export's
+//!   templates could not be read;
 //! - shared pieces: [`words`] (counts as words); dates are `crate::time`'s (`toISOString`).
 
 pub mod approval;
@@ -41,6 +42,7 @@ pub mod repair;
 pub mod report;
 pub mod retention;
 pub mod runs;
+pub mod source_error;
 pub mod state;
 pub mod words;
 pub mod workflow;
