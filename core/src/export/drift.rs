@@ -1,19 +1,19 @@
 //! The drift-baseline warning (docs/export.md, "Drift-baseline warning") and its command-printing rules
-//! (docs/export.md, "Commands in that warning"). Non-blocking: it returns warning lines.
+//! (docs/export.md, "Commands in that warning"). Non-blocking: it returns the warnings
+//! as data, which the plan-warning view words.
 
 use serde_json::Value;
 
 use super::template::{reads_a_parameter, Template};
+use super::warning::{PlanWarning, RefreshAdvice, RefreshCommand, RefusedRemedy, ShowCommand};
 use crate::state::StateRecord;
-use crate::text::{flatten_str, printable_str, shell_quote, DEFAULT_CAP, STACK_NAME_CAP};
+use crate::text::{printable_str, DEFAULT_CAP, STACK_NAME_CAP};
 
 /// The record field naming why `cdkd import` refused a baseline; the value
 /// [`REFUSED_OVER_PARAMETER`] means a template parameter whose deployed value could not
 /// be proved (decision on docs/export.md, "Decisions").
 pub const REFUSED_REASON_FIELD: &str = "observedBaselineRefusedReason";
 pub const REFUSED_OVER_PARAMETER: &str = "template-parameter";
-/// How many logical ids a list names before "… and N more".
-pub const LIST_CAP: usize = 10;
 
 /// Where the template came from: the synthesized app, or `--template` (which cannot
 /// tell how the next deploy reads a parameter).
@@ -31,63 +31,47 @@ fn renders_exactly(v: &str, cap: usize) -> bool {
 
 /// `cdkd-flow state refresh-observed …` (it writes state): only for a region-scoped
 /// record whose stack name and region render exactly as loaded.
-pub fn refresh_observed_command(stack: &str, region: Option<&str>) -> Option<String> {
+pub fn refresh_observed_command(stack: &str, region: Option<&str>) -> Option<RefreshCommand> {
     let region = region?;
     (renders_exactly(stack, STACK_NAME_CAP) && renders_exactly(region, DEFAULT_CAP)).then(|| {
-        format!(
-            "cdkd-flow state refresh-observed {} --stack-region {}",
-            shell_quote(stack),
-            shell_quote(region)
-        )
+        RefreshCommand {
+            stack: stack.to_string(),
+            region: region.to_string(),
+        }
     })
 }
 
 /// `cdkd-flow state show …` (read-only): printed even when rendering altered the name
 /// (it then names the rendered text); withheld only for a name beginning with `-`.
-pub fn state_show_command(stack: &str, region: Option<&str>) -> Option<String> {
+pub fn state_show_command(stack: &str, region: Option<&str>) -> Option<ShowCommand> {
     let name = printable_str(stack);
     if name.is_empty() || stack.starts_with('-') {
         return None;
     }
-    let mut cmd = format!("cdkd-flow state show {}", shell_quote(&name));
-    if let Some(r) = region {
-        let r = printable_str(r);
-        if !r.is_empty() && !r.starts_with('-') {
-            cmd.push_str(&format!(" --stack-region {}", shell_quote(&r)));
-        }
-    }
-    Some(cmd)
+    let region = region
+        .map(printable_str)
+        .filter(|r| !r.is_empty() && !r.starts_with('-'));
+    Some(ShowCommand { name, region })
 }
 
-fn listed(ids: &[String]) -> String {
-    let mut out: Vec<String> = ids
-        .iter()
-        .take(LIST_CAP)
-        .map(|i| crate::text::or_unrenderable(flatten_str(i)))
-        .collect();
-    if ids.len() > LIST_CAP {
-        out.push(format!("… and {} more", ids.len() - LIST_CAP));
-    }
-    out.join(", ")
+/// A record's rows, grouped by what its warnings say of them.
+#[derive(Default)]
+struct Tally {
+    malformed: Vec<String>,
+    missing: Vec<String>,
+    deploy_fixes: Vec<String>,
+    param_bound: Vec<String>,
+    cannot_tell: Vec<String>,
+    /// Well-formed rows.
+    total: usize,
 }
 
-/// The warning lines for one record. `stack` and `region` are the key the record was
-/// loaded from (`region` `None` for a legacy record), never values stored inside it.
-pub fn drift_warnings(
-    record: &StateRecord,
-    stack: &str,
-    region: Option<&str>,
+fn tally(
+    rows: &serde_json::Map<String, Value>,
     template: &Template,
     source: TemplateSource,
-) -> Vec<String> {
-    let Some(rows) = super::records::rows(record) else {
-        return Vec::new();
-    };
-    let shown_stack = crate::text::display_ident_str(stack, STACK_NAME_CAP);
-    let mut malformed = Vec::new();
-    let mut missing = Vec::new();
-    let (mut deploy_fixes, mut param_bound, mut cannot_tell) = (Vec::new(), Vec::new(), Vec::new());
-    let mut total = 0usize;
+) -> Tally {
+    let mut t = Tally::default();
     for (id, entry) in crate::json::ordered_entries(rows) {
         let typed = entry.as_object().filter(|r| {
             r.get("resourceType")
@@ -95,90 +79,95 @@ pub fn drift_warnings(
                 .is_some_and(|t| !t.is_empty())
         });
         let Some(row) = typed else {
-            malformed.push(id.clone());
+            t.malformed.push(id.clone());
             continue;
         };
-        total += 1;
+        t.total += 1;
         if row.get("observedBaselineRefused") == Some(&Value::Bool(true)) {
             let group = match row.get(REFUSED_REASON_FIELD).and_then(Value::as_str) {
-                Some(REFUSED_OVER_PARAMETER) => &mut param_bound,
-                Some(_) => &mut deploy_fixes,
+                Some(REFUSED_OVER_PARAMETER) => &mut t.param_bound,
+                Some(_) => &mut t.deploy_fixes,
                 None => match (source, template.resource(id)) {
                     (TemplateSource::Synth, Some(res)) if reads_a_parameter(template, &res) => {
-                        &mut param_bound
+                        &mut t.param_bound
                     }
-                    (TemplateSource::Synth, Some(_)) => &mut deploy_fixes,
-                    _ => &mut cannot_tell,
+                    (TemplateSource::Synth, Some(_)) => &mut t.deploy_fixes,
+                    _ => &mut t.cannot_tell,
                 },
             };
             group.push(id.clone());
         } else if !row.get("observedProperties").is_some_and(Value::is_object) {
-            missing.push(id.clone());
+            t.missing.push(id.clone());
         }
     }
-    let refresh = refresh_observed_command(stack, region);
-    let show = state_show_command(stack, region);
-    let show_clause = show
-        .map(|c| format!(" Inspect it with: {c}"))
-        .unwrap_or_default();
-    let refresh_advice = if !malformed.is_empty() {
-        format!("repair the record first (cdkd-flow state refresh-observed refuses a record holding such a row), then capture baselines.{show_clause}")
-    } else if region.is_none() {
-        format!("this is a legacy record with no region: migrate it first (any cdkd write does), then capture baselines with cdkd-flow state refresh-observed.{show_clause}")
-    } else if let Some(cmd) = refresh {
-        format!("capture them, then run cdkd drift; the capture command: {cmd}")
-    } else {
-        format!("capture them with cdkd-flow state refresh-observed for this stack (no command is printed: the stack name or region does not render exactly as loaded).{show_clause}")
-    };
-    let mut out = Vec::new();
-    if !malformed.is_empty() {
-        out.push(format!(
-            "Stack {shown_stack}: {} resources entr(ies) are not objects or carry no resource type, and are left out of the baseline tally: {}.",
-            malformed.len(),
-            listed(&malformed)
-        ));
-    }
-    if !missing.is_empty() {
-        if record.version().unwrap_or(1) < 3 {
-            out.push(format!(
-                "Stack {shown_stack}: its state schema predates drift baselines; after the export, drift has no baseline to compare against. Deploy once, or {refresh_advice}"
-            ));
-        } else {
-            out.push(format!(
-                "Stack {shown_stack}: {} of {total} resource(s) have no drift baseline: {}. {}",
-                missing.len(),
-                listed(&missing),
-                capitalise(&refresh_advice)
-            ));
-        }
-    }
-    if !deploy_fixes.is_empty() {
-        out.push(format!(
-            "Stack {shown_stack}: cdkd import refused the baseline of {}; deploying a change to the resource restores it.",
-            listed(&deploy_fixes)
-        ));
-    }
-    if !param_bound.is_empty() {
-        out.push(format!(
-            "Stack {shown_stack}: cdkd import refused the baseline of {} over a template parameter whose deployed value could not be proved; only replacing the resource, or re-importing it while a CloudFormation stack can prove the value, clears it.",
-            listed(&param_bound)
-        ));
-    }
-    if !cannot_tell.is_empty() {
-        out.push(format!(
-            "Stack {shown_stack}: cdkd import refused the baseline of {}, recorded without its reason; with --template, or for a resource the template no longer defines, the export cannot tell whether deploying a change restores it or only replacing the resource does.",
-            listed(&cannot_tell)
-        ));
-    }
-    out
+    t
 }
 
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
-        None => String::new(),
+/// What the missing-baselines warning advises for this record.
+fn advice(malformed: bool, stack: &str, region: Option<&str>) -> RefreshAdvice {
+    let show = state_show_command(stack, region);
+    if malformed {
+        RefreshAdvice::RepairFirst { show }
+    } else if region.is_none() {
+        RefreshAdvice::LegacyRecord { show }
+    } else if let Some(command) = refresh_observed_command(stack, region) {
+        RefreshAdvice::Capture { command }
+    } else {
+        RefreshAdvice::NoCommand { show }
     }
+}
+
+/// The warnings for one record. `stack` and `region` are the key the record was loaded
+/// from (`region` `None` for a legacy record), never values stored inside it.
+pub fn drift_warnings(
+    record: &StateRecord,
+    stack: &str,
+    region: Option<&str>,
+    template: &Template,
+    source: TemplateSource,
+) -> Vec<PlanWarning> {
+    let Some(rows) = super::records::rows(record) else {
+        return Vec::new();
+    };
+    let t = tally(rows, template, source);
+    let advice = advice(!t.malformed.is_empty(), stack, region);
+    let mut out = Vec::new();
+    if !t.malformed.is_empty() {
+        out.push(PlanWarning::MalformedRows {
+            stack: stack.to_string(),
+            ids: t.malformed,
+        });
+    }
+    if !t.missing.is_empty() {
+        out.push(if record.version().unwrap_or(1) < 3 {
+            PlanWarning::SchemaPredatesBaselines {
+                stack: stack.to_string(),
+                advice,
+            }
+        } else {
+            PlanWarning::MissingBaselines {
+                stack: stack.to_string(),
+                missing: t.missing,
+                total: t.total,
+                advice,
+            }
+        });
+    }
+    let refused = [
+        (t.deploy_fixes, RefusedRemedy::DeployFixes),
+        (t.param_bound, RefusedRemedy::ParameterBound),
+        (t.cannot_tell, RefusedRemedy::CannotTell),
+    ];
+    for (ids, remedy) in refused {
+        if !ids.is_empty() {
+            out.push(PlanWarning::RefusedBaselines {
+                stack: stack.to_string(),
+                ids,
+                remedy,
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -193,6 +182,20 @@ mod tests {
 
     fn tpl(v: Value) -> Template {
         Template::from_value("App", v).unwrap()
+    }
+
+    /// The warnings' words (the view's), as the tests read them.
+    fn drift_warnings(
+        record: &StateRecord,
+        stack: &str,
+        region: Option<&str>,
+        template: &Template,
+        source: TemplateSource,
+    ) -> Vec<String> {
+        super::drift_warnings(record, stack, region, template, source)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
     }
 
     fn row(baseline: bool) -> Value {
@@ -287,11 +290,15 @@ mod tests {
             None
         );
         assert_eq!(
-            state_show_command("App\u{1b}", Some("us-east-1")).as_deref(),
+            state_show_command("App\u{1b}", Some("us-east-1"))
+                .map(|c| c.to_string())
+                .as_deref(),
             Some("cdkd-flow state show App --stack-region us-east-1")
         );
         assert_eq!(
-            refresh_observed_command("Root~Child", Some("us-east-1")).as_deref(),
+            refresh_observed_command("Root~Child", Some("us-east-1"))
+                .map(|c| c.to_string())
+                .as_deref(),
             Some("cdkd-flow state refresh-observed 'Root~Child' --stack-region us-east-1")
         );
     }

@@ -13,7 +13,7 @@
 //! principal check inputs), [`drift`] (the drift-baseline warning), [`consumers`] (the
 //! cross-stack consumer scan), [`plain`] (the
 //! printing rule), [`names`] (CloudFormation destination names), [`unmanaged`] (the rows the template
-//! leaves out), [`plan`] (the plan as data). The execution: [`phases`] (the phase templates and change sets), [`execute`]
+//! leaves out), [`plan`] (the plan as data), [`warning`] (its warnings, as data). The execution: [`phases`] (the phase templates and change sets), [`execute`]
 //! (statuses, waits, what comes next, the run's record), [`report`] (`report.json`) and [`redo`] (its lines
 //! to do by hand, as data),
 //! [`approval`] (the approval gate's `approval.json` and its decisions), [`held`] (a record
@@ -50,6 +50,7 @@ pub mod source_error;
 pub mod splitters;
 pub mod template;
 pub mod unmanaged;
+pub mod warning;
 
 /// The redaction mask cdkd writes in place of a value it will not store
 /// (docs/export.md, "The redaction mask ***").

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use super::warning::PlanWarning;
 use crate::text::flatten_str;
 
 /// What the template holds at an overlay field.
@@ -109,7 +110,7 @@ pub fn apply_overlay(
     properties: Option<&Value>,
     identifier: &Map<String, Value>,
     fields: &[String],
-) -> (Map<String, Value>, Vec<String>) {
+) -> (Map<String, Value>, Vec<PlanWarning>) {
     let mut props = properties
         .and_then(Value::as_object)
         .cloned()
@@ -125,13 +126,12 @@ pub fn apply_overlay(
         } = classify(props.get(f), value)
         {
             if non_string {
-                warnings.push(format!(
-                    "{}: Properties.{} was {}; the exported template now carries the scalar '{}'",
-                    flatten_str(logical_id),
-                    flatten_str(f),
-                    describe(&props[f.as_str()]),
-                    flatten_str(value)
-                ));
+                warnings.push(PlanWarning::OverlayScalar {
+                    logical_id: logical_id.to_string(),
+                    field: f.clone(),
+                    was: props[f.as_str()].clone(),
+                    value: value.to_string(),
+                });
             }
             props.insert(f.clone(), Value::String(value.to_string()));
         }

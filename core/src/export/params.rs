@@ -83,9 +83,19 @@ pub struct StackParams {
     pub submitted: Vec<ResolvedParameter>,
     /// Every declared parameter as the stack's template reads it.
     pub env: BTreeMap<String, Binding>,
-    pub warnings: Vec<String>,
+    /// A nested child's parameters not resolved while planning (at most one entry).
+    pub warnings: Vec<UnresolvedParameters>,
     /// A dry run's failed SSM reads, planned without their value.
     pub ssm_unread: Vec<UnreadSsm>,
+}
+
+/// A nested child's parameters that could not be resolved while planning, a warning of
+/// the plan: `(key, why)`, `why` as the evaluation gave it. Worded by
+/// `core::view::plan_warning`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnresolvedParameters {
+    pub stack: String,
+    pub unresolved: Vec<(String, String)>,
 }
 
 /// Why the parameters refuse the plan. Worded by `core::view::export_input`.
@@ -491,7 +501,7 @@ pub fn resolve_child(
             }
             Err(Miss::Refuse(why)) => return Err(nested(child_stack, why)),
             Err(Miss::Unresolved(r) | Miss::NotRead(r)) => {
-                unresolved.push(format!("{} ({r})", shown(key)));
+                unresolved.push((key.clone(), r.clone()));
                 (None, Binding::Unresolved(r))
             }
         };
@@ -518,11 +528,10 @@ pub fn resolve_child(
         out.env.insert(d.name.to_string(), b);
     }
     if !unresolved.is_empty() {
-        out.warnings.push(format!(
-            "nested stack {}: parameter(s) not resolved while planning: {}; the child template's Defaults must cover them",
-            shown(child_stack),
-            unresolved.join("; ")
-        ));
+        out.warnings.push(UnresolvedParameters {
+            stack: child_stack.to_string(),
+            unresolved,
+        });
     }
     out.ssm_unread = ev.unread;
     Ok(out)
@@ -884,7 +893,8 @@ mod tests {
         let (r, _) = child(json!({"Name": {"Ref": "Name"}}), &ssm, true);
         let r = r.unwrap();
         assert_eq!(r.submitted[0].value, None);
-        assert!(r.warnings[0].contains("unconfirmed"), "{}", r.warnings[0]);
+        let w = r.warnings[0].to_string();
+        assert!(w.contains("unconfirmed"), "{w}");
         let (r, _) = child(json!({"Name": {"Ref": "Name"}}), &ssm, false);
         let e = r.unwrap_err();
         assert!(

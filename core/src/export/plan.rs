@@ -18,6 +18,7 @@ use super::registry::TypeFacts;
 use super::sg::SgLookup;
 use super::template::Template;
 use super::unmanaged::UnmanagedRow;
+use super::warning::PlanWarning;
 use crate::state::StateRecord;
 
 /// One stack as the step loaded it.
@@ -126,7 +127,7 @@ pub struct Plan {
     /// Tree-wide warnings (Custom Resource gate in a dry run, unresolved child
     /// parameters).
     #[serde(default)]
-    pub warnings: Vec<String>,
+    pub warnings: Vec<PlanWarning>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -145,7 +146,7 @@ pub struct StackPlan {
     /// that submits it (docs/export.md, "Parameters").
     pub parameters: Vec<PlanParameter>,
     pub blocked: Vec<BlockedRow>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<PlanWarning>,
     /// Rows of the record the template does not declare: left running, owned by nothing
     /// (docs/export.md, "Rows the template leaves out").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -428,7 +428,9 @@ fn statement_83_dry_run_resolves_child_parameters_and_ssm_failure_only_warns() {
     let plan = plan_tree(&nested(), &o, &g).unwrap();
     assert_eq!(plan.stacks.len(), 3);
     assert!(
-        plan.warnings.iter().any(|w| w.contains("unconfirmed")),
+        plan.warnings
+            .iter()
+            .any(|w| w.to_string().contains("unconfirmed")),
         "{:?}",
         plan.warnings
     );
@@ -490,7 +492,7 @@ fn iam_policy_principal_mismatch_blocks_and_unconfirmed_warns() {
         plan.stacks[0]
             .warnings
             .iter()
-            .any(|w| w.contains("SSM-typed")),
+            .any(|w| w.to_string().contains("SSM-typed")),
         "{:?}",
         plan.stacks[0].warnings
     );

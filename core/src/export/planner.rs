@@ -27,6 +27,7 @@ use super::registry;
 use super::sg;
 use super::template::NESTED_STACK;
 use super::unmanaged;
+use super::warning::PlanWarning;
 use crate::keys::child_stack_name;
 
 /// The shared walk: names, the damaged-record checks and the parameter pre-pass.
@@ -34,7 +35,7 @@ struct Walk<'a> {
     /// Root first, parents before children.
     order: Vec<Node<'a>>,
     needed_ssm: BTreeSet<String>,
-    warnings: Vec<String>,
+    warnings: Vec<PlanWarning>,
 }
 
 struct Node<'a> {
@@ -184,7 +185,8 @@ fn walk<'a>(
             &mut w.needed_ssm,
         )
         .map_err(PlanRefusal::from)?;
-        w.warnings.extend(sp.warnings.iter().cloned());
+        w.warnings
+            .extend(sp.warnings.iter().cloned().map(PlanWarning::from));
         w.order[idx].params = sp;
         w.order[idx].tags = tags;
     }
@@ -357,8 +359,11 @@ fn import_row(
     );
     plan.warnings.extend(
         res.warnings
-            .iter()
-            .map(|x| format!("{}: {x}", crate::text::flatten_str(logical_id))),
+            .into_iter()
+            .map(|warning| PlanWarning::Identifier {
+                logical_id: logical_id.to_string(),
+                warning,
+            }),
     );
     plan.warnings.extend(w);
     plan.import.push(ImportRow {
@@ -377,7 +382,7 @@ fn import_row(
 /// principals it records (checked against the template's), or delete an API Gateway V2
 /// stage. `Err` holds why the row is blocked; warnings go to `warnings`.
 fn pre_delete_action(
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<PlanWarning>,
     logical_id: &str,
     resource_type: &str,
     physical_id: &str,
@@ -392,11 +397,12 @@ fn pre_delete_action(
                 let template = iam::template_principals(tpl_props, &node.params.env);
                 match iam::check(&recorded, &template) {
                     CheckVerdict::Mismatch(m) => return Err(BlockReason::PrincipalMismatch(m)),
-                    CheckVerdict::Unconfirmed(u) => warnings.push(format!(
-                        "{}: the principals phase 2 attaches the policy to could not all be confirmed against the record: {}",
-                        crate::text::flatten_str(logical_id),
-                        u.join("; ")
-                    )),
+                    CheckVerdict::Unconfirmed(unconfirmed) => {
+                        warnings.push(PlanWarning::PrincipalsUnconfirmed {
+                            logical_id: logical_id.to_string(),
+                            unconfirmed,
+                        })
+                    }
                     CheckVerdict::Ok => {}
                 }
                 PreDeleteAction::DetachPolicy { recorded, template }

@@ -85,10 +85,20 @@ pub enum Redo {
     },
     /// A migrated child still in IMPORT_COMPLETE: flip it before the adoption.
     Flip { stack: String, cfn: String },
-    /// A warning of a run that migrated, as the run gave it.
-    Warning(String),
+    /// A transient template upload of a run that migrated, which its cleanup could not
+    /// delete.
+    TemplateLeft(TemplateLeft),
     /// A line read back from `report.json`: the words as the run wrote them.
     Recorded(String),
+}
+
+/// A transient template upload left behind: `s3://<bucket>/<key>`, and the store's
+/// error as it gave it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateLeft {
+    pub bucket: String,
+    pub key: String,
+    pub error: String,
 }
 
 /// What is missing while pre-deleted resources are absent.

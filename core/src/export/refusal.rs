@@ -164,7 +164,7 @@ pub enum SizeWayOut {
 /// A gate a planned export meets (docs/export.md, "Rows the template leaves out" and
 /// "Warnings and printing"): a real run is refused on it before any lock unless its
 /// flag is given; a dry run's plan shows it as a warning
-/// (`core::view::export_input::gate_warning`).
+/// (`PlanWarning::Gate`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GateRefusal {
     /// Rows of the record the template does not declare, with their stack: the export

@@ -9,7 +9,7 @@ use crate::run::{Outcome, RunId, RunKind};
 use super::execute::{ExportRun, InFlight, StackProgress, StackStage};
 use super::plain::{is_plain, shown};
 use super::plan::Plan;
-use super::redo::{Absent, Redo};
+use super::redo::{Absent, Redo, TemplateLeft};
 use super::unmanaged::{report_entry, UnmanagedReport};
 
 /// The report of an export run.
@@ -74,7 +74,7 @@ pub fn unmanaged(run: &ExportRun, plan: &Plan) -> Vec<UnmanagedReport> {
 }
 
 /// The report of a run that finished: every stack migrated and cleaned.
-pub fn migrated(run: &ExportRun, plan: &Plan, warnings: &[String]) -> ExportReport {
+pub fn migrated(run: &ExportRun, plan: &Plan, left: &[TemplateLeft]) -> ExportReport {
     ExportReport {
         unmanaged: unmanaged(run, plan),
         run_id: run.run_id.clone(),
@@ -82,7 +82,7 @@ pub fn migrated(run: &ExportRun, plan: &Plan, warnings: &[String]) -> ExportRepo
         outcome: Outcome::Migrated,
         cause: None,
         stacks: run.stacks.iter().map(stack_report).collect(),
-        redo: warnings.iter().cloned().map(Redo::Warning).collect(),
+        redo: left.iter().cloned().map(Redo::TemplateLeft).collect(),
         commands: run
             .stacks
             .iter()

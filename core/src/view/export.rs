@@ -143,7 +143,7 @@ fn stack_lines(s: &StackPlan, out: &mut Vec<String>) {
         out.push(format!("  Parameters: {}", ps.join(", ")));
     }
     for w in &s.warnings {
-        out.push(format!("  Warning: {}", flatten_str(w)));
+        out.push(format!("  Warning: {}", flatten_str(&w.to_string())));
     }
 }
 
@@ -189,7 +189,7 @@ fn render_plan(plan: &Plan, dry_run: bool) -> String {
         stack_lines(s, &mut out);
     }
     for w in &plan.warnings {
-        out.push(format!("Warning: {}", flatten_str(w)));
+        out.push(format!("Warning: {}", flatten_str(&w.to_string())));
     }
     match plan.blocked_refusal() {
         Some(r) => out.push(r.to_string()),
@@ -212,6 +212,7 @@ mod tests {
     use crate::export::iam::{PolicyTargets, TemplatePrincipals};
     use crate::export::params::ParamSource;
     use crate::export::plan::*;
+    use crate::export::warning::{PlanWarning, RefreshAdvice, RefreshCommand};
     use serde_json::{json, Map, Value};
 
     fn ident(pairs: &[(&str, &str)]) -> Map<String, Value> {
@@ -281,24 +282,61 @@ mod tests {
             region: Some("us-east-1".into()),
             cfn_stack_name: "Root".into(),
             template_key: "k".into(),
-            import: vec![ImportRow { logical_id: "Bucket".into(), resource_type: "AWS::S3::Bucket".into(), physical_id: "b".into(), identifier: ident(&[("BucketName", "b")]), overlay: Map::new() }],
-            nested: vec![NestedRow { logical_id: "Db".into(), child_stack: "Root~Db".into(), cfn_stack_name: "Root-Db".into() }],
+            import: vec![ImportRow {
+                logical_id: "Bucket".into(),
+                resource_type: "AWS::S3::Bucket".into(),
+                physical_id: "b".into(),
+                identifier: ident(&[("BucketName", "b")]),
+                overlay: Map::new(),
+            }],
+            nested: vec![NestedRow {
+                logical_id: "Db".into(),
+                child_stack: "Root~Db".into(),
+                cfn_stack_name: "Root-Db".into(),
+            }],
             phase2: Phase2 {
-                create: vec![TypedRow { logical_id: "Seed".into(), resource_type: "Custom::Seed".into() }],
+                create: vec![TypedRow {
+                    logical_id: "Seed".into(),
+                    resource_type: "Custom::Seed".into(),
+                }],
                 recreate: vec![
-                    RecreateRow { logical_id: "Stage".into(), resource_type: "AWS::ApiGatewayV2::Stage".into(), physical_id: "prod".into(), properties: Map::new() },
-                    RecreateRow { logical_id: "Pol".into(), resource_type: "AWS::IAM::Policy".into(), physical_id: "pol".into(), properties: Map::new() },
+                    RecreateRow {
+                        logical_id: "Stage".into(),
+                        resource_type: "AWS::ApiGatewayV2::Stage".into(),
+                        physical_id: "prod".into(),
+                        properties: Map::new(),
+                    },
+                    RecreateRow {
+                        logical_id: "Pol".into(),
+                        resource_type: "AWS::IAM::Policy".into(),
+                        physical_id: "pol".into(),
+                        properties: Map::new(),
+                    },
                 ],
                 pre_delete: vec![PreDeleteRow {
                     logical_id: "Pol".into(),
                     resource_type: "AWS::IAM::Policy".into(),
                     action: PreDeleteAction::DetachPolicy {
-                        recorded: PolicyTargets { policy_name: "pol".into(), roles: Some(vec!["r1".into()]), ..Default::default() },
+                        recorded: PolicyTargets {
+                            policy_name: "pol".into(),
+                            roles: Some(vec!["r1".into()]),
+                            ..Default::default()
+                        },
                         template: TemplatePrincipals::default(),
                     },
                 }],
             },
-            warnings: vec!["Stack Root: 1 of 3 resource(s) have no drift baseline: X. Capture them, then run cdkd drift; the capture command: cdkd-flow state refresh-observed Root --stack-region us-east-1".into()],
+            warnings: vec![PlanWarning::MissingBaselines {
+                stack: "Root".into(),
+                missing: vec!["X".into()],
+                total: 3,
+                advice: RefreshAdvice::Capture {
+                    command: RefreshCommand {
+                        stack: "Root".into(),
+                        region: "us-east-1".into(),
+                    },
+                },
+            }],
             ..Default::default()
         }
     }
@@ -371,7 +409,9 @@ mod tests {
         ];
         let plan = Plan {
             stacks: vec![s],
-            warnings: vec!["1 Custom Resource(s) cannot be imported".into()],
+            warnings: vec![PlanWarning::Recorded(
+                "1 Custom Resource(s) cannot be imported".into(),
+            )],
         };
         insta::assert_snapshot!(render_dry_run(&plan));
     }

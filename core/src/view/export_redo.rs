@@ -6,7 +6,7 @@
 use std::fmt;
 
 use crate::export::plain::shown;
-use crate::export::redo::{Absent, Redo};
+use crate::export::redo::{Absent, Redo, TemplateLeft};
 use crate::text::flatten_str;
 
 impl From<Redo> for String {
@@ -130,8 +130,20 @@ impl fmt::Display for Redo {
                 shown(stack),
                 shown(cfn)
             ),
-            Redo::Warning(words) | Redo::Recorded(words) => f.write_str(words),
+            Redo::TemplateLeft(left) => left.fmt(f),
+            Redo::Recorded(words) => f.write_str(words),
         }
+    }
+}
+
+/// Printed as the cleanup always printed it: the store's error as it gave it.
+impl fmt::Display for TemplateLeft {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the transient template s3://{}/{} was not deleted: {}",
+            self.bucket, self.key, self.error
+        )
     }
 }
 
@@ -310,7 +322,7 @@ mod tests {
                 stack: s("App~Db"),
                 cfn: s("App-Db"),
             },
-            Redo::Warning(s("a warning of the run")),
+            Redo::Recorded(s("a warning of the run")),
             Redo::Recorded(s("a line read back")),
         ]
     }
@@ -335,5 +347,19 @@ mod tests {
             let back: Redo = serde_json::from_value(stored).unwrap_or(Redo::NothingLocked);
             assert_eq!(back, Redo::Recorded(line.to_string()));
         }
+    }
+
+    /// A transient template the cleanup of a migrated run could not delete: the words
+    /// the cleanup always gave it, stored in `report.json` as them.
+    #[test]
+    fn the_words_of_a_template_left() {
+        let line = Redo::TemplateLeft(TemplateLeft {
+            bucket: "state-bucket".into(),
+            key: "cdkd/_runs/export-App-1/App/phase1.json".into(),
+            error: "AccessDenied: no".into(),
+        });
+        insta::assert_snapshot!(line.to_string());
+        let stored = serde_json::to_value(&line).unwrap_or_default();
+        assert_eq!(stored, serde_json::Value::String(line.to_string()));
     }
 }

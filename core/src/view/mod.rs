@@ -8,8 +8,8 @@
 //! - [`progress`]: live bars and settled lines of a destroy run;
 //! - [`report`]: a destroy run's report; [`next_step`]: its next step and row notes;
 //! - [`cleanup`]: a cleanup run's summary;
-//! - [`export`]: `export --dry-run` (the plan's summary, stack by stack); [`export_redo`]:
-//!   the lines of an export report to do by hand;
+//! - [`export`]: `export --dry-run` (the plan's summary, stack by stack); [`plan_warning`]:
+//!   the plan's warnings; [`export_redo`]: the lines of an export report to do by hand;
 //! - [`runs`]: `runs list | show | watch` (executions of the deployed state machines);
 //! - [`retention`]: `runs expire` and `runs prune` (docs/runs.md);
 //! - [`workflow`]: `workflow run` (an execution of the local engine);
@@ -36,6 +36,7 @@ pub mod export_report;
 pub mod next_step;
 pub mod notify;
 pub mod plan;
+pub mod plan_warning;
 pub mod progress;
 pub mod refusal;
 pub mod repair;

@@ -14,6 +14,7 @@ use cdkd_core::export::execute::{
 use cdkd_core::export::params::{no_echo_value, parse_parameter_tokens, resolve_root, StackParams};
 use cdkd_core::export::phases::{delivery, Delivery, Phase, CAPABILITIES};
 use cdkd_core::export::plan::{Plan, StackPlan};
+use cdkd_core::export::redo::TemplateLeft;
 use cdkd_core::export::template::Template;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -240,16 +241,17 @@ impl<'a> Ctx<'a> {
     }
 
     /// Deletes a stack's transient template uploads (docs/export.md, "Phases (export-import, export-execute, export-phase2)"); one that
-    /// cannot be deleted stays listed, for a retry or the abort. Returns a line per
-    /// upload left.
-    pub async fn delete_uploads(&self, s: &mut StackProgress) -> Vec<String> {
+    /// cannot be deleted stays listed, for a retry or the abort. Returns each upload
+    /// left.
+    pub async fn delete_uploads(&self, s: &mut StackProgress) -> Vec<TemplateLeft> {
         let mut left = Vec::new();
         for key in std::mem::take(&mut s.uploads) {
             if let Err(e) = self.store.delete_object(&key).await {
-                left.push(format!(
-                    "the transient template s3://{}/{key} was not deleted: {e}",
-                    self.store.bucket
-                ));
+                left.push(TemplateLeft {
+                    bucket: self.store.bucket.clone(),
+                    key: key.clone(),
+                    error: e.to_string(),
+                });
                 s.uploads.push(key);
             }
         }

@@ -5,6 +5,7 @@
 
 use cdkd_core::export::execute::StackStage;
 use cdkd_core::export::plain::shown;
+use cdkd_core::export::redo::TemplateLeft;
 use cdkd_core::export::report::{migrated, ExportReport};
 use serde::{Deserialize, Serialize};
 
@@ -134,7 +135,7 @@ async fn finish(
     ctx: &Ctx<'_>,
     rec: &cdkd_core::export::execute::ExportRun,
     plan: &cdkd_core::export::plan::Plan,
-    warnings: &[String],
+    warnings: &[TemplateLeft],
 ) -> Result<CleanupOutput, StepError> {
     crate::held::release_all(
         &ctx.deps

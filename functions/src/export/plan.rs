@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use cdkd_core::export::plain::shown;
 use cdkd_core::export::plan::Plan;
 use cdkd_core::export::planner::{plan_needs, plan_tree};
+use cdkd_core::export::warning::PlanWarning;
 use cdkd_core::run::RunId;
-use cdkd_core::view::export_input::gate_warning;
 use serde::{Deserialize, Serialize};
 
 use super::gather::{gather, Reads};
@@ -86,7 +86,8 @@ pub async fn run(input: PlanInput, deps: &Deps) -> Result<PlanOutput, StepError>
     // A dry run's plan shows the gates a real run would be refused on.
     if opts.dry_run {
         let gates = plan.gates(opts.leave_unmanaged, opts.include_non_importable);
-        plan.warnings.extend(gates.iter().map(gate_warning));
+        plan.warnings
+            .extend(gates.into_iter().map(PlanWarning::Gate));
     }
     let owner = input.plan_for.as_deref().unwrap_or(&run_id);
     let key = plan_key(&input.state_prefix, owner);

@@ -570,10 +570,11 @@ async fn export_plan_missing_ssm_parameter_warns_in_a_dry_run_and_refuses_a_real
         .expect("a dry run plans without it");
     assert!(out.warnings > 0);
     let plan = f.plan_json().await;
-    let all: Vec<&String> = plan
+    let all: Vec<String> = plan
         .warnings
         .iter()
         .chain(plan.stacks.iter().flat_map(|s| s.warnings.iter()))
+        .map(ToString::to_string)
         .collect();
     assert!(all.iter().any(|w| w.contains(&name)), "{all:?}");
     let err = f.plan("NoSsm", json!({}), false).await.unwrap_err();
@@ -977,7 +978,9 @@ async fn export_plan_custom_resource_gate_refuses_the_real_run_that_reuses_a_dry
     assert!(dry.warnings >= 1, "{dry:?}");
     let plan = f.plan_json().await;
     assert!(
-        plan.warnings.iter().any(|w| w.starts_with(gate)),
+        plan.warnings
+            .iter()
+            .any(|w| w.to_string().starts_with(gate)),
         "{:?}",
         plan.warnings
     );
