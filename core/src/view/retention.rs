@@ -1,6 +1,8 @@
 //! What `runs expire` and `runs prune` print (docs/runs.md, "The lifecycle rule (cdkd-flow runs expire, make deploy)" and "Pruning (cdkd-flow runs prune --older-than D)"): the lifecycle rule
-//! set (or that would be), the folders deleted and kept with the reason, and one
-//! summary line. Every value read from the bucket is flattened onto one line.
+//! set (or that would be), the folders deleted and kept with the reason (why a run may
+//! be resumed or its state is unknown, decided by `retention` as data), and one summary
+//! line; and the values the commands refuse. Every value read from the bucket is
+//! flattened onto one line.
 
 use serde_json::{json, Value};
 

@@ -3,7 +3,8 @@
 //! about the execution itself (a failed step, the last line, the warning after an
 //! abrupt stop). The CLI turns what Step Functions describes into [`ExecutionRow`] and
 //! [`StepEvent`]; everything here is pure, and every value from AWS is flattened onto
-//! one line.
+//! one line. Local runs too: their table, head and last line, and the words of how one
+//! is known interrupted or cannot be told (`Interruption`, `Unseen`).
 
 use serde_json::{json, Value};
 
