@@ -8,7 +8,7 @@ use crate::cleanup::{parse_duration_ms, CleanupError};
 use crate::keys::run_prefix;
 use crate::lock::{is_expired, parse_flow_owner, FlowHolder, LockInfo};
 use crate::run::{ExecutionStatus, Outcome, RunId, RunKind};
-use crate::runs::{lock_owned_by_run, LocalState};
+use crate::runs::{lock_owned_by_run, Interruption, LocalState, Unseen};
 use crate::text::flatten_str;
 
 /// The lifecycle rule's id is this and the state prefix: `cdkd-flow-runs:<prefix>`, so
@@ -33,18 +33,21 @@ pub const DELETE_BATCH: usize = 1000;
 /// S3's ceiling on a lifecycle rule's ID.
 const MAX_RULE_ID: usize = 255;
 
-/// A value the retention commands refuse (a usage error).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// A value the retention commands refuse (a usage error), as data; the retention view
+/// words it.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RetentionError {
-    #[error("--days {days} is below the safe minimum of {min} days: a run waiting for approval (up to 7 days) and then running would lose its plan and templates (docs/runs.md §3)")]
+    /// `--days` below the safe minimum `min`.
     TooShort { days: i32, min: i32 },
-    #[error("the lifecycle rule's id '{0}' is longer than S3's 255 characters (a shorter --state-prefix)")]
+    /// The lifecycle rule's id (flattened) is longer than S3 takes.
     RuleIdTooLong(String),
-    #[error("--older-than '{0}' is not a duration like 30d, 12h or 2w")]
+    /// `--older-than` is not a duration (as typed, flattened).
     BadOlderThan(String),
-    #[error("--older-than '{0}' is zero: it would prune runs that just ended")]
+    /// `--older-than` is zero (as typed).
     ZeroOlderThan(String),
 }
+
+impl std::error::Error for RetentionError {}
 
 // ---------------------------------------------------------------------------------
 // The lifecycle rule (docs/runs.md, "The lifecycle rule (cdkd-flow runs expire, make deploy)")
@@ -375,14 +378,33 @@ pub enum RunStatus {
         outcome: Option<Outcome>,
     },
     Interrupted {
-        why: String,
+        why: Interruption,
     },
     /// Only uploads, for a run whose plan run (`<run-id>-plan`) has a folder of its
     /// own: the run was never started (the plan refused, or nobody said yes).
     NeverStarted,
     Unknown {
-        why: String,
+        why: UnknownWhy,
     },
+}
+
+/// Why prune cannot tell where a run stands, as data; the retention view words it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnknownWhy {
+    /// A local run's state that cannot be told ([`Unseen`]).
+    Local(Unseen),
+    /// Its execution's status is none this version knows (`status`, as Step Functions
+    /// said it).
+    Execution { status: String },
+    /// It has no `run.json` and no report, and its execution could not be described.
+    Undescribed,
+    /// The lock of its root stack is held by the execution `execution`, which could not
+    /// be described: it may be resuming the run.
+    HolderUndescribed { execution: RunId },
+    /// A file of its folder could not be read: the error's text.
+    Unreadable(String),
+    /// The lock of its root stack could not be read: the error's text.
+    RootLockUnreadable(String),
 }
 
 impl RunStatus {
@@ -394,7 +416,9 @@ impl RunStatus {
                 outcome: Some(outcome.clone()),
             },
             LocalState::Interrupted { why } => RunStatus::Interrupted { why: why.clone() },
-            LocalState::Unknown { why } => RunStatus::Unknown { why: why.clone() },
+            LocalState::Unknown { why } => RunStatus::Unknown {
+                why: UnknownWhy::Local(why.clone()),
+            },
         }
     }
 
@@ -408,7 +432,9 @@ impl RunStatus {
                 outcome: report_outcome.cloned(),
             },
             S::Other(other) => RunStatus::Unknown {
-                why: format!("its execution is {}", flatten_str(other)),
+                why: UnknownWhy::Execution {
+                    status: other.clone(),
+                },
             },
         }
     }
@@ -443,8 +469,7 @@ impl RunStatus {
             }
         }
         RunStatus::Unknown {
-            why: "it has no run.json and no report, and its execution could not be described"
-                .into(),
+            why: UnknownWhy::Undescribed,
         }
     }
 }
@@ -529,20 +554,21 @@ pub fn with_root_lock(
     match (holder, execution) {
         (RootHolder::Nobody, _) => status,
         (RootHolder::ThisRun, _) => RunStatus::Running,
-        (RootHolder::Execution(_), Some(HolderExecution::Described { status: s, writes_into }))
-            if writes_into == run_id =>
-        {
-            match RunStatus::of_execution(s, None) {
-                RunStatus::Running => RunStatus::Running,
-                _ => status,
-            }
-        }
+        (
+            RootHolder::Execution(_),
+            Some(HolderExecution::Described {
+                status: s,
+                writes_into,
+            }),
+        ) if writes_into == run_id => match RunStatus::of_execution(s, None) {
+            RunStatus::Running => RunStatus::Running,
+            _ => status,
+        },
         (RootHolder::Execution(_), Some(HolderExecution::Described { .. })) => status,
         (RootHolder::Execution(name), _) => RunStatus::Unknown {
-            why: format!(
-                "the lock of its root stack is held by the execution {}, which could not be described: it may be resuming this run",
-                flatten_str(name)
-            ),
+            why: UnknownWhy::HolderUndescribed {
+                execution: name.clone(),
+            },
         },
     }
 }
@@ -563,14 +589,25 @@ pub enum Keep {
     AwaitingApproval,
     /// An export the same command may still resume (docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first").
     Resumable {
-        why: String,
+        why: ResumeWhy,
     },
     Unknown {
-        why: String,
+        why: UnknownWhy,
     },
     /// It holds a list of orphaned resources (`orphans/`, saved there by an earlier
     /// version): deleting it would lose the only record of resources still in AWS.
     Orphans,
+}
+
+/// Why an export may still be resumed, as data; the retention view words it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResumeWhy {
+    /// It was interrupted.
+    Interrupted(Interruption),
+    /// Its report states this outcome (neither migrated nor rejected).
+    Ended(Outcome),
+    /// Its execution ended without a report.
+    EndedWithoutReport,
 }
 
 /// What prune does with one folder.
@@ -591,16 +628,16 @@ pub fn is_recent(folder: &RunFolder, now_ms: i64, older_than_ms: i64) -> bool {
 /// An export run the same command may resume: not a plan, it took its locks
 /// (`progress.json`: the resume refuses a run without one), and it did not end
 /// migrated, nor rejected; a refusal counts as done only before any progress.
-fn resumable(folder: &RunFolder, facts: &RunFacts) -> Option<String> {
+fn resumable(folder: &RunFolder, facts: &RunFacts) -> Option<ResumeWhy> {
     if facts.kind != Some(RunKind::Export) || facts.plan_only || !folder.files.progress {
         return None;
     }
     match &facts.status {
-        RunStatus::Interrupted { why } => Some(format!("interrupted: {why}")),
+        RunStatus::Interrupted { why } => Some(ResumeWhy::Interrupted(why.clone())),
         RunStatus::Ended { outcome } => match outcome {
             Some(Outcome::Migrated | Outcome::Rejected) => None,
-            Some(o) => Some(format!("it ended {o}")),
-            None => Some("its execution ended without a report".into()),
+            Some(o) => Some(ResumeWhy::Ended(o.clone())),
+            None => Some(ResumeWhy::EndedWithoutReport),
         },
         _ => None,
     }

@@ -243,10 +243,49 @@ pub enum LocalState {
     /// It wrote its report (or recorded its end): `outcome` from the report.
     Ended { outcome: Outcome },
     /// No report and nothing runs it any more: `why` says how that is known.
-    Interrupted { why: String },
+    Interrupted { why: Interruption },
     /// Another host's run with no lock of its own to tell by (planning, or waiting
     /// for approval).
-    Unknown { why: String },
+    Unknown { why: Unseen },
+}
+
+/// How a local run is known to be interrupted, as data; the runs view words it.
+/// `runs list --local --json` prints its words (its serde goes through `String`); read
+/// back, they are its `Recorded` variant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum Interruption {
+    /// The interrupted process itself said so (Ctrl-C), in `run.json` or its report.
+    CtrlC,
+    /// Its process `pid` on this host (`host`, as its `run.json` names it) is gone.
+    ProcessGone { pid: u32, host: String },
+    /// Its lock expired at `expires_ms` (S3's clock) and nothing renews it.
+    LockExpired { expires_ms: i64 },
+    /// Words read back: as they were written.
+    Recorded(String),
+}
+
+/// Why a local run's state cannot be told, as data; the runs view words it (and
+/// `runs list --local --json` prints the words, as for [`Interruption`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum Unseen {
+    /// It runs on another host (`host`, process `pid`) and holds no lock to tell by.
+    NoLock { host: String, pid: u32 },
+    /// Words read back: as they were written.
+    Recorded(String),
+}
+
+impl From<String> for Interruption {
+    fn from(words: String) -> Self {
+        Interruption::Recorded(words)
+    }
+}
+
+impl From<String> for Unseen {
+    fn from(words: String) -> Self {
+        Unseen::Recorded(words)
+    }
 }
 
 impl LocalState {
@@ -281,7 +320,10 @@ pub enum NoWaiter {
     Ended { outcome: Outcome },
     /// It was interrupted (`why`); `resume`: the command that resumes it, when it
     /// prints as itself ([`LocalRun::resume_command`]).
-    Interrupted { why: String, resume: Option<String> },
+    Interrupted {
+        why: Interruption,
+        resume: Option<String>,
+    },
 }
 
 /// The refusal of `runs approve|reject --local` ([`AnswerRefusal`]) for local run `run`
@@ -369,7 +411,7 @@ pub fn local_state(run: &LocalRun, e: &Evidence<'_>) -> LocalState {
     let interrupted = Some(&Outcome::Interrupted);
     if run.outcome.as_ref() == interrupted || e.report_outcome == interrupted {
         return LocalState::Interrupted {
-            why: "it was interrupted (Ctrl-C)".into(),
+            why: Interruption::CtrlC,
         };
     }
     if let Some(outcome) = e.report_outcome.or(run.outcome.as_ref()) {
@@ -377,17 +419,16 @@ pub fn local_state(run: &LocalRun, e: &Evidence<'_>) -> LocalState {
             outcome: outcome.clone(),
         };
     }
-    let host = flatten_str(&run.host);
     let expired = |expires_ms: i64| LocalState::Interrupted {
-        why: format!(
-            "its lock expired at {}",
-            crate::time::iso_seconds(expires_ms)
-        ),
+        why: Interruption::LockExpired { expires_ms },
     };
     if run.host == e.host {
         return match (e.alive, e.lock) {
             (Some(false), _) => LocalState::Interrupted {
-                why: format!("its process {} on {host} is gone", run.pid),
+                why: Interruption::ProcessGone {
+                    pid: run.pid,
+                    host: run.host.clone(),
+                },
             },
             // A live process renews its lock: one that let it expire is not this run
             // any more (its pid was reused) or is hung.
@@ -399,10 +440,10 @@ pub fn local_state(run: &LocalRun, e: &Evidence<'_>) -> LocalState {
         RunLock::Held { expires_ms } if expires_ms > e.now_ms => LocalState::Running,
         RunLock::Held { expires_ms } => expired(expires_ms),
         RunLock::NotHeld => LocalState::Unknown {
-            why: format!(
-                "it runs on {host} (process {}) and holds no lock to tell by",
-                run.pid
-            ),
+            why: Unseen::NoLock {
+                host: run.host.clone(),
+                pid: run.pid,
+            },
         },
     }
 }
@@ -439,7 +480,9 @@ mod tests {
             answer_refusal(&r, &LocalState::Running, "approve", None),
             None
         );
-        let unknown = LocalState::Unknown { why: "x".into() };
+        let unknown = LocalState::Unknown {
+            why: Unseen::Recorded("x".into()),
+        };
         assert_eq!(answer_refusal(&r, &unknown, "approve", None), None);
         let ended = LocalState::Ended {
             outcome: Outcome::Migrated,
@@ -456,12 +499,18 @@ mod tests {
             })
         );
         let gone = LocalState::Interrupted {
-            why: "its process is gone".into(),
+            why: Interruption::ProcessGone {
+                pid: 42,
+                host: "laptop".into(),
+            },
         };
         assert_eq!(
             answer_refusal(&r, &gone, "approve", None).map(|a| a.state),
             Some(NoWaiter::Interrupted {
-                why: "its process is gone".into(),
+                why: Interruption::ProcessGone {
+                    pid: 42,
+                    host: "laptop".into(),
+                },
                 resume: Some("cdkd-flow export App --template 'my template.json' --local".into()),
             })
         );
@@ -552,10 +601,16 @@ mod tests {
         assert_eq!(
             s,
             LocalState::Interrupted {
-                why: "its process 42 on laptop is gone".into()
+                why: Interruption::ProcessGone {
+                    pid: 42,
+                    host: "laptop".into()
+                }
             }
         );
         assert_eq!(s.word(), "interrupted");
+        assert!(
+            matches!(&s, LocalState::Interrupted { why } if why.to_string() == "its process 42 on laptop is gone")
+        );
     }
 
     #[test]
@@ -583,8 +638,17 @@ mod tests {
         assert_eq!(
             local_state(&r, &evidence(None, stale)),
             LocalState::Interrupted {
-                why: "its lock expired at 2026-11-29T15:21:40Z".into()
+                why: Interruption::LockExpired {
+                    expires_ms: 1_795_965_700_000
+                }
             }
+        );
+        let expired = Interruption::LockExpired {
+            expires_ms: 1_795_965_700_000,
+        };
+        assert_eq!(
+            expired.to_string(),
+            "its lock expired at 2026-11-29T15:21:40Z"
         );
         assert_eq!(
             local_state(&r, &evidence(None, RunLock::NotHeld)).word(),
@@ -614,8 +678,12 @@ mod tests {
         assert_eq!(
             local_state(&run(), &e),
             LocalState::Interrupted {
-                why: "it was interrupted (Ctrl-C)".into()
+                why: Interruption::CtrlC
             }
+        );
+        assert_eq!(
+            Interruption::CtrlC.to_string(),
+            "it was interrupted (Ctrl-C)"
         );
     }
 

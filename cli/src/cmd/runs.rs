@@ -644,7 +644,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
         let carries_on = match row.as_ref().map(|r| &r.state) {
             Some(LocalState::Unknown { why }) => format!(
                 "its export process cannot be seen from here ({}): if it still waits, it carries on within a few seconds",
-                flatten_str(why)
+                flatten_str(&why.to_string())
             ),
             _ => "the export process waiting on it carries on within a few seconds".into(),
         };

@@ -14,8 +14,8 @@ use cdkd_aws::StateStore;
 use cdkd_core::retention::{
     delete_batches, expiry_warning, is_recent, keys_left, kind_of_run, needs_root_lock,
     older_than_warning, parse_older_than, root_holder, runs_rule, verdict, with_root_lock,
-    HolderExecution, KindWitness, PlanRun, RootHolder, RunFacts, RunFolder, RunStatus, Verdict,
-    DEFAULT_EXPIRY_DAYS,
+    HolderExecution, KindWitness, PlanRun, RootHolder, RunFacts, RunFolder, RunStatus, UnknownWhy,
+    Verdict, DEFAULT_EXPIRY_DAYS,
 };
 use cdkd_core::run::{RunId, RunKind};
 use cdkd_core::text::flatten_str;
@@ -403,7 +403,9 @@ async fn facts_of(
             return RunFacts {
                 kind: kind_by_files(),
                 plan_only: false,
-                status: RunStatus::Unknown { why: e.to_string() },
+                status: RunStatus::Unknown {
+                    why: UnknownWhy::Unreadable(e.to_string()),
+                },
             }
         }
     };
@@ -414,7 +416,7 @@ async fn facts_of(
         Ok(status) => RunFacts { status, ..facts },
         Err(e) => RunFacts {
             status: RunStatus::Unknown {
-                why: format!("the lock of its root stack cannot be read: {e}"),
+                why: UnknownWhy::RootLockUnreadable(e.to_string()),
             },
             ..facts
         },

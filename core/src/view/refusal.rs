@@ -478,7 +478,7 @@ impl fmt::Display for AnswerRefusal {
             NoWaiter::Interrupted { why, resume } => write!(
                 f,
                 "run {id} is interrupted ({}){decided}: {nothing}. Resume it with {}",
-                flatten_str(why),
+                flatten_str(&why.to_string()),
                 resume.as_deref().unwrap_or(RESUME_UNPRINTABLE)
             ),
         }
@@ -784,6 +784,7 @@ mod tests {
     use crate::export::phase::Phase;
     use crate::lock::parse_lock;
     use crate::run::Outcome;
+    use crate::runs::Interruption;
 
     /// Every export refusal a decision returns, one line each (a blank line between
     /// them), with a value that is not plain where the message prints one.
@@ -1039,7 +1040,7 @@ mod tests {
             verb: "approve".into(),
             decided: None,
             state: NoWaiter::Interrupted {
-                why: "its process is gone".into(),
+                why: Interruption::Recorded("its process is gone".into()),
                 resume: None,
             },
         };

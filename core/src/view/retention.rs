@@ -1,12 +1,17 @@
 //! What `runs expire` and `runs prune` print (docs/runs.md, "The lifecycle rule (cdkd-flow runs expire, make deploy)" and "Pruning (cdkd-flow runs prune --older-than D)"): the lifecycle rule
-//! set (or that would be), the folders deleted and kept with the reason, and one
-//! summary line. Every value read from the bucket is flattened onto one line.
+//! set (or that would be), the folders deleted and kept with the reason (why a run may
+//! be resumed or its state is unknown, decided by `retention` as data), and one summary
+//! line; and the values the commands refuse. Every value read from the bucket is
+//! flattened onto one line.
 
 use serde_json::{json, Value};
 
 use std::fmt;
 
-use crate::retention::{Keep, RetentionWarning, RuleChange, RunsRule, SoonerReach, Verdict};
+use crate::retention::{
+    Keep, ResumeWhy, RetentionError, RetentionWarning, RuleChange, RunsRule, SoonerReach,
+    UnknownWhy, Verdict,
+};
 use crate::run::{RunId, RunKind};
 use crate::text::flatten_str;
 use crate::time::iso_seconds;
@@ -81,11 +86,75 @@ impl fmt::Display for Keep {
             Keep::Resumable { why } => write!(
                 f,
                 "an export that may be resumed ({}); --include-resumable deletes it",
-                flatten_str(why)
+                flatten_str(&why.to_string())
             ),
-            Keep::Unknown { why } => write!(f, "its state is unknown: {}", flatten_str(why)),
+            Keep::Unknown { why } => write!(
+                f,
+                "its state is unknown: {}",
+                flatten_str(&why.to_string())
+            ),
             Keep::Orphans => f.write_str(
                 "it holds a list of orphaned resources still in AWS (orphans/): read it, then delete the folder yourself",
+            ),
+        }
+    }
+}
+
+/// Why an export may still be resumed (inside [`Keep`]'s words).
+impl fmt::Display for ResumeWhy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResumeWhy::Interrupted(why) => write!(f, "interrupted: {why}"),
+            ResumeWhy::Ended(outcome) => write!(f, "it ended {outcome}"),
+            ResumeWhy::EndedWithoutReport => f.write_str("its execution ended without a report"),
+        }
+    }
+}
+
+/// Why prune cannot tell where a run stands (inside [`Keep`]'s words); a status or an
+/// execution's name read from AWS is flattened onto one line, an error's text is as it
+/// reads (the reason is flattened whole).
+impl fmt::Display for UnknownWhy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnknownWhy::Local(why) => why.fmt(f),
+            UnknownWhy::Execution { status } => {
+                write!(f, "its execution is {}", flatten_str(status))
+            }
+            UnknownWhy::Undescribed => f.write_str(
+                "it has no run.json and no report, and its execution could not be described",
+            ),
+            UnknownWhy::HolderUndescribed { execution } => write!(
+                f,
+                "the lock of its root stack is held by the execution {}, which could not be described: it may be resuming this run",
+                flatten_str(execution)
+            ),
+            UnknownWhy::Unreadable(error) => f.write_str(error),
+            UnknownWhy::RootLockUnreadable(error) => {
+                write!(f, "the lock of its root stack cannot be read: {error}")
+            }
+        }
+    }
+}
+
+/// A value `runs expire` or `runs prune` refuses.
+impl fmt::Display for RetentionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RetentionError::TooShort { days, min } => write!(
+                f,
+                "--days {days} is below the safe minimum of {min} days: a run waiting for approval (up to 7 days) and then running would lose its plan and templates (docs/runs.md §3)"
+            ),
+            RetentionError::RuleIdTooLong(id) => write!(
+                f,
+                "the lifecycle rule's id '{id}' is longer than S3's 255 characters (a shorter --state-prefix)"
+            ),
+            RetentionError::BadOlderThan(text) => {
+                write!(f, "--older-than '{text}' is not a duration like 30d, 12h or 2w")
+            }
+            RetentionError::ZeroOlderThan(text) => write!(
+                f,
+                "--older-than '{text}' is zero: it would prune runs that just ended"
             ),
         }
     }
@@ -369,6 +438,8 @@ pub fn prune_json(r: &PruneResult) -> Value {
 mod tests {
     use super::*;
     use crate::retention::{runs_rule, Keep};
+    use crate::run::Outcome;
+    use crate::runs::{Interruption, Unseen};
 
     #[test]
     fn the_words_of_every_retention_warning_and_keep_reason() {
@@ -399,17 +470,74 @@ mod tests {
             Keep::Running.to_string(),
             Keep::AwaitingApproval.to_string(),
             Keep::Resumable {
-                why: "interrupted: its process\nis gone".into(),
+                why: ResumeWhy::Interrupted(Interruption::Recorded("its process\nis gone".into())),
             }
             .to_string(),
             Keep::Unknown {
-                why: "its execution is WEIRD".into(),
+                why: UnknownWhy::Execution {
+                    status: "WEIRD".into(),
+                },
             }
             .to_string(),
             Keep::Orphans.to_string(),
         ]
         .to_vec();
         insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    /// Why an export may be resumed, and why a run's state is unknown, in words, bare and
+    /// as prune's reason; a status, an execution's name and a host read from AWS or the
+    /// bucket are flattened onto one line; and the values the retention commands refuse.
+    #[test]
+    fn the_words_of_every_resume_and_unknown_reason_and_retention_error() {
+        let hostile = "NEW\n\u{1b}[2J ";
+        let resume = [
+            ResumeWhy::Interrupted(Interruption::CtrlC),
+            ResumeWhy::Interrupted(Interruption::ProcessGone {
+                pid: 7,
+                host: hostile.into(),
+            }),
+            ResumeWhy::Interrupted(Interruption::LockExpired {
+                expires_ms: 1_795_965_700_000,
+            }),
+            ResumeWhy::Ended(Outcome::Failed),
+            ResumeWhy::Ended(Outcome::Other(hostile.into())),
+            ResumeWhy::EndedWithoutReport,
+        ];
+        let unknown = [
+            UnknownWhy::Local(Unseen::NoLock {
+                host: hostile.into(),
+                pid: 9,
+            }),
+            UnknownWhy::Execution {
+                status: hostile.into(),
+            },
+            UnknownWhy::Undescribed,
+            UnknownWhy::HolderUndescribed {
+                execution: "resume-A-2".into(),
+            },
+            UnknownWhy::HolderUndescribed {
+                execution: hostile.into(),
+            },
+            UnknownWhy::Unreadable("report.json: AccessDenied:\nnot allowed".into()),
+            UnknownWhy::RootLockUnreadable("the lock of App: SlowDown\n".into()),
+        ];
+        let mut lines: Vec<String> = Vec::new();
+        for why in resume {
+            lines.push(why.to_string());
+            lines.push(Keep::Resumable { why }.to_string());
+        }
+        for why in unknown {
+            lines.push(why.to_string());
+            lines.push(Keep::Unknown { why }.to_string());
+        }
+        lines.extend([
+            RetentionError::TooShort { days: 7, min: 8 }.to_string(),
+            RetentionError::RuleIdTooLong("cdkd-flow-runs:ppp".into()).to_string(),
+            RetentionError::BadOlderThan("soon".into()).to_string(),
+            RetentionError::ZeroOlderThan("0d".into()).to_string(),
+        ]);
+        insta::assert_snapshot!(lines.join("\n---\n"));
     }
 
     const T: i64 = 1_795_965_752_000;
@@ -436,7 +564,7 @@ mod tests {
                     bytes: 52_000,
                     last_write_ms: T - 58 * 86_400_000,
                     verdict: Verdict::Keep(Keep::Resumable {
-                        why: "it ended failed".into(),
+                        why: ResumeWhy::Ended(Outcome::Failed),
                     }),
                     left: 0,
                 },
@@ -447,7 +575,10 @@ mod tests {
                     bytes: 900,
                     last_write_ms: T - 40 * 86_400_000,
                     verdict: Verdict::Keep(Keep::Unknown {
-                        why: "it runs on ci-7 (process 9) and holds no lock to tell by".into(),
+                        why: UnknownWhy::Local(Unseen::NoLock {
+                            host: "ci-7".into(),
+                            pid: 9,
+                        }),
                     }),
                     left: 0,
                 },

@@ -3,13 +3,16 @@
 //! about the execution itself (a failed step, the last line, the warning after an
 //! abrupt stop). The CLI turns what Step Functions describes into [`ExecutionRow`] and
 //! [`StepEvent`]; everything here is pure, and every value from AWS is flattened onto
-//! one line.
+//! one line. Local runs too: their table, head and last line, and the words of how one
+//! is known interrupted or cannot be told (`Interruption`, `Unseen`).
 
 use serde_json::{json, Value};
 
+use std::fmt;
+
 use crate::keys::DEFAULT_PREFIX;
 use crate::run::{ExecutionStatus, Outcome, RunId, RunKind};
-use crate::runs::{LocalPhase, LocalRun, LocalState};
+use crate::runs::{Interruption, LocalPhase, LocalRun, LocalState, Unseen};
 use crate::text::flatten_str;
 use crate::time::iso_seconds;
 use crate::view::export_report::export_stage_text;
@@ -359,7 +362,7 @@ pub fn render_local_list(rows: &[LocalRunRow]) -> String {
             out.push(format!(
                 "{} interrupted ({}): resume with {how}",
                 r.run.run_id,
-                flatten_str(why)
+                flatten_str(&why.to_string())
             ));
         }
     }
@@ -394,7 +397,8 @@ fn table(head: &[String], cells: &[Vec<String>]) -> Vec<String> {
 pub fn local_run_json(r: &LocalRunRow) -> Value {
     let (outcome, why) = match &r.state {
         LocalState::Ended { outcome } => (Some(outcome.as_str()), None),
-        LocalState::Interrupted { why } | LocalState::Unknown { why } => (None, Some(why.as_str())),
+        LocalState::Interrupted { why } => (None, Some(why.to_string())),
+        LocalState::Unknown { why } => (None, Some(why.to_string())),
         LocalState::Running => (None, None),
     };
     json!({
@@ -426,8 +430,11 @@ pub fn render_local_show_head(r: &LocalRunRow) -> String {
     let mut lines = vec![format!("run {} ({}, local)", r.run.run_id, local_kind(r))];
     lines.push(format!("  stack:   {}", flatten_str(&r.run.stack)));
     let status = match &r.state {
-        LocalState::Interrupted { why } | LocalState::Unknown { why } => {
-            format!("{}: {}", r.state.word(), flatten_str(why))
+        LocalState::Interrupted { why } => {
+            format!("{}: {}", r.state.word(), flatten_str(&why.to_string()))
+        }
+        LocalState::Unknown { why } => {
+            format!("{}: {}", r.state.word(), flatten_str(&why.to_string()))
         }
         _ => local_status(r),
     };
@@ -460,7 +467,7 @@ pub fn local_final_line(r: &LocalRunRow) -> String {
         LocalState::Interrupted { why } => format!(
             "run {}: interrupted ({}); resume with {}",
             r.run.run_id,
-            flatten_str(why),
+            flatten_str(&why.to_string()),
             r.resume_command()
                 .unwrap_or_else(|| RESUME_UNPRINTABLE.to_string())
         ),
@@ -472,6 +479,51 @@ pub fn local_final_line(r: &LocalRunRow) -> String {
 /// `destroyed` (destroy), or its process recorded `succeeded`.
 pub fn local_succeeded(r: &LocalRunRow) -> bool {
     matches!(&r.state, LocalState::Ended { outcome } if outcome.is_success())
+}
+
+// ---------------------------------------------------------------------------------
+// Why a local run stands where it stands
+
+impl From<Interruption> for String {
+    fn from(i: Interruption) -> String {
+        i.to_string()
+    }
+}
+
+impl From<Unseen> for String {
+    fn from(u: Unseen) -> String {
+        u.to_string()
+    }
+}
+
+/// How a local run is known to be interrupted; the host is flattened onto one line.
+impl fmt::Display for Interruption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Interruption::CtrlC => f.write_str("it was interrupted (Ctrl-C)"),
+            Interruption::ProcessGone { pid, host } => {
+                write!(f, "its process {pid} on {} is gone", flatten_str(host))
+            }
+            Interruption::LockExpired { expires_ms } => {
+                write!(f, "its lock expired at {}", iso_seconds(*expires_ms))
+            }
+            Interruption::Recorded(words) => f.write_str(words),
+        }
+    }
+}
+
+/// Why a local run's state cannot be told; the host is flattened onto one line.
+impl fmt::Display for Unseen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unseen::NoLock { host, pid } => write!(
+                f,
+                "it runs on {} (process {pid}) and holds no lock to tell by",
+                flatten_str(host)
+            ),
+            Unseen::Recorded(words) => f.write_str(words),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -683,13 +735,63 @@ mod tests {
         }
     }
 
+    /// Every way a local run is known interrupted, or cannot be told, in words: a host
+    /// read from `run.json` is flattened onto one line, words read back are as written.
+    #[test]
+    fn the_words_of_every_interruption_and_unseen_run() {
+        let hostile = "lap\ntop\u{1b}[2J ";
+        let lines = [
+            Interruption::CtrlC.to_string(),
+            Interruption::ProcessGone {
+                pid: 4242,
+                host: "laptop".into(),
+            }
+            .to_string(),
+            Interruption::ProcessGone {
+                pid: u32::MAX,
+                host: hostile.into(),
+            }
+            .to_string(),
+            Interruption::LockExpired {
+                expires_ms: 1_795_965_700_000,
+            }
+            .to_string(),
+            Interruption::Recorded("its process is gone".into()).to_string(),
+            Unseen::NoLock {
+                host: "ci-7".into(),
+                pid: 9,
+            }
+            .to_string(),
+            Unseen::NoLock {
+                host: hostile.into(),
+                pid: 0,
+            }
+            .to_string(),
+            Unseen::Recorded("words as written".into()).to_string(),
+        ];
+        insta::assert_snapshot!(lines.join("\n"));
+        // The JSON holds the words, and reads them back as written.
+        let v = serde_json::to_value(Interruption::CtrlC).unwrap();
+        assert_eq!(v, "it was interrupted (Ctrl-C)");
+        let back: Interruption = serde_json::from_value(v).unwrap();
+        assert_eq!(
+            back,
+            Interruption::Recorded("it was interrupted (Ctrl-C)".into())
+        );
+        let back: Unseen = serde_json::from_value(json!("x")).unwrap();
+        assert_eq!(back, Unseen::Recorded("x".into()));
+    }
+
     fn local_rows() -> Vec<LocalRunRow> {
         vec![
             local(
                 "export-Orders-1795965752123",
                 "export",
                 LocalState::Interrupted {
-                    why: "its process 4242 on laptop is gone".into(),
+                    why: Interruption::ProcessGone {
+                        pid: 4242,
+                        host: "laptop".into(),
+                    },
                 },
                 LocalPhase::Export {
                     stage: Some(StackStage::Importing),
@@ -792,7 +894,10 @@ mod tests {
         assert_eq!(local_answer_refusal(&rows[2], "approve", None), None);
         let mut elsewhere = rows[2].clone();
         elsewhere.state = LocalState::Unknown {
-            why: "it runs on other-host (process 1) and holds no lock to tell by".into(),
+            why: Unseen::NoLock {
+                host: "other-host".into(),
+                pid: 1,
+            },
         };
         assert_eq!(local_answer_refusal(&elsewhere, "reject", None), None);
     }

@@ -3,7 +3,7 @@
 //! keep/delete verdict (`cdkd_core::retention`).
 use cdkd_core::retention::*;
 use cdkd_core::run::{Outcome, RunKind};
-use cdkd_core::runs::LocalState;
+use cdkd_core::runs::{Interruption, LocalState, Unseen};
 
 const DAY: i64 = 86_400_000;
 const NOW: i64 = 1_795_965_752_000;
@@ -223,7 +223,9 @@ fn an_ended_destroy_older_than_the_cutoff_is_deleted() {
         );
         assert_eq!(v, Verdict::Delete, "{outcome}");
     }
-    let interrupted = RunStatus::Interrupted { why: "gone".into() };
+    let interrupted = RunStatus::Interrupted {
+        why: Interruption::CtrlC,
+    };
     assert_eq!(
         verdict(
             &f,
@@ -285,7 +287,10 @@ fn a_running_or_approval_waiting_or_unknown_run_is_kept_however_old() {
         Verdict::Keep(Keep::AwaitingApproval)
     );
     let unknown = RunStatus::Unknown {
-        why: "another host".into(),
+        why: UnknownWhy::Local(Unseen::NoLock {
+            host: "another host".into(),
+            pid: 1,
+        }),
     };
     assert!(matches!(
         verdict(&f, &facts(RunKind::Export, unknown), NOW, DAY, true),
@@ -304,7 +309,10 @@ fn an_export_that_took_its_locks_and_did_not_migrate_is_kept_unless_include_resu
         ended("failed"),
         ended("refused"),
         RunStatus::Interrupted {
-            why: "its process 7 on h is gone".into(),
+            why: Interruption::ProcessGone {
+                pid: 7,
+                host: "h".into(),
+            },
         },
         RunStatus::Ended { outcome: None },
     ] {
@@ -451,7 +459,9 @@ fn a_local_runs_state_maps_onto_prunes_status() {
         ended("destroyed")
     );
     assert!(matches!(
-        RunStatus::of_local(&LocalState::Unknown { why: "x".into() }),
+        RunStatus::of_local(&LocalState::Unknown {
+            why: Unseen::Recorded("x".into())
+        }),
         RunStatus::Unknown { .. }
     ));
 }
@@ -574,7 +584,9 @@ fn a_resume_holding_the_root_lock_keeps_an_ended_export_running() {
     // The run's own fresh lock (an interrupted local run too).
     assert_eq!(
         with_root_lock(
-            RunStatus::Interrupted { why: "x".into() },
+            RunStatus::Interrupted {
+                why: Interruption::CtrlC
+            },
             "export-A-1",
             &RootHolder::ThisRun,
             None
@@ -605,7 +617,7 @@ fn a_resume_holding_the_root_lock_keeps_an_ended_export_running() {
         Some(&HolderExecution::Undescribed),
     );
     assert!(
-        matches!(&unknown, RunStatus::Unknown { why } if why.contains("resume-A-2")),
+        matches!(&unknown, RunStatus::Unknown { why } if why.to_string().contains("resume-A-2")),
         "{unknown:?}"
     );
     assert!(matches!(
@@ -621,7 +633,12 @@ fn only_an_ended_or_interrupted_export_that_took_its_locks_reads_its_root_lock()
     assert!(needs_root_lock(&f, &facts(RunKind::Export, ended.clone())));
     assert!(needs_root_lock(
         &f,
-        &facts(RunKind::Export, RunStatus::Interrupted { why: "x".into() })
+        &facts(
+            RunKind::Export,
+            RunStatus::Interrupted {
+                why: Interruption::CtrlC
+            }
+        )
     ));
     assert!(!needs_root_lock(
         &f,
