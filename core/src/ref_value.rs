@@ -14,7 +14,7 @@
 use serde_json::{Map, Value};
 
 use crate::export::identifier::usable_recorded;
-use crate::export::splitters::split_identifier;
+use crate::export::splitters::{split_identifier, SplitError};
 use crate::export::MASK;
 
 /// How a type's `Ref` value is read from its record.
@@ -228,12 +228,32 @@ pub fn ref_rule(resource_type: &str) -> Option<RefRule> {
 pub enum RefUnknown {
     /// The type has no rule in [`REF_RULES`].
     NoRule,
-    /// The record does not have the shape the rule reads; the text says what it holds.
-    Shape(String),
+    /// The record does not have the shape the rule reads.
+    Shape(RefShape),
 }
 
-fn shape(what: impl Into<String>) -> RefUnknown {
-    RefUnknown::Shape(what.into())
+/// What the record holds instead of the shape its type's rule reads (its words are the
+/// repair view's, `core::view::repair`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefShape {
+    /// The splitter refused the physical id.
+    Split(SplitError),
+    /// No splitter reads the type.
+    NoSplitter { resource_type: String },
+    /// The splitter gives no value for the field the rule reads.
+    NoField { field: &'static str },
+    /// An EventBridge rule on a custom event bus.
+    CustomEventBus,
+    /// An EventBridge rule's physical id is neither its ARN nor its name.
+    NotARuleName,
+    /// No recorded attribute (nor the physical id) is a usable ARN.
+    NoArnAttribute { attr: &'static str },
+    /// The value is empty or holds the redaction mask.
+    EmptyOrMasked,
+}
+
+fn shape(what: RefShape) -> RefUnknown {
+    RefUnknown::Shape(what)
 }
 
 /// The value CloudFormation's `Ref` returns for a resource of `resource_type` whose cdkd
@@ -249,14 +269,17 @@ pub fn ref_value(
     let value = match rule {
         RefRule::PhysicalId => physical_id.to_string(),
         RefRule::SplitField(field) => {
-            // The splitter's refusal, in its words (`core::view::blocked`).
             let split = match split_identifier(resource_type, physical_id, properties) {
-                Some(r) => r.map_err(|e| shape(e.to_string()))?,
-                None => return Err(shape(format!("no splitter reads {resource_type}"))),
+                Some(r) => r.map_err(|e| shape(RefShape::Split(e)))?,
+                None => {
+                    return Err(shape(RefShape::NoSplitter {
+                        resource_type: resource_type.to_string(),
+                    }))
+                }
             };
             match split.values.into_iter().find(|(k, _)| k == field) {
                 Some((_, v)) => v,
-                None => return Err(shape(format!("the splitter gives no {field}"))),
+                None => return Err(shape(RefShape::NoField { field })),
             }
         }
         RefRule::EventsRuleName => {
@@ -264,9 +287,7 @@ pub fn ref_value(
                 .and_then(|p| p.get("EventBusName"))
                 .and_then(Value::as_str);
             if bus.is_some_and(|b| b != "default") {
-                return Err(shape(
-                    "the rule is on a custom event bus, whose Ref value is not verified",
-                ));
+                return Err(shape(RefShape::CustomEventBus));
             }
             let name = if physical_id.starts_with("arn:") {
                 physical_id
@@ -278,9 +299,7 @@ pub fn ref_value(
                 physical_id
             };
             if name.is_empty() || name.contains(['/', ':', '|']) {
-                return Err(shape(
-                    "the physical id is neither arn:…:rule/<name> nor a rule name (a rule on a custom event bus has no verified Ref value)",
-                ));
+                return Err(shape(RefShape::NotARuleName));
             }
             name.to_string()
         }
@@ -289,16 +308,12 @@ pub fn ref_value(
             let recorded = attributes.and_then(|a| a.get(attr)).and_then(Value::as_str);
             match recorded.and_then(usable).or_else(|| usable(physical_id)) {
                 Some(arn) => arn,
-                None => {
-                    return Err(shape(format!(
-                        "the record holds no usable attributes.{attr} (the ARN Ref returns)"
-                    )))
-                }
+                None => return Err(shape(RefShape::NoArnAttribute { attr })),
             }
         }
     };
     if value.is_empty() || value.contains(MASK) {
-        return Err(shape("the value is empty or holds the redaction mask"));
+        return Err(shape(RefShape::EmptyOrMasked));
     }
     Ok(value)
 }

@@ -6,6 +6,7 @@
 //! their words, and a plan read back holds them as [`BlockReason::Recorded`].
 
 use super::iam::{PolicyError, PrincipalMismatch};
+use super::overlay::OverlayRefusal;
 use super::registry::{PreflightBlock, UnknownIdentifier};
 use super::sg::SgError;
 use super::splitters::SplitError;
@@ -32,8 +33,8 @@ pub enum BlockReason {
     /// The identifier could not be resolved.
     Identifier(Unresolved),
     /// An identifier field the template holds in a shape the overlay cannot write
-    /// (`export::overlay::refusals`, which words it).
-    Overlay(String),
+    /// (`export::overlay::refusals`).
+    Overlay(Box<OverlayRefusal>),
     /// The IAM policy's pre-delete could not read what to detach.
     Policy(PolicyError),
     /// Phase 2 would attach the policy to principals the pre-delete does not detach it

@@ -168,7 +168,12 @@ fn classify_one(
         &resolved.overlay_fields,
     );
     if !refusals.is_empty() {
-        return Category::Blocked(refusals.into_iter().map(BlockReason::Overlay).collect());
+        return Category::Blocked(
+            refusals
+                .into_iter()
+                .map(|r| BlockReason::Overlay(Box::new(r)))
+                .collect(),
+        );
     }
     Category::Import(resolved)
 }
@@ -422,7 +427,7 @@ mod tests {
             panic!("{:?}", out[0])
         };
         assert!(
-            matches!(&reasons[0], BlockReason::Overlay(w) if w.contains("discard the intrinsic")),
+            matches!(&reasons[0], BlockReason::Overlay(w) if w.to_string().contains("discard the intrinsic")),
             "{:?}",
             reasons[0]
         );

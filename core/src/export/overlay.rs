@@ -5,9 +5,6 @@
 
 use serde_json::{Map, Value};
 
-use super::warning::PlanWarning;
-use crate::text::flatten_str;
-
 /// What the template holds at an overlay field.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OverlayClass {
@@ -18,16 +15,33 @@ pub enum OverlayClass {
     /// A plain literal (string, number, boolean, `null`, or a non-empty array of
     /// string/number/boolean): overwritten with the scalar when different.
     Literal { equal: bool, non_string: bool },
-    /// Refused, with the reason that applies to the shape.
-    Unrepresentable { reason: &'static str },
+    /// Refused, with the shape that makes it so.
+    Unrepresentable(Unrepresentable),
 }
 
-pub const REASON_EMPTY_LIST: &str =
-    "it is an empty list: there is nothing to reconcile, and cdkd-flow will not invent a value";
-pub const REASON_LIST_WITH_OBJECT: &str =
-    "it is a list holding an object: rewriting it would discard the intrinsic it holds";
-pub const REASON_LIST_WITH_LIST_OR_NULL: &str =
-    "it is a list holding a list or null: it cannot be expressed as the declared scalar";
+/// A list the overlay cannot write the identifier's scalar over (its words, why, are
+/// the blocked-row view's, `core::view::blocked`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unrepresentable {
+    /// Nothing to reconcile, and cdkd-flow will not invent a value.
+    EmptyList,
+    /// Rewriting it would discard the intrinsic it holds.
+    ListWithObject,
+    /// It cannot be expressed as the declared scalar.
+    ListWithListOrNull,
+}
+
+/// A field of a row whose template value the overlay refuses: the row, the field, what
+/// the template holds there, the identifier's scalar, and the shape that refuses it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OverlayRefusal {
+    pub logical_id: String,
+    pub resource_type: String,
+    pub field: String,
+    pub current: Value,
+    pub value: String,
+    pub shape: Unrepresentable,
+}
 
 /// Classifies `current` against the identifier `value` (a string).
 pub fn classify(current: Option<&Value>, value: &str) -> OverlayClass {
@@ -37,17 +51,11 @@ pub fn classify(current: Option<&Value>, value: &str) -> OverlayClass {
         Some(Value::Object(_)) => OverlayClass::Intrinsic,
         Some(Value::Array(items)) => {
             if items.is_empty() {
-                OverlayClass::Unrepresentable {
-                    reason: REASON_EMPTY_LIST,
-                }
+                OverlayClass::Unrepresentable(Unrepresentable::EmptyList)
             } else if items.iter().any(Value::is_object) {
-                OverlayClass::Unrepresentable {
-                    reason: REASON_LIST_WITH_OBJECT,
-                }
+                OverlayClass::Unrepresentable(Unrepresentable::ListWithObject)
             } else if items.iter().any(|v| v.is_array() || v.is_null()) {
-                OverlayClass::Unrepresentable {
-                    reason: REASON_LIST_WITH_LIST_OR_NULL,
-                }
+                OverlayClass::Unrepresentable(Unrepresentable::ListWithListOrNull)
             } else {
                 OverlayClass::Literal {
                     equal: false,
@@ -62,18 +70,6 @@ pub fn classify(current: Option<&Value>, value: &str) -> OverlayClass {
     }
 }
 
-/// A bounded description of a template value for a message (lists previewed up to 120
-/// characters).
-pub fn describe(v: &Value) -> String {
-    let text = crate::json::stringify(v).unwrap_or_else(|| "(unserializable)".into());
-    let flat = flatten_str(&text);
-    if flat.chars().count() > 120 {
-        format!("{}…", flat.chars().take(120).collect::<String>())
-    } else {
-        flat
-    }
-}
-
 /// The plan-time check of one row: one refusal per offending field.
 pub fn refusals(
     logical_id: &str,
@@ -81,36 +77,46 @@ pub fn refusals(
     properties: Option<&Map<String, Value>>,
     identifier: &Map<String, Value>,
     fields: &[String],
-) -> Vec<String> {
+) -> Vec<OverlayRefusal> {
     fields
         .iter()
         .filter_map(|f| {
             let value = identifier.get(f)?.as_str()?;
             let current = properties.and_then(|p| p.get(f));
             match classify(current, value) {
-                OverlayClass::Unrepresentable { reason } => Some(format!(
-                    "{} ({}): Properties.{} is {}; {reason}. Declare the scalar '{}' instead, or drop the property override",
-                    flatten_str(logical_id),
-                    flatten_str(resource_type),
-                    flatten_str(f),
-                    describe(current.unwrap_or(&Value::Null)),
-                    flatten_str(value)
-                )),
+                OverlayClass::Unrepresentable(shape) => Some(OverlayRefusal {
+                    logical_id: logical_id.to_string(),
+                    resource_type: resource_type.to_string(),
+                    field: f.clone(),
+                    current: current.cloned().unwrap_or(Value::Null),
+                    value: value.to_string(),
+                    shape,
+                }),
                 _ => None,
             }
         })
         .collect()
 }
 
+/// A non-string literal the overlay rewrote at `Properties.<field>` of `logical_id`
+/// (it was `was`) with the identifier's scalar `value`: the plan warns of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScalarRewrite {
+    pub logical_id: String,
+    pub field: String,
+    pub was: Value,
+    pub value: String,
+}
+
 /// Applies the overlay to a copy of `Properties` (a missing or non-object `Properties`
-/// becomes `{}`); returns the new properties and one warning per non-string literal
-/// rewritten. Unrepresentable shapes are left untouched (the plan already refused them).
+/// becomes `{}`); returns the new properties and one [`ScalarRewrite`] per non-string
+/// literal rewritten. Unrepresentable shapes are left untouched (the plan already refused them).
 pub fn apply_overlay(
     logical_id: &str,
     properties: Option<&Value>,
     identifier: &Map<String, Value>,
     fields: &[String],
-) -> (Map<String, Value>, Vec<PlanWarning>) {
+) -> (Map<String, Value>, Vec<ScalarRewrite>) {
     let mut props = properties
         .and_then(Value::as_object)
         .cloned()
@@ -126,7 +132,7 @@ pub fn apply_overlay(
         } = classify(props.get(f), value)
         {
             if non_string {
-                warnings.push(PlanWarning::OverlayScalar {
+                warnings.push(ScalarRewrite {
                     logical_id: logical_id.to_string(),
                     field: f.clone(),
                     was: props[f.as_str()].clone(),
@@ -195,12 +201,12 @@ mod tests {
     #[test]
     fn statement_58_unrepresentable_shapes_block_and_only_the_object_case_names_an_intrinsic() {
         let cases = [
-            (json!([]), REASON_EMPTY_LIST),
-            (json!([["a"]]), REASON_LIST_WITH_LIST_OR_NULL),
-            (json!([null]), REASON_LIST_WITH_LIST_OR_NULL),
-            (json!([{"Ref": "X"}]), REASON_LIST_WITH_OBJECT),
+            (json!([]), Unrepresentable::EmptyList),
+            (json!([["a"]]), Unrepresentable::ListWithListOrNull),
+            (json!([null]), Unrepresentable::ListWithListOrNull),
+            (json!([{"Ref": "X"}]), Unrepresentable::ListWithObject),
         ];
-        for (v, reason) in cases {
+        for (v, shape) in cases {
             let props = json!({"Namespace": v});
             let r = refusals(
                 "N",
@@ -210,12 +216,13 @@ mod tests {
                 &["Namespace".into()],
             );
             assert_eq!(r.len(), 1);
-            assert!(r[0].contains(reason), "{}", r[0]);
+            assert_eq!(r[0].shape, shape);
+            let words = r[0].to_string();
+            assert!(words.contains(&shape.to_string()), "{words}");
             assert_eq!(
-                r[0].contains("intrinsic"),
-                reason == REASON_LIST_WITH_OBJECT,
-                "{}",
-                r[0]
+                words.contains("intrinsic"),
+                shape == Unrepresentable::ListWithObject,
+                "{words}"
             );
         }
     }
@@ -250,11 +257,5 @@ mod tests {
         assert_eq!(p["N"], "5");
         assert_eq!(p["M"], "m");
         assert_eq!(w.len(), 2);
-    }
-
-    #[test]
-    fn describe_previews_long_lists_to_120_characters() {
-        let v = json!(vec!["x".repeat(50); 5]);
-        assert_eq!(describe(&v).chars().count(), 121);
     }
 }

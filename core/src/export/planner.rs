@@ -365,7 +365,13 @@ fn import_row(
                 warning,
             }),
     );
-    plan.warnings.extend(w);
+    plan.warnings
+        .extend(w.into_iter().map(|r| PlanWarning::OverlayScalar {
+            logical_id: r.logical_id,
+            field: r.field,
+            was: r.was,
+            value: r.value,
+        }));
     plan.import.push(ImportRow {
         logical_id: logical_id.to_string(),
         resource_type: resource_type.to_string(),

@@ -43,7 +43,7 @@ pub enum Reason {
     RefUnknown {
         logical_id: String,
         resource_type: String,
-        detail: Option<String>,
+        detail: Option<crate::ref_value::RefShape>,
     },
     LiveReadFailed(String),
     LiveReadUndefined,

@@ -13,6 +13,7 @@ use std::fmt;
 
 use crate::export::blocked::{BlockReason, RecordedArn, StageError, Unresolved};
 use crate::export::iam::{PolicyError, PrincipalMismatch};
+use crate::export::overlay::{OverlayRefusal, Unrepresentable};
 use crate::export::plain::shown;
 use crate::export::plan::{BlockedRow, StoredBlockedRow};
 use crate::export::registry::{PreflightBlock, UnknownIdentifier};
@@ -20,6 +21,7 @@ use crate::export::sg::{SgError, SgFailure, SgTuple, MAX_PAGES};
 use crate::export::splitters::{shape_remedy, SplitError, SplitShape, SplitWarning};
 use crate::export::MASK;
 use crate::text::flatten_str;
+use crate::view::words::describe_value;
 
 impl From<BlockedRow> for StoredBlockedRow {
     fn from(r: BlockedRow) -> Self {
@@ -34,6 +36,33 @@ impl From<BlockedRow> for StoredBlockedRow {
 /// The way out of a resource cdkd-flow cannot import (`--leave-unmanaged`).
 const LEAVE_UNMANAGED: &str =
     "remove the resource from the app and export with --leave-unmanaged (it keeps running, owned by nothing)";
+
+/// `<id> (<type>): Properties.<field> is <value>; <why>. Declare the scalar '<v>' instead,
+/// or drop the property override`.
+impl fmt::Display for OverlayRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}): Properties.{} is {}; {}. Declare the scalar '{}' instead, or drop the property override",
+            flatten_str(&self.logical_id),
+            flatten_str(&self.resource_type),
+            flatten_str(&self.field),
+            describe_value(&self.current),
+            self.shape,
+            flatten_str(&self.value)
+        )
+    }
+}
+
+impl fmt::Display for Unrepresentable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Unrepresentable::EmptyList => "it is an empty list: there is nothing to reconcile, and cdkd-flow will not invent a value",
+            Unrepresentable::ListWithObject => "it is a list holding an object: rewriting it would discard the intrinsic it holds",
+            Unrepresentable::ListWithListOrNull => "it is a list holding a list or null: it cannot be expressed as the declared scalar",
+        })
+    }
+}
 
 impl fmt::Display for BlockReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -64,7 +93,8 @@ impl fmt::Display for BlockReason {
             BlockReason::Identifier(cause) => {
                 write!(f, "could not resolve resource identifier: {cause}")
             }
-            BlockReason::Overlay(words) | BlockReason::Recorded(words) => f.write_str(words),
+            BlockReason::Overlay(r) => r.fmt(f),
+            BlockReason::Recorded(words) => f.write_str(words),
             BlockReason::Policy(e) => e.fmt(f),
             BlockReason::PrincipalMismatch(m) => {
                 let m: Vec<String> = m.iter().map(ToString::to_string).collect();
@@ -524,7 +554,30 @@ mod tests {
             BlockReason::Unsupported(PreflightBlock::NoReadHandler {
                 resource_type: "AWS::Glue::Table\n".into(),
             }),
-            BlockReason::Overlay("the overlay's own words".into()),
+            BlockReason::Overlay(Box::new(OverlayRefusal {
+                logical_id: "N\nx".into(),
+                resource_type: "AWS::S3Tables::Namespace\u{1b}".into(),
+                field: "Name\r\nspace".into(),
+                current: serde_json::json!([]),
+                value: "analytics\n'x".into(),
+                shape: Unrepresentable::EmptyList,
+            })),
+            BlockReason::Overlay(Box::new(OverlayRefusal {
+                logical_id: "N".into(),
+                resource_type: "AWS::S3Tables::Namespace".into(),
+                field: "Namespace".into(),
+                current: serde_json::json!([{"Ref": "X"}, "y".repeat(130)]),
+                value: "analytics".into(),
+                shape: Unrepresentable::ListWithObject,
+            })),
+            BlockReason::Overlay(Box::new(OverlayRefusal {
+                logical_id: "N".into(),
+                resource_type: "AWS::S3Tables::Namespace".into(),
+                field: "Namespace".into(),
+                current: serde_json::json!([null]),
+                value: "analytics".into(),
+                shape: Unrepresentable::ListWithListOrNull,
+            })),
             BlockReason::Policy(PolicyError::NameEmpty),
             BlockReason::Policy(PolicyError::NameMasked),
             BlockReason::Policy(PolicyError::MaskedProperty { key: "Roles" }),

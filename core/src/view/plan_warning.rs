@@ -7,7 +7,6 @@
 
 use std::fmt;
 
-use crate::export::overlay::describe;
 use crate::export::params::UnresolvedParameters;
 use crate::export::plain::shown;
 use crate::export::warning::{
@@ -15,6 +14,7 @@ use crate::export::warning::{
 };
 use crate::text::{display_ident_str, flatten_str, or_unrenderable, shell_quote, STACK_NAME_CAP};
 use crate::view::export_input::gate_warning;
+use crate::view::words::describe_value;
 
 /// How many logical ids a list names before "… and N more".
 pub const LIST_CAP: usize = 10;
@@ -88,7 +88,7 @@ impl fmt::Display for PlanWarning {
                 "{}: Properties.{} was {}; the exported template now carries the scalar '{}'",
                 flatten_str(logical_id),
                 flatten_str(field),
-                describe(was),
+                describe_value(was),
                 flatten_str(value)
             ),
             PlanWarning::ChildParametersUnresolved(u) => u.fmt(f),

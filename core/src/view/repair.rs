@@ -8,6 +8,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::json::{escape_invisible, json_payload, stringify};
+use crate::ref_value::RefShape;
 use crate::repair::orphan::OrphanRefusal;
 use crate::repair::refresh::{Outcome, ResourceOutcome, ShapeRefusal, StackRefresh, Tally};
 use crate::repair::rewrite::{
@@ -237,6 +238,22 @@ pub fn never_copied_warning(n: &NeverCopiedValue) -> String {
     )
 }
 
+/// What a record holds instead of the shape its type's `Ref` rule reads.
+impl fmt::Display for RefShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            // The splitter's refusal, in its words (`view::blocked`).
+            RefShape::Split(e) => e.fmt(f),
+            RefShape::NoSplitter { resource_type } => write!(f, "no splitter reads {resource_type}"),
+            RefShape::NoField { field } => write!(f, "the splitter gives no {field}"),
+            RefShape::CustomEventBus => f.write_str("the rule is on a custom event bus, whose Ref value is not verified"),
+            RefShape::NotARuleName => f.write_str("the physical id is neither arn:…:rule/<name> nor a rule name (a rule on a custom event bus has no verified Ref value)"),
+            RefShape::NoArnAttribute { attr } => write!(f, "the record holds no usable attributes.{attr} (the ARN Ref returns)"),
+            RefShape::EmptyOrMasked => f.write_str("the value is empty or holds the redaction mask"),
+        }
+    }
+}
+
 fn reason_phrase(r: &Reason) -> String {
     match r {
         Reason::UnreadableRecord => "the removed record is not a readable resource record".into(),
@@ -254,7 +271,7 @@ fn reason_phrase(r: &Reason) -> String {
                 Some(d) => format!(
                     "the Ref value of {} cannot be read from the record: {}",
                     flat(resource_type),
-                    flat(d)
+                    flat(&d.to_string())
                 ),
             };
             format!(
@@ -673,3 +690,33 @@ impl fmt::Display for OrphanRefusal {
 }
 
 impl crate::view::refusal::TypedRefusal for OrphanRefusal {}
+
+#[cfg(test)]
+mod tests {
+    use crate::export::splitters::SplitError;
+    use crate::ref_value::RefShape;
+
+    /// Every reason a record does not have the shape its type's `Ref` rule reads, with a
+    /// hostile value where one is printed.
+    #[test]
+    fn the_words_of_every_ref_shape() {
+        let lines: Vec<String> = [
+            RefShape::Split(SplitError::Blank),
+            RefShape::Split(SplitError::EmptySegment {
+                physical_id: "a||b\n".into(),
+            }),
+            RefShape::NoSplitter {
+                resource_type: "AWS::X::Y".into(),
+            },
+            RefShape::NoField { field: "ApiId" },
+            RefShape::CustomEventBus,
+            RefShape::NotARuleName,
+            RefShape::NoArnAttribute { attr: "Arn" },
+            RefShape::EmptyOrMasked,
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+}

@@ -1,12 +1,15 @@
 //! Small pieces every view shares, so each is written once: a count with its noun
 //! (`1 resource`, `2 resources`), a list of non-zero counts (`3 deleted, 1 failed`),
-//! "N of M" (`1 of 2 destroys`), and a stack with its region (`Shop (us-east-1)`).
+//! "N of M" (`1 of 2 destroys`), a stack with its region (`Shop (us-east-1)`), and a
+//! template value, bounded (`describe_value`).
 //!
 //! Texts the docs fix word for word keep their own spelling (`<n> of <m> stack(s) could
 //! not be fully read …`, docs/state-views.md, "--long"); these helpers are for cdkd-flow's
 //! own views.
 
-use crate::text::{or_unrenderable, strip};
+use serde_json::Value;
+
+use crate::text::{flatten_str, or_unrenderable, strip};
 
 /// `""` for one, `"s"` otherwise: the suffix of a regular English plural.
 pub fn plural_s(n: u64) -> &'static str {
@@ -50,6 +53,18 @@ pub fn stack_region(stack: &str, region: &str) -> String {
     )
 }
 
+/// A bounded description of a template value for a message (lists previewed up to 120
+/// characters).
+pub fn describe_value(v: &Value) -> String {
+    let text = crate::json::stringify(v).unwrap_or_else(|| "(unserializable)".into());
+    let flat = flatten_str(&text);
+    if flat.chars().count() > 120 {
+        format!("{}…", flat.chars().take(120).collect::<String>())
+    } else {
+        flat
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,5 +99,11 @@ mod tests {
             stack_region("\u{1b}", "us-east-1"),
             "<unrenderable> (us-east-1)"
         );
+    }
+
+    #[test]
+    fn describe_previews_long_lists_to_120_characters() {
+        let v = serde_json::json!(vec!["x".repeat(50); 5]);
+        assert_eq!(describe_value(&v).chars().count(), 121);
     }
 }
