@@ -34,15 +34,14 @@ use crate::keys::StackRef;
 pub struct NamePattern(String);
 
 /// A pattern or a duration that will not parse.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CleanupError {
-    #[error("the stack-name pattern is empty")]
     EmptyPattern,
-    #[error("minimum age '{0}' is not a duration like 7d, 12h or 30m")]
     BadDuration(String),
-    #[error("minimum age '{0}' is zero: a cleanup would destroy stacks just deployed")]
     ZeroDuration(String),
 }
+
+impl std::error::Error for CleanupError {}
 
 impl NamePattern {
     pub fn parse(pattern: &str) -> Result<Self, CleanupError> {

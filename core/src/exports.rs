@@ -8,15 +8,15 @@ use crate::destroy::refusals::exportable_outputs;
 /// Newest index version this project reads and writes.
 pub const INDEX_VERSION: u64 = 1;
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IndexError {
     /// The index is not JSON or not an object: rebuild it.
-    #[error("exports index is unreadable: {0}")]
     Unreadable(String),
     /// Written by a newer cdkd.
-    #[error("exports index version {0} is newer than this cdkd-flow understands (1). Upgrade cdkd-flow.")]
     TooNew(String),
 }
+
+impl std::error::Error for IndexError {}
 
 /// Parses an index body. A missing or non-numeric `indexVersion` above 1 is refused.
 pub fn parse_index(bytes: &[u8]) -> Result<Map<String, Value>, IndexError> {

@@ -150,13 +150,9 @@ fn split_listed(prefix: &str, key: &str, file: &str) -> Option<(String, Option<S
 
 /// A stack name given on the command line that no cdkd stack can have
 /// (docs/cli.md, "Stack names"): refused as a usage error before any AWS call.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StackNameError {
-    #[error("a stack name cannot be empty")]
     Empty,
-    #[error(
-        "'{shown}' is not a stack name any cdkd stack can have: it contains {what} (U+{code:04X})"
-    )]
     Invisible {
         /// The name flattened (docs/state-views.md, "Flatten (diagnostics)").
         shown: String,
@@ -164,6 +160,8 @@ pub enum StackNameError {
         code: u32,
     },
 }
+
+impl std::error::Error for StackNameError {}
 
 /// Checks a stack name argument: non-empty, and free of control characters (C0, DEL, C1:
 /// a newline, an escape) and of the other characters that do not print (Unicode Cf, Zl,
@@ -207,13 +205,13 @@ pub fn locks_without_record(
 }
 
 /// A listed key that will not decode under `EncodingType=url`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyError {
-    #[error("listed key is not valid url encoding: {0}")]
     BadEscape(String),
-    #[error("listed key does not decode to UTF-8: {0}")]
     NotUtf8(String),
 }
+
+impl std::error::Error for KeyError {}
 
 /// Decodes a key listed with `EncodingType=url`: `+` becomes a space first, then
 /// percent-escapes are decoded. A malformed escape or non-UTF-8 result is an error

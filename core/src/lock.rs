@@ -215,12 +215,13 @@ impl LockInfo {
 }
 
 /// `lock.json` that is not valid JSON.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LockParseError {
     /// The parser's message, flattened and printable (docs/state-views.md, "Printable (stack names and regions in diagnostics)").
-    #[error("lock.json is not valid JSON: {0}")]
     InvalidJson(String),
 }
+
+impl std::error::Error for LockParseError {}
 
 /// Reads a lock body: invalid JSON → error; valid JSON that is not an object → `None`
 /// (readers treat it as no lock, although the object still blocks acquires).

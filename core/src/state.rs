@@ -57,28 +57,27 @@ pub struct ParentLink {
 /// A record cdkd-flow refuses to read (or, for the `Malformed*` variants, to write).
 /// Every message is one line; attacker-influenced values are flattened (stack names,
 /// values) or printable (regions, docs/state-views.md, "Printable (stack names and regions in diagnostics)"), and an empty one reads `<unrenderable>`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StateError {
-    #[error("State file for stack '{stack}' is not valid JSON: {message}")]
-    InvalidJson { stack: String, message: String },
-    #[error("State file for stack '{stack}' ({region}) is not a JSON object (its root is {kind})")]
+    InvalidJson {
+        stack: String,
+        message: String,
+    },
     NotAnObject {
         stack: String,
         region: String,
         kind: &'static str,
     },
-    #[error(
-        "Unsupported state schema version {version} for stack '{stack}'. This cdkd-flow binary supports versions 1, 2, 3, 4, 5, 6, 7, 8, 9, 10. Upgrade cdkd-flow (or use an up-to-date cdkd) to a version that supports schema {version}."
-    )]
-    UnsupportedVersion { stack: String, version: String },
-    #[error("State record for stack '{stack}' ({region}) is malformed: '{field}' is {kind}, not a JSON object; refusing to write it")]
+    UnsupportedVersion {
+        stack: String,
+        version: String,
+    },
     MalformedContainer {
         stack: String,
         region: String,
         field: &'static str,
         kind: &'static str,
     },
-    #[error("State record for stack '{stack}' ({region}) is malformed: resource '{logical_id}' is {kind}, not a JSON object; refusing to write it")]
     MalformedResource {
         stack: String,
         region: String,
@@ -86,6 +85,8 @@ pub enum StateError {
         kind: &'static str,
     },
 }
+
+impl std::error::Error for StateError {}
 
 /// A custom resource's type: `Custom::*` or `AWS::CloudFormation::CustomResource`
 /// (docs/destroy.md, "One record in a wave" step 4). Destroy, export and the repairs all ask this.

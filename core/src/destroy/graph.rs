@@ -190,25 +190,21 @@ pub enum GraphWarning {
 }
 
 /// A record the graph cannot be built from (refused by name, see `refusals`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DamagedResources {
-    #[error("resource '{logical_id}' is not a JSON object")]
     EntryNotObject { logical_id: String },
-    #[error("resource '{logical_id}' has no string resourceType")]
     EntryWithoutType { logical_id: String },
 }
 
+impl std::error::Error for DamagedResources {}
+
 /// One or more dependency cycles, each as a closed path (`[a, b, a]`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", render_cycles(.cycles))]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CycleError {
     pub cycles: Vec<Vec<String>>,
 }
 
-fn render_cycles(cycles: &[Vec<String>]) -> String {
-    let paths: Vec<String> = cycles.iter().map(|c| c.join(" -> ")).collect();
-    format!("dependency cycle: {}", paths.join("; "))
-}
+impl std::error::Error for CycleError {}
 
 /// A record as a graph node.
 #[derive(Debug, Clone, PartialEq, Eq)]

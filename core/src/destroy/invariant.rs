@@ -11,17 +11,14 @@ use super::graph::DeleteGraph;
 use std::collections::BTreeSet;
 
 /// A broken invariant, naming the logical id.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InvariantViolation {
-    #[error("resource '{0}' still exists but state.json no longer lists it")]
     LiveWithoutRecord(String),
-    #[error("state.json was deleted while resource '{0}' (not retained) still exists")]
     StateGoneWhileLive(String),
-    #[error(
-        "resource '{deleted}' was deleted while '{before}', which must go first, still exists"
-    )]
     OutOfOrder { deleted: String, before: String },
 }
+
+impl std::error::Error for InvariantViolation {}
 
 /// Superset invariant. `live`: logical ids of the stack whose resource exists in AWS;
 /// `state`: the logical ids in `state.json`, `None` once the file is deleted;

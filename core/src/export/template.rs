@@ -18,15 +18,13 @@ pub struct Template {
 }
 
 /// A template export cannot read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TemplateError {
-    #[error("the template for stack {stack} is not a JSON object (its root is {kind})")]
     NotAnObject { stack: String, kind: &'static str },
-    #[error(
-        "the template for stack {stack} has a 'Resources' section that is {kind}, not an object"
-    )]
     BadResources { stack: String, kind: &'static str },
 }
+
+impl std::error::Error for TemplateError {}
 
 /// One resource of `Resources` that has an object body and a string `Type`.
 #[derive(Clone, Copy, Debug)]

@@ -20,9 +20,10 @@ use crate::text::flatten_str;
 pub struct RunId(String);
 
 /// Why a run id given by hand is refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("not a valid run id: 1 to {max} characters of A-Z a-z 0-9 - _", max = RunId::MAX_GIVEN)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvalidRunId;
+
+impl std::error::Error for InvalidRunId {}
 
 impl RunId {
     /// The longest id given by hand: Step Functions' longest execution name.

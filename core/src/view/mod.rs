@@ -22,6 +22,9 @@
 //!   final snapshot, lock contention, a local run's answer); [`export_input`]: those of
 //!   an export's names, parameters and gates; [`source_error`]: why an export's
 //!   templates could not be read;
+//! - [`errors`]: the errors of core's readers and checks (a state record, a lock, the
+//!   exports index, a stack name or run id, a cleanup's arguments, a template, the delete
+//!   graph, the crash-safety invariant);
 //! - shared pieces: [`words`] (counts as words); dates are `crate::time`'s (`toISOString`).
 
 pub mod approval;
@@ -29,6 +32,7 @@ pub mod blocked;
 pub mod cleanup;
 pub mod command;
 pub mod contention;
+pub mod errors;
 pub mod export;
 pub mod export_input;
 pub mod export_redo;
