@@ -137,7 +137,7 @@ pub fn skew_warning(offset_ms: i64) -> String {
     let how = if offset_ms < 0 { "ahead of" } else { "behind" };
     format!(
         "This machine's clock is {} {how} S3's: lock times are taken and judged on S3's clock (docs/state-and-lock.md §5.1); cdkd processes on this machine judge them on the local clock.",
-        cdkd_core::lock::format_duration_ms(offset_ms.saturating_abs())
+        cdkd_core::view::words::format_duration_ms(offset_ms.saturating_abs())
     )
 }
 

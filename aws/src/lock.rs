@@ -7,11 +7,11 @@
 use cdkd_core::contention::{ContentionContext, Subject};
 use cdkd_core::keys;
 use cdkd_core::lock::{
-    expiry_phrase, is_expired, is_own_body, parse_lock, takeover_warning, LockBody, LockInfo,
-    LOCK_TTL_MS,
+    is_expired, is_own_body, parse_lock, takeover_of, LockBody, LockInfo, LOCK_TTL_MS,
 };
 use cdkd_core::text::flatten_str;
-use cdkd_core::view::contention::{contention_message, lost_lock_reason};
+use cdkd_core::view::contention::{contention_message, lost_lock_reason, takeover_warning};
+use cdkd_core::view::words::expiry_phrase;
 use serde::{Deserialize, Serialize};
 
 use crate::s3err::Failure;
@@ -437,16 +437,12 @@ impl LockManager {
                 let at = format!("{} ({})", flatten_str(stack), region_label(region));
                 let now = self.store.s3_now_ms();
                 let expiry = expiry_phrase(previous.expiry_ms(), now);
-                tracing::warn!(
-                    "{}",
-                    takeover_warning(
-                        why == Takeover::Expired || is_expired(previous, now),
-                        &at,
-                        &previous.owner,
-                        &body.owner,
-                        &expiry
-                    )
+                let of = takeover_of(
+                    why == Takeover::Expired || is_expired(previous, now),
+                    &previous.owner,
+                    &body.owner,
                 );
+                tracing::warn!("{}", takeover_warning(of, &at, &previous.owner, &expiry));
                 // No purge here: the release (or a force-unlock) purges every
                 // noncurrent version of the key, the expired holder's included.
                 Ok(self.held_lock(stack, region, new_etag, body))

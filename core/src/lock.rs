@@ -5,7 +5,6 @@
 use crate::run::RunId;
 use serde_json::{Map, Value};
 
-use crate::js::js_f64;
 use crate::json::{parse_json, stringify_pretty};
 use crate::text::{flatten, flatten_str, or_unrenderable, printable_str};
 
@@ -90,28 +89,26 @@ pub fn same_run(a: &str, b: &str) -> bool {
             (Some(x), Some(y)) if x.run_id() == y.run_id())
 }
 
-/// The warning a takeover by `new_owner` logs, of the lock of `previous_owner` at `at`
-/// (`<stack> (<region>)`, printable) whose expiry reads `expiry` ([`expiry_phrase`]):
-/// `EXPIRED` only when it had expired (docs/state-and-lock.md, "Taking over an expired lock"); otherwise it was
-/// this run's own lock (a retried step, a resume, docs/export.md, "Interrupted and contested runs: resume, refusals, the lock first") or an ended run's.
-pub fn takeover_warning(
-    expired: bool,
-    at: &str,
-    previous_owner: &str,
-    new_owner: &str,
-    expiry: &str,
-) -> String {
-    let what = if expired {
-        "an EXPIRED lock"
+/// Whose lock a takeover by `new_owner` took: an EXPIRED one only when it had expired
+/// (docs/state-and-lock.md, "Taking over an expired lock"); otherwise this run's own
+/// (a retried step, a resume, docs/export.md, "Interrupted and contested runs: resume,
+/// refusals, the lock first") or an ended run's. Worded by `core::view::contention`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TakeoverOf {
+    Expired,
+    OwnRun,
+    EndedRun,
+}
+
+/// Whose lock a takeover took ([`TakeoverOf`]).
+pub fn takeover_of(expired: bool, previous_owner: &str, new_owner: &str) -> TakeoverOf {
+    if expired {
+        TakeoverOf::Expired
     } else if same_run(previous_owner, new_owner) {
-        "this run's own lock"
+        TakeoverOf::OwnRun
     } else {
-        "the lock of an ended run"
-    };
-    format!(
-        "Took over {what} for stack: {at}, owner: {}, {expiry}",
-        flatten_str(previous_owner)
-    )
+        TakeoverOf::EndedRun
+    }
 }
 
 /// The owner a CLI process writes, as cdkd does: `<user>@<host>:<pid>`, `unknown` /
@@ -281,39 +278,6 @@ pub fn expired_by(expiry_ms: Option<f64>, now_ms: i64) -> bool {
     match expiry_ms {
         Some(e) => now_ms as f64 >= e,
         None => true,
-    }
-}
-
-/// `expires in <d>` / `expired <d> ago` / `expires at an unknown time` (docs/state-and-lock.md
-/// "The contention refusal"), of an expiry from [`lock_expiry_ms`] and `now_ms` on the same (S3's) clock.
-pub fn expiry_phrase(expiry_ms: Option<f64>, now_ms: i64) -> String {
-    match expiry_ms {
-        None => "expires at an unknown time".to_string(),
-        Some(e) => {
-            let left = e - now_ms as f64;
-            if left > 0.0 {
-                format!("expires in {}", format_duration_f64(left))
-            } else {
-                format!("expired {} ago", format_duration_f64(-left))
-            }
-        }
-    }
-}
-
-/// `<n>s` below a minute, else `<m>m<s>s` (minutes unbounded), from whole seconds =
-/// floor(ms / 1000).
-pub fn format_duration_ms(ms: i64) -> String {
-    format_duration_f64(ms as f64)
-}
-
-fn format_duration_f64(ms: f64) -> String {
-    let secs = (ms / 1000.0).floor();
-    if secs < 60.0 {
-        format!("{}s", js_f64(secs))
-    } else {
-        let m = (secs / 60.0).floor();
-        let s = secs - m * 60.0;
-        format!("{}m{}s", js_f64(m), js_f64(s))
     }
 }
 

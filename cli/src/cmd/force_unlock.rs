@@ -13,8 +13,9 @@ use std::process::ExitCode;
 
 use cdkd_aws::ForceReleased;
 use cdkd_core::keys::StackRef;
-use cdkd_core::lock::{expiry_phrase, LockInfo};
+use cdkd_core::lock::LockInfo;
 use cdkd_core::text::{display_ident_str, flatten_str, DEFAULT_CAP, STACK_NAME_CAP};
+use cdkd_core::view::words::expiry_phrase;
 
 use crate::context;
 use crate::error::CliError;

@@ -12,11 +12,12 @@ use crate::contention::{
     state_location, stopped_unlock_commands, unlock_command, way_out, ContentionContext,
     StateLocation, Subject, UnlockCommand, WayOut,
 };
-use crate::lock::{expiry_phrase, FlowHolder, LockInfo};
+use crate::lock::{FlowHolder, LockInfo, TakeoverOf};
 use crate::text::{
     display_ident_str, flatten_str, or_unrenderable, printable_str, shell_quote, STACK_NAME_CAP,
 };
 use crate::time::iso_timestamp_or_none;
+use crate::view::words::expiry_phrase;
 
 /// The `force-unlock` flag that deletes a lock only when it has expired (or is not a
 /// readable lock): what a command printed for an expired lock carries, so that run later
@@ -276,6 +277,20 @@ impl fmt::Display for StateLocation<'_> {
 /// would not print as itself (`crate::contention::state_location`).
 pub fn state_flags(bucket: &str, prefix: &str) -> Option<String> {
     state_location(bucket, prefix).map(|l| l.to_string())
+}
+
+/// The warning a takeover logs, of the lock of `previous_owner` at `at` (`<stack>
+/// (<region>)`, printable) whose expiry reads `expiry` (`view::words::expiry_phrase`).
+pub fn takeover_warning(of: TakeoverOf, at: &str, previous_owner: &str, expiry: &str) -> String {
+    let what = match of {
+        TakeoverOf::Expired => "an EXPIRED lock",
+        TakeoverOf::OwnRun => "this run's own lock",
+        TakeoverOf::EndedRun => "the lock of an ended run",
+    };
+    format!(
+        "Took over {what} for stack: {at}, owner: {}, {expiry}",
+        flatten_str(previous_owner)
+    )
 }
 
 #[cfg(test)]

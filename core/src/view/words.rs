@@ -1,7 +1,8 @@
 //! Small pieces every view shares, so each is written once: a count with its noun
 //! (`1 resource`, `2 resources`), a list of non-zero counts (`3 deleted, 1 failed`),
 //! "N of M" (`1 of 2 destroys`), a stack with its region (`Shop (us-east-1)`), and a
-//! template value, bounded (`describe_value`).
+//! template value, bounded (`describe_value`), and a lock's expiry and a duration
+//! (`expires in 29m55s`, `1m0s`).
 //!
 //! Texts the docs fix word for word keep their own spelling (`<n> of <m> stack(s) could
 //! not be fully read …`, docs/state-views.md, "--long"); these helpers are for cdkd-flow's
@@ -9,6 +10,7 @@
 
 use serde_json::Value;
 
+use crate::js::js_f64;
 use crate::text::{flatten_str, or_unrenderable, strip};
 
 /// `""` for one, `"s"` otherwise: the suffix of a regular English plural.
@@ -62,6 +64,39 @@ pub fn describe_value(v: &Value) -> String {
         format!("{}…", flat.chars().take(120).collect::<String>())
     } else {
         flat
+    }
+}
+
+/// `expires in <d>` / `expired <d> ago` / `expires at an unknown time` (docs/state-and-lock.md
+/// "The contention refusal"), of an expiry from `lock::lock_expiry_ms` and `now_ms` on the same (S3's) clock.
+pub fn expiry_phrase(expiry_ms: Option<f64>, now_ms: i64) -> String {
+    match expiry_ms {
+        None => "expires at an unknown time".to_string(),
+        Some(e) => {
+            let left = e - now_ms as f64;
+            if left > 0.0 {
+                format!("expires in {}", format_duration_f64(left))
+            } else {
+                format!("expired {} ago", format_duration_f64(-left))
+            }
+        }
+    }
+}
+
+/// `<n>s` below a minute, else `<m>m<s>s` (minutes unbounded), from whole seconds =
+/// floor(ms / 1000).
+pub fn format_duration_ms(ms: i64) -> String {
+    format_duration_f64(ms as f64)
+}
+
+fn format_duration_f64(ms: f64) -> String {
+    let secs = (ms / 1000.0).floor();
+    if secs < 60.0 {
+        format!("{}s", js_f64(secs))
+    } else {
+        let m = (secs / 60.0).floor();
+        let s = secs - m * 60.0;
+        format!("{}m{}s", js_f64(m), js_f64(s))
     }
 }
 

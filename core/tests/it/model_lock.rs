@@ -2,9 +2,10 @@
 //! 31, 35, 36 and the expiry phrases of docs/state-and-lock.md, "The contention refusal".
 
 use cdkd_core::lock::{
-    expiry_phrase, flow_owner, format_duration_ms, is_expired, is_own_body, lock_expiry_ms,
-    parse_lock, renew_interval_ms, renewal_due, LockBody, LockParseError, LOCK_TTL_MS,
+    flow_owner, is_expired, is_own_body, lock_expiry_ms, parse_lock, renew_interval_ms,
+    renewal_due, LockBody, LockParseError, LOCK_TTL_MS,
 };
+use cdkd_core::view::words::{expiry_phrase, format_duration_ms};
 use serde_json::{json, Value};
 
 const NOW: i64 = 1_767_225_600_000;
@@ -335,7 +336,11 @@ fn lock_time_is_s3s_non_finite_expires_at_is_expired_and_no_object_is_cdkds_rule
 // Statement 50: a takeover says EXPIRED only of an expired lock.
 #[test]
 fn takeover_warning_says_expired_only_for_an_expired_lock() {
-    use cdkd_core::lock::{same_run, takeover_warning};
+    use cdkd_core::lock::{same_run, takeover_of};
+    use cdkd_core::view::contention::takeover_warning;
+    let takeover_warning = |expired: bool, at: &str, previous: &str, new: &str, expiry: &str| {
+        takeover_warning(takeover_of(expired, previous, new), at, previous, expiry)
+    };
     let run = "cdkd-flow:export-App-1@laptop:41";
     let resume = "cdkd-flow:export-App-1@laptop:97";
     let own = takeover_warning(false, "App (us-east-1)", run, resume, "expires in 29m55s");

@@ -106,7 +106,7 @@ pub fn lock_summary(lock: Option<&LockView>, now_ms: i64) -> String {
     format!(
         "locked by {}, {}",
         holder(lock),
-        crate::lock::expiry_phrase(lock.expiry_ms(), now_ms)
+        crate::view::words::expiry_phrase(lock.expiry_ms(), now_ms)
     )
 }
 
@@ -156,7 +156,7 @@ pub fn lock_without_record_text(
                 .map_or("since an unknown time".to_string(), |t| {
                     format!("since {t}")
                 });
-            let expiry = crate::lock::expiry_phrase(l.expiry_ms(), now_ms);
+            let expiry = crate::view::words::expiry_phrase(l.expiry_ms(), now_ms);
             lines.push(format!(
                 "  Lock: locked by {}, {since}, {expiry}",
                 holder(l)
