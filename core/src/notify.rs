@@ -199,26 +199,6 @@ impl Notice {
             truncated: false,
         }
     }
-
-    /// Cuts every list at [`MAX_LINES`] and every line at [`MAX_LINE_CHARS`].
-    pub fn capped(mut self) -> Notice {
-        let mut cut = false;
-        for list in [&mut self.summary, &mut self.redo] {
-            cut |= cap_lines(list);
-        }
-        cut |= cap_commands(&mut self.commands);
-        if let Some(c) = &mut self.cleanup {
-            for list in [&mut c.destroyed, &mut c.skipped, &mut c.failed] {
-                if list.len() > MAX_LINES {
-                    list.truncate(MAX_LINES);
-                    cut = true;
-                }
-            }
-        }
-        self.cause = self.cause.map(|c| cap_chars(&c));
-        self.truncated = cut;
-        self
-    }
 }
 
 /// `line` cut to [`MAX_LINE_CHARS`], ending in `…` when it was longer.
@@ -229,40 +209,6 @@ pub fn cap_chars(line: &str) -> String {
     let mut s: String = line.chars().take(MAX_LINE_CHARS - 1).collect();
     s.push('…');
     s
-}
-
-/// A command is never cut inside (a cut command would run with its last flags lost):
-/// one longer than [`MAX_COMMAND_CHARS`] is left out whole, and so are those past
-/// [`MAX_LINES`]; a last line then says how many, and that the report has them. True
-/// when any was left out.
-fn cap_commands(list: &mut Vec<String>) -> bool {
-    let before = list.len();
-    list.retain(|c| c.chars().count() <= MAX_COMMAND_CHARS);
-    if list.len() > MAX_LINES {
-        list.truncate(MAX_LINES - 1);
-    }
-    let left_out = before - list.len();
-    if left_out == 0 {
-        return false;
-    }
-    list.push(format!(
-        "… {left_out} more command(s) in the run's report (too long for a message)"
-    ));
-    true
-}
-
-/// True when the list was cut; its last line then says how many more there were.
-fn cap_lines(list: &mut Vec<String>) -> bool {
-    for l in list.iter_mut() {
-        *l = cap_chars(l);
-    }
-    if list.len() <= MAX_LINES {
-        return false;
-    }
-    let more = list.len() - (MAX_LINES - 1);
-    list.truncate(MAX_LINES - 1);
-    list.push(format!("… and {more} more in the run's report"));
-    true
 }
 
 /// How an export's end is told: succeeded when it migrated, else failed (with its
@@ -310,16 +256,6 @@ pub fn cleanup_outcome(broke: bool, dry_run: bool, any_failed: bool) -> Outcome 
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn long_lists_are_cut_and_say_how_many_more() {
-        let mut lines: Vec<String> = (0..45).map(|i| format!("line {i}")).collect();
-        assert!(cap_lines(&mut lines));
-        assert_eq!(lines.len(), MAX_LINES);
-        assert_eq!(lines.last().unwrap(), "… and 16 more in the run's report");
-        let long = "x".repeat(MAX_LINE_CHARS + 10);
-        assert_eq!(cap_chars(&long).chars().count(), MAX_LINE_CHARS);
-    }
 
     #[test]
     fn detail_types_are_one_per_kind() {

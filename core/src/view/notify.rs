@@ -11,7 +11,7 @@ use crate::export::plain::shown;
 use crate::export::report::ExportReport;
 use crate::notify::{
     cap_chars, cleanup_outcome, destroy_end_told, export_end, ApprovalDetail, CleanupDigest,
-    Notice, NoticeKind, StackEntry,
+    Notice, NoticeKind, StackEntry, MAX_COMMAND_CHARS, MAX_LINES,
 };
 use crate::run::{Outcome, RunKind};
 use crate::text::{flatten, flatten_str, js_string};
@@ -155,7 +155,7 @@ pub fn approval_waiting(
         approve_command: approve,
         reject_command: reject,
     });
-    n.capped()
+    capped(n)
 }
 
 /// An export run ended with its report: succeeded when it migrated, else failed (the
@@ -174,7 +174,7 @@ pub fn export_ended(
     n.redo = r.redo.iter().map(|l| flatten_str(&l.to_string())).collect();
     n.commands = r.commands.clone();
     n.report_key = Some(report_key.to_string());
-    n.capped()
+    capped(n)
 }
 
 /// A destroy run ended with its report (children first, the root last): succeeded when
@@ -228,7 +228,7 @@ pub fn destroy_ended(
         }
     }
     n.report_key = Some(report_key.to_string());
-    n.capped()
+    capped(n)
 }
 
 fn entries(out: &Value, key: &str, f: impl Fn(&Value, &mut StackEntry)) -> Vec<StackEntry> {
@@ -302,7 +302,61 @@ pub fn cleanup_finished(run_id: &str, out: &Value) -> Notice {
         skipped,
         failed,
     });
-    n.capped()
+    capped(n)
+}
+
+/// Cuts every list at [`MAX_LINES`] and every line at [`crate::notify::MAX_LINE_CHARS`].
+fn capped(mut n: Notice) -> Notice {
+    let mut cut = false;
+    for list in [&mut n.summary, &mut n.redo] {
+        cut |= cap_lines(list);
+    }
+    cut |= cap_commands(&mut n.commands);
+    if let Some(c) = &mut n.cleanup {
+        for list in [&mut c.destroyed, &mut c.skipped, &mut c.failed] {
+            if list.len() > MAX_LINES {
+                list.truncate(MAX_LINES);
+                cut = true;
+            }
+        }
+    }
+    n.cause = n.cause.map(|c| cap_chars(&c));
+    n.truncated = cut;
+    n
+}
+
+/// A command is never cut inside (a cut command would run with its last flags lost):
+/// one longer than [`MAX_COMMAND_CHARS`] is left out whole, and so are those past
+/// [`MAX_LINES`]; a last line then says how many, and that the report has them. True
+/// when any was left out.
+fn cap_commands(list: &mut Vec<String>) -> bool {
+    let before = list.len();
+    list.retain(|c| c.chars().count() <= MAX_COMMAND_CHARS);
+    if list.len() > MAX_LINES {
+        list.truncate(MAX_LINES - 1);
+    }
+    let left_out = before - list.len();
+    if left_out == 0 {
+        return false;
+    }
+    list.push(format!(
+        "… {left_out} more command(s) in the run's report (too long for a message)"
+    ));
+    true
+}
+
+/// True when the list was cut; its last line then says how many more there were.
+fn cap_lines(list: &mut Vec<String>) -> bool {
+    for l in list.iter_mut() {
+        *l = cap_chars(l);
+    }
+    if list.len() <= MAX_LINES {
+        return false;
+    }
+    let more = list.len() - (MAX_LINES - 1);
+    list.truncate(MAX_LINES - 1);
+    list.push(format!("… and {more} more in the run's report"));
+    true
 }
 
 #[cfg(test)]
@@ -714,5 +768,18 @@ mod tests {
         assert_eq!(subject(&n), "cdkd-flow: destroy Shop failed (refused)");
         assert!(n.redo.is_empty() && n.commands.is_empty(), "{n:?}");
         insta::assert_snapshot!(rendered(&n));
+    }
+
+    #[test]
+    fn long_lists_are_cut_and_say_how_many_more() {
+        let mut lines: Vec<String> = (0..45).map(|i| format!("line {i}")).collect();
+        assert!(cap_lines(&mut lines));
+        assert_eq!(lines.len(), crate::notify::MAX_LINES);
+        assert_eq!(lines.last().unwrap(), "… and 16 more in the run's report");
+        let long = "x".repeat(crate::notify::MAX_LINE_CHARS + 10);
+        assert_eq!(
+            cap_chars(&long).chars().count(),
+            crate::notify::MAX_LINE_CHARS
+        );
     }
 }
