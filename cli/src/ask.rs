@@ -22,6 +22,10 @@ pub async fn confirm(question: &str) -> Result<Option<bool>, CliError> {
     })
     .await
     .map_err(|e| CliError::Usage(e.to_string()))?
-    .map_err(|e| CliError::Usage(format!("could not read the answer: {e}")))?;
+    .map_err(|e| {
+        CliError::usage(cdkd_core::usage::Usage::AnswerUnread {
+            error: e.to_string(),
+        })
+    })?;
     Ok(Some(is_confirmation(&answer)))
 }

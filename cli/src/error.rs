@@ -52,6 +52,11 @@ impl CliError {
         CliError::Refused(refusal.to_string())
     }
 
+    /// A usage error, in the words of `cdkd_core::view::command` (exit 2).
+    pub fn usage(usage: cdkd_core::usage::Usage) -> Self {
+        CliError::Usage(usage.to_string())
+    }
+
     /// Print the error as one line and return the exit code.
     pub fn report(&self) -> ExitCode {
         eprintln!("{}", cdkd_core::view::error_line(&self.to_string()));

@@ -25,5 +25,6 @@ pub mod state;
 pub mod state_refusal;
 pub mod text;
 pub mod time;
+pub mod usage;
 pub mod view;
 pub mod workflow_refusal;

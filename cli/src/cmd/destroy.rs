@@ -129,9 +129,7 @@ fn distinct_stacks(a: &Args) -> Result<Vec<String>, CliError> {
         }
     }
     if a.run_id.is_some() && stacks.len() > 1 {
-        return Err(CliError::Usage(
-            "--run-id names the run of a single stack; leave it out when destroying several".into(),
-        ));
+        return Err(CliError::usage(cdkd_core::usage::Usage::RunIdOfSeveral));
     }
     Ok(stacks)
 }
@@ -319,9 +317,9 @@ async fn confirm(plans: &[RunPlan], location: &str) -> Result<(), CliError> {
         render_confirmation(plans, location, CONFIRM_CAP)
     );
     match crate::ask::confirm(&question).await? {
-        None => Err(CliError::Usage(
-            "destroy asks for confirmation and stdin is not a terminal; pass -y (--yes) to destroy without asking, or --dry-run to see the plan".into(),
-        )),
+        None => Err(CliError::usage(cdkd_core::usage::Usage::NoTerminal(
+            cdkd_core::usage::NoTerminalFor::Destroy,
+        ))),
         Some(true) => Ok(()),
         Some(false) => Err(CliError::refused(&DestroyCommandRefusal::NotConfirmed)),
     }

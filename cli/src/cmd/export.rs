@@ -294,9 +294,7 @@ fn check_args(a: &Args) -> Result<(), CliError> {
     crate::global::check_stacks(&a.stack)?;
     if a.stack.is_none() && a.template.is_some() {
         // Statement 3 (docs/export.md, "Checks"): a lone template names no stack.
-        return Err(CliError::Usage(
-            "--template needs the name of the stack to export: cdkd-flow export <STACK> --template <PATH>".into(),
-        ));
+        return Err(CliError::usage(cdkd_core::usage::Usage::TemplateNeedsStack));
     }
     if let Some(id) = &a.run_id {
         remote::check_execution_name(id)?;
@@ -608,8 +606,10 @@ async fn gate_after_plan(
                 return Ok(Err(ExitCode::SUCCESS));
             }
             None => {
-                return Err(CliError::Usage(format!(
-                    "export {stack}: no terminal to confirm on; pass -y to migrate without asking"
+                return Err(CliError::usage(cdkd_core::usage::Usage::NoTerminal(
+                    cdkd_core::usage::NoTerminalFor::Export {
+                        stack: stack.to_string(),
+                    },
                 )))
             }
         }
@@ -752,8 +752,11 @@ async fn resume_run(
                 return Ok(ExitCode::SUCCESS);
             }
             None => {
-                return Err(CliError::Usage(format!(
-                    "export {stack}: run {run_id} was interrupted and there is no terminal to confirm its resume on; pass -y to resume it"
+                return Err(CliError::usage(cdkd_core::usage::Usage::NoTerminal(
+                    cdkd_core::usage::NoTerminalFor::ExportResume {
+                        stack: stack.to_string(),
+                        run_id: run_id.to_string(),
+                    },
                 )))
             }
         }
@@ -882,7 +885,7 @@ async fn run_local(
     let sm = local::definition(definitions::EXPORT, "cdkd-flow-export", &subs)?;
     let engine = local::engine(deps, fast);
     let place = RunPlace::of_input(&input)
-        .ok_or_else(|| CliError::Usage("the export input names no stateBucket".into()))?;
+        .ok_or_else(|| CliError::usage(cdkd_core::usage::Usage::NoStateBucket))?;
     let store = deps.store(&place.bucket, &place.prefix).await;
     let o = LocalOptions {
         store: &store,

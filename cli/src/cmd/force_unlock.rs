@@ -209,8 +209,8 @@ pub fn failures_line(failed: &[String]) -> String {
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let stacks: Vec<String> = a.stacks.iter().chain(&a.stack_flag).cloned().collect();
     if stacks.is_empty() || stacks.iter().any(String::is_empty) {
-        return Err(CliError::Usage(
-            "Stack name is required. Usage: cdkd-flow force-unlock <stack-name>".into(),
+        return Err(CliError::usage(
+            cdkd_core::usage::Usage::ForceUnlockNeedsStack,
         ));
     }
     crate::global::check_stacks(&stacks)?;

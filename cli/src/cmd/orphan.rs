@@ -94,7 +94,7 @@ pub struct Args {
 
 pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
     if a.stack_region.as_deref() == Some("") {
-        return Err(CliError::Usage("--stack-region cannot be empty".into()));
+        return Err(CliError::usage(cdkd_core::usage::Usage::EmptyStackRegion));
     }
     if a.resources.is_empty() {
         whole_stacks(ctx, a).await
@@ -311,9 +311,9 @@ async fn whole_stacks(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
                 }
                 Ok(None) => {
                     release_each(ctx, &held).await;
-                    return Err(CliError::Usage(
-                        "state orphan asks for confirmation and stdin is not a terminal; pass -y / --yes (or -f / --force)".into(),
-                    ));
+                    return Err(CliError::usage(cdkd_core::usage::Usage::NoTerminal(
+                        cdkd_core::usage::NoTerminalFor::OrphanResources,
+                    )));
                 }
                 Err(e) => {
                     release_each(ctx, &held).await;
@@ -430,10 +430,11 @@ async fn resources_locked(
     }
     if !(a.yes || a.force) {
         match crate::ask::confirm(&v::orphan_resources_prompt(&rw.removed, stack, region)).await? {
-            None => return Err(CliError::Usage(
-                "state orphan asks for confirmation and stdin is not a terminal; pass -y / --yes"
-                    .into(),
-            )),
+            None => {
+                return Err(CliError::usage(cdkd_core::usage::Usage::NoTerminal(
+                    cdkd_core::usage::NoTerminalFor::OrphanStacks,
+                )))
+            }
             Some(false) => {
                 eprintln!("{}", v::orphan_resources_cancelled(stack));
                 return Ok(ExitCode::SUCCESS);

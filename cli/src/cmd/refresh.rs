@@ -97,9 +97,9 @@ pub async fn run(ctx: &Ctx, a: &Args) -> Result<ExitCode, CliError> {
         let views: Vec<RefView<'_>> = targets.iter().map(ref_view).collect();
         match crate::ask::confirm(&v::refresh_prompt(&views)).await? {
             None => {
-                return Err(CliError::Usage(
-                    "state refresh-observed asks for confirmation and stdin is not a terminal; pass -y / --yes".into(),
-                ))
+                return Err(CliError::usage(cdkd_core::usage::Usage::NoTerminal(
+                    cdkd_core::usage::NoTerminalFor::RefreshObserved,
+                )))
             }
             Some(false) => {
                 eprintln!("Aborted.");

@@ -192,10 +192,11 @@ pub fn parse_run_ref(s: &str) -> Result<RunRef, CliError> {
         if sfn::state_machine_of(s).is_some() {
             Ok(RunRef::Arn(s.to_string()))
         } else {
-            Err(CliError::Usage(format!(
-                "'{}' is not an execution ARN (arn:aws:states:REGION:ACCOUNT:execution:MACHINE:NAME)",
-                flatten_str(s)
-            )))
+            Err(CliError::usage(
+                cdkd_core::usage::Usage::NotAnExecutionArn {
+                    given: s.to_string(),
+                },
+            ))
         }
     } else {
         crate::run::ids::check_execution_name(s)?;
@@ -579,9 +580,9 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     if kind != Some(Kind::Destroy) {
-        return Err(CliError::Usage(format!(
-            "run {name} is not a destroy run: it has no graceful stop; stop it at once with cdkd-flow runs stop --now {name} (the destroy runs it started carry on: stop each of them)"
-        )));
+        return Err(CliError::usage(cdkd_core::usage::Usage::NoGracefulStop {
+            run: name.to_string(),
+        }));
     }
     let place = RunPlace::of_input(&input)
         .ok_or_else(|| CliError::refused(&RunsRefusal::NoStateBucket { run: name.clone() }))?;
@@ -614,7 +615,7 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
 async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCode, CliError> {
     let verb = if approved { "approve" } else { "reject" };
     let reason = checked_reason(a.reason.as_deref())
-        .map_err(|e| CliError::Usage(format!("runs {verb}: {e}")))?;
+        .map_err(|why| CliError::usage(cdkd_core::usage::Usage::ReasonTooLong { verb, why }))?;
     if a.local {
         let run = crate::run::ids::check_execution_name(&a.run)?;
         let ctx = context::build(g).await?;

@@ -120,9 +120,10 @@ pub fn local_function_arn(region: &str, substitution_name: &str) -> String {
 fn split_pair(s: &str, flag: &str) -> Result<(String, String), CliError> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-        _ => Err(CliError::Usage(format!(
-            "{flag} takes NAME=VALUE, got '{s}'"
-        ))),
+        _ => Err(CliError::usage(cdkd_core::usage::Usage::NotNameValue {
+            flag: flag.to_string(),
+            given: s.to_string(),
+        })),
     }
 }
 
@@ -185,9 +186,7 @@ pub fn prepare(
         ..EngineOptions::default()
     };
     if !(options.time_scale >= 0.0 && options.time_scale.is_finite()) {
-        return Err(CliError::Usage(
-            "--time-scale must be a finite number >= 0".into(),
-        ));
+        return Err(CliError::usage(cdkd_core::usage::Usage::BadTimeScale));
     }
     let mut engine = Engine::new(Arc::new(dispatch), options);
     if let Some(o) = observer {
@@ -241,8 +240,12 @@ fn parse_input(a: &RunArgs) -> Result<Value, CliError> {
         (None, Some(f)) => (read(f, WorkflowFile::Input)?, f.display().to_string()),
         (None, None) => return Ok(json!({})),
     };
-    serde_json::from_str(&text)
-        .map_err(|e| CliError::Usage(format!("{what} is not valid JSON: {e}")))
+    serde_json::from_str(&text).map_err(|e| {
+        CliError::usage(cdkd_core::usage::Usage::NotJson {
+            what,
+            error: e.to_string(),
+        })
+    })
 }
 
 /// An engine event as the view reads it.

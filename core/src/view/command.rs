@@ -16,6 +16,7 @@ use crate::runs_refusal::{
 };
 use crate::state_refusal::StateRefusal;
 use crate::text::flatten_str;
+use crate::usage::{NoTerminalFor, Usage};
 use crate::view::refusal::TypedRefusal;
 use crate::workflow_refusal::{BackendRefusal, NoMachineWhy, WorkflowFile, WorkflowRefusal};
 
@@ -29,6 +30,7 @@ impl TypedRefusal for StateRefusal {}
 impl TypedRefusal for DestroyCommandRefusal {}
 impl TypedRefusal for ExportCommandRefusal {}
 impl TypedRefusal for OrphanCommandRefusal<'_> {}
+impl TypedRefusal for Usage {}
 
 /// `s3://<bucket>/<key>`, both flattened.
 fn s3(bucket: &str, key: &str) -> String {
@@ -362,5 +364,67 @@ impl fmt::Display for OrphanCommandRefusal<'_> {
             OrphanCommandRefusal::Aborted(a) => v::orphan_aborted(a),
         };
         f.write_str(&words)
+    }
+}
+
+impl fmt::Display for Usage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Usage::NoTerminal(what) => what.fmt(f),
+            Usage::AnswerUnread { error } => write!(f, "could not read the answer: {error}"),
+            Usage::ForceUnlockNeedsStack => {
+                f.write_str("Stack name is required. Usage: cdkd-flow force-unlock <stack-name>")
+            }
+            Usage::NotAnExecutionArn { given } => write!(
+                f,
+                "'{}' is not an execution ARN (arn:aws:states:REGION:ACCOUNT:execution:MACHINE:NAME)",
+                flatten_str(given)
+            ),
+            Usage::NoGracefulStop { run } => write!(
+                f,
+                "run {run} is not a destroy run: it has no graceful stop; stop it at once with cdkd-flow runs stop --now {run} (the destroy runs it started carry on: stop each of them)"
+            ),
+            Usage::ReasonTooLong { verb, why } => write!(f, "runs {verb}: {why}"),
+            Usage::TemplateNeedsStack => f.write_str(
+                "--template needs the name of the stack to export: cdkd-flow export <STACK> --template <PATH>",
+            ),
+            Usage::NoStateBucket => f.write_str("the export input names no stateBucket"),
+            Usage::NotNameValue { flag, given } => {
+                write!(f, "{flag} takes NAME=VALUE, got '{given}'")
+            }
+            Usage::BadTimeScale => f.write_str("--time-scale must be a finite number >= 0"),
+            Usage::NotJson { what, error } => write!(f, "{what} is not valid JSON: {error}"),
+            Usage::EmptyStackRegion => f.write_str("--stack-region cannot be empty"),
+            Usage::RunIdOfSeveral => f.write_str(
+                "--run-id names the run of a single stack; leave it out when destroying several",
+            ),
+        }
+    }
+}
+
+impl fmt::Display for NoTerminalFor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoTerminalFor::RefreshObserved => f.write_str(
+                "state refresh-observed asks for confirmation and stdin is not a terminal; pass -y / --yes",
+            ),
+            NoTerminalFor::OrphanResources => f.write_str(
+                "state orphan asks for confirmation and stdin is not a terminal; pass -y / --yes (or -f / --force)",
+            ),
+            NoTerminalFor::OrphanStacks => f.write_str(
+                "state orphan asks for confirmation and stdin is not a terminal; pass -y / --yes",
+            ),
+            NoTerminalFor::Destroy => f.write_str(
+                "destroy asks for confirmation and stdin is not a terminal; pass -y (--yes) to destroy without asking, or --dry-run to see the plan",
+            ),
+            NoTerminalFor::Export { stack } => write!(
+                f,
+                "export {stack}: no terminal to confirm on; pass -y to migrate without asking"
+            ),
+            NoTerminalFor::ExportResume { stack, run_id } => write!(
+                f,
+                "export {stack}: run {run_id} was interrupted and there is no terminal to confirm its resume on; pass -y to resume it"
+            ),
+        }
     }
 }

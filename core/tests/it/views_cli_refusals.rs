@@ -356,3 +356,53 @@ fn the_words_of_every_cli_refusal() {
         .collect();
     insta::assert_snapshot!(text.join("\n"));
 }
+
+/// Every usage error's words, with hostile values where one is printed.
+#[test]
+fn the_words_of_every_usage_error() {
+    use cdkd_core::export::approval::ReasonTooLong;
+    use cdkd_core::usage::{NoTerminalFor, Usage};
+    let h = || "x\ny".to_string();
+    let lines: Vec<String> = [
+        Usage::NoTerminal(NoTerminalFor::RefreshObserved),
+        Usage::NoTerminal(NoTerminalFor::OrphanResources),
+        Usage::NoTerminal(NoTerminalFor::OrphanStacks),
+        Usage::NoTerminal(NoTerminalFor::Destroy),
+        Usage::NoTerminal(NoTerminalFor::Export {
+            stack: "App".into(),
+        }),
+        Usage::NoTerminal(NoTerminalFor::ExportResume {
+            stack: "App".into(),
+            run_id: "export-App-1".into(),
+        }),
+        Usage::AnswerUnread {
+            error: "broken pipe".into(),
+        },
+        Usage::ForceUnlockNeedsStack,
+        Usage::NotAnExecutionArn { given: h() },
+        Usage::NoGracefulStop {
+            run: "export-App-1".into(),
+        },
+        Usage::ReasonTooLong {
+            verb: "reject",
+            why: ReasonTooLong { chars: 1001 },
+        },
+        Usage::TemplateNeedsStack,
+        Usage::NoStateBucket,
+        Usage::NotNameValue {
+            flag: "--param".into(),
+            given: "novalue".into(),
+        },
+        Usage::BadTimeScale,
+        Usage::NotJson {
+            what: "--input".into(),
+            error: "expected value at line 1 column 1".into(),
+        },
+        Usage::EmptyStackRegion,
+        Usage::RunIdOfSeveral,
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    insta::assert_snapshot!(lines.join("\n"));
+}
