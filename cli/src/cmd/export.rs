@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cdkd_aws::StateStore;
-use cdkd_core::export::command::ExportCommandRefusal;
+use cdkd_core::export::command::{ExportCommandRefusal, ExportNote};
 use cdkd_core::export::execute::execution_refusal;
 use cdkd_core::export::names;
 use cdkd_core::export::plan::Plan;
@@ -233,12 +233,13 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     })?;
     let deps = local_deps(&ctx, a.local).await;
     let uploaded = upload_templates(&deps.artifacts, &ctx.store, &run_id, &set).await?;
-    eprintln!(
-        "export {stack}: run {run_id}, {} template(s) uploaded to s3://{}/{}",
-        uploaded.len(),
-        flatten_str(&ctx.bucket),
-        flatten_str(&cdkd_functions::runs::run_prefix(&ctx.prefix, &run_id)),
-    );
+    note(ExportNote::Uploaded {
+        stack: name.clone(),
+        run_id: run_id.clone(),
+        templates: uploaded.len(),
+        bucket: ctx.bucket.clone(),
+        run_folder: cdkd_functions::runs::run_prefix(&ctx.prefix, &run_id),
+    });
     let input = ExportInput {
         stack: name.clone(),
         stack_region: cleared.record_region,
@@ -322,15 +323,14 @@ fn tell_templates(a: &Args, set: &TemplateSet, stack: &str) {
     if a.template.is_some() && !set.nested_without_template.is_empty() {
         // Statement 81 (docs/export.md, "Checks"): the plan refuses a child that has a record,
         // for want of its template; say before planning why, and what reads it.
-        let ids: Vec<String> = set
-            .nested_without_template
-            .iter()
-            .map(|n| flatten_str(&n.logical_id))
-            .collect();
-        eprintln!(
-            "warning: {stack} has nested stacks ({}) and --template reads no nested template: a child with a cdkd record is refused; export from the cloud assembly (--cdk-out or --app)",
-            ids.join(", ")
-        );
+        note(ExportNote::NestedWithoutTemplate {
+            stack: stack.to_string(),
+            logical_ids: set
+                .nested_without_template
+                .iter()
+                .map(|n| n.logical_id.clone())
+                .collect(),
+        });
     }
 }
 
@@ -440,7 +440,9 @@ async fn plan_first(
     plan_end: &std::sync::Mutex<Option<cdkd_core::runs::LocalRun>>,
 ) -> Result<Result<Option<Plan>, ExitCode>, CliError> {
     Ok(Ok(if a.local {
-        eprintln!("export {stack}: planning");
+        note(ExportNote::Planning {
+            stack: stack.to_string(),
+        });
         let defer = (!a.dry_run).then_some(plan_end);
         let outcome = run_local(
             deps,
@@ -542,7 +544,10 @@ async fn migrate(
         )
         .await;
     }
-    eprintln!("export {stack}: migrating (run {run_id})");
+    note(ExportNote::Migrating {
+        stack: stack.to_string(),
+        run_id: run_id.clone(),
+    });
     let approval = a.require_approval.then_some(&ctx.store);
     let outcome = follow_local_steps(
         deps,
@@ -577,7 +582,9 @@ async fn gate_after_plan(
         }));
     };
     if plan.is_empty() {
-        eprintln!("export {stack}: nothing to migrate (no importable resource, nothing for phase 2); nothing was changed");
+        note(ExportNote::NothingToMigrate {
+            stack: name.to_string(),
+        });
         return Ok(Err(ExitCode::SUCCESS));
     }
     // The tree CloudFormation cannot take, refused before the question and before any
@@ -596,13 +603,16 @@ async fn gate_after_plan(
         }));
     }
     if !a.yes && !a.require_approval {
-        let question = format!(
-            "Import these resources into CloudFormation and delete the cdkd record of {stack} afterwards? [y/N] "
-        );
+        let question = ExportNote::AskMigrate {
+            stack: name.to_string(),
+        }
+        .to_string();
         match crate::ask::confirm(&question).await? {
             Some(true) => {}
             Some(false) => {
-                eprintln!("export {stack}: cancelled; nothing was changed");
+                note(ExportNote::Cancelled {
+                    stack: name.to_string(),
+                });
                 return Ok(Err(ExitCode::SUCCESS));
             }
             None => {
@@ -691,16 +701,17 @@ async fn release_ended_locks(
             .delete_read(&s.stack, Some(&s.region), &read)
             .await
         {
-            Ok(cdkd_aws::ReadLockOutcome::Done) => eprintln!(
-                "export {shown}: released the lock of {} the ended run {} had left",
-                flatten_str(&s.stack),
-                flatten_str(&info.owner)
-            ),
+            Ok(cdkd_aws::ReadLockOutcome::Done) => note(ExportNote::EndedLockReleased {
+                stack: shown.to_string(),
+                lock_stack: s.stack.clone(),
+                owner: info.owner.clone(),
+            }),
             Ok(_) => {}
-            Err(e) => eprintln!(
-                "warning: export {shown}: the lock of {} the ended run left was not released: {e}",
-                flatten_str(&s.stack)
-            ),
+            Err(e) => note(ExportNote::EndedLockKept {
+                stack: shown.to_string(),
+                lock_stack: s.stack.clone(),
+                error: e.to_string(),
+            }),
         }
     }
 }
@@ -718,12 +729,7 @@ async fn resume_run(
 ) -> Result<ExitCode, CliError> {
     let stack = flatten_str(name);
     let rec = crate::run::artifacts::read_export_progress(&ctx.store, &run_id).await;
-    let at = rec
-        .as_ref()
-        .and_then(|r| r.log.last())
-        .map(|l| format!(" (last step: {})", flatten_str(l)))
-        .unwrap_or_default();
-    let cfn = flatten_str(cfn_root);
+    let last_step = rec.as_ref().and_then(|r| r.log.last().cloned());
     let report = crate::run::artifacts::read_export_report(&ctx.store, &run_id)
         .await
         .ok()
@@ -731,24 +737,41 @@ async fn resume_run(
     if report.is_some_and(|r| r.outcome == "migrated") {
         // Nothing is left of the run but its report, and the locks a release that
         // failed left to the ended run.
-        eprintln!("export {stack}: run {run_id} already migrated it to CloudFormation stack {cfn}; nothing to do");
+        note(ExportNote::AlreadyMigrated {
+            stack: name.to_string(),
+            run_id: run_id.clone(),
+            cfn: cfn_root.to_string(),
+        });
         release_ended_locks(ctx, &stack, rec.as_ref(), &take_over).await;
         print_report(&ctx.store, &run_id, a.json).await?;
         return Ok(ExitCode::SUCCESS);
     }
-    eprintln!(
-        "export {stack}: run {run_id} was interrupted{at}; CloudFormation stack {cfn} is that run's"
-    );
+    note(ExportNote::Interrupted {
+        stack: name.to_string(),
+        run_id: run_id.clone(),
+        last_step,
+        cfn: cfn_root.to_string(),
+    });
     if a.dry_run {
-        eprintln!("export {stack}: nothing was planned; the same command without --dry-run resumes run {run_id}");
+        note(ExportNote::DryRunOfInterrupted {
+            stack: name.to_string(),
+            run_id: run_id.clone(),
+        });
         return Ok(ExitCode::SUCCESS);
     }
     if !a.yes {
-        let question = format!("Resume run {run_id} of {stack}? [y/N] ");
+        let question = ExportNote::AskResume {
+            stack: name.to_string(),
+            run_id: run_id.clone(),
+        }
+        .to_string();
         match crate::ask::confirm(&question).await? {
             Some(true) => {}
             Some(false) => {
-                eprintln!("export {stack}: not resumed; nothing was changed. Run the same command again to resume run {run_id}");
+                note(ExportNote::NotResumed {
+                    stack: name.to_string(),
+                    run_id: run_id.clone(),
+                });
                 return Ok(ExitCode::SUCCESS);
             }
             None => {
@@ -789,7 +812,10 @@ async fn resume_run(
         )
         .await;
     }
-    eprintln!("export {stack}: resuming run {run_id}");
+    note(ExportNote::Resuming {
+        stack: name.to_string(),
+        run_id: run_id.clone(),
+    });
     let deps = local_deps(ctx, true).await;
     let outcome = follow_local_steps(
         &deps,
@@ -836,7 +862,10 @@ async fn detached_plan(
         CliError::refused(&BackendRefusal::NotAStateMachineArn { arn: sm.clone() })
     })?;
     let client = cdkd_aws::sfn::Sfn::for_arn(sdk, &arn);
-    eprintln!("export {stack}: waiting for the plan of run {plan_run}");
+    note(ExportNote::WaitingForPlan {
+        stack: stack.to_string(),
+        plan_run: plan_run.into(),
+    });
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15 * 60);
     loop {
         if let Some(plan) = read_plan(store, plan_run).await? {
@@ -896,6 +925,11 @@ async fn run_local(
         defer_end,
     };
     crate::run::local::run_local(engine, sm, input, run_id, o).await
+}
+
+/// One line of what the command tells as it goes, on stderr.
+fn note(n: ExportNote) {
+    eprintln!("{n}");
 }
 
 #[cfg(test)]

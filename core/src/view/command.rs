@@ -8,7 +8,7 @@
 use std::fmt;
 
 use crate::destroy_command::DestroyCommandRefusal;
-use crate::export::command::ExportCommandRefusal;
+use crate::export::command::{ExportCommandRefusal, ExportNote};
 use crate::repair::orphan_command::OrphanCommandRefusal;
 use crate::run::RunKind;
 use crate::runs_refusal::{
@@ -425,6 +425,117 @@ impl fmt::Display for NoTerminalFor {
                 f,
                 "export {stack}: run {run_id} was interrupted and there is no terminal to confirm its resume on; pass -y to resume it"
             ),
+        }
+    }
+}
+
+impl fmt::Display for ExportNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExportNote::Uploaded {
+                stack,
+                run_id,
+                templates,
+                bucket,
+                run_folder,
+            } => write!(
+                f,
+                "export {}: run {run_id}, {templates} template(s) uploaded to s3://{}/{}",
+                flatten_str(stack),
+                flatten_str(bucket),
+                flatten_str(run_folder)
+            ),
+            ExportNote::NestedWithoutTemplate { stack, logical_ids } => {
+                let ids: Vec<String> = logical_ids.iter().map(|i| flatten_str(i)).collect();
+                write!(
+                    f,
+                    "warning: {} has nested stacks ({}) and --template reads no nested template: a child with a cdkd record is refused; export from the cloud assembly (--cdk-out or --app)",
+                    flatten_str(stack),
+                    ids.join(", ")
+                )
+            }
+            ExportNote::Planning { stack } => write!(f, "export {}: planning", flatten_str(stack)),
+            ExportNote::WaitingForPlan { stack, plan_run } => write!(
+                f,
+                "export {}: waiting for the plan of run {plan_run}",
+                flatten_str(stack)
+            ),
+            ExportNote::Migrating { stack, run_id } => {
+                write!(f, "export {}: migrating (run {run_id})", flatten_str(stack))
+            }
+            ExportNote::NothingToMigrate { stack } => write!(
+                f,
+                "export {}: nothing to migrate (no importable resource, nothing for phase 2); nothing was changed",
+                flatten_str(stack)
+            ),
+            ExportNote::Cancelled { stack } => {
+                write!(f, "export {}: cancelled; nothing was changed", flatten_str(stack))
+            }
+            ExportNote::EndedLockReleased {
+                stack,
+                lock_stack,
+                owner,
+            } => write!(
+                f,
+                "export {}: released the lock of {} the ended run {} had left",
+                flatten_str(stack),
+                flatten_str(lock_stack),
+                flatten_str(owner)
+            ),
+            ExportNote::EndedLockKept {
+                stack,
+                lock_stack,
+                error,
+            } => write!(
+                f,
+                "warning: export {}: the lock of {} the ended run left was not released: {error}",
+                flatten_str(stack),
+                flatten_str(lock_stack)
+            ),
+            ExportNote::AlreadyMigrated { stack, run_id, cfn } => write!(
+                f,
+                "export {}: run {run_id} already migrated it to CloudFormation stack {}; nothing to do",
+                flatten_str(stack),
+                flatten_str(cfn)
+            ),
+            ExportNote::Interrupted {
+                stack,
+                run_id,
+                last_step,
+                cfn,
+            } => {
+                let at = last_step
+                    .as_ref()
+                    .map(|l| format!(" (last step: {})", flatten_str(l)))
+                    .unwrap_or_default();
+                write!(
+                    f,
+                    "export {}: run {run_id} was interrupted{at}; CloudFormation stack {} is that run's",
+                    flatten_str(stack),
+                    flatten_str(cfn)
+                )
+            }
+            ExportNote::DryRunOfInterrupted { stack, run_id } => write!(
+                f,
+                "export {}: nothing was planned; the same command without --dry-run resumes run {run_id}",
+                flatten_str(stack)
+            ),
+            ExportNote::NotResumed { stack, run_id } => write!(
+                f,
+                "export {}: not resumed; nothing was changed. Run the same command again to resume run {run_id}",
+                flatten_str(stack)
+            ),
+            ExportNote::Resuming { stack, run_id } => {
+                write!(f, "export {}: resuming run {run_id}", flatten_str(stack))
+            }
+            ExportNote::AskMigrate { stack } => write!(
+                f,
+                "Import these resources into CloudFormation and delete the cdkd record of {} afterwards? [y/N] ",
+                flatten_str(stack)
+            ),
+            ExportNote::AskResume { stack, run_id } => {
+                write!(f, "Resume run {run_id} of {}? [y/N] ", flatten_str(stack))
+            }
         }
     }
 }

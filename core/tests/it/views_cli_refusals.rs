@@ -406,3 +406,84 @@ fn the_words_of_every_usage_error() {
     .collect();
     insta::assert_snapshot!(lines.join("\n"));
 }
+
+/// Every line the `export` command tells as it goes and its two questions, with hostile
+/// names (a newline, a control character) where one is printed.
+#[test]
+fn the_words_of_every_export_note() {
+    use cdkd_core::export::command::ExportNote;
+    let h = || "App\n\u{7}X".to_string();
+    let r = || RunId::from("export-App-1");
+    let lines: Vec<String> = [
+        ExportNote::Uploaded {
+            stack: h(),
+            run_id: r(),
+            templates: 3,
+            bucket: "b\nx".into(),
+            run_folder: "cdkd/_runs/export-App-1".into(),
+        },
+        ExportNote::NestedWithoutTemplate {
+            stack: h(),
+            logical_ids: vec!["Child".into(), "Other\nId".into()],
+        },
+        ExportNote::Planning { stack: h() },
+        ExportNote::WaitingForPlan {
+            stack: h(),
+            plan_run: RunId::from("plan-App-1"),
+        },
+        ExportNote::Migrating {
+            stack: h(),
+            run_id: r(),
+        },
+        ExportNote::NothingToMigrate { stack: h() },
+        ExportNote::Cancelled { stack: h() },
+        ExportNote::EndedLockReleased {
+            stack: h(),
+            lock_stack: "App~Child\n".into(),
+            owner: "cdkd-flow:export-App-0@laptop:3".into(),
+        },
+        ExportNote::EndedLockKept {
+            stack: h(),
+            lock_stack: "App~Child".into(),
+            error: "AccessDenied".into(),
+        },
+        ExportNote::AlreadyMigrated {
+            stack: h(),
+            run_id: r(),
+            cfn: "App-cfn\n".into(),
+        },
+        ExportNote::Interrupted {
+            stack: h(),
+            run_id: r(),
+            last_step: Some("import App\nx".into()),
+            cfn: "App".into(),
+        },
+        ExportNote::Interrupted {
+            stack: "App".into(),
+            run_id: r(),
+            last_step: None,
+            cfn: "App".into(),
+        },
+        ExportNote::DryRunOfInterrupted {
+            stack: h(),
+            run_id: r(),
+        },
+        ExportNote::NotResumed {
+            stack: h(),
+            run_id: r(),
+        },
+        ExportNote::Resuming {
+            stack: h(),
+            run_id: r(),
+        },
+        ExportNote::AskMigrate { stack: h() },
+        ExportNote::AskResume {
+            stack: h(),
+            run_id: r(),
+        },
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    insta::assert_snapshot!(lines.join("\n"));
+}
