@@ -9,7 +9,6 @@
 //! its report.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cdkd_aws::StateStore;
@@ -23,189 +22,21 @@ use cdkd_core::text::flatten_str;
 use cdkd_core::view::export::{assembly_line, template_read_line};
 use cdkd_core::workflow_refusal::BackendRefusal;
 use cdkd_engine::Outcome;
-use cdkd_functions::export::{ExportInput, ExportOptions, TemplateFrom};
+use cdkd_functions::export::ExportInput;
 use cdkd_functions::{definitions, Deps};
 use serde_json::Value;
 
+pub use super::export_args::Args;
 use crate::context;
 use crate::error::CliError;
-use crate::export_source::{
-    read_templates, upload_templates, AppOptions, SourceError, TemplateSet, TemplateSource,
-};
+use crate::export_source::{read_templates, upload_templates, SourceError, TemplateSet};
 use crate::global::GlobalOpts;
 use crate::local;
-use crate::remote::{self, Kind, RemoteArgs};
+use crate::remote::{self, Kind};
 use crate::run::artifacts::{print_plan_cached, print_report, read_plan};
 use crate::run::follow::follow_local_steps;
 use crate::run::local::{LocalOptions, LocalStart};
 use crate::run::RunPlace;
-
-const HELP: &str = "\
-Migrates a cdkd-managed stack into CloudFormation through IMPORT change sets, or with \
---dry-run plans the migration (nested stacks included). The templates come from \
---template (one JSON or YAML file, told apart by its content, not its name; no nested \
-template is followed, so a nested stack that has a cdkd record is refused: export such \
-a stack from the cloud assembly), --cdk-out (a synthesized cloud assembly: the stack's template and \
-every nested template below it) or --app (the CDK app, run with CDK_OUTDIR set, then \
-read as --cdk-out). STACK is required with --template; with --cdk-out or --app it may \
-be left out when the assembly holds exactly one stack (several are refused, listing \
-them). The templates are uploaded as JSON under <prefix>/_runs/<run-id>/templates/ in \
-the state bucket, and the export workflow plans from them and from the stack's cdkd \
-state.
-
-The plan refuses, naming the stack and the cause: a CloudFormation stack that already \
-has a destination name (in any status, REVIEW_IN_PROGRESS included), a missing or \
-damaged state record (the root's or a nested child's), and any resource that cannot be \
-imported (blocked rows are listed one per logical id). Every AWS call uses the record's \
-region.
-
---dry-run prints, per stack (leaf first), the resources imported in phase 1 with their \
-identifiers, the nested stacks adopted, what phase 2 creates or re-creates, the \
-resolved parameters (NoEcho ones masked) and the warnings; --json prints the plan \
-itself (the run's plan.json). A dry run takes no lock and writes nothing but the run's \
-own artifacts.
-
-Without --dry-run the plan is printed and confirmed (unless -y; without a terminal -y is \
-required), then the migration runs: the stack's lock is taken, phase 1 imports the \
-resources (an IMPORT change set without Outputs), phase 2 applies the full template \
-(Outputs, Custom Resources) with an UPDATE change set, and the cdkd record is deleted and \
-the lock released. On a failure no record is deleted, the lock is released and the \
-report says what CloudFormation holds and what to redo by hand. IMPORT-unsupported \
-resources are deleted before phase 2 re-creates them. Nested children are migrated \
-first, then the parent adopts them (phase 1B); CloudFormation imports one level of \
-nesting only, so a deeper tree is planned (--dry-run) but refused.
-
-With --require-approval the plan is not confirmed here: the run writes \
-<prefix>/_runs/<run-id>/approval.json after the plan and waits, before taking any lock, \
-until `cdkd-flow runs approve <run>` or `cdkd-flow runs reject <run>` answers (with \
---local: `... --local`, and this process must keep running; it looks for the decision \
-every few seconds). A rejection ends the run failed with nothing locked or changed; \
-no decision within 7 days ends it the same way. The command prints the two commands \
-on stderr and follows the run as without approval.
-
-Without --local the deployed export state machine is started (from \
---state-machine-arn, else env CDKD_FLOW_EXPORT_STATE_MACHINE_ARN, else the backend \
-stack's outputs) and watched until it ends; `cdkd-flow runs watch <run>` prints the \
-same plan or report later.
-
-Exit status: 0 when the plan has no refusal (dry run), the stack migrated, the plan \
-had nothing to migrate or the confirmation was declined (nothing is locked or changed \
-then), 1 when the export was refused or the run failed, 2 for a usage error (no STACK \
-with --template or with an assembly of several stacks, a missing -y without a \
-terminal).";
-
-#[derive(Debug, clap::Args)]
-#[command(long_about = HELP)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["template", "cdk_out", "app"])))]
-pub struct Args {
-    /// The cdkd stack to export (its nested children come along); required with
-    /// --template, optional when the cloud assembly holds exactly one stack.
-    #[arg(value_name = "STACK")]
-    pub stack: Option<String>,
-    /// One template file (JSON or YAML, told apart by its content) for STACK, which must
-    /// then be given.
-    #[arg(long, value_name = "PATH")]
-    pub template: Option<PathBuf>,
-    /// A synthesized cloud assembly (cdk.out).
-    #[arg(long, value_name = "DIR")]
-    pub cdk_out: Option<PathBuf>,
-    /// The CDK app command (as in cdk.json's "app"); run with CDK_OUTDIR set.
-    #[arg(long, value_name = "CMD")]
-    pub app: Option<String>,
-    /// The CloudFormation name of the root stack (default: the cdkd name).
-    #[arg(long, value_name = "NAME")]
-    pub cfn_stack_name: Option<String>,
-    /// The CloudFormation name of a nested child, `<cdkd name>=<cfn name>` (repeatable;
-    /// default: the cdkd name with `~` replaced by `-`).
-    #[arg(long, value_name = "CDKD=CFN")]
-    pub cfn_child_stack_name: Vec<String>,
-    /// The region of the stack's record (needed when it has state in several).
-    #[arg(long, value_name = "REGION")]
-    pub stack_region: Option<String>,
-    /// A root template parameter, `KEY=VALUE` (repeatable).
-    #[arg(long, value_name = "KEY=VALUE")]
-    pub parameter: Vec<String>,
-    /// Let phase 2 create Custom Resources (runs their create handler again).
-    #[arg(long)]
-    pub include_non_importable: bool,
-    /// Block the types IMPORT does not support instead of pre-deleting and re-creating them.
-    #[arg(long)]
-    pub no_recreate_import_unsupported: bool,
-    /// Do not refuse on the type registry's import support or the dated block list.
-    #[arg(long)]
-    pub skip_import_support_preflight: bool,
-    /// Refuse instead of warning when another stack reads this stack's outputs.
-    #[arg(long)]
-    pub strict_cross_stack: bool,
-    /// Migrate although the record holds resources the template does not declare: they
-    /// are not imported and keep running in AWS, owned by nothing once the record is
-    /// deleted (the report says how to bring each back under management).
-    #[arg(long)]
-    pub leave_unmanaged: bool,
-    /// Plan only: print the plan, take no lock, change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Print the plan as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Run the workflow in this process instead of starting the deployed state machine.
-    #[arg(long)]
-    pub local: bool,
-    /// With --local: do not sleep in Wait states.
-    #[arg(long, requires = "local")]
-    pub fast: bool,
-    /// Do not ask for confirmation.
-    #[arg(short = 'y', long)]
-    pub yes: bool,
-    /// Wait after the plan, before the lock, until `cdkd-flow runs approve <run>` (or
-    /// `reject`) answers; replaces the confirmation.
-    #[arg(long, conflicts_with = "dry_run")]
-    pub require_approval: bool,
-    /// A CloudFormation service role (ARN) the change sets are submitted with.
-    #[arg(long)]
-    pub role_arn: Option<String>,
-    /// The run id (the execution name); default export-<stack>-<time>.
-    #[arg(long)]
-    pub run_id: Option<String>,
-    #[command(flatten)]
-    pub remote: RemoteArgs,
-}
-
-impl Args {
-    fn source(&self) -> TemplateSource {
-        if let Some(p) = &self.template {
-            TemplateSource::Template(p.clone())
-        } else if let Some(d) = &self.cdk_out {
-            TemplateSource::CdkOut(d.clone())
-        } else {
-            let mut o = AppOptions::new(self.app.clone().unwrap_or_default());
-            if let Some(r) = self.stack_region.clone() {
-                o.region = Some(r);
-            }
-            TemplateSource::App(o)
-        }
-    }
-
-    fn options(&self) -> ExportOptions {
-        ExportOptions {
-            include_non_importable: self.include_non_importable,
-            no_recreate_import_unsupported: self.no_recreate_import_unsupported,
-            skip_import_support_preflight: self.skip_import_support_preflight,
-            strict_cross_stack: self.strict_cross_stack,
-            cfn_stack_name: self.cfn_stack_name.clone(),
-            cfn_child_stack_names: self.cfn_child_stack_name.clone(),
-            parameters: self.parameter.clone(),
-            template_source: Some(if self.template.is_some() {
-                TemplateFrom::File
-            } else {
-                TemplateFrom::Synth
-            }),
-            fast: self.fast,
-            role_arn: self.role_arn.clone(),
-            leave_unmanaged: self.leave_unmanaged,
-        }
-    }
-}
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     check_args(&a)?;
@@ -234,11 +65,11 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
     let deps = local_deps(&ctx, a.local).await;
     let uploaded = upload_templates(&deps.artifacts, &ctx.store, &run_id, &set).await?;
     note(ExportNote::Uploaded {
-        stack: name.clone(),
-        run_id: run_id.clone(),
+        stack: &name,
+        run_id: &run_id,
         templates: uploaded.len(),
-        bucket: ctx.bucket.clone(),
-        run_folder: cdkd_functions::runs::run_prefix(&ctx.prefix, &run_id),
+        bucket: &ctx.bucket,
+        run_folder: &cdkd_functions::runs::run_prefix(&ctx.prefix, &run_id),
     });
     let input = ExportInput {
         stack: name.clone(),
@@ -324,12 +155,12 @@ fn tell_templates(a: &Args, set: &TemplateSet, stack: &str) {
         // Statement 81 (docs/export.md, "Checks"): the plan refuses a child that has a record,
         // for want of its template; say before planning why, and what reads it.
         note(ExportNote::NestedWithoutTemplate {
-            stack: stack.to_string(),
-            logical_ids: set
+            stack,
+            logical_ids: &set
                 .nested_without_template
                 .iter()
                 .map(|n| n.logical_id.clone())
-                .collect(),
+                .collect::<Vec<_>>(),
         });
     }
 }
@@ -440,9 +271,7 @@ async fn plan_first(
     plan_end: &std::sync::Mutex<Option<cdkd_core::runs::LocalRun>>,
 ) -> Result<Result<Option<Plan>, ExitCode>, CliError> {
     Ok(Ok(if a.local {
-        note(ExportNote::Planning {
-            stack: stack.to_string(),
-        });
+        note(ExportNote::Planning { stack });
         let defer = (!a.dry_run).then_some(plan_end);
         let outcome = run_local(
             deps,
@@ -545,8 +374,8 @@ async fn migrate(
         .await;
     }
     note(ExportNote::Migrating {
-        stack: stack.to_string(),
-        run_id: run_id.clone(),
+        stack: &stack,
+        run_id,
     });
     let approval = a.require_approval.then_some(&ctx.store);
     let outcome = follow_local_steps(
@@ -582,9 +411,7 @@ async fn gate_after_plan(
         }));
     };
     if plan.is_empty() {
-        note(ExportNote::NothingToMigrate {
-            stack: name.to_string(),
-        });
+        note(ExportNote::NothingToMigrate { stack: name });
         return Ok(Err(ExitCode::SUCCESS));
     }
     // The tree CloudFormation cannot take, refused before the question and before any
@@ -603,23 +430,16 @@ async fn gate_after_plan(
         }));
     }
     if !a.yes && !a.require_approval {
-        let question = ExportNote::AskMigrate {
-            stack: name.to_string(),
-        }
-        .to_string();
+        let question = ExportNote::AskMigrate { stack: name }.to_string();
         match crate::ask::confirm(&question).await? {
             Some(true) => {}
             Some(false) => {
-                note(ExportNote::Cancelled {
-                    stack: name.to_string(),
-                });
+                note(ExportNote::Cancelled { stack: name });
                 return Ok(Err(ExitCode::SUCCESS));
             }
             None => {
                 return Err(CliError::usage(cdkd_core::usage::Usage::NoTerminal(
-                    cdkd_core::usage::NoTerminalFor::Export {
-                        stack: stack.to_string(),
-                    },
+                    cdkd_core::usage::NoTerminalFor::Export { stack },
                 )))
             }
         }
@@ -702,15 +522,15 @@ async fn release_ended_locks(
             .await
         {
             Ok(cdkd_aws::ReadLockOutcome::Done) => note(ExportNote::EndedLockReleased {
-                stack: shown.to_string(),
-                lock_stack: s.stack.clone(),
-                owner: info.owner.clone(),
+                stack: shown,
+                lock_stack: &s.stack,
+                owner: &info.owner,
             }),
             Ok(_) => {}
             Err(e) => note(ExportNote::EndedLockKept {
-                stack: shown.to_string(),
-                lock_stack: s.stack.clone(),
-                error: e.to_string(),
+                stack: shown,
+                lock_stack: &s.stack,
+                error: &e.to_string(),
             }),
         }
     }
@@ -729,7 +549,7 @@ async fn resume_run(
 ) -> Result<ExitCode, CliError> {
     let stack = flatten_str(name);
     let rec = crate::run::artifacts::read_export_progress(&ctx.store, &run_id).await;
-    let last_step = rec.as_ref().and_then(|r| r.log.last().cloned());
+    let last_step = rec.as_ref().and_then(|r| r.log.last()).map(String::as_str);
     let report = crate::run::artifacts::read_export_report(&ctx.store, &run_id)
         .await
         .ok()
@@ -738,46 +558,46 @@ async fn resume_run(
         // Nothing is left of the run but its report, and the locks a release that
         // failed left to the ended run.
         note(ExportNote::AlreadyMigrated {
-            stack: name.to_string(),
-            run_id: run_id.clone(),
-            cfn: cfn_root.to_string(),
+            stack: name,
+            run_id: &run_id,
+            cfn: cfn_root,
         });
         release_ended_locks(ctx, &stack, rec.as_ref(), &take_over).await;
         print_report(&ctx.store, &run_id, a.json).await?;
         return Ok(ExitCode::SUCCESS);
     }
     note(ExportNote::Interrupted {
-        stack: name.to_string(),
-        run_id: run_id.clone(),
+        stack: name,
+        run_id: &run_id,
         last_step,
-        cfn: cfn_root.to_string(),
+        cfn: cfn_root,
     });
     if a.dry_run {
         note(ExportNote::DryRunOfInterrupted {
-            stack: name.to_string(),
-            run_id: run_id.clone(),
+            stack: name,
+            run_id: &run_id,
         });
         return Ok(ExitCode::SUCCESS);
     }
     if !a.yes {
         let question = ExportNote::AskResume {
-            stack: name.to_string(),
-            run_id: run_id.clone(),
+            stack: name,
+            run_id: &run_id,
         }
         .to_string();
         match crate::ask::confirm(&question).await? {
             Some(true) => {}
             Some(false) => {
                 note(ExportNote::NotResumed {
-                    stack: name.to_string(),
-                    run_id: run_id.clone(),
+                    stack: name,
+                    run_id: &run_id,
                 });
                 return Ok(ExitCode::SUCCESS);
             }
             None => {
                 return Err(CliError::usage(cdkd_core::usage::Usage::NoTerminal(
                     cdkd_core::usage::NoTerminalFor::ExportResume {
-                        stack: stack.to_string(),
+                        stack,
                         run_id: run_id.to_string(),
                     },
                 )))
@@ -813,8 +633,8 @@ async fn resume_run(
         .await;
     }
     note(ExportNote::Resuming {
-        stack: name.to_string(),
-        run_id: run_id.clone(),
+        stack: name,
+        run_id: &run_id,
     });
     let deps = local_deps(ctx, true).await;
     let outcome = follow_local_steps(
@@ -863,8 +683,8 @@ async fn detached_plan(
     })?;
     let client = cdkd_aws::sfn::Sfn::for_arn(sdk, &arn);
     note(ExportNote::WaitingForPlan {
-        stack: stack.to_string(),
-        plan_run: plan_run.into(),
+        stack,
+        plan_run: &plan_run.into(),
     });
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15 * 60);
     loop {

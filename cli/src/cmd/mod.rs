@@ -1,6 +1,7 @@
 pub mod cleanup;
 pub mod destroy;
 pub mod export;
+pub mod export_args;
 pub mod force_unlock;
 pub mod machines;
 pub mod orphan;

@@ -34,64 +34,64 @@ impl ExportCommandRefusal {
 /// What the `export` command tells on stderr as it goes, and the questions it asks
 /// (docs/cli.md, "export"), as data. Worded by `core::view::command`; `stack` is the
 /// cdkd name as given (the view flattens it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExportNote {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportNote<'a> {
     /// The run's templates are in its folder.
     Uploaded {
-        stack: String,
-        run_id: RunId,
+        stack: &'a str,
+        run_id: &'a RunId,
         templates: usize,
-        bucket: String,
-        run_folder: String,
+        bucket: &'a str,
+        run_folder: &'a str,
     },
     /// `--template` of a stack with nested stacks: their templates are not read.
     NestedWithoutTemplate {
-        stack: String,
-        logical_ids: Vec<String>,
+        stack: &'a str,
+        logical_ids: &'a [String],
     },
     /// A local plan run starts.
-    Planning { stack: String },
+    Planning { stack: &'a str },
     /// A deployed plan run: waiting for its plan.
-    WaitingForPlan { stack: String, plan_run: RunId },
+    WaitingForPlan { stack: &'a str, plan_run: &'a RunId },
     /// The real run starts (local).
-    Migrating { stack: String, run_id: RunId },
+    Migrating { stack: &'a str, run_id: &'a RunId },
     /// The plan imports nothing and phase 2 has nothing to do.
-    NothingToMigrate { stack: String },
+    NothingToMigrate { stack: &'a str },
     /// The confirmation was answered no.
-    Cancelled { stack: String },
+    Cancelled { stack: &'a str },
     /// A lock the ended run had left was released.
     EndedLockReleased {
-        stack: String,
-        lock_stack: String,
-        owner: String,
+        stack: &'a str,
+        lock_stack: &'a str,
+        owner: &'a str,
     },
     /// A lock the ended run had left could not be released.
     EndedLockKept {
-        stack: String,
-        lock_stack: String,
-        error: String,
+        stack: &'a str,
+        lock_stack: &'a str,
+        error: &'a str,
     },
     /// The interrupted run had already migrated the stack.
     AlreadyMigrated {
-        stack: String,
-        run_id: RunId,
-        cfn: String,
+        stack: &'a str,
+        run_id: &'a RunId,
+        cfn: &'a str,
     },
     /// This record's run was interrupted (after `last_step`, when it logged one).
     Interrupted {
-        stack: String,
-        run_id: RunId,
-        last_step: Option<String>,
-        cfn: String,
+        stack: &'a str,
+        run_id: &'a RunId,
+        last_step: Option<&'a str>,
+        cfn: &'a str,
     },
     /// A dry run plans nothing over an interrupted run.
-    DryRunOfInterrupted { stack: String, run_id: RunId },
+    DryRunOfInterrupted { stack: &'a str, run_id: &'a RunId },
     /// The resume was answered no.
-    NotResumed { stack: String, run_id: RunId },
+    NotResumed { stack: &'a str, run_id: &'a RunId },
     /// The interrupted run resumes (local).
-    Resuming { stack: String, run_id: RunId },
+    Resuming { stack: &'a str, run_id: &'a RunId },
     /// The question before a real run.
-    AskMigrate { stack: String },
+    AskMigrate { stack: &'a str },
     /// The question before a resume.
-    AskResume { stack: String, run_id: RunId },
+    AskResume { stack: &'a str, run_id: &'a RunId },
 }

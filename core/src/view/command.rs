@@ -429,7 +429,7 @@ impl fmt::Display for NoTerminalFor {
     }
 }
 
-impl fmt::Display for ExportNote {
+impl fmt::Display for ExportNote<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExportNote::Uploaded {
@@ -505,7 +505,6 @@ impl fmt::Display for ExportNote {
                 cfn,
             } => {
                 let at = last_step
-                    .as_ref()
                     .map(|l| format!(" (last step: {})", flatten_str(l)))
                     .unwrap_or_default();
                 write!(

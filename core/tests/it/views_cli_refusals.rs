@@ -412,74 +412,76 @@ fn the_words_of_every_usage_error() {
 #[test]
 fn the_words_of_every_export_note() {
     use cdkd_core::export::command::ExportNote;
-    let h = || "App\n\u{7}X".to_string();
-    let r = || RunId::from("export-App-1");
+    let h = "App\n\u{7}X";
+    let r = &RunId::from("export-App-1");
+    let plan = RunId::from("plan-App-1");
+    let ids = ["Child".to_string(), "Other\nId".to_string()];
     let lines: Vec<String> = [
         ExportNote::Uploaded {
-            stack: h(),
-            run_id: r(),
+            stack: h,
+            run_id: r,
             templates: 3,
-            bucket: "b\nx".into(),
-            run_folder: "cdkd/_runs/export-App-1".into(),
+            bucket: "b\nx",
+            run_folder: "cdkd/_runs/export-App-1",
         },
         ExportNote::NestedWithoutTemplate {
-            stack: h(),
-            logical_ids: vec!["Child".into(), "Other\nId".into()],
+            stack: h,
+            logical_ids: &ids,
         },
-        ExportNote::Planning { stack: h() },
+        ExportNote::Planning { stack: h },
         ExportNote::WaitingForPlan {
-            stack: h(),
-            plan_run: RunId::from("plan-App-1"),
+            stack: h,
+            plan_run: &plan,
         },
         ExportNote::Migrating {
-            stack: h(),
-            run_id: r(),
+            stack: h,
+            run_id: r,
         },
-        ExportNote::NothingToMigrate { stack: h() },
-        ExportNote::Cancelled { stack: h() },
+        ExportNote::NothingToMigrate { stack: h },
+        ExportNote::Cancelled { stack: h },
         ExportNote::EndedLockReleased {
-            stack: h(),
-            lock_stack: "App~Child\n".into(),
-            owner: "cdkd-flow:export-App-0@laptop:3".into(),
+            stack: h,
+            lock_stack: "App~Child\n",
+            owner: "cdkd-flow:export-App-0@laptop:3",
         },
         ExportNote::EndedLockKept {
-            stack: h(),
-            lock_stack: "App~Child".into(),
-            error: "AccessDenied".into(),
+            stack: h,
+            lock_stack: "App~Child",
+            error: "AccessDenied",
         },
         ExportNote::AlreadyMigrated {
-            stack: h(),
-            run_id: r(),
-            cfn: "App-cfn\n".into(),
+            stack: h,
+            run_id: r,
+            cfn: "App-cfn\n",
         },
         ExportNote::Interrupted {
-            stack: h(),
-            run_id: r(),
-            last_step: Some("import App\nx".into()),
-            cfn: "App".into(),
+            stack: h,
+            run_id: r,
+            last_step: Some("import App\nx"),
+            cfn: "App",
         },
         ExportNote::Interrupted {
-            stack: "App".into(),
-            run_id: r(),
+            stack: "App",
+            run_id: r,
             last_step: None,
-            cfn: "App".into(),
+            cfn: "App",
         },
         ExportNote::DryRunOfInterrupted {
-            stack: h(),
-            run_id: r(),
+            stack: h,
+            run_id: r,
         },
         ExportNote::NotResumed {
-            stack: h(),
-            run_id: r(),
+            stack: h,
+            run_id: r,
         },
         ExportNote::Resuming {
-            stack: h(),
-            run_id: r(),
+            stack: h,
+            run_id: r,
         },
-        ExportNote::AskMigrate { stack: h() },
+        ExportNote::AskMigrate { stack: h },
         ExportNote::AskResume {
-            stack: h(),
-            run_id: r(),
+            stack: h,
+            run_id: r,
         },
     ]
     .iter()
