@@ -20,6 +20,7 @@ pub mod repair;
 pub mod retention;
 pub mod run;
 pub mod runs;
+pub mod runs_note;
 pub mod runs_refusal;
 pub mod state;
 pub mod state_refusal;

@@ -12,9 +12,9 @@ use std::time::Duration;
 use cdkd_aws::config::load_sdk_config;
 use cdkd_aws::sfn::{self, Execution, ExecutionSummary, Sfn, SfnError};
 use cdkd_aws::SdkConfig;
-use cdkd_core::export::approval::{self, checked_reason, task_answer, TaskAnswer};
+use cdkd_core::export::approval::{checked_reason, task_answer, TaskAnswer};
 use cdkd_core::run::RunKind;
-use cdkd_core::text::flatten_str;
+use cdkd_core::runs_note::RunsNote;
 use cdkd_core::view;
 use cdkd_core::view::runs::ExecutionRow;
 use cdkd_functions::runs;
@@ -383,13 +383,15 @@ async fn list(g: &GlobalOpts, sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, 
         let deployed = match crate::run::folders::deployed_rows(&ctx.store, a.limit).await {
             Ok(rows) => rows,
             Err(e) => {
-                eprintln!("warning: the deployed runs' folders were not read: {e}");
+                note(RunsNote::FoldersUnread {
+                    error: &e.to_string(),
+                });
                 Vec::new()
             }
         };
-        eprintln!(
-            "note: no deployed backend found ({backend}); listing the runs of the state bucket from their folders (a deployed run's status is UNKNOWN)"
-        );
+        note(RunsNote::ListingWithoutBackend {
+            backend: &backend.to_string(),
+        });
         if deployed.is_empty() {
             print_local_list(&rows, a.json);
         } else if a.json {
@@ -406,7 +408,9 @@ async fn list(g: &GlobalOpts, sdk: &SdkConfig, a: ListArgs) -> Result<ExitCode, 
     let local = match local_rows(g, a.limit).await {
         Ok(rows) => rows,
         Err(e) => {
-            eprintln!("warning: the local runs were not listed: {e}");
+            note(RunsNote::LocalNotListed {
+                error: &e.to_string(),
+            });
             Vec::new()
         }
     };
@@ -562,10 +566,10 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
     let (client, x) = find_run(sdk, &a.machines, &a.run).await?;
     let name = &x.name;
     if x.is_finished() {
-        eprintln!(
-            "run {name} has already ended: {}",
-            flatten_str(x.status.as_str())
-        );
+        note(RunsNote::AlreadyEnded {
+            run: name,
+            status: x.status.as_str(),
+        });
         return Ok(ExitCode::SUCCESS);
     }
     let input = remote::input_of(&x);
@@ -575,7 +579,7 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
             client.stop(&x.arn, "StoppedByUser", "cdkd-flow runs stop --now")
         })
         .await?;
-        eprintln!("run {name}: stopped (ABORTED)");
+        note(RunsNote::StoppedNow { run: name });
         eprintln!("{}", view::runs::aborted_warning(&input, &x.name));
         return Ok(ExitCode::SUCCESS);
     }
@@ -598,13 +602,11 @@ async fn stop(sdk: &SdkConfig, a: StopArgs) -> Result<ExitCode, CliError> {
             run: name.clone(),
         })),
         Some(StopRequest::AlreadyRequested) => {
-            eprintln!("run {name}: a stop was already requested");
+            note(RunsNote::StopAlreadyRequested { run: name });
             Ok(ExitCode::SUCCESS)
         }
         Some(StopRequest::Requested) => {
-            eprintln!(
-                "run {name}: stop requested; it starts no new deletes, waits for those in flight, releases the lock and writes its report (follow it with cdkd-flow runs watch {name})"
-            );
+            note(RunsNote::StopRequested { run: name });
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -624,7 +626,7 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
         if let Some(row) = &row {
             let decided = match crate::approval::read(&ctx.store, &run).await {
                 Ok(Some((request, _))) if request.decision.is_some() => {
-                    Some(decided_words(&request))
+                    Some(view::approval::decision_words(&request))
                 }
                 _ => None,
             };
@@ -642,18 +644,14 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
             NoRequestWhy::NoLocalExport,
         )
         .await?;
-        let carries_on = match row.as_ref().map(|r| &r.state) {
-            Some(LocalState::Unknown { why }) => format!(
-                "its export process cannot be seen from here ({}): if it still waits, it carries on within a few seconds",
-                flatten_str(&why.to_string())
-            ),
-            _ => "the export process waiting on it carries on within a few seconds".into(),
+        let unseen = match row.as_ref().map(|r| &r.state) {
+            Some(LocalState::Unknown { why }) => Some(why),
+            _ => None,
         };
-        eprintln!(
-            "run {}: {}; {carries_on} (the decision is in approval.json)",
-            flatten_str(&decided.run_id),
-            decided_words(&decided)
-        );
+        note(RunsNote::LocalDecided {
+            decided: &decided,
+            unseen,
+        });
         return Ok(ExitCode::SUCCESS);
     }
     let sdk = sdk(g).await;
@@ -709,20 +707,19 @@ async fn answer(g: &GlobalOpts, a: AnswerArgs, approved: bool) -> Result<ExitCod
         }
     };
     sent.map_err(|e| {
-        CliError::Aws(format!(
-            "run {name}: the decision ({}) is recorded in approval.json, but the run was not told: {e}",
-            decided_words(&decided)
-        ))
+        CliError::Aws(
+            RunsNote::NotTold {
+                run: name,
+                decided: &decided,
+                error: &e.to_string(),
+            }
+            .to_string(),
+        )
     })?;
-    let next = if approved {
-        "the run goes on to the lock and the migration"
-    } else {
-        "the run ends failed (Rejected); nothing was locked or changed"
-    };
-    eprintln!(
-        "run {name}: {}; {next} (follow it with cdkd-flow runs watch {name})",
-        decided_words(&decided)
-    );
+    note(RunsNote::Decided {
+        run: name,
+        decided: &decided,
+    });
     Ok(ExitCode::SUCCESS)
 }
 
@@ -819,9 +816,9 @@ async fn watch_local(g: &GlobalOpts, a: &WatchArgs) -> Result<ExitCode, CliError
     })
 }
 
-/// `approved by <by>` / `rejected by <by>: <reason>`.
-fn decided_words(a: &approval::Approval) -> String {
-    view::approval::render_status(a).trim().to_string()
+/// One line of what the command tells as it goes, on stderr.
+fn note(n: RunsNote) {
+    eprintln!("{n}");
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! `cdkd_core::retention`'s; a run's state is the one `runs list` shows
 //! (`crate::run::listing::local_row` for a local run, the execution for a deployed one).
 
+use cdkd_core::runs_note::RunsNote;
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 
@@ -18,7 +19,6 @@ use cdkd_core::retention::{
     Verdict, DEFAULT_EXPIRY_DAYS,
 };
 use cdkd_core::run::{RunId, RunKind};
-use cdkd_core::text::flatten_str;
 use cdkd_core::view::retention::{
     expire_json, prune_json, render_expire, render_prune, ExpireResult, NotDeleted, PruneResult,
     PruneRow,
@@ -148,7 +148,7 @@ pub async fn prune(g: &GlobalOpts, a: PruneArgs) -> Result<ExitCode, CliError> {
     let objects = store
         .list_run_objects(|n| {
             if n >= PROGRESS_FROM {
-                eprintln!("listed {n} objects under the run prefix...");
+                eprintln!("{}", RunsNote::Listed { objects: n });
             }
         })
         .await?;
@@ -264,7 +264,7 @@ async fn delete_folders(
         }
         done += batch.len();
         if total >= PROGRESS_FROM {
-            eprintln!("deleted {done} of {total} objects...");
+            eprintln!("{}", RunsNote::Deleted { done, total });
         }
     }
     let versioned = match store.is_versioned().await {
@@ -290,10 +290,8 @@ impl LazyMachines<'_> {
             .get_or_init(|| async {
                 let d = DeployedRuns::resolve(self.sdk, self.flags).await;
                 if d.machines.is_empty() {
-                    eprintln!(
-                        "note: no deployed state machine found (the --*-state-machine-arn options, the environment, the backend stack '{}'): runs without run.json are told from their files",
-                        flatten_str(&self.flags.backend_stack)
-                    );
+                    let backend_stack = &self.flags.backend_stack;
+                    eprintln!("{}", RunsNote::NoStateMachine { backend_stack });
                 }
                 d
             })

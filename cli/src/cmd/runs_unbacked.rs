@@ -2,6 +2,7 @@
 //! run's folder alone (docs/cli.md, "runs"), its execution unasked (status `UNKNOWN`),
 //! never a refusal while the state bucket can be read.
 
+use cdkd_core::runs_note::RunsNote;
 use std::process::ExitCode;
 
 use cdkd_core::run::RunKind;
@@ -42,9 +43,8 @@ pub async fn from_folder(
             backend: why.to_string(),
         }));
     };
-    eprintln!(
-        "note: no deployed backend found ({why}); showing run {run} from its folder (its execution's status is UNKNOWN)"
-    );
+    let backend = &why.to_string();
+    eprintln!("{}", RunsNote::ShowingFolder { backend, run });
     if json {
         let report: Option<Value> =
             artifacts::read_json(store, &runs::report_key(&ctx.prefix, run), "report").await?;
@@ -85,9 +85,7 @@ pub async fn from_folder(
         Some(o) if o.is_success() => Ok(ExitCode::SUCCESS),
         Some(_) => Ok(ExitCode::from(1)),
         None => {
-            eprintln!(
-                "note: run {run} has written no report yet, and its execution cannot be followed without the deployed backend: run `cdkd-flow runs watch {run}` again once the backend is reachable"
-            );
+            eprintln!("{}", RunsNote::NoReportYet { run });
             Ok(ExitCode::from(1))
         }
     }

@@ -126,6 +126,12 @@ pub fn render_status(a: &Approval) -> String {
     }
 }
 
+/// `approved by <by> at <time>[: <reason>]`: a decided request's decision on one line, as
+/// `runs show` says it.
+pub fn decision_words(a: &Approval) -> String {
+    render_status(a).trim().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ use crate::destroy_command::DestroyCommandRefusal;
 use crate::export::command::{ExportCommandRefusal, ExportNote};
 use crate::repair::orphan_command::OrphanCommandRefusal;
 use crate::run::RunKind;
+use crate::runs_note::RunsNote;
 use crate::runs_refusal::{
     ApprovalRefusal, ArtifactRefusal, NoRequestWhy, RunEndRefusal, RunsRefusal,
 };
@@ -535,6 +536,86 @@ impl fmt::Display for ExportNote<'_> {
             ExportNote::AskResume { stack, run_id } => {
                 write!(f, "Resume run {run_id} of {}? [y/N] ", flatten_str(stack))
             }
+        }
+    }
+}
+
+impl fmt::Display for RunsNote<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunsNote::FoldersUnread { error } => {
+                write!(f, "warning: the deployed runs' folders were not read: {error}")
+            }
+            RunsNote::ListingWithoutBackend { backend } => write!(
+                f,
+                "note: no deployed backend found ({backend}); listing the runs of the state bucket from their folders (a deployed run's status is UNKNOWN)"
+            ),
+            RunsNote::LocalNotListed { error } => {
+                write!(f, "warning: the local runs were not listed: {error}")
+            }
+            RunsNote::AlreadyEnded { run, status } => {
+                write!(f, "run {run} has already ended: {}", flatten_str(status))
+            }
+            RunsNote::StoppedNow { run } => write!(f, "run {run}: stopped (ABORTED)"),
+            RunsNote::StopAlreadyRequested { run } => {
+                write!(f, "run {run}: a stop was already requested")
+            }
+            RunsNote::StopRequested { run } => write!(
+                f,
+                "run {run}: stop requested; it starts no new deletes, waits for those in flight, releases the lock and writes its report (follow it with cdkd-flow runs watch {run})"
+            ),
+            RunsNote::LocalDecided { decided: a, unseen } => {
+                let carries_on = match unseen {
+                    Some(why) => format!(
+                        "its export process cannot be seen from here ({}): if it still waits, it carries on within a few seconds",
+                        flatten_str(&why.to_string())
+                    ),
+                    None => "the export process waiting on it carries on within a few seconds".into(),
+                };
+                write!(
+                    f,
+                    "run {}: {}; {carries_on} (the decision is in approval.json)",
+                    flatten_str(&a.run_id),
+                    crate::view::approval::decision_words(a)
+                )
+            }
+            RunsNote::Decided { run, decided: a } => {
+                let next = match &a.decision {
+                    Some(d) if d.approved => "the run goes on to the lock and the migration",
+                    _ => "the run ends failed (Rejected); nothing was locked or changed",
+                };
+                write!(
+                    f,
+                    "run {run}: {}; {next} (follow it with cdkd-flow runs watch {run})",
+                    crate::view::approval::decision_words(a)
+                )
+            }
+            RunsNote::NotTold {
+                run,
+                decided: a,
+                error,
+            } => write!(
+                f,
+                "run {run}: the decision ({}) is recorded in approval.json, but the run was not told: {error}",
+                crate::view::approval::decision_words(a)
+            ),
+            RunsNote::Listed { objects } => {
+                write!(f, "listed {objects} objects under the run prefix...")
+            }
+            RunsNote::Deleted { done, total } => write!(f, "deleted {done} of {total} objects..."),
+            RunsNote::NoStateMachine { backend_stack } => write!(
+                f,
+                "note: no deployed state machine found (the --*-state-machine-arn options, the environment, the backend stack '{}'): runs without run.json are told from their files",
+                flatten_str(backend_stack)
+            ),
+            RunsNote::ShowingFolder { backend, run } => write!(
+                f,
+                "note: no deployed backend found ({backend}); showing run {run} from its folder (its execution's status is UNKNOWN)"
+            ),
+            RunsNote::NoReportYet { run } => write!(
+                f,
+                "note: run {run} has written no report yet, and its execution cannot be followed without the deployed backend: run `cdkd-flow runs watch {run}` again once the backend is reachable"
+            ),
         }
     }
 }

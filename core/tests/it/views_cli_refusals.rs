@@ -489,3 +489,92 @@ fn the_words_of_every_export_note() {
     .collect();
     insta::assert_snapshot!(lines.join("\n"));
 }
+
+/// Every line the `runs` commands tell as they go, with hostile values where one is
+/// printed from outside (a status, a backend stack, a decider, an unseen host).
+#[test]
+fn the_words_of_every_runs_note() {
+    use cdkd_core::export::approval::{Approval, Decision, PlanSummary};
+    use cdkd_core::runs::Unseen;
+    use cdkd_core::runs_note::RunsNote;
+    let request = |approved: bool| Approval {
+        stack: "App".into(),
+        run_id: RunId::from("export-App-1"),
+        token: "t".into(),
+        requested_ms: 1_795_965_752_000,
+        plan_key: "cdkd/_runs/export-App-1/plan.json".into(),
+        summary: PlanSummary::default(),
+        decision: Some(Decision {
+            approved,
+            by: "alice@lap\ntop".into(),
+            at_ms: 1_795_965_812_000,
+            reason: Some("looks\nright".into()),
+        }),
+    };
+    let (yes, no) = (request(true), request(false));
+    let unseen = Unseen::NoLock {
+        host: "other\nhost".into(),
+        pid: 42,
+    };
+    let run = RunId::from("destroy-App-1");
+    let lines: Vec<String> = [
+        RunsNote::FoldersUnread {
+            error: "AccessDenied",
+        },
+        RunsNote::ListingWithoutBackend {
+            backend: "no stack cdkd-flow",
+        },
+        RunsNote::LocalNotListed { error: "timeout" },
+        RunsNote::AlreadyEnded {
+            run: "destroy-App-1",
+            status: "SUCC\nEEDED",
+        },
+        RunsNote::StoppedNow {
+            run: "destroy-App-1",
+        },
+        RunsNote::StopAlreadyRequested {
+            run: "destroy-App-1",
+        },
+        RunsNote::StopRequested {
+            run: "destroy-App-1",
+        },
+        RunsNote::LocalDecided {
+            decided: &yes,
+            unseen: None,
+        },
+        RunsNote::LocalDecided {
+            decided: &no,
+            unseen: Some(&unseen),
+        },
+        RunsNote::Decided {
+            run: "export-App-1",
+            decided: &yes,
+        },
+        RunsNote::Decided {
+            run: "export-App-1",
+            decided: &no,
+        },
+        RunsNote::NotTold {
+            run: "export-App-1",
+            decided: &no,
+            error: "TaskTimedOut",
+        },
+        RunsNote::Listed { objects: 10_000 },
+        RunsNote::Deleted {
+            done: 1000,
+            total: 2500,
+        },
+        RunsNote::NoStateMachine {
+            backend_stack: "cdkd\nflow",
+        },
+        RunsNote::ShowingFolder {
+            backend: "no stack cdkd-flow",
+            run: &run,
+        },
+        RunsNote::NoReportYet { run: &run },
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    insta::assert_snapshot!(lines.join("\n"));
+}
