@@ -5,6 +5,7 @@
 //! report at the end. Transient errors (a dropped connection, a laptop asleep) are
 //! retried with backoff, so a watch resumes where it was.
 
+use cdkd_core::runs_note::RunsNote;
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -188,17 +189,15 @@ pub async fn start_and_watch(
     let client = Sfn::for_arn(sdk, &arn);
     let text = input.to_string();
     let started = retrying("StartExecution", || client.start(&arn, run_id, &text)).await?;
-    let verb = if started.reattached {
-        "already started; watching"
-    } else {
-        "started"
+    let started_note = RunsNote::Started {
+        kind: kind.into(),
+        run: run_id,
+        reattached: started.reattached,
+        execution_arn: &started.execution_arn,
     };
-    eprintln!(
-        "{kind} run {run_id} {verb} ({})",
-        flatten_str(&started.execution_arn)
-    );
+    eprintln!("{started_note}");
     if remote.detach {
-        eprintln!("watch it with: cdkd-flow runs watch {run_id}");
+        eprintln!("{}", RunsNote::WatchWith { run: run_id });
         crate::out::println(&flatten_str(&started.execution_arn));
         return Ok(ExitCode::SUCCESS);
     }

@@ -1,5 +1,8 @@
 //! What the `destroy` command itself refuses, as data (docs/cli.md, "destroy"): some of
-//! its runs refused, or the confirmation declined. Worded by `core::view::command`.
+//! its runs refused, or the confirmation declined; and what it tells as it goes. Worded
+//! by `core::view::command`.
+
+use crate::run::RunId;
 
 /// A refusal of the `destroy` command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -8,4 +11,11 @@ pub enum DestroyCommandRefusal {
     Refused { refused: usize, runs: usize },
     /// The confirmation was answered no.
     NotConfirmed,
+}
+
+/// What the `destroy` command tells as it goes (stderr).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DestroyNote<'a> {
+    /// The run of `stack` starts, named `run_id`.
+    Started { stack: &'a str, run_id: &'a RunId },
 }

@@ -3,11 +3,11 @@
 //! without the deployed backend. Worded by `core::view::command`.
 
 use crate::export::approval::Approval;
-use crate::run::RunId;
+use crate::run::{RunId, RunKind};
 use crate::runs::Unseen;
 
 /// One line of the `runs` commands on stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunsNote<'a> {
     /// `runs list` could not read the deployed runs' folders.
     FoldersUnread { error: &'a str },
@@ -47,4 +47,19 @@ pub enum RunsNote<'a> {
     ShowingFolder { backend: &'a str, run: &'a RunId },
     /// `runs watch` without a deployed backend, of a run with no report yet.
     NoReportYet { run: &'a RunId },
+    /// A run started on the deployed backend (or found started: `reattached`).
+    Started {
+        kind: RunKind,
+        run: &'a str,
+        reattached: bool,
+        execution_arn: &'a str,
+    },
+    /// `--detach`: how to follow the run started.
+    WatchWith { run: &'a str },
+    /// A cleanup's lists in the run's folder cannot be read; its summary is shown alone.
+    ListsUnreadable {
+        bucket: &'a str,
+        run_folder: &'a str,
+        error: &'a str,
+    },
 }

@@ -45,6 +45,8 @@ pub enum WorkflowRefusal {
         error: String,
         missing: Option<String>,
     },
+    /// The execution ended failed with `error` and `cause`.
+    ExecutionFailed { error: String, cause: String },
 }
 
 /// A file `workflow run` reads.

@@ -13,7 +13,7 @@ use cdkd_core::destroy::dry_run::{plan_run, PlanRequest, RunPlan, RunRefusal};
 use cdkd_core::destroy::model::RunResult;
 use cdkd_core::destroy::order::destroy_order;
 use cdkd_core::destroy::refusals::{Refusal, StackRecord};
-use cdkd_core::destroy_command::DestroyCommandRefusal;
+use cdkd_core::destroy_command::{DestroyCommandRefusal, DestroyNote};
 use cdkd_core::lock::is_expired;
 use cdkd_core::run::{RunId, RunKind};
 use cdkd_core::text::{flatten_str, or_unrenderable, printable_str};
@@ -197,7 +197,11 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 crate::run::ids::execution_name("destroy", &plan.stack, now)
             }
         })?;
-        eprintln!("destroy {}: run {run_id}", flatten_str(&plan.stack));
+        let started = DestroyNote::Started {
+            stack: &plan.stack,
+            run_id: &run_id,
+        };
+        eprintln!("{started}");
         let input = DestroyInput {
             stack: plan.stack.clone(),
             stack_region: plan.region.clone().or_else(|| a.stack_region.clone()),

@@ -299,10 +299,13 @@ pub async fn run(g: &GlobalOpts, c: WorkflowCommand) -> Result<ExitCode, CliErro
             if !a.json {
                 eprintln!(
                     "{}",
-                    cdkd_core::view::error_line(&format!(
-                        "the execution failed ({}): {}",
-                        f.error, f.cause
-                    ))
+                    cdkd_core::view::error_line(
+                        &WorkflowRefusal::ExecutionFailed {
+                            error: f.error.clone(),
+                            cause: f.cause.clone(),
+                        }
+                        .to_string()
+                    )
                 );
             }
             ExitCode::from(1)

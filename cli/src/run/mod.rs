@@ -16,7 +16,6 @@ pub mod watch;
 
 use cdkd_aws::{SdkConfig, StateStore};
 use cdkd_core::run::RunId;
-use cdkd_core::text::flatten_str;
 use serde_json::Value;
 
 /// Where a run keeps its artifacts, from its input.
@@ -69,12 +68,12 @@ pub async fn cleanup_with_lists(store: &StateStore, run_id: &RunId, summary: &Va
     match cdkd_functions::cleanup::with_lists(store, run_id, summary).await {
         Ok(full) => full,
         Err(e) => {
-            eprintln!(
-                "warning: the cleanup's lists in s3://{}/{} are not readable: {}",
-                flatten_str(&store.bucket),
-                flatten_str(&cdkd_core::keys::run_prefix(&store.prefix, run_id)),
-                flatten_str(&e.message)
-            );
+            let note = cdkd_core::runs_note::RunsNote::ListsUnreadable {
+                bucket: &store.bucket,
+                run_folder: &cdkd_core::keys::run_prefix(&store.prefix, run_id),
+                error: &e.message,
+            };
+            eprintln!("{note}");
             summary.clone()
         }
     }

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::destroy_command::DestroyCommandRefusal;
+use crate::destroy_command::{DestroyCommandRefusal, DestroyNote};
 use crate::export::command::{ExportCommandRefusal, ExportNote};
 use crate::repair::orphan_command::OrphanCommandRefusal;
 use crate::run::RunKind;
@@ -268,6 +268,9 @@ impl fmt::Display for WorkflowRefusal {
                 }
                 Ok(())
             }
+            WorkflowRefusal::ExecutionFailed { error, cause } => {
+                write!(f, "the execution failed ({error}): {cause}")
+            }
         }
     }
 }
@@ -300,6 +303,16 @@ impl fmt::Display for DestroyCommandRefusal {
             }
             DestroyCommandRefusal::NotConfirmed => {
                 f.write_str("destroy not confirmed; nothing was deleted")
+            }
+        }
+    }
+}
+
+impl fmt::Display for DestroyNote<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DestroyNote::Started { stack, run_id } => {
+                write!(f, "destroy {}: run {run_id}", flatten_str(stack))
             }
         }
     }
@@ -611,6 +624,30 @@ impl fmt::Display for RunsNote<'_> {
             RunsNote::ShowingFolder { backend, run } => write!(
                 f,
                 "note: no deployed backend found ({backend}); showing run {run} from its folder (its execution's status is UNKNOWN)"
+            ),
+            RunsNote::Started {
+                kind,
+                run,
+                reattached,
+                execution_arn,
+            } => {
+                let verb = if *reattached {
+                    "already started; watching"
+                } else {
+                    "started"
+                };
+                write!(f, "{kind} run {run} {verb} ({})", flatten_str(execution_arn))
+            }
+            RunsNote::WatchWith { run } => write!(f, "watch it with: cdkd-flow runs watch {run}"),
+            RunsNote::ListsUnreadable {
+                bucket,
+                run_folder,
+                error,
+            } => write!(
+                f,
+                "warning: the cleanup's lists in {} are not readable: {}",
+                s3(bucket, run_folder),
+                flatten_str(error)
             ),
             RunsNote::NoReportYet { run } => write!(
                 f,

@@ -578,3 +578,50 @@ fn the_words_of_every_runs_note() {
     .collect();
     insta::assert_snapshot!(lines.join("\n"));
 }
+
+/// A run started on the backend (or found started), how to follow it, a cleanup's
+/// unreadable lists, a workflow execution that failed, and a destroy run starting.
+#[test]
+fn the_words_of_the_run_start_and_failure_notes() {
+    use cdkd_core::destroy_command::DestroyNote;
+    use cdkd_core::runs_note::RunsNote;
+    let arn = "arn:aws:states:us-east-1:123456789012:execution:cdkd-flow-destroy:destroy-App-1";
+    let run = RunId::from("destroy-App-1");
+    let lines = [
+        RunsNote::Started {
+            kind: RunKind::Destroy,
+            run: "destroy-App-1",
+            reattached: false,
+            execution_arn: arn,
+        }
+        .to_string(),
+        RunsNote::Started {
+            kind: RunKind::Export,
+            run: "export-App-1",
+            reattached: true,
+            execution_arn: "arn:x\ny",
+        }
+        .to_string(),
+        RunsNote::WatchWith {
+            run: "destroy-App-1",
+        }
+        .to_string(),
+        RunsNote::ListsUnreadable {
+            bucket: "b\nx",
+            run_folder: "cdkd/_runs/cleanup-1",
+            error: "Access\nDenied",
+        }
+        .to_string(),
+        WorkflowRefusal::ExecutionFailed {
+            error: "States.TaskFailed".into(),
+            cause: "boom".into(),
+        }
+        .to_string(),
+        DestroyNote::Started {
+            stack: "App\nX",
+            run_id: &run,
+        }
+        .to_string(),
+    ];
+    insta::assert_snapshot!(lines.join("\n"));
+}
