@@ -10,6 +10,7 @@ pub mod destroy;
 pub mod destroy_command;
 pub mod export;
 pub mod exports;
+pub mod force_unlock;
 pub mod js;
 pub mod json;
 pub mod keys;

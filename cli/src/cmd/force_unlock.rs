@@ -12,10 +12,10 @@
 use std::process::ExitCode;
 
 use cdkd_aws::ForceReleased;
+use cdkd_core::force_unlock::{
+    ForceOutcome, ForceUnlockError, ForceUnlockFailures, ForceUnlockLine, Target,
+};
 use cdkd_core::keys::StackRef;
-use cdkd_core::lock::LockInfo;
-use cdkd_core::text::{display_ident_str, flatten_str, DEFAULT_CAP, STACK_NAME_CAP};
-use cdkd_core::view::words::expiry_phrase;
 
 use crate::context;
 use crate::error::CliError;
@@ -66,15 +66,6 @@ pub struct Args {
     pub run: Option<String>,
 }
 
-/// Which lock key the command targets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// `<prefix>/<stack>/<region>/lock.json`.
-    Region(String),
-    /// `<prefix>/<stack>/lock.json`.
-    Legacy,
-}
-
 /// Decides the lock keys of one stack from the flag and the listing (pure, docs/state-views.md, "force-unlock [stacks...]"
 /// step 2): the flag's region alone; else every ref of that name (regions in listing order, the
 /// legacy key last); else the CLI region.
@@ -106,84 +97,17 @@ pub fn choose_targets(
     regions
 }
 
-/// `<stack> (<region>)` or `<stack> (legacy lock key)`, rendered for a terminal.
-fn where_(stack: &str, target: &Target) -> String {
-    let stack = display_ident_str(stack, STACK_NAME_CAP);
-    match target {
-        Target::Region(r) => format!("{stack} ({})", display_ident_str(r, DEFAULT_CAP)),
-        Target::Legacy => format!("{stack} (legacy lock key)"),
-    }
-}
-
-/// `<owner>[, operation: <op>]` of a lock as read.
-fn holder(i: &LockInfo) -> String {
-    let owner = flatten_str(&i.owner);
-    let owner = if owner.is_empty() {
-        "(unnamed)".to_owned()
-    } else {
-        owner
-    };
-    let op = i
-        .operation
-        .as_deref()
-        .map(flatten_str)
-        .filter(|o| !o.is_empty())
-        .map(|o| format!(", operation: {o}"))
-        .unwrap_or_default();
-    format!("{owner}{op}")
-}
-
-/// What the command says of one lock (pure): `Ok` the line printed, `Err` why the lock
-/// was not released (the command then exits 1 naming it).
-pub fn released_line(
-    stack: &str,
-    target: &Target,
-    found: &ForceReleased,
-    now_ms: i64,
-) -> Result<String, String> {
-    let where_ = where_(stack, target);
-    let was = |i: &Option<Box<LockInfo>>| match i {
-        Some(i) => format!("held by {}", holder(i)),
-        None => "not a readable lock".to_owned(),
-    };
+/// What was found at the lock key, for its line (`cdkd_core::force_unlock`).
+fn outcome(found: &ForceReleased) -> ForceOutcome<'_> {
     match found {
-        ForceReleased::Held(i) => Ok(format!(
-            "Released lock for stack {where_}, owner: {}",
-            holder(i)
-        )),
-        ForceReleased::Unreadable => Ok(format!(
-            "Deleted an unreadable lock object for stack {where_}."
-        )),
-        ForceReleased::Absent => Ok(format!(
-            "No lock found for stack {where_}; nothing to release."
-        )),
-        ForceReleased::Vanished(i) => Ok(format!(
-            "The lock for stack {where_} ({}) was released by its holder before it could be deleted; nothing to release.",
-            was(i)
-        )),
-        ForceReleased::Changed(i) => Err(format!(
-            "{where_}: the lock changed after it was read (it was {}); nothing was deleted and the newer lock was left in place",
-            was(i)
-        )),
-        ForceReleased::ExportRun(i, _) => Err(format!(
-            "{where_}: the lock is held by {}; it was left in place. {}",
-            holder(i),
-            cdkd_core::contention::export_run(i)
-                .map(|run| cdkd_core::view::contention::export_advice(&run))
-                .unwrap_or_default()
-        )),
-        ForceReleased::OtherHolder(Some(i)) => Err(format!(
-            "{where_}: the lock is held by {}, not by the run --run names; it was left in place (--run)",
-            holder(i)
-        )),
-        ForceReleased::OtherHolder(None) => Err(format!(
-            "{where_}: the lock is not a readable lock, so no run can be seen to hold it; it was left in place (--run)"
-        )),
-        ForceReleased::Live(i) => Err(format!(
-            "{where_}: the lock is held by {} and {}; it has not expired, so it was left in place (--if-expired)",
-            holder(i),
-            expiry_phrase(i.expiry_ms(), now_ms)
-        )),
+        ForceReleased::Held(i) => ForceOutcome::Held(i),
+        ForceReleased::Unreadable => ForceOutcome::Unreadable,
+        ForceReleased::Absent => ForceOutcome::Absent,
+        ForceReleased::Vanished(i) => ForceOutcome::Vanished(i.as_deref()),
+        ForceReleased::Changed(i) => ForceOutcome::Changed(i.as_deref()),
+        ForceReleased::ExportRun(i, _) => ForceOutcome::ExportRun(i),
+        ForceReleased::OtherHolder(i) => ForceOutcome::OtherHolder(i.as_deref()),
+        ForceReleased::Live(i) => ForceOutcome::Live(i),
     }
 }
 
@@ -195,15 +119,6 @@ async fn has_record(store: &cdkd_aws::StateStore, stack: &str, region: Option<&s
         None => cdkd_core::keys::legacy_state_key(&store.prefix, stack),
     };
     !matches!(store.get_raw(&key).await, Ok(None))
-}
-
-/// The closing error when some locks could not be deleted (pure).
-pub fn failures_line(failed: &[String]) -> String {
-    format!(
-        "Could not release {} lock(s): {}",
-        failed.len(),
-        failed.join("; ")
-    )
 }
 
 pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
@@ -256,25 +171,34 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
                 }
             }
             match found {
-                Ok(found) => match released_line(stack, &target, &found, ctx.store.s3_now_ms()) {
-                    Ok(line) => crate::out::println(&line),
-                    Err(line) => failed.push(line),
-                },
-                Err(e) => {
-                    let line = format!(
-                        "{}: {}",
-                        where_(stack, &target),
-                        flatten_str(&e.to_string())
-                    );
-                    failed.push(line);
+                Ok(found) => {
+                    let line = ForceUnlockLine {
+                        stack,
+                        target: &target,
+                        outcome: outcome(&found),
+                        now_ms: ctx.store.s3_now_ms(),
+                    };
+                    if line.outcome.released() {
+                        crate::out::println(&line.to_string());
+                    } else {
+                        failed.push(line.to_string());
+                    }
                 }
+                Err(e) => failed.push(
+                    ForceUnlockError {
+                        stack,
+                        target: &target,
+                        error: &e.to_string(),
+                    }
+                    .to_string(),
+                ),
             }
         }
     }
     if failed.is_empty() {
         Ok(ExitCode::SUCCESS)
     } else {
-        Err(CliError::Aws(failures_line(&failed)))
+        Err(CliError::Aws(ForceUnlockFailures(&failed).to_string()))
     }
 }
 
@@ -346,20 +270,27 @@ mod tests {
     #[test]
     fn force_unlock_failures_are_named_together() {
         assert_eq!(
-            failures_line(&[
+            ForceUnlockFailures(&[
                 "App (us-east-1): AccessDenied".into(),
                 "B (legacy lock key): x".into()
-            ]),
+            ])
+            .to_string(),
             "Could not release 2 lock(s): App (us-east-1): AccessDenied; B (legacy lock key): x"
         );
     }
 
     #[test]
     fn force_unlock_line_quotes_an_unplain_stack_name() {
-        let line = released_line("My Stack", &Target::Legacy, &ForceReleased::Absent, 0);
+        let line = ForceUnlockLine {
+            stack: "My Stack",
+            target: &Target::Legacy,
+            outcome: outcome(&ForceReleased::Absent),
+            now_ms: 0,
+        };
+        assert!(line.outcome.released());
         assert_eq!(
-            line.as_deref(),
-            Ok("No lock found for stack \"My Stack\" (legacy lock key); nothing to release.")
+            line.to_string(),
+            "No lock found for stack \"My Stack\" (legacy lock key); nothing to release."
         );
     }
 }

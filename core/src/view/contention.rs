@@ -12,9 +12,13 @@ use crate::contention::{
     state_location, stopped_unlock_commands, unlock_command, way_out, ContentionContext,
     StateLocation, Subject, UnlockCommand, WayOut,
 };
+use crate::force_unlock::{
+    ForceOutcome, ForceUnlockError, ForceUnlockFailures, ForceUnlockLine, Target,
+};
 use crate::lock::{FlowHolder, LockInfo, TakeoverOf};
 use crate::text::{
-    display_ident_str, flatten_str, or_unrenderable, printable_str, shell_quote, STACK_NAME_CAP,
+    display_ident_str, flatten_str, or_unrenderable, printable_str, shell_quote, DEFAULT_CAP,
+    STACK_NAME_CAP,
 };
 use crate::time::iso_timestamp_or_none;
 use crate::view::words::expiry_phrase;
@@ -291,6 +295,114 @@ pub fn takeover_warning(of: TakeoverOf, at: &str, previous_owner: &str, expiry: 
         "Took over {what} for stack: {at}, owner: {}, {expiry}",
         flatten_str(previous_owner)
     )
+}
+
+/// `<stack> (<region>)` or `<stack> (legacy lock key)`, rendered for a terminal.
+fn lock_where(stack: &str, target: &Target) -> String {
+    let stack = display_ident_str(stack, STACK_NAME_CAP);
+    match target {
+        Target::Region(r) => format!("{stack} ({})", display_ident_str(r, DEFAULT_CAP)),
+        Target::Legacy => format!("{stack} (legacy lock key)"),
+    }
+}
+
+/// `<owner>[, operation: <op>]` of a lock as read.
+fn lock_holder(i: &LockInfo) -> String {
+    let owner = flatten_str(&i.owner);
+    let owner = if owner.is_empty() {
+        "(unnamed)".to_owned()
+    } else {
+        owner
+    };
+    let op = i
+        .operation
+        .as_deref()
+        .map(flatten_str)
+        .filter(|o| !o.is_empty())
+        .map(|o| format!(", operation: {o}"))
+        .unwrap_or_default();
+    format!("{owner}{op}")
+}
+
+/// What `force-unlock` says of one lock: the line printed, or why it was not released.
+impl fmt::Display for ForceUnlockLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let where_ = lock_where(self.stack, self.target);
+        let was = |i: &Option<&LockInfo>| match i {
+            Some(i) => format!("held by {}", lock_holder(i)),
+            None => "not a readable lock".to_owned(),
+        };
+        match &self.outcome {
+            ForceOutcome::Held(i) => write!(
+                f,
+                "Released lock for stack {where_}, owner: {}",
+                lock_holder(i)
+            ),
+            ForceOutcome::Unreadable => {
+                write!(f, "Deleted an unreadable lock object for stack {where_}.")
+            }
+            ForceOutcome::Absent => {
+                write!(f, "No lock found for stack {where_}; nothing to release.")
+            }
+            ForceOutcome::Vanished(i) => write!(
+                f,
+                "The lock for stack {where_} ({}) was released by its holder before it could be deleted; nothing to release.",
+                was(i)
+            ),
+            ForceOutcome::Changed(i) => write!(
+                f,
+                "{where_}: the lock changed after it was read (it was {}); nothing was deleted and the newer lock was left in place",
+                was(i)
+            ),
+            ForceOutcome::ExportRun(i) => write!(
+                f,
+                "{where_}: the lock is held by {}; it was left in place. {}",
+                lock_holder(i),
+                crate::contention::export_run(i)
+                    .map(|run| export_advice(&run))
+                    .unwrap_or_default()
+            ),
+            ForceOutcome::OtherHolder(Some(i)) => write!(
+                f,
+                "{where_}: the lock is held by {}, not by the run --run names; it was left in place (--run)",
+                lock_holder(i)
+            ),
+            ForceOutcome::OtherHolder(None) => write!(
+                f,
+                "{where_}: the lock is not a readable lock, so no run can be seen to hold it; it was left in place (--run)"
+            ),
+            ForceOutcome::Live(i) => write!(
+                f,
+                "{where_}: the lock is held by {} and {}; it has not expired, so it was left in place (--if-expired)",
+                lock_holder(i),
+                expiry_phrase(i.expiry_ms(), self.now_ms)
+            ),
+        }
+    }
+}
+
+/// `<stack> (<region>): <error>`.
+impl fmt::Display for ForceUnlockError<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {}",
+            lock_where(self.stack, self.target),
+            flatten_str(self.error)
+        )
+    }
+}
+
+/// `Could not release <n> lock(s): <line>; <line>`.
+impl fmt::Display for ForceUnlockFailures<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Could not release {} lock(s): {}",
+            self.0.len(),
+            self.0.join("; ")
+        )
+    }
 }
 
 #[cfg(test)]

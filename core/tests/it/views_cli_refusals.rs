@@ -625,3 +625,57 @@ fn the_words_of_the_run_start_and_failure_notes() {
     ];
     insta::assert_snapshot!(lines.join("\n"));
 }
+
+/// What `force-unlock` says of each lock, with a hostile stack name and holder, and
+/// whether each counts as released.
+#[test]
+fn the_words_of_every_force_unlock_line() {
+    use cdkd_core::force_unlock::{
+        ForceOutcome, ForceUnlockError, ForceUnlockFailures, ForceUnlockLine, Target,
+    };
+    let lock = |v: serde_json::Value| {
+        cdkd_core::lock::parse_lock(v.to_string().as_bytes())
+            .unwrap()
+            .unwrap()
+    };
+    let bob = lock(
+        json!({"owner": "bob@h\nx:1", "operation": "deploy", "expiresAt": 1_767_225_900_000i64}),
+    );
+    let run = lock(json!({"owner": "cdkd-flow:export-App-1@laptop:41", "operation": "export"}));
+    let region = Target::Region("us-east-1".into());
+    let outcomes = [
+        ForceOutcome::Held(&bob),
+        ForceOutcome::Unreadable,
+        ForceOutcome::Absent,
+        ForceOutcome::Vanished(Some(&bob)),
+        ForceOutcome::Vanished(None),
+        ForceOutcome::Changed(Some(&bob)),
+        ForceOutcome::Changed(None),
+        ForceOutcome::ExportRun(&run),
+        ForceOutcome::OtherHolder(Some(&bob)),
+        ForceOutcome::OtherHolder(None),
+        ForceOutcome::Live(&bob),
+    ];
+    let mut lines: Vec<String> = outcomes
+        .iter()
+        .map(|o| {
+            let l = ForceUnlockLine {
+                stack: "My\nStack",
+                target: &region,
+                outcome: *o,
+                now_ms: 1_767_225_600_000,
+            };
+            format!("[released: {}] {l}", l.outcome.released())
+        })
+        .collect();
+    lines.push(
+        ForceUnlockError {
+            stack: "App",
+            target: &Target::Legacy,
+            error: "Access\nDenied",
+        }
+        .to_string(),
+    );
+    lines.push(ForceUnlockFailures(&["a: x".into(), "b: y".into()]).to_string());
+    insta::assert_snapshot!(lines.join("\n"));
+}
