@@ -157,7 +157,14 @@ where
     let mut lost = false;
     let out = retry_while(&Backoff::RECONNECT, f, SfnError::is_transient, |e| {
         if !lost {
-            status_line(&format!("  connection lost ({e}); retrying {what}"));
+            let error = e.to_string();
+            status_line(
+                &RunsNote::ConnectionLost {
+                    error: &error,
+                    what,
+                }
+                .to_string(),
+            );
             lost = true;
         }
     })
@@ -437,10 +444,7 @@ async fn follow_execution(
             let Some(next) = continuation_arn(&x) else {
                 return Ok(x);
             };
-            status_line(&format!(
-                "run continues in execution {}",
-                flatten_str(&next.1)
-            ));
+            status_line(&RunsNote::ContinuesIn { execution: &next.1 }.to_string());
             *execution_arn = next.0;
             last_event = 0;
             last_state = None;

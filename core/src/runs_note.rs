@@ -56,6 +56,12 @@ pub enum RunsNote<'a> {
     },
     /// `--detach`: how to follow the run started.
     WatchWith { run: &'a str },
+    /// Ctrl-C on a local destroy: a graceful stop is requested.
+    CtrlCStop { run: &'a RunId },
+    /// Following a run: the connection was lost (`error`); `what` is retried.
+    ConnectionLost { error: &'a str, what: &'a str },
+    /// Following a run: it continues in a new execution.
+    ContinuesIn { execution: &'a str },
     /// A cleanup's lists in the run's folder cannot be read; its summary is shown alone.
     ListsUnreadable {
         bucket: &'a str,

@@ -13,10 +13,10 @@ use cdkd_core::destroy::dry_run::{plan_run, PlanRequest, RunPlan, RunRefusal};
 use cdkd_core::destroy::model::RunResult;
 use cdkd_core::destroy::order::destroy_order;
 use cdkd_core::destroy::refusals::{Refusal, StackRecord};
-use cdkd_core::destroy_command::{DestroyCommandRefusal, DestroyNote};
+use cdkd_core::destroy_command::{DestroyCommandRefusal, DestroyNote, DestroyStop};
 use cdkd_core::lock::is_expired;
 use cdkd_core::run::{RunId, RunKind};
-use cdkd_core::text::{flatten_str, or_unrenderable, printable_str};
+use cdkd_core::text::flatten_str;
 use cdkd_core::view::plan::{refused_summary, render_confirmation, render_plan, CONFIRM_QUESTION};
 use cdkd_engine::{Event, EventKind, Outcome};
 use cdkd_functions::destroy::finish::RunReport;
@@ -110,10 +110,6 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub remote: RemoteArgs,
-}
-
-fn name(s: &str) -> String {
-    or_unrenderable(printable_str(s))
 }
 
 /// The stacks named, each once in the order given, with the checks of the arguments.
@@ -238,26 +234,18 @@ pub async fn run(g: &GlobalOpts, a: Args) -> Result<ExitCode, CliError> {
             Verdict::Clean => {}
             Verdict::Partial => {
                 all_clean = false;
-                eprintln!(
-                    "{}",
-                    cdkd_core::view::error_line(&format!(
-                        "destroy {}: not every resource was destroyed; see the report",
-                        name(&plan.stack)
-                    ))
-                );
+                let partial = DestroyNote::Partial { stack: &plan.stack };
+                eprintln!("{}", cdkd_core::view::error_line(&partial.to_string()));
             }
             Verdict::Stopped(why) => {
                 all_clean = false;
-                let left: Vec<String> = plans[i + 1..].iter().map(|p| name(&p.stack)).collect();
-                let not_started =
-                    (!left.is_empty()).then(|| format!("not started: {}", left.join(", ")));
-                let line = match (why, not_started) {
-                    (Some(why), Some(n)) => Some(format!("{why}; {n}")),
-                    (Some(why), None) => Some(why),
-                    (None, n) => n,
-                };
-                if let Some(line) = line {
-                    eprintln!("{}", cdkd_core::view::error_line(&line));
+                let left: Vec<String> = plans[i + 1..].iter().map(|p| p.stack.clone()).collect();
+                if why.is_some() || !left.is_empty() {
+                    let stopped = DestroyNote::Stopped {
+                        why: why.as_ref(),
+                        not_started: &left,
+                    };
+                    eprintln!("{}", cdkd_core::view::error_line(&stopped.to_string()));
                 }
                 break;
             }
@@ -284,14 +272,14 @@ enum Verdict {
     /// Something failed, was skipped or blocked: the next stack still goes.
     Partial,
     /// Interrupted, refused or aborted: no further stack starts.
-    Stopped(Option<String>),
+    Stopped(Option<DestroyStop>),
 }
 
 fn verdict(stack: &str, w: &Watched<Result<Outcome, String>>) -> Verdict {
-    let failure = match &w.output {
-        Ok(Outcome::Succeeded(_)) => None,
-        Ok(Outcome::Failed(f)) => Some(format!("{}: {}", f.error, f.cause)),
-        Err(e) => Some(e.clone()),
+    let said = || w.output.as_ref().err().cloned().map(DestroyStop::Said);
+    let failed = match &w.output {
+        Ok(Outcome::Failed(f)) => Some((f.error.clone(), f.cause.clone())),
+        _ => None,
     };
     match &w.report {
         Some(r) if r.complete => Verdict::Clean,
@@ -300,16 +288,26 @@ fn verdict(stack: &str, w: &Watched<Result<Outcome, String>>) -> Verdict {
             if r.aborted.is_some() {
                 // A local run stopped by Ctrl-C says so, naming the command to run again;
                 // a run a step stopped (a lost lock...) names the stack and the cause.
-                let stopped = failure.map(|f| format!("destroy {}: {f}", name(stack)));
-                Verdict::Stopped(w.output.as_ref().err().cloned().or(stopped))
+                let stopped = failed.map(|(error, cause)| DestroyStop::StepStopped {
+                    stack: stack.to_string(),
+                    error,
+                    cause,
+                });
+                Verdict::Stopped(said().or(stopped))
             } else if interrupted {
-                Verdict::Stopped(w.output.as_ref().err().cloned())
+                Verdict::Stopped(said())
             } else {
                 Verdict::Partial
             }
         }
         // Refused before anything was planned (a lock taken since the plan...).
-        None => Verdict::Stopped(Some(failure.unwrap_or_else(|| "the destroy failed".into()))),
+        None => {
+            let failed = match failed {
+                Some((error, cause)) => DestroyStop::Failed { error, cause },
+                None => DestroyStop::NoReport,
+            };
+            Verdict::Stopped(Some(said().unwrap_or(failed)))
+        }
     }
 }
 

@@ -234,9 +234,8 @@ pub async fn run_local(
                 seen = INTERRUPTS.load(Ordering::SeqCst);
                 let first = seen - base == 1;
                 if o.start.kind == RunKind::Destroy && first && request_graceful_stop(store, run_id).await {
-                    crate::run::watch::status_line(&format!(
-                        "run {run_id}: stop requested (Ctrl-C): no new deletes start; those in flight finish, the lock is released and the report written. Ctrl-C again stops at once"
-                    ));
+                    let note = cdkd_core::runs_note::RunsNote::CtrlCStop { run: run_id };
+                    crate::run::watch::status_line(&note.to_string());
                     continue;
                 }
                 task.abort();

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::destroy_command::{DestroyCommandRefusal, DestroyNote};
+use crate::destroy_command::{DestroyCommandRefusal, DestroyNote, DestroyStop};
 use crate::export::command::{ExportCommandRefusal, ExportNote};
 use crate::repair::orphan_command::OrphanCommandRefusal;
 use crate::run::RunKind;
@@ -16,7 +16,7 @@ use crate::runs_refusal::{
     ApprovalRefusal, ArtifactRefusal, NoRequestWhy, RunEndRefusal, RunsRefusal,
 };
 use crate::state_refusal::StateRefusal;
-use crate::text::flatten_str;
+use crate::text::{flatten_str, or_unrenderable, printable_str};
 use crate::usage::{NoTerminalFor, Usage};
 use crate::view::refusal::TypedRefusal;
 use crate::workflow_refusal::{BackendRefusal, NoMachineWhy, WorkflowFile, WorkflowRefusal};
@@ -314,6 +314,42 @@ impl fmt::Display for DestroyNote<'_> {
             DestroyNote::Started { stack, run_id } => {
                 write!(f, "destroy {}: run {run_id}", flatten_str(stack))
             }
+            DestroyNote::Partial { stack } => write!(
+                f,
+                "destroy {}: not every resource was destroyed; see the report",
+                or_unrenderable(printable_str(stack))
+            ),
+            DestroyNote::Stopped { why, not_started } => {
+                let left: Vec<String> = not_started
+                    .iter()
+                    .map(|s| or_unrenderable(printable_str(s)))
+                    .collect();
+                match (why, left.is_empty()) {
+                    (Some(why), false) => write!(f, "{why}; not started: {}", left.join(", ")),
+                    (Some(why), true) => write!(f, "{why}"),
+                    (None, false) => write!(f, "not started: {}", left.join(", ")),
+                    (None, true) => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for DestroyStop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DestroyStop::Said(words) => f.write_str(words),
+            DestroyStop::StepStopped {
+                stack,
+                error,
+                cause,
+            } => write!(
+                f,
+                "destroy {}: {error}: {cause}",
+                or_unrenderable(printable_str(stack))
+            ),
+            DestroyStop::Failed { error, cause } => write!(f, "{error}: {cause}"),
+            DestroyStop::NoReport => f.write_str("the destroy failed"),
         }
     }
 }
@@ -639,6 +675,16 @@ impl fmt::Display for RunsNote<'_> {
                 write!(f, "{kind} run {run} {verb} ({})", flatten_str(execution_arn))
             }
             RunsNote::WatchWith { run } => write!(f, "watch it with: cdkd-flow runs watch {run}"),
+            RunsNote::CtrlCStop { run } => write!(
+                f,
+                "run {run}: stop requested (Ctrl-C): no new deletes start; those in flight finish, the lock is released and the report written. Ctrl-C again stops at once"
+            ),
+            RunsNote::ConnectionLost { error, what } => {
+                write!(f, "  connection lost ({error}); retrying {what}")
+            }
+            RunsNote::ContinuesIn { execution } => {
+                write!(f, "run continues in execution {}", flatten_str(execution))
+            }
             RunsNote::ListsUnreadable {
                 bucket,
                 run_folder,

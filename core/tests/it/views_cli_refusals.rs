@@ -583,8 +583,9 @@ fn the_words_of_every_runs_note() {
 /// unreadable lists, a workflow execution that failed, and a destroy run starting.
 #[test]
 fn the_words_of_the_run_start_and_failure_notes() {
-    use cdkd_core::destroy_command::DestroyNote;
+    use cdkd_core::destroy_command::{DestroyNote, DestroyStop};
     use cdkd_core::runs_note::RunsNote;
+    let left = ["B".to_string(), "C\nD".to_string()];
     let arn = "arn:aws:states:us-east-1:123456789012:execution:cdkd-flow-destroy:destroy-App-1";
     let run = RunId::from("destroy-App-1");
     let lines = [
@@ -620,6 +621,49 @@ fn the_words_of_the_run_start_and_failure_notes() {
         DestroyNote::Started {
             stack: "App\nX",
             run_id: &run,
+        }
+        .to_string(),
+        DestroyNote::Partial { stack: "App\nX" }.to_string(),
+        DestroyNote::Stopped {
+            why: Some(&DestroyStop::Said("interrupted (Ctrl-C)".into())),
+            not_started: &left,
+        }
+        .to_string(),
+        DestroyNote::Stopped {
+            why: Some(&DestroyStop::StepStopped {
+                stack: "App\nX".into(),
+                error: "LockLost".into(),
+                cause: "the lock was taken over".into(),
+            }),
+            not_started: &[],
+        }
+        .to_string(),
+        DestroyNote::Stopped {
+            why: Some(&DestroyStop::Failed {
+                error: "Refused".into(),
+                cause: "held".into(),
+            }),
+            not_started: &[],
+        }
+        .to_string(),
+        DestroyNote::Stopped {
+            why: Some(&DestroyStop::NoReport),
+            not_started: &left,
+        }
+        .to_string(),
+        DestroyNote::Stopped {
+            why: None,
+            not_started: &left,
+        }
+        .to_string(),
+        RunsNote::CtrlCStop { run: &run }.to_string(),
+        RunsNote::ConnectionLost {
+            error: "dispatch failure",
+            what: "DescribeExecution",
+        }
+        .to_string(),
+        RunsNote::ContinuesIn {
+            execution: "arn:next\nx",
         }
         .to_string(),
     ];
