@@ -554,7 +554,7 @@ async fn resume_run(
         .await
         .ok()
         .flatten();
-    if report.is_some_and(|r| r.outcome == "migrated") {
+    if report.is_some_and(|r| r.outcome == cdkd_core::run::Outcome::Migrated) {
         // Nothing is left of the run but its report, and the locks a release that
         // failed left to the ended run.
         note(ExportNote::AlreadyMigrated {
