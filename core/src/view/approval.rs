@@ -8,7 +8,7 @@ use std::fmt;
 use crate::export::approval::MAX_REASON_CHARS;
 use crate::export::approval::{AlreadyDecided, Approval, Decision, ReasonTooLong, Rejection};
 use crate::export::plain::shown;
-use crate::text::flatten_str;
+use crate::text::{flatten_str, shell_quote};
 use crate::time::iso_seconds;
 use crate::view::refusal::TypedRefusal;
 
@@ -84,11 +84,18 @@ pub fn answer_commands(run_id: &str, extra: &str) -> (String, String) {
 
 /// What a local run's answer commands add (the run's request is found through the
 /// bucket, not a state machine): `--local --state-bucket B`, and `--state-prefix P` when
-/// not the default.
+/// not the default; each value shell-quoted when it is not plain, so a pasted command
+/// names the same bucket and prefix and runs nothing else.
 pub fn local_extra(bucket: &str, prefix: &str) -> String {
-    let mut e = format!("--local --state-bucket {}", flatten_str(bucket));
+    let mut e = format!(
+        "--local --state-bucket {}",
+        shell_quote(&flatten_str(bucket))
+    );
     if prefix != crate::keys::DEFAULT_PREFIX {
-        e.push_str(&format!(" --state-prefix {}", flatten_str(prefix)));
+        e.push_str(&format!(
+            " --state-prefix {}",
+            shell_quote(&flatten_str(prefix))
+        ));
     }
     e
 }
@@ -266,5 +273,27 @@ mod tests {
             }),
         ];
         insta::assert_snapshot!(lines.join("\n---\n"));
+    }
+
+    /// A prefix or bucket that is not plain is quoted in the printed commands: pasted,
+    /// they name the same values and run nothing else.
+    #[test]
+    fn local_answer_commands_quote_a_prefix_that_is_not_plain() {
+        assert_eq!(
+            local_extra("my-bucket", "cdkd"),
+            "--local --state-bucket my-bucket"
+        );
+        assert_eq!(
+            local_extra("my-bucket", "team/cdkd"),
+            "--local --state-bucket my-bucket --state-prefix team/cdkd"
+        );
+        assert_eq!(
+            local_extra("my-bucket", "p; rm -rf ~"),
+            "--local --state-bucket my-bucket --state-prefix 'p; rm -rf ~'"
+        );
+        assert_eq!(
+            local_extra("b", "it's"),
+            "--local --state-bucket b --state-prefix 'it'\\''s'"
+        );
     }
 }
