@@ -1,12 +1,9 @@
 //! The cross-stack consumer scan (docs/export.md, "Cross-stack consumers"): other stacks of the same cloud
 //! assembly that read the exported stack's outputs through `Fn::GetStackOutput`. After
 //! the export those reads resolve through CloudFormation; the scan warns about them, and
-//! with `--strict-cross-stack` refuses.
+//! with `--strict-cross-stack` refuses. A hit is worded by `core::view::refusal`.
 
 use serde_json::Value;
-
-use super::plain::shown;
-use crate::text::flatten_str;
 
 /// One read of the exported stack's output by another stack.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,21 +72,6 @@ pub fn consumers(stack: &str, others: &[(String, Value)]) -> Vec<ConsumerHit> {
     out
 }
 
-/// `Consumer → Stack.Out at Resources.X.Properties.Y`, one per hit.
-pub fn hit_lines(stack: &str, hits: &[ConsumerHit]) -> Vec<String> {
-    hits.iter()
-        .map(|h| {
-            format!(
-                "{} \u{2192} {}.{} at {}",
-                shown(&h.consumer),
-                shown(stack),
-                shown(&h.output),
-                flatten_str(&h.path)
-            )
-        })
-        .collect()
-}
-
 /// What a scan that found consumers says: other stacks read the outputs of `stack`
 /// (`hits`, in their order). A warning by default: after the export those reads resolve
 /// through CloudFormation's outputs of the migrated stack. Its words are the refusal
@@ -153,11 +135,22 @@ mod tests {
     #[test]
     fn statement_73_consumers_are_found_with_their_dotted_path_in_both_forms() {
         let hits = consumers("App", &others());
+        let hit = |output: &str, path: &str| ConsumerHit {
+            consumer: "Web".into(),
+            output: output.into(),
+            path: path.into(),
+        };
         assert_eq!(
-            hit_lines("App", &hits),
+            hits,
             [
-                "Web \u{2192} App.QueueUrl at Resources.Fn.Properties.Environment.Variables.Q",
-                "Web \u{2192} App.LayerArn at Resources.Fn.Properties.Layers[0].Fn::Join[1][0]",
+                hit(
+                    "QueueUrl",
+                    "Resources.Fn.Properties.Environment.Variables.Q"
+                ),
+                hit(
+                    "LayerArn",
+                    "Resources.Fn.Properties.Layers[0].Fn::Join[1][0]"
+                ),
             ]
         );
     }

@@ -1,14 +1,14 @@
 //! The execution's decisions (docs/export.md, "Workflow"): how a change set's and a stack's
 //! status read, what the workflow does next, how long it waits and when it gives up,
 //! which stack events explain a failure, and the run's record (`progress.json`) that the
-//! failure report and `runs show` read.
+//! failure report and `runs show` read. Why a run stops is data here, worded by
+//! `core::view::export_run` into the failure the run records.
 
 use serde::{Deserialize, Serialize};
 
 use super::phases::Phase;
 use super::refusal::ExportRefusal;
 use crate::run::{RunId, RunKind};
-use crate::text::flatten_str;
 
 /// Longest wait for a change set to be created (seconds).
 pub const CHANGE_SET_CEILING_S: u64 = 600;
@@ -29,7 +29,34 @@ pub enum ChangeSetState {
     /// An UPDATE with nothing to change: the phase has no work.
     NoChanges,
     /// Failed: the reason.
-    Failed(String),
+    Failed(ChangeSetFailure),
+}
+
+/// Why a change set failed, as `DescribeChangeSet` read it (values raw; the view
+/// flattens them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChangeSetFailure {
+    /// Created, but its `ExecutionStatus` (`EXECUTE_FAILED`, `OBSOLETE`, `UNAVAILABLE`)
+    /// says it cannot be executed.
+    NotExecutable { execution: String },
+    /// `FAILED`, with CloudFormation's `StatusReason` (`unknown` when it gave none).
+    Reason(String),
+    /// Deleted (`status`: one of the `DELETE_*` statuses).
+    Deleted { status: String },
+    /// A status this reader does not know.
+    UnexpectedStatus { status: String },
+}
+
+/// Why a change set stops the run ([`after_change_set`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChangeSetStop {
+    /// A change set of `phase` other than an UPDATE holds no changes.
+    NoChanges { phase: Phase },
+    /// The change set of `phase` failed.
+    Failed {
+        phase: Phase,
+        cause: ChangeSetFailure,
+    },
 }
 
 /// Reads a change set's `Status`, `ExecutionStatus` and `StatusReason`.
@@ -42,10 +69,11 @@ pub fn change_set_state(
         "CREATE_PENDING" | "CREATE_IN_PROGRESS" => ChangeSetState::Pending,
         "CREATE_COMPLETE" => match execution {
             Some("EXECUTE_IN_PROGRESS" | "EXECUTE_COMPLETE") => ChangeSetState::Executed,
-            Some("EXECUTE_FAILED" | "OBSOLETE" | "UNAVAILABLE") => ChangeSetState::Failed(format!(
-                "the change set cannot be executed (execution status {})",
-                execution.unwrap_or_default()
-            )),
+            Some(e @ ("EXECUTE_FAILED" | "OBSOLETE" | "UNAVAILABLE")) => {
+                ChangeSetState::Failed(ChangeSetFailure::NotExecutable {
+                    execution: e.to_string(),
+                })
+            }
             _ => ChangeSetState::Ready,
         },
         "FAILED" => {
@@ -53,16 +81,17 @@ pub fn change_set_state(
             if is_no_changes(reason) {
                 ChangeSetState::NoChanges
             } else {
-                ChangeSetState::Failed(flatten_str(reason))
+                ChangeSetState::Failed(ChangeSetFailure::Reason(reason.to_string()))
             }
         }
         "DELETE_COMPLETE" | "DELETE_PENDING" | "DELETE_IN_PROGRESS" | "DELETE_FAILED" => {
-            ChangeSetState::Failed(format!("the change set was deleted ({status})"))
+            ChangeSetState::Failed(ChangeSetFailure::Deleted {
+                status: status.to_string(),
+            })
         }
-        other => ChangeSetState::Failed(format!(
-            "unexpected change set status {}",
-            flatten_str(other)
-        )),
+        other => ChangeSetState::Failed(ChangeSetFailure::UnexpectedStatus {
+            status: other.to_string(),
+        }),
     }
 }
 
@@ -78,15 +107,23 @@ pub enum StackState {
     /// The operation finished: IMPORT_COMPLETE, UPDATE_COMPLETE.
     Complete,
     /// It failed or rolled back: the status and reason.
-    Failed(String),
+    Failed(StackFailure),
+}
+
+/// A stack operation that failed or rolled back: its status, and CloudFormation's
+/// `StackStatusReason` when it gave a non-empty one (raw; the view flattens it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StackFailure {
+    pub status: String,
+    pub reason: Option<String>,
 }
 
 /// Reads a stack's status after `phase` executed.
 pub fn stack_state(status: &str, reason: Option<&str>) -> StackState {
     let failed = |s: &str| {
-        StackState::Failed(match reason {
-            Some(r) if !r.is_empty() => format!("{s}: {}", flatten_str(r)),
-            _ => s.to_string(),
+        StackState::Failed(StackFailure {
+            status: s.to_string(),
+            reason: reason.filter(|r| !r.is_empty()).map(str::to_string),
         })
     };
     match status {
@@ -114,10 +151,19 @@ pub struct StackEvent {
     pub reason: Option<String>,
 }
 
-/// The per-resource failure lines (events newest first): statuses ending in `FAILED`
-/// with a logical id, the first per logical id, at most five, each
-/// `<LogicalId> (<Type>): <reason>`.
-pub fn failure_lines(events: &[StackEvent]) -> Vec<String> {
+/// One failed resource of a stack's events (values raw; the view words it
+/// `<LogicalId> (<Type>): <reason>`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailedResource {
+    pub logical_id: String,
+    pub resource_type: Option<String>,
+    /// The event's reason, when non-empty.
+    pub reason: Option<String>,
+}
+
+/// The per-resource failures (events newest first): statuses ending in `FAILED` with a
+/// logical id, the first per logical id, at most five.
+pub fn failure_lines(events: &[StackEvent]) -> Vec<FailedResource> {
     let mut seen: Vec<&str> = Vec::new();
     let mut lines = Vec::new();
     for e in events {
@@ -128,19 +174,11 @@ pub fn failure_lines(events: &[StackEvent]) -> Vec<String> {
             continue;
         }
         seen.push(id);
-        lines.push(format!(
-            "{} ({}): {}",
-            flatten_str(id),
-            e.resource_type
-                .as_deref()
-                .map(flatten_str)
-                .unwrap_or_else(|| "<unknown>".into()),
-            e.reason
-                .as_deref()
-                .filter(|r| !r.is_empty())
-                .map(flatten_str)
-                .unwrap_or_else(|| "<no reason reported>".into())
-        ));
+        lines.push(FailedResource {
+            logical_id: id.to_string(),
+            resource_type: e.resource_type.clone(),
+            reason: e.reason.clone().filter(|r| !r.is_empty()),
+        });
         if lines.len() == MAX_FAILURE_LINES {
             break;
         }
@@ -283,7 +321,7 @@ pub fn next_action(
     run: &ExportRun,
     in_flight: &[InFlight],
     bound: usize,
-) -> Result<(Next, Option<String>), String> {
+) -> Result<(Next, Option<String>), NoWorkCanStart> {
     if let Some(f) = in_flight.iter().find(|f| f.ready) {
         return Ok((Next::Execute, Some(f.stack.clone())));
     }
@@ -308,12 +346,19 @@ pub fn next_action(
     }
     match plan.stacks.iter().find(|sp| !done(plan, run, &sp.stack)) {
         None => Ok((Next::Cleanup, None)),
-        Some(sp) => Err(format!(
-            "export run {}: no work can start for {} and nothing is in flight",
-            run.run_id,
-            flatten_str(&sp.stack)
-        )),
+        Some(sp) => Err(NoWorkCanStart {
+            run_id: run.run_id.clone(),
+            stack: sp.stack.clone(),
+        }),
     }
+}
+
+/// A run in which no work can start for `stack` and nothing is in flight
+/// ([`next_action`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoWorkCanStart {
+    pub run_id: RunId,
+    pub stack: String,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -333,19 +378,19 @@ pub fn wait_seconds(in_flight: &[InFlight], fast: bool) -> u64 {
 /// The decision after a poll of a change set: `Some(next)` (wait, execute), `None` when
 /// the phase is done without running anything (an UPDATE with nothing to change), or
 /// why the run stops.
-pub fn after_change_set(phase: Phase, state: &ChangeSetState) -> Result<Option<Next>, String> {
+pub fn after_change_set(
+    phase: Phase,
+    state: &ChangeSetState,
+) -> Result<Option<Next>, ChangeSetStop> {
     match state {
         ChangeSetState::Pending | ChangeSetState::Executed => Ok(Some(Next::Wait)),
         ChangeSetState::Ready => Ok(Some(Next::Execute)),
         ChangeSetState::NoChanges if phase == Phase::Update => Ok(None),
-        ChangeSetState::NoChanges => Err(format!(
-            "{} change set FAILED: it holds no changes",
-            phase.change_set_type()
-        )),
-        ChangeSetState::Failed(reason) => Err(format!(
-            "{} change set FAILED: {reason}",
-            phase.change_set_type()
-        )),
+        ChangeSetState::NoChanges => Err(ChangeSetStop::NoChanges { phase }),
+        ChangeSetState::Failed(cause) => Err(ChangeSetStop::Failed {
+            phase,
+            cause: cause.clone(),
+        }),
     }
 }
 
@@ -366,19 +411,19 @@ pub fn phase_done(run: &mut ExportRun, stack: &str, phase: Phase, status: &str) 
     }
 }
 
+/// A wait that ran past its ceiling ([`timed_out`]): what was waited for, and how long.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GaveUp {
+    pub pending: Pending,
+    pub waited_s: u64,
+}
+
 /// Whether a wait that began at `since_ms` has run past its ceiling at `now_ms`.
-pub fn timed_out(pending: &Pending, since_ms: i64, now_ms: i64) -> Option<String> {
+pub fn timed_out(pending: &Pending, since_ms: i64, now_ms: i64) -> Option<GaveUp> {
     let waited_s = (now_ms - since_ms).max(0) as u64 / 1000;
-    (waited_s > pending.ceiling_s()).then(|| {
-        let what = match pending {
-            Pending::ChangeSet { .. } => "the change set to be created",
-            Pending::Stack { .. } => "the stack operation to finish",
-        };
-        format!(
-            "{}: gave up waiting for {what} after {waited_s} s (ceiling {} s)",
-            pending.phase().label(),
-            pending.ceiling_s()
-        )
+    (waited_s > pending.ceiling_s()).then(|| GaveUp {
+        pending: pending.clone(),
+        waited_s,
     })
 }
 

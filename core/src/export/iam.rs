@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::params::{Binding, Ev};
-use super::plain::shown;
+use super::params::{Binding, Ev, Unresolved};
 use super::MASK;
 
 /// What the record says to detach.
@@ -32,7 +31,43 @@ pub struct PolicyTargets {
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum Checked {
     Known { value: String },
-    Unconfirmed { why: String },
+    Unconfirmed { why: Unconfirmed },
+}
+
+/// Why a template value cannot be confirmed while planning. Worded by
+/// `core::view::plan_warning`; `plan.json` keeps it as its words (a `Checked` of a
+/// pre-delete), read back as [`Unconfirmed::Recorded`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum Unconfirmed {
+    /// `Ref name` to the stack's own SSM-typed parameter: its submitted value is the SSM
+    /// parameter's name.
+    OwnSsmParameter { name: String },
+    /// `Ref name` to a parameter that is not resolved (boxed: a plan's pre-delete holds
+    /// many of these).
+    RefUnresolved { name: String, why: Box<Unresolved> },
+    /// `Ref name` names no parameter.
+    NoSuchParameter { name: String },
+    /// An intrinsic the plan does not evaluate.
+    NotEvaluated,
+    /// The value gave nothing to check.
+    Empty,
+    /// Read back from `plan.json`: the words as the plan wrote them.
+    Recorded(String),
+}
+
+impl From<String> for Unconfirmed {
+    fn from(words: String) -> Self {
+        Unconfirmed::Recorded(words)
+    }
+}
+
+/// One template value the check could not confirm: the `PolicyName`, or an entry of
+/// `key` (`Roles`, `Users`, `Groups`). Worded by `core::view::plan_warning`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnconfirmedPrincipal {
+    PolicyName(Unconfirmed),
+    Entry { key: &'static str, why: Unconfirmed },
 }
 
 /// The template side of the check.
@@ -50,7 +85,7 @@ pub struct TemplatePrincipals {
 pub enum CheckVerdict {
     Ok,
     /// Warn, naming each value.
-    Unconfirmed(Vec<String>),
+    Unconfirmed(Vec<UnconfirmedPrincipal>),
     /// Refuse, naming each mismatch.
     Mismatch(Vec<PrincipalMismatch>),
 }
@@ -158,18 +193,29 @@ fn check_value(v: &Value, env: &BTreeMap<String, Binding>, out: &mut Vec<Checked
             let name = m["Ref"].as_str().unwrap_or_default();
             match env.get(name) {
                 Some(Binding::Value(Ev::Str(s))) => out.push(Checked::Known { value: s.clone() }),
-                Some(Binding::Value(Ev::List(l))) => out.extend(l.iter().map(|s| Checked::Known { value: s.clone() })),
+                Some(Binding::Value(Ev::List(l))) => {
+                    out.extend(l.iter().map(|s| Checked::Known { value: s.clone() }))
+                }
                 Some(Binding::Ssm { .. }) => out.push(Checked::Unconfirmed {
-                    why: format!("Ref {} is the stack's own SSM-typed parameter; its submitted value is the SSM parameter's name", shown(name)),
+                    why: Unconfirmed::OwnSsmParameter {
+                        name: name.to_string(),
+                    },
                 }),
                 Some(Binding::Unresolved(r)) => out.push(Checked::Unconfirmed {
-                    why: format!("Ref {} is not resolved ({})", shown(name), crate::text::flatten_str(r)),
+                    why: Unconfirmed::RefUnresolved {
+                        name: name.to_string(),
+                        why: Box::new(r.clone()),
+                    },
                 }),
-                None => out.push(Checked::Unconfirmed { why: format!("Ref {} names no parameter", shown(name)) }),
+                None => out.push(Checked::Unconfirmed {
+                    why: Unconfirmed::NoSuchParameter {
+                        name: name.to_string(),
+                    },
+                }),
             }
         }
         _ => out.push(Checked::Unconfirmed {
-            why: "an intrinsic the plan does not evaluate".into(),
+            why: Unconfirmed::NotEvaluated,
         }),
     }
 }
@@ -193,7 +239,7 @@ pub fn template_principals(
         let mut out = Vec::new();
         check_value(v, env, &mut out);
         out.into_iter().next().unwrap_or(Checked::Unconfirmed {
-            why: "empty".into(),
+            why: Unconfirmed::Empty,
         })
     });
     TemplatePrincipals {
@@ -217,7 +263,9 @@ pub fn check(recorded: &PolicyTargets, template: &TemplatePrincipals) -> CheckVe
                     recorded: recorded.policy_name.clone(),
                 })
             }
-            Checked::Unconfirmed { why } => unconfirmed.push(format!("PolicyName ({why})")),
+            Checked::Unconfirmed { why } => {
+                unconfirmed.push(UnconfirmedPrincipal::PolicyName(why.clone()))
+            }
             _ => {}
         }
     }
@@ -235,7 +283,10 @@ pub fn check(recorded: &PolicyTargets, template: &TemplatePrincipals) -> CheckVe
                         value: value.clone(),
                     })
                 }
-                Checked::Unconfirmed { why } => unconfirmed.push(format!("{key} entry ({why})")),
+                Checked::Unconfirmed { why } => unconfirmed.push(UnconfirmedPrincipal::Entry {
+                    key,
+                    why: why.clone(),
+                }),
                 _ => {}
             }
         }

@@ -9,11 +9,10 @@ use crate::keys::partition;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::plain::shown;
 use super::records::Row;
 use super::template::Template;
 use crate::state::StateRecord;
-use crate::text::{flatten_str, js_string};
+use crate::text::js_string;
 
 /// Where a submitted value comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,7 +61,36 @@ pub enum Binding {
         name: String,
         list: bool,
     },
-    Unresolved(String),
+    Unresolved(Unresolved),
+}
+
+/// Why a value could not be resolved while planning (a nested child's parameter, or a
+/// stack's own parameter with no value): the values as the evaluation met them (untrusted
+/// names raw). Worded by `core::view::plan_warning`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unresolved {
+    /// `Ref name` names no parameter, pseudo parameter or recorded row of the parent.
+    RefUnknown { name: String },
+    /// The SSM parameter `ssm_name` was not read yet.
+    SsmNotRead { ssm_name: String },
+    /// A dry run's failed SSM read, planned without its value.
+    SsmUnread(UnreadSsm),
+    /// `Fn::GetAtt resource.attribute` is not in the parent's record.
+    GetAttMissing { resource: String, attribute: String },
+    /// An intrinsic (`Fn::Join`, ...) whose argument has not the shape it takes.
+    Malformed { intrinsic: &'static str },
+    /// `Fn::Select`'s index is not a number.
+    SelectIndexNotANumber,
+    /// `Fn::Select`'s index is past the list's end.
+    SelectIndexOutOfRange,
+    /// `Fn::Select` over a value that is not a list.
+    SelectOverNonList,
+    /// An intrinsic (the object's one key) the planner does not evaluate.
+    NotEvaluated { intrinsic: String },
+    /// Neither a string nor a one-key object.
+    NotAnIntrinsic,
+    /// A child's parameter its parent passes no value for, with no Default.
+    NoValueNoDefault,
 }
 
 /// An `ssm:GetParameter` answer (`WithDecryption: false`).
@@ -90,12 +118,12 @@ pub struct StackParams {
 }
 
 /// A nested child's parameters that could not be resolved while planning, a warning of
-/// the plan: `(key, why)`, `why` as the evaluation gave it. Worded by
+/// the plan: `(key, why)`. Worded by
 /// `core::view::plan_warning`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnresolvedParameters {
     pub stack: String,
-    pub unresolved: Vec<(String, String)>,
+    pub unresolved: Vec<(String, Unresolved)>,
 }
 
 /// Why the parameters refuse the plan. Worded by `core::view::export_input`.
@@ -244,11 +272,11 @@ pub struct ParentContext<'a> {
 
 /// Why one value could not be resolved.
 enum Miss {
-    Unresolved(String),
+    Unresolved(Unresolved),
     /// Refuses the plan (a real run's SSM failure, a SecureString).
     Refuse(NestedRefusal),
     /// An SSM parameter not read yet (the caller reads it and plans again).
-    NotRead(String),
+    NotRead(Unresolved),
 }
 
 struct Eval<'a, 'b> {
@@ -286,10 +314,9 @@ impl Eval<'_, '_> {
         }
         match Row::get(self.ctx.record, name).and_then(|r| r.physical_id()) {
             Some(p) => Ok(Ev::Str(p.to_string())),
-            None => Err(Miss::Unresolved(format!(
-                "Ref {} resolves to nothing the parent knows",
-                shown(name)
-            ))),
+            None => Err(Miss::Unresolved(Unresolved::RefUnknown {
+                name: name.to_string(),
+            })),
         }
     }
 
@@ -297,10 +324,9 @@ impl Eval<'_, '_> {
         match self.ssm.get(ssm_name) {
             None => {
                 self.needed.insert(ssm_name.to_string());
-                Err(Miss::NotRead(format!(
-                    "the SSM parameter {} was not read",
-                    shown(ssm_name)
-                )))
+                Err(Miss::NotRead(Unresolved::SsmNotRead {
+                    ssm_name: ssm_name.to_string(),
+                }))
             }
             Some(SsmRead::Value { param_type, .. }) if param_type == "SecureString" => {
                 Err(Miss::Refuse(NestedRefusal::SecureString {
@@ -321,14 +347,9 @@ impl Eval<'_, '_> {
                     return Err(Miss::Refuse(NestedRefusal::SsmUnreadable(unread)));
                 }
                 if !self.unread.contains(&unread) {
-                    self.unread.push(unread);
+                    self.unread.push(unread.clone());
                 }
-                Err(Miss::Unresolved(format!(
-                    "could not read SSM parameter {} for parameter {} ({}); planned without it, so nested IAM principals read as unconfirmed",
-                    shown(ssm_name),
-                    shown(param),
-                    flatten_str(cause)
-                )))
+                Err(Miss::Unresolved(Unresolved::SsmUnread(unread)))
             }
         }
     }
@@ -345,11 +366,10 @@ impl Eval<'_, '_> {
             Some(Value::Number(_) | Value::Bool(_)) => Ok(Ev::Str(js_string(
                 row.and_then(|r| r.attribute(attr)).unwrap_or(&Value::Null),
             ))),
-            _ => Err(Miss::Unresolved(format!(
-                "Fn::GetAtt {}.{} is not in the parent's record",
-                shown(res),
-                shown(attr)
-            ))),
+            _ => Err(Miss::Unresolved(Unresolved::GetAttMissing {
+                resource: res.to_string(),
+                attribute: attr.to_string(),
+            })),
         }
     }
 
@@ -373,56 +393,66 @@ impl Eval<'_, '_> {
                     ("Ref", Value::String(name)) => self.reference(name),
                     ("Fn::GetAtt", Value::Array(a)) => match a.as_slice() {
                         [Value::String(r), Value::String(at)] => self.get_att(r, at),
-                        _ => Err(Miss::Unresolved("malformed Fn::GetAtt".into())),
+                        _ => Err(Miss::Unresolved(Unresolved::Malformed {
+                            intrinsic: "Fn::GetAtt",
+                        })),
                     },
                     ("Fn::GetAtt", Value::String(s)) => match s.split_once('.') {
                         Some((r, at)) => self.get_att(r, at),
-                        None => Err(Miss::Unresolved("malformed Fn::GetAtt".into())),
+                        None => Err(Miss::Unresolved(Unresolved::Malformed {
+                            intrinsic: "Fn::GetAtt",
+                        })),
                     },
                     ("Fn::Join", Value::Array(a)) => match a.as_slice() {
                         [Value::String(d), list] => match self.eval(list)? {
                             Ev::List(l) => Ok(Ev::Str(l.join(d))),
                             Ev::Str(s) => Ok(Ev::Str(s)),
                         },
-                        _ => Err(Miss::Unresolved("malformed Fn::Join".into())),
+                        _ => Err(Miss::Unresolved(Unresolved::Malformed {
+                            intrinsic: "Fn::Join",
+                        })),
                     },
                     ("Fn::Select", Value::Array(a)) => match a.as_slice() {
                         [idx, list] => {
-                            let i = self.eval(idx)?.joined().parse::<usize>().map_err(|_| {
-                                Miss::Unresolved("Fn::Select index is not a number".into())
-                            })?;
+                            let i =
+                                self.eval(idx)?.joined().parse::<usize>().map_err(|_| {
+                                    Miss::Unresolved(Unresolved::SelectIndexNotANumber)
+                                })?;
                             match self.eval(list)? {
-                                Ev::List(l) => l.get(i).cloned().map(Ev::Str).ok_or_else(|| {
-                                    Miss::Unresolved("Fn::Select index out of range".into())
-                                }),
-                                Ev::Str(_) => {
-                                    Err(Miss::Unresolved("Fn::Select over a non-list".into()))
-                                }
+                                Ev::List(l) => l
+                                    .get(i)
+                                    .cloned()
+                                    .map(Ev::Str)
+                                    .ok_or(Miss::Unresolved(Unresolved::SelectIndexOutOfRange)),
+                                Ev::Str(_) => Err(Miss::Unresolved(Unresolved::SelectOverNonList)),
                             }
                         }
-                        _ => Err(Miss::Unresolved("malformed Fn::Select".into())),
+                        _ => Err(Miss::Unresolved(Unresolved::Malformed {
+                            intrinsic: "Fn::Select",
+                        })),
                     },
                     ("Fn::Split", Value::Array(a)) => match a.as_slice() {
                         [Value::String(d), s] if !d.is_empty() => {
                             let s = self.eval(s)?.joined();
                             Ok(Ev::List(s.split(d.as_str()).map(str::to_string).collect()))
                         }
-                        _ => Err(Miss::Unresolved("malformed Fn::Split".into())),
+                        _ => Err(Miss::Unresolved(Unresolved::Malformed {
+                            intrinsic: "Fn::Split",
+                        })),
                     },
                     ("Fn::Sub", Value::String(s)) => self.sub(s, &serde_json::Map::new()),
                     ("Fn::Sub", Value::Array(a)) => match a.as_slice() {
                         [Value::String(s), Value::Object(vars)] => self.sub(s, vars),
-                        _ => Err(Miss::Unresolved("malformed Fn::Sub".into())),
+                        _ => Err(Miss::Unresolved(Unresolved::Malformed {
+                            intrinsic: "Fn::Sub",
+                        })),
                     },
-                    (other, _) => Err(Miss::Unresolved(format!(
-                        "{} is not resolved while planning",
-                        flatten_str(other)
-                    ))),
+                    (other, _) => Err(Miss::Unresolved(Unresolved::NotEvaluated {
+                        intrinsic: other.to_string(),
+                    })),
                 }
             }
-            _ => Err(Miss::Unresolved(
-                "the value is not a string or a supported intrinsic".into(),
-            )),
+            _ => Err(Miss::Unresolved(Unresolved::NotAnIntrinsic)),
         }
     }
 
@@ -438,7 +468,9 @@ impl Eval<'_, '_> {
                 continue;
             }
             let Some(end) = after.find('}') else {
-                return Err(Miss::Unresolved("malformed Fn::Sub".into()));
+                return Err(Miss::Unresolved(Unresolved::Malformed {
+                    intrinsic: "Fn::Sub",
+                }));
             };
             let name = &after[..end];
             let v = match vars.get(name) {
@@ -523,7 +555,7 @@ pub fn resolve_child(
                 list: d.is_list(),
             },
             Some(v) => Binding::Value(ev_of(d.is_list(), js_string(v))),
-            None => Binding::Unresolved("no value passed and no Default".into()),
+            None => Binding::Unresolved(Unresolved::NoValueNoDefault),
         };
         out.env.insert(d.name.to_string(), b);
     }

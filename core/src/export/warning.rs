@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::iam::UnconfirmedPrincipal;
 use super::params::UnresolvedParameters;
 use super::refusal::GateRefusal;
 use super::splitters::SplitWarning;
@@ -62,7 +63,7 @@ pub enum PlanWarning {
     /// confirmed against the record: the unconfirmed ones, as the check names them.
     PrincipalsUnconfirmed {
         logical_id: String,
-        unconfirmed: Vec<String>,
+        unconfirmed: Vec<UnconfirmedPrincipal>,
     },
     /// A gate a real run would be refused on, shown by a dry run's plan.
     Gate(GateRefusal),

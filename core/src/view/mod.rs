@@ -10,6 +10,7 @@
 //! - [`cleanup`]: a cleanup run's summary;
 //! - [`export`]: `export --dry-run` (the plan's summary, stack by stack); [`plan_warning`]:
 //!   the plan's warnings; [`export_redo`]: the lines of an export report to do by hand;
+//!   [`export_run`]: why an export run stops (a change set, a stack operation, a wait);
 //! - [`runs`]: `runs list | show | watch` (executions of the deployed state machines);
 //! - [`retention`]: `runs expire` and `runs prune` (docs/runs.md);
 //! - [`workflow`]: `workflow run` (an execution of the local engine);
@@ -37,6 +38,7 @@ pub mod export;
 pub mod export_input;
 pub mod export_redo;
 pub mod export_report;
+pub mod export_run;
 pub mod next_step;
 pub mod notify;
 pub mod plan;

@@ -7,7 +7,8 @@
 
 use std::fmt;
 
-use crate::export::params::UnresolvedParameters;
+use crate::export::iam::{Unconfirmed, UnconfirmedPrincipal};
+use crate::export::params::{Unresolved, UnresolvedParameters};
 use crate::export::plain::shown;
 use crate::export::warning::{
     PlanWarning, RefreshAdvice, RefreshCommand, RefusedRemedy, ShowCommand,
@@ -103,7 +104,11 @@ impl fmt::Display for PlanWarning {
                 f,
                 "{}: the principals phase 2 attaches the policy to could not all be confirmed against the record: {}",
                 flatten_str(logical_id),
-                unconfirmed.join("; ")
+                unconfirmed
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
             ),
             PlanWarning::Gate(gate) => f.write_str(&gate_warning(gate)),
             PlanWarning::Recorded(words) => f.write_str(words),
@@ -123,6 +128,93 @@ impl fmt::Display for UnresolvedParameters {
                 .collect::<Vec<_>>()
                 .join("; ")
         )
+    }
+}
+
+/// Why a value was not resolved while planning: a name by the printing rule (`shown`),
+/// an intrinsic and an SSM read's cause flattened.
+impl fmt::Display for Unresolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unresolved::RefUnknown { name } => write!(
+                f,
+                "Ref {} resolves to nothing the parent knows",
+                shown(name)
+            ),
+            Unresolved::SsmNotRead { ssm_name } => {
+                write!(f, "the SSM parameter {} was not read", shown(ssm_name))
+            }
+            Unresolved::SsmUnread(u) => write!(
+                f,
+                "could not read SSM parameter {} for parameter {} ({}); planned without it, so nested IAM principals read as unconfirmed",
+                shown(&u.ssm_name),
+                shown(&u.param),
+                flatten_str(&u.cause)
+            ),
+            Unresolved::GetAttMissing {
+                resource,
+                attribute,
+            } => write!(
+                f,
+                "Fn::GetAtt {}.{} is not in the parent's record",
+                shown(resource),
+                shown(attribute)
+            ),
+            Unresolved::Malformed { intrinsic } => write!(f, "malformed {intrinsic}"),
+            Unresolved::SelectIndexNotANumber => f.write_str("Fn::Select index is not a number"),
+            Unresolved::SelectIndexOutOfRange => f.write_str("Fn::Select index out of range"),
+            Unresolved::SelectOverNonList => f.write_str("Fn::Select over a non-list"),
+            Unresolved::NotEvaluated { intrinsic } => write!(
+                f,
+                "{} is not resolved while planning",
+                flatten_str(intrinsic)
+            ),
+            Unresolved::NotAnIntrinsic => {
+                f.write_str("the value is not a string or a supported intrinsic")
+            }
+            Unresolved::NoValueNoDefault => f.write_str("no value passed and no Default"),
+        }
+    }
+}
+
+impl From<Unconfirmed> for String {
+    fn from(u: Unconfirmed) -> String {
+        u.to_string()
+    }
+}
+
+/// Why a principal cannot be confirmed: a parameter's name by the printing rule
+/// (`shown`), an unresolved parameter's reason flattened.
+impl fmt::Display for Unconfirmed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unconfirmed::OwnSsmParameter { name } => write!(
+                f,
+                "Ref {} is the stack's own SSM-typed parameter; its submitted value is the SSM parameter's name",
+                shown(name)
+            ),
+            Unconfirmed::RefUnresolved { name, why } => write!(
+                f,
+                "Ref {} is not resolved ({})",
+                shown(name),
+                flatten_str(&why.to_string())
+            ),
+            Unconfirmed::NoSuchParameter { name } => {
+                write!(f, "Ref {} names no parameter", shown(name))
+            }
+            Unconfirmed::NotEvaluated => f.write_str("an intrinsic the plan does not evaluate"),
+            Unconfirmed::Empty => f.write_str("empty"),
+            Unconfirmed::Recorded(words) => f.write_str(words),
+        }
+    }
+}
+
+impl fmt::Display for UnconfirmedPrincipal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnconfirmedPrincipal::PolicyName(why) => write!(f, "PolicyName ({why})"),
+            UnconfirmedPrincipal::Entry { key, why } => write!(f, "{key} entry ({why})"),
+        }
     }
 }
 
@@ -317,8 +409,13 @@ mod tests {
             PlanWarning::ChildParametersUnresolved(UnresolvedParameters {
                 stack: s("App~Db\n"),
                 unresolved: vec![
-                    (s("Plain"), s("Ref X resolves to nothing the parent knows")),
-                    (s("bad key"), s("malformed Fn::Join")),
+                    (s("Plain"), Unresolved::RefUnknown { name: s("X") }),
+                    (
+                        s("bad key"),
+                        Unresolved::Malformed {
+                            intrinsic: "Fn::Join",
+                        },
+                    ),
                 ],
             }),
             PlanWarning::Identifier {
@@ -331,8 +428,11 @@ mod tests {
             PlanWarning::PrincipalsUnconfirmed {
                 logical_id: s("Policy\nx"),
                 unconfirmed: vec![
-                    s("PolicyName (empty)"),
-                    s("Roles entry (an intrinsic the plan does not evaluate)"),
+                    UnconfirmedPrincipal::PolicyName(Unconfirmed::Empty),
+                    UnconfirmedPrincipal::Entry {
+                        key: "Roles",
+                        why: Unconfirmed::NotEvaluated,
+                    },
                 ],
             },
             PlanWarning::Gate(GateRefusal::CustomResources { count: 2 }),
@@ -359,6 +459,113 @@ mod tests {
             .collect::<Vec<_>>()
             .join("\n");
         insta::assert_snapshot!(text);
+    }
+
+    /// Every reason a value is unresolved or a principal unconfirmed, hostile values
+    /// wherever an untrusted one is printed.
+    #[test]
+    fn the_words_of_every_unresolved_and_unconfirmed_reason() {
+        use crate::export::params::UnreadSsm;
+        let unresolved = vec![
+            Unresolved::RefUnknown { name: s("Bucket") },
+            Unresolved::RefUnknown {
+                name: s("A\nB\u{1b}[2J"),
+            },
+            Unresolved::SsmNotRead {
+                ssm_name: s("/app/\nname"),
+            },
+            Unresolved::SsmUnread(UnreadSsm {
+                ssm_name: s("/app/name"),
+                param: s("Name\r"),
+                cause: s("AccessDenied:\nnot\u{1b}[31m allowed"),
+            }),
+            Unresolved::GetAttMissing {
+                resource: s("Bucket"),
+                attribute: s("Arn\n"),
+            },
+            Unresolved::Malformed {
+                intrinsic: "Fn::Sub",
+            },
+            Unresolved::SelectIndexNotANumber,
+            Unresolved::SelectIndexOutOfRange,
+            Unresolved::SelectOverNonList,
+            Unresolved::NotEvaluated {
+                intrinsic: s("Fn::Bad\n\u{1b}[2J"),
+            },
+            Unresolved::NotAnIntrinsic,
+            Unresolved::NoValueNoDefault,
+        ];
+        let mut unconfirmed = vec![
+            Unconfirmed::OwnSsmParameter { name: s("Ssm") },
+            Unconfirmed::OwnSsmParameter { name: s("x y") },
+            Unconfirmed::NoSuchParameter { name: s("Gh\nost") },
+            Unconfirmed::NotEvaluated,
+            Unconfirmed::Empty,
+            Unconfirmed::Recorded(s("words read back")),
+        ];
+        unconfirmed.extend(unresolved.iter().map(|why| Unconfirmed::RefUnresolved {
+            name: s("RoleP"),
+            why: Box::new(why.clone()),
+        }));
+        let principals = [
+            UnconfirmedPrincipal::PolicyName(Unconfirmed::Empty),
+            UnconfirmedPrincipal::Entry {
+                key: "Groups",
+                why: Unconfirmed::NoSuchParameter { name: s("\u{7}") },
+            },
+        ];
+        let text = unresolved
+            .iter()
+            .map(ToString::to_string)
+            .chain(unconfirmed.iter().map(ToString::to_string))
+            .chain(principals.iter().map(ToString::to_string))
+            .collect::<Vec<_>>()
+            .join("\n");
+        insta::assert_snapshot!(text);
+    }
+
+    /// `plan.json` keeps an unconfirmed template principal's reason as its words, and
+    /// reads it back as [`Unconfirmed::Recorded`].
+    #[test]
+    fn a_pre_delete_stores_its_unconfirmed_reasons_as_words() {
+        use crate::export::iam::{Checked, TemplatePrincipals};
+        let why = Unconfirmed::RefUnresolved {
+            name: s("RoleP"),
+            why: Box::new(Unresolved::NotEvaluated {
+                intrinsic: s("Fn::If\n"),
+            }),
+        };
+        let typed = TemplatePrincipals {
+            policy_name: Some(Checked::Unconfirmed {
+                why: Unconfirmed::Empty,
+            }),
+            roles: vec![
+                Checked::Known { value: s("r1") },
+                Checked::Unconfirmed { why: why.clone() },
+            ],
+            ..Default::default()
+        };
+        let stored = serde_json::to_value(&typed).unwrap_or_default();
+        assert_eq!(
+            stored,
+            json!({
+                "policyName": {"kind": "unconfirmed", "why": "empty"},
+                "roles": [
+                    {"kind": "known", "value": "r1"},
+                    {"kind": "unconfirmed", "why": "Ref RoleP is not resolved (Fn::If is not resolved while planning)"}
+                ],
+                "users": [],
+                "groups": []
+            })
+        );
+        let back: TemplatePrincipals = serde_json::from_value(stored.clone()).unwrap_or_default();
+        assert_eq!(
+            back.roles[1],
+            Checked::Unconfirmed {
+                why: Unconfirmed::Recorded(why.to_string())
+            }
+        );
+        assert_eq!(serde_json::to_value(&back).unwrap_or_default(), stored);
     }
 
     /// `plan.json` keeps the words: a plan with typed warnings is stored as the plan of

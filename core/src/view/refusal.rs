@@ -41,7 +41,7 @@ use crate::destroy::decide::{
 use crate::destroy::graph::DamagedResources;
 use crate::destroy::refusals::{Damage, Refusal};
 use crate::destroy::tree::{TreeRefusal, MAX_NESTING};
-use crate::export::consumers::{hit_lines, CrossStackReads, CrossStackRefusal};
+use crate::export::consumers::{ConsumerHit, CrossStackReads, CrossStackRefusal};
 use crate::export::held::ExportHold;
 use crate::export::phases::MAX_RESOURCES;
 use crate::export::plain::{is_plain, shown};
@@ -606,6 +606,22 @@ impl fmt::Display for Refusal {
     }
 }
 
+/// `Consumer → Stack.Out at Resources.X.Properties.Y`, one per hit: the names by the
+/// printing rule (`shown`), the path flattened.
+pub fn hit_lines(stack: &str, hits: &[ConsumerHit]) -> Vec<String> {
+    hits.iter()
+        .map(|h| {
+            format!(
+                "{} \u{2192} {}.{} at {}",
+                shown(&h.consumer),
+                shown(stack),
+                shown(&h.output),
+                flatten_str(&h.path)
+            )
+        })
+        .collect()
+}
+
 /// `other stacks read the outputs of <stack> (<reads>); after the export those reads
 /// resolve through CloudFormation's outputs of the migrated stack`.
 impl fmt::Display for CrossStackReads {
@@ -785,6 +801,28 @@ mod tests {
     use crate::lock::parse_lock;
     use crate::run::Outcome;
     use crate::runs::Interruption;
+
+    /// A consumer hit's line: the names by the printing rule, the path flattened.
+    #[test]
+    fn the_words_of_consumer_hits() {
+        let hit = |consumer: &str, output: &str, path: &str| ConsumerHit {
+            consumer: consumer.into(),
+            output: output.into(),
+            path: path.into(),
+        };
+        let hits = [
+            hit(
+                "Web",
+                "QueueUrl",
+                "Resources.Fn.Properties.Environment.Variables.Q",
+            ),
+            hit("We\nb", "Out\u{1b}[2J", "Resources.A\nB[0]\u{7}"),
+            hit("", "x y", ""),
+        ];
+        let mut lines = hit_lines("App", &hits);
+        lines.extend(hit_lines("App\r\n", &hits[..1]));
+        insta::assert_snapshot!(lines.join("\n"));
+    }
 
     /// Every export refusal a decision returns, one line each (a blank line between
     /// them), with a value that is not plain where the message prints one.

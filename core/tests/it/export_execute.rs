@@ -247,11 +247,13 @@ fn change_set_statuses_read_as_pending_ready_executed_failed() {
             Some("UNAVAILABLE"),
             Some("Resource Queue does not exist")
         ),
-        ChangeSetState::Failed("Resource Queue does not exist".into())
+        ChangeSetState::Failed(ChangeSetFailure::Reason(
+            "Resource Queue does not exist".into()
+        ))
     );
     assert_eq!(
         change_set_state("FAILED", None, None),
-        ChangeSetState::Failed("unknown".into())
+        ChangeSetState::Failed(ChangeSetFailure::Reason("unknown".into()))
     );
     assert!(matches!(
         change_set_state("CREATE_COMPLETE", Some("OBSOLETE"), None),
@@ -289,8 +291,12 @@ fn after_a_poll_the_run_waits_executes_or_goes_on() {
         after_change_set(Phase::Import, &ChangeSetState::Executed),
         Ok(Some(Next::Wait))
     );
-    let e = after_change_set(Phase::Import, &ChangeSetState::Failed("bad".into())).unwrap_err();
-    assert_eq!(e, "IMPORT change set FAILED: bad");
+    let e = after_change_set(
+        Phase::Import,
+        &ChangeSetState::Failed(ChangeSetFailure::Reason("bad".into())),
+    )
+    .unwrap_err();
+    assert_eq!(e.to_string(), "IMPORT change set FAILED: bad");
 }
 
 #[test]
@@ -305,7 +311,10 @@ fn stack_statuses_read_as_pending_complete_or_failed() {
     assert_eq!(stack_state("UPDATE_COMPLETE", None), StackState::Complete);
     assert_eq!(
         stack_state("IMPORT_ROLLBACK_COMPLETE", Some("Import failed")),
-        StackState::Failed("IMPORT_ROLLBACK_COMPLETE: Import failed".into())
+        StackState::Failed(StackFailure {
+            status: "IMPORT_ROLLBACK_COMPLETE".into(),
+            reason: Some("Import failed".into())
+        })
     );
     assert!(matches!(
         stack_state("IMPORT_ROLLBACK_IN_PROGRESS", None),
@@ -333,7 +342,7 @@ fn waits_have_the_ceilings_of_the_spec() {
     assert_eq!(cs.ceiling_s(), 600);
     assert_eq!(st.ceiling_s(), 3600);
     assert_eq!(timed_out(&cs, 0, 600_000), None);
-    let why = timed_out(&cs, 0, 601_000).unwrap();
+    let why = timed_out(&cs, 0, 601_000).unwrap().to_string();
     assert!(
         why.contains("phase 1 (IMPORT)") && why.contains("601 s"),
         "{why}"
@@ -411,9 +420,15 @@ fn statement_65_failure_lines_name_the_first_failure_of_each_resource_at_most_fi
     }
     let lines = failure_lines(&events);
     assert_eq!(lines.len(), MAX_FAILURE_LINES);
-    assert_eq!(lines[0], "Queue (AWS::SQS::Queue): Resource not found");
-    assert_eq!(lines[1], "Topic (<unknown>): <no reason reported>");
-    assert_eq!(lines[2], "R0 (AWS::S3::Bucket): denied");
+    assert_eq!(
+        lines[0].to_string(),
+        "Queue (AWS::SQS::Queue): Resource not found"
+    );
+    assert_eq!(
+        lines[1].to_string(),
+        "Topic (<unknown>): <no reason reported>"
+    );
+    assert_eq!(lines[2].to_string(), "R0 (AWS::S3::Bucket): denied");
 }
 
 fn run_at(stage: StackStage) -> ExportRun {
@@ -767,7 +782,7 @@ fn the_wait_is_the_shortest_interval_of_what_is_in_flight() {
 #[test]
 fn a_run_with_nothing_in_flight_and_no_work_that_can_start_is_an_error_not_a_wait() {
     let (plan, run) = sibling_tree();
-    let err = next_action(&plan, &run, &[], 0).unwrap_err();
+    let err = next_action(&plan, &run, &[], 0).unwrap_err().to_string();
     assert!(err.contains("no work can start for App~Db"), "{err}");
 }
 

@@ -441,7 +441,7 @@ impl<'a> Ctx<'a> {
     /// piece of work, a wait for what is in flight, or the cleanup.
     pub fn route(mut self, plan: &Plan, rec: &ExportRun) -> Result<Carry, StepError> {
         let (next, stack) = next_action(plan, rec, &self.carry.in_flight, MAX_IN_FLIGHT)
-            .map_err(StepError::bad_input)?;
+            .map_err(|e| StepError::bad_input(e.to_string()))?;
         if self.log_saved.load(std::sync::atomic::Ordering::SeqCst) {
             self.carry.unsaved_log.clear();
         }

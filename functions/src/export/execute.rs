@@ -3,6 +3,7 @@
 //! again) is followed, not executed again.
 
 use cdkd_core::export::execute::{change_set_state, ChangeSetState, Pending};
+use cdkd_core::view::export_run::change_set_state_named;
 
 use super::carry::{Carry, Ctx};
 use crate::deps::Deps;
@@ -64,8 +65,9 @@ pub async fn run(carry: Carry, deps: &Deps) -> Result<Carry, StepError> {
                     return Err(StepError::new(
                         crate::error::names::CHANGE_SET_FAILED,
                         format!(
-                            "the {} change set on {cfn_name} cannot be executed: {other:?}",
-                            phase.change_set_type()
+                            "the {} change set on {cfn_name} cannot be executed: {}",
+                            phase.change_set_type(),
+                            change_set_state_named(&other)
                         ),
                     ))
                 }

@@ -113,7 +113,7 @@ pub async fn run(input: LockInput, deps: &Deps) -> Result<Carry, StepError> {
         Ok(work) => work,
         Err(why) => {
             crate::held::release_all(&locks, &held).await;
-            return Err(StepError::bad_input(why));
+            return Err(StepError::bad_input(why.to_string()));
         }
     };
     let key = runs::progress_key(&input.state_prefix, &run_id);

@@ -167,8 +167,9 @@ async fn look(ctx: &Ctx<'_>, plan: &Plan, f: &InFlight) -> Result<Seen, StepErro
                         }
                     };
                     let why = if lines.is_empty() {
-                        status
+                        status.to_string()
                     } else {
+                        let lines: Vec<String> = lines.iter().map(ToString::to_string).collect();
                         format!("{status}; {}", lines.join("; "))
                     };
                     Err(StepError::new(
