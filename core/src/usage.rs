@@ -3,6 +3,7 @@
 //! it. Worded by `core::view::command`; the CLI exits 2 on each.
 
 use crate::export::approval::ReasonTooLong;
+use crate::run::InvalidRunId;
 
 /// A usage error of a cdkd-flow command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +16,8 @@ pub enum Usage {
     ForceUnlockNeedsStack,
     /// A run reference that looks like an ARN but is not an execution's.
     NotAnExecutionArn { given: String },
+    /// A run id given by hand that is not a valid execution name.
+    NotARunId { given: String, why: InvalidRunId },
     /// `runs stop` (graceful) of a run that is not a destroy.
     NoGracefulStop { run: String },
     /// `runs approve|reject --reason` too long.

@@ -2,7 +2,6 @@
 //! local one, and the check of an id given by hand.
 
 use cdkd_core::run::RunId;
-use cdkd_core::text::flatten_str;
 use cdkd_core::time::iso_from_ms;
 
 use crate::error::CliError;
@@ -46,7 +45,12 @@ pub fn name_segment(stack: &str) -> String {
 /// A run id given by hand must be a valid execution name (`cdkd_core::run::RunId::parse`,
 /// the one check of an id given by hand): the id, checked, safe to print from then on.
 pub fn check_execution_name(name: &str) -> Result<RunId, CliError> {
-    RunId::parse(name).map_err(|e| CliError::Usage(format!("'{}' is {e}", flatten_str(name))))
+    RunId::parse(name).map_err(|why| {
+        CliError::usage(cdkd_core::usage::Usage::NotARunId {
+            given: name.to_string(),
+            why,
+        })
+    })
 }
 
 /// The run id of a command that starts a run: the one given with `--run-id`, checked

@@ -430,6 +430,7 @@ impl fmt::Display for Usage {
                 "'{}' is not an execution ARN (arn:aws:states:REGION:ACCOUNT:execution:MACHINE:NAME)",
                 flatten_str(given)
             ),
+            Usage::NotARunId { given, why } => write!(f, "'{}' is {why}", flatten_str(given)),
             Usage::NoGracefulStop { run } => write!(
                 f,
                 "run {run} is not a destroy run: it has no graceful stop; stop it at once with cdkd-flow runs stop --now {run} (the destroy runs it started carry on: stop each of them)"

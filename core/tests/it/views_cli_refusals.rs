@@ -380,6 +380,10 @@ fn the_words_of_every_usage_error() {
         },
         Usage::ForceUnlockNeedsStack,
         Usage::NotAnExecutionArn { given: h() },
+        Usage::NotARunId {
+            given: h(),
+            why: cdkd_core::run::InvalidRunId,
+        },
         Usage::NoGracefulStop {
             run: "export-App-1".into(),
         },
