@@ -20,10 +20,39 @@ pub enum CcIdentifier {
     /// NotFound answer for the result ([`CcIdentifier::trusted_not_found`]).
     Fields(Vec<(String, String)>),
     /// No Cloud Control identifier can be derived: use the type's SDK deleter.
-    KeepSdk { reason: String },
+    KeepSdk { reason: NoIdentifier },
     /// An input is missing or the type's identifier is unverified: skip the row (record
     /// kept) rather than guess.
-    Skip { reason: String },
+    Skip { reason: NoIdentifier },
+}
+
+/// Why no Cloud Control identifier is sent for a record (docs/destroy.md, "Which
+/// identifier Cloud Control gets"). Worded by `core::view::cc_identifier`; the words
+/// become the deleter's message for the row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoIdentifier {
+    /// The record has an empty physical id.
+    NoPhysicalId { resource_type: String },
+    /// The type's Cloud Control identifier is generated and not kept in state.
+    Generated { resource_type: String },
+    /// The type's Cloud Control identifier is not verified.
+    Unverified { resource_type: String },
+    /// The record lacks an input of the identifier (`what`: `properties.X` or
+    /// `attributes.X`).
+    Lacks {
+        resource_type: String,
+        what: &'static str,
+    },
+    /// A type not known to use its physical id as its Cloud Control identifier.
+    NotKnown { resource_type: String },
+    /// An `AWS::EC2::EIP` record holding one part of its identifier only.
+    EipOnePart,
+    /// An `AWS::EC2::VPCGatewayAttachment` physical id not of the form `<gateway>|<vpc>`.
+    GatewayAttachmentShape,
+    /// An `AWS::EC2::VPCGatewayAttachment` whose gateway kind is unknown.
+    GatewayKindUnknown,
+    /// An `AWS::WAFv2::WebACL` physical id that is not a WebACL ARN.
+    NotWebAclArn,
 }
 
 impl CcIdentifier {
@@ -125,10 +154,8 @@ const UNVERIFIED: &[&str] = &[
     "AWS::CodeCommit::Repository",
 ];
 
-fn skip(reason: impl Into<String>) -> CcIdentifier {
-    CcIdentifier::Skip {
-        reason: reason.into(),
-    }
+fn skip(reason: NoIdentifier) -> CcIdentifier {
+    CcIdentifier::Skip { reason }
 }
 
 fn str_field<'a>(m: Option<&'a Map<String, Value>>, k: &str) -> Option<&'a str> {
@@ -149,7 +176,9 @@ pub fn cloud_control_identifier(
     let ty = resource_type;
     let pid = physical_id;
     if pid.is_empty() {
-        return skip(format!("{ty} record has no physical id"));
+        return skip(NoIdentifier::NoPhysicalId {
+            resource_type: ty.to_string(),
+        });
     }
     if provisioned_by == Some("cc-api")
         || SAME_VALUE_TYPES.contains(&ty)
@@ -159,15 +188,15 @@ pub fn cloud_control_identifier(
     }
     if KEEP_SDK.contains(&ty) {
         return CcIdentifier::KeepSdk {
-            reason: format!(
-                "{ty} has a generated Cloud Control identifier that cannot be derived from state"
-            ),
+            reason: NoIdentifier::Generated {
+                resource_type: ty.to_string(),
+            },
         };
     }
     if UNVERIFIED.contains(&ty) || ty.starts_with("AWS::DocDB::") {
-        return skip(format!(
-            "the Cloud Control identifier of {ty} is unverified; not deleting by guess"
-        ));
+        return skip(NoIdentifier::Unverified {
+            resource_type: ty.to_string(),
+        });
     }
     derived(ty, pid, properties, attributes).unwrap_or_else(|e| e)
 }
@@ -182,11 +211,12 @@ fn derived(
 ) -> Result<CcIdentifier, CcIdentifier> {
     let prop = |k: &str| str_field(properties, k);
     let attr = |k: &str| str_field(attributes, k);
-    let need = |v: Option<&str>, what: &str| -> Result<String, CcIdentifier> {
+    let need = |v: Option<&str>, what: &'static str| -> Result<String, CcIdentifier> {
         v.map(str::to_string).ok_or_else(|| {
-            skip(format!(
-                "{ty} record lacks {what}, needed for its Cloud Control identifier"
-            ))
+            skip(NoIdentifier::Lacks {
+                resource_type: ty.to_string(),
+                what,
+            })
         })
     };
     Ok(match ty {
@@ -194,9 +224,7 @@ fn derived(
             if pid.contains('|') {
                 CcIdentifier::Identifier(pid.to_string())
             } else {
-                return Err(skip(
-                    "AWS::EC2::EIP record holds one part only; look the address up (DescribeAddresses) first",
-                ));
+                return Err(skip(NoIdentifier::EipOnePart));
             }
         }
         "AWS::Lambda::EventInvokeConfig" => {
@@ -206,18 +234,20 @@ fn derived(
                 CcIdentifier::Identifier(format!("{pid}|$LATEST"))
             }
         }
-        "AWS::ApiGateway::Resource" => {
-            CcIdentifier::Identifier(format!("{}|{pid}", need(prop("RestApiId"), "properties.RestApiId")?))
-        }
-        "AWS::ApiGateway::Deployment" => {
-            CcIdentifier::Identifier(format!("{pid}|{}", need(prop("RestApiId"), "properties.RestApiId")?))
-        }
-        "AWS::ApiGateway::Stage" | "AWS::ApiGateway::Authorizer" => {
-            CcIdentifier::Identifier(format!("{}|{pid}", need(prop("RestApiId"), "properties.RestApiId")?))
-        }
-        "AWS::ApiGatewayV2::Integration" | "AWS::ApiGatewayV2::Route" => {
-            CcIdentifier::Identifier(format!("{}|{pid}", need(prop("ApiId"), "properties.ApiId")?))
-        }
+        "AWS::ApiGateway::Resource" => CcIdentifier::Identifier(format!(
+            "{}|{pid}",
+            need(prop("RestApiId"), "properties.RestApiId")?
+        )),
+        "AWS::ApiGateway::Deployment" => CcIdentifier::Identifier(format!(
+            "{pid}|{}",
+            need(prop("RestApiId"), "properties.RestApiId")?
+        )),
+        "AWS::ApiGateway::Stage" | "AWS::ApiGateway::Authorizer" => CcIdentifier::Identifier(
+            format!("{}|{pid}", need(prop("RestApiId"), "properties.RestApiId")?),
+        ),
+        "AWS::ApiGatewayV2::Integration" | "AWS::ApiGatewayV2::Route" => CcIdentifier::Identifier(
+            format!("{}|{pid}", need(prop("ApiId"), "properties.ApiId")?),
+        ),
         "AWS::ApiGatewayV2::Stage" => CcIdentifier::Fields(vec![
             ("ApiId".into(), need(prop("ApiId"), "properties.ApiId")?),
             ("StageName".into(), pid.to_string()),
@@ -249,13 +279,16 @@ fn derived(
         }
         "AWS::ECS::Service" => CcIdentifier::Fields(vec![
             ("ServiceArn".into(), pid.to_string()),
-            ("Cluster".into(), need(prop("Cluster"), "properties.Cluster")?),
+            (
+                "Cluster".into(),
+                need(prop("Cluster"), "properties.Cluster")?,
+            ),
         ]),
         "AWS::WAFv2::WebACL" => web_acl(pid)?,
         _ => {
-            return Err(skip(format!(
-                "{ty} is not known to use its physical id as Cloud Control identifier; not deleting by guess"
-            )))
+            return Err(skip(NoIdentifier::NotKnown {
+                resource_type: ty.to_string(),
+            }))
         }
     })
 }
@@ -269,15 +302,13 @@ fn gateway_attachment(
     let prop = |k: &str| str_field(properties, k);
     let (gw, vpc) = pid
         .split_once('|')
-        .ok_or_else(|| skip("AWS::EC2::VPCGatewayAttachment physical id is not <gateway>|<vpc>"))?;
+        .ok_or_else(|| skip(NoIdentifier::GatewayAttachmentShape))?;
     let kind = if prop("InternetGatewayId").is_some() || gw.starts_with("igw-") {
         "IGW"
     } else if prop("VpnGatewayId").is_some() || gw.starts_with("vgw-") {
         "VGW"
     } else {
-        return Err(skip(
-            "AWS::EC2::VPCGatewayAttachment gateway kind is unknown",
-        ));
+        return Err(skip(NoIdentifier::GatewayKindUnknown));
     };
     Ok(CcIdentifier::Identifier(format!("{kind}|{vpc}")))
 }
@@ -290,10 +321,10 @@ fn web_acl(pid: &str) -> Result<CcIdentifier, CcIdentifier> {
     let scope = match parts.first() {
         Some(&"regional") => "REGIONAL",
         Some(&"global") => "CLOUDFRONT",
-        _ => return Err(skip("AWS::WAFv2::WebACL physical id is not a WebACL ARN")),
+        _ => return Err(skip(NoIdentifier::NotWebAclArn)),
     };
     if parts.len() != 4 || parts[1] != "webacl" {
-        return Err(skip("AWS::WAFv2::WebACL physical id is not a WebACL ARN"));
+        return Err(skip(NoIdentifier::NotWebAclArn));
     }
     Ok(CcIdentifier::Fields(vec![
         ("Name".into(), parts[2].to_string()),

@@ -17,11 +17,11 @@ pub enum OrphanRefusal {
     SeveralStacks(usize),
     /// An empty `--resource` value.
     EmptyResourceId,
-    /// The record cannot be read as a record (`problem`, as said).
+    /// The record cannot be read as a record.
     Unreadable {
         stack: String,
         region: String,
-        problem: String,
+        problem: RecordProblem,
     },
     /// A `--ref-value` that is not `<LogicalId>=<value>`.
     RefValueSyntax(String),
@@ -39,6 +39,39 @@ pub enum OrphanRefusal {
 }
 
 impl std::error::Error for OrphanRefusal {}
+
+/// What makes a record unreadable to `--resource` (docs/repairs.md, "Resources of one
+/// stack: state orphan <stack> --resource <id> [...]" step 4). Kinds are
+/// [`kind_of`]'s words; logical ids are flattened onto one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordProblem {
+    /// A part of the record of the wrong kind (`found`: `None` when absent).
+    Part {
+        part: RecordPart,
+        found: Option<&'static str>,
+    },
+    /// A surviving entry that is not an object.
+    EntryNotAnObject {
+        logical_id: String,
+        kind: &'static str,
+    },
+    /// A surviving entry without a string `resourceType`.
+    EntryWithoutType { logical_id: String },
+    /// A surviving entry whose `properties` or `attributes` (`field`) is not a map.
+    EntryField {
+        logical_id: String,
+        field: &'static str,
+        kind: &'static str,
+    },
+}
+
+/// A part of a record: `resources` and `outputs` are maps, `orphans` a list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordPart {
+    Resources,
+    Outputs,
+    Orphans,
+}
 
 /// The `--resource` values as targets: refused for more than one stack or an empty
 /// value; duplicates collapse to their first occurrence.
@@ -94,22 +127,22 @@ pub fn check_record(
     region: &str,
     targets: &[String],
 ) -> Result<(), OrphanRefusal> {
-    let refuse = |problem: String| OrphanRefusal::Unreadable {
+    let refuse = |problem: RecordProblem| OrphanRefusal::Unreadable {
         stack: shown_stack(stack),
         region: shown_region(region),
         problem,
     };
     let resources = match record.get("resources") {
         Some(Value::Object(m)) => m,
-        other => return Err(refuse(not_a("'resources'", other, "JSON object"))),
+        other => return Err(refuse(not_a(RecordPart::Resources, other))),
     };
     match record.get("outputs") {
         None | Some(Value::Object(_)) => {}
-        other => return Err(refuse(not_a("'outputs'", other, "JSON object"))),
+        other => return Err(refuse(not_a(RecordPart::Outputs, other))),
     }
     match record.get("orphans") {
         None | Some(Value::Array(_)) => {}
-        other => return Err(refuse(not_a("'orphans'", other, "list"))),
+        other => return Err(refuse(not_a(RecordPart::Orphans, other))),
     }
     for (id, entry) in ordered_entries(resources) {
         if targets.contains(id) {
@@ -122,29 +155,33 @@ pub fn check_record(
     check_known(resources, stack, region, targets)
 }
 
-fn not_a(what: &str, v: Option<&Value>, expected: &str) -> String {
-    format!(
-        "{what} is {}, not a {expected}",
-        v.map_or("absent", kind_of)
-    )
+fn not_a(part: RecordPart, v: Option<&Value>) -> RecordProblem {
+    RecordProblem::Part {
+        part,
+        found: v.map(kind_of),
+    }
 }
 
-fn surviving_entry_problem(id: &str, entry: &Value) -> Option<String> {
-    let name = format!("resource '{}'", shown_id(id));
+fn surviving_entry_problem(id: &str, entry: &Value) -> Option<RecordProblem> {
+    let logical_id = shown_id(id);
     let Value::Object(e) = entry else {
-        return Some(format!("{name} is {}, not a JSON object", kind_of(entry)));
+        return Some(RecordProblem::EntryNotAnObject {
+            logical_id,
+            kind: kind_of(entry),
+        });
     };
     if !e.get("resourceType").is_some_and(Value::is_string) {
-        return Some(format!("{name} has no resourceType"));
+        return Some(RecordProblem::EntryWithoutType { logical_id });
     }
     for field in ["properties", "attributes"] {
         match e.get(field) {
             None | Some(Value::Object(_)) => {}
             Some(v) => {
-                return Some(format!(
-                    "{name} has '{field}' that is {}, not a JSON object",
-                    kind_of(v)
-                ))
+                return Some(RecordProblem::EntryField {
+                    logical_id,
+                    field,
+                    kind: kind_of(v),
+                })
             }
         }
     }

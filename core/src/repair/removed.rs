@@ -16,7 +16,45 @@ pub enum LiveAttr {
     Value(Value),
     /// The read worked and the attribute is undefined.
     Undefined,
-    Failed(String),
+    Failed(LiveReadFailure),
+}
+
+/// Why the live read of a removed resource gave no answer: the resource, its type and
+/// the cause. Worded by the repair view (`core::view::repair`) in one line,
+/// `<logicalId> (<type>): <cause>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LiveReadFailure {
+    /// The resource no longer exists (its physical id was not found).
+    Gone {
+        logical_id: String,
+        resource_type: String,
+        physical_id: String,
+    },
+    /// No reader reads the type.
+    NoReader {
+        logical_id: String,
+        resource_type: String,
+    },
+    /// The read threw (`message`: AWS's or the reader's).
+    Threw {
+        logical_id: String,
+        resource_type: String,
+        message: String,
+    },
+    /// A failure given as words, written as given.
+    Said(String),
+}
+
+impl From<String> for LiveReadFailure {
+    fn from(words: String) -> Self {
+        LiveReadFailure::Said(words)
+    }
+}
+
+impl From<&str> for LiveReadFailure {
+    fn from(words: &str) -> Self {
+        LiveReadFailure::Said(words.to_string())
+    }
 }
 
 /// Live answers keyed by `(logicalId, attribute)`.
@@ -159,18 +197,6 @@ pub fn attribute_value<'a>(reading: &'a Value, attr: &str) -> Option<&'a Value> 
     found.filter(|v| !v.is_null())
 }
 
-/// A failed live read of a removed resource's attributes, in one line naming the
-/// resource, its type and the cause: `<logicalId> (<type>): <cause>`.
-fn failure(logical_id: &str, resource_type: &str, cause: &str) -> String {
-    use crate::text::flattened as flat;
-    format!(
-        "{} ({}): {}",
-        flat(logical_id),
-        flat(resource_type),
-        flat(cause)
-    )
-}
-
 /// The live answer for attribute `attr` of removed record `logical_id` (of
 /// `resource_type`, physical id `physical_id`) from the read of its attributes
 /// (docs/repairs.md, "Live attribute reads"): the value when the reading has it, undefined when the read
@@ -188,16 +214,19 @@ pub fn live_answer(
             Some(v) => LiveAttr::Value(v.clone()),
             None => LiveAttr::Undefined,
         },
-        ReadResult::Gone => LiveAttr::Failed(failure(
-            logical_id,
-            resource_type,
-            &format!("it no longer exists ({physical_id} was not found)"),
-        )),
-        ReadResult::NoReader => LiveAttr::Failed(failure(
-            logical_id,
-            resource_type,
-            &format!("no live reader for {resource_type}"),
-        )),
-        ReadResult::Failed(m) => LiveAttr::Failed(failure(logical_id, resource_type, m)),
+        ReadResult::Gone => LiveAttr::Failed(LiveReadFailure::Gone {
+            logical_id: logical_id.to_string(),
+            resource_type: resource_type.to_string(),
+            physical_id: physical_id.to_string(),
+        }),
+        ReadResult::NoReader => LiveAttr::Failed(LiveReadFailure::NoReader {
+            logical_id: logical_id.to_string(),
+            resource_type: resource_type.to_string(),
+        }),
+        ReadResult::Failed(m) => LiveAttr::Failed(LiveReadFailure::Threw {
+            logical_id: logical_id.to_string(),
+            resource_type: resource_type.to_string(),
+            message: m.clone(),
+        }),
     }
 }

@@ -17,7 +17,9 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::intrinsic::{getatt_parts, placeholders, single, sub_parts};
-pub use super::removed::{attribute_value, live_answer, live_reads_needed, LiveAttr, LiveReads};
+pub use super::removed::{
+    attribute_value, live_answer, live_reads_needed, LiveAttr, LiveReadFailure, LiveReads,
+};
 use crate::ref_value::{ref_value, RefUnknown};
 
 /// `Ref` values the user supplied (`--ref-value O=<value>`), by removed logical id: used
@@ -45,7 +47,7 @@ pub enum Reason {
         resource_type: String,
         detail: Option<crate::ref_value::RefShape>,
     },
-    LiveReadFailed(String),
+    LiveReadFailed(LiveReadFailure),
     LiveReadUndefined,
     /// The attribute's name or type alone puts it in a class never copied, so it is never
     /// read live ([`never_copied_attribute`]).

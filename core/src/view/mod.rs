@@ -7,6 +7,7 @@
 //! - [`plan`]: `destroy --dry-run` and the confirmation before a destroy;
 //! - [`progress`]: live bars and settled lines of a destroy run;
 //! - [`report`]: a destroy run's report; [`next_step`]: its next step and row notes;
+//!   [`cc_identifier`]: why a record gets no Cloud Control identifier;
 //! - [`cleanup`]: a cleanup run's summary;
 //! - [`export`]: `export --dry-run` (the plan's summary, stack by stack); [`plan_warning`]:
 //!   the plan's warnings; [`export_redo`]: the lines of an export report to do by hand;
@@ -30,6 +31,7 @@
 
 pub mod approval;
 pub mod blocked;
+pub mod cc_identifier;
 pub mod cleanup;
 pub mod command;
 pub mod contention;

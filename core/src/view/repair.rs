@@ -9,10 +9,10 @@ use serde_json::Value;
 
 use crate::json::{escape_invisible, json_payload, stringify};
 use crate::ref_value::RefShape;
-use crate::repair::orphan::OrphanRefusal;
+use crate::repair::orphan::{OrphanRefusal, RecordPart, RecordProblem};
 use crate::repair::refresh::{Outcome, ResourceOutcome, ShapeRefusal, StackRefresh, Tally};
 use crate::repair::rewrite::{
-    NeverCopiedValue, OrphanAborted, Reason, Rewrite, UnresolvedSite, ValueSource,
+    LiveReadFailure, NeverCopiedValue, OrphanAborted, Reason, Rewrite, UnresolvedSite, ValueSource,
 };
 use crate::repair::secret::CredentialClass;
 use crate::text::{flatten_str, or_unrenderable, strip};
@@ -254,6 +254,46 @@ impl fmt::Display for RefShape {
     }
 }
 
+/// A failed live read of a removed resource's attributes, in one line naming the
+/// resource, its type and the cause: `<logicalId> (<type>): <cause>`, each part
+/// flattened. A failure given as words is written as given.
+impl fmt::Display for LiveReadFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (logical_id, resource_type, cause) = match self {
+            LiveReadFailure::Gone {
+                logical_id,
+                resource_type,
+                physical_id,
+            } => (
+                logical_id,
+                resource_type,
+                format!("it no longer exists ({physical_id} was not found)"),
+            ),
+            LiveReadFailure::NoReader {
+                logical_id,
+                resource_type,
+            } => (
+                logical_id,
+                resource_type,
+                format!("no live reader for {resource_type}"),
+            ),
+            LiveReadFailure::Threw {
+                logical_id,
+                resource_type,
+                message,
+            } => (logical_id, resource_type, message.clone()),
+            LiveReadFailure::Said(words) => return f.write_str(words),
+        };
+        write!(
+            f,
+            "{} ({}): {}",
+            flat(logical_id),
+            flat(resource_type),
+            flat(&cause)
+        )
+    }
+}
+
 fn reason_phrase(r: &Reason) -> String {
     match r {
         Reason::UnreadableRecord => "the removed record is not a readable resource record".into(),
@@ -279,7 +319,7 @@ fn reason_phrase(r: &Reason) -> String {
                 flat(logical_id)
             )
         }
-        Reason::LiveReadFailed(m) => format!("the live read failed: {}", flat(m)),
+        Reason::LiveReadFailed(m) => format!("the live read failed: {}", flat(&m.to_string())),
         Reason::LiveReadUndefined => "the live read returned no value".into(),
         Reason::NotRead => "no live read was made".into(),
         Reason::NoCachedValue => "the live read did not answer and no cached value exists".into(),
@@ -691,6 +731,37 @@ impl fmt::Display for OrphanRefusal {
 
 impl crate::view::refusal::TypedRefusal for OrphanRefusal {}
 
+/// What makes a record unreadable to `--resource`, inside [`OrphanRefusal`]'s line.
+impl fmt::Display for RecordProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordProblem::Part { part, found } => {
+                let (name, expected) = match part {
+                    RecordPart::Resources => ("resources", "JSON object"),
+                    RecordPart::Outputs => ("outputs", "JSON object"),
+                    RecordPart::Orphans => ("orphans", "list"),
+                };
+                let found = found.unwrap_or("absent");
+                write!(f, "'{name}' is {found}, not a {expected}")
+            }
+            RecordProblem::EntryNotAnObject { logical_id, kind } => {
+                write!(f, "resource '{logical_id}' is {kind}, not a JSON object")
+            }
+            RecordProblem::EntryWithoutType { logical_id } => {
+                write!(f, "resource '{logical_id}' has no resourceType")
+            }
+            RecordProblem::EntryField {
+                logical_id,
+                field,
+                kind,
+            } => write!(
+                f,
+                "resource '{logical_id}' has '{field}' that is {kind}, not a JSON object"
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::export::splitters::SplitError;
@@ -717,6 +788,86 @@ mod tests {
         .iter()
         .map(ToString::to_string)
         .collect();
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    /// Every way a live read of a removed resource fails, with hostile values where
+    /// they are printed (each part is flattened), each line escaped as a Rust string.
+    #[test]
+    fn the_words_of_every_live_read_failure() {
+        use crate::repair::rewrite::LiveReadFailure;
+        let h = |s: &str| format!("{s}\n\u{1b}[2J\r");
+        let lines: Vec<String> = [
+            LiveReadFailure::Gone {
+                logical_id: h("Db"),
+                resource_type: h("AWS::RDS::DBCluster"),
+                physical_id: h("db-1"),
+            },
+            LiveReadFailure::NoReader {
+                logical_id: h("Odd"),
+                resource_type: h("AWS::Some::Thing"),
+            },
+            LiveReadFailure::Threw {
+                logical_id: h("Busy"),
+                resource_type: h("AWS::ECS::Cluster"),
+                message: h("GetResource failed:\nThrottling"),
+            },
+            LiveReadFailure::Threw {
+                logical_id: "\n".into(),
+                resource_type: String::new(),
+                message: " ".into(),
+            },
+            LiveReadFailure::from("AccessDenied"),
+            LiveReadFailure::from(h("as given")),
+        ]
+        .iter()
+        .map(|f| format!("{:?}", f.to_string()))
+        .collect();
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    /// Every record problem `--resource` refuses, inside the refusal's line; logical ids
+    /// arrive flattened (as `check_record` makes them).
+    #[test]
+    fn the_words_of_every_record_problem() {
+        use crate::repair::orphan::{OrphanRefusal, RecordPart, RecordProblem};
+        let problems = [
+            RecordProblem::Part {
+                part: RecordPart::Resources,
+                found: None,
+            },
+            RecordProblem::Part {
+                part: RecordPart::Outputs,
+                found: Some("a string"),
+            },
+            RecordProblem::Part {
+                part: RecordPart::Orphans,
+                found: Some("an object"),
+            },
+            RecordProblem::EntryNotAnObject {
+                logical_id: crate::text::flattened("S\n\u{1b}[2J"),
+                kind: "null",
+            },
+            RecordProblem::EntryWithoutType {
+                logical_id: crate::text::flattened("\r\n"),
+            },
+            RecordProblem::EntryField {
+                logical_id: "S".into(),
+                field: "attributes",
+                kind: "an array",
+            },
+        ];
+        let lines: Vec<String> = problems
+            .into_iter()
+            .map(|problem| {
+                OrphanRefusal::Unreadable {
+                    stack: "App".into(),
+                    region: "us-east-1".into(),
+                    problem,
+                }
+                .to_string()
+            })
+            .collect();
         insta::assert_snapshot!(lines.join("\n"));
     }
 }

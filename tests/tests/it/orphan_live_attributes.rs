@@ -342,9 +342,12 @@ async fn live_attributes_rule_7_4_a_resource_that_does_not_exist_fails_naming_it
     ];
     for (t, id, attr) in missing {
         let got = live(t, &id, &[attr]).await;
+        let LiveAttr::Failed(failure) = &got[attr] else {
+            panic!("{t}: expected a failure: {got:?}");
+        };
         assert_eq!(
-            got[attr],
-            LiveAttr::Failed(format!("R ({t}): it no longer exists ({id} was not found)")),
+            failure.to_string(),
+            format!("R ({t}): it no longer exists ({id} was not found)"),
             "{t}"
         );
     }
