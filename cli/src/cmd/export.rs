@@ -250,10 +250,10 @@ fn cross_stack_scan(a: &Args, name: &str, set: &TemplateSet) -> Result<(), CliEr
     let strict = a.strict_cross_stack && !a.dry_run;
     match cdkd_core::export::consumers::verdict(name, &hits, strict) {
         None => {}
-        Some(Ok(warning)) if a.strict_cross_stack => {
-            eprintln!("warning: {warning} (a real run is refused under --strict-cross-stack)")
-        }
-        Some(Ok(warning)) => eprintln!("warning: {warning}"),
+        Some(Ok(reads)) => note(ExportNote::CrossStack {
+            reads: &reads,
+            strict: a.strict_cross_stack,
+        }),
         Some(Err(refusal)) => return Err(CliError::refused(&refusal)),
     }
     Ok(())
@@ -400,7 +400,7 @@ async fn gate_after_plan(
     let stack = flatten_str(name);
     if a.dry_run {
         if let Some(why) = plan.as_ref().and_then(|p| execution_refusal(name, p)) {
-            eprintln!("warning: a real run would be refused: {why}");
+            note(ExportNote::WouldBeRefused { why: &why });
         }
         return Ok(Err(ExitCode::SUCCESS));
     }

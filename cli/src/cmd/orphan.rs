@@ -16,7 +16,6 @@ use cdkd_core::repair::rewrite::{live_reads_needed, LiveReads};
 use cdkd_core::repair::rewrite::{rewrite, RefValues, Rewrite, ValueSource};
 use cdkd_core::state::resolve_single;
 use cdkd_core::state::StateRecord;
-use cdkd_core::text::flatten_str;
 use cdkd_core::view::repair as v;
 use cdkd_core::view::state::collate::ref_cmp;
 use cdkd_core::view::state::list::RefView;
@@ -149,10 +148,7 @@ fn owner() -> String {
 /// Releases a lock this command took; a failure is a warning.
 async fn release(ctx: &Ctx, held: &HeldLock) {
     if let Err(e) = ctx.locks.release(held).await {
-        eprintln!(
-            "warning: Failed to release lock: {}",
-            flatten_str(&e.to_string())
-        );
+        eprintln!("{}", v::orphan_lock_not_released(&e.to_string()));
     }
 }
 

@@ -2,7 +2,9 @@
 //! a run that failed or refused, a plan run that wrote no plan, a plan a real run would
 //! refuse. Worded by `core::view::command`.
 
+use crate::export::consumers::CrossStackReads;
 use crate::export::plan::PlanRefusal;
+use crate::export::refusal::ExportRefusal;
 use crate::run::RunId;
 
 /// A refusal of the `export` command.
@@ -34,7 +36,7 @@ impl ExportCommandRefusal {
 /// What the `export` command tells on stderr as it goes, and the questions it asks
 /// (docs/cli.md, "export"), as data. Worded by `core::view::command`; `stack` is the
 /// cdkd name as given (the view flattens it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ExportNote<'a> {
     /// The run's templates are in its folder.
     Uploaded {
@@ -90,6 +92,14 @@ pub enum ExportNote<'a> {
     NotResumed { stack: &'a str, run_id: &'a RunId },
     /// The interrupted run resumes (local).
     Resuming { stack: &'a str, run_id: &'a RunId },
+    /// The cross-stack consumers found (`strict`: `--strict-cross-stack`, which refuses
+    /// a real run over them).
+    CrossStack {
+        reads: &'a CrossStackReads,
+        strict: bool,
+    },
+    /// A dry run whose plan a real run would refuse.
+    WouldBeRefused { why: &'a ExportRefusal },
     /// The question before a real run.
     AskMigrate { stack: &'a str },
     /// The question before a resume.

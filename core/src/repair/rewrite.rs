@@ -116,11 +116,12 @@ pub struct Rewrite {
 }
 
 /// Without `--force`, any unresolved site aborts the orphan: nothing is saved.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("Orphan aborted: {} reference(s) could not be resolved", .unresolved.len())]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrphanAborted {
     pub unresolved: Vec<UnresolvedSite>,
 }
+
+impl std::error::Error for OrphanAborted {}
 
 /// Removes `targets` from the record and rewrites every reference to them (the record
 /// passed the orphan's `check_record`). A `Ref` takes the value `supplied` gives for

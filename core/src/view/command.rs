@@ -578,6 +578,17 @@ impl fmt::Display for ExportNote<'_> {
             ExportNote::Resuming { stack, run_id } => {
                 write!(f, "export {}: resuming run {run_id}", flatten_str(stack))
             }
+            ExportNote::CrossStack { reads, strict } => {
+                let refused = if *strict {
+                    " (a real run is refused under --strict-cross-stack)"
+                } else {
+                    ""
+                };
+                write!(f, "warning: {reads}{refused}")
+            }
+            ExportNote::WouldBeRefused { why } => {
+                write!(f, "warning: a real run would be refused: {why}")
+            }
             ExportNote::AskMigrate { stack } => write!(
                 f,
                 "Import these resources into CloudFormation and delete the cdkd record of {} afterwards? [y/N] ",

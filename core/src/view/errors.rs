@@ -13,6 +13,7 @@ use crate::export::template::TemplateError;
 use crate::exports::IndexError;
 use crate::keys::{KeyError, StackNameError};
 use crate::lock::LockParseError;
+use crate::repair::rewrite::OrphanAborted;
 use crate::run::{InvalidRunId, RunId};
 use crate::state::StateError;
 
@@ -131,6 +132,18 @@ impl fmt::Display for InvalidRunId {
     }
 }
 
+/// `Orphan aborted: <n> reference(s) could not be resolved` (each then listed by the
+/// repair view).
+impl fmt::Display for OrphanAborted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Orphan aborted: {} reference(s) could not be resolved",
+            self.unresolved.len()
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,6 +226,7 @@ mod tests {
             }
             .to_string(),
             InvalidRunId.to_string(),
+            OrphanAborted { unresolved: vec![] }.to_string(),
         ];
         insta::assert_snapshot!(lines.join("\n---\n"));
     }

@@ -488,6 +488,11 @@ pub fn orphan_stacks_prompt(refs: &[RefView<'_>], bucket: &str, prefix: &str) ->
     )
 }
 
+/// `warning: Failed to release lock: <error>` (a lock the orphan took).
+pub fn orphan_lock_not_released(error: &str) -> String {
+    format!("warning: Failed to release lock: {}", flat(error))
+}
+
 /// `Cancelled removal of state for stack: <stack>`.
 pub fn orphan_cancelled(stack: &str) -> String {
     format!("Cancelled removal of state for stack: {}", flat(stack))

@@ -420,6 +420,18 @@ fn the_words_of_every_export_note() {
     let r = &RunId::from("export-App-1");
     let plan = RunId::from("plan-App-1");
     let ids = ["Child".to_string(), "Other\nId".to_string()];
+    let hits = [cdkd_core::export::consumers::ConsumerHit {
+        consumer: "Shop\nX".into(),
+        output: "TableName".into(),
+        path: "Resources.Fn.Properties.Env[0]".into(),
+    }];
+    let Some(Ok(reads)) = cdkd_core::export::consumers::verdict("App", &hits, false) else {
+        panic!("a hit warns");
+    };
+    let deep = cdkd_core::export::refusal::ExportRefusal::NestedTooDeep {
+        stack: "App".into(),
+        nested: "App~Child".into(),
+    };
     let lines: Vec<String> = [
         ExportNote::Uploaded {
             stack: h,
@@ -482,6 +494,15 @@ fn the_words_of_every_export_note() {
             stack: h,
             run_id: r,
         },
+        ExportNote::CrossStack {
+            reads: &reads,
+            strict: true,
+        },
+        ExportNote::CrossStack {
+            reads: &reads,
+            strict: false,
+        },
+        ExportNote::WouldBeRefused { why: &deep },
         ExportNote::AskMigrate { stack: h },
         ExportNote::AskResume {
             stack: h,
