@@ -22,6 +22,12 @@ pub fn write_failed() -> bool {
     FAILED.load(Ordering::Relaxed)
 }
 
+/// One line of what a command tells as it goes (a note, a typed value worded by its
+/// view), on stderr.
+pub fn note(line: impl std::fmt::Display) {
+    eprintln!("{line}");
+}
+
 /// Writes `text` to stdout as it is.
 pub fn print(text: &str) {
     write(text.as_bytes(), false);

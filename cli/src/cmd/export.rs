@@ -32,6 +32,7 @@ use crate::error::CliError;
 use crate::export_source::{read_templates, upload_templates, SourceError, TemplateSet};
 use crate::global::GlobalOpts;
 use crate::local;
+use crate::out::note;
 use crate::remote::{self, Kind};
 use crate::run::artifacts::{print_plan_cached, print_report, read_plan};
 use crate::run::follow::follow_local_steps;
@@ -745,11 +746,6 @@ async fn run_local(
         defer_end,
     };
     crate::run::local::run_local(engine, sm, input, run_id, o).await
-}
-
-/// One line of what the command tells as it goes, on stderr.
-fn note(n: ExportNote) {
-    eprintln!("{n}");
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ use super::machines::Machines;
 use crate::context;
 use crate::error::CliError;
 use crate::global::GlobalOpts;
+use crate::out::note;
 use crate::remote::{self, Kind, WatchOpts};
 use crate::run::local::{request_stop, StopRequest};
 use crate::run::{run_store, RunPlace};
@@ -814,11 +815,6 @@ async fn watch_local(g: &GlobalOpts, a: &WatchArgs) -> Result<ExitCode, CliError
     } else {
         ExitCode::from(1)
     })
-}
-
-/// One line of what the command tells as it goes, on stderr.
-fn note(n: RunsNote) {
-    eprintln!("{n}");
 }
 
 #[cfg(test)]

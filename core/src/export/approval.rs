@@ -202,15 +202,15 @@ pub fn answer_name<'a>(run_id: &'a str, execution: &'a str) -> &'a str {
     }
 }
 
+/// A request and answers the tests of the gate and of its words share.
 #[cfg(test)]
-mod tests {
+pub(crate) mod fixtures {
     use super::*;
-    use serde_json::json;
 
     // 2026-11-29T15:22:32Z
-    const T: i64 = 1_795_965_752_000;
+    pub const T: i64 = 1_795_965_752_000;
 
-    fn request(token: &str) -> Approval {
+    pub fn request(token: &str) -> Approval {
         Approval {
             stack: "App".into(),
             run_id: "export-App-20261129T152232".into(),
@@ -226,7 +226,7 @@ mod tests {
         }
     }
 
-    fn answer(approved: bool, reason: Option<&str>) -> Answer {
+    pub fn answer(approved: bool, reason: Option<&str>) -> Answer {
         Answer {
             approved,
             by: "alice@laptop".into(),
@@ -234,6 +234,13 @@ mod tests {
             reason: reason.map(str::to_string),
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{answer, request, T};
+    use super::*;
+    use serde_json::json;
 
     #[test]
     fn approval_json_has_the_documented_shape() {

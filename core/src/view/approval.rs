@@ -142,36 +142,9 @@ pub fn decision_words(a: &Approval) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::approval::{decide, task_answer, Answer, PlanSummary, TaskAnswer};
+    use crate::export::approval::fixtures::{answer, request, T};
+    use crate::export::approval::{decide, task_answer, TaskAnswer};
     use serde_json::json;
-
-    // 2026-11-29T15:22:32Z
-    const T: i64 = 1_795_965_752_000;
-
-    fn request(token: &str) -> Approval {
-        Approval {
-            stack: "App".into(),
-            run_id: "export-App-20261129T152232".into(),
-            token: token.into(),
-            requested_ms: T,
-            plan_key: "cdkd/_runs/export-App-20261129T152232/plan.json".into(),
-            summary: PlanSummary {
-                stacks: 1,
-                import_rows: 3,
-                warnings: 0,
-            },
-            decision: None,
-        }
-    }
-
-    fn answer(approved: bool, reason: Option<&str>) -> Answer {
-        Answer {
-            approved,
-            by: "alice@laptop".into(),
-            at_ms: T + 60_000,
-            reason: reason.map(str::to_string),
-        }
-    }
 
     #[test]
     fn a_decided_request_may_not_be_decided_again_and_the_refusal_names_who_decided() {

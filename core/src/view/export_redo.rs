@@ -243,6 +243,7 @@ fn adoption(
 mod tests {
     use super::*;
     use crate::export::phase::Phase;
+    use crate::view::test_support::{assert_stored_as_words, lines};
 
     fn every_line() -> Vec<Redo> {
         let s = |v: &str| v.to_string();
@@ -329,12 +330,7 @@ mod tests {
 
     #[test]
     fn the_words_of_every_redo_line() {
-        let text = every_line()
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n");
-        insta::assert_snapshot!(text);
+        insta::assert_snapshot!(lines(&every_line()));
     }
 
     /// `report.json` keeps the words: a line is stored as its words and read back as
@@ -342,10 +338,7 @@ mod tests {
     #[test]
     fn a_redo_line_is_stored_as_its_words_and_read_back_as_recorded() {
         for line in every_line() {
-            let stored = serde_json::to_value(&line).unwrap_or_default();
-            assert_eq!(stored, serde_json::Value::String(line.to_string()));
-            let back: Redo = serde_json::from_value(stored).unwrap_or(Redo::NothingLocked);
-            assert_eq!(back, Redo::Recorded(line.to_string()));
+            assert_stored_as_words(&line, Redo::Recorded);
         }
     }
 
@@ -359,7 +352,6 @@ mod tests {
             error: "AccessDenied: no".into(),
         });
         insta::assert_snapshot!(line.to_string());
-        let stored = serde_json::to_value(&line).unwrap_or_default();
-        assert_eq!(stored, serde_json::Value::String(line.to_string()));
+        assert_stored_as_words(&line, Redo::Recorded);
     }
 }

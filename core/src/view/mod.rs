@@ -104,3 +104,33 @@ mod tests {
         assert_eq!(super::error_line("\u{1b}[2Jx"), "error: [2Jx");
     }
 }
+
+/// What the views' tests share: a snapshot of every variant's words, and the check that
+/// a value stored as its words (serde through `String`) reads back as them.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::fmt::{Debug, Display};
+
+    use serde::{de::DeserializeOwned, Serialize};
+
+    /// Each value's words, one per line.
+    pub fn lines<T: Display>(items: &[T]) -> String {
+        items
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// `value` is stored as exactly its words, and read back it is `recorded(words)`.
+    pub fn assert_stored_as_words<T>(value: &T, recorded: impl Fn(String) -> T)
+    where
+        T: Serialize + DeserializeOwned + Display + PartialEq + Debug,
+    {
+        let words = value.to_string();
+        let stored = serde_json::to_value(value).unwrap_or_default();
+        assert_eq!(stored, serde_json::Value::String(words.clone()));
+        let back: T = serde_json::from_value(stored).expect("words read back");
+        assert_eq!(back, recorded(words));
+    }
+}

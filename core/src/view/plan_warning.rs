@@ -302,6 +302,7 @@ mod tests {
     use crate::export::refusal::GateRefusal;
     use crate::export::splitters::SplitWarning;
     use crate::export::unmanaged::UnmanagedRow;
+    use crate::view::test_support::lines;
     use serde_json::json;
 
     fn s(v: &str) -> String {
@@ -453,12 +454,7 @@ mod tests {
 
     #[test]
     fn the_words_of_every_plan_warning() {
-        let text = every_warning()
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n");
-        insta::assert_snapshot!(text);
+        insta::assert_snapshot!(lines(&every_warning()));
     }
 
     /// Every reason a value is unresolved or a principal unconfirmed, hostile values
